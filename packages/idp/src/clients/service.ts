@@ -1,0 +1,72 @@
+import { ServiceError } from '../errors.js';
+import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+import type { ClientRecord, ClientStore } from './store.js';
+
+export interface NewClientKeys {
+  clientId: string;
+  publishableKey: string;
+  secretKey: string;
+}
+
+/**
+ * Client applications and their two keys: a publishable key for the browser, bound to the
+ * client's origins, and a secret key for its backend. Both are stored only as keyed hashes
+ * and shown once, at creation.
+ */
+export function createClientService({ store, hash, now }: { store: ClientStore; hash: SecretHasher; now: () => number }) {
+  return {
+    async create(input: { name: string; origins: string[] }): Promise<NewClientKeys> {
+      const name = input.name.trim();
+      if (!name || name.length > 100) throw new Error('client name must be 1 to 100 characters');
+      if (input.origins.length === 0) throw new Error('a client needs at least one --origin');
+      const origins = input.origins.map(normalizeOrigin);
+      const keys: NewClientKeys = {
+        clientId: randomToken('cli_', 12),
+        publishableKey: randomToken('pk_'),
+        secretKey: randomToken('sk_'),
+      };
+      await store.insert(
+        { id: keys.clientId, name, origins, mfaPolicy: 'optional', createdAt: now() },
+        hash('publishable-key', keys.publishableKey),
+        hash('secret-key', keys.secretKey),
+      );
+      return keys;
+    },
+
+    list: () => store.list(),
+
+    /** The client behind a browser request, if its key is valid and the origin is one of its own. */
+    async authenticateBrowser(publishableKey: string | undefined, origin: string | undefined): Promise<ClientRecord> {
+      const client = publishableKey ? await store.findByPublishableKeyHash(hash('publishable-key', publishableKey)) : undefined;
+      if (!client) throw new ServiceError('ERR_CLIENT_KEY_INVALID', 'The publishable key is missing or unknown.');
+      if (!origin || !client.origins.includes(origin)) {
+        throw new ServiceError('ERR_CLIENT_ORIGIN_NOT_ALLOWED', 'This origin is not registered for the publishable key.');
+      }
+      return client;
+    },
+
+    /** The client behind a backend request, if its secret key matches (constant time). */
+    async authenticateBackend(clientId: string, secretKey: string): Promise<ClientRecord | undefined> {
+      const found = await store.findWithSecretHash(clientId);
+      // Compare against a dummy when the client is unknown, so timing does not reveal client ids.
+      const expected = found?.secretKeyHash ?? hash('secret-key', 'unknown-client');
+      const matches = safeEqual(hash('secret-key', secretKey), expected);
+      return found && matches ? found.client : undefined;
+    },
+  };
+}
+
+export type ClientService = ReturnType<typeof createClientService>;
+
+/** `https://App.example.com:443/` → `https://app.example.com`; refuses anything but http(s) origins. */
+export function normalizeOrigin(input: string): string {
+  let url: URL;
+  try {
+    url = new URL(input);
+  } catch {
+    throw new Error(`not an origin: ${input}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`origin must be http or https: ${input}`);
+  if (url.pathname !== '/' || url.search || url.hash || url.username) throw new Error(`origin must have no path, query or credentials: ${input}`);
+  return url.origin;
+}

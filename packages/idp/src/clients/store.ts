@@ -1,0 +1,57 @@
+import type { Database, Db } from '../storage/database.js';
+
+export interface ClientRecord {
+  id: string;
+  name: string;
+  origins: string[];
+  mfaPolicy: 'optional' | 'required';
+  createdAt: number;
+}
+
+type Row = Database['clients'];
+
+function toRecord(row: Row): ClientRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    origins: JSON.parse(row.origins) as string[],
+    mfaPolicy: row.mfa_policy === 'required' ? 'required' : 'optional',
+    createdAt: Number(row.created_at),
+  };
+}
+
+export function createClientStore(db: Db) {
+  return {
+    async insert(client: ClientRecord, publishableKeyHash: string, secretKeyHash: string): Promise<void> {
+      await db
+        .insertInto('clients')
+        .values({
+          id: client.id,
+          name: client.name,
+          origins: JSON.stringify(client.origins),
+          mfa_policy: client.mfaPolicy,
+          publishable_key_hash: publishableKeyHash,
+          secret_key_hash: secretKeyHash,
+          created_at: client.createdAt,
+        })
+        .execute();
+    },
+
+    async findByPublishableKeyHash(hash: string): Promise<ClientRecord | undefined> {
+      const row = await db.selectFrom('clients').selectAll().where('publishable_key_hash', '=', hash).executeTakeFirst();
+      return row && toRecord(row);
+    },
+
+    async findWithSecretHash(id: string): Promise<{ client: ClientRecord; secretKeyHash: string } | undefined> {
+      const row = await db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && { client: toRecord(row), secretKeyHash: row.secret_key_hash };
+    },
+
+    async list(): Promise<ClientRecord[]> {
+      const rows = await db.selectFrom('clients').selectAll().orderBy('created_at').execute();
+      return rows.map(toRecord);
+    },
+  };
+}
+
+export type ClientStore = ReturnType<typeof createClientStore>;

@@ -1,0 +1,56 @@
+import type { Db } from '../storage/database.js';
+
+export interface AuthCode {
+  clientId: string;
+  userId: string;
+  codeChallenge: string | null;
+  amr: string[];
+  authTime: number;
+}
+
+/** Authorization codes, stored by keyed hash; consumption stamps a time instead of deleting. */
+export function createCodeStore(db: Db) {
+  return {
+    async insert(idHash: string, code: AuthCode, expiresAt: number): Promise<void> {
+      await db
+        .insertInto('auth_codes')
+        .values({
+          id: idHash,
+          client_id: code.clientId,
+          user_id: code.userId,
+          code_challenge: code.codeChallenge,
+          amr: JSON.stringify(code.amr),
+          auth_time: code.authTime,
+          expires_at: expiresAt,
+          consumed_at: null,
+        })
+        .execute();
+    },
+
+    /**
+     * Consumes a live code in one statement, so of any number of concurrent callers exactly
+     * one gets the row. A replayed, expired or unknown code yields undefined.
+     */
+    async consume(idHash: string, now: number): Promise<AuthCode | undefined> {
+      const row = await db
+        .updateTable('auth_codes')
+        .set({ consumed_at: now })
+        .where('id', '=', idHash)
+        .where('consumed_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returning(['client_id', 'user_id', 'code_challenge', 'amr', 'auth_time'])
+        .executeTakeFirst();
+      return (
+        row && {
+          clientId: row.client_id,
+          userId: row.user_id,
+          codeChallenge: row.code_challenge,
+          amr: JSON.parse(row.amr) as string[],
+          authTime: Number(row.auth_time),
+        }
+      );
+    },
+  };
+}
+
+export type CodeStore = ReturnType<typeof createCodeStore>;

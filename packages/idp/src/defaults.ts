@@ -1,0 +1,52 @@
+/**
+ * Every lifetime, length, attempt cap and rate limit of the service, in one place.
+ * Units are in the names. docs/security.md lists the same numbers; change both together.
+ */
+
+/** Email OTP lifetime: NIST SP 800-63B allows up to 10 minutes; 5 is the common choice. */
+export const OTP_TTL_SECONDS = 5 * 60;
+/** Digits of an email OTP (spec: "6 digits"). */
+export const OTP_DIGITS = 6;
+/** Wrong guesses per OTP challenge; counted before checking, then the challenge is dead. */
+export const OTP_MAX_ATTEMPTS = 5;
+
+/** After the email OTP is verified, the device must be registered within this time. */
+export const REGISTRATION_TTL_SECONDS = 10 * 60;
+
+/** Consecutive failed OTP checks per account before a lock-out (NIST SP 800-63B 5.2.2). */
+export const ACCOUNT_MAX_FAILURES = 100;
+/** Lock-out length once ACCOUNT_MAX_FAILURES is reached. */
+export const ACCOUNT_LOCKOUT_SECONDS = 15 * 60;
+
+/** OTP sends per recipient: one per 30 s, ten per hour (Logto, Hanko). */
+export const SEND_PER_RECIPIENT = [
+  { max: 1, windowSeconds: 30 },
+  { max: 10, windowSeconds: 60 * 60 },
+] as const;
+/** OTP sends per client IP address: generous for NATs, tight enough to stop mail bombing. */
+export const SEND_PER_IP = [{ max: 30, windowSeconds: 60 * 60 }] as const;
+
+/** Device challenge (nonce the device signs) lifetime. */
+export const DEVICE_CHALLENGE_TTL_SECONDS = 60;
+
+/** Authorization code: RFC 9700 and oidc-provider use 60 s at most. */
+export const AUTH_CODE_TTL_SECONDS = 60;
+/** Random bytes in codes, device tokens and challenges: 256 bits, above RFC 6749's 128. */
+export const TOKEN_BYTES = 32;
+
+/** ID token and access token lifetime. */
+export const ID_TOKEN_TTL_SECONDS = 10 * 60;
+export const ACCESS_TOKEN_TTL_SECONDS = 10 * 60;
+
+/** How long a node may serve a signing-key set before re-reading it from storage. */
+export const KEY_CACHE_SECONDS = 30;
+/** RSA modulus length of signing keys (RFC 8725 asks for at least 2048). */
+export const SIGNING_KEY_BITS = 2048;
+
+/** Rows past their expiry are deleted this often. */
+export const SWEEP_INTERVAL_SECONDS = 60;
+
+/** HTTP */
+export const DEFAULT_PORT = 8080;
+export const DEFAULT_HOST = '127.0.0.1';
+export const BODY_LIMIT_BYTES = 16 * 1024;

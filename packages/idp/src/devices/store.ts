@@ -1,0 +1,71 @@
+import type { JWK } from 'jose';
+import type { Db } from '../storage/database.js';
+
+export interface Device {
+  id: string;
+  userId: string;
+  clientId: string;
+  publicJwk: JWK;
+  cryptoVersion: string;
+}
+
+/** Registered device keys and the single-use challenges they sign. */
+export function createDeviceStore(db: Db) {
+  return {
+    async insert(device: Device, now: number): Promise<void> {
+      await db
+        .insertInto('devices')
+        .values({
+          id: device.id,
+          user_id: device.userId,
+          client_id: device.clientId,
+          public_jwk: JSON.stringify(device.publicJwk),
+          crypto_version: device.cryptoVersion,
+          created_at: now,
+          last_used_at: null,
+          removed_at: null,
+        })
+        .execute();
+    },
+
+    async findActive(id: string): Promise<Device | undefined> {
+      const row = await db.selectFrom('devices').selectAll().where('id', '=', id).where('removed_at', 'is', null).executeTakeFirst();
+      return (
+        row && {
+          id: row.id,
+          userId: row.user_id,
+          clientId: row.client_id,
+          publicJwk: JSON.parse(row.public_jwk) as JWK,
+          cryptoVersion: row.crypto_version,
+        }
+      );
+    },
+
+    async touch(id: string, now: number): Promise<void> {
+      await db.updateTable('devices').set({ last_used_at: now }).where('id', '=', id).execute();
+    },
+
+    async remove(id: string, now: number): Promise<void> {
+      await db.updateTable('devices').set({ removed_at: now }).where('id', '=', id).execute();
+    },
+
+    async insertChallenge(idHash: string, clientId: string, expiresAt: number): Promise<void> {
+      await db.insertInto('device_challenges').values({ id: idHash, client_id: clientId, expires_at: expiresAt, consumed_at: null }).execute();
+    },
+
+    /** Marks the challenge used; true only for the one caller that consumed a live, unused challenge. */
+    async consumeChallenge(idHash: string, clientId: string, now: number): Promise<boolean> {
+      const result = await db
+        .updateTable('device_challenges')
+        .set({ consumed_at: now })
+        .where('id', '=', idHash)
+        .where('client_id', '=', clientId)
+        .where('consumed_at', 'is', null)
+        .where('expires_at', '>', now)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+  };
+}
+
+export type DeviceStore = ReturnType<typeof createDeviceStore>;

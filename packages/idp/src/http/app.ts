@@ -1,0 +1,52 @@
+import formbody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { ServiceContext } from '../context.js';
+import { BODY_LIMIT_BYTES } from '../defaults.js';
+import { loginRoutes } from '../login/routes.js';
+import { devMailRoutes } from '../mail/routes.js';
+import { registrationRoutes } from '../registration/routes.js';
+import { tokenRoutes } from '../token/routes.js';
+import { browserClient } from './browser-client.js';
+import { registerErrorHandler } from './error-handler.js';
+import { sdkRoutes } from './sdk.js';
+
+export interface AppOptions {
+  logger?: boolean | { level: string };
+  trustProxy?: boolean;
+}
+
+/** The HTTP transport: thin routes over the flows in the context. */
+export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger:
+      options.logger === undefined || options.logger === false
+        ? false
+        : {
+            ...(typeof options.logger === 'object' ? options.logger : {}),
+            // Keys and credentials never reach a log line.
+            redact: ['req.headers["x-service-key"]', 'req.headers.authorization', 'req.headers.cookie'],
+          },
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: options.trustProxy ?? false,
+    // Reject unknown or mistyped fields instead of silently dropping or coercing them.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  registerErrorHandler(app);
+  await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } });
+  await app.register(formbody);
+
+  await app.register(async (browser) => {
+    await browserClient(browser, { clients: ctx.clients });
+    browser.get('/v1/client', async (request) => ({ clientId: request.client.id, name: request.client.name, issuer: ctx.config.issuer }));
+    await browser.register(loginRoutes, { login: ctx.login, testMode: ctx.config.testMode });
+    await browser.register(registrationRoutes, { registration: ctx.registration });
+  });
+  await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer });
+  await app.register(sdkRoutes);
+  if (!ctx.config.smtpUrl) await app.register(devMailRoutes, { mailbox: ctx.mailbox });
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  return app;
+}

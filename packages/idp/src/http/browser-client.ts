@@ -1,0 +1,57 @@
+import cors from '@fastify/cors';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { PUBLISHABLE_KEY_HEADER } from 'service-protocol';
+import type { ClientService } from '../clients/service.js';
+import type { ClientRecord } from '../clients/store.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The client application behind a browser request, set by the browser-client hook. */
+    client: ClientRecord;
+  }
+}
+
+/**
+ * For every route registered inside `scope`: CORS only for origins some client registered
+ * (a preflight carries no key, so it can only be checked against all of them), then the
+ * publishable key must name a client whose origins include the request's Origin.
+ */
+export async function browserClient(scope: FastifyInstance, { clients }: { clients: ClientService }): Promise<void> {
+  const origins = registeredOrigins(clients);
+  await scope.register(cors, {
+    origin: (origin, callback) => {
+      if (!origin) return callback(null, false);
+      origins.has(origin).then(
+        (ok) => {
+          callback(null, ok);
+        },
+        (error: Error) => {
+          callback(error, false);
+        },
+      );
+    },
+    methods: ['GET', 'POST'],
+    allowedHeaders: ['content-type', PUBLISHABLE_KEY_HEADER],
+    maxAge: 600,
+  });
+  scope.decorateRequest('client', null as unknown as ClientRecord);
+  scope.addHook('preHandler', async (request: FastifyRequest) => {
+    const key = request.headers[PUBLISHABLE_KEY_HEADER];
+    request.client = await clients.authenticateBrowser(typeof key === 'string' ? key : undefined, request.headers.origin);
+  });
+}
+
+/** A cached set of every client's origins; an unknown origin triggers at most one reload per second. */
+function registeredOrigins(clients: ClientService) {
+  let known = new Set<string>();
+  let loadedAt = 0;
+  return {
+    async has(origin: string): Promise<boolean> {
+      if (known.has(origin)) return true;
+      if (Date.now() - loadedAt < 1000) return false;
+      loadedAt = Date.now();
+      known = new Set((await clients.list()).flatMap((c) => c.origins));
+      return known.has(origin);
+    },
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * service-idp as a library: open the service in-process (tests, embedding) or use the CLI.
+ *
+ * @example
+ * ```ts
+ * const service = await startService(loadConfig({ port: '0', data: './data' }));
+ * console.log(service.url);
+ * await service.close();
+ * ```
+ */
+import { createServer } from 'node:net';
+import type { ServiceConfig } from './config.js';
+import { type ContextOptions, openContext, type ServiceContext } from './context.js';
+import { type AppOptions, buildApp } from './http/app.js';
+
+export { loadConfig, ConfigError, ENVIRONMENT } from './config.js';
+export type { ServiceConfig, ConfigFlags } from './config.js';
+export { openContext } from './context.js';
+export type { ServiceContext, ContextOptions } from './context.js';
+export { buildApp } from './http/app.js';
+export * as defaults from './defaults.js';
+
+export interface RunningService {
+  url: string;
+  ctx: ServiceContext;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens storage, ensures a signing key, and listens. When the configured port is 0 the
+ * issuer is rewritten to the port actually bound, so tokens name a reachable URL.
+ */
+export async function startService(requested: ServiceConfig, options: ContextOptions & AppOptions = {}): Promise<RunningService> {
+  let config = requested;
+  if (config.port === 0) {
+    const port = await freePort(config.host);
+    config = { ...config, port, issuer: config.issuer.replace(/:0$/, `:${port}`) };
+  }
+  const ctx = await openContext(config, options);
+  await ctx.keyring.ensure();
+  const app = await buildApp(ctx, options);
+  await app.listen({ port: config.port, host: config.host });
+  return {
+    url: config.issuer,
+    ctx,
+    async close() {
+      await app.close();
+      await ctx.close();
+    },
+  };
+}
+
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}

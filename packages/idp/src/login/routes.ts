@@ -1,0 +1,55 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { CRYPTO_VERSIONS, isValidEmail, normalizeEmail, Paths, type AuthenticateResponse } from 'service-protocol';
+import { ServiceError } from '../errors.js';
+import { PkceChallenge } from '../http/schemas.js';
+import type { LoginService } from './service.js';
+
+const AuthenticateBody = Type.Object(
+  {
+    userid: Type.String({ maxLength: 320 }),
+    cryptoVersion: Type.Union(CRYPTO_VERSIONS.map((v) => Type.Literal(v))),
+    rememberDevice: Type.Optional(Type.Boolean()),
+    codeChallenge: Type.Optional(PkceChallenge),
+    codeChallengeMethod: Type.Optional(Type.Literal('S256')),
+    deviceProof: Type.Optional(Type.String({ maxLength: 4096 })),
+  },
+  { additionalProperties: false },
+);
+
+export const loginRoutes: FastifyPluginAsyncTypebox<{ login: LoginService; testMode: boolean }> = async (app, { login, testMode }) => {
+  app.post(
+    Paths.deviceChallenge,
+    { schema: { response: { 200: Type.Object({ challenge: Type.String(), expiresIn: Type.Integer() }) } } },
+    async (request) => login.issueChallenge(request.client),
+  );
+
+  app.post(
+    Paths.authenticate,
+    { schema: { body: AuthenticateBody } },
+    async (request): Promise<AuthenticateResponse> => {
+      const body = request.body;
+      if (!isValidEmail(body.userid)) throw new ServiceError('ERR_EMAIL_INVALID', 'That is not a valid email address.');
+      if (body.codeChallenge !== undefined && body.codeChallengeMethod !== 'S256') {
+        throw new ServiceError('ERR_REQUEST_INVALID', 'codeChallengeMethod must be S256 when a code challenge is sent.');
+      }
+      const outcome = await login.authenticate(request.client, {
+        email: normalizeEmail(body.userid),
+        cryptoVersion: body.cryptoVersion,
+        rememberDevice: body.rememberDevice ?? false,
+        codeChallenge: body.codeChallenge ?? null,
+        ...(body.deviceProof ? { deviceProof: body.deviceProof } : {}),
+        ip: request.ip,
+      });
+      if (outcome.kind === 'trusted') {
+        return { status: 'SUCCESS', message: 'Signed in with a trusted device.', success: true, code: outcome.code };
+      }
+      return {
+        status: 'OTP_NEEDED',
+        message: 'We emailed a 6-digit code. Enter it to verify this device.',
+        deviceToken: outcome.deviceToken,
+        ...(testMode ? { code: outcome.otp } : {}),
+      };
+    },
+  );
+};

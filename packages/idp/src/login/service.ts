@@ -1,0 +1,82 @@
+import type { AccountStore } from '../accounts/store.js';
+import type { ClientRecord } from '../clients/store.js';
+import type { CodeService } from '../codes/service.js';
+import { randomToken, type SecretHasher } from '../crypto/secrets.js';
+import { DEVICE_CHALLENGE_TTL_SECONDS } from '../defaults.js';
+import { verifyDeviceProof } from '../devices/proof.js';
+import type { DeviceStore } from '../devices/store.js';
+import type { RegistrationService } from '../registration/service.js';
+
+export interface LoginDeps {
+  accounts: AccountStore;
+  devices: DeviceStore;
+  codes: CodeService;
+  registration: RegistrationService;
+  hash: SecretHasher;
+  now: () => number;
+}
+
+export interface AuthenticateInput {
+  email: string;
+  cryptoVersion: string;
+  rememberDevice: boolean;
+  codeChallenge: string | null;
+  deviceProof?: string;
+  ip: string;
+}
+
+export type AuthenticateOutcome =
+  | { kind: 'trusted'; code: string }
+  | { kind: 'otp'; deviceToken: string; otp: string };
+
+/**
+ * authenticate(): a remembered device that proves possession of its key gets a code at once;
+ * anything else (no proof, a forged proof, another user's device, a removed key) starts an
+ * email-OTP registration, answered identically for known and unknown addresses.
+ */
+export function createLoginService(deps: LoginDeps) {
+  const { accounts, devices, codes, registration, hash, now } = deps;
+
+  async function trustedDevice(client: ClientRecord, input: AuthenticateInput) {
+    if (!input.deviceProof) return undefined;
+    const verified = await verifyDeviceProof(input.deviceProof, input.cryptoVersion, (kid) => devices.findActive(kid));
+    if (!verified || verified.payload.sub !== input.email || verified.device.clientId !== client.id) return undefined;
+    const user = await accounts.findById(verified.device.userId);
+    if (!user || user.email !== input.email) return undefined;
+    // The nonce is spent last, after everything else matched, and only once.
+    if (!(await devices.consumeChallenge(hash('device-challenge', verified.payload.nonce), client.id, now()))) return undefined;
+    await devices.touch(verified.device.id, now());
+    return user;
+  }
+
+  return {
+    /** A single-use nonce for a remembered device to sign. */
+    async issueChallenge(client: ClientRecord): Promise<{ challenge: string; expiresIn: number }> {
+      const challenge = randomToken('', 32);
+      await devices.insertChallenge(hash('device-challenge', challenge), client.id, now() + DEVICE_CHALLENGE_TTL_SECONDS * 1000);
+      return { challenge, expiresIn: DEVICE_CHALLENGE_TTL_SECONDS };
+    },
+
+    async authenticate(client: ClientRecord, input: AuthenticateInput): Promise<AuthenticateOutcome> {
+      const user = await trustedDevice(client, input);
+      if (user) {
+        const code = await codes.issue({
+          clientId: client.id,
+          userId: user.id,
+          codeChallenge: input.codeChallenge,
+          amr: ['swk'],
+          authTime: Math.floor(now() / 1000),
+        });
+        return { kind: 'trusted', code };
+      }
+      const started = await registration.start(client, input.email, {
+        rememberDevice: input.rememberDevice,
+        codeChallenge: input.codeChallenge,
+        ip: input.ip,
+      });
+      return { kind: 'otp', ...started };
+    },
+  };
+}
+
+export type LoginService = ReturnType<typeof createLoginService>;

@@ -1,0 +1,63 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { isValidEmail, normalizeEmail, Paths, type VerifyDeviceResponse, type VerifyEmailOtpResponse } from 'service-protocol';
+import { ServiceError } from '../errors.js';
+import { DeviceToken, Otp } from '../http/schemas.js';
+import type { RegistrationService } from './service.js';
+
+const Base64Url = Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' });
+
+const VerifyEmailOtpBody = Type.Object(
+  { userid: Type.String({ maxLength: 320 }), deviceToken: DeviceToken, otp: Otp },
+  { additionalProperties: false },
+);
+
+const VerifyDeviceBody = Type.Object(
+  {
+    userid: Type.String({ maxLength: 320 }),
+    deviceToken: DeviceToken,
+    devicePublicKey: Type.Optional(
+      // EC P-256 public key only: exactly the four members, so no private `d` can be sent.
+      Type.Object({ kty: Type.Literal('EC'), crv: Type.Literal('P-256'), x: Base64Url, y: Base64Url }, { additionalProperties: false }),
+    ),
+    mfaMethod: Type.Optional(Type.Union([Type.Literal('email'), Type.Literal('sms'), Type.Literal('totp')])),
+  },
+  { additionalProperties: false },
+);
+
+function emailOf(userid: string): string {
+  if (!isValidEmail(userid)) throw new ServiceError('ERR_EMAIL_INVALID', 'That is not a valid email address.');
+  return normalizeEmail(userid);
+}
+
+export const registrationRoutes: FastifyPluginAsyncTypebox<{ registration: RegistrationService }> = async (app, { registration }) => {
+  app.post(
+    Paths.verifyEmailOtp,
+    { schema: { body: VerifyEmailOtpBody } },
+    async (request): Promise<VerifyEmailOtpResponse> => {
+      const { userid, deviceToken, otp } = request.body;
+      await registration.verifyOtp(request.client, emailOf(userid), deviceToken, otp);
+      return { status: 'SUCCESS', message: 'Email verified. Register this device to finish.' };
+    },
+  );
+
+  app.post(
+    Paths.verifyDevice,
+    { schema: { body: VerifyDeviceBody } },
+    async (request): Promise<VerifyDeviceResponse> => {
+      const { userid, deviceToken, devicePublicKey, mfaMethod } = request.body;
+      const result = await registration.registerDevice(request.client, emailOf(userid), {
+        deviceToken,
+        cryptoVersion: 'v1',
+        ...(devicePublicKey ? { devicePublicKey } : {}),
+        ...(mfaMethod ? { mfaMethod } : {}),
+      });
+      return {
+        status: 'SUCCESS',
+        message: result.deviceId ? 'Device registered and remembered.' : 'Device verified.',
+        code: result.code,
+        ...(result.deviceId ? { deviceId: result.deviceId } : {}),
+      };
+    },
+  );
+};

@@ -1,0 +1,108 @@
+import { hkdfSync } from 'node:crypto';
+import { jwtVerify, SignJWT } from 'jose';
+import type { TokenResponse } from 'service-protocol';
+import type { AccountStore } from '../accounts/store.js';
+import type { ClientService } from '../clients/service.js';
+import type { CodeService } from '../codes/service.js';
+import { pkceVerifies } from '../crypto/pkce.js';
+import { randomToken } from '../crypto/secrets.js';
+import { ACCESS_TOKEN_TTL_SECONDS, ID_TOKEN_TTL_SECONDS } from '../defaults.js';
+import { OAuthError } from '../errors.js';
+import type { Keyring } from '../keys/keyring.js';
+
+export interface TokenDeps {
+  issuer: string;
+  clients: ClientService;
+  codes: CodeService;
+  accounts: AccountStore;
+  keyring: Keyring;
+  serverSecret: Buffer;
+  now: () => number;
+}
+
+export interface CodeGrant {
+  clientId: string;
+  clientSecret: string;
+  code: string;
+  codeVerifier?: string;
+}
+
+export const SCOPE = 'openid email';
+
+/**
+ * The token endpoint's logic (RFC 6749 4.1.3, RFC 7636 4.6, OIDC Core 3.1.3): authenticate the
+ * client, consume the code once, check its binding and PKCE, sign the ID token.
+ */
+export function createTokenService(deps: TokenDeps) {
+  const { issuer, clients, codes, accounts, keyring, now } = deps;
+  // Access tokens are only for this service's userinfo endpoint: an HMAC (HS256) JWT under a
+  // key derived from the server secret is enough, and costs no second RSA signature.
+  const accessKey = new Uint8Array(hkdfSync('sha256', deps.serverSecret, Buffer.alloc(0), 'service-idp access-token', 32));
+  const userinfoAudience = `${issuer}/oauth/userinfo`;
+
+  return {
+    async exchangeCode(grant: CodeGrant): Promise<TokenResponse> {
+      const client = await clients.authenticateBackend(grant.clientId, grant.clientSecret);
+      if (!client) throw new OAuthError('invalid_client', 'Client authentication failed.');
+      // Consumed before any other check: a code presented once is gone, whatever the outcome.
+      const code = await codes.redeem(grant.code);
+      if (!code) throw new OAuthError('invalid_grant', 'The authorization code is invalid, expired or already used.');
+      if (code.clientId !== client.id) throw new OAuthError('invalid_grant', 'The authorization code was issued to another client.');
+      if (code.codeChallenge !== null) {
+        if (!grant.codeVerifier) throw new OAuthError('invalid_grant', 'code_verifier is required for this code.');
+        if (!pkceVerifies(grant.codeVerifier, code.codeChallenge)) throw new OAuthError('invalid_grant', 'code_verifier does not match the code challenge.');
+      } else if (grant.codeVerifier !== undefined) {
+        throw new OAuthError('invalid_grant', 'code_verifier was sent but the code was issued without a code challenge.');
+      }
+      const user = await accounts.findById(code.userId);
+      if (!user) throw new OAuthError('invalid_grant', 'The user of this code no longer exists.');
+
+      const key = await keyring.active();
+      const iat = Math.floor(now() / 1000);
+      const idToken = await new SignJWT({
+        auth_time: code.authTime,
+        email: user.email,
+        email_verified: true,
+        amr: code.amr,
+      })
+        .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
+        .setIssuer(issuer)
+        .setSubject(user.id)
+        .setAudience(client.id)
+        .setIssuedAt(iat)
+        .setNotBefore(iat)
+        .setExpirationTime(iat + ID_TOKEN_TTL_SECONDS)
+        .setJti(randomToken('', 16))
+        .sign(key.privateKey);
+      const accessToken = await new SignJWT({ client_id: client.id, scope: SCOPE })
+        .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' })
+        .setIssuer(issuer)
+        .setSubject(user.id)
+        .setAudience(userinfoAudience)
+        .setIssuedAt(iat)
+        .setExpirationTime(iat + ACCESS_TOKEN_TTL_SECONDS)
+        .setJti(randomToken('', 16))
+        .sign(accessKey);
+      return { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS, id_token: idToken, scope: SCOPE };
+    },
+
+    /** OIDC Core 5.3 userinfo for a valid access token, or undefined. */
+    async userinfo(accessToken: string): Promise<{ sub: string; email: string; email_verified: true } | undefined> {
+      try {
+        const { payload } = await jwtVerify(accessToken, accessKey, {
+          issuer,
+          audience: userinfoAudience,
+          algorithms: ['HS256'],
+          typ: 'at+jwt',
+          currentDate: new Date(now()),
+        });
+        const user = payload.sub ? await accounts.findById(payload.sub) : undefined;
+        return user && { sub: user.id, email: user.email, email_verified: true };
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
+export type TokenService = ReturnType<typeof createTokenService>;

@@ -1,0 +1,59 @@
+/**
+ * The wire contract between service-web, service-oauth-client and service-idp.
+ *
+ * Everything that crosses the network is named here once: paths, headers, request and
+ * response bodies, statuses and error codes. `docs/protocol.md` is the prose version of
+ * this file; the two must agree.
+ */
+
+export * from './statuses.js';
+export * from './errors.js';
+export * from './bodies.js';
+export * from './device-proof.js';
+
+/** Version of the browser wire interface. A breaking change gets a new path prefix. */
+export const PROTOCOL_VERSION = 'v1';
+
+/** Header that carries the publishable key on every browser request. */
+export const PUBLISHABLE_KEY_HEADER = 'x-service-key';
+
+/** Paths served by service-idp, relative to its base URL. */
+export const Paths = {
+  client: '/v1/client',
+  deviceChallenge: '/v1/device-challenges',
+  authenticate: '/v1/authenticate',
+  verifyEmailOtp: '/v1/email-otp/verify',
+  verifyDevice: '/v1/devices',
+  token: '/oauth/token',
+  userinfo: '/oauth/userinfo',
+  jwks: '/.well-known/jwks.json',
+  discovery: '/.well-known/openid-configuration',
+  sdkScript: '/sdk/v1/service-web.js',
+  devMail: '/dev/mail',
+  health: '/healthz',
+} as const;
+
+/** Six decimal digits (spec: "OTP format: 6 digits"). */
+export const OTP_PATTERN = /^[0-9]{6}$/;
+
+/**
+ * Pragmatic email syntax check shared by the browser and the service: one `@`, a non-empty
+ * local part without spaces, a dotted domain, at most 254 characters (RFC 5321 4.5.3.1.3).
+ */
+export const EMAIL_MAX_LENGTH = 254;
+const EMAIL_PATTERN = /^[^\s@]{1,64}@(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+
+/** Lower-cases and trims: the service treats `Ann@Example.com ` and `ann@example.com` as one user. */
+export function normalizeEmail(input: string): string {
+  return input.trim().toLowerCase();
+}
+
+export function isValidEmail(input: string): boolean {
+  const email = normalizeEmail(input);
+  return email.length <= EMAIL_MAX_LENGTH && EMAIL_PATTERN.test(email);
+}
+
+/** RFC 7636 4.1: 43 to 128 characters of the unreserved set. */
+export const PKCE_VERIFIER_PATTERN = /^[A-Za-z0-9\-._~]{43,128}$/;
+/** An S256 challenge is a base64url SHA-256 digest without padding: exactly 43 characters. */
+export const PKCE_CHALLENGE_PATTERN = /^[A-Za-z0-9\-_]{43}$/;
