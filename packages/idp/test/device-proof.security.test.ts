@@ -1,0 +1,96 @@
+/**
+ * Attack: logging in as someone else without their device. A remembered device signs a
+ * single-use server challenge with its non-extractable key; a proof with a forged signature,
+ * a replayed nonce, another user's device, a removed device or the wrong crypto version
+ * falls back to the email OTP (the same OTP_NEEDED answer), never to a code.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { exportJWK, generateKeyPair, type CryptoKey as JoseKey, CompactSign } from 'jose';
+import { startTestService, type TestService, uniqueEmail } from './helpers.js';
+
+describe('device proof', () => {
+  let service: TestService;
+  let clock = Date.now();
+  before(async () => {
+    service = await startTestService({ testMode: true, now: () => clock });
+  });
+  after(() => service.close());
+
+  /** Registers a device with a key pair the test holds, through the raw wire protocol. */
+  async function registerDevice(email: string) {
+    const { publicKey, privateKey } = await generateKeyPair('ES256');
+    const { kty, crv, x, y } = await exportJWK(publicKey);
+    const a = await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1', rememberDevice: true });
+    await service.post('/v1/email-otp/verify', { userid: email, deviceToken: a.body.deviceToken, otp: a.body.code });
+    const d = await service.post('/v1/devices', { userid: email, deviceToken: a.body.deviceToken, devicePublicKey: { kty, crv, x, y } });
+    assert.equal(d.status, 200);
+    return { deviceId: d.body.deviceId as string, privateKey };
+  }
+
+  async function challenge(): Promise<string> {
+    return (await service.post('/v1/device-challenges', {})).body.challenge;
+  }
+
+  function proof(key: JoseKey, kid: string, sub: string, nonce: string, cv = 'v1') {
+    const payload = new TextEncoder().encode(JSON.stringify({ sub, nonce, iat: Math.floor(Date.now() / 1000) }));
+    return new CompactSign(payload).setProtectedHeader({ alg: 'ES256', typ: 'device-proof+jwt', kid, cv }).sign(key);
+  }
+
+  const login = async (email: string, deviceProof: string) => {
+    clock += 31_000; // a refused proof falls back to an OTP send: keep clear of the per-recipient window
+    return (await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1', deviceProof })).body;
+  };
+
+  it('accepts a valid proof once, and refuses the same nonce again', async () => {
+    const email = uniqueEmail();
+    const device = await registerDevice(email);
+    const signed = await proof(device.privateKey, device.deviceId, email, await challenge());
+    const first = await login(email, signed);
+    assert.equal(first.status, 'SUCCESS');
+    assert.equal((await login(email, signed)).status, 'OTP_NEEDED');
+  });
+
+  it('refuses a proof signed by another key under the device id', async () => {
+    const email = uniqueEmail();
+    const device = await registerDevice(email);
+    const { privateKey: forger } = await generateKeyPair('ES256');
+    assert.equal((await login(email, await proof(forger, device.deviceId, email, await challenge()))).status, 'OTP_NEEDED');
+  });
+
+  it("refuses another user's device", async () => {
+    const victim = uniqueEmail('victim');
+    const attacker = uniqueEmail('attacker');
+    await registerDevice(victim);
+    const mine = await registerDevice(attacker);
+    // The attacker's own valid device, claiming the victim's address.
+    assert.equal((await login(victim, await proof(mine.privateKey, mine.deviceId, victim, await challenge()))).status, 'OTP_NEEDED');
+    assert.equal((await login(victim, await proof(mine.privateKey, mine.deviceId, attacker, await challenge()))).status, 'OTP_NEEDED');
+  });
+
+  it('refuses a removed device', async () => {
+    const email = uniqueEmail();
+    const device = await registerDevice(email);
+    await service.ctx.devices.remove(device.deviceId, Date.now());
+    assert.equal((await login(email, await proof(device.privateKey, device.deviceId, email, await challenge()))).status, 'OTP_NEEDED');
+  });
+
+  it('refuses an unissued nonce and a proof for another crypto version', async () => {
+    const email = uniqueEmail();
+    const device = await registerDevice(email);
+    assert.equal((await login(email, await proof(device.privateKey, device.deviceId, email, 'made-up-nonce'))).status, 'OTP_NEEDED');
+    assert.equal((await login(email, await proof(device.privateKey, device.deviceId, email, await challenge(), 'v0'))).status, 'OTP_NEEDED');
+    assert.equal((await login(email, 'not.a.jws')).status, 'OTP_NEEDED');
+  });
+
+  it('refuses a device key with a private part at registration', async () => {
+    const email = uniqueEmail();
+    const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+    const jwk = await exportJWK(privateKey);
+    const a = await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1', rememberDevice: true });
+    await service.post('/v1/email-otp/verify', { userid: email, deviceToken: a.body.deviceToken, otp: a.body.code });
+    const d = await service.post('/v1/devices', { userid: email, deviceToken: a.body.deviceToken, devicePublicKey: jwk });
+    assert.equal(d.status, 400);
+    assert.equal(d.body.code, 'ERR_REQUEST_INVALID');
+  });
+});

@@ -1,0 +1,93 @@
+/**
+ * Test harness: a real service on a random loopback port with an in-memory SQLite database,
+ * a registered client, and a fetch that behaves like a browser page on the client's origin.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { IDBFactory } from 'fake-indexeddb';
+import { ServiceClient } from 'service-web';
+import { loadConfig, startService, type RunningService } from '../src/index.js';
+import { openSqlite } from '../src/storage/database.js';
+import type { Mailer } from '../src/mail/mailer.js';
+
+export const APP_ORIGIN = 'http://app.test:3000';
+
+export interface TestService extends RunningService {
+  clientId: string;
+  publishableKey: string;
+  secretKey: string;
+  tokenUrl: string;
+  jwksUrl: string;
+  /** fetch as a page on APP_ORIGIN would: the Origin header is set, as browsers do. */
+  browserFetch: typeof fetch;
+  /** A new simulated browser (its own IndexedDB), already initialised. */
+  newDevice(): Promise<ServiceClient>;
+  /** The OTP in the newest mail to `email`. */
+  latestOtp(email: string): Promise<string>;
+  /** Calls a browser endpoint directly. */
+  post(path: string, body: unknown, origin?: string): Promise<{ status: number; body: any; headers: Headers }>;
+}
+
+export interface TestServiceOptions {
+  testMode?: boolean;
+  mailer?: Mailer;
+  env?: Record<string, string>;
+  now?: () => number;
+}
+
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'service-idp-test-'));
+  const config = loadConfig({ port: '0', data: dataDir, 'test-mode': options.testMode ?? false }, { ...options.env });
+  const service = await startService(config, {
+    db: openSqlite(':memory:'),
+    ...(options.mailer ? { mailer: options.mailer } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  const keys = await service.ctx.clients.create({ name: 'Test App', origins: [APP_ORIGIN] });
+  const browserFetch: typeof fetch = (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.set('origin', APP_ORIGIN);
+    return fetch(input, { ...init, headers });
+  };
+  const post: TestService['post'] = async (path, body, origin = APP_ORIGIN) => {
+    const response = await fetch(service.url + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin, 'x-service-key': keys.publishableKey },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+  };
+  return {
+    ...service,
+    ...keys,
+    tokenUrl: `${service.url}/oauth/token`,
+    jwksUrl: `${service.url}/.well-known/jwks.json`,
+    browserFetch,
+    post,
+    async newDevice() {
+      const device = new ServiceClient({ indexedDB: new IDBFactory(), fetch: browserFetch });
+      const init = await device.init(keys.publishableKey, service.url);
+      if (init.status !== 'INITIALIZED') throw new Error(`init failed: ${JSON.stringify(init)}`);
+      return device;
+    },
+    async latestOtp(email) {
+      const [mail] = await service.ctx.mailbox.list(1, email);
+      const otp = mail?.text.match(/\b(\d{6})\b/)?.[1];
+      if (!otp) throw new Error(`no OTP mail for ${email}`);
+      return otp;
+    },
+    async close() {
+      await service.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+let counter = 0;
+/** A fresh address per test, so per-recipient send throttles never couple tests. */
+export function uniqueEmail(label = 'user'): string {
+  counter += 1;
+  return `${label}.${process.pid}.${counter}.${Date.now()}@example.com`;
+}

@@ -1,0 +1,64 @@
+import {
+  type CryptoVersion,
+  DEVICE_PROOF_ALG,
+  DEVICE_PROOF_TYP,
+  type DevicePublicJwk,
+  type DeviceProofHeader,
+  type DeviceProofPayload,
+} from 'service-protocol';
+import { base64url, base64urlJson } from './base64url.js';
+
+const KEY_ALGORITHM: EcKeyGenParams = { name: 'ECDSA', namedCurve: 'P-256' };
+
+/**
+ * A P-256 key pair whose private half can never leave WebCrypto (extractable: false). The
+ * public half of a generated pair stays exportable by definition (WebCrypto generateKey).
+ */
+export async function generateDeviceKeyPair(crypto: Crypto): Promise<CryptoKeyPair> {
+  return crypto.subtle.generateKey(KEY_ALGORITHM, false, ['sign', 'verify']);
+}
+
+/** The public key as the JWK members the service stores (RFC 7517, RFC 7518 6.2.1). */
+export async function exportDevicePublicJwk(crypto: Crypto, publicKey: CryptoKey): Promise<DevicePublicJwk> {
+  const jwk = await crypto.subtle.exportKey('jwk', publicKey);
+  if (jwk.kty !== 'EC' || jwk.crv !== 'P-256' || typeof jwk.x !== 'string' || typeof jwk.y !== 'string') {
+    throw new Error('The device public key is not an EC P-256 key');
+  }
+  return { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y };
+}
+
+export interface DeviceProofInput {
+  deviceId: string;
+  cryptoVersion: CryptoVersion;
+  /** Normalized email. */
+  sub: string;
+  /** The challenge from POST /v1/device-challenges. */
+  nonce: string;
+  /** Seconds since the epoch; defaults to now. */
+  iat?: number;
+}
+
+/**
+ * Compact JWS as the protocol package's device-proof.ts defines it. WebCrypto's ECDSA signature
+ * is the raw r||s concatenation, which is exactly the JWS ES256 format (RFC 7518 3.4).
+ */
+export async function createDeviceProof(crypto: Crypto, privateKey: CryptoKey, input: DeviceProofInput): Promise<string> {
+  const header: DeviceProofHeader = {
+    alg: DEVICE_PROOF_ALG,
+    typ: DEVICE_PROOF_TYP,
+    kid: input.deviceId,
+    cv: input.cryptoVersion,
+  };
+  const payload: DeviceProofPayload = {
+    sub: input.sub,
+    nonce: input.nonce,
+    iat: input.iat ?? Math.floor(Date.now() / 1000),
+  };
+  const signingInput = `${base64urlJson(header)}.${base64urlJson(payload)}`;
+  const signature = await crypto.subtle.sign(
+    { name: 'ECDSA', hash: 'SHA-256' },
+    privateKey,
+    new TextEncoder().encode(signingInput),
+  );
+  return `${signingInput}.${base64url(new Uint8Array(signature))}`;
+}
