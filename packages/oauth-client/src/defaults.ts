@@ -1,0 +1,27 @@
+/**
+ * Every default of the library, in one place. Units are in the names.
+ */
+
+/** Token endpoint request timeout (whole request, body included). Override with `timeoutMs`. */
+export const EXCHANGE_TIMEOUT_MS = 10_000;
+
+/** Key set (JWKS) request timeout; the value jose's `createRemoteJWKSet` uses. */
+export const JWKS_TIMEOUT_MS = 5_000;
+
+/** A fetched key set is used for at most this long, then fetched again (10 minutes). */
+export const JWKS_CACHE_MAX_AGE_MS = 10 * 60_000;
+
+/**
+ * After a key set fetch (successful or not), no new fetch of the same URL starts for this
+ * long, whatever `kid` the tokens carry: tokens with random `kid`s cannot flood the key server.
+ */
+export const JWKS_COOLDOWN_MS = 30_000;
+
+/** RFC 8725 3.5 / NIST SP 800-131A: RSA keys below 2048 bits are refused. */
+export const RSA_MIN_MODULUS_BITS = 2048;
+
+/** The spec's default allow-list for verifyJwt, and the only algorithm of exchangeCodeForClaims. */
+export const DEFAULT_ALGORITHMS: readonly string[] = ['RS256'];
+
+/** Clock-skew tolerance, seconds (spec: default 0). */
+export const DEFAULT_LEEWAY_SECONDS = 0;

@@ -1,0 +1,173 @@
+/** Codes of {@link OAuthExchangeError}. */
+export type OAuthExchangeErrorCode =
+  | 'ERR_OAUTH_EXCHANGE_FAILED'
+  | 'ERR_OAUTH_EXCHANGE_NETWORK'
+  | 'ERR_OAUTH_EXCHANGE_TIMEOUT'
+  | 'ERR_OAUTH_EXCHANGE_RESPONSE_INVALID'
+  | 'ERR_OAUTH_EXCHANGE_CONFIG';
+
+/** Codes of {@link JWTVerificationError}. */
+export type JWTVerificationErrorCode =
+  | 'ERR_JWT_INVALID'
+  | 'ERR_JWT_ALG_NOT_ALLOWED'
+  | 'ERR_JWT_EMBEDDED_KEY'
+  | 'ERR_JWT_SIGNATURE_INVALID'
+  | 'ERR_JWT_EXPIRED'
+  | 'ERR_JWT_CLAIM_INVALID'
+  | 'ERR_JWKS_NO_MATCHING_KEY'
+  | 'ERR_JWKS_KEY_TOO_SHORT'
+  | 'ERR_JWKS_UNAVAILABLE';
+
+/** Codes of {@link InvalidPublicKeyError}. */
+export type InvalidPublicKeyErrorCode = 'ERR_PUBLIC_KEY_INVALID';
+
+/**
+ * Every code this library throws. Codes never change once published, so `switch (err.code)`
+ * is safe to write against.
+ */
+export type ServiceOAuthErrorCode = OAuthExchangeErrorCode | JWTVerificationErrorCode | InvalidPublicKeyErrorCode;
+
+/**
+ * Base class of every error thrown by this library. `code` is stable, `message` is for humans
+ * and may change. Messages never contain the client secret or the authorization code.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await exchangeCodeForClaims({ code });
+ * } catch (err) {
+ *   if (err instanceof ServiceOAuthError) log.warn({ code: err.code }, err.message);
+ *   throw err;
+ * }
+ * ```
+ */
+export class ServiceOAuthError extends Error {
+  readonly code: ServiceOAuthErrorCode;
+
+  constructor(code: ServiceOAuthErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ServiceOAuthError';
+    this.code = code;
+  }
+}
+
+/**
+ * The authorization code could not be exchanged for an ID token.
+ *
+ * | code | when |
+ * |---|---|
+ * | `ERR_OAUTH_EXCHANGE_FAILED` | the token endpoint answered with an error (`error` holds the RFC 6749 5.2 code, e.g. `invalid_grant`) |
+ * | `ERR_OAUTH_EXCHANGE_NETWORK` | the token endpoint could not be reached (or it redirected) |
+ * | `ERR_OAUTH_EXCHANGE_TIMEOUT` | no complete answer within `timeoutMs` |
+ * | `ERR_OAUTH_EXCHANGE_RESPONSE_INVALID` | a 200 answer that is not JSON or has no `id_token` |
+ * | `ERR_OAUTH_EXCHANGE_CONFIG` | a required option (or its environment variable) is missing or invalid; thrown before any request |
+ *
+ * @example
+ * ```ts
+ * try {
+ *   claims = await exchangeCodeForClaims({ code });
+ * } catch (err) {
+ *   if (err instanceof OAuthExchangeError && err.error === 'invalid_grant') {
+ *     return res.status(401).json({ message: 'Login expired, please sign in again' });
+ *   }
+ *   throw err;
+ * }
+ * ```
+ */
+export class OAuthExchangeError extends ServiceOAuthError {
+  static readonly code = 'ERR_OAUTH_EXCHANGE_FAILED';
+  declare readonly code: OAuthExchangeErrorCode;
+  /** RFC 6749 5.2 `error` of the token endpoint's answer, when it sent one. */
+  readonly error: string | undefined;
+  /** RFC 6749 5.2 `error_description`, when the token endpoint sent one. */
+  readonly description: string | undefined;
+  /** HTTP status of the token endpoint's answer, when there was one. */
+  readonly status: number | undefined;
+
+  constructor(
+    message: string,
+    options: {
+      code?: OAuthExchangeErrorCode;
+      error?: string | undefined;
+      description?: string | undefined;
+      status?: number | undefined;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(options.code ?? OAuthExchangeError.code, message, { cause: options.cause });
+    this.name = 'OAuthExchangeError';
+    this.error = options.error;
+    this.description = options.description;
+    this.status = options.status;
+  }
+}
+
+/**
+ * A JWT was refused: bad signature, refused algorithm or header, failed claim check, or no
+ * usable key in the key set. `cause` holds the underlying `jose` error when there is one.
+ *
+ * | code | when |
+ * |---|---|
+ * | `ERR_JWT_INVALID` | not a well-formed signed JWT |
+ * | `ERR_JWT_ALG_NOT_ALLOWED` | `alg` is `none`, outside the allow-list, symmetric, or does not fit the key |
+ * | `ERR_JWT_EMBEDDED_KEY` | the header carries a key or key location (`jwk`, `jku`, `x5u`, `x5c`) |
+ * | `ERR_JWT_SIGNATURE_INVALID` | the signature does not verify |
+ * | `ERR_JWT_EXPIRED` | `exp` is past (beyond leeway) |
+ * | `ERR_JWT_CLAIM_INVALID` | `aud`, `iss`, `nbf`, `iat` or a required claim failed (`claim` names it) |
+ * | `ERR_JWKS_NO_MATCHING_KEY` | the key set has no key for the token's `kid`/`alg` |
+ * | `ERR_JWKS_KEY_TOO_SHORT` | the key set's key is an RSA key under 2048 bits |
+ * | `ERR_JWKS_UNAVAILABLE` | the key set could not be fetched or parsed |
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await verifyJwt(token, publicKeyPem, { issuer: 'https://idp.example.com' });
+ * } catch (err) {
+ *   if (err instanceof JWTVerificationError && err.code === 'ERR_JWT_EXPIRED') return refresh();
+ *   throw err;
+ * }
+ * ```
+ */
+export class JWTVerificationError extends ServiceOAuthError {
+  static readonly code = 'ERR_JWT_INVALID';
+  declare readonly code: JWTVerificationErrorCode;
+  /** The claim that failed, for `ERR_JWT_EXPIRED` and `ERR_JWT_CLAIM_INVALID`. */
+  readonly claim: string | undefined;
+  /** `'missing'`, `'invalid'` or `'check_failed'`, with `claim`. */
+  readonly reason: string | undefined;
+
+  constructor(
+    message: string,
+    options: { code?: JWTVerificationErrorCode; claim?: string; reason?: string; cause?: unknown } = {},
+  ) {
+    super(options.code ?? JWTVerificationError.code, message, { cause: options.cause });
+    this.name = 'JWTVerificationError';
+    this.claim = options.claim;
+    this.reason = options.reason;
+  }
+}
+
+/**
+ * The public key given by the caller cannot be used: not a PEM/DER SPKI key or X.509
+ * certificate, an unreadable file, a private or secret key, an unsupported key type, or an
+ * RSA key under 2048 bits.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await verifyJwt(token, process.env.OAUTH_PUBLIC_KEY!);
+ * } catch (err) {
+ *   if (err instanceof InvalidPublicKeyError) console.error('Fix OAUTH_PUBLIC_KEY:', err.message);
+ *   throw err;
+ * }
+ * ```
+ */
+export class InvalidPublicKeyError extends ServiceOAuthError {
+  static readonly code = 'ERR_PUBLIC_KEY_INVALID';
+  declare readonly code: InvalidPublicKeyErrorCode;
+
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(InvalidPublicKeyError.code, message, options);
+    this.name = 'InvalidPublicKeyError';
+  }
+}

@@ -1,0 +1,275 @@
+import type { KeyObject } from 'node:crypto';
+import type { JWTVerifyGetKey } from 'jose';
+import { DEFAULT_LEEWAY_SECONDS, EXCHANGE_TIMEOUT_MS } from './defaults.js';
+import { EXCHANGE_ENV, fromEnv } from './env.js';
+import { OAuthExchangeError } from './errors.js';
+import { sharedJwksCache } from './jwks.js';
+import { type PublicKeyInput, loadPublicKey } from './keys.js';
+import { type JwtPayload, verifyToken } from './verify-jwt.js';
+
+/**
+ * Options of {@link exchangeCodeForClaims}. Options marked "env" fall back to the named
+ * environment variable when not given.
+ */
+export interface ExchangeCodeForClaimsOptions {
+  /** Authorization code from the browser library. Required. */
+  code: string;
+  /** Token endpoint URL. Required; env `OAUTH_TOKEN_ENDPOINT`. */
+  oauthTokenUrl?: string;
+  /** OAuth client ID. Required; env `OAUTH_CLIENT_ID`. */
+  clientId?: string;
+  /** The client's secret key, sent as `client_secret`. Required; env `SERVICE_API_KEY`. */
+  apiKey?: string;
+  /**
+   * Static verification key: PEM string (SPKI or X.509 certificate), path to a PEM file, or a
+   * Buffer. One of `publicKey` and `jwksUrl` is required; env `OAUTH_PUBLIC_KEY`.
+   */
+  publicKey?: PublicKeyInput;
+  /** Key set URL (recommended over `publicKey`); env `JWKS_URL`. */
+  jwksUrl?: string;
+  /** PKCE code verifier (RFC 7636), when the browser sent a code_challenge. */
+  codeVerifier?: string;
+  /** Alias of `codeVerifier`, the name the spec's backend example uses. */
+  code_verifier?: string;
+  /** Expected `aud`; default the client ID; env `OAUTH_AUDIENCE`. */
+  audience?: string;
+  /** Expected `iss`; env `OAUTH_ISSUER`. Recommended. */
+  issuer?: string;
+  /** Clock-skew tolerance in seconds; default 0. */
+  leeway?: number;
+  /** Token endpoint timeout in milliseconds (not in the spec); default 10000. */
+  timeoutMs?: number;
+}
+
+/** Claims of the verified ID token. Further claims may be present. */
+export interface Claims extends JwtPayload {
+  /** Subject: the user's ID. */
+  sub: string;
+  email: string;
+  email_verified: boolean;
+  aud: string;
+  iss: string;
+  /** Issued at, Unix seconds. */
+  iat: number;
+  /** Expiry, Unix seconds. */
+  exp: number;
+}
+
+/** OIDC Core 2: claims every ID token carries. */
+const ID_TOKEN_REQUIRED_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'iat'];
+const ID_TOKEN_ALGORITHMS = ['RS256'];
+
+interface ExchangeConfig {
+  code: string;
+  tokenUrl: URL;
+  clientId: string;
+  apiKey: string;
+  key: KeyObject | JWTVerifyGetKey;
+  codeVerifier: string | undefined;
+  audience: string;
+  issuer: string | undefined;
+  leeway: number;
+  timeoutMs: number;
+}
+
+/**
+ * Exchanges an authorization code for the claims of the verified ID token
+ * (OAuth 2.0 authorization code grant, RFC 6749 4.1.3, with client_secret_post).
+ *
+ * It POSTs `grant_type=authorization_code`, `code`, `client_id`, `client_secret` and, with
+ * PKCE, `code_verifier` to the token endpoint, then verifies the returned `id_token` (RS256,
+ * signature, `aud` = `audience` or the client ID, `iss` when given, `exp`/`nbf`/`iat` with
+ * `leeway`) against `publicKey` or the key set at `jwksUrl`. Options not given are read from
+ * the environment (`SERVICE_API_KEY`, `OAUTH_TOKEN_ENDPOINT`, `OAUTH_CLIENT_ID`, `JWKS_URL` or
+ * `OAUTH_PUBLIC_KEY`, `OAUTH_ISSUER`, `OAUTH_AUDIENCE`). Configuration and a static key are
+ * checked before the request, so a misconfiguration does not spend the single-use code.
+ *
+ * @throws {@link OAuthExchangeError} configuration missing (`ERR_OAUTH_EXCHANGE_CONFIG`), code
+ *   refused (`ERR_OAUTH_EXCHANGE_FAILED`, `.error` e.g. `invalid_grant`), network or timeout
+ * @throws {@link JWTVerificationError} the ID token fails verification
+ * @throws {@link InvalidPublicKeyError} `publicKey` is malformed
+ *
+ * @example
+ * ```ts
+ * import express from 'express';
+ * import { exchangeCodeForClaims, OAuthExchangeError } from 'service-oauth-client';
+ *
+ * // SERVICE_API_KEY, OAUTH_TOKEN_ENDPOINT, OAUTH_CLIENT_ID, JWKS_URL, OAUTH_ISSUER are set.
+ * app.post('/api/login', express.json(), async (req, res) => {
+ *   const { code, userid, code_verifier } = req.body;
+ *   try {
+ *     const claims = await exchangeCodeForClaims({ code, code_verifier, leeway: 10 });
+ *     req.session.user = { id: claims.sub, email: claims.email };
+ *     res.json({ ok: true });
+ *   } catch (err) {
+ *     if (err instanceof OAuthExchangeError && err.error === 'invalid_grant') return res.sendStatus(401);
+ *     throw err;
+ *   }
+ * });
+ * ```
+ */
+export async function exchangeCodeForClaims(options: ExchangeCodeForClaimsOptions): Promise<Claims> {
+  const config = await resolveConfig(options);
+  const idToken = await requestIdToken(config);
+  const payload = await verifyToken(
+    idToken,
+    config.key,
+    {
+      algorithms: ID_TOKEN_ALGORITHMS,
+      audience: config.audience,
+      ...(config.issuer === undefined ? {} : { issuer: config.issuer }),
+      leeway: config.leeway,
+    },
+    ID_TOKEN_REQUIRED_CLAIMS,
+  );
+  return payload as Claims;
+}
+
+function configError(message: string): OAuthExchangeError {
+  return new OAuthExchangeError(message, { code: 'ERR_OAUTH_EXCHANGE_CONFIG' });
+}
+
+function requireString(name: 'oauthTokenUrl' | 'clientId' | 'apiKey', value: unknown): string {
+  if (typeof value !== 'string' || value === '') {
+    throw configError(`${name} is required (option ${name} or environment variable ${EXCHANGE_ENV[name]})`);
+  }
+  return value;
+}
+
+/** DESIGN: all authentication over HTTPS; plain HTTP only to the local machine. */
+function parseEndpoint(name: string, value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw configError(`${name} is not a valid URL`);
+  }
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw configError(`${name} must be an https URL (http is allowed only for localhost)`);
+  }
+  return url;
+}
+
+async function resolveConfig(options: ExchangeCodeForClaimsOptions): Promise<ExchangeConfig> {
+  if (options === null || typeof options !== 'object') throw configError('options are required');
+  if (typeof options.code !== 'string' || options.code === '') throw configError('code is required');
+  const tokenUrl = parseEndpoint('oauthTokenUrl', requireString('oauthTokenUrl', fromEnv('oauthTokenUrl', options.oauthTokenUrl)));
+  const clientId = requireString('clientId', fromEnv('clientId', options.clientId));
+  const apiKey = requireString('apiKey', fromEnv('apiKey', options.apiKey));
+
+  const { codeVerifier, code_verifier: alias } = options;
+  if (codeVerifier !== undefined && alias !== undefined && codeVerifier !== alias) {
+    throw configError('codeVerifier and code_verifier differ; give one');
+  }
+  const verifier = codeVerifier ?? alias;
+  if (verifier !== undefined && (typeof verifier !== 'string' || verifier === '')) {
+    throw configError('codeVerifier must be a non-empty string');
+  }
+
+  const leeway = options.leeway ?? DEFAULT_LEEWAY_SECONDS;
+  if (typeof leeway !== 'number' || !Number.isFinite(leeway) || leeway < 0) {
+    throw configError('leeway must be a non-negative number of seconds');
+  }
+  const timeoutMs = options.timeoutMs ?? EXCHANGE_TIMEOUT_MS;
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw configError('timeoutMs must be a positive integer');
+
+  const audience = fromEnv('audience', options.audience) ?? clientId;
+  const issuer = fromEnv('issuer', options.issuer);
+  if (typeof audience !== 'string') throw configError('audience must be a string');
+  if (issuer !== undefined && typeof issuer !== 'string') throw configError('issuer must be a string');
+
+  return {
+    code: options.code,
+    tokenUrl,
+    clientId,
+    apiKey,
+    key: await resolveKey(options),
+    codeVerifier: verifier,
+    audience,
+    issuer,
+    leeway,
+    timeoutMs,
+  };
+}
+
+/** Explicit options first (both at once is ambiguous), then JWKS_URL, then OAUTH_PUBLIC_KEY. */
+async function resolveKey(options: ExchangeCodeForClaimsOptions): Promise<KeyObject | JWTVerifyGetKey> {
+  const hasKey = options.publicKey !== undefined && options.publicKey !== '';
+  const hasUrl = options.jwksUrl !== undefined && options.jwksUrl !== '';
+  if (hasKey && hasUrl) throw configError('give publicKey or jwksUrl, not both');
+  if (hasKey) return loadPublicKey(options.publicKey as PublicKeyInput);
+  const jwksUrl = fromEnv('jwksUrl', options.jwksUrl);
+  if (jwksUrl !== undefined) return sharedJwksCache.resolver(parseEndpoint('jwksUrl', jwksUrl));
+  const publicKey = fromEnv('publicKey', undefined);
+  if (publicKey !== undefined) return loadPublicKey(publicKey);
+  throw configError(
+    `publicKey or jwksUrl is required (options, or environment variable ${EXCHANGE_ENV.jwksUrl} or ${EXCHANGE_ENV.publicKey})`,
+  );
+}
+
+async function requestIdToken(config: ExchangeConfig): Promise<string> {
+  const form = new URLSearchParams({
+    grant_type: 'authorization_code',
+    code: config.code,
+    client_id: config.clientId,
+    client_secret: config.apiKey,
+  });
+  if (config.codeVerifier !== undefined) form.set('code_verifier', config.codeVerifier);
+
+  const signal = AbortSignal.timeout(config.timeoutMs);
+  let response: Response;
+  let body: unknown;
+  try {
+    response = await fetch(config.tokenUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: form,
+      // A redirect would carry the secret to another place: refuse it.
+      redirect: 'error',
+      signal,
+    });
+    const text = await response.text();
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+  } catch (cause) {
+    if (signal.aborted) {
+      throw new OAuthExchangeError(`token endpoint did not answer within ${config.timeoutMs} ms`, {
+        code: 'ERR_OAUTH_EXCHANGE_TIMEOUT',
+        cause,
+      });
+    }
+    throw new OAuthExchangeError(`token endpoint ${config.tokenUrl.origin} could not be reached`, {
+      code: 'ERR_OAUTH_EXCHANGE_NETWORK',
+      cause,
+    });
+  }
+
+  const fields = isObject(body) ? body : {};
+  if (response.status !== 200) {
+    // RFC 6749 5.2 error response.
+    const error = typeof fields.error === 'string' ? fields.error : undefined;
+    const description = typeof fields.error_description === 'string' ? fields.error_description : undefined;
+    const detail = error === undefined ? `HTTP ${response.status}` : `${error}${description ? `: ${description}` : ''}`;
+    throw new OAuthExchangeError(`token endpoint refused the code (${detail})`, {
+      code: 'ERR_OAUTH_EXCHANGE_FAILED',
+      error,
+      description,
+      status: response.status,
+    });
+  }
+  if (typeof fields.id_token !== 'string' || fields.id_token === '') {
+    throw new OAuthExchangeError(
+      isObject(body) ? 'token response has no id_token' : 'token response is not a JSON object',
+      { code: 'ERR_OAUTH_EXCHANGE_RESPONSE_INVALID', status: response.status },
+    );
+  }
+  return fields.id_token;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

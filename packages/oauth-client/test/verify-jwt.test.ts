@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import { X509Certificate, createPrivateKey, createSecretKey, generateKeyPairSync, webcrypto } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { SignJWT, generateKeyPair } from 'jose';
+import { InvalidPublicKeyError, JWTVerificationError, verifyJwt } from '../src/index.js';
+import { CLIENT_ID, ISSUER, type SigningKey, newSigningKey, rawJwt, signIdToken, standardClaims } from './fake-idp.js';
+
+// Frozen clock: every time check below runs against this instant.
+const NOW = new Date('2026-01-15T12:00:00Z');
+const NOW_S = NOW.getTime() / 1000;
+const at = { currentDate: NOW };
+const claimsAt = (overrides: Record<string, unknown> = {}) =>
+  standardClaims({ iat: NOW_S - 60, exp: NOW_S + 240, ...overrides });
+
+let key: SigningKey;
+let dir: string;
+before(async () => {
+  key = await newSigningKey('k1');
+  dir = await mkdtemp(join(tmpdir(), 'verify-jwt-'));
+});
+after(() => rm(dir, { recursive: true, force: true }));
+
+const rejectsWith = (promise: Promise<unknown>, code: string, extra: Record<string, unknown> = {}) =>
+  assert.rejects(promise, (err: unknown) => {
+    assert.ok(err instanceof JWTVerificationError, `expected JWTVerificationError, got ${String(err)}`);
+    assert.equal(err.code, code);
+    for (const [k, v] of Object.entries(extra)) assert.equal((err as unknown as Record<string, unknown>)[k], v);
+    return true;
+  });
+
+describe('verifyJwt: keys', () => {
+  it('accepts PEM string, Buffer, DER Buffer, file path, KeyObject and CryptoKey', async () => {
+    const token = await signIdToken(key, claimsAt());
+    const path = join(dir, 'k.pem');
+    await writeFile(path, key.publicPem);
+    const der = key.publicKey.export({ type: 'spki', format: 'der' });
+    const cryptoKey = await webcrypto.subtle.importKey('spki', der, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, true, ['verify']);
+    for (const input of [key.publicPem, Buffer.from(key.publicPem), der, path, key.publicKey, cryptoKey]) {
+      const claims = await verifyJwt(token, input as never, at);
+      assert.equal(claims.sub, 'user-1');
+    }
+  });
+
+  it('accepts PEM with literal \\n sequences (as env variables carry it)', async () => {
+    const token = await signIdToken(key, claimsAt());
+    const oneLine = key.publicPem.trim().replaceAll('\n', '\\n');
+    assert.equal((await verifyJwt(token, oneLine, at)).sub, 'user-1');
+  });
+
+  it('accepts an X.509 certificate', async (t) => {
+    let certPem: string;
+    try {
+      const keyPath = join(dir, 'cert-key.pem');
+      const certPath = join(dir, 'cert.pem');
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyPath, '-out', certPath, '-days', '1', '-subj', '/CN=idp.test'], { stdio: 'ignore' });
+      certPem = readFileSync(certPath, 'utf8');
+      const privatePem = readFileSync(keyPath, 'utf8');
+      const token = await new SignJWT(claimsAt()).setProtectedHeader({ alg: 'RS256' }).sign(createPrivateKey(privatePem));
+      assert.ok(new X509Certificate(certPem));
+      assert.equal((await verifyJwt(token, certPem, at)).sub, 'user-1');
+      assert.equal((await verifyJwt(token, certPath, at)).sub, 'user-1');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return t.skip('openssl not installed');
+      throw err;
+    }
+  });
+
+  it('accepts PS256 and ES256 when allowed and the key fits', async () => {
+    const ec = await generateKeyPair('ES256');
+    const esToken = await new SignJWT(claimsAt()).setProtectedHeader({ alg: 'ES256' }).sign(ec.privateKey);
+    assert.equal((await verifyJwt(esToken, ec.publicKey as webcrypto.CryptoKey, { ...at, algorithms: ['ES256'] })).sub, 'user-1');
+    const psToken = await new SignJWT(claimsAt()).setProtectedHeader({ alg: 'PS256' }).sign(key.privateKey);
+    assert.equal((await verifyJwt(psToken, key.publicPem, { ...at, algorithms: ['RS256', 'PS256'] })).sub, 'user-1');
+    // Default allow-list is RS256 only.
+    await rejectsWith(verifyJwt(psToken, key.publicPem, at), 'ERR_JWT_ALG_NOT_ALLOWED');
+  });
+
+  const bad: Array<[string, unknown]> = [
+    ['garbage PEM', '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----'],
+    ['missing file', '/nonexistent/key.pem'],
+    ['empty string', ''],
+    ['random bytes', Buffer.from('not a key')],
+    ['a private key PEM', generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' })],
+    ['a number', 42],
+    ['an HMAC secret KeyObject', createSecretKey(Buffer.alloc(32))],
+  ];
+  for (const [label, input] of bad) {
+    it(`refuses ${label} with InvalidPublicKeyError`, async () => {
+      const token = await signIdToken(key, claimsAt());
+      await assert.rejects(verifyJwt(token, input as never, at), (err: unknown) => {
+        assert.ok(err instanceof InvalidPublicKeyError, String(err));
+        assert.equal(err.code, 'ERR_PUBLIC_KEY_INVALID');
+        return true;
+      });
+    });
+  }
+
+  it('refuses an EC key with RS256 (alg must fit the key)', async () => {
+    const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const token = await signIdToken(key, claimsAt());
+    await rejectsWith(verifyJwt(token, ec.publicKey, at), 'ERR_JWT_ALG_NOT_ALLOWED');
+  });
+});
+
+describe('verifyJwt: claims', () => {
+  it('returns all claims of a valid token', async () => {
+    const token = await signIdToken(key, claimsAt({ custom: { a: 1 } }));
+    const claims = await verifyJwt(token, key.publicPem, { ...at, audience: CLIENT_ID, issuer: ISSUER });
+    assert.deepEqual(claims.custom, { a: 1 });
+    assert.equal(claims.email, 'ann@example.com');
+  });
+
+  it('refuses a wrong audience', async () => {
+    const token = await signIdToken(key, claimsAt({ aud: 'someone-else' }));
+    await rejectsWith(verifyJwt(token, key.publicPem, { ...at, audience: CLIENT_ID }), 'ERR_JWT_CLAIM_INVALID', { claim: 'aud' });
+  });
+
+  it('refuses a wrong issuer', async () => {
+    const token = await signIdToken(key, claimsAt({ iss: 'https://evil.test' }));
+    await rejectsWith(verifyJwt(token, key.publicPem, { ...at, issuer: ISSUER }), 'ERR_JWT_CLAIM_INVALID', { claim: 'iss' });
+  });
+
+  it('refuses an expired token, and accepts it within leeway', async () => {
+    const token = await signIdToken(key, claimsAt({ iat: NOW_S - 600, exp: NOW_S - 10 }));
+    await rejectsWith(verifyJwt(token, key.publicPem, at), 'ERR_JWT_EXPIRED', { claim: 'exp' });
+    await rejectsWith(verifyJwt(token, key.publicPem, { ...at, leeway: 10 }), 'ERR_JWT_EXPIRED');
+    assert.equal((await verifyJwt(token, key.publicPem, { ...at, leeway: 11 })).sub, 'user-1');
+  });
+
+  it('refuses exp equal to now (RFC 7519 4.1.4: on or after exp is refused)', async () => {
+    const token = await signIdToken(key, claimsAt({ exp: NOW_S }));
+    await rejectsWith(verifyJwt(token, key.publicPem, at), 'ERR_JWT_EXPIRED');
+  });
+
+  it('refuses nbf in the future, and accepts it within leeway', async () => {
+    const token = await signIdToken(key, claimsAt({ nbf: NOW_S + 30 }));
+    await rejectsWith(verifyJwt(token, key.publicPem, at), 'ERR_JWT_CLAIM_INVALID', { claim: 'nbf' });
+    assert.equal((await verifyJwt(token, key.publicPem, { ...at, leeway: 30 })).sub, 'user-1');
+  });
+
+  it('refuses iat in the future, and accepts it within leeway', async () => {
+    const token = await signIdToken(key, claimsAt({ iat: NOW_S + 30 }));
+    await rejectsWith(verifyJwt(token, key.publicPem, at), 'ERR_JWT_CLAIM_INVALID', { claim: 'iat' });
+    assert.equal((await verifyJwt(token, key.publicPem, { ...at, leeway: 30 })).sub, 'user-1');
+  });
+
+  it('refuses a tampered payload', async () => {
+    const token = await signIdToken(key, claimsAt());
+    const [h, , s] = token.split('.');
+    const forged = Buffer.from(JSON.stringify(claimsAt({ sub: 'admin' }))).toString('base64url');
+    await rejectsWith(verifyJwt(`${h}.${forged}.${s}`, key.publicPem, at), 'ERR_JWT_SIGNATURE_INVALID');
+  });
+
+  for (const [label, token] of [
+    ['not a JWT', 'abc'],
+    ['a bad header', 'e30x.e30.sig'],
+    ['a signed JSON array payload', null],
+  ] as const) {
+    it(`refuses ${label} with ERR_JWT_INVALID`, async () => {
+      const jwt = token ?? rawJwt({ alg: 'RS256' }, [] as unknown as Record<string, unknown>, { rsa: key.privateKey });
+      await rejectsWith(verifyJwt(jwt, key.publicPem, at), 'ERR_JWT_INVALID');
+    });
+  }
+
+  it('throws TypeError on a negative leeway', async () => {
+    const token = await signIdToken(key, claimsAt());
+    await assert.rejects(verifyJwt(token, key.publicPem, { leeway: -1 }), TypeError);
+  });
+});
