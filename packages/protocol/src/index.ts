@@ -17,13 +17,29 @@ export const PROTOCOL_VERSION = 'v1';
 /** Header that carries the publishable key on every browser request. */
 export const PUBLISHABLE_KEY_HEADER = 'x-service-key';
 
+/** Every browser endpoint lives under this prefix, and only there does the service answer CORS. */
+export const BROWSER_PREFIX = '/v1';
+
+/** Browser endpoints, relative to BROWSER_PREFIX. */
+export const BrowserPaths = {
+  client: '/client',
+  deviceChallenge: '/device-challenges',
+  authenticate: '/authenticate',
+  verifyEmailOtp: '/email-otp/verify',
+  verifyDevice: '/devices',
+  mfaInitiate: '/mfa/initiate',
+  mfaVerify: '/mfa/verify',
+} as const;
+
 /** Paths served by service-idp, relative to its base URL. */
 export const Paths = {
-  client: '/v1/client',
-  deviceChallenge: '/v1/device-challenges',
-  authenticate: '/v1/authenticate',
-  verifyEmailOtp: '/v1/email-otp/verify',
-  verifyDevice: '/v1/devices',
+  client: `${BROWSER_PREFIX}${BrowserPaths.client}`,
+  deviceChallenge: `${BROWSER_PREFIX}${BrowserPaths.deviceChallenge}`,
+  authenticate: `${BROWSER_PREFIX}${BrowserPaths.authenticate}`,
+  verifyEmailOtp: `${BROWSER_PREFIX}${BrowserPaths.verifyEmailOtp}`,
+  verifyDevice: `${BROWSER_PREFIX}${BrowserPaths.verifyDevice}`,
+  mfaInitiate: `${BROWSER_PREFIX}${BrowserPaths.mfaInitiate}`,
+  mfaVerify: `${BROWSER_PREFIX}${BrowserPaths.mfaVerify}`,
   token: '/oauth/token',
   userinfo: '/oauth/userinfo',
   jwks: '/.well-known/jwks.json',

@@ -5,12 +5,12 @@ import {
   MfaMethod,
   normalizeEmail,
   OTP_PATTERN,
+  Paths,
   PKCE_CHALLENGE_PATTERN,
 } from 'service-protocol';
 import { createDeviceProof, exportDevicePublicJwk, generateDeviceKeyPair } from './device-proof.js';
 import { createDeviceStore, type DeviceStore, deviceRecordKey } from './device-store.js';
 import { failure, type HttpConfig, type HttpOutcome, request } from './http.js';
-import { ClientPaths } from './paths.js';
 import type {
   AuthenticateOptions,
   AuthenticationResult,
@@ -118,7 +118,7 @@ export class ServiceClient {
         if (fetchFn === undefined) return fail(failure('NETWORK_ERROR', 'fetch is not available in this environment'));
 
         const http: HttpConfig = { baseUrl: base, apiKey, timeoutMs, fetch: fetchFn };
-        const outcome = await request(http, 'GET', ClientPaths.client);
+        const outcome = await request(http, 'GET', Paths.client);
         if (!outcome.ok) {
           // Whatever the body says, 401 and 403 on this call mean the key was refused.
           const refused = outcome.httpStatus === 401 || outcome.httpStatus === 403;
@@ -184,7 +184,7 @@ export class ServiceClient {
       const outcome = await request(
         session.http,
         'POST',
-        ClientPaths.authenticate,
+        Paths.authenticate,
         definedOnly({
           userid: email,
           cryptoVersion: session.cryptoVersion,
@@ -244,7 +244,7 @@ export class ServiceClient {
       // A malformed code is refused here, so it costs none of the service's guesses.
       if (!OTP_PATTERN.test(input.otp)) return failure('INVALID_OTP', 'The code is 6 digits');
 
-      const outcome = await request(session.http, 'POST', ClientPaths.verifyEmailOtp, {
+      const outcome = await request(session.http, 'POST', Paths.verifyEmailOtp, {
         userid: email,
         deviceToken: pending.deviceToken,
         otp: input.otp,
@@ -297,7 +297,7 @@ export class ServiceClient {
       const outcome = await request(
         session.http,
         'POST',
-        ClientPaths.verifyDevice,
+        Paths.verifyDevice,
         definedOnly({ userid: email, deviceToken: pending.deviceToken, devicePublicKey, mfaMethod: input.mfaMethod }),
       );
       if (!outcome.ok) return this.#forgetIfExpired(email, outcome.failure);
@@ -351,7 +351,7 @@ export class ServiceClient {
         return failure('INVALID_REQUEST', 'initiateMfa takes { userid, sessionId } as strings');
       }
       const email = normalizeEmail(input.userid);
-      const outcome = await request(session.http, 'POST', ClientPaths.initiateMfa, { userid: email, sessionId: input.sessionId });
+      const outcome = await request(session.http, 'POST', Paths.mfaInitiate, { userid: email, sessionId: input.sessionId });
       if (!outcome.ok) return outcome.failure;
       if (outcome.body.status !== 'MFA_INITIATED') return unexpected();
       this.#pending.set(email, { sessionId: input.sessionId, rememberDevice: false, staleDeviceRecord: false });
@@ -388,7 +388,7 @@ export class ServiceClient {
       const outcome = await request(
         session.http,
         'POST',
-        ClientPaths.verifyMfa,
+        Paths.mfaVerify,
         definedOnly({ userid: email, sessionId, otp: input.otp, rememberMe: input.remember_me }),
       );
       if (!outcome.ok) return fail(this.#forgetIfExpired(email, outcome.failure));
@@ -424,7 +424,7 @@ export class ServiceClient {
     }
     if (!record || !crypto?.subtle) return { kind: 'none' };
 
-    const challenge: HttpOutcome = await request(session.http, 'POST', ClientPaths.deviceChallenge, {});
+    const challenge: HttpOutcome = await request(session.http, 'POST', Paths.deviceChallenge, {});
     if (!challenge.ok) {
       return FATAL_CHALLENGE_STATUSES.includes(challenge.failure.status)
         ? { kind: 'fatal', failure: challenge.failure }

@@ -2,6 +2,7 @@ import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { BROWSER_PREFIX, BrowserPaths } from 'service-protocol';
 import type { ServiceContext } from '../context.js';
 import { BODY_LIMIT_BYTES } from '../defaults.js';
 import { loginRoutes } from '../login/routes.js';
@@ -40,10 +41,10 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
 
   await app.register(async (browser) => {
     await browserClient(browser, { clients: ctx.clients });
-    browser.get('/v1/client', async (request) => ({ clientId: request.client.id, name: request.client.name, issuer: ctx.config.issuer }));
+    browser.get(BrowserPaths.client, async (request) => ({ clientId: request.client.id, name: request.client.name, issuer: ctx.config.issuer }));
     await browser.register(loginRoutes, { login: ctx.login, testMode: ctx.config.testMode });
     await browser.register(registrationRoutes, { registration: ctx.registration });
-  });
+  }, { prefix: BROWSER_PREFIX });
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer });
   await app.register(sdkRoutes);
   if (!ctx.config.smtpUrl) await app.register(devMailRoutes, { mailbox: ctx.mailbox });

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { CRYPTO_VERSIONS, isValidEmail, normalizeEmail, Paths, type AuthenticateResponse } from 'service-protocol';
+import { CRYPTO_VERSIONS, BrowserPaths, isValidEmail, normalizeEmail, type AuthenticateResponse } from 'service-protocol';
 import { ServiceError } from '../errors.js';
 import { PkceChallenge } from '../http/schemas.js';
 import type { LoginService } from './service.js';
@@ -19,13 +19,13 @@ const AuthenticateBody = Type.Object(
 
 export const loginRoutes: FastifyPluginAsyncTypebox<{ login: LoginService; testMode: boolean }> = async (app, { login, testMode }) => {
   app.post(
-    Paths.deviceChallenge,
+    BrowserPaths.deviceChallenge,
     { schema: { response: { 200: Type.Object({ challenge: Type.String(), expiresIn: Type.Integer() }) } } },
     async (request) => login.issueChallenge(request.client),
   );
 
   app.post(
-    Paths.authenticate,
+    BrowserPaths.authenticate,
     { schema: { body: AuthenticateBody } },
     async (request): Promise<AuthenticateResponse> => {
       const body = request.body;

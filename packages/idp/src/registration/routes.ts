@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { isValidEmail, normalizeEmail, Paths, type VerifyDeviceResponse, type VerifyEmailOtpResponse } from 'service-protocol';
+import { BrowserPaths, isValidEmail, normalizeEmail, type VerifyDeviceResponse, type VerifyEmailOtpResponse } from 'service-protocol';
 import { ServiceError } from '../errors.js';
 import { DeviceToken, Otp } from '../http/schemas.js';
 import type { RegistrationService } from './service.js';
@@ -32,7 +32,7 @@ function emailOf(userid: string): string {
 
 export const registrationRoutes: FastifyPluginAsyncTypebox<{ registration: RegistrationService }> = async (app, { registration }) => {
   app.post(
-    Paths.verifyEmailOtp,
+    BrowserPaths.verifyEmailOtp,
     { schema: { body: VerifyEmailOtpBody } },
     async (request): Promise<VerifyEmailOtpResponse> => {
       const { userid, deviceToken, otp } = request.body;
@@ -42,7 +42,7 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ registration: Regis
   );
 
   app.post(
-    Paths.verifyDevice,
+    BrowserPaths.verifyDevice,
     { schema: { body: VerifyDeviceBody } },
     async (request): Promise<VerifyDeviceResponse> => {
       const { userid, deviceToken, devicePublicKey, mfaMethod } = request.body;

@@ -1,0 +1,67 @@
+/**
+ * An OIDC client nobody on this team wrote (openid-client) discovers the service, exchanges
+ * a code from the browser library, and validates the ID token against our JWKS.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import * as oidc from 'openid-client';
+import { createPkcePair } from 'service-web';
+import { startTestService, type TestService, uniqueEmail } from './helpers.js';
+
+describe('OIDC conformance with openid-client', () => {
+  let service: TestService;
+  before(async () => {
+    service = await startTestService();
+  });
+  after(() => service.close());
+
+  async function codeFor(email: string, codeChallenge: string): Promise<string> {
+    const device = await service.newDevice();
+    await device.authenticate(email, { rememberDevice: true, code_challenge: codeChallenge, code_challenge_method: 'S256' });
+    await device.verifyEmailOtp({ userid: email, otp: await service.latestOtp(email) });
+    const registered = await device.verifyDevice({ userid: email });
+    assert.equal(registered.status, 'SUCCESS');
+    return registered.code as string;
+  }
+
+  for (const [name, auth] of [
+    ['client_secret_basic', (secret: string) => oidc.ClientSecretBasic(secret)],
+    ['client_secret_post', (secret: string) => oidc.ClientSecretPost(secret)],
+  ] as const) {
+    it(`completes the code exchange with ${name} and validates the ID token`, async () => {
+      const config = await oidc.discovery(new URL(service.url), service.clientId, undefined, auth(service.secretKey), {
+        execute: [oidc.allowInsecureRequests], // loopback test server over http
+      });
+      assert.equal(config.serverMetadata().issuer, service.url);
+      const email = uniqueEmail('oidc');
+      const pkce = await createPkcePair();
+      const code = await codeFor(email, pkce.codeChallenge);
+      const tokens = await oidc.authorizationCodeGrant(config, new URL(`${'http://app.test:3000'}/callback?code=${encodeURIComponent(code)}`), {
+        pkceCodeVerifier: pkce.codeVerifier,
+        idTokenExpected: true,
+      });
+      const claims = tokens.claims();
+      assert.ok(claims);
+      assert.equal(claims.email, email);
+      assert.equal(claims.aud, service.clientId);
+      assert.equal(tokens.token_type.toLowerCase(), 'bearer');
+
+      const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
+      assert.equal(userinfo.email, email);
+    });
+  }
+
+  it('verifies the RFC 7636 Appendix B vector through the token endpoint', async () => {
+    // RFC 7636 Appendix B: this verifier hashes to this challenge.
+    const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+    const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+    const code = await codeFor(uniqueEmail('rfc7636'), challenge);
+    const response = await fetch(service.tokenUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: service.clientId, client_secret: service.secretKey }),
+    });
+    assert.equal(response.status, 200);
+    assert.equal(typeof (await response.json()).id_token, 'string');
+  });
+});
