@@ -1,0 +1,93 @@
+/**
+ * Real mail delivery: the service sends through nodemailer to a local SMTP server
+ * (smtp-server), and the OTP read from the received message completes the registration.
+ * An SMTP failure gives a clear 503 and leaves no usable code behind.
+ */
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { SMTPServer } from 'smtp-server';
+import { startTestService, type TestService, uniqueEmail } from './helpers.js';
+
+interface Received {
+  to: string[];
+  raw: string;
+}
+
+function startSmtp(): Promise<{ server: SMTPServer; port: number; inbox: Received[] }> {
+  const inbox: Received[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    logger: false,
+    onData(stream, session, callback) {
+      let raw = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        raw += chunk;
+      });
+      stream.on('end', () => {
+        inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
+        callback();
+      });
+    },
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.server.address() as AddressInfo).port, inbox }));
+  });
+}
+
+describe('SMTP delivery', () => {
+  let smtp: Awaited<ReturnType<typeof startSmtp>>;
+  let service: TestService;
+  before(async () => {
+    smtp = await startSmtp();
+    service = await startTestService({ env: { SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, SERVICE_IDP_MAIL_FROM: 'Test <login@example.com>' } });
+  });
+  after(async () => {
+    await service.close();
+    await new Promise<void>((resolve) => smtp.server.close(() => resolve()));
+  });
+
+  it('delivers the OTP over SMTP, and the received code registers the device', async () => {
+    const email = uniqueEmail('smtp');
+    const device = await service.newDevice();
+    const started = await device.authenticate(email, { rememberDevice: true });
+    assert.equal(started.status, 'OTP_NEEDED');
+    const message = smtp.inbox.find((m) => m.to.includes(email));
+    assert.ok(message, 'the SMTP server received the mail');
+    assert.match(message.raw, /^From: Test <login@example\.com>/m);
+    assert.match(message.raw, /Content-Type: text\/plain/i);
+    assert.match(message.raw, /Content-Type: text\/html/i);
+    const otp = message.raw.match(/sign-in code for Test App is: (\d{6})/)?.[1];
+    assert.ok(otp, 'the plain-text part carries the code');
+    assert.equal((await device.verifyEmailOtp({ userid: email, otp })).status, 'SUCCESS');
+    assert.equal((await device.verifyDevice({ userid: email })).status, 'SUCCESS');
+    assert.equal((await service.ctx.mailbox.list(10)).length, 0, 'nothing went to the development mailbox');
+    const devMail = await fetch(`${service.url}/dev/mail`);
+    assert.equal(devMail.status, 404, 'the development mailbox page is off when SMTP is configured');
+  });
+});
+
+describe('SMTP failure', () => {
+  let service: TestService;
+  before(async () => {
+    const dead = await startSmtp();
+    const port = dead.port;
+    await new Promise<void>((resolve) => dead.server.close(() => resolve()));
+    service = await startTestService({ testMode: true, env: { SMTP_URL: `smtp://127.0.0.1:${port}` } });
+  });
+  after(() => service.close());
+
+  it('answers 503 ERR_DELIVERY_FAILED without the code, and the undelivered code is dead', async () => {
+    const email = uniqueEmail('nosmtp');
+    const r = await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' });
+    assert.equal(r.status, 503);
+    assert.equal(r.body.code, 'ERR_DELIVERY_FAILED');
+    assert.equal(r.body.deviceToken, undefined);
+    assert.doesNotMatch(JSON.stringify(r.body), /\d{6}/, 'no code in the response, even in test mode');
+    const rows = await service.ctx.db.selectFrom('registrations').select(['otp_expires_at']).execute();
+    assert.equal(rows.length, 1);
+    assert.ok(Number(rows[0]?.otp_expires_at) <= Date.now(), 'the registration was expired at once');
+  });
+});
