@@ -18,6 +18,7 @@ import { createRegistrationService } from './registration/service.js';
 import { createRegistrationStore } from './registration/store.js';
 import { openSqlite, type Db } from './storage/database.js';
 import { migrate } from './storage/migrations.js';
+import { startSweeper } from './storage/sweeper.js';
 import { createThrottle } from './throttle/service.js';
 import { createThrottleStore } from './throttle/store.js';
 import { createTokenService } from './token/service.js';
@@ -48,11 +49,14 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const clients = createClientService({ store: createClientStore(db), hash, now });
   const accounts = createAccountStore(db);
   const devices = createDeviceStore(db);
-  const codes = createCodeService({ store: createCodeStore(db), hash, now });
-  const throttle = createThrottle({ store: createThrottleStore(db), now });
+  const codeStore = createCodeStore(db);
+  const codes = createCodeService({ store: codeStore, hash, now });
+  const throttleStore = createThrottleStore(db);
+  const throttle = createThrottle({ store: throttleStore, now });
+  const registrationStore = createRegistrationStore(db);
   const keyring = createKeyring({ store: createKeyStore(db), sealer: createSealer(serverSecret, 'signing-key'), now });
   const registration = createRegistrationService({
-    store: createRegistrationStore(db),
+    store: registrationStore,
     accounts,
     devices,
     codes,
@@ -77,6 +81,17 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     registration,
     login,
     tokens,
+    /** Deletes expired rows; each store sweeps its own table. */
+    async sweepExpired(at: number) {
+      await registrationStore.deleteExpired(at);
+      await codeStore.deleteExpired(at);
+      await devices.deleteExpiredChallenges(at);
+      await throttleStore.deleteExpired(at);
+    },
+    /** Sweeps in the background; returns the stop function. */
+    startSweeper(onError: (error: unknown) => void) {
+      return startSweeper((at) => this.sweepExpired(at), now, onError);
+    },
     async close() {
       mailer.close();
       await db.destroy();

@@ -40,10 +40,12 @@ export async function startService(requested: ServiceConfig, options: ContextOpt
   await ctx.keyring.ensure();
   const app = await buildApp(ctx, options);
   await app.listen({ port: config.port, host: config.host });
+  const stopSweeper = ctx.startSweeper((error) => app.log.error({ err: error }, 'sweeping expired rows failed'));
   return {
     url: config.issuer,
     ctx,
     async close() {
+      stopSweeper();
       await app.close();
       await ctx.close();
     },

@@ -27,6 +27,10 @@ export function createCodeStore(db: Db) {
         .execute();
     },
 
+    async deleteExpired(now: number): Promise<void> {
+      await db.deleteFrom('auth_codes').where('expires_at', '<', now).execute();
+    },
+
     /**
      * Consumes a live code in one statement, so of any number of concurrent callers exactly
      * one gets the row. A replayed, expired or unknown code yields undefined.

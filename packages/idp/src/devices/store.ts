@@ -49,6 +49,10 @@ export function createDeviceStore(db: Db) {
       await db.updateTable('devices').set({ removed_at: now }).where('id', '=', id).execute();
     },
 
+    async deleteExpiredChallenges(now: number): Promise<void> {
+      await db.deleteFrom('device_challenges').where('expires_at', '<', now).execute();
+    },
+
     async insertChallenge(idHash: string, clientId: string, expiresAt: number): Promise<void> {
       await db.insertInto('device_challenges').values({ id: idHash, client_id: clientId, expires_at: expiresAt, consumed_at: null }).execute();
     },

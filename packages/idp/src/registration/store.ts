@@ -82,6 +82,10 @@ export function createRegistrationStore(db: Db) {
       return row && { otpHash: row.otp_hash, attempts: Number(row.attempts) };
     },
 
+    async deleteExpired(now: number): Promise<void> {
+      await db.deleteFrom('registrations').where('expires_at', '<', now).execute();
+    },
+
     /** Ends the registration at once (its OTP was never delivered). */
     async expire(idHash: string, now: number): Promise<void> {
       await db.updateTable('registrations').set({ otp_expires_at: now, expires_at: now }).where('id', '=', idHash).execute();

@@ -7,6 +7,10 @@ import type { Db } from '../storage/database.js';
  */
 export function createThrottleStore(db: Db) {
   return {
+    async deleteExpired(now: number): Promise<void> {
+      await db.deleteFrom('rate_counters').where('expires_at', '<', now).execute();
+    },
+
     async hit(key: string, windowMs: number, now: number): Promise<{ count: number; windowStart: number }> {
       const fresh = now - windowMs;
       const row = await db
