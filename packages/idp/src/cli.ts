@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { Paths } from 'service-protocol';
-import { ConfigError, ENVIRONMENT, type ConfigFlags, loadConfig } from './config.js';
+import { ConfigError, type ConfigFlags, ENVIRONMENT, loadConfig } from './config.js';
 import { openContext } from './context.js';
 import { startService } from './index.js';
 
@@ -55,14 +55,18 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return command || values.help ? 0 : 1;
   }
-  const flags: ConfigFlags = { port: values.port, host: values.host, data: values.data, issuer: values.issuer, 'test-mode': values['test-mode'] };
+  const flags: ConfigFlags = {
+    port: values.port,
+    host: values.host,
+    data: values.data,
+    issuer: values.issuer,
+    'test-mode': values['test-mode'],
+  };
   const config = loadConfig(flags);
 
   if (command === 'start') {
     if (config.testMode) {
-      process.stderr.write(
-        '\n  !!! TEST MODE: one-time codes are returned in API responses. Never use this with real users. !!!\n\n',
-      );
+      process.stderr.write('\n  !!! TEST MODE: one-time codes are returned in API responses. Never use this with real users. !!!\n\n');
     }
     const service = await startService(config, { logger: { level: config.logLevel } });
     process.stdout.write(
@@ -106,7 +110,9 @@ async function main(argv: string[]): Promise<number> {
       }
       case 'keys rotate': {
         const kid = await ctx.keyring.rotate();
-        process.stdout.write(`New signing key ${kid}. Running nodes sign with it within 30 s; the old key stays in the JWKS until its tokens expire.\n`);
+        process.stdout.write(
+          `New signing key ${kid}. Running nodes sign with it within 30 s; the old key stays in the JWKS until its tokens expire.\n`,
+        );
         return 0;
       }
       case 'mail': {
@@ -114,7 +120,9 @@ async function main(argv: string[]): Promise<number> {
         const messages = await ctx.mailbox.list(Number.isInteger(limit) && limit > 0 ? limit : 20);
         if (values.json) process.stdout.write(`${JSON.stringify(messages)}\n`);
         else if (messages.length === 0) process.stdout.write('The development mailbox is empty.\n');
-        else for (const m of messages) process.stdout.write(`--- ${new Date(m.createdAt).toISOString()}  to ${m.to}\nSubject: ${m.subject}\n\n${m.text}\n\n`);
+        else
+          for (const m of messages)
+            process.stdout.write(`--- ${new Date(m.createdAt).toISOString()}  to ${m.to}\nSubject: ${m.subject}\n\n${m.text}\n\n`);
         return 0;
       }
       case 'migrate':
@@ -134,7 +142,8 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (error: unknown) => {
-    const known = error instanceof ConfigError || (error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'));
+    const known =
+      error instanceof ConfigError || (error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'));
     process.stderr.write(`service-idp: ${error instanceof Error ? error.message : String(error)}\n`);
     if (!known && error instanceof Error && process.env.SERVICE_IDP_LOG_LEVEL === 'debug') process.stderr.write(`${error.stack}\n`);
     process.exitCode = known ? 2 : 1;

@@ -22,7 +22,7 @@ export const ENVIRONMENT = {
   SERVICE_IDP_PORT: 'port to listen on (default 8080)',
   SERVICE_IDP_HOST: 'address to bind (default 127.0.0.1)',
   SERVICE_IDP_DATA: 'data folder (default ./data)',
-  SERVICE_IDP_ISSUER: 'public base URL, the tokens\' iss (default http://HOST:PORT)',
+  SERVICE_IDP_ISSUER: "public base URL, the tokens' iss (default http://HOST:PORT)",
   SERVICE_IDP_TEST_MODE: '"1" puts OTPs in responses (refused when NODE_ENV=production)',
   SERVICE_IDP_MAIL_FROM: 'sender of service mail (default "Sign-in <no-reply@localhost>")',
   SERVICE_IDP_LOG_LEVEL: 'fatal, error, warn, info (default), debug',
@@ -47,7 +47,10 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
   const port = Number(flags.port ?? env.SERVICE_IDP_PORT ?? DEFAULT_PORT);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`invalid port: ${flags.port ?? env.SERVICE_IDP_PORT}`);
   const host = flags.host ?? env.SERVICE_IDP_HOST ?? DEFAULT_HOST;
-  const issuer = (flags.issuer ?? env.SERVICE_IDP_ISSUER ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  const issuer = (flags.issuer ?? env.SERVICE_IDP_ISSUER ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(
+    /\/+$/,
+    '',
+  );
   let issuerUrl: URL;
   try {
     issuerUrl = new URL(issuer);
@@ -58,7 +61,8 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
   const testMode = flags['test-mode'] ?? env.SERVICE_IDP_TEST_MODE === '1';
   const smtpUrl = env.SMTP_URL || undefined;
   if (production && testMode) throw new ConfigError('--test-mode is refused when NODE_ENV=production: it puts one-time codes in responses');
-  if (production && !smtpUrl) throw new ConfigError('SMTP_URL is required when NODE_ENV=production: the development mailbox is not for real users');
+  if (production && !smtpUrl)
+    throw new ConfigError('SMTP_URL is required when NODE_ENV=production: the development mailbox is not for real users');
   if (production && issuerUrl.protocol !== 'https:') throw new ConfigError('the issuer must be an https URL when NODE_ENV=production');
   return {
     port,

@@ -16,7 +16,7 @@ import { createMailboxStore } from './mail/mailbox-store.js';
 import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
 import { createRegistrationService } from './registration/service.js';
 import { createRegistrationStore } from './registration/store.js';
-import { openSqlite, type Db } from './storage/database.js';
+import { type Db, openSqlite } from './storage/database.js';
 import { migrate } from './storage/migrations.js';
 import { startSweeper } from './storage/sweeper.js';
 import { createThrottle } from './throttle/service.js';

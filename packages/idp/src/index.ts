@@ -13,12 +13,12 @@ import type { ServiceConfig } from './config.js';
 import { type ContextOptions, openContext, type ServiceContext } from './context.js';
 import { type AppOptions, buildApp } from './http/app.js';
 
-export { loadConfig, ConfigError, ENVIRONMENT } from './config.js';
-export type { ServiceConfig, ConfigFlags } from './config.js';
+export type { ConfigFlags, ServiceConfig } from './config.js';
+export { ConfigError, ENVIRONMENT, loadConfig } from './config.js';
+export type { ContextOptions, ServiceContext } from './context.js';
 export { openContext } from './context.js';
-export type { ServiceContext, ContextOptions } from './context.js';
-export { buildApp } from './http/app.js';
 export * as defaults from './defaults.js';
+export { buildApp } from './http/app.js';
 
 export interface RunningService {
   url: string;

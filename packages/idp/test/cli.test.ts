@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { ID_TOKEN_TTL_SECONDS, KEY_CACHE_SECONDS } from '../src/defaults.js';
-import { loadConfig, startService, type RunningService } from '../src/index.js';
+import { loadConfig, type RunningService, startService } from '../src/index.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
@@ -33,11 +33,24 @@ describe('service-idp CLI', () => {
   it('documents every command in --help', async () => {
     const { code, stdout } = await run(['--help']);
     assert.equal(code, 0);
-    for (const command of ['start', 'clients create', 'clients list', 'keys rotate', 'mail', 'SERVICE_IDP_DATA', 'SMTP_URL']) assert.match(stdout, new RegExp(command));
+    for (const command of ['start', 'clients create', 'clients list', 'keys rotate', 'mail', 'SERVICE_IDP_DATA', 'SMTP_URL'])
+      assert.match(stdout, new RegExp(command));
   });
 
   it('creates a client and prints exactly one JSON object with its three keys', async () => {
-    const { code, stdout } = await run(['clients', 'create', '--data', data, '--name', 'Shop', '--origin', 'https://shop.example', '--origin', 'http://localhost:3000', '--json']);
+    const { code, stdout } = await run([
+      'clients',
+      'create',
+      '--data',
+      data,
+      '--name',
+      'Shop',
+      '--origin',
+      'https://shop.example',
+      '--origin',
+      'http://localhost:3000',
+      '--json',
+    ]);
     assert.equal(code, 0);
     const keys = JSON.parse(stdout);
     assert.deepEqual(Object.keys(keys).sort(), ['clientId', 'publishableKey', 'secretKey']);
@@ -65,7 +78,10 @@ describe('service-idp CLI', () => {
   });
 
   it('refuses test mode and the development mailbox in production', async () => {
-    const testMode = await run(['start', '--data', data, '--port', '0', '--test-mode'], { NODE_ENV: 'production', SMTP_URL: 'smtp://127.0.0.1:1' });
+    const testMode = await run(['start', '--data', data, '--port', '0', '--test-mode'], {
+      NODE_ENV: 'production',
+      SMTP_URL: 'smtp://127.0.0.1:1',
+    });
     assert.notEqual(testMode.code, 0);
     assert.match(testMode.stderr, /test-mode is refused/);
     const noSmtp = await run(['start', '--data', data, '--port', '0', '--issuer', 'https://id.example'], { NODE_ENV: 'production' });
@@ -86,14 +102,20 @@ describe('service-idp CLI', () => {
       const keys = await service.ctx.clients.create({ name: 'Rotate', origins: ['http://rotate.test'] });
       const headers = { 'content-type': 'application/json', origin: 'http://rotate.test', 'x-service-key': keys.publishableKey };
       const email = `rotate.${clock}@example.com`;
-      const post = async (path: string, body: unknown) => (await fetch(service.url + path, { method: 'POST', headers, body: JSON.stringify(body) })).json();
+      const post = async (path: string, body: unknown) =>
+        (await fetch(service.url + path, { method: 'POST', headers, body: JSON.stringify(body) })).json();
       const a = await post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' });
       await post('/v1/email-otp/verify', { userid: email, deviceToken: a.deviceToken, otp: a.code });
       const d = await post('/v1/devices', { userid: email, deviceToken: a.deviceToken });
       const t = await fetch(`${service.url}/oauth/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code: d.code, client_id: keys.clientId, client_secret: keys.secretKey }),
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: d.code,
+          client_id: keys.clientId,
+          client_secret: keys.secretKey,
+        }),
       });
       return (await t.json()).id_token as string;
     };
@@ -118,7 +140,10 @@ describe('service-idp CLI', () => {
 
       clock += (ID_TOKEN_TTL_SECONDS + KEY_CACHE_SECONDS) * 1000;
       const afterwards = await jwks();
-      assert.deepEqual(afterwards.keys.map((k) => k.kid), [kidOf(newToken)]);
+      assert.deepEqual(
+        afterwards.keys.map((k) => k.kid),
+        [kidOf(newToken)],
+      );
     });
 
     it('lists the development mailbox newest first', async () => {

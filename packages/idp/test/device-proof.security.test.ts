@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { exportJWK, generateKeyPair, type CryptoKey as JoseKey, CompactSign } from 'jose';
+import { CompactSign, exportJWK, generateKeyPair, type CryptoKey as JoseKey } from 'jose';
 import { startTestService, type TestService, uniqueEmail } from './helpers.js';
 
 describe('device proof', () => {
@@ -79,7 +79,10 @@ describe('device proof', () => {
     const email = uniqueEmail();
     const device = await registerDevice(email);
     assert.equal((await login(email, await proof(device.privateKey, device.deviceId, email, 'made-up-nonce'))).status, 'OTP_NEEDED');
-    assert.equal((await login(email, await proof(device.privateKey, device.deviceId, email, await challenge(), 'v0'))).status, 'OTP_NEEDED');
+    assert.equal(
+      (await login(email, await proof(device.privateKey, device.deviceId, email, await challenge(), 'v0'))).status,
+      'OTP_NEEDED',
+    );
     assert.equal((await login(email, 'not.a.jws')).status, 'OTP_NEEDED');
   });
 

@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IDBFactory } from 'fake-indexeddb';
 import { ServiceClient } from 'service-web';
-import { loadConfig, startService, type RunningService } from '../src/index.js';
-import { openSqlite } from '../src/storage/database.js';
+import { loadConfig, type RunningService, startService } from '../src/index.js';
 import type { Mailer } from '../src/mail/mailer.js';
+import { openSqlite } from '../src/storage/database.js';
 
 export const APP_ORIGIN = 'http://app.test:3000';
 

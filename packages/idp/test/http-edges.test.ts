@@ -65,12 +65,24 @@ describe('HTTP edges', () => {
       ['/v1/authenticate', 'unknown field', { userid: 'a@example.com', cryptoVersion: 'v1', admin: true }],
       ['/v1/authenticate', 'wrong type', { userid: 42, cryptoVersion: 'v1' }],
       ['/v1/authenticate', 'unknown crypto version', { userid: 'a@example.com', cryptoVersion: 'v9' }],
-      ['/v1/authenticate', 'plain PKCE', { userid: 'a@example.com', cryptoVersion: 'v1', codeChallenge: 'x'.repeat(43), codeChallengeMethod: 'plain' }],
+      [
+        '/v1/authenticate',
+        'plain PKCE',
+        { userid: 'a@example.com', cryptoVersion: 'v1', codeChallenge: 'x'.repeat(43), codeChallengeMethod: 'plain' },
+      ],
       ['/v1/authenticate', 'challenge without method', { userid: 'a@example.com', cryptoVersion: 'v1', codeChallenge: 'x'.repeat(43) }],
-      ['/v1/authenticate', 'short challenge', { userid: 'a@example.com', cryptoVersion: 'v1', codeChallenge: 'abc', codeChallengeMethod: 'S256' }],
+      [
+        '/v1/authenticate',
+        'short challenge',
+        { userid: 'a@example.com', cryptoVersion: 'v1', codeChallenge: 'abc', codeChallengeMethod: 'S256' },
+      ],
       ['/v1/authenticate', 'not JSON', '{"userid":'],
       ['/v1/email-otp/verify', '5-digit OTP', { userid: 'a@example.com', deviceToken: 'dt_xxxxxxxxxxxx', otp: '12345' }],
-      ['/v1/devices', 'RSA device key', { userid: 'a@example.com', deviceToken: 'dt_xxxxxxxxxxxx', devicePublicKey: { kty: 'RSA', n: 'x', e: 'AQAB' } }],
+      [
+        '/v1/devices',
+        'RSA device key',
+        { userid: 'a@example.com', deviceToken: 'dt_xxxxxxxxxxxx', devicePublicKey: { kty: 'RSA', n: 'x', e: 'AQAB' } },
+      ],
       ['/v1/authenticate', 'oversized body', { userid: 'a@example.com', cryptoVersion: 'v1', deviceProof: 'x'.repeat(40_000) }],
     ];
     for (const [path, label, body] of bad) {
@@ -80,7 +92,10 @@ describe('HTTP edges', () => {
         assert.ok(r.status >= 400 && r.status < 500, `status ${r.status}`);
         assert.equal(r.body.code, 'ERR_REQUEST_INVALID');
         assert.equal((await service.ctx.mailbox.list(1000)).length, mailBefore);
-        const registrations = await service.ctx.db.selectFrom('registrations').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+        const registrations = await service.ctx.db
+          .selectFrom('registrations')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow();
         assert.equal(Number(registrations.n), 0);
       });
     }
@@ -88,11 +103,13 @@ describe('HTTP edges', () => {
 
   describe('token endpoint errors (RFC 6749 5.2)', () => {
     const token = (body: string, headers: Record<string, string> = {}) =>
-      fetch(service.tokenUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body }).then(async (r) => ({
-        status: r.status,
-        body: await r.json(),
-        headers: r.headers,
-      }));
+      fetch(service.tokenUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body }).then(
+        async (r) => ({
+          status: r.status,
+          body: await r.json(),
+          headers: r.headers,
+        }),
+      );
 
     it('unsupported_grant_type', async () => {
       const r = await token('grant_type=password&username=a&password=b');
@@ -103,7 +120,11 @@ describe('HTTP edges', () => {
 
     it('invalid_request without a code, and for a JSON body', async () => {
       assert.equal((await token('grant_type=authorization_code')).body.error, 'invalid_request');
-      const json = await fetch(service.tokenUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"grant_type":"authorization_code","code":"x"}' });
+      const json = await fetch(service.tokenUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"grant_type":"authorization_code","code":"x"}',
+      });
       assert.equal(json.status, 400);
       assert.equal((await json.json()).error, 'invalid_request');
     });
@@ -117,7 +138,14 @@ describe('HTTP edges', () => {
     });
 
     it('invalid_grant for an unknown code', async () => {
-      const r = await token(new URLSearchParams({ grant_type: 'authorization_code', code: 'ac_unknown', client_id: service.clientId, client_secret: service.secretKey }).toString());
+      const r = await token(
+        new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: 'ac_unknown',
+          client_id: service.clientId,
+          client_secret: service.secretKey,
+        }).toString(),
+      );
       assert.equal(r.status, 400);
       assert.equal(r.body.error, 'invalid_grant');
     });

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { exchangeCodeForClaims, OAuthExchangeError } from 'service-oauth-client';
-import { createPkcePair } from 'service-web';
 import type { ServiceClient } from 'service-web';
+import { createPkcePair } from 'service-web';
 import { startTestService, type TestService, uniqueEmail } from './helpers.js';
 
 describe('device registration and trusted-device login', () => {
@@ -92,9 +92,15 @@ describe('device registration and trusted-device login', () => {
     const wrong = await createPkcePair();
     const login = await device.authenticate(email, { code_challenge: pkce.codeChallenge, code_challenge_method: 'S256' });
     assert.equal(login.status, 'SUCCESS');
-    await assert.rejects(exchange(login.code as string, wrong.codeVerifier), (e: unknown) => e instanceof OAuthExchangeError && e.error === 'invalid_grant');
+    await assert.rejects(
+      exchange(login.code as string, wrong.codeVerifier),
+      (e: unknown) => e instanceof OAuthExchangeError && e.error === 'invalid_grant',
+    );
     // The wrong attempt consumed the code: the right verifier no longer helps.
-    await assert.rejects(exchange(login.code as string, pkce.codeVerifier), (e: unknown) => e instanceof OAuthExchangeError && e.error === 'invalid_grant');
+    await assert.rejects(
+      exchange(login.code as string, pkce.codeVerifier),
+      (e: unknown) => e instanceof OAuthExchangeError && e.error === 'invalid_grant',
+    );
   });
 
   it('refuses a PKCE-bound code without a verifier, and a verifier for a code without a challenge', async () => {

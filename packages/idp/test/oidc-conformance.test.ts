@@ -36,10 +36,14 @@ describe('OIDC conformance with openid-client', () => {
       const email = uniqueEmail('oidc');
       const pkce = await createPkcePair();
       const code = await codeFor(email, pkce.codeChallenge);
-      const tokens = await oidc.authorizationCodeGrant(config, new URL(`${'http://app.test:3000'}/callback?code=${encodeURIComponent(code)}`), {
-        pkceCodeVerifier: pkce.codeVerifier,
-        idTokenExpected: true,
-      });
+      const tokens = await oidc.authorizationCodeGrant(
+        config,
+        new URL(`${'http://app.test:3000'}/callback?code=${encodeURIComponent(code)}`),
+        {
+          pkceCodeVerifier: pkce.codeVerifier,
+          idTokenExpected: true,
+        },
+      );
       const claims = tokens.claims();
       assert.ok(claims);
       assert.equal(claims.email, email);
@@ -59,7 +63,13 @@ describe('OIDC conformance with openid-client', () => {
     const response = await fetch(service.tokenUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: service.clientId, client_secret: service.secretKey }),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        client_id: service.clientId,
+        client_secret: service.secretKey,
+      }),
     });
     assert.equal(response.status, 200);
     assert.equal(typeof (await response.json()).id_token, 'string');

@@ -54,11 +54,13 @@ describe('OTP guessing', () => {
   it('accepts the right code once when it is sent 20 times in parallel', async () => {
     const email = uniqueEmail();
     const { deviceToken, otp } = await start(email);
-    const results = await Promise.all(Array.from({ length: 20 }, () => service.post('/v1/email-otp/verify', { userid: email, deviceToken, otp })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => service.post('/v1/email-otp/verify', { userid: email, deviceToken, otp })),
+    );
     assert.equal(results.filter((r) => r.status === 200).length, 1);
   });
 
-  it('refuses a code with another registration\'s device token', async () => {
+  it("refuses a code with another registration's device token", async () => {
     const a = uniqueEmail();
     const b = uniqueEmail();
     const first = await start(a);

@@ -42,7 +42,9 @@ describe('SMTP delivery', () => {
   let service: TestService;
   before(async () => {
     smtp = await startSmtp();
-    service = await startTestService({ env: { SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, SERVICE_IDP_MAIL_FROM: 'Test <login@example.com>' } });
+    service = await startTestService({
+      env: { SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, SERVICE_IDP_MAIL_FROM: 'Test <login@example.com>' },
+    });
   });
   after(async () => {
     await service.close();

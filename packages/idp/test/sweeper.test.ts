@@ -6,14 +6,21 @@ import { startTestService, type TestService, uniqueEmail } from './helpers.js';
 
 describe('sweeping expired rows', () => {
   let service: TestService;
-  let clock = Date.now();
+  const clock = Date.now();
   before(async () => {
     service = await startTestService({ testMode: true, now: () => clock });
   });
   after(() => service.close());
 
   const count = async (table: 'registrations' | 'auth_codes' | 'device_challenges' | 'rate_counters') =>
-    Number((await service.ctx.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    Number(
+      (
+        await service.ctx.db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it('deletes registrations, codes, challenges and counters past their expiry', async () => {
     const email = uniqueEmail();
@@ -21,12 +28,14 @@ describe('sweeping expired rows', () => {
     await service.post('/v1/email-otp/verify', { userid: email, deviceToken: a.body.deviceToken, otp: a.body.code });
     await service.post('/v1/devices', { userid: email, deviceToken: a.body.deviceToken });
     await service.post('/v1/device-challenges', {});
-    for (const table of ['registrations', 'auth_codes', 'device_challenges', 'rate_counters'] as const) assert.ok((await count(table)) > 0, table);
+    for (const table of ['registrations', 'auth_codes', 'device_challenges', 'rate_counters'] as const)
+      assert.ok((await count(table)) > 0, table);
 
     await service.ctx.sweepExpired(clock + AUTH_CODE_TTL_SECONDS * 1000 - 1000);
     assert.equal(await count('auth_codes'), 1, 'a live code survives');
 
     await service.ctx.sweepExpired(clock + 2 * 60 * 60 * 1000 + OTP_TTL_SECONDS * 1000);
-    for (const table of ['registrations', 'auth_codes', 'device_challenges', 'rate_counters'] as const) assert.equal(await count(table), 0, table);
+    for (const table of ['registrations', 'auth_codes', 'device_challenges', 'rate_counters'] as const)
+      assert.equal(await count(table), 0, table);
   });
 });

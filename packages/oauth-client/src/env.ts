@@ -15,11 +15,7 @@ export const EXCHANGE_ENV = {
 export type ExchangeEnvKey = keyof typeof EXCHANGE_ENV;
 
 /** The option if it is set, else the environment variable that stands for it. */
-export function fromEnv<T>(
-  key: ExchangeEnvKey,
-  option: T | undefined,
-  env: NodeJS.ProcessEnv = process.env,
-): T | string | undefined {
+export function fromEnv<T>(key: ExchangeEnvKey, option: T | undefined, env: NodeJS.ProcessEnv = process.env): T | string | undefined {
   if (option !== undefined && option !== null && option !== '') return option;
   const value = env[EXCHANGE_ENV[key]];
   return value === undefined || value === '' ? undefined : value;

@@ -136,10 +136,7 @@ export class JWTVerificationError extends ServiceOAuthError {
   /** `'missing'`, `'invalid'` or `'check_failed'`, with `claim`. */
   readonly reason: string | undefined;
 
-  constructor(
-    message: string,
-    options: { code?: JWTVerificationErrorCode; claim?: string; reason?: string; cause?: unknown } = {},
-  ) {
+  constructor(message: string, options: { code?: JWTVerificationErrorCode; claim?: string; reason?: string; cause?: unknown } = {}) {
     super(options.code ?? JWTVerificationError.code, message, { cause: options.cause });
     this.name = 'JWTVerificationError';
     this.claim = options.claim;

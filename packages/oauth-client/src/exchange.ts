@@ -4,7 +4,7 @@ import { DEFAULT_LEEWAY_SECONDS, EXCHANGE_TIMEOUT_MS } from './defaults.js';
 import { EXCHANGE_ENV, fromEnv } from './env.js';
 import { OAuthExchangeError } from './errors.js';
 import { sharedJwksCache } from './jwks.js';
-import { type PublicKeyInput, loadPublicKey } from './keys.js';
+import { loadPublicKey, type PublicKeyInput } from './keys.js';
 import { type JwtPayload, verifyToken } from './verify-jwt.js';
 
 /**
@@ -262,10 +262,10 @@ async function requestIdToken(config: ExchangeConfig): Promise<string> {
     });
   }
   if (typeof fields.id_token !== 'string' || fields.id_token === '') {
-    throw new OAuthExchangeError(
-      isObject(body) ? 'token response has no id_token' : 'token response is not a JSON object',
-      { code: 'ERR_OAUTH_EXCHANGE_RESPONSE_INVALID', status: response.status },
-    );
+    throw new OAuthExchangeError(isObject(body) ? 'token response has no id_token' : 'token response is not a JSON object', {
+      code: 'ERR_OAUTH_EXCHANGE_RESPONSE_INVALID',
+      status: response.status,
+    });
   }
   return fields.id_token;
 }

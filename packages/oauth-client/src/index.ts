@@ -3,15 +3,16 @@
  *
  * @packageDocumentation
  */
-export { exchangeCodeForClaims } from './exchange.js';
-export type { Claims, ExchangeCodeForClaimsOptions } from './exchange.js';
-export { verifyJwt } from './verify-jwt.js';
-export type { JwtPayload, VerifyJwtOptions } from './verify-jwt.js';
-export type { PublicKeyInput } from './keys.js';
-export { InvalidPublicKeyError, JWTVerificationError, OAuthExchangeError, ServiceOAuthError } from './errors.js';
+
 export type {
   InvalidPublicKeyErrorCode,
   JWTVerificationErrorCode,
   OAuthExchangeErrorCode,
   ServiceOAuthErrorCode,
 } from './errors.js';
+export { InvalidPublicKeyError, JWTVerificationError, OAuthExchangeError, ServiceOAuthError } from './errors.js';
+export type { Claims, ExchangeCodeForClaimsOptions } from './exchange.js';
+export { exchangeCodeForClaims } from './exchange.js';
+export type { PublicKeyInput } from './keys.js';
+export type { JwtPayload, VerifyJwtOptions } from './verify-jwt.js';
+export { verifyJwt } from './verify-jwt.js';

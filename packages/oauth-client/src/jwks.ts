@@ -8,7 +8,7 @@
  * - concurrent callers share one in-flight fetch;
  * - a failed fetch is not retried during the cooldown; keys past their max age are never used.
  */
-import { type CryptoKey, type JSONWebKeySet, type JWTVerifyGetKey, createLocalJWKSet, errors as joseErrors } from 'jose';
+import { type CryptoKey, createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey, errors as joseErrors } from 'jose';
 import { JWKS_CACHE_MAX_AGE_MS, JWKS_COOLDOWN_MS, JWKS_TIMEOUT_MS, RSA_MIN_MODULUS_BITS } from './defaults.js';
 import { JWTVerificationError } from './errors.js';
 

@@ -1,4 +1,4 @@
-import { KeyObject, X509Certificate, createPublicKey, type webcrypto } from 'node:crypto';
+import { createPublicKey, KeyObject, type webcrypto, X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { RSA_MIN_MODULUS_BITS } from './defaults.js';
 import { InvalidPublicKeyError } from './errors.js';
@@ -92,10 +92,20 @@ function checkPublicKey(key: KeyObject): KeyObject {
 
 /** JWS algorithms that can be verified with a public key (RFC 7518 3.1, RFC 8037). */
 export const ASYMMETRIC_ALGORITHMS: ReadonlySet<string> = new Set([
-  'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
 ]);
 
-const EC_ALG_BY_CURVE: Record<string, string> = { 'prime256v1': 'ES256', 'secp384r1': 'ES384', 'secp521r1': 'ES512' };
+const EC_ALG_BY_CURVE: Record<string, string> = { prime256v1: 'ES256', secp384r1: 'ES384', secp521r1: 'ES512' };
 
 /** Whether `alg` can be verified with `key` (RFC 8725 3.1: the key decides the algorithm family). */
 export function algorithmFitsKey(alg: string, key: KeyObject): boolean {

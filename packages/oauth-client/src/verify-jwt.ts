@@ -1,8 +1,8 @@
 import type { KeyObject } from 'node:crypto';
-import { type JWTVerifyGetKey, type JWTVerifyOptions, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
+import { decodeProtectedHeader, type JWTVerifyGetKey, type JWTVerifyOptions, errors as joseErrors, jwtVerify } from 'jose';
 import { DEFAULT_ALGORITHMS, DEFAULT_LEEWAY_SECONDS } from './defaults.js';
 import { JWTVerificationError } from './errors.js';
-import { ASYMMETRIC_ALGORITHMS, type PublicKeyInput, algorithmFitsKey, loadPublicKey } from './keys.js';
+import { ASYMMETRIC_ALGORITHMS, algorithmFitsKey, loadPublicKey, type PublicKeyInput } from './keys.js';
 
 /**
  * Claims of a verified JWT: a map of claim name to value, with the registered claims of
@@ -68,11 +68,7 @@ const KEY_CARRYING_HEADERS = ['jwk', 'jku', 'x5u', 'x5c'] as const;
  * console.log(claims.sub);
  * ```
  */
-export async function verifyJwt(
-  token: string,
-  publicKey: PublicKeyInput,
-  options: VerifyJwtOptions = {},
-): Promise<JwtPayload> {
+export async function verifyJwt(token: string, publicKey: PublicKeyInput, options: VerifyJwtOptions = {}): Promise<JwtPayload> {
   const key = await loadPublicKey(publicKey);
   return verifyToken(token, key, options);
 }
@@ -104,8 +100,7 @@ export async function verifyToken(
   let payload: JwtPayload;
   try {
     // Overloads differ for a key and a resolver; both are valid here.
-    ({ payload } =
-      typeof key === 'function' ? await jwtVerify(token, key, verifyOptions) : await jwtVerify(token, key, verifyOptions));
+    ({ payload } = typeof key === 'function' ? await jwtVerify(token, key, verifyOptions) : await jwtVerify(token, key, verifyOptions));
   } catch (err) {
     throw mapJoseError(err);
   }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { exchangeCodeForClaims } from '../src/index.js';
-import { CLIENT_ID, CLIENT_SECRET, type FakeIdp, ISSUER, clearExchangeEnv, signIdToken, standardClaims, startFakeIdp } from './fake-idp.js';
+import { CLIENT_ID, CLIENT_SECRET, clearExchangeEnv, type FakeIdp, ISSUER, signIdToken, standardClaims, startFakeIdp } from './fake-idp.js';
 
 let idp: FakeIdp;
 let restore: () => void;

@@ -5,19 +5,19 @@ import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import {
   type Claims,
+  exchangeCodeForClaims,
   InvalidPublicKeyError,
   JWTVerificationError,
   OAuthExchangeError,
   ServiceOAuthError,
-  exchangeCodeForClaims,
 } from '../src/index.js';
 import {
+  baseOptions,
   CLIENT_ID,
   CLIENT_SECRET,
+  clearExchangeEnv,
   type FakeIdp,
   ISSUER,
-  baseOptions,
-  clearExchangeEnv,
   signIdToken,
   standardClaims,
   startFakeIdp,

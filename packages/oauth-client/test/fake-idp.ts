@@ -2,10 +2,10 @@
  * Unit-test fake of the service: a token endpoint and a JWKS endpoint on 127.0.0.1 (random
  * port) that sign RS256 ID tokens with jose. Not the real service.
  */
-import { createSign, createHmac, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { type IncomingMessage, type Server, createServer } from 'node:http';
+import { createHmac, createSign, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type JWK, SignJWT, exportJWK, exportSPKI, generateKeyPair } from 'jose';
+import { exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT } from 'jose';
 
 export const CLIENT_ID = 'client-123';
 export const CLIENT_SECRET = 'sk_test_secret_value';

@@ -7,11 +7,20 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { afterEach, before, beforeEach, describe, it } from 'node:test';
-import { JWTVerificationError, exchangeCodeForClaims } from '../src/index.js';
 import { JWKS_CACHE_MAX_AGE_MS, JWKS_COOLDOWN_MS } from '../src/defaults.js';
+import { exchangeCodeForClaims, JWTVerificationError } from '../src/index.js';
 import { JwksCache } from '../src/jwks.js';
 import { verifyToken } from '../src/verify-jwt.js';
-import { type FakeIdp, type SigningKey, baseOptions, clearExchangeEnv, newSigningKey, signIdToken, standardClaims, startFakeIdp } from './fake-idp.js';
+import {
+  baseOptions,
+  clearExchangeEnv,
+  type FakeIdp,
+  newSigningKey,
+  type SigningKey,
+  signIdToken,
+  standardClaims,
+  startFakeIdp,
+} from './fake-idp.js';
 
 let idp: FakeIdp;
 let restoreEnv: () => void;
@@ -37,9 +46,7 @@ describe('JWKS flood protection through exchangeCodeForClaims (shared cache)', (
       body: { token_type: 'Bearer', id_token: await signIdToken({ kid: randomUUID(), privateKey: idp.key.privateKey }) },
     });
     const { publicKey: _unused, ...options } = baseOptions(idp);
-    const results = await Promise.allSettled(
-      Array.from({ length: 50 }, () => exchangeCodeForClaims({ ...options, jwksUrl: idp.jwksUrl })),
-    );
+    const results = await Promise.allSettled(Array.from({ length: 50 }, () => exchangeCodeForClaims({ ...options, jwksUrl: idp.jwksUrl })));
     assert.ok(results.every((r) => r.status === 'rejected' && code(r.reason) === 'ERR_JWKS_NO_MATCHING_KEY'));
     assert.ok(idp.jwksHits <= 2, `key set fetched ${idp.jwksHits} times`);
     const hits = idp.jwksHits;
@@ -81,9 +88,7 @@ describe('JwksCache rules (controlled clock)', () => {
   it('after the cooldown, a burst of 50 unknown kids causes exactly one fetch', async () => {
     await verify(await signIdToken(idp.key, standardClaims()));
     now += JWKS_COOLDOWN_MS;
-    const tokens = await Promise.all(
-      Array.from({ length: 50 }, () => signIdToken({ kid: randomUUID(), privateKey: idp.key.privateKey })),
-    );
+    const tokens = await Promise.all(Array.from({ length: 50 }, () => signIdToken({ kid: randomUUID(), privateKey: idp.key.privateKey })));
     const results = await Promise.allSettled(tokens.map(verify));
     assert.ok(results.every((r) => r.status === 'rejected' && code(r.reason) === 'ERR_JWKS_NO_MATCHING_KEY'));
     assert.equal(idp.jwksHits, 2);

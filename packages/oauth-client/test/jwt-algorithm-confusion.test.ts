@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { JWTVerificationError, verifyJwt } from '../src/index.js';
-import { type SigningKey, newSigningKey, rawJwt, standardClaims } from './fake-idp.js';
+import { newSigningKey, rawJwt, type SigningKey, standardClaims } from './fake-idp.js';
 
 let key: SigningKey;
 before(async () => {

@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { SignJWT, exportJWK, generateKeyPair } from 'jose';
-import { JWTVerificationError, exchangeCodeForClaims, verifyJwt } from '../src/index.js';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { exchangeCodeForClaims, JWTVerificationError, verifyJwt } from '../src/index.js';
 import { baseOptions, clearExchangeEnv, newSigningKey, type SigningKey, signIdToken, standardClaims, startFakeIdp } from './fake-idp.js';
 
 let key: SigningKey;

@@ -1,21 +1,20 @@
 import assert from 'node:assert/strict';
-import { X509Certificate, createPrivateKey, createSecretKey, generateKeyPairSync, webcrypto } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import { createPrivateKey, createSecretKey, generateKeyPairSync, webcrypto, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { SignJWT, generateKeyPair } from 'jose';
+import { generateKeyPair, SignJWT } from 'jose';
 import { InvalidPublicKeyError, JWTVerificationError, verifyJwt } from '../src/index.js';
-import { CLIENT_ID, ISSUER, type SigningKey, newSigningKey, rawJwt, signIdToken, standardClaims } from './fake-idp.js';
+import { CLIENT_ID, ISSUER, newSigningKey, rawJwt, type SigningKey, signIdToken, standardClaims } from './fake-idp.js';
 
 // Frozen clock: every time check below runs against this instant.
 const NOW = new Date('2026-01-15T12:00:00Z');
 const NOW_S = NOW.getTime() / 1000;
 const at = { currentDate: NOW };
-const claimsAt = (overrides: Record<string, unknown> = {}) =>
-  standardClaims({ iat: NOW_S - 60, exp: NOW_S + 240, ...overrides });
+const claimsAt = (overrides: Record<string, unknown> = {}) => standardClaims({ iat: NOW_S - 60, exp: NOW_S + 240, ...overrides });
 
 let key: SigningKey;
 let dir: string;
@@ -57,7 +56,11 @@ describe('verifyJwt: keys', () => {
     try {
       const keyPath = join(dir, 'cert-key.pem');
       const certPath = join(dir, 'cert.pem');
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyPath, '-out', certPath, '-days', '1', '-subj', '/CN=idp.test'], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyPath, '-out', certPath, '-days', '1', '-subj', '/CN=idp.test'],
+        { stdio: 'ignore' },
+      );
       certPem = readFileSync(certPath, 'utf8');
       const privatePem = readFileSync(keyPath, 'utf8');
       const token = await new SignJWT(claimsAt()).setProtectedHeader({ alg: 'RS256' }).sign(createPrivateKey(privatePem));

@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { InvalidPublicKeyError, JWTVerificationError, exchangeCodeForClaims, verifyJwt } from '../src/index.js';
 import { RSA_MIN_MODULUS_BITS } from '../src/defaults.js';
+import { exchangeCodeForClaims, InvalidPublicKeyError, JWTVerificationError, verifyJwt } from '../src/index.js';
 import { baseOptions, clearExchangeEnv, rawJwt, standardClaims, startFakeIdp, weakRsaKey } from './fake-idp.js';
 
 describe(`RSA keys under ${RSA_MIN_MODULUS_BITS} bits`, () => {

@@ -6,10 +6,10 @@
  * this file; the two must agree.
  */
 
-export * from './statuses.js';
-export * from './errors.js';
 export * from './bodies.js';
 export * from './device-proof.js';
+export * from './errors.js';
+export * from './statuses.js';
 
 /** Version of the browser wire interface. A breaking change gets a new path prefix. */
 export const PROTOCOL_VERSION = 'v1';

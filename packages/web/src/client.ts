@@ -122,7 +122,9 @@ export class ServiceClient {
         if (!outcome.ok) {
           // Whatever the body says, 401 and 403 on this call mean the key was refused.
           const refused = outcome.httpStatus === 401 || outcome.httpStatus === 403;
-          return fail(refused && outcome.failure.status === 'SERVICE_ERROR' ? failure('INVALID_API_KEY', 'The API key was refused') : outcome.failure);
+          return fail(
+            refused && outcome.failure.status === 'SERVICE_ERROR' ? failure('INVALID_API_KEY', 'The API key was refused') : outcome.failure,
+          );
         }
         const { clientId, name } = outcome.body;
         if (typeof clientId !== 'string' || clientId.length === 0) {
@@ -326,7 +328,9 @@ export class ServiceClient {
       }
       if (!deviceRemembered && pending.staleDeviceRecord) {
         // The service no longer accepts the stored key; drop it so later logins skip the proof step.
-        await this.#store(session)?.delete(key).catch(() => {});
+        await this.#store(session)
+          ?.delete(key)
+          .catch(() => {});
       }
       if (notRemembered !== undefined) message = `${message} This device could not be remembered: ${notRemembered}.`;
       return { status, message, code: body.code, deviceRemembered };
@@ -426,9 +430,7 @@ export class ServiceClient {
 
     const challenge: HttpOutcome = await request(session.http, 'POST', Paths.deviceChallenge, {});
     if (!challenge.ok) {
-      return FATAL_CHALLENGE_STATUSES.includes(challenge.failure.status)
-        ? { kind: 'fatal', failure: challenge.failure }
-        : { kind: 'none' };
+      return FATAL_CHALLENGE_STATUSES.includes(challenge.failure.status) ? { kind: 'fatal', failure: challenge.failure } : { kind: 'none' };
     }
     const nonce = challenge.body.challenge;
     if (typeof nonce !== 'string' || nonce.length === 0) return { kind: 'none' };

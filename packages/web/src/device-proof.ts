@@ -2,9 +2,9 @@ import {
   type CryptoVersion,
   DEVICE_PROOF_ALG,
   DEVICE_PROOF_TYP,
-  type DevicePublicJwk,
   type DeviceProofHeader,
   type DeviceProofPayload,
+  type DevicePublicJwk,
 } from 'service-protocol';
 import { base64url, base64urlJson } from './base64url.js';
 
@@ -55,10 +55,6 @@ export async function createDeviceProof(crypto: Crypto, privateKey: CryptoKey, i
     iat: input.iat ?? Math.floor(Date.now() / 1000),
   };
   const signingInput = `${base64urlJson(header)}.${base64urlJson(payload)}`;
-  const signature = await crypto.subtle.sign(
-    { name: 'ECDSA', hash: 'SHA-256' },
-    privateKey,
-    new TextEncoder().encode(signingInput),
-  );
+  const signature = await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, new TextEncoder().encode(signingInput));
   return `${signingInput}.${base64url(new Uint8Array(signature))}`;
 }

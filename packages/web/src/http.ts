@@ -8,9 +8,7 @@ export interface HttpConfig {
   fetch: typeof fetch;
 }
 
-export type HttpOutcome =
-  | { ok: true; body: Record<string, unknown> }
-  | { ok: false; httpStatus?: number; failure: FailureResult };
+export type HttpOutcome = { ok: true; body: Record<string, unknown> } | { ok: false; httpStatus?: number; failure: FailureResult };
 
 export function failure(status: FailureStatus, message: string): FailureResult {
   return { status, message };
@@ -20,12 +18,7 @@ export function failure(status: FailureStatus, message: string): FailureResult {
  * One JSON request to the service. Never throws: every way it can go wrong becomes a
  * FailureResult. The timeout covers the whole exchange, body included.
  */
-export async function request(
-  config: HttpConfig,
-  method: 'GET' | 'POST',
-  path: string,
-  body?: object,
-): Promise<HttpOutcome> {
+export async function request(config: HttpConfig, method: 'GET' | 'POST', path: string, body?: object): Promise<HttpOutcome> {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -69,9 +62,7 @@ export async function request(
 function parseObject(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }

@@ -38,10 +38,7 @@ export async function createPkcePair(crypto: Crypto = globalThis.crypto): Promis
  * // 'E9cVKx4K8Bv4ms42HAbgUfrLk4s96nXMJYk3dKHgm9M'
  * ```
  */
-export async function pkceChallengeFromVerifier(
-  verifier: string,
-  crypto: Crypto = globalThis.crypto,
-): Promise<string> {
+export async function pkceChallengeFromVerifier(verifier: string, crypto: Crypto = globalThis.crypto): Promise<string> {
   if (typeof verifier !== 'string' || !PKCE_VERIFIER_PATTERN.test(verifier)) {
     throw new TypeError('A PKCE code verifier is 43 to 128 characters of [A-Za-z0-9-._~] (RFC 7636 4.1)');
   }

@@ -47,9 +47,7 @@ export interface FailureResult {
 }
 
 /** Result of {@link ServiceClient.init}. */
-export type InitializationResult =
-  | { status: 'INITIALIZED'; message: string; success: true }
-  | (FailureResult & { success: false });
+export type InitializationResult = { status: 'INITIALIZED'; message: string; success: true } | (FailureResult & { success: false });
 
 /** Result of {@link ServiceClient.authenticate}; the fields present depend on `status`. */
 export type AuthenticationResult =
@@ -77,6 +75,4 @@ export type VerifyDeviceResult =
 export type InitiateMfaResult = { status: 'MFA_INITIATED'; message: string } | FailureResult;
 
 /** Result of {@link ServiceClient.verifyMfa}. */
-export type VerifyMfaResult =
-  | { status: 'SUCCESS'; message: string; success: true; code: string }
-  | FailureResult;
+export type VerifyMfaResult = { status: 'SUCCESS'; message: string; success: true; code: string } | FailureResult;

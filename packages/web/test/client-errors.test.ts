@@ -83,7 +83,12 @@ test('bad argument types resolve to INVALID_REQUEST, never a rejection', async (
   assert.equal((await client.authenticate('ann@example.com', { rememberDevice: 'yes' as unknown as boolean })).status, 'INVALID_REQUEST');
   assert.equal((await client.authenticate('ann@example.com', { code_challenge: 'x' })).status, 'INVALID_REQUEST');
   assert.equal(
-    (await client.authenticate('ann@example.com', { code_challenge: 'E9cVKx4K8Bv4ms42HAbgUfrLk4s96nXMJYk3dKHgm9M', code_challenge_method: 'plain' })).status,
+    (
+      await client.authenticate('ann@example.com', {
+        code_challenge: 'E9cVKx4K8Bv4ms42HAbgUfrLk4s96nXMJYk3dKHgm9M',
+        code_challenge_method: 'plain',
+      })
+    ).status,
     'INVALID_REQUEST',
   );
   assert.equal((await client.verifyDevice({ userid: 'ann@example.com', mfaMethod: 'fax' as never })).status, 'INVALID_REQUEST');

@@ -78,7 +78,10 @@ test('new device, remembered: OTP once, then the device key signs the next login
     message: 'Wrong code',
     attemptsRemaining: 4,
   });
-  assert.deepEqual(await client.verifyEmailOtp({ userid: 'ANN@example.com', otp: '123456' }), { status: 'SUCCESS', message: 'Email verified' });
+  assert.deepEqual(await client.verifyEmailOtp({ userid: 'ANN@example.com', otp: '123456' }), {
+    status: 'SUCCESS',
+    message: 'Email verified',
+  });
   assert.deepEqual(service.calls.at(-1)!.body, { userid: EMAIL, deviceToken: 'dt_1', otp: '123456' });
 
   const device = await client.verifyDevice({ userid: EMAIL });
@@ -163,7 +166,11 @@ test('without IndexedDB the login still works; the device is just not remembered
 
 test('a broken IndexedDB does not block the login', async () => {
   const service = fakeService();
-  const broken = { open: () => { throw new Error('SecurityError'); } } as unknown as IDBFactory;
+  const broken = {
+    open: () => {
+      throw new Error('SecurityError');
+    },
+  } as unknown as IDBFactory;
   const client = new ServiceClient({ fetch: service.fetch, indexedDB: broken });
   await client.init('pk_test', BASE_URL);
   const result = await newDeviceLogin(client, true);
@@ -177,7 +184,12 @@ test('without rememberDevice no key is made or sent', async () => {
   const client = new ServiceClient({ fetch: service.fetch, indexedDB });
   await client.init('pk_test', BASE_URL);
   const result = await newDeviceLogin(client, false);
-  assert.deepEqual(result, { status: 'SUCCESS', message: 'Signed in', code: result.status === 'SUCCESS' ? result.code : '', deviceRemembered: false });
+  assert.deepEqual(result, {
+    status: 'SUCCESS',
+    message: 'Signed in',
+    code: result.status === 'SUCCESS' ? result.code : '',
+    deviceRemembered: false,
+  });
   assert.equal(service.calls.at(-1)?.body?.devicePublicKey, undefined);
   assert.equal(await createDeviceStore(indexedDB, 1000).get(deviceRecordKey(BASE_URL, 'client_1', EMAIL)), undefined);
 });
@@ -188,7 +200,12 @@ test('PKCE parameters are forwarded as codeChallenge and codeChallengeMethod', a
   await client.init('pk_test', BASE_URL);
   const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
   await client.authenticate(EMAIL, { code_challenge: challenge, code_challenge_method: 'S256' });
-  assert.deepEqual(service.calls.at(-1)?.body, { userid: EMAIL, cryptoVersion: 'v1', codeChallenge: challenge, codeChallengeMethod: 'S256' });
+  assert.deepEqual(service.calls.at(-1)?.body, {
+    userid: EMAIL,
+    cryptoVersion: 'v1',
+    codeChallenge: challenge,
+    codeChallengeMethod: 'S256',
+  });
   await client.authenticate(EMAIL, { code_challenge: challenge });
   assert.equal(service.calls.at(-1)?.body?.codeChallengeMethod, 'S256');
 });
@@ -196,7 +213,10 @@ test('PKCE parameters are forwarded as codeChallenge and codeChallengeMethod', a
 test('MFA: MFA_REQUIRED, initiateMfa, verifyMfa', async () => {
   const service = fakeFetch({
     ...CLIENT_ROUTE,
-    'POST /v1/authenticate': () => ({ status: 200, body: { status: 'MFA_REQUIRED', message: 'MFA needed', sessionId: 'ms_1', method: 'totp' } }),
+    'POST /v1/authenticate': () => ({
+      status: 200,
+      body: { status: 'MFA_REQUIRED', message: 'MFA needed', sessionId: 'ms_1', method: 'totp' },
+    }),
     'POST /v1/mfa/initiate': () => ({ status: 200, body: { status: 'MFA_INITIATED', message: 'Enter your code' } }),
     'POST /v1/mfa/verify': () => ({ status: 200, body: { status: 'SUCCESS', message: 'Verified', success: true, code: 'code_mfa' } }),
   });

@@ -43,7 +43,9 @@ test('a proof signed by another key does not verify (cv and nonce are covered by
   const jws = await createDeviceProof(crypto, other.privateKey, { deviceId: 'd', cryptoVersion: 'v1', sub: 's@x.io', nonce: 'n' });
   const key = await importJWK(await exportDevicePublicJwk(crypto, device.publicKey), 'ES256');
   await assert.rejects(compactVerify(jws, key), { code: 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED' });
-  const [, payload, signature] = (await createDeviceProof(crypto, device.privateKey, { deviceId: 'd', cryptoVersion: 'v1', sub: 's@x.io', nonce: 'n' })).split('.');
+  const [, payload, signature] = (
+    await createDeviceProof(crypto, device.privateKey, { deviceId: 'd', cryptoVersion: 'v1', sub: 's@x.io', nonce: 'n' })
+  ).split('.');
   const forgedHeader = Buffer.from(JSON.stringify({ alg: 'ES256', typ: 'device-proof+jwt', kid: 'd', cv: 'v2' })).toString('base64url');
   await assert.rejects(compactVerify(`${forgedHeader}.${payload}.${signature}`, key), { code: 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED' });
 });

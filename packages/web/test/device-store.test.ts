@@ -19,7 +19,12 @@ test('a non-extractable key survives IndexedDB and still signs, but can never be
   await assert.rejects(crypto.subtle.exportKey('jwk', record.keyPair.privateKey));
   await assert.rejects(crypto.subtle.exportKey('pkcs8', record.keyPair.privateKey));
   // The restored key is usable: this is what authenticate does on the next login.
-  const jws = await createDeviceProof(crypto, record.keyPair.privateKey, { deviceId: 'dev_1', cryptoVersion: 'v1', sub: 'ann@example.com', nonce: 'n' });
+  const jws = await createDeviceProof(crypto, record.keyPair.privateKey, {
+    deviceId: 'dev_1',
+    cryptoVersion: 'v1',
+    sub: 'ann@example.com',
+    nonce: 'n',
+  });
   assert.equal(jws.split('.').length, 3);
 });
 
@@ -38,7 +43,11 @@ test('records are separate per key, replaceable and deletable; each IDBFactory i
 });
 
 test('a failing IndexedDB rejects instead of hanging', async () => {
-  const broken = { open: () => { throw new Error('SecurityError'); } } as unknown as IDBFactory;
+  const broken = {
+    open: () => {
+      throw new Error('SecurityError');
+    },
+  } as unknown as IDBFactory;
   await assert.rejects(createDeviceStore(broken, 1000).get('a'), /SecurityError/);
   const silent = { open: () => ({}) } as unknown as IDBFactory;
   await assert.rejects(createDeviceStore(silent, 50).get('a'), /did not answer/);

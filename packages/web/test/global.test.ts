@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { runInNewContext } from 'node:vm';
-import { test } from 'node:test';
 import { build } from 'esbuild';
 
 // Bundles src/global.ts the way build:iife does and runs it in a bare context, like a <script> tag.
@@ -19,7 +19,14 @@ test('the IIFE script defines globalThis.ServiceWeb and touches no browser globa
   context.globalThis = context;
   runInNewContext(code, context);
   const api = context.ServiceWeb as Record<string, unknown>;
-  assert.deepEqual(Object.keys(api).sort(), ['MfaMethod', 'ServiceClient', 'ServiceInitializer', 'Status', 'createPkcePair', 'pkceChallengeFromVerifier']);
+  assert.deepEqual(Object.keys(api).sort(), [
+    'MfaMethod',
+    'ServiceClient',
+    'ServiceInitializer',
+    'Status',
+    'createPkcePair',
+    'pkceChallengeFromVerifier',
+  ]);
   assert.equal((api.Status as Record<string, string>).OTP_NEEDED, 'OTP_NEEDED');
   assert.equal((api.MfaMethod as Record<string, string>).TOTP, 'totp');
   assert.equal(typeof (api.ServiceInitializer as { init: unknown }).init, 'function');

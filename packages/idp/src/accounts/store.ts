@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { Db } from '../storage/database.js';
 import { randomToken } from '../crypto/secrets.js';
+import type { Db } from '../storage/database.js';
 
 export interface User {
   id: string;

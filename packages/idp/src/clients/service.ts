@@ -1,5 +1,5 @@
-import { ServiceError } from '../errors.js';
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+import { ServiceError } from '../errors.js';
 import type { ClientRecord, ClientStore } from './store.js';
 
 export interface NewClientKeys {
@@ -67,6 +67,7 @@ export function normalizeOrigin(input: string): string {
     throw new Error(`not an origin: ${input}`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`origin must be http or https: ${input}`);
-  if (url.pathname !== '/' || url.search || url.hash || url.username) throw new Error(`origin must have no path, query or credentials: ${input}`);
+  if (url.pathname !== '/' || url.search || url.hash || url.username)
+    throw new Error(`origin must have no path, query or credentials: ${input}`);
   return url.origin;
 }

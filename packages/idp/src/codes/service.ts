@@ -1,5 +1,5 @@
-import { AUTH_CODE_TTL_SECONDS } from '../defaults.js';
 import { randomToken, type SecretHasher } from '../crypto/secrets.js';
+import { AUTH_CODE_TTL_SECONDS } from '../defaults.js';
 import type { AuthCode, CodeStore } from './store.js';
 
 /** Issues and redeems authorization codes (RFC 6749 4.1.2: single use, short-lived, bound to client and PKCE). */

@@ -8,7 +8,9 @@ export function randomToken(prefix: string, bytes = TOKEN_BYTES): string {
 
 /** A uniformly drawn decimal code from the CSPRNG (randomInt rejects modulo bias). */
 export function randomDigits(digits: number): string {
-  return randomInt(0, 10 ** digits).toString().padStart(digits, '0');
+  return randomInt(0, 10 ** digits)
+    .toString()
+    .padStart(digits, '0');
 }
 
 /** Constant-time equality of two strings; unequal lengths compare as unequal without a shortcut on content. */

@@ -54,7 +54,10 @@ export function createDeviceStore(db: Db) {
     },
 
     async insertChallenge(idHash: string, clientId: string, expiresAt: number): Promise<void> {
-      await db.insertInto('device_challenges').values({ id: idHash, client_id: clientId, expires_at: expiresAt, consumed_at: null }).execute();
+      await db
+        .insertInto('device_challenges')
+        .values({ id: idHash, client_id: clientId, expires_at: expiresAt, consumed_at: null })
+        .execute();
     },
 
     /** Marks the challenge used; true only for the one caller that consumed a live, unused challenge. */

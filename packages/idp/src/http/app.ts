@@ -39,12 +39,19 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } });
   await app.register(formbody);
 
-  await app.register(async (browser) => {
-    await browserClient(browser, { clients: ctx.clients });
-    browser.get(BrowserPaths.client, async (request) => ({ clientId: request.client.id, name: request.client.name, issuer: ctx.config.issuer }));
-    await browser.register(loginRoutes, { login: ctx.login, testMode: ctx.config.testMode });
-    await browser.register(registrationRoutes, { registration: ctx.registration });
-  }, { prefix: BROWSER_PREFIX });
+  await app.register(
+    async (browser) => {
+      await browserClient(browser, { clients: ctx.clients });
+      browser.get(BrowserPaths.client, async (request) => ({
+        clientId: request.client.id,
+        name: request.client.name,
+        issuer: ctx.config.issuer,
+      }));
+      await browser.register(loginRoutes, { login: ctx.login, testMode: ctx.config.testMode });
+      await browser.register(registrationRoutes, { registration: ctx.registration });
+    },
+    { prefix: BROWSER_PREFIX },
+  );
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer });
   await app.register(sdkRoutes);
   if (!ctx.config.smtpUrl) await app.register(devMailRoutes, { mailbox: ctx.mailbox });

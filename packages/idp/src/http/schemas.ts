@@ -1,5 +1,5 @@
-import { Type } from 'typebox';
 import { PKCE_CHALLENGE_PATTERN } from 'service-protocol';
+import { Type } from 'typebox';
 
 export const PkceChallenge = Type.String({ pattern: PKCE_CHALLENGE_PATTERN.source });
 export const Otp = Type.String({ pattern: '^[0-9]{6}$' });

@@ -1,7 +1,7 @@
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
-import { ID_TOKEN_TTL_SECONDS, KEY_CACHE_SECONDS, SIGNING_KEY_BITS } from '../defaults.js';
 import type { Sealer } from '../crypto/seal.js';
+import { ID_TOKEN_TTL_SECONDS, KEY_CACHE_SECONDS, SIGNING_KEY_BITS } from '../defaults.js';
 import type { KeyStore, SigningKeyRow } from './store.js';
 
 export interface ActiveKey {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { type AuthenticateResponse, BrowserPaths, CRYPTO_VERSIONS, isValidEmail, normalizeEmail } from 'service-protocol';
 import { Type } from 'typebox';
-import { CRYPTO_VERSIONS, BrowserPaths, isValidEmail, normalizeEmail, type AuthenticateResponse } from 'service-protocol';
 import { ServiceError } from '../errors.js';
 import { PkceChallenge } from '../http/schemas.js';
 import type { LoginService } from './service.js';
@@ -24,32 +24,28 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{ login: LoginService; testM
     async (request) => login.issueChallenge(request.client),
   );
 
-  app.post(
-    BrowserPaths.authenticate,
-    { schema: { body: AuthenticateBody } },
-    async (request): Promise<AuthenticateResponse> => {
-      const body = request.body;
-      if (!isValidEmail(body.userid)) throw new ServiceError('ERR_EMAIL_INVALID', 'That is not a valid email address.');
-      if (body.codeChallenge !== undefined && body.codeChallengeMethod !== 'S256') {
-        throw new ServiceError('ERR_REQUEST_INVALID', 'codeChallengeMethod must be S256 when a code challenge is sent.');
-      }
-      const outcome = await login.authenticate(request.client, {
-        email: normalizeEmail(body.userid),
-        cryptoVersion: body.cryptoVersion,
-        rememberDevice: body.rememberDevice ?? false,
-        codeChallenge: body.codeChallenge ?? null,
-        ...(body.deviceProof ? { deviceProof: body.deviceProof } : {}),
-        ip: request.ip,
-      });
-      if (outcome.kind === 'trusted') {
-        return { status: 'SUCCESS', message: 'Signed in with a trusted device.', success: true, code: outcome.code };
-      }
-      return {
-        status: 'OTP_NEEDED',
-        message: 'We emailed a 6-digit code. Enter it to verify this device.',
-        deviceToken: outcome.deviceToken,
-        ...(testMode ? { code: outcome.otp } : {}),
-      };
-    },
-  );
+  app.post(BrowserPaths.authenticate, { schema: { body: AuthenticateBody } }, async (request): Promise<AuthenticateResponse> => {
+    const body = request.body;
+    if (!isValidEmail(body.userid)) throw new ServiceError('ERR_EMAIL_INVALID', 'That is not a valid email address.');
+    if (body.codeChallenge !== undefined && body.codeChallengeMethod !== 'S256') {
+      throw new ServiceError('ERR_REQUEST_INVALID', 'codeChallengeMethod must be S256 when a code challenge is sent.');
+    }
+    const outcome = await login.authenticate(request.client, {
+      email: normalizeEmail(body.userid),
+      cryptoVersion: body.cryptoVersion,
+      rememberDevice: body.rememberDevice ?? false,
+      codeChallenge: body.codeChallenge ?? null,
+      ...(body.deviceProof ? { deviceProof: body.deviceProof } : {}),
+      ip: request.ip,
+    });
+    if (outcome.kind === 'trusted') {
+      return { status: 'SUCCESS', message: 'Signed in with a trusted device.', success: true, code: outcome.code };
+    }
+    return {
+      status: 'OTP_NEEDED',
+      message: 'We emailed a 6-digit code. Enter it to verify this device.',
+      deviceToken: outcome.deviceToken,
+      ...(testMode ? { code: outcome.otp } : {}),
+    };
+  });
 };

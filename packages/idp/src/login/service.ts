@@ -25,9 +25,7 @@ export interface AuthenticateInput {
   ip: string;
 }
 
-export type AuthenticateOutcome =
-  | { kind: 'trusted'; code: string }
-  | { kind: 'otp'; deviceToken: string; otp: string };
+export type AuthenticateOutcome = { kind: 'trusted'; code: string } | { kind: 'otp'; deviceToken: string; otp: string };
 
 /**
  * authenticate(): a remembered device that proves possession of its key gets a code at once;

@@ -1,5 +1,5 @@
-import type { Db } from '../storage/database.js';
 import { randomToken } from '../crypto/secrets.js';
+import type { Db } from '../storage/database.js';
 
 export interface MailMessage {
   id: string;

@@ -15,7 +15,8 @@ export const devMailRoutes: FastifyPluginAsync<{ mailbox: MailboxStore }> = asyn
     if (request.headers.accept?.includes('application/json')) return { messages };
     const items = messages
       .map(
-        (m) => `<article><h2>${escapeHtml(m.subject)}</h2><p class="meta">to ${escapeHtml(m.to)} · ${new Date(m.createdAt).toISOString()}</p><pre>${escapeHtml(m.text)}</pre></article>`,
+        (m) =>
+          `<article><h2>${escapeHtml(m.subject)}</h2><p class="meta">to ${escapeHtml(m.to)} · ${new Date(m.createdAt).toISOString()}</p><pre>${escapeHtml(m.text)}</pre></article>`,
       )
       .join('\n');
     reply.type('text/html; charset=utf-8');

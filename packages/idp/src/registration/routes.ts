@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { BrowserPaths, isValidEmail, normalizeEmail, type VerifyDeviceResponse, type VerifyEmailOtpResponse } from 'service-protocol';
+import { Type } from 'typebox';
 import { ServiceError } from '../errors.js';
 import { DeviceToken, Otp } from '../http/schemas.js';
 import type { RegistrationService } from './service.js';
@@ -31,33 +31,25 @@ function emailOf(userid: string): string {
 }
 
 export const registrationRoutes: FastifyPluginAsyncTypebox<{ registration: RegistrationService }> = async (app, { registration }) => {
-  app.post(
-    BrowserPaths.verifyEmailOtp,
-    { schema: { body: VerifyEmailOtpBody } },
-    async (request): Promise<VerifyEmailOtpResponse> => {
-      const { userid, deviceToken, otp } = request.body;
-      await registration.verifyOtp(request.client, emailOf(userid), deviceToken, otp);
-      return { status: 'SUCCESS', message: 'Email verified. Register this device to finish.' };
-    },
-  );
+  app.post(BrowserPaths.verifyEmailOtp, { schema: { body: VerifyEmailOtpBody } }, async (request): Promise<VerifyEmailOtpResponse> => {
+    const { userid, deviceToken, otp } = request.body;
+    await registration.verifyOtp(request.client, emailOf(userid), deviceToken, otp);
+    return { status: 'SUCCESS', message: 'Email verified. Register this device to finish.' };
+  });
 
-  app.post(
-    BrowserPaths.verifyDevice,
-    { schema: { body: VerifyDeviceBody } },
-    async (request): Promise<VerifyDeviceResponse> => {
-      const { userid, deviceToken, devicePublicKey, mfaMethod } = request.body;
-      const result = await registration.registerDevice(request.client, emailOf(userid), {
-        deviceToken,
-        cryptoVersion: 'v1',
-        ...(devicePublicKey ? { devicePublicKey } : {}),
-        ...(mfaMethod ? { mfaMethod } : {}),
-      });
-      return {
-        status: 'SUCCESS',
-        message: result.deviceId ? 'Device registered and remembered.' : 'Device verified.',
-        code: result.code,
-        ...(result.deviceId ? { deviceId: result.deviceId } : {}),
-      };
-    },
-  );
+  app.post(BrowserPaths.verifyDevice, { schema: { body: VerifyDeviceBody } }, async (request): Promise<VerifyDeviceResponse> => {
+    const { userid, deviceToken, devicePublicKey, mfaMethod } = request.body;
+    const result = await registration.registerDevice(request.client, emailOf(userid), {
+      deviceToken,
+      cryptoVersion: 'v1',
+      ...(devicePublicKey ? { devicePublicKey } : {}),
+      ...(mfaMethod ? { mfaMethod } : {}),
+    });
+    return {
+      status: 'SUCCESS',
+      message: result.deviceId ? 'Device registered and remembered.' : 'Device verified.',
+      code: result.code,
+      ...(result.deviceId ? { deviceId: result.deviceId } : {}),
+    };
+  });
 };

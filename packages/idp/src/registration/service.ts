@@ -60,7 +60,11 @@ export function createRegistrationService(deps: RegistrationDeps) {
     /** Emails a fresh OTP and returns the device token that names this registration. */
     async start(client: ClientRecord, email: string, options: StartOptions): Promise<{ deviceToken: string; otp: string }> {
       await throttle.consume(`send:ip:${options.ip}`, SEND_PER_IP, 'Too many codes were requested from this network. Try again later.');
-      await throttle.consume(`send:to:${accountKey(email)}`, SEND_PER_RECIPIENT, 'A code was sent to this address moments ago. Wait before asking for another.');
+      await throttle.consume(
+        `send:to:${accountKey(email)}`,
+        SEND_PER_RECIPIENT,
+        'A code was sent to this address moments ago. Wait before asking for another.',
+      );
       const deviceToken = randomToken('dt_');
       const otp = randomDigits(OTP_DIGITS);
       const at = now();
@@ -97,7 +101,8 @@ export function createRegistrationService(deps: RegistrationDeps) {
         });
       }
       const attempt = await store.spendAttempt(idHash, OTP_MAX_ATTEMPTS, now());
-      if (!attempt) throw new ServiceError('ERR_OTP_EXPIRED', 'This code has expired or too many wrong codes were tried. Request a new code.');
+      if (!attempt)
+        throw new ServiceError('ERR_OTP_EXPIRED', 'This code has expired or too many wrong codes were tried. Request a new code.');
       if (!safeEqual(attempt.otpHash, hash('otp', `${idHash}:${otp}`))) {
         await accounts.recordFailure(accountKey(email), ACCOUNT_MAX_FAILURES, now() + ACCOUNT_LOCKOUT_SECONDS * 1000);
         throw new ServiceError('ERR_OTP_INVALID', 'The code is not correct.', { attemptsRemaining: OTP_MAX_ATTEMPTS - attempt.attempts });
@@ -129,7 +134,10 @@ export function createRegistrationService(deps: RegistrationDeps) {
       let deviceId: string | undefined;
       if (done.rememberDevice && input.devicePublicKey) {
         deviceId = randomToken('dev_', 16);
-        await devices.insert({ id: deviceId, userId: user.id, clientId: client.id, publicJwk: input.devicePublicKey, cryptoVersion: input.cryptoVersion }, now());
+        await devices.insert(
+          { id: deviceId, userId: user.id, clientId: client.id, publicJwk: input.devicePublicKey, cryptoVersion: input.cryptoVersion },
+          now(),
+        );
       }
       const code = await codes.issue({
         clientId: client.id,

@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import type { Database, Db } from './schema.js';
 
-export type { Db, Database } from './schema.js';
+export type { Database, Db } from './schema.js';
 
 /**
  * Opens the embedded SQLite database. WAL and a busy timeout let the CLI write while the

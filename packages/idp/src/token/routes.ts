@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { Paths } from 'service-protocol';
+import { Type } from 'typebox';
 import { OAuthError } from '../errors.js';
 import type { Keyring } from '../keys/keyring.js';
 import type { TokenService } from './service.js';
@@ -53,7 +53,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
     const header = request.headers.authorization;
     const claims = header?.startsWith('Bearer ') ? await tokens.userinfo(header.slice(7)) : undefined;
     if (!claims) {
-      return reply.code(401).header('www-authenticate', 'Bearer error="invalid_token"').send({ error: 'invalid_token', error_description: 'The access token is invalid or expired.' });
+      return reply
+        .code(401)
+        .header('www-authenticate', 'Bearer error="invalid_token"')
+        .send({ error: 'invalid_token', error_description: 'The access token is invalid or expired.' });
     }
     return claims;
   });

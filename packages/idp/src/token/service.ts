@@ -50,7 +50,8 @@ export function createTokenService(deps: TokenDeps) {
       if (code.clientId !== client.id) throw new OAuthError('invalid_grant', 'The authorization code was issued to another client.');
       if (code.codeChallenge !== null) {
         if (!grant.codeVerifier) throw new OAuthError('invalid_grant', 'code_verifier is required for this code.');
-        if (!pkceVerifies(grant.codeVerifier, code.codeChallenge)) throw new OAuthError('invalid_grant', 'code_verifier does not match the code challenge.');
+        if (!pkceVerifies(grant.codeVerifier, code.codeChallenge))
+          throw new OAuthError('invalid_grant', 'code_verifier does not match the code challenge.');
       } else if (grant.codeVerifier !== undefined) {
         throw new OAuthError('invalid_grant', 'code_verifier was sent but the code was issued without a code challenge.');
       }
