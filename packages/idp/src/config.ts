@@ -15,6 +15,11 @@ export interface ServiceConfig {
   mailFrom: string;
   production: boolean;
   logLevel: string;
+  /**
+   * Which proxies may set X-Forwarded-For (Fastify's trustProxy): false, or a comma-separated
+   * list of addresses/CIDRs. Per-IP send limits need the client's address, not the proxy's.
+   */
+  trustProxy: false | string;
 }
 
 /** Environment variables read by every command; flags win over them. docs/operations.md lists the same table. */
@@ -26,6 +31,7 @@ export const ENVIRONMENT = {
   SERVICE_IDP_TEST_MODE: '"1" puts OTPs in responses (refused when NODE_ENV=production)',
   SERVICE_IDP_MAIL_FROM: 'sender of service mail (default "Sign-in <no-reply@localhost>")',
   SERVICE_IDP_LOG_LEVEL: 'fatal, error, warn, info (default), debug',
+  SERVICE_IDP_TRUST_PROXY: 'addresses/CIDRs of proxies allowed to set X-Forwarded-For, e.g. 10.0.0.0/8 (default: none)',
   SMTP_URL: 'SMTP server, e.g. smtp://user:pass@mail.example.com:587; required when NODE_ENV=production',
   NODE_ENV: '"production" turns on the production checks',
 } as const;
@@ -74,5 +80,6 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     mailFrom: env.SERVICE_IDP_MAIL_FROM ?? 'Sign-in <no-reply@localhost>',
     production,
     logLevel: env.SERVICE_IDP_LOG_LEVEL ?? 'info',
+    trustProxy: env.SERVICE_IDP_TRUST_PROXY || false,
   };
 }

@@ -15,7 +15,6 @@ import { sdkRoutes } from './sdk.js';
 
 export interface AppOptions {
   logger?: boolean | { level: string };
-  trustProxy?: boolean;
 }
 
 /** The HTTP transport: thin routes over the flows in the context. */
@@ -30,7 +29,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
             redact: ['req.headers["x-service-key"]', 'req.headers.authorization', 'req.headers.cookie'],
           },
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: options.trustProxy ?? false,
+    trustProxy: ctx.config.trustProxy,
     // Reject unknown or mistyped fields instead of silently dropping or coercing them.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
