@@ -86,6 +86,47 @@ describe('device proof', () => {
     assert.equal((await login(email, 'not.a.jws')).status, 'OTP_NEEDED');
   });
 
+  it('refuses a challenge issued to another client', async () => {
+    const email = uniqueEmail();
+    const device = await registerDevice(email);
+    const other = await service.ctx.clients.create({ name: 'Other', origins: ['http://other.test'] });
+    const foreign = await fetch(`${service.url}/v1/device-challenges`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://other.test', 'x-service-key': other.publishableKey },
+      body: '{}',
+    });
+    const { challenge } = await foreign.json();
+    assert.equal((await login(email, await proof(device.privateKey, device.deviceId, email, challenge))).status, 'OTP_NEEDED');
+  });
+
+  it('refuses a tampered or expired challenge', async () => {
+    const email = uniqueEmail();
+    const device = await registerDevice(email);
+    const [expiry, nonce, mac] = (await challenge()).split('.');
+    const later = (Number.parseInt(expiry as string, 36) + 3_600_000).toString(36);
+    assert.equal(
+      (await login(email, await proof(device.privateKey, device.deviceId, email, `${later}.${nonce}.${mac}`))).status,
+      'OTP_NEEDED',
+    );
+    const stale = await challenge();
+    clock += 61_000;
+    assert.equal((await login(email, await proof(device.privateKey, device.deviceId, email, stale))).status, 'OTP_NEEDED');
+  });
+
+  it('refuses a device public key that is not a point on P-256, without spending the registration', async () => {
+    const email = uniqueEmail();
+    const a = await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1', rememberDevice: true });
+    await service.post('/v1/email-otp/verify', { userid: email, deviceToken: a.body.deviceToken, otp: a.body.code });
+    const offCurve = { kty: 'EC', crv: 'P-256', x: 'A'.repeat(43), y: 'A'.repeat(42) + 'E' };
+    const bad = await service.post('/v1/devices', { userid: email, deviceToken: a.body.deviceToken, devicePublicKey: offCurve });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.code, 'ERR_DEVICE_KEY_INVALID');
+    const { publicKey } = await generateKeyPair('ES256');
+    const { kty, crv, x, y } = await exportJWK(publicKey);
+    const good = await service.post('/v1/devices', { userid: email, deviceToken: a.body.deviceToken, devicePublicKey: { kty, crv, x, y } });
+    assert.equal(good.status, 200);
+  });
+
   it('refuses a device key with a private part at registration', async () => {
     const email = uniqueEmail();
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });

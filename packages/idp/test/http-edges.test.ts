@@ -52,6 +52,16 @@ describe('HTTP edges', () => {
       assert.equal(post.headers.get('access-control-allow-origin'), null);
     });
 
+    it('answers an unknown /v1 path with a 404 the page can read, and marks answers no-store', async () => {
+      const missing = await fetch(`${service.url}/v1/nope`, { headers: { origin: APP_ORIGIN, 'x-service-key': service.publishableKey } });
+      assert.equal(missing.status, 404);
+      assert.equal(missing.headers.get('access-control-allow-origin'), APP_ORIGIN);
+      assert.equal((await missing.json()).code, 'ERR_NOT_FOUND');
+      const ok = await service.post('/v1/device-challenges', {});
+      assert.equal(ok.status, 200);
+      assert.equal(ok.headers.get('cache-control'), 'no-store');
+    });
+
     it('refuses an unknown or missing publishable key', async () => {
       const r = await fetch(`${service.url}/v1/client`, { headers: { origin: APP_ORIGIN, 'x-service-key': 'pk_wrong' } });
       assert.equal(r.status, 401);
@@ -135,6 +145,17 @@ describe('HTTP edges', () => {
       assert.equal(r.status, 401);
       assert.equal(r.body.error, 'invalid_client');
       assert.match(r.headers.get('www-authenticate') ?? '', /^Basic/);
+    });
+
+    it('invalid_client, not a 500, for undecodable Basic credentials', async () => {
+      const basic = Buffer.from(`${service.clientId}:%E0%A4%A`).toString('base64');
+      const r = await token('grant_type=authorization_code&code=abc', { authorization: `Basic ${basic}` });
+      assert.equal(r.status, 401);
+      assert.equal(r.body.error, 'invalid_client');
+      const noColon = await token('grant_type=authorization_code&code=abc', {
+        authorization: `Basic ${Buffer.from('nocolon').toString('base64')}`,
+      });
+      assert.equal(noColon.body.error, 'invalid_client');
     });
 
     it('invalid_grant for an unknown code', async () => {

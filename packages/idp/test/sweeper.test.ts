@@ -27,7 +27,8 @@ describe('sweeping expired rows', () => {
     const a = await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' });
     await service.post('/v1/email-otp/verify', { userid: email, deviceToken: a.body.deviceToken, otp: a.body.code });
     await service.post('/v1/devices', { userid: email, deviceToken: a.body.deviceToken });
-    await service.post('/v1/device-challenges', {});
+    // Challenges are stateless until a device proof spends one; record a spent one directly.
+    await service.ctx.devices.spendChallenge('spent-challenge', service.clientId, clock + 60_000, clock);
     for (const table of ['registrations', 'auth_codes', 'device_challenges', 'rate_counters'] as const)
       assert.ok((await count(table)) > 0, table);
 

@@ -53,24 +53,18 @@ export function createDeviceStore(db: Db) {
       await db.deleteFrom('device_challenges').where('expires_at', '<', now).execute();
     },
 
-    async insertChallenge(idHash: string, clientId: string, expiresAt: number): Promise<void> {
-      await db
+    /**
+     * Records a spent challenge; true only for the first caller (the primary key makes the
+     * insert atomic). Kept until the challenge would have expired anyway.
+     */
+    async spendChallenge(idHash: string, clientId: string, expiresAt: number, now: number): Promise<boolean> {
+      const row = await db
         .insertInto('device_challenges')
-        .values({ id: idHash, client_id: clientId, expires_at: expiresAt, consumed_at: null })
-        .execute();
-    },
-
-    /** Marks the challenge used; true only for the one caller that consumed a live, unused challenge. */
-    async consumeChallenge(idHash: string, clientId: string, now: number): Promise<boolean> {
-      const result = await db
-        .updateTable('device_challenges')
-        .set({ consumed_at: now })
-        .where('id', '=', idHash)
-        .where('client_id', '=', clientId)
-        .where('consumed_at', 'is', null)
-        .where('expires_at', '>', now)
+        .values({ id: idHash, client_id: clientId, expires_at: expiresAt, consumed_at: now })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .returning('id')
         .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
+      return row !== undefined;
     },
   };
 }

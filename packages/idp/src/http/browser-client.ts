@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { PUBLISHABLE_KEY_HEADER } from 'service-protocol';
 import type { ClientService } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
+import { notFound } from './error-handler.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,6 +36,11 @@ export async function browserClient(scope: FastifyInstance, { clients }: { clien
     maxAge: 600,
   });
   scope.decorateRequest('client', null as unknown as ClientRecord);
+  // Answers carry codes and device tokens: never store them in any cache.
+  scope.addHook('onSend', async (_request, reply) => {
+    reply.header('cache-control', 'no-store');
+  });
+  scope.setNotFoundHandler(notFound);
   scope.addHook('preHandler', async (request: FastifyRequest) => {
     const key = request.headers[PUBLISHABLE_KEY_HEADER];
     request.client = await clients.authenticateBrowser(typeof key === 'string' ? key : undefined, request.headers.origin);

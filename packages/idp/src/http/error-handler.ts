@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorBody } from 'service-protocol';
 import { OAuthError, ServiceError } from '../errors.js';
 
@@ -35,10 +35,13 @@ export function registerErrorHandler(app: FastifyInstance): void {
     return reply.code(500).send(body);
   });
 
-  app.setNotFoundHandler((_request, reply) => {
-    const body: ErrorBody = { code: 'ERR_NOT_FOUND', message: 'No such endpoint.' };
-    return reply.code(404).send(body);
-  });
+  app.setNotFoundHandler(notFound);
+}
+
+/** Typed 404; also set inside the browser scope so its CORS headers reach the page. */
+export function notFound(_request: FastifyRequest, reply: FastifyReply) {
+  const body: ErrorBody = { code: 'ERR_NOT_FOUND', message: 'No such endpoint.' };
+  return reply.code(404).send(body);
 }
 
 declare module 'fastify' {

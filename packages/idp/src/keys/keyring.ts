@@ -23,7 +23,9 @@ export interface Keyring {
 
 /** RS256 signing keys stored sealed in the database, cached per node for KEY_CACHE_SECONDS. */
 export function createKeyring({ store, sealer, now }: { store: KeyStore; sealer: Sealer; now: () => number }): Keyring {
-  const graceMs = ID_TOKEN_TTL_SECONDS * 1000;
+  // A node may sign with a retired key for up to KEY_CACHE_SECONDS after a rotation elsewhere,
+  // so the key stays published for that long beyond the lifetime of the tokens it signed.
+  const graceMs = (ID_TOKEN_TTL_SECONDS + KEY_CACHE_SECONDS) * 1000;
   let cache: { loadedAt: number; active: ActiveKey | undefined; jwks: { keys: JWK[] } } | undefined;
 
   async function load() {

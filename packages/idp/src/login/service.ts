@@ -1,8 +1,9 @@
 import type { AccountStore } from '../accounts/store.js';
 import type { ClientRecord } from '../clients/store.js';
 import type { CodeService } from '../codes/service.js';
-import { randomToken, type SecretHasher } from '../crypto/secrets.js';
+import type { SecretHasher } from '../crypto/secrets.js';
 import { DEVICE_CHALLENGE_TTL_SECONDS } from '../defaults.js';
+import { createChallengeCodec } from '../devices/challenge.js';
 import { verifyDeviceProof } from '../devices/proof.js';
 import type { DeviceStore } from '../devices/store.js';
 import type { RegistrationService } from '../registration/service.js';
@@ -35,24 +36,29 @@ export type AuthenticateOutcome = { kind: 'trusted'; code: string } | { kind: 'o
 export function createLoginService(deps: LoginDeps) {
   const { accounts, devices, codes, registration, hash, now } = deps;
 
+  const challenges = createChallengeCodec(hash);
+
   async function trustedDevice(client: ClientRecord, input: AuthenticateInput) {
     if (!input.deviceProof) return undefined;
     const verified = await verifyDeviceProof(input.deviceProof, input.cryptoVersion, (kid) => devices.findActive(kid));
     if (!verified || verified.payload.sub !== input.email || verified.device.clientId !== client.id) return undefined;
     const user = await accounts.findById(verified.device.userId);
     if (!user || user.email !== input.email) return undefined;
-    // The nonce is spent last, after everything else matched, and only once.
-    if (!(await devices.consumeChallenge(hash('device-challenge', verified.payload.nonce), client.id, now()))) return undefined;
+    // The challenge is spent last, after everything else matched, and only once.
+    const expiresAt = challenges.check(verified.payload.nonce, client.id, now());
+    if (expiresAt === undefined) return undefined;
+    if (!(await devices.spendChallenge(hash('device-challenge', verified.payload.nonce), client.id, expiresAt, now()))) return undefined;
     await devices.touch(verified.device.id, now());
     return user;
   }
 
   return {
-    /** A single-use nonce for a remembered device to sign. */
-    async issueChallenge(client: ClientRecord): Promise<{ challenge: string; expiresIn: number }> {
-      const challenge = randomToken('', 32);
-      await devices.insertChallenge(hash('device-challenge', challenge), client.id, now() + DEVICE_CHALLENGE_TTL_SECONDS * 1000);
-      return { challenge, expiresIn: DEVICE_CHALLENGE_TTL_SECONDS };
+    /** A single-use challenge for a remembered device to sign. */
+    issueChallenge(client: ClientRecord): { challenge: string; expiresIn: number } {
+      return {
+        challenge: challenges.issue(client.id, now() + DEVICE_CHALLENGE_TTL_SECONDS * 1000),
+        expiresIn: DEVICE_CHALLENGE_TTL_SECONDS,
+      };
     },
 
     async authenticate(client: ClientRecord, input: AuthenticateInput): Promise<AuthenticateOutcome> {
@@ -69,6 +75,7 @@ export function createLoginService(deps: LoginDeps) {
       }
       const started = await registration.start(client, input.email, {
         rememberDevice: input.rememberDevice,
+        cryptoVersion: input.cryptoVersion,
         codeChallenge: input.codeChallenge,
         ip: input.ip,
       });

@@ -5,12 +5,17 @@ import type { MailboxStore } from './mailbox-store.js';
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
+const isLoopback = (address: string | undefined) =>
+  address !== undefined && (address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.'));
+
 /**
  * The development mailbox page. Only registered when no SMTP server is configured, and never
  * in production (the service refuses to start that way).
  */
 export const devMailRoutes: FastifyPluginAsync<{ mailbox: MailboxStore }> = async (app, { mailbox }) => {
   app.get(Paths.devMail, async (request, reply) => {
+    // It shows every OTP: only to this machine, even when the service listens on other interfaces.
+    if (!isLoopback(request.socket.remoteAddress)) return reply.code(404).send({ code: 'ERR_NOT_FOUND', message: 'No such endpoint.' });
     const messages = await mailbox.list(50);
     if (request.headers.accept?.includes('application/json')) return { messages };
     const items = messages

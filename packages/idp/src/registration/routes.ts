@@ -41,7 +41,6 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ registration: Regis
     const { userid, deviceToken, devicePublicKey, mfaMethod } = request.body;
     const result = await registration.registerDevice(request.client, emailOf(userid), {
       deviceToken,
-      cryptoVersion: 'v1',
       ...(devicePublicKey ? { devicePublicKey } : {}),
       ...(mfaMethod ? { mfaMethod } : {}),
     });

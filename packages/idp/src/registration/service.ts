@@ -13,6 +13,7 @@ import {
   SEND_PER_IP,
   SEND_PER_RECIPIENT,
 } from '../defaults.js';
+import { isValidDevicePublicKey } from '../devices/public-key.js';
 import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { Mailer } from '../mail/mailer.js';
@@ -33,6 +34,7 @@ export interface RegistrationDeps {
 
 export interface StartOptions {
   rememberDevice: boolean;
+  cryptoVersion: string;
   codeChallenge: string | null;
   ip: string;
 }
@@ -75,6 +77,7 @@ export function createRegistrationService(deps: RegistrationDeps) {
         email,
         otpHash: hash('otp', `${idHash}:${otp}`),
         rememberDevice: options.rememberDevice,
+        cryptoVersion: options.cryptoVersion,
         codeChallenge: options.codeChallenge,
         createdAt: at,
         otpExpiresAt: at + OTP_TTL_SECONDS * 1000,
@@ -120,11 +123,14 @@ export function createRegistrationService(deps: RegistrationDeps) {
     async registerDevice(
       client: ClientRecord,
       email: string,
-      input: { deviceToken: string; devicePublicKey?: DevicePublicJwk; cryptoVersion: string; mfaMethod?: MfaMethod },
+      input: { deviceToken: string; devicePublicKey?: DevicePublicJwk; mfaMethod?: MfaMethod },
     ): Promise<{ code: string; deviceId?: string }> {
       if (input.mfaMethod) {
         // MFA enrollment is the next milestone; refuse rather than pretend it happened.
         throw new ServiceError('ERR_REQUEST_INVALID', 'MFA enrollment is not available on this service yet.');
+      }
+      if (input.devicePublicKey && !isValidDevicePublicKey(input.devicePublicKey)) {
+        throw new ServiceError('ERR_DEVICE_KEY_INVALID', 'The device public key is not a valid P-256 key.');
       }
       const { idHash, state } = await load(client, email, input.deviceToken);
       if (state.verifiedAt === null) throw new ServiceError('ERR_SESSION_STEP', 'Verify the emailed code before registering the device.');
@@ -135,7 +141,7 @@ export function createRegistrationService(deps: RegistrationDeps) {
       if (done.rememberDevice && input.devicePublicKey) {
         deviceId = randomToken('dev_', 16);
         await devices.insert(
-          { id: deviceId, userId: user.id, clientId: client.id, publicJwk: input.devicePublicKey, cryptoVersion: input.cryptoVersion },
+          { id: deviceId, userId: user.id, clientId: client.id, publicJwk: input.devicePublicKey, cryptoVersion: done.cryptoVersion },
           now(),
         );
       }

@@ -6,6 +6,7 @@ export interface NewRegistration {
   email: string;
   otpHash: string;
   rememberDevice: boolean;
+  cryptoVersion: string;
   codeChallenge: string | null;
   createdAt: number;
   otpExpiresAt: number;
@@ -39,6 +40,7 @@ export function createRegistrationStore(db: Db) {
           otp_hash: r.otpHash,
           attempts: 0,
           remember_device: r.rememberDevice ? 1 : 0,
+          crypto_version: r.cryptoVersion,
           code_challenge: r.codeChallenge,
           created_at: r.createdAt,
           otp_expires_at: r.otpExpiresAt,
@@ -103,7 +105,10 @@ export function createRegistrationStore(db: Db) {
     },
 
     /** Completes a verified, live registration once; returns what the code must be bound to. */
-    async complete(idHash: string, now: number): Promise<{ rememberDevice: boolean; codeChallenge: string | null } | undefined> {
+    async complete(
+      idHash: string,
+      now: number,
+    ): Promise<{ rememberDevice: boolean; cryptoVersion: string; codeChallenge: string | null } | undefined> {
       const row = await db
         .updateTable('registrations')
         .set({ completed_at: now })
@@ -111,9 +116,11 @@ export function createRegistrationStore(db: Db) {
         .where('verified_at', 'is not', null)
         .where('completed_at', 'is', null)
         .where('expires_at', '>', now)
-        .returning(['remember_device', 'code_challenge'])
+        .returning(['remember_device', 'crypto_version', 'code_challenge'])
         .executeTakeFirst();
-      return row && { rememberDevice: Number(row.remember_device) === 1, codeChallenge: row.code_challenge };
+      return (
+        row && { rememberDevice: Number(row.remember_device) === 1, cryptoVersion: row.crypto_version, codeChallenge: row.code_challenge }
+      );
     },
   };
 }

@@ -57,6 +57,7 @@ const migrations: Record<string, Migration> = {
         .addColumn('otp_hash', 'text', (c) => c.notNull())
         .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
         .addColumn('remember_device', 'integer', (c) => c.notNull())
+        .addColumn('crypto_version', 'text', (c) => c.notNull())
         .addColumn('code_challenge', 'text')
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .addColumn('otp_expires_at', 'bigint', (c) => c.notNull())

@@ -39,7 +39,7 @@ export interface Database {
     last_used_at: number | null;
     removed_at: number | null;
   };
-  /** devices/: nonces a remembered device signs */
+  /** devices/: challenges already spent by a device proof (replay cache) */
   device_challenges: {
     id: string;
     client_id: string;
@@ -54,6 +54,7 @@ export interface Database {
     otp_hash: string;
     attempts: number;
     remember_device: number;
+    crypto_version: string;
     code_challenge: string | null;
     created_at: number;
     otp_expires_at: number;

@@ -21,8 +21,12 @@ function clientCredentials(authorization: string | undefined, body: { client_id?
     if (body.client_secret !== undefined) throw new OAuthError('invalid_request', 'Use one client authentication method, not two.');
     const decoded = Buffer.from(authorization.slice(6), 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    if (colon < 0) throw new OAuthError('invalid_client', 'Malformed Basic credentials.');
-    return { clientId: decodeURIComponent(decoded.slice(0, colon)), clientSecret: decodeURIComponent(decoded.slice(colon + 1)) };
+    try {
+      if (colon < 0) throw new URIError('no colon');
+      return { clientId: decodeURIComponent(decoded.slice(0, colon)), clientSecret: decodeURIComponent(decoded.slice(colon + 1)) };
+    } catch {
+      throw new OAuthError('invalid_client', 'Malformed Basic credentials.');
+    }
   }
   if (!body.client_id || !body.client_secret) throw new OAuthError('invalid_client', 'Client authentication is required.');
   return { clientId: body.client_id, clientSecret: body.client_secret };
@@ -50,6 +54,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
   });
 
   app.get(Paths.userinfo, async (request, reply) => {
+    reply.header('cache-control', 'no-store');
     const header = request.headers.authorization;
     const claims = header?.startsWith('Bearer ') ? await tokens.userinfo(header.slice(7)) : undefined;
     if (!claims) {
