@@ -1,0 +1,82 @@
+/**
+ * Parent side of a server child process: the servers under test never share a process (or
+ * an event loop) with the load generator. Messages go over the IPC channel as
+ * { id, type, ... } requests answered by { id, result | error }.
+ */
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+export interface ServerChild {
+  pid: number;
+  /** What the child reported when it was listening. */
+  ready: Record<string, string>;
+  request<T>(type: string, payload?: Record<string, unknown>): Promise<T>;
+  /** User + system CPU seconds the child has used so far, all its threads included. */
+  cpuSeconds(): number;
+  stop(): Promise<void>;
+}
+
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+export function cpuSecondsOf(pid: number): number {
+  // /proc/PID/stat: fields 14 and 15 are utime and stime; the command name may hold spaces, so split after ')'.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+export async function startChild(script: string, args: string[], execArgv: string[] = []): Promise<ServerChild> {
+  const child: ChildProcess = fork(script, args, {
+    execArgv: ['--import', 'tsx', ...execArgv],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  let nextId = 1;
+  const ready = await new Promise<Record<string, string>>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before it was ready`)));
+    child.on('message', (message: { id?: number; type?: string; result?: unknown; error?: string }) => {
+      if (message.type === 'ready') resolve(message.result as Record<string, string>);
+      const waiter = message.id === undefined ? undefined : pending.get(message.id);
+      if (!waiter) return;
+      pending.delete(message.id as number);
+      if (message.error) waiter.reject(new Error(message.error));
+      else waiter.resolve(message.result);
+    });
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    pid: child.pid as number,
+    ready,
+    request<T>(type: string, payload: Record<string, unknown> = {}) {
+      const id = nextId++;
+      return new Promise<T>((resolve, reject) => {
+        pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+        child.send({ id, type, ...payload });
+      });
+    },
+    cpuSeconds: () => cpuSecondsOf(child.pid as number),
+    async stop() {
+      // A clean exit (not a kill) so --cpu-prof can write its profile.
+      child.send({ type: 'stop' });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Child side: answers requests with the handlers given, and exits on 'stop'. */
+export function serveRequests(handlers: Record<string, (message: any) => Promise<unknown>>, onStop: () => Promise<void>): void {
+  process.on('message', (message: { id?: number; type: string }) => {
+    if (message.type === 'stop') {
+      onStop().finally(() => process.exit(0));
+      return;
+    }
+    const handler = handlers[message.type];
+    const run = handler ? handler(message) : Promise.reject(new Error(`unknown request ${message.type}`));
+    run.then(
+      (result) => process.send?.({ id: message.id, result }),
+      (error: unknown) =>
+        process.send?.({ id: message.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+    );
+  });
+}

@@ -1,0 +1,101 @@
+/**
+ * The service under test, from its built package (packages/idp/dist via the workspace link),
+ * with file-backed SQLite in a temporary data folder and the HTTP logger off. Besides serving
+ * HTTP it answers set-up requests from the benchmark over IPC, so fixtures never have to go
+ * through the rate-limited public flows and never cost time inside a measured run.
+ */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { loadConfig, startService } from 'service-idp';
+import { serveRequests } from './child.js';
+import { BENCH_ORIGIN } from './flows.js';
+import { deviceProof, newDeviceKey } from './proof.js';
+
+const dataDir = process.argv[2];
+if (!dataDir) throw new Error('usage: idp-server.ts DATA_DIR');
+// Test mode only makes registration return the OTP; the trusted-device and token paths do not look at it.
+const config = loadConfig({ port: '0', host: '127.0.0.1', data: dataDir, 'test-mode': true }, {});
+const service = await startService(config, { logger: false });
+const { ctx } = service;
+const keys = await ctx.clients.create({ name: 'Bench', origins: [BENCH_ORIGIN] });
+const client = await ctx.clients.authenticateBrowser(keys.publishableKey, BENCH_ORIGIN);
+
+let registered = 0;
+/**
+ * The registration flow the HTTP routes run (start → verifyOtp → registerDevice), called
+ * in-process. Over HTTP every registration from 127.0.0.1 would count against the per-IP OTP
+ * send limit (SEND_PER_IP: 30 an hour), so each one here names its own documentation-range IP.
+ */
+async function register(email: string, publicJwk: Parameters<typeof ctx.registration.registerDevice>[2]['devicePublicKey']) {
+  registered += 1;
+  const ip = `198.18.${registered >> 8}.${registered & 255}`;
+  const { deviceToken, otp } = await ctx.registration.start(client, email, {
+    rememberDevice: true,
+    cryptoVersion: 'v1',
+    codeChallenge: null,
+    ip,
+  });
+  await ctx.registration.verifyOtp(client, email, deviceToken, otp);
+  const { deviceId } = await ctx.registration.registerDevice(client, email, {
+    deviceToken,
+    devicePublicKey: publicJwk,
+    cryptoVersion: 'v1',
+  });
+  if (!deviceId) throw new Error('device not remembered');
+  return deviceId;
+}
+
+// One device of the service's own to mint authorization codes for the token benchmark.
+const minterEmail = 'bench-minter@example.com';
+const minterKey = newDeviceKey();
+const minterId = await register(minterEmail, minterKey.publicJwk);
+
+/** One code exactly as a trusted-device login issues it: challenge, signed proof, authenticate. */
+async function mintOne(): Promise<string> {
+  const { challenge } = await ctx.login.issueChallenge(client);
+  const outcome = await ctx.login.authenticate(client, {
+    email: minterEmail,
+    cryptoVersion: 'v1',
+    rememberDevice: false,
+    codeChallenge: null,
+    deviceProof: deviceProof(minterKey.privateKey, minterId, minterEmail, challenge),
+    ip: '127.0.0.1',
+  });
+  if (outcome.kind !== 'trusted') throw new Error('minting a code fell back to OTP');
+  return outcome.code;
+}
+
+// CPU profiles of the measured runs only (BENCH_CPU_PROF=1), through the inspector rather than
+// --cpu-prof, so set-up, minting and warm-ups stay out of them.
+const inspector = new Session();
+inspector.connect();
+
+serveRequests(
+  {
+    async profileStart() {
+      await inspector.post('Profiler.enable');
+      await inspector.post('Profiler.start');
+    },
+    async profileStop(message: { file: string }) {
+      const { profile } = await inspector.post('Profiler.stop');
+      writeFileSync(message.file, JSON.stringify(profile));
+    },
+    async register(message: { devices: { email: string; publicJwk: Parameters<typeof register>[1] }[] }) {
+      const ids: string[] = [];
+      for (const device of message.devices) ids.push(await register(device.email, device.publicJwk));
+      return ids;
+    },
+    async mint(message: { count: number }) {
+      const codes: string[] = [];
+      // A few in flight so the async proof verification overlaps the SQLite work.
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (codes.length < message.count) codes.push(await mintOne());
+        }),
+      );
+      return codes.slice(0, message.count);
+    },
+  },
+  () => service.close(),
+);
+process.send?.({ type: 'ready', result: { url: service.url, ...keys } });
