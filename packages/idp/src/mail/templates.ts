@@ -7,7 +7,8 @@ const escapeHtml = (s: string) =>
 /** The email that carries a device-verification OTP. */
 export function otpMail(to: string, otp: string, clientName: string): OutgoingMail {
   const minutes = OTP_TTL_SECONDS / 60;
-  const subject = `${otp} is your ${clientName} sign-in code`;
+  // The code stays out of the subject: mail servers log subjects and phones show them on lock screens.
+  const subject = `Your ${clientName} sign-in code`;
   const text = [
     `Your sign-in code for ${clientName} is: ${otp}`,
     '',
