@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { exchangeCodeForClaims, OAuthExchangeError } from 'service-oauth-client';
 import type { ServiceClient } from 'service-web';
 import { createPkcePair } from 'service-web';
+import { OTP_MAX_ATTEMPTS } from '../src/defaults.js';
 import { startTestService, type TestService, uniqueEmail } from './helpers.js';
 
 describe('device registration and trusted-device login', () => {
@@ -110,6 +111,30 @@ describe('device registration and trusted-device login', () => {
     await assert.rejects(exchange(await register(device, email, { code_challenge: pkce.codeChallenge })), OAuthExchangeError);
     const plain = await device.authenticate(email);
     await assert.rejects(exchange(plain.code as string, pkce.codeVerifier), OAuthExchangeError);
+  });
+
+  it('refuses a sixth OTP even when it is right', async () => {
+    const email = uniqueEmail('guess');
+    const device = await service.newDevice();
+    assert.equal((await device.authenticate(email)).status, 'OTP_NEEDED');
+    const otp = await service.latestOtp(email);
+    const wrong = String((Number(otp) + 1) % 1_000_000).padStart(6, '0');
+    for (let i = 0; i < OTP_MAX_ATTEMPTS; i++)
+      assert.equal((await device.verifyEmailOtp({ userid: email, otp: wrong })).status, 'INVALID_OTP');
+    assert.equal((await device.verifyEmailOtp({ userid: email, otp })).status, 'OTP_EXPIRED');
+    assert.equal((await device.verifyDevice({ userid: email })).code, undefined, 'no code without a verified email');
+  });
+
+  it('creates the account on the first verified email, with a stable opaque id', async () => {
+    const email = uniqueEmail('new');
+    const device = await service.newDevice();
+    await device.authenticate(email);
+    assert.equal(await service.ctx.accounts.findByEmail(email), undefined, 'no account before the email is verified');
+    await device.verifyEmailOtp({ userid: email, otp: await service.latestOtp(email) });
+    const account = await service.ctx.accounts.findByEmail(email);
+    assert.match(account?.id ?? '', /^usr_/);
+    const claims = await exchange((await device.verifyDevice({ userid: email })).code as string);
+    assert.equal(claims.sub, account?.id);
   });
 
   it('answers INVALID_EMAIL for a malformed address', async () => {

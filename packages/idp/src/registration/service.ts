@@ -114,6 +114,8 @@ export function createRegistrationService(deps: RegistrationDeps) {
         throw new ServiceError('ERR_SESSION_STEP', 'This code was already accepted. Register the device now.');
       }
       await accounts.clearFailures(accountKey(email));
+      // The account exists from the first verified email, whether or not a device follows.
+      await accounts.findOrCreate(email, now());
     },
 
     /**
