@@ -28,6 +28,8 @@ export const SEND_PER_IP = [{ max: 30, windowSeconds: 60 * 60 }] as const;
 
 /** Device challenge (nonce the device signs) lifetime. */
 export const DEVICE_CHALLENGE_TTL_SECONDS = 60;
+/** A device's last-use time is written at most this often (it is informational). */
+export const DEVICE_LAST_USED_RESOLUTION_SECONDS = 60;
 
 /** Authorization code: RFC 9700 and oidc-provider use 60 s at most. */
 export const AUTH_CODE_TTL_SECONDS = 60;

@@ -7,6 +7,7 @@ export interface Device {
   clientId: string;
   publicJwk: JWK;
   cryptoVersion: string;
+  lastUsedAt?: number | null;
 }
 
 /** Registered device keys and the single-use challenges they sign. */
@@ -37,6 +38,7 @@ export function createDeviceStore(db: Db) {
           clientId: row.client_id,
           publicJwk: JSON.parse(row.public_jwk) as JWK,
           cryptoVersion: row.crypto_version,
+          lastUsedAt: row.last_used_at == null ? null : Number(row.last_used_at),
         }
       );
     },

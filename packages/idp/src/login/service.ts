@@ -2,7 +2,7 @@ import type { AccountStore } from '../accounts/store.js';
 import type { ClientRecord } from '../clients/store.js';
 import type { CodeService } from '../codes/service.js';
 import type { SecretHasher } from '../crypto/secrets.js';
-import { DEVICE_CHALLENGE_TTL_SECONDS } from '../defaults.js';
+import { DEVICE_CHALLENGE_TTL_SECONDS, DEVICE_LAST_USED_RESOLUTION_SECONDS } from '../defaults.js';
 import { createChallengeCodec } from '../devices/challenge.js';
 import { verifyDeviceProof } from '../devices/proof.js';
 import type { DeviceStore } from '../devices/store.js';
@@ -48,7 +48,9 @@ export function createLoginService(deps: LoginDeps) {
     const expiresAt = challenges.check(verified.payload.nonce, client.id, now());
     if (expiresAt === undefined) return undefined;
     if (!(await devices.spendChallenge(hash('device-challenge', verified.payload.nonce), client.id, expiresAt, now()))) return undefined;
-    await devices.touch(verified.device.id, now());
+    // last_used_at is for operators, not security: a write per minute per device is enough.
+    const lastUsed = verified.device.lastUsedAt ?? 0;
+    if (now() - lastUsed >= DEVICE_LAST_USED_RESOLUTION_SECONDS * 1000) await devices.touch(verified.device.id, now());
     return user;
   }
 
