@@ -39,7 +39,6 @@ async function register(email: string, publicJwk: Parameters<typeof ctx.registra
   const { deviceId } = await ctx.registration.registerDevice(client, email, {
     deviceToken,
     devicePublicKey: publicJwk,
-    cryptoVersion: 'v1',
   });
   if (!deviceId) throw new Error('device not remembered');
   return deviceId;

@@ -31,7 +31,12 @@ export async function verifyDeviceProof(
 ): Promise<{ device: Device; payload: DeviceProofPayload } | undefined> {
   try {
     const header = decodeProtectedHeader(proof);
-    if (header.alg !== DEVICE_PROOF_ALG || header.typ !== DEVICE_PROOF_TYP || header.cv !== cryptoVersion || typeof header.kid !== 'string') {
+    if (
+      header.alg !== DEVICE_PROOF_ALG ||
+      header.typ !== DEVICE_PROOF_TYP ||
+      header.cv !== cryptoVersion ||
+      typeof header.kid !== 'string'
+    ) {
       return undefined;
     }
     // RFC 8725 3.1: the key comes from our storage, never from the token; alg is pinned.
