@@ -1,9 +1,10 @@
 import { hkdfSync } from 'node:crypto';
-import { jwtVerify, SignJWT } from 'jose';
+import { jwtVerify } from 'jose';
 import type { TokenResponse } from 'service-protocol';
 import type { AccountStore } from '../accounts/store.js';
 import type { ClientService } from '../clients/service.js';
 import type { CodeService } from '../codes/service.js';
+import { signHs256, signRs256 } from '../crypto/jws.js';
 import { pkceVerifies } from '../crypto/pkce.js';
 import { randomToken } from '../crypto/secrets.js';
 import { ACCESS_TOKEN_TTL_SECONDS, ID_TOKEN_TTL_SECONDS } from '../defaults.js';
@@ -60,30 +61,37 @@ export function createTokenService(deps: TokenDeps) {
 
       const key = await keyring.active();
       const iat = Math.floor(now() / 1000);
-      const idToken = await new SignJWT({
-        auth_time: code.authTime,
-        email: user.email,
-        email_verified: true,
-        amr: code.amr,
-      })
-        .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
-        .setIssuer(issuer)
-        .setSubject(user.id)
-        .setAudience(client.id)
-        .setIssuedAt(iat)
-        .setNotBefore(iat)
-        .setExpirationTime(iat + ID_TOKEN_TTL_SECONDS)
-        .setJti(randomToken('', 16))
-        .sign(key.privateKey);
-      const accessToken = await new SignJWT({ client_id: client.id, scope: SCOPE })
-        .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' })
-        .setIssuer(issuer)
-        .setSubject(user.id)
-        .setAudience(userinfoAudience)
-        .setIssuedAt(iat)
-        .setExpirationTime(iat + ACCESS_TOKEN_TTL_SECONDS)
-        .setJti(randomToken('', 16))
-        .sign(accessKey);
+      const idToken = await signRs256(
+        { kid: key.kid, typ: 'JWT' },
+        {
+          iss: issuer,
+          sub: user.id,
+          aud: client.id,
+          iat,
+          nbf: iat,
+          exp: iat + ID_TOKEN_TTL_SECONDS,
+          auth_time: code.authTime,
+          jti: randomToken('', 16),
+          email: user.email,
+          email_verified: true,
+          amr: code.amr,
+        },
+        key.privateKey,
+      );
+      const accessToken = signHs256(
+        { typ: 'at+jwt' },
+        {
+          iss: issuer,
+          sub: user.id,
+          aud: userinfoAudience,
+          client_id: client.id,
+          scope: SCOPE,
+          iat,
+          exp: iat + ACCESS_TOKEN_TTL_SECONDS,
+          jti: randomToken('', 16),
+        },
+        accessKey,
+      );
       return { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS, id_token: idToken, scope: SCOPE };
     },
 
