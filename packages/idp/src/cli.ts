@@ -18,11 +18,15 @@ Usage:
   service-idp clients create --name NAME --origin URL [--origin URL ...] [--json]
       Register a client application. Prints its clientId, publishableKey (browser, valid
       only from the listed origins) and secretKey (backend) once; they cannot be shown again.
+  service-idp clients update CLIENT_ID --mfa-policy optional|required
+      optional (default): users choose whether to enroll in MFA; required: no code without it.
   service-idp clients list [--json]
   service-idp keys rotate
       New signing key; the JWKS serves old and new until tokens signed by the old one expire.
   service-idp mail [--json] [--limit 20]
       The development mailbox (used when SMTP_URL is not set), newest first.
+  service-idp sms [--json] [--limit 20]
+      The development SMS outbox (SMS_TRANSPORT=outbox), newest first.
   service-idp migrate
       Apply database migrations (start does this too).
 
@@ -44,6 +48,7 @@ const options = {
   name: { type: 'string' },
   origin: { type: 'string', multiple: true },
   json: { type: 'boolean' },
+  'mfa-policy': { type: 'string' },
   limit: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -102,6 +107,14 @@ async function main(argv: string[]): Promise<number> {
         }
         return 0;
       }
+      case 'clients update': {
+        const [, , clientId] = positionals;
+        if (!clientId || !values['mfa-policy'])
+          throw new ConfigError('usage: service-idp clients update CLIENT_ID --mfa-policy optional|required');
+        await ctx.clients.setMfaPolicy(clientId, values['mfa-policy']);
+        process.stdout.write(`Client ${clientId}: MFA ${values['mfa-policy']}.\n`);
+        return 0;
+      }
       case 'clients list': {
         const list = await ctx.clients.list();
         if (values.json) process.stdout.write(`${JSON.stringify(list)}\n`);
@@ -123,6 +136,14 @@ async function main(argv: string[]): Promise<number> {
         else
           for (const m of messages)
             process.stdout.write(`--- ${new Date(m.createdAt).toISOString()}  to ${m.to}\nSubject: ${m.subject}\n\n${m.text}\n\n`);
+        return 0;
+      }
+      case 'sms': {
+        const limit = Number(values.limit ?? 20);
+        const messages = await ctx.smsOutbox.list(Number.isInteger(limit) && limit > 0 ? limit : 20);
+        if (values.json) process.stdout.write(`${JSON.stringify(messages)}\n`);
+        else if (messages.length === 0) process.stdout.write('The development SMS outbox is empty.\n');
+        else for (const m of messages) process.stdout.write(`--- ${new Date(m.createdAt).toISOString()}  to ${m.to}\n${m.body}\n\n`);
         return 0;
       }
       case 'migrate':

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { DEFAULT_HOST, DEFAULT_PORT } from './defaults.js';
+import { DEFAULT_HOST, DEFAULT_PORT, MFA_REMEMBER_DAYS } from './defaults.js';
+import { WEBHOOK_SECRET_MIN_LENGTH } from './sms/webhook.js';
 
 export interface ServiceConfig {
   port: number;
@@ -20,7 +21,16 @@ export interface ServiceConfig {
    * list of addresses/CIDRs. Per-IP send limits need the client's address, not the proxy's.
    */
   trustProxy: false | string;
+  /** Where SMS goes: the development outbox, a signed webhook, or a Twilio-compatible API. */
+  sms: SmsConfig;
+  /** How long remember_me skips MFA on a device. */
+  mfaRememberDays: number;
 }
+
+export type SmsConfig =
+  | { transport: 'outbox' }
+  | { transport: 'webhook'; url: string; secret: string }
+  | { transport: 'twilio'; accountSid: string; authToken: string; from: string; baseUrl?: string };
 
 /** Environment variables read by every command; flags win over them. docs/operations.md lists the same table. */
 export const ENVIRONMENT = {
@@ -32,6 +42,11 @@ export const ENVIRONMENT = {
   SERVICE_IDP_MAIL_FROM: 'sender of service mail (default "Sign-in <no-reply@localhost>")',
   SERVICE_IDP_LOG_LEVEL: 'fatal, error, warn, info (default), debug',
   SERVICE_IDP_TRUST_PROXY: 'addresses/CIDRs of proxies allowed to set X-Forwarded-For, e.g. 10.0.0.0/8 (default: none)',
+  SERVICE_IDP_MFA_REMEMBER_DAYS: 'days remember_me skips MFA on a device (default 30)',
+  SMS_TRANSPORT: 'outbox (default; development only), webhook or twilio',
+  SMS_WEBHOOK_URL: 'with SMS_TRANSPORT=webhook: where each SMS is POSTed as signed JSON',
+  SMS_WEBHOOK_SECRET: 'with SMS_TRANSPORT=webhook: HMAC key of the x-service-signature header (16+ characters)',
+  TWILIO_ACCOUNT_SID: 'with SMS_TRANSPORT=twilio: account SID (also TWILIO_AUTH_TOKEN, TWILIO_FROM, optional TWILIO_BASE_URL)',
   SMTP_URL: 'SMTP server, e.g. smtp://user:pass@mail.example.com:587; required when NODE_ENV=production',
   NODE_ENV: '"production" turns on the production checks',
 } as const;
@@ -64,6 +79,11 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     throw new ConfigError(`invalid issuer URL: ${issuer}`);
   }
   const production = env.NODE_ENV === 'production';
+  const rememberDays = Number(env.SERVICE_IDP_MFA_REMEMBER_DAYS ?? MFA_REMEMBER_DAYS);
+  if (!Number.isFinite(rememberDays) || rememberDays < 0 || rememberDays > 365) {
+    throw new ConfigError(`invalid SERVICE_IDP_MFA_REMEMBER_DAYS: ${env.SERVICE_IDP_MFA_REMEMBER_DAYS} (0 to 365)`);
+  }
+  const sms = smsConfig(env);
   const testMode = flags['test-mode'] ?? env.SERVICE_IDP_TEST_MODE === '1';
   const smtpUrl = env.SMTP_URL || undefined;
   if (production && testMode) throw new ConfigError('--test-mode is refused when NODE_ENV=production: it puts one-time codes in responses');
@@ -81,5 +101,36 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     production,
     logLevel: env.SERVICE_IDP_LOG_LEVEL ?? 'info',
     trustProxy: env.SERVICE_IDP_TRUST_PROXY || false,
+    sms,
+    mfaRememberDays: rememberDays,
   };
+}
+
+function smsConfig(env: NodeJS.ProcessEnv): SmsConfig {
+  const transport = env.SMS_TRANSPORT ?? 'outbox';
+  const need = (name: string) => {
+    const value = env[name];
+    if (!value) throw new ConfigError(`SMS_TRANSPORT=${transport} needs ${name}`);
+    return value;
+  };
+  switch (transport) {
+    case 'outbox':
+      return { transport };
+    case 'webhook': {
+      const secret = need('SMS_WEBHOOK_SECRET');
+      if (secret.length < WEBHOOK_SECRET_MIN_LENGTH)
+        throw new ConfigError(`SMS_WEBHOOK_SECRET must be at least ${WEBHOOK_SECRET_MIN_LENGTH} characters`);
+      return { transport, url: need('SMS_WEBHOOK_URL'), secret };
+    }
+    case 'twilio':
+      return {
+        transport,
+        accountSid: need('TWILIO_ACCOUNT_SID'),
+        authToken: need('TWILIO_AUTH_TOKEN'),
+        from: need('TWILIO_FROM'),
+        ...(env.TWILIO_BASE_URL ? { baseUrl: env.TWILIO_BASE_URL } : {}),
+      };
+    default:
+      throw new ConfigError(`SMS_TRANSPORT must be outbox, webhook or twilio, not ${transport}`);
+  }
 }

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { MfaMethod } from 'service-protocol';
 import { createAccountStore } from './accounts/store.js';
 import { createClientService } from './clients/service.js';
 import { createClientStore } from './clients/store.js';
@@ -14,8 +15,16 @@ import { createKeyStore } from './keys/store.js';
 import { createLoginService } from './login/service.js';
 import { createMailboxStore } from './mail/mailbox-store.js';
 import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
+import { createMfaService } from './mfa/service.js';
+import { createMfaStore } from './mfa/store.js';
 import { createRegistrationService } from './registration/service.js';
 import { createRegistrationStore } from './registration/store.js';
+import { createSignInFinisher } from './sign-in/finish.js';
+import { createOutboxTransport } from './sms/outbox.js';
+import { createSmsOutboxStore, type SmsOutboxStore } from './sms/outbox-store.js';
+import type { SmsTransport } from './sms/transport.js';
+import { createTwilioTransport } from './sms/twilio.js';
+import { createWebhookTransport } from './sms/webhook.js';
 import { type Db, openSqlite } from './storage/database.js';
 import { migrate } from './storage/migrations.js';
 import { startSweeper } from './storage/sweeper.js';
@@ -29,6 +38,20 @@ export interface ContextOptions {
   /** Overrides the mail transport (tests pass one that records). */
   mailer?: Mailer;
   now?: () => number;
+  /** Overrides the SMS transport (tests). */
+  sms?: SmsTransport;
+}
+
+function smsTransport(config: ServiceConfig, outbox: SmsOutboxStore, now: () => number): SmsTransport {
+  const sms = config.sms;
+  switch (sms.transport) {
+    case 'outbox':
+      return createOutboxTransport(outbox, now, `development SMS outbox (service-idp mail, ${config.issuer}/dev/mail)`);
+    case 'webhook':
+      return createWebhookTransport({ url: sms.url, secret: sms.secret });
+    case 'twilio':
+      return createTwilioTransport(sms);
+  }
 }
 
 /** Wires storage, crypto and flows together: the composition root shared by the CLI and the HTTP app. */
@@ -55,17 +78,37 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const throttle = createThrottle({ store: throttleStore, now });
   const registrationStore = createRegistrationStore(db);
   const keyring = createKeyring({ store: createKeyStore(db), sealer: createSealer(serverSecret, 'signing-key'), now });
+  const finish = createSignInFinisher({ devices, codes, now });
+  const smsOutbox = createSmsOutboxStore(db);
+  const sms = options.sms ?? smsTransport(config, smsOutbox, now);
+  const mfaStore = createMfaStore(db);
+  const mfa = createMfaService({
+    store: mfaStore,
+    accounts,
+    finish,
+    throttle,
+    mailer,
+    sms,
+    hash,
+    sealer: createSealer(serverSecret, 'totp-secret'),
+    now,
+    rememberMs: config.mfaRememberDays * 24 * 60 * 60 * 1000,
+    issuerName: new URL(config.issuer).hostname,
+  });
+  // SMS through the development outbox is refused in production: the code would reach nobody.
+  const mfaMethods: MfaMethod[] = config.production && config.sms.transport === 'outbox' ? ['email', 'totp'] : ['email', 'sms', 'totp'];
   const registration = createRegistrationService({
     store: registrationStore,
     accounts,
-    devices,
-    codes,
+    mfa,
+    mfaMethods,
+    finish,
     throttle,
     mailer,
     hash,
     now,
   });
-  const login = createLoginService({ accounts, devices, codes, registration, hash, now });
+  const login = createLoginService({ accounts, devices, mfa, finish, registration, hash, now });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, serverSecret, now });
 
   return {
@@ -80,6 +123,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     keyring,
     registration,
     login,
+    mfa,
+    smsOutbox,
     tokens,
     /** Deletes expired rows; each store sweeps its own table. */
     async sweepExpired(at: number) {
@@ -87,6 +132,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       await codeStore.deleteExpired(at);
       await devices.deleteExpiredChallenges(at);
       await throttleStore.deleteExpired(at);
+      await mfaStore.deleteExpired(at);
     },
     /** Sweeps in the background; returns the stop function. */
     startSweeper(onError: (error: unknown) => void) {

@@ -31,6 +31,13 @@ export const DEVICE_CHALLENGE_TTL_SECONDS = 60;
 /** A device's last-use time is written at most this often (it is informational). */
 export const DEVICE_LAST_USED_RESOLUTION_SECONDS = 60;
 
+/** An MFA step (login challenge or enrollment confirmation) must finish within this time. */
+export const MFA_SESSION_TTL_SECONDS = 10 * 60;
+/** Wrong MFA codes per MFA session, counted before checking (same rule as the email OTP). */
+export const MFA_MAX_ATTEMPTS = 5;
+/** Default length of remember_me: MFA is skipped on that device for this long. */
+export const MFA_REMEMBER_DAYS = 30;
+
 /** Authorization code: RFC 9700 and oidc-provider use 60 s at most. */
 export const AUTH_CODE_TTL_SECONDS = 60;
 /** Random bytes in codes, device tokens and challenges: 256 bits, above RFC 6749's 128. */

@@ -117,7 +117,7 @@ describe('device proof', () => {
     const email = uniqueEmail();
     const a = await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1', rememberDevice: true });
     await service.post('/v1/email-otp/verify', { userid: email, deviceToken: a.body.deviceToken, otp: a.body.code });
-    const offCurve = { kty: 'EC', crv: 'P-256', x: 'A'.repeat(43), y: 'A'.repeat(42) + 'E' };
+    const offCurve = { kty: 'EC', crv: 'P-256', x: 'A'.repeat(43), y: `${'A'.repeat(42)}E` };
     const bad = await service.post('/v1/devices', { userid: email, deviceToken: a.body.deviceToken, devicePublicKey: offCurve });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.code, 'ERR_DEVICE_KEY_INVALID');

@@ -6,9 +6,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IDBFactory } from 'fake-indexeddb';
+import { CompactSign, exportJWK, generateKeyPair, type CryptoKey as JoseKey } from 'jose';
 import { ServiceClient } from 'service-web';
 import { loadConfig, type RunningService, startService } from '../src/index.js';
 import type { Mailer } from '../src/mail/mailer.js';
+import type { SmsTransport } from '../src/sms/transport.js';
 import { openSqlite } from '../src/storage/database.js';
 
 export const APP_ORIGIN = 'http://app.test:3000';
@@ -32,6 +34,7 @@ export interface TestService extends RunningService {
 export interface TestServiceOptions {
   testMode?: boolean;
   mailer?: Mailer;
+  sms?: SmsTransport;
   env?: Record<string, string>;
   now?: () => number;
 }
@@ -42,6 +45,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const service = await startService(config, {
     db: openSqlite(':memory:'),
     ...(options.mailer ? { mailer: options.mailer } : {}),
+    ...(options.sms ? { sms: options.sms } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
   const keys = await service.ctx.clients.create({ name: 'Test App', origins: [APP_ORIGIN] });
@@ -90,4 +94,47 @@ let counter = 0;
 export function uniqueEmail(label = 'user'): string {
   counter += 1;
   return `${label}.${process.pid}.${counter}.${Date.now()}@example.com`;
+}
+
+/** A device whose key the test holds, to drive the wire protocol directly. */
+export interface RawDevice {
+  publicJwk: { kty: string; crv: string; x: string; y: string };
+  privateKey: JoseKey;
+  deviceId?: string;
+}
+
+export async function newRawDevice(): Promise<RawDevice> {
+  const { publicKey, privateKey } = await generateKeyPair('ES256');
+  const { kty, crv, x, y } = await exportJWK(publicKey);
+  return { publicJwk: { kty: kty as string, crv: crv as string, x: x as string, y: y as string }, privateKey };
+}
+
+/** The device proof of packages/protocol device-proof.ts for a fresh challenge. */
+export async function deviceProof(service: TestService, device: RawDevice, email: string): Promise<string> {
+  const { challenge } = (await service.post('/v1/device-challenges', {})).body;
+  const payload = new TextEncoder().encode(JSON.stringify({ sub: email, nonce: challenge, iat: Math.floor(Date.now() / 1000) }));
+  return new CompactSign(payload)
+    .setProtectedHeader({ alg: 'ES256', typ: 'device-proof+jwt', kid: device.deviceId as string, cv: 'v1' })
+    .sign(device.privateKey);
+}
+
+/** authenticate → email OTP (test mode) → verify: returns the device token of a verified registration. */
+export async function verifiedRegistration(service: TestService, email: string, options: { rememberDevice?: boolean } = {}) {
+  const a = await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1', rememberDevice: options.rememberDevice ?? true });
+  if (a.body?.status !== 'OTP_NEEDED' || !a.body.code) throw new Error(`authenticate: ${JSON.stringify(a.body)} (is test mode on?)`);
+  const v = await service.post('/v1/email-otp/verify', { userid: email, deviceToken: a.body.deviceToken, otp: a.body.code });
+  if (v.status !== 200) throw new Error(`verify: ${JSON.stringify(v.body)}`);
+  return a.body.deviceToken as string;
+}
+
+/** Exchanges a code at the token endpoint and returns the ID token's claims (unverified: the exchange tests verify). */
+export async function claimsOf(service: TestService, code: string): Promise<Record<string, unknown>> {
+  const response = await fetch(service.tokenUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, client_id: service.clientId, client_secret: service.secretKey }),
+  });
+  const body = await response.json();
+  if (response.status !== 200) throw new Error(`token: ${JSON.stringify(body)}`);
+  return JSON.parse(Buffer.from(body.id_token.split('.')[1], 'base64url').toString());
 }

@@ -56,14 +56,57 @@ export interface VerifyDeviceRequest {
   deviceToken: string;
   /** Present when the device is to be remembered (authenticate's rememberDevice). */
   devicePublicKey?: DevicePublicJwk;
+  /** Enrolls the user in this MFA method (only when the user has none yet). */
   mfaMethod?: MfaMethod;
+  /** E.164 phone number, required with mfaMethod 'sms'. */
+  phoneNumber?: string;
 }
 
-export interface VerifyDeviceResponse {
+export type VerifyDeviceResponse =
+  | {
+      status: 'SUCCESS';
+      message: string;
+      code: string;
+      /** Set when a device key was registered; the device signs its proofs with this id as `kid`. */
+      deviceId?: string;
+    }
+  /** The client requires MFA and the user has none: call verifyDevice again with mfaMethod. */
+  | { status: 'MFA_ENROLLMENT_NEEDED'; message: string; methods: MfaMethod[] }
+  /**
+   * The chosen method needs confirming: call verifyMfa with its first code. For TOTP the
+   * answer carries what an authenticator app needs; for SMS the code was just sent.
+   */
+  | { status: 'FINALIZE_REGISTRATION_NEEDED'; message: string; sessionId: string; method: MfaMethod; otpauthUri?: string; secret?: string }
+  /** The user has MFA: a new device passes it too. Call initiateMfa, then verifyMfa. */
+  | { status: 'MFA_REQUIRED'; message: string; sessionId: string; method: MfaMethod };
+
+/** POST /v1/mfa/initiate: sends the code (email, SMS); TOTP sends nothing. */
+export interface InitiateMfaRequest {
+  userid: string;
+  sessionId: string;
+}
+
+export interface InitiateMfaResponse {
+  status: 'MFA_INITIATED';
+  message: string;
+  method: MfaMethod;
+}
+
+/** POST /v1/mfa/verify */
+export interface VerifyMfaRequest {
+  userid: string;
+  sessionId: string;
+  otp: string;
+  /** Skip MFA on this (remembered) device for the service's remember period. */
+  rememberMe?: boolean;
+}
+
+export interface VerifyMfaResponse {
   status: 'SUCCESS';
   message: string;
+  success: true;
   code: string;
-  /** Set when a device key was registered; the device signs its proofs with this id as `kid`. */
+  /** Set when this step finished a device registration that stored a device key. */
   deviceId?: string;
 }
 

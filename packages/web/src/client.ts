@@ -1,6 +1,7 @@
 import {
   CRYPTO_VERSIONS,
   type CryptoVersion,
+  type DevicePublicJwk,
   isValidEmail,
   MfaMethod,
   normalizeEmail,
@@ -15,11 +16,15 @@ import type {
   AuthenticateOptions,
   AuthenticationResult,
   FailureResult,
+  FinalizeRegistrationResult,
   InitializationResult,
+  InitiateMfaInput,
   InitiateMfaResult,
   InitOptions,
+  VerifyDeviceInput,
   VerifyDeviceResult,
   VerifyEmailOtpResult,
+  VerifyMfaInput,
   VerifyMfaResult,
 } from './types.js';
 
@@ -53,9 +58,18 @@ interface PendingLogin {
   rememberDevice: boolean;
   /** A stored device record whose proof the service did not accept. */
   staleDeviceRecord: boolean;
+  /**
+   * Set when verifyDevice handed the login to MFA (FINALIZE_REGISTRATION_NEEDED or MFA_REQUIRED):
+   * the device key the service registered stays in memory until verifyMfa succeeds.
+   */
+  registration?: { deviceKey: NewDeviceKey | undefined };
 }
 
-const VERIFY_DEVICE_STATUSES = ['SUCCESS', 'DEVICE_REGISTERED', 'MFA_ENROLLMENT_NEEDED', 'FINALIZE_REGISTRATION_NEEDED'] as const;
+/** A device key pair made for a registration, or why none could be made. */
+type NewDeviceKey =
+  | { keyPair: CryptoKeyPair; publicJwk: DevicePublicJwk; problem?: undefined }
+  | { keyPair?: undefined; publicJwk?: undefined; problem: string };
+
 const MFA_METHODS: readonly string[] = Object.values(MfaMethod);
 /** Failures of the challenge step that make the authenticate call pointless too. */
 const FATAL_CHALLENGE_STATUSES: readonly string[] = ['NETWORK_ERROR', 'TIMEOUT', 'RATE_LIMITED', 'ACCOUNT_LOCKED', 'INVALID_API_KEY'];
@@ -215,9 +229,10 @@ export class ServiceClient {
             : { status: 'OTP_NEEDED', message, deviceToken: body.deviceToken };
         }
         case 'MFA_REQUIRED': {
-          if (typeof body.sessionId !== 'string' || typeof body.method !== 'string' || !MFA_METHODS.includes(body.method)) break;
-          this.#pending.set(email, { sessionId: body.sessionId, rememberDevice: false, staleDeviceRecord: false });
-          return { status: 'MFA_REQUIRED', message, sessionId: body.sessionId, method: body.method as MfaMethod };
+          const { sessionId, method } = body;
+          if (!isNonEmptyString(sessionId) || !isMfaMethod(method)) break;
+          this.#pending.set(email, { sessionId, rememberDevice: false, staleDeviceRecord: false });
+          return { status: 'MFA_REQUIRED', message, sessionId, method };
         }
       }
       return unexpected();
@@ -258,121 +273,145 @@ export class ServiceClient {
   }
 
   /**
-   * Finishes a new-device login after verifyEmailOtp and returns the authorization code. With
-   * authenticate's rememberDevice, it registers a non-extractable device key kept in IndexedDB.
+   * Finishes a new-device login after verifyEmailOtp. With authenticate's rememberDevice, it
+   * registers a non-extractable device key, kept in IndexedDB once the login succeeds.
+   *
+   * - SUCCESS: `code` is the authorization code.
+   * - MFA_ENROLLMENT_NEEDED: the client requires MFA and the user has none; call verifyDevice
+   *   again with one of `methods` as `mfaMethod` (and `phoneNumber` for 'sms').
+   * - FINALIZE_REGISTRATION_NEEDED: confirm the new method with verifyMfa (TOTP: show `otpauthUri`).
+   * - MFA_REQUIRED: the user has MFA; call initiateMfa, then verifyMfa.
    *
    * @example
    * ```ts
-   * const r = await ServiceInitializer.verifyDevice({ userid: 'ann@example.com' });
+   * let r = await ServiceInitializer.verifyDevice({ userid: 'ann@example.com' });
+   * if (r.status === 'MFA_ENROLLMENT_NEEDED') {
+   *   r = await ServiceInitializer.verifyDevice({ userid: 'ann@example.com', mfaMethod: 'sms', phoneNumber: '+1 415 555 0123' });
+   * }
    * if (r.status === 'SUCCESS') await sendToBackend(r.code);
    * ```
    */
-  verifyDevice(input: { userid: string; mfaMethod?: MfaMethod }): Promise<VerifyDeviceResult> {
+  verifyDevice(input: VerifyDeviceInput): Promise<VerifyDeviceResult> {
     return guard(async (): Promise<VerifyDeviceResult> => {
       const session = this.#session;
       if (!session) return notInitialized();
       if (!isObject(input) || typeof input.userid !== 'string') {
-        return failure('INVALID_REQUEST', 'verifyDevice takes { userid, mfaMethod? }');
+        return failure('INVALID_REQUEST', 'verifyDevice takes { userid, mfaMethod?, phoneNumber? }');
       }
-      if (input.mfaMethod !== undefined && !MFA_METHODS.includes(input.mfaMethod)) {
+      if (input.mfaMethod !== undefined && !isMfaMethod(input.mfaMethod)) {
         return failure('INVALID_REQUEST', `mfaMethod must be one of ${MFA_METHODS.join(', ')}`);
+      }
+      let phoneNumber: string | undefined;
+      if (input.phoneNumber !== undefined) {
+        if (input.mfaMethod !== MfaMethod.SMS) return failure('INVALID_REQUEST', "phoneNumber goes with mfaMethod 'sms' only");
+        phoneNumber = normalizePhoneNumber(input.phoneNumber);
+        if (phoneNumber === undefined) {
+          return failure('INVALID_REQUEST', 'phoneNumber must be an E.164 number: + and 7 to 15 digits, such as +14155550123');
+        }
+      } else if (input.mfaMethod === MfaMethod.SMS) {
+        return failure('INVALID_REQUEST', "mfaMethod 'sms' needs a phoneNumber");
       }
       const email = normalizeEmail(input.userid);
       const pending = this.#pending.get(email);
       if (pending?.deviceToken === undefined) return noPendingLogin();
 
-      const crypto = this.#crypto();
-      let keyPair: CryptoKeyPair | undefined;
-      let notRemembered: string | undefined;
-      let devicePublicKey: Awaited<ReturnType<typeof exportDevicePublicJwk>> | undefined;
-      if (pending.rememberDevice) {
-        try {
-          if (!crypto?.subtle) throw new Error('WebCrypto is not available (a secure context is required)');
-          keyPair = await generateDeviceKeyPair(crypto);
-          devicePublicKey = await exportDevicePublicJwk(crypto, keyPair.publicKey);
-        } catch (error) {
-          keyPair = undefined;
-          notRemembered = reasonOf(error);
-        }
-      }
-
+      // A fresh pair on every call: a pair sent with an earlier answer (MFA_ENROLLMENT_NEEDED) is dropped.
+      const deviceKey = pending.rememberDevice ? await this.#newDeviceKey() : undefined;
       const outcome = await request(
         session.http,
         'POST',
         Paths.verifyDevice,
-        definedOnly({ userid: email, deviceToken: pending.deviceToken, devicePublicKey, mfaMethod: input.mfaMethod }),
+        definedOnly({
+          userid: email,
+          deviceToken: pending.deviceToken,
+          devicePublicKey: deviceKey?.publicJwk,
+          mfaMethod: input.mfaMethod,
+          phoneNumber,
+        }),
       );
       if (!outcome.ok) return this.#forgetIfExpired(email, outcome.failure);
       const body = outcome.body;
-      const status = VERIFY_DEVICE_STATUSES.find((s) => s === body.status);
-      let message = messageOf(body);
-      if (status === 'MFA_ENROLLMENT_NEEDED' || status === 'FINALIZE_REGISTRATION_NEEDED') {
-        return typeof body.code === 'string' ? { status, message, code: body.code } : { status, message };
-      }
-      if (status === undefined || typeof body.code !== 'string') return unexpected();
-
-      this.#pending.delete(email);
-      const key = deviceRecordKey(session.http.baseUrl, session.clientId, email);
-      let deviceRemembered = false;
-      if (keyPair && typeof body.deviceId === 'string' && body.deviceId.length > 0) {
-        try {
-          const store = this.#store(session);
-          if (!store) throw new Error('IndexedDB is not available');
-          await store.put(key, { deviceId: body.deviceId, keyPair, cryptoVersion: session.cryptoVersion, createdAt: Date.now() });
-          deviceRemembered = true;
-        } catch (error) {
-          notRemembered = reasonOf(error);
+      const message = messageOf(body);
+      switch (body.status) {
+        case 'SUCCESS':
+        case 'DEVICE_REGISTERED': {
+          if (typeof body.code !== 'string') break;
+          this.#pending.delete(email);
+          const kept = await this.#keepDeviceKey(session, email, pending.staleDeviceRecord, deviceKey, body.deviceId);
+          return {
+            status: body.status,
+            message: withNote(message, kept.problem),
+            code: body.code,
+            deviceRemembered: kept.deviceRemembered,
+          };
         }
-      } else if (keyPair) {
-        notRemembered = 'the service registered no device key';
+        case 'MFA_ENROLLMENT_NEEDED': {
+          const methods = Array.isArray(body.methods) ? body.methods.filter(isMfaMethod) : [];
+          if (methods.length === 0) break;
+          return { status: 'MFA_ENROLLMENT_NEEDED', message, methods };
+        }
+        case 'FINALIZE_REGISTRATION_NEEDED':
+        case 'MFA_REQUIRED': {
+          const { sessionId, method } = body;
+          if (!isNonEmptyString(sessionId) || !isMfaMethod(method)) break;
+          // The service holds the public key now; the pair waits in memory until verifyMfa succeeds.
+          this.#pending.set(email, { ...pending, sessionId, registration: { deviceKey } });
+          if (body.status === 'MFA_REQUIRED') return { status: 'MFA_REQUIRED', message, sessionId, method };
+          const result: FinalizeRegistrationResult = { status: 'FINALIZE_REGISTRATION_NEEDED', message, method, sessionId };
+          if (typeof body.otpauthUri === 'string') result.otpauthUri = body.otpauthUri;
+          if (typeof body.secret === 'string') result.secret = body.secret;
+          return result;
+        }
       }
-      if (!deviceRemembered && pending.staleDeviceRecord) {
-        // The service no longer accepts the stored key; drop it so later logins skip the proof step.
-        await this.#store(session)
-          ?.delete(key)
-          .catch(() => {});
-      }
-      if (notRemembered !== undefined) message = `${message} This device could not be remembered: ${notRemembered}.`;
-      return { status, message, code: body.code, deviceRemembered };
+      return unexpected();
     });
   }
 
   /**
-   * Starts the MFA step after authenticate returned MFA_REQUIRED: the service sends a code by
-   * the user's method (email or SMS; TOTP needs no send).
+   * Starts the MFA step after MFA_REQUIRED (from authenticate or verifyDevice): the service
+   * sends a code by the user's method (email or SMS; TOTP needs no send).
    *
    * @example
    * ```ts
    * const r = await ServiceInitializer.initiateMfa({ userid: 'ann@example.com', sessionId });
-   * if (r.status === 'MFA_INITIATED') showOtpForm();
+   * if (r.status === 'MFA_INITIATED') showOtpForm(r.method);
    * ```
    */
-  initiateMfa(input: { userid: string; sessionId: string }): Promise<InitiateMfaResult> {
+  initiateMfa(input: InitiateMfaInput): Promise<InitiateMfaResult> {
     return guard(async (): Promise<InitiateMfaResult> => {
       const session = this.#session;
       if (!session) return notInitialized();
-      if (!isObject(input) || typeof input.userid !== 'string' || typeof input.sessionId !== 'string') {
+      if (!isObject(input) || typeof input.userid !== 'string' || !isNonEmptyString(input.sessionId)) {
         return failure('INVALID_REQUEST', 'initiateMfa takes { userid, sessionId } as strings');
       }
       const email = normalizeEmail(input.userid);
-      const outcome = await request(session.http, 'POST', Paths.mfaInitiate, { userid: email, sessionId: input.sessionId });
-      if (!outcome.ok) return outcome.failure;
-      if (outcome.body.status !== 'MFA_INITIATED') return unexpected();
-      this.#pending.set(email, { sessionId: input.sessionId, rememberDevice: false, staleDeviceRecord: false });
-      return { status: 'MFA_INITIATED', message: messageOf(outcome.body) };
+      const sessionId = input.sessionId;
+      const outcome = await request(session.http, 'POST', Paths.mfaInitiate, { userid: email, sessionId });
+      if (!outcome.ok) return this.#forgetIfExpired(email, outcome.failure);
+      const { status, method } = outcome.body;
+      if (status !== 'MFA_INITIATED' || !isMfaMethod(method)) return unexpected();
+      // Keep the login state (and a waiting device key) when it belongs to this session.
+      if (this.#pending.get(email)?.sessionId !== sessionId) {
+        this.#pending.set(email, { sessionId, rememberDevice: false, staleDeviceRecord: false });
+      }
+      return { status: 'MFA_INITIATED', message: messageOf(outcome.body), method };
     });
   }
 
   /**
-   * Checks the MFA code and returns the authorization code.
+   * Checks the MFA code and returns the authorization code. The session is the one this client
+   * remembered for `userid` (from authenticate, verifyDevice or initiateMfa) unless `sessionId`
+   * is given. When the step finishes a new-device login with rememberDevice, the device key is
+   * stored and `deviceRemembered` says so.
    *
    * @example
    * ```ts
    * const r = await ServiceInitializer.verifyMfa({ userid: 'ann@example.com', otp: '123456', remember_me: true });
    * if (r.status === 'SUCCESS') await sendToBackend(r.code);
+   * else if (r.status === 'INVALID_OTP') showError(`${r.attemptsRemaining ?? 'Some'} attempts left`);
    * ```
    */
-  verifyMfa(input: { userid: string; otp: string; remember_me?: boolean }): Promise<VerifyMfaResult> {
+  verifyMfa(input: VerifyMfaInput): Promise<VerifyMfaResult> {
     const fail = (result: FailureResult): VerifyMfaResult => ({ ...result, success: false });
     return guard(async (): Promise<VerifyMfaResult> => {
       const session = this.#session;
@@ -381,12 +420,14 @@ export class ServiceClient {
         !isObject(input) ||
         typeof input.userid !== 'string' ||
         typeof input.otp !== 'string' ||
-        (input.remember_me !== undefined && typeof input.remember_me !== 'boolean')
+        (input.remember_me !== undefined && typeof input.remember_me !== 'boolean') ||
+        (input.sessionId !== undefined && !isNonEmptyString(input.sessionId))
       ) {
-        return fail(failure('INVALID_REQUEST', 'verifyMfa takes { userid, otp, remember_me? }'));
+        return fail(failure('INVALID_REQUEST', 'verifyMfa takes { userid, otp, remember_me?, sessionId? }'));
       }
       const email = normalizeEmail(input.userid);
-      const sessionId = this.#pending.get(email)?.sessionId;
+      const pending = this.#pending.get(email);
+      const sessionId = input.sessionId ?? pending?.sessionId;
       if (sessionId === undefined) return fail(noPendingLogin());
       if (!OTP_PATTERN.test(input.otp)) return fail(failure('INVALID_OTP', 'The code is 6 digits'));
       const outcome = await request(
@@ -396,10 +437,68 @@ export class ServiceClient {
         definedOnly({ userid: email, sessionId, otp: input.otp, rememberMe: input.remember_me }),
       );
       if (!outcome.ok) return fail(this.#forgetIfExpired(email, outcome.failure));
-      if (outcome.body.status !== 'SUCCESS' || typeof outcome.body.code !== 'string') return fail(unexpected());
+      const body = outcome.body;
+      if (body.status !== 'SUCCESS' || typeof body.code !== 'string') return fail(unexpected());
       this.#pending.delete(email);
-      return { status: 'SUCCESS', message: messageOf(outcome.body), success: true, code: outcome.body.code };
+      const message = messageOf(body);
+      const registration = pending?.sessionId === sessionId ? pending.registration : undefined;
+      if (!pending || !registration) return { status: 'SUCCESS', message, success: true, code: body.code };
+      const kept = await this.#keepDeviceKey(session, email, pending.staleDeviceRecord, registration.deviceKey, body.deviceId);
+      return {
+        status: 'SUCCESS',
+        message: withNote(message, kept.problem),
+        success: true,
+        code: body.code,
+        deviceRemembered: kept.deviceRemembered,
+      };
     }, fail);
+  }
+
+  /** A new device key pair and its public JWK, or why none could be made (the login goes on without). */
+  async #newDeviceKey(): Promise<NewDeviceKey> {
+    const crypto = this.#crypto();
+    try {
+      if (!crypto?.subtle) throw new Error('WebCrypto is not available (a secure context is required)');
+      const keyPair = await generateDeviceKeyPair(crypto);
+      return { keyPair, publicJwk: await exportDevicePublicJwk(crypto, keyPair.publicKey) };
+    } catch (error) {
+      return { problem: reasonOf(error) };
+    }
+  }
+
+  /**
+   * Ends a device registration the service accepted: stores the key pair under the `deviceId`
+   * the service gave it. A stored record the service refused earlier is dropped if not replaced.
+   */
+  async #keepDeviceKey(
+    session: Session,
+    email: string,
+    staleDeviceRecord: boolean,
+    deviceKey: NewDeviceKey | undefined,
+    deviceId: unknown,
+  ): Promise<{ deviceRemembered: boolean; problem?: string }> {
+    const key = deviceRecordKey(session.http.baseUrl, session.clientId, email);
+    let problem = deviceKey?.problem;
+    let deviceRemembered = false;
+    if (deviceKey?.keyPair && isNonEmptyString(deviceId)) {
+      try {
+        const store = this.#store(session);
+        if (!store) throw new Error('IndexedDB is not available');
+        await store.put(key, { deviceId, keyPair: deviceKey.keyPair, cryptoVersion: session.cryptoVersion, createdAt: Date.now() });
+        deviceRemembered = true;
+      } catch (error) {
+        problem = reasonOf(error);
+      }
+    } else if (deviceKey?.keyPair) {
+      problem = 'the service registered no device key';
+    }
+    if (!deviceRemembered && staleDeviceRecord) {
+      // The service no longer accepts the stored key; drop it so later logins skip the proof step.
+      await this.#store(session)
+        ?.delete(key)
+        .catch(() => {});
+    }
+    return problem === undefined ? { deviceRemembered } : { deviceRemembered, problem };
   }
 
   #crypto(): Crypto | undefined {
@@ -475,6 +574,28 @@ function normalizeBaseUrl(value: unknown): string | undefined {
 
 function definedOnly<T extends Record<string, unknown>>(body: T): Partial<T> {
   return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function isNonEmptyString(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0;
+}
+
+function isMfaMethod(value: unknown): value is MfaMethod {
+  return typeof value === 'string' && MFA_METHODS.includes(value);
+}
+
+/** E.164 (ITU-T E.164): `+`, a non-zero country code digit, at most 15 digits in all. */
+const E164_PATTERN = /^\+[1-9]\d{6,14}$/;
+
+/** The E.164 form of a phone number typed with spaces, dashes, dots or parentheses; undefined if not one. */
+function normalizePhoneNumber(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const compact = value.replace(/[\s\-.()]/g, '');
+  return E164_PATTERN.test(compact) ? compact : undefined;
+}
+
+function withNote(message: string, problem: string | undefined): string {
+  return problem === undefined ? message : `${message} This device could not be remembered: ${problem}.`;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

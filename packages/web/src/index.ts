@@ -20,12 +20,21 @@ export type {
   AuthenticationResult,
   FailureResult,
   FailureStatus,
+  FinalizeRegistrationResult,
   InitializationResult,
+  InitiateMfaInput,
   InitiateMfaResult,
   InitOptions,
+  MfaEnrollmentNeededResult,
+  MfaInitiatedResult,
+  MfaRequiredResult,
+  VerifyDeviceInput,
   VerifyDeviceResult,
+  VerifyDeviceSuccessResult,
   VerifyEmailOtpResult,
+  VerifyMfaInput,
   VerifyMfaResult,
+  VerifyMfaSuccessResult,
 } from './types.js';
 
 /**

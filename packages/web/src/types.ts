@@ -49,30 +49,163 @@ export interface FailureResult {
 /** Result of {@link ServiceClient.init}. */
 export type InitializationResult = { status: 'INITIALIZED'; message: string; success: true } | (FailureResult & { success: false });
 
+/**
+ * MFA_REQUIRED: the user has MFA, so this login must pass it. Returned by authenticate (a known
+ * device) and by verifyDevice (a new device). Call initiateMfa with `sessionId`, then verifyMfa.
+ *
+ * @example
+ * ```ts
+ * if (r.status === 'MFA_REQUIRED') {
+ *   await ServiceInitializer.initiateMfa({ userid, sessionId: r.sessionId });
+ *   showOtpForm(r.method); // 'email' | 'sms' | 'totp'
+ * }
+ * ```
+ */
+export interface MfaRequiredResult {
+  status: 'MFA_REQUIRED';
+  message: string;
+  /** The MFA session; the client also remembers it for verifyMfa. */
+  sessionId: string;
+  /** The user's MFA method. */
+  method: MfaMethod;
+}
+
 /** Result of {@link ServiceClient.authenticate}; the fields present depend on `status`. */
 export type AuthenticationResult =
   | { status: 'SUCCESS'; message: string; success: true; code: string }
   | { status: 'OTP_NEEDED'; message: string; deviceToken: string; code?: string }
-  | { status: 'MFA_REQUIRED'; message: string; sessionId: string; method: MfaMethod }
+  | MfaRequiredResult
   | FailureResult;
 
 /** Result of {@link ServiceClient.verifyEmailOtp}. */
 export type VerifyEmailOtpResult = { status: 'SUCCESS'; message: string } | FailureResult;
 
-/** Result of {@link ServiceClient.verifyDevice}. */
+/** Argument of {@link ServiceClient.verifyDevice}. */
+export interface VerifyDeviceInput {
+  userid: string;
+  /** Enrolls the user in this MFA method; send it after MFA_ENROLLMENT_NEEDED. */
+  mfaMethod?: MfaMethod;
+  /**
+   * The phone number for mfaMethod 'sms' (required then, refused otherwise), in E.164 form:
+   * `+` and 7 to 15 digits. Spaces, dashes, dots and parentheses are removed before the check,
+   * so `+1 (415) 555-0123` is sent as `+14155550123`.
+   */
+  phoneNumber?: string;
+}
+
+/**
+ * verifyDevice's SUCCESS: the new device is verified and `code` is the authorization code.
+ * (DEVICE_REGISTERED, the spec's other name for this outcome, is passed through the same way.)
+ */
+export interface VerifyDeviceSuccessResult {
+  status: 'SUCCESS' | 'DEVICE_REGISTERED';
+  message: string;
+  code: string;
+  /** True when a device key was stored, so the next authenticate skips the email OTP. */
+  deviceRemembered: boolean;
+}
+
+/**
+ * MFA_ENROLLMENT_NEEDED: the client requires MFA and the user has none. The device step stays
+ * open: let the user pick one of `methods` and call verifyDevice again with it.
+ *
+ * @example
+ * ```ts
+ * if (r.status === 'MFA_ENROLLMENT_NEEDED') {
+ *   const mfaMethod = await askUser(r.methods); // e.g. 'totp'
+ *   r = await ServiceInitializer.verifyDevice({ userid, mfaMethod });
+ * }
+ * ```
+ */
+export interface MfaEnrollmentNeededResult {
+  status: 'MFA_ENROLLMENT_NEEDED';
+  message: string;
+  /** The methods the user may enroll in. */
+  methods: MfaMethod[];
+}
+
+/**
+ * FINALIZE_REGISTRATION_NEEDED: the chosen MFA method must be confirmed with its first code.
+ * For TOTP, show `otpauthUri` as a QR code (and `secret` for manual entry) once, then ask for
+ * the app's code; for SMS and email the code was just sent. Then call verifyMfa (no initiateMfa).
+ * Do not log or store `otpauthUri` or `secret`: they are the user's second factor.
+ *
+ * @example
+ * ```ts
+ * if (r.status === 'FINALIZE_REGISTRATION_NEEDED') {
+ *   if (r.otpauthUri) showQrCode(r.otpauthUri);
+ *   const otp = await askForCode();
+ *   const done = await ServiceInitializer.verifyMfa({ userid, otp });
+ *   if (done.status === 'SUCCESS') await sendToBackend(done.code);
+ * }
+ * ```
+ */
+export interface FinalizeRegistrationResult {
+  status: 'FINALIZE_REGISTRATION_NEEDED';
+  message: string;
+  /** The method being enrolled. */
+  method: MfaMethod;
+  /** The MFA session; the client remembers it, pass it to verifyMfa only from another client. */
+  sessionId: string;
+  /** TOTP only: the `otpauth://totp/...` URI an authenticator app reads from a QR code. */
+  otpauthUri?: string;
+  /** TOTP only: the base32 secret, for typing into an authenticator app by hand. */
+  secret?: string;
+}
+
+/** Result of {@link ServiceClient.verifyDevice}; the fields present depend on `status`. */
 export type VerifyDeviceResult =
-  | {
-      status: 'SUCCESS' | 'DEVICE_REGISTERED';
-      message: string;
-      code: string;
-      /** True when a device key was stored, so the next authenticate skips the email OTP. */
-      deviceRemembered: boolean;
-    }
-  | { status: 'MFA_ENROLLMENT_NEEDED' | 'FINALIZE_REGISTRATION_NEEDED'; message: string; code?: string }
+  | VerifyDeviceSuccessResult
+  | MfaEnrollmentNeededResult
+  | FinalizeRegistrationResult
+  | MfaRequiredResult
   | FailureResult;
 
+/** Argument of {@link ServiceClient.initiateMfa}. */
+export interface InitiateMfaInput {
+  userid: string;
+  /** From authenticate's or verifyDevice's MFA_REQUIRED. */
+  sessionId: string;
+}
+
+/** initiateMfa's MFA_INITIATED: the code was sent (email, SMS) or is expected from the app (TOTP). */
+export interface MfaInitiatedResult {
+  status: 'MFA_INITIATED';
+  message: string;
+  /** Where the code comes from. */
+  method: MfaMethod;
+}
+
 /** Result of {@link ServiceClient.initiateMfa}. */
-export type InitiateMfaResult = { status: 'MFA_INITIATED'; message: string } | FailureResult;
+export type InitiateMfaResult = MfaInitiatedResult | FailureResult;
+
+/** Argument of {@link ServiceClient.verifyMfa}. */
+export interface VerifyMfaInput {
+  userid: string;
+  /** The 6-digit code. */
+  otp: string;
+  /** Skip MFA on this (remembered) device for the service's remember period. */
+  remember_me?: boolean;
+  /**
+   * The MFA session. Optional: by default the one remembered from this client's authenticate,
+   * verifyDevice or initiateMfa for `userid`; when given, it wins.
+   */
+  sessionId?: string;
+}
+
+/** verifyMfa's SUCCESS: `code` is the authorization code. */
+export interface VerifyMfaSuccessResult {
+  status: 'SUCCESS';
+  message: string;
+  success: true;
+  code: string;
+  /**
+   * Present when this step finished a new-device login (verifyDevice answered
+   * FINALIZE_REGISTRATION_NEEDED or MFA_REQUIRED on this client): true when its device key was
+   * stored, so the next authenticate skips the email OTP.
+   */
+  deviceRemembered?: boolean;
+}
 
 /** Result of {@link ServiceClient.verifyMfa}. */
-export type VerifyMfaResult = { status: 'SUCCESS'; message: string; success: true; code: string } | FailureResult;
+export type VerifyMfaResult = VerifyMfaSuccessResult | (FailureResult & { success: false });

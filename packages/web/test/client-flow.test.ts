@@ -1,58 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { IDBFactory } from 'fake-indexeddb';
-import { compactVerify, importJWK, type JWK } from 'jose';
 import { ServiceClient } from '../src/client.ts';
 import { createDeviceStore, deviceRecordKey } from '../src/device-store.ts';
-import { BASE_URL, CLIENT_ROUTE, fakeFetch, type RecordedCall } from './helpers.ts';
+import { BASE_URL, CLIENT_ROUTE, fakeFetch, fakeService } from './helpers.ts';
 
 const EMAIL = 'ann@example.com';
-
-/** A fake service that keeps device keys and checks proofs the way the protocol says. */
-function fakeService() {
-  const devices = new Map<string, { jwk: JWK; email: string }>();
-  const challenges = new Set<string>();
-  let counter = 0;
-  const proofOk = async (call: RecordedCall): Promise<boolean> => {
-    const proof = call.body?.deviceProof;
-    if (typeof proof !== 'string') return false;
-    const kid = JSON.parse(Buffer.from(proof.split('.')[0]!, 'base64url').toString()).kid as string;
-    const device = devices.get(kid);
-    if (!device) return false;
-    try {
-      const { payload, protectedHeader } = await compactVerify(proof, await importJWK(device.jwk, 'ES256'), { algorithms: ['ES256'] });
-      const claims = JSON.parse(new TextDecoder().decode(payload));
-      const fresh = challenges.delete(claims.nonce);
-      return fresh && claims.sub === call.body?.userid && device.email === claims.sub && protectedHeader.cv === call.body?.cryptoVersion;
-    } catch {
-      return false;
-    }
-  };
-  const service = fakeFetch({
-    ...CLIENT_ROUTE,
-    'POST /v1/device-challenges': () => {
-      const challenge = `ch_${++counter}`;
-      challenges.add(challenge);
-      return { status: 200, body: { challenge, expiresIn: 120 } };
-    },
-    'POST /v1/authenticate': async (call) =>
-      (await proofOk(call))
-        ? { status: 200, body: { status: 'SUCCESS', message: 'Welcome back', success: true, code: `code_${++counter}` } }
-        : { status: 200, body: { status: 'OTP_NEEDED', message: 'Code sent', deviceToken: `dt_${++counter}`, code: '123456' } },
-    'POST /v1/email-otp/verify': (call) =>
-      call.body?.otp === '123456'
-        ? { status: 200, body: { status: 'SUCCESS', message: 'Email verified' } }
-        : { status: 400, body: { code: 'ERR_OTP_INVALID', message: 'Wrong code', attemptsRemaining: 4 } },
-    'POST /v1/devices': (call) => {
-      const jwk = call.body?.devicePublicKey as JWK | undefined;
-      if (!jwk) return { status: 200, body: { status: 'SUCCESS', message: 'Signed in', code: `code_${++counter}` } };
-      const deviceId = `dev_${++counter}`;
-      devices.set(deviceId, { jwk, email: String(call.body?.userid) });
-      return { status: 200, body: { status: 'SUCCESS', message: 'Device registered', code: `code_${++counter}`, deviceId } };
-    },
-  });
-  return { ...service, devices };
-}
 
 async function newDeviceLogin(client: ServiceClient, rememberDevice: boolean) {
   const auth = await client.authenticate(EMAIL, { rememberDevice });
@@ -217,13 +170,17 @@ test('MFA: MFA_REQUIRED, initiateMfa, verifyMfa', async () => {
       status: 200,
       body: { status: 'MFA_REQUIRED', message: 'MFA needed', sessionId: 'ms_1', method: 'totp' },
     }),
-    'POST /v1/mfa/initiate': () => ({ status: 200, body: { status: 'MFA_INITIATED', message: 'Enter your code' } }),
+    'POST /v1/mfa/initiate': () => ({ status: 200, body: { status: 'MFA_INITIATED', message: 'Enter your code', method: 'totp' } }),
     'POST /v1/mfa/verify': () => ({ status: 200, body: { status: 'SUCCESS', message: 'Verified', success: true, code: 'code_mfa' } }),
   });
   const client = new ServiceClient({ fetch: service.fetch });
   await client.init('pk_test', BASE_URL);
   assert.deepEqual(await client.authenticate(EMAIL), { status: 'MFA_REQUIRED', message: 'MFA needed', sessionId: 'ms_1', method: 'totp' });
-  assert.deepEqual(await client.initiateMfa({ userid: EMAIL, sessionId: 'ms_1' }), { status: 'MFA_INITIATED', message: 'Enter your code' });
+  assert.deepEqual(await client.initiateMfa({ userid: EMAIL, sessionId: 'ms_1' }), {
+    status: 'MFA_INITIATED',
+    message: 'Enter your code',
+    method: 'totp',
+  });
   assert.deepEqual(service.calls.at(-1)?.body, { userid: EMAIL, sessionId: 'ms_1' });
   assert.deepEqual(await client.verifyMfa({ userid: EMAIL, otp: '123456', remember_me: true }), {
     status: 'SUCCESS',

@@ -35,6 +35,12 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
 
     list: () => store.list(),
 
+    /** `optional` (default): users choose whether to enroll in MFA; `required`: no code without it. */
+    async setMfaPolicy(clientId: string, policy: string): Promise<void> {
+      if (policy !== 'optional' && policy !== 'required') throw new Error('the MFA policy is optional or required');
+      if (!(await store.setMfaPolicy(clientId, policy))) throw new Error(`no client ${clientId}`);
+    },
+
     /** The client behind a browser request, if its key is valid and the origin is one of its own. */
     async authenticateBrowser(publishableKey: string | undefined, origin: string | undefined): Promise<ClientRecord> {
       const client = publishableKey ? await store.findByPublishableKeyHash(hash('publishable-key', publishableKey)) : undefined;

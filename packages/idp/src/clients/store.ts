@@ -47,6 +47,11 @@ export function createClientStore(db: Db) {
       return row && { client: toRecord(row), secretKeyHash: row.secret_key_hash };
     },
 
+    async setMfaPolicy(id: string, policy: ClientRecord['mfaPolicy']): Promise<boolean> {
+      const row = await db.updateTable('clients').set({ mfa_policy: policy }).where('id', '=', id).returning('id').executeTakeFirst();
+      return row !== undefined;
+    },
+
     async list(): Promise<ClientRecord[]> {
       const rows = await db.selectFrom('clients').selectAll().orderBy('created_at').execute();
       return rows.map(toRecord);

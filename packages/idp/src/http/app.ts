@@ -7,6 +7,7 @@ import type { ServiceContext } from '../context.js';
 import { BODY_LIMIT_BYTES } from '../defaults.js';
 import { loginRoutes } from '../login/routes.js';
 import { devMailRoutes } from '../mail/routes.js';
+import { mfaRoutes } from '../mfa/routes.js';
 import { registrationRoutes } from '../registration/routes.js';
 import { tokenRoutes } from '../token/routes.js';
 import { browserClient } from './browser-client.js';
@@ -48,12 +49,15 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
       }));
       await browser.register(loginRoutes, { login: ctx.login, testMode: ctx.config.testMode });
       await browser.register(registrationRoutes, { registration: ctx.registration });
+      await browser.register(mfaRoutes, { mfa: ctx.mfa });
     },
     { prefix: BROWSER_PREFIX },
   );
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer });
   await app.register(sdkRoutes);
-  if (!ctx.config.smtpUrl) await app.register(devMailRoutes, { mailbox: ctx.mailbox });
+  if (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox') {
+    await app.register(devMailRoutes, { mailbox: ctx.mailbox, smsOutbox: ctx.smsOutbox });
+  }
   app.get('/healthz', async () => ({ status: 'ok' }));
   return app;
 }

@@ -38,6 +38,14 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{ login: LoginService; testM
       ...(body.deviceProof ? { deviceProof: body.deviceProof } : {}),
       ip: request.ip,
     });
+    if (outcome.kind === 'mfa') {
+      return {
+        status: 'MFA_REQUIRED',
+        message: 'Verify with your second factor to finish signing in.',
+        sessionId: outcome.sessionId,
+        method: outcome.method,
+      };
+    }
     if (outcome.kind === 'trusted') {
       return { status: 'SUCCESS', message: 'Signed in with a trusted device.', success: true, code: outcome.code };
     }

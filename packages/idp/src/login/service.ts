@@ -1,17 +1,20 @@
+import type { MfaMethod } from 'service-protocol';
 import type { AccountStore } from '../accounts/store.js';
 import type { ClientRecord } from '../clients/store.js';
-import type { CodeService } from '../codes/service.js';
 import type { SecretHasher } from '../crypto/secrets.js';
 import { DEVICE_CHALLENGE_TTL_SECONDS, DEVICE_LAST_USED_RESOLUTION_SECONDS } from '../defaults.js';
 import { createChallengeCodec } from '../devices/challenge.js';
 import { verifyDeviceProof } from '../devices/proof.js';
 import type { DeviceStore } from '../devices/store.js';
+import type { MfaService } from '../mfa/service.js';
 import type { RegistrationService } from '../registration/service.js';
+import type { FinishSignIn, SignIn } from '../sign-in/finish.js';
 
 export interface LoginDeps {
   accounts: AccountStore;
   devices: DeviceStore;
-  codes: CodeService;
+  mfa: MfaService;
+  finish: FinishSignIn;
   registration: RegistrationService;
   hash: SecretHasher;
   now: () => number;
@@ -26,7 +29,10 @@ export interface AuthenticateInput {
   ip: string;
 }
 
-export type AuthenticateOutcome = { kind: 'trusted'; code: string } | { kind: 'otp'; deviceToken: string; otp: string };
+export type AuthenticateOutcome =
+  | { kind: 'trusted'; code: string }
+  | { kind: 'mfa'; sessionId: string; method: MfaMethod }
+  | { kind: 'otp'; deviceToken: string; otp: string };
 
 /**
  * authenticate(): a remembered device that proves possession of its key gets a code at once;
@@ -34,7 +40,7 @@ export type AuthenticateOutcome = { kind: 'trusted'; code: string } | { kind: 'o
  * email-OTP registration, answered identically for known and unknown addresses.
  */
 export function createLoginService(deps: LoginDeps) {
-  const { accounts, devices, codes, registration, hash, now } = deps;
+  const { accounts, devices, mfa, finish, registration, hash, now } = deps;
 
   const challenges = createChallengeCodec(hash);
 
@@ -51,7 +57,7 @@ export function createLoginService(deps: LoginDeps) {
     // last_used_at is for operators, not security: a write per minute per device is enough.
     const lastUsed = verified.device.lastUsedAt ?? 0;
     if (now() - lastUsed >= DEVICE_LAST_USED_RESOLUTION_SECONDS * 1000) await devices.touch(verified.device.id, now());
-    return user;
+    return { user, deviceId: verified.device.id };
   }
 
   return {
@@ -64,16 +70,22 @@ export function createLoginService(deps: LoginDeps) {
     },
 
     async authenticate(client: ClientRecord, input: AuthenticateInput): Promise<AuthenticateOutcome> {
-      const user = await trustedDevice(client, input);
-      if (user) {
-        const code = await codes.issue({
+      const trusted = await trustedDevice(client, input);
+      if (trusted) {
+        const signIn: SignIn = {
           clientId: client.id,
-          userId: user.id,
+          userId: trusted.user.id,
+          device: { id: trusted.deviceId },
           codeChallenge: input.codeChallenge,
           amr: ['swk'],
           authTime: Math.floor(now() / 1000),
-        });
-        return { kind: 'trusted', code };
+        };
+        const method = await mfa.methodOf(trusted.user.id);
+        if (method && !(await mfa.isRemembered(trusted.deviceId, trusted.user.id, method))) {
+          return { kind: 'mfa', ...(await mfa.startLogin(signIn, method)) };
+        }
+        // A client that requires MFA sends a user without it through registration, where enrollment happens.
+        if (method || client.mfaPolicy !== 'required') return { kind: 'trusted', code: (await finish(signIn)).code };
       }
       const started = await registration.start(client, input.email, {
         rememberDevice: input.rememberDevice,

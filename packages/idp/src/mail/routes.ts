@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Paths } from 'service-protocol';
+import type { SmsOutboxStore } from '../sms/outbox-store.js';
 import type { MailboxStore } from './mailbox-store.js';
 
 const escapeHtml = (s: string) =>
@@ -12,23 +13,33 @@ const isLoopback = (address: string | undefined) =>
  * The development mailbox page. Only registered when no SMTP server is configured, and never
  * in production (the service refuses to start that way).
  */
-export const devMailRoutes: FastifyPluginAsync<{ mailbox: MailboxStore }> = async (app, { mailbox }) => {
+export const devMailRoutes: FastifyPluginAsync<{ mailbox: MailboxStore; smsOutbox: SmsOutboxStore }> = async (
+  app,
+  { mailbox, smsOutbox },
+) => {
   app.get(Paths.devMail, async (request, reply) => {
     // It shows every OTP: only to this machine, even when the service listens on other interfaces.
     if (!isLoopback(request.socket.remoteAddress)) return reply.code(404).send({ code: 'ERR_NOT_FOUND', message: 'No such endpoint.' });
-    const messages = await mailbox.list(50);
-    if (request.headers.accept?.includes('application/json')) return { messages };
-    const items = messages
+    const [messages, sms] = await Promise.all([mailbox.list(50), smsOutbox.list(50)]);
+    if (request.headers.accept?.includes('application/json')) return { messages, sms };
+    const mailItems = messages
       .map(
         (m) =>
-          `<article><h2>${escapeHtml(m.subject)}</h2><p class="meta">to ${escapeHtml(m.to)} · ${new Date(m.createdAt).toISOString()}</p><pre>${escapeHtml(m.text)}</pre></article>`,
+          `<article><h3>${escapeHtml(m.subject)}</h3><p class="meta">to ${escapeHtml(m.to)} · ${new Date(m.createdAt).toISOString()}</p><pre>${escapeHtml(m.text)}</pre></article>`,
+      )
+      .join('\n');
+    const smsItems = sms
+      .map(
+        (m) =>
+          `<article><p class="meta">to ${escapeHtml(m.to)} · ${new Date(m.createdAt).toISOString()}</p><pre>${escapeHtml(m.body)}</pre></article>`,
       )
       .join('\n');
     reply.type('text/html; charset=utf-8');
     return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Development mailbox</title><style>body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}
 article{border:1px solid #ddd;border-radius:8px;padding:0 1rem;margin:1rem 0}.meta{color:#555;font-size:.9rem}pre{white-space:pre-wrap;font-size:1rem}</style></head>
-<body><h1>Development mailbox</h1><p>Mail the service would have sent, newest first. Configure <code>SMTP_URL</code> to send real mail.</p>
-${items || '<p>No mail yet.</p>'}</body></html>`;
+<body><h1>Development mailbox</h1><p>What the service would have sent, newest first. Configure <code>SMTP_URL</code> and <code>SMS_TRANSPORT</code> to send for real.</p>
+<h2>Mail</h2>${mailItems || '<p>No mail here.</p>'}
+<h2>SMS</h2>${smsItems || '<p>No SMS here.</p>'}</body></html>`;
   });
 };

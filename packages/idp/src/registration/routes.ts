@@ -21,6 +21,7 @@ const VerifyDeviceBody = Type.Object(
       Type.Object({ kty: Type.Literal('EC'), crv: Type.Literal('P-256'), x: Base64Url, y: Base64Url }, { additionalProperties: false }),
     ),
     mfaMethod: Type.Optional(Type.Union([Type.Literal('email'), Type.Literal('sms'), Type.Literal('totp')])),
+    phoneNumber: Type.Optional(Type.String({ maxLength: 32 })),
   },
   { additionalProperties: false },
 );
@@ -38,17 +39,39 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ registration: Regis
   });
 
   app.post(BrowserPaths.verifyDevice, { schema: { body: VerifyDeviceBody } }, async (request): Promise<VerifyDeviceResponse> => {
-    const { userid, deviceToken, devicePublicKey, mfaMethod } = request.body;
-    const result = await registration.registerDevice(request.client, emailOf(userid), {
+    const { userid, deviceToken, devicePublicKey, mfaMethod, phoneNumber } = request.body;
+    const outcome = await registration.registerDevice(request.client, emailOf(userid), {
       deviceToken,
+      ip: request.ip,
       ...(devicePublicKey ? { devicePublicKey } : {}),
       ...(mfaMethod ? { mfaMethod } : {}),
+      ...(phoneNumber ? { phoneNumber } : {}),
     });
-    return {
-      status: 'SUCCESS',
-      message: result.deviceId ? 'Device registered and remembered.' : 'Device verified.',
-      code: result.code,
-      ...(result.deviceId ? { deviceId: result.deviceId } : {}),
-    };
+    switch (outcome.kind) {
+      case 'done':
+        return {
+          status: 'SUCCESS',
+          message: outcome.deviceId ? 'Device registered and remembered.' : 'Device verified.',
+          code: outcome.code,
+          ...(outcome.deviceId ? { deviceId: outcome.deviceId } : {}),
+        };
+      case 'enroll':
+        return { status: 'MFA_ENROLLMENT_NEEDED', message: 'This application requires MFA: choose a method.', methods: outcome.methods };
+      case 'confirm': {
+        const { kind: _kind, ...rest } = outcome;
+        const message =
+          outcome.method === 'totp'
+            ? 'Add this account to your authenticator app, then enter its current code.'
+            : 'We sent a code by SMS. Enter it to confirm your phone number.';
+        return { status: 'FINALIZE_REGISTRATION_NEEDED', message, ...rest };
+      }
+      case 'mfa':
+        return {
+          status: 'MFA_REQUIRED',
+          message: 'Verify with your second factor to finish signing in on this device.',
+          sessionId: outcome.sessionId,
+          method: outcome.method,
+        };
+    }
   });
 };

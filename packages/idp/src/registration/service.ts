@@ -1,7 +1,6 @@
 import type { DevicePublicJwk, MfaMethod } from 'service-protocol';
 import type { AccountStore } from '../accounts/store.js';
 import type { ClientRecord } from '../clients/store.js';
-import type { CodeService } from '../codes/service.js';
 import { randomDigits, randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import {
   ACCOUNT_LOCKOUT_SECONDS,
@@ -14,18 +13,22 @@ import {
   SEND_PER_RECIPIENT,
 } from '../defaults.js';
 import { isValidDevicePublicKey } from '../devices/public-key.js';
-import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { Mailer } from '../mail/mailer.js';
 import { otpMail } from '../mail/templates.js';
+import type { MfaService } from '../mfa/service.js';
+import type { FinishedSignIn, FinishSignIn, SignIn } from '../sign-in/finish.js';
+import { normalizePhone } from '../sms/e164.js';
 import type { Throttle } from '../throttle/service.js';
 import type { RegistrationStore } from './store.js';
 
 export interface RegistrationDeps {
   store: RegistrationStore;
   accounts: AccountStore;
-  devices: DeviceStore;
-  codes: CodeService;
+  mfa: MfaService;
+  /** MFA methods users may enroll in on this service. */
+  mfaMethods: MfaMethod[];
+  finish: FinishSignIn;
   throttle: Throttle;
   mailer: Mailer;
   hash: SecretHasher;
@@ -45,7 +48,7 @@ export interface StartOptions {
  * take the same path, so responses say nothing about whether an account exists.
  */
 export function createRegistrationService(deps: RegistrationDeps) {
-  const { store, accounts, devices, codes, throttle, mailer, hash, now } = deps;
+  const { store, accounts, mfa, mfaMethods, finish, throttle, mailer, hash, now } = deps;
   const accountKey = (email: string) => hash('account', email);
 
   /** Finds the registration behind a device token, refusing one that belongs to another client or address. */
@@ -119,44 +122,65 @@ export function createRegistrationService(deps: RegistrationDeps) {
     },
 
     /**
-     * Finishes the registration: creates the user on first verification, stores the device
-     * key when the device is to be remembered, and issues the authorization code.
+     * Finishes the registration. A user with MFA passes it on this new device too; a user
+     * choosing a method is enrolled; a client that requires MFA gets no code without it.
+     * Otherwise the device key (when remembered) is stored and the code issued.
      */
     async registerDevice(
       client: ClientRecord,
       email: string,
-      input: { deviceToken: string; devicePublicKey?: DevicePublicJwk; mfaMethod?: MfaMethod },
-    ): Promise<{ code: string; deviceId?: string }> {
-      if (input.mfaMethod) {
-        // MFA enrollment is the next milestone; refuse rather than pretend it happened.
-        throw new ServiceError('ERR_REQUEST_INVALID', 'MFA enrollment is not available on this service yet.');
-      }
+      input: { deviceToken: string; devicePublicKey?: DevicePublicJwk; mfaMethod?: MfaMethod; phoneNumber?: string; ip: string },
+    ): Promise<RegisterDeviceOutcome> {
       if (input.devicePublicKey && !isValidDevicePublicKey(input.devicePublicKey)) {
         throw new ServiceError('ERR_DEVICE_KEY_INVALID', 'The device public key is not a valid P-256 key.');
       }
+      if (input.mfaMethod && !mfaMethods.includes(input.mfaMethod)) {
+        throw new ServiceError('ERR_REQUEST_INVALID', `MFA by ${input.mfaMethod} is not available on this service.`);
+      }
+      const phone = input.mfaMethod === 'sms' ? normalizePhone(input.phoneNumber ?? '') : undefined;
+      if (input.mfaMethod === 'sms' && !phone) {
+        throw new ServiceError('ERR_REQUEST_INVALID', 'MFA by SMS needs phoneNumber in E.164 form, such as +14155550100.');
+      }
       const { idHash, state } = await load(client, email, input.deviceToken);
       if (state.verifiedAt === null) throw new ServiceError('ERR_SESSION_STEP', 'Verify the emailed code before registering the device.');
+      const user = await accounts.findOrCreate(email, now());
+      const method = await mfa.methodOf(user.id);
+      if (!method && !input.mfaMethod && client.mfaPolicy === 'required') {
+        // The registration stays open: the page calls verifyDevice again with a method.
+        return { kind: 'enroll', methods: mfaMethods };
+      }
       const done = await store.complete(idHash, now());
       if (!done) throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in session is complete or has expired. Start again.');
-      const user = await accounts.findOrCreate(email, now());
-      let deviceId: string | undefined;
-      if (done.rememberDevice && input.devicePublicKey) {
-        deviceId = randomToken('dev_', 16);
-        await devices.insert(
-          { id: deviceId, userId: user.id, clientId: client.id, publicJwk: input.devicePublicKey, cryptoVersion: done.cryptoVersion },
-          now(),
-        );
-      }
-      const code = await codes.issue({
+      const signIn: SignIn = {
         clientId: client.id,
         userId: user.id,
+        device:
+          done.rememberDevice && input.devicePublicKey
+            ? { publicJwk: { ...input.devicePublicKey }, cryptoVersion: done.cryptoVersion }
+            : null,
         codeChallenge: done.codeChallenge,
         amr: ['otp'],
         authTime: Math.floor(state.verifiedAt / 1000),
-      });
-      return deviceId ? { code, deviceId } : { code };
+      };
+      if (method) return { kind: 'mfa', ...(await mfa.startLogin(signIn, method)) };
+      if (input.mfaMethod) {
+        const started = await mfa.startEnrollment(client, signIn, {
+          method: input.mfaMethod,
+          email,
+          ip: input.ip,
+          ...(phone ? { phone } : {}),
+        });
+        return started.kind === 'done' ? { kind: 'done', ...started.finished } : started;
+      }
+      return { kind: 'done', ...(await finish(signIn)) };
     },
   };
 }
+
+export type RegisterDeviceOutcome =
+  | ({ kind: 'done' } & FinishedSignIn)
+  | { kind: 'enroll'; methods: MfaMethod[] }
+  | { kind: 'confirm'; sessionId: string; method: MfaMethod; otpauthUri?: string; secret?: string }
+  | { kind: 'mfa'; sessionId: string; method: MfaMethod };
 
 export type RegistrationService = ReturnType<typeof createRegistrationService>;

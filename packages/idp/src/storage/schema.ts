@@ -89,6 +89,55 @@ export interface Database {
     created_at: number;
     retired_at: number | null;
   };
+  /** mfa/: each user's confirmed MFA method */
+  mfa_methods: {
+    user_id: string;
+    method: string;
+    phone: string | null;
+    totp_secret_sealed: string | null;
+    /** Newest TOTP time step accepted: an older or equal one is refused (RFC 6238 5.2). */
+    last_totp_step: number | null;
+    /** Changes whenever the method changes; remembered devices are bound to it. */
+    version: string;
+    confirmed_at: number;
+  };
+  /** mfa/: one MFA step (a login challenge or the confirmation of an enrollment) */
+  mfa_sessions: {
+    id: string;
+    purpose: string; // 'login' | 'enroll'
+    client_id: string;
+    user_id: string;
+    method: string;
+    phone: string | null;
+    totp_secret_sealed: string | null;
+    /** The remembered device being logged in with, or the one registered once this step passes. */
+    device_id: string | null;
+    pending_device: string | null; // JSON {publicJwk, cryptoVersion}
+    code_challenge: string | null;
+    amr: string; // JSON array: the factors already passed
+    auth_time: number;
+    otp_hash: string | null;
+    otp_expires_at: number | null;
+    attempts: number;
+    created_at: number;
+    initiated_at: number | null;
+    verified_at: number | null;
+    expires_at: number;
+  };
+  /** mfa/: devices that skip MFA until expires_at (remember_me), bound to the method's version */
+  mfa_remembered: {
+    device_id: string;
+    user_id: string;
+    method_version: string;
+    expires_at: number;
+  };
+  /** sms/: the development SMS outbox */
+  sms_outbox: {
+    id: string;
+    recipient: string;
+    body: string;
+    created_at: number;
+  };
   /** mail/: the development mailbox */
   mailbox: {
     id: string;

@@ -1,0 +1,44 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { BrowserPaths, type InitiateMfaResponse, isValidEmail, normalizeEmail, type VerifyMfaResponse } from 'service-protocol';
+import { Type } from 'typebox';
+import { ServiceError } from '../errors.js';
+import { Otp } from '../http/schemas.js';
+import type { MfaService } from './service.js';
+
+const SessionId = Type.String({ minLength: 10, maxLength: 100 });
+const InitiateMfaBody = Type.Object({ userid: Type.String({ maxLength: 320 }), sessionId: SessionId }, { additionalProperties: false });
+const VerifyMfaBody = Type.Object(
+  { userid: Type.String({ maxLength: 320 }), sessionId: SessionId, otp: Otp, rememberMe: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+);
+
+function emailOf(userid: string): string {
+  if (!isValidEmail(userid)) throw new ServiceError('ERR_EMAIL_INVALID', 'That is not a valid email address.');
+  return normalizeEmail(userid);
+}
+
+const SENT: Record<string, string> = {
+  email: 'We emailed you a verification code.',
+  sms: 'We sent a verification code by SMS.',
+  totp: 'Enter the current code from your authenticator app.',
+};
+
+export const mfaRoutes: FastifyPluginAsyncTypebox<{ mfa: MfaService }> = async (app, { mfa }) => {
+  app.post(BrowserPaths.mfaInitiate, { schema: { body: InitiateMfaBody } }, async (request): Promise<InitiateMfaResponse> => {
+    const { userid, sessionId } = request.body;
+    const method = await mfa.initiate(request.client, emailOf(userid), sessionId, request.ip);
+    return { status: 'MFA_INITIATED', message: SENT[method] as string, method };
+  });
+
+  app.post(BrowserPaths.mfaVerify, { schema: { body: VerifyMfaBody } }, async (request): Promise<VerifyMfaResponse> => {
+    const { userid, sessionId, otp, rememberMe } = request.body;
+    const finished = await mfa.verify(request.client, emailOf(userid), sessionId, otp, rememberMe ?? false);
+    return {
+      status: 'SUCCESS',
+      message: 'Verified.',
+      success: true,
+      code: finished.code,
+      ...(finished.deviceId ? { deviceId: finished.deviceId } : {}),
+    };
+  });
+};

@@ -1,0 +1,254 @@
+import type { MfaMethod } from 'service-protocol';
+import type { AccountStore } from '../accounts/store.js';
+import type { ClientRecord } from '../clients/store.js';
+import type { Sealer } from '../crypto/seal.js';
+import { randomDigits, randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+import {
+  ACCOUNT_LOCKOUT_SECONDS,
+  ACCOUNT_MAX_FAILURES,
+  MFA_MAX_ATTEMPTS,
+  MFA_SESSION_TTL_SECONDS,
+  OTP_DIGITS,
+  OTP_TTL_SECONDS,
+  SEND_PER_IP,
+  SEND_PER_RECIPIENT,
+} from '../defaults.js';
+import { ServiceError } from '../errors.js';
+import type { Mailer } from '../mail/mailer.js';
+import { mfaMail } from '../mail/templates.js';
+import type { FinishedSignIn, FinishSignIn, SignIn } from '../sign-in/finish.js';
+import type { SmsTransport } from '../sms/transport.js';
+import type { Throttle } from '../throttle/service.js';
+import type { MfaMethodRecord, MfaSessionRow, MfaStore } from './store.js';
+import { base32Encode, generateTotpSecret, matchTotp, otpauthUri } from './totp.js';
+
+export interface MfaDeps {
+  store: MfaStore;
+  accounts: AccountStore;
+  finish: FinishSignIn;
+  throttle: Throttle;
+  mailer: Mailer;
+  sms: SmsTransport;
+  hash: SecretHasher;
+  /** Seals TOTP secrets at rest. */
+  sealer: Sealer;
+  now: () => number;
+  rememberMs: number;
+  /** Shown in authenticator apps as the account's issuer. */
+  issuerName: string;
+}
+
+export type EnrollmentStart =
+  | { kind: 'done'; finished: FinishedSignIn }
+  | { kind: 'confirm'; sessionId: string; method: MfaMethod; otpauthUri?: string; secret?: string };
+
+/**
+ * Second factors: enrollment (email, SMS, TOTP), the MFA step of a sign-in, and remember_me.
+ * An MFA session is bound to one client, one user and one device (remembered, or pending
+ * registration); it expires, allows MFA_MAX_ATTEMPTS wrong codes counted before checking,
+ * and its steps (initiate, then verify) must come in order.
+ */
+export function createMfaService(deps: MfaDeps) {
+  const { store, accounts, finish, throttle, mailer, sms, hash, sealer, now } = deps;
+  const accountKey = (email: string) => hash('account', email);
+
+  async function newSession(signIn: SignIn, purpose: 'login' | 'enroll', fields: Partial<MfaSessionRow> & { method: MfaMethod }) {
+    const sessionId = randomToken('mfa_');
+    const at = now();
+    const device = signIn.device;
+    await store.insertSession({
+      id: hash('mfa-session', sessionId),
+      purpose,
+      client_id: signIn.clientId,
+      user_id: signIn.userId,
+      phone: null,
+      totp_secret_sealed: null,
+      device_id: device && 'id' in device ? device.id : null,
+      pending_device: device && 'publicJwk' in device ? JSON.stringify(device) : null,
+      code_challenge: signIn.codeChallenge,
+      amr: JSON.stringify(signIn.amr),
+      auth_time: signIn.authTime,
+      otp_hash: null,
+      otp_expires_at: null,
+      attempts: 0,
+      created_at: at,
+      initiated_at: null,
+      verified_at: null,
+      expires_at: at + MFA_SESSION_TTL_SECONDS * 1000,
+      ...fields,
+    });
+    return sessionId;
+  }
+
+  /** Sends a fresh code by email or SMS and arms the session with it; an undelivered code is forgotten. */
+  async function sendCode(idHash: string, method: 'email' | 'sms', destination: string, clientName: string, ip: string) {
+    await throttle.consume(`send:ip:${ip}`, SEND_PER_IP, 'Too many codes were requested from this network. Try again later.');
+    await throttle.consume(
+      `send:to:${hash('recipient', destination)}`,
+      SEND_PER_RECIPIENT,
+      'A code was sent moments ago. Wait before asking for another.',
+    );
+    const code = randomDigits(OTP_DIGITS);
+    if (!(await store.initiate(idHash, hash('mfa-otp', `${idHash}:${code}`), now() + OTP_TTL_SECONDS * 1000, now()))) {
+      throw new ServiceError('ERR_SESSION_INVALID', 'This verification has ended. Sign in again.');
+    }
+    try {
+      if (method === 'email') await mailer.send(mfaMail(destination, code, clientName));
+      else
+        await sms.send({
+          to: destination,
+          body: `${code} is your ${clientName} verification code. It expires in ${OTP_TTL_SECONDS / 60} minutes.`,
+        });
+    } catch (error) {
+      await store.clearOtp(idHash);
+      throw new ServiceError(
+        'ERR_DELIVERY_FAILED',
+        `The verification code could not be sent by ${method === 'sms' ? 'SMS' : 'email'}. Try again shortly.`,
+        {},
+        error,
+      );
+    }
+  }
+
+  async function load(client: ClientRecord, email: string, sessionId: string) {
+    const idHash = hash('mfa-session', sessionId);
+    const session = await store.findSession(idHash);
+    const user = session && (await accounts.findById(session.user_id));
+    if (!session || !user || session.client_id !== client.id || !safeEqual(user.email, email) || Number(session.expires_at) <= now()) {
+      throw new ServiceError('ERR_SESSION_INVALID', 'This verification is unknown or has ended. Sign in again.');
+    }
+    if (session.verified_at !== null) throw new ServiceError('ERR_SESSION_STEP', 'This verification is already complete.');
+    return { idHash, session, user };
+  }
+
+  /** The code is right for this session: a one-time code by hash, or a TOTP step never used before. */
+  async function codeMatches(idHash: string, session: MfaSessionRow, otp: string): Promise<{ totpStep?: number } | undefined> {
+    if (session.method !== 'totp') {
+      const live = session.otp_hash !== null && Number(session.otp_expires_at) > now();
+      return live && safeEqual(session.otp_hash as string, hash('mfa-otp', `${idHash}:${otp}`)) ? {} : undefined;
+    }
+    if (session.purpose === 'enroll') {
+      const step = matchTotp(Buffer.from(sealer.open(session.totp_secret_sealed as string), 'base64url'), otp, now());
+      return step === undefined ? undefined : { totpStep: step };
+    }
+    const method = await store.findMethod(session.user_id);
+    if (!method?.totpSecretSealed) return undefined;
+    const secret = Buffer.from(sealer.open(method.totpSecretSealed), 'base64url');
+    const step = matchTotp(secret, otp, now(), { lastStep: method.lastTotpStep ?? undefined });
+    // Two parallel right codes for the same step: only one advances the step.
+    return step !== undefined && (await store.advanceTotpStep(session.user_id, method.version, step)) ? { totpStep: step } : undefined;
+  }
+
+  return {
+    methodOf: (userId: string) => store.findMethod(userId),
+
+    isRemembered: (deviceId: string, userId: string, method: MfaMethodRecord) =>
+      store.isRemembered(deviceId, userId, method.version, now()),
+
+    /** The user has MFA: open the session that initiateMfa and verifyMfa complete. */
+    async startLogin(signIn: SignIn, method: MfaMethodRecord): Promise<{ sessionId: string; method: MfaMethod }> {
+      return { sessionId: await newSession(signIn, 'login', { method: method.method }), method: method.method };
+    },
+
+    /** Enrolls the user in a first method; email is confirmed already (the address was just verified). */
+    async startEnrollment(
+      client: ClientRecord,
+      signIn: SignIn,
+      input: { method: MfaMethod; phone?: string; email: string; ip: string },
+    ): Promise<EnrollmentStart> {
+      if (input.method === 'email') {
+        await store.setMethod(
+          signIn.userId,
+          { method: 'email', phone: null, totpSecretSealed: null, lastTotpStep: null, version: randomToken('', 12) },
+          now(),
+        );
+        return { kind: 'done', finished: await finish({ ...signIn, amr: [...signIn.amr, 'mfa', 'email'] }) };
+      }
+      if (input.method === 'totp') {
+        const secret = generateTotpSecret();
+        const sessionId = await newSession(signIn, 'enroll', {
+          method: 'totp',
+          totp_secret_sealed: sealer.seal(secret.toString('base64url')),
+          initiated_at: now(), // nothing to send: the page shows the secret
+        });
+        const encoded = base32Encode(secret);
+        return {
+          kind: 'confirm',
+          sessionId,
+          method: 'totp',
+          secret: encoded,
+          otpauthUri: otpauthUri({ secret, account: input.email, issuer: deps.issuerName }),
+        };
+      }
+      const phone = input.phone as string;
+      const sessionId = await newSession(signIn, 'enroll', { method: 'sms', phone });
+      await sendCode(hash('mfa-session', sessionId), 'sms', phone, client.name, input.ip);
+      return { kind: 'confirm', sessionId, method: 'sms' };
+    },
+
+    /** initiateMfa: sends the code for an email or SMS login step; TOTP only arms the session. */
+    async initiate(client: ClientRecord, email: string, sessionId: string, ip: string): Promise<MfaMethod> {
+      const { idHash, session } = await load(client, email, sessionId);
+      if (session.purpose !== 'login') throw new ServiceError('ERR_SESSION_STEP', 'Confirm the new method with verifyMfa.');
+      const method = session.method as MfaMethod;
+      if (method === 'totp') {
+        if (!(await store.initiate(idHash, null, null, now())))
+          throw new ServiceError('ERR_SESSION_INVALID', 'This verification has ended.');
+        return method;
+      }
+      const destination = method === 'email' ? email : ((await store.findMethod(session.user_id))?.phone ?? '');
+      await sendCode(idHash, method, destination, client.name, ip);
+      return method;
+    },
+
+    /** verifyMfa: checks the code (counted before checking), then finishes the sign-in once. */
+    async verify(client: ClientRecord, email: string, sessionId: string, otp: string, rememberMe: boolean): Promise<FinishedSignIn> {
+      const { idHash, session } = await load(client, email, sessionId);
+      if (session.initiated_at === null) throw new ServiceError('ERR_SESSION_STEP', 'Call initiateMfa before verifyMfa.');
+      const lockedUntil = await accounts.lockedUntil(accountKey(email), now());
+      if (lockedUntil !== undefined) {
+        throw new ServiceError('ERR_ACCOUNT_LOCKED', 'Too many wrong codes for this account. Try again later.', {
+          retryAfter: Math.ceil((lockedUntil - now()) / 1000),
+        });
+      }
+      const spent = await store.spendAttempt(idHash, MFA_MAX_ATTEMPTS, now());
+      if (!spent) throw new ServiceError('ERR_OTP_EXPIRED', 'Too many wrong codes, or this verification has ended. Sign in again.');
+      const match = await codeMatches(idHash, spent, otp);
+      if (!match) {
+        await accounts.recordFailure(accountKey(email), ACCOUNT_MAX_FAILURES, now() + ACCOUNT_LOCKOUT_SECONDS * 1000);
+        throw new ServiceError('ERR_OTP_INVALID', 'The code is not correct.', {
+          attemptsRemaining: MFA_MAX_ATTEMPTS - Number(spent.attempts),
+        });
+      }
+      if (!(await store.markVerified(idHash, now()))) throw new ServiceError('ERR_SESSION_STEP', 'This verification is already complete.');
+      await accounts.clearFailures(accountKey(email));
+
+      const method = spent.method as MfaMethod;
+      let version: string;
+      if (spent.purpose === 'enroll') {
+        version = randomToken('', 12);
+        await store.setMethod(
+          spent.user_id,
+          { method, phone: spent.phone, totpSecretSealed: spent.totp_secret_sealed, lastTotpStep: match.totpStep ?? null, version },
+          now(),
+        );
+      } else {
+        version = (await store.findMethod(spent.user_id))?.version ?? '';
+      }
+      const pending = spent.pending_device ? (JSON.parse(spent.pending_device) as SignIn['device']) : null;
+      const finished = await finish({
+        clientId: spent.client_id,
+        userId: spent.user_id,
+        device: spent.device_id ? { id: spent.device_id } : pending,
+        codeChallenge: spent.code_challenge,
+        amr: [...(JSON.parse(spent.amr) as string[]), 'mfa', method],
+        authTime: Number(spent.auth_time),
+      });
+      const deviceId = spent.device_id ?? finished.deviceId;
+      if (rememberMe && deviceId) await store.remember(deviceId, spent.user_id, version, now() + deps.rememberMs);
+      return finished;
+    },
+  };
+}
+
+export type MfaService = ReturnType<typeof createMfaService>;

@@ -1,0 +1,143 @@
+import { sql } from 'kysely';
+import type { Database, Db } from '../storage/database.js';
+
+export interface MfaMethodRecord {
+  method: 'email' | 'sms' | 'totp';
+  phone: string | null;
+  totpSecretSealed: string | null;
+  lastTotpStep: number | null;
+  version: string;
+}
+
+export type MfaSessionRow = Database['mfa_sessions'];
+
+/** MFA methods, MFA sessions and remembered devices. Only the mfa/ module uses these tables. */
+export function createMfaStore(db: Db) {
+  return {
+    async findMethod(userId: string): Promise<MfaMethodRecord | undefined> {
+      const row = await db.selectFrom('mfa_methods').selectAll().where('user_id', '=', userId).executeTakeFirst();
+      return (
+        row && {
+          method: row.method as MfaMethodRecord['method'],
+          phone: row.phone,
+          totpSecretSealed: row.totp_secret_sealed,
+          lastTotpStep: row.last_totp_step == null ? null : Number(row.last_totp_step),
+          version: row.version,
+        }
+      );
+    },
+
+    /** Sets the user's method (a new version: every remembered device must pass MFA again). */
+    async setMethod(userId: string, method: MfaMethodRecord, now: number): Promise<void> {
+      const values = {
+        method: method.method,
+        phone: method.phone,
+        totp_secret_sealed: method.totpSecretSealed,
+        last_totp_step: method.lastTotpStep,
+        version: method.version,
+        confirmed_at: now,
+      };
+      await db
+        .insertInto('mfa_methods')
+        .values({ user_id: userId, ...values })
+        .onConflict((oc) => oc.column('user_id').doUpdateSet(values))
+        .execute();
+    },
+
+    /** Accepts a TOTP time step once: true only if it is newer than every step accepted before. */
+    async advanceTotpStep(userId: string, version: string, step: number): Promise<boolean> {
+      const row = await db
+        .updateTable('mfa_methods')
+        .set({ last_totp_step: step })
+        .where('user_id', '=', userId)
+        .where('version', '=', version)
+        .where((eb) => eb.or([eb('last_totp_step', 'is', null), eb('last_totp_step', '<', step)]))
+        .returning('user_id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async insertSession(row: MfaSessionRow): Promise<void> {
+      await db.insertInto('mfa_sessions').values(row).execute();
+    },
+
+    async findSession(idHash: string): Promise<MfaSessionRow | undefined> {
+      return db.selectFrom('mfa_sessions').selectAll().where('id', '=', idHash).executeTakeFirst();
+    },
+
+    /** Starts (or restarts) the code of a live, unverified session. */
+    async initiate(idHash: string, otpHash: string | null, otpExpiresAt: number | null, now: number): Promise<boolean> {
+      const row = await db
+        .updateTable('mfa_sessions')
+        .set({ otp_hash: otpHash, otp_expires_at: otpExpiresAt, initiated_at: now })
+        .where('id', '=', idHash)
+        .where('verified_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    /** Forgets a code that could not be delivered, so it can never be used. */
+    async clearOtp(idHash: string): Promise<void> {
+      await db.updateTable('mfa_sessions').set({ otp_hash: null, otp_expires_at: null }).where('id', '=', idHash).execute();
+    },
+
+    /**
+     * Spends one guess before the code is compared; the cap is part of the same statement,
+     * so parallel guesses cannot exceed it. Only initiated, live, unverified sessions qualify.
+     */
+    async spendAttempt(idHash: string, maxAttempts: number, now: number): Promise<MfaSessionRow | undefined> {
+      return db
+        .updateTable('mfa_sessions')
+        .set({ attempts: sql`attempts + 1` })
+        .where('id', '=', idHash)
+        .where('attempts', '<', maxAttempts)
+        .where('verified_at', 'is', null)
+        .where('initiated_at', 'is not', null)
+        .where('expires_at', '>', now)
+        .returningAll()
+        .executeTakeFirst();
+    },
+
+    /** True for the single caller that completes the session. */
+    async markVerified(idHash: string, now: number): Promise<boolean> {
+      const row = await db
+        .updateTable('mfa_sessions')
+        .set({ verified_at: now })
+        .where('id', '=', idHash)
+        .where('verified_at', 'is', null)
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async remember(deviceId: string, userId: string, methodVersion: string, expiresAt: number): Promise<void> {
+      const values = { user_id: userId, method_version: methodVersion, expires_at: expiresAt };
+      await db
+        .insertInto('mfa_remembered')
+        .values({ device_id: deviceId, ...values })
+        .onConflict((oc) => oc.column('device_id').doUpdateSet(values))
+        .execute();
+    },
+
+    async isRemembered(deviceId: string, userId: string, methodVersion: string, now: number): Promise<boolean> {
+      const row = await db
+        .selectFrom('mfa_remembered')
+        .select('device_id')
+        .where('device_id', '=', deviceId)
+        .where('user_id', '=', userId)
+        .where('method_version', '=', methodVersion)
+        .where('expires_at', '>', now)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async deleteExpired(now: number): Promise<void> {
+      await db.deleteFrom('mfa_sessions').where('expires_at', '<', now).execute();
+      await db.deleteFrom('mfa_remembered').where('expires_at', '<', now).execute();
+    },
+  };
+}
+
+export type MfaStore = ReturnType<typeof createMfaStore>;

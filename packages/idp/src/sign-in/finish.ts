@@ -1,0 +1,58 @@
+import type { JWK } from 'jose';
+import type { CodeService } from '../codes/service.js';
+import { randomToken } from '../crypto/secrets.js';
+import type { DeviceStore } from '../devices/store.js';
+
+/** A device key waiting for the sign-in to finish before it is registered. */
+export interface PendingDevice {
+  publicJwk: JWK;
+  cryptoVersion: string;
+}
+
+/** Everything a finished sign-in needs; built by registration or login, finished here or after MFA. */
+export interface SignIn {
+  clientId: string;
+  userId: string;
+  /** The remembered device that signed in, a device key to register now, or none. */
+  device: { id: string } | PendingDevice | null;
+  codeChallenge: string | null;
+  /** Factors passed so far, RFC 8176 values plus our MFA method names. */
+  amr: string[];
+  authTime: number;
+}
+
+export interface FinishedSignIn {
+  code: string;
+  /** Set when this sign-in registered a device key. */
+  deviceId?: string;
+}
+
+/** The last step of every sign-in: register a pending device key, then issue the authorization code. */
+export function createSignInFinisher({ devices, codes, now }: { devices: DeviceStore; codes: CodeService; now: () => number }) {
+  return async function finish(signIn: SignIn): Promise<FinishedSignIn> {
+    let deviceId: string | undefined;
+    if (signIn.device && 'publicJwk' in signIn.device) {
+      deviceId = randomToken('dev_', 16);
+      await devices.insert(
+        {
+          id: deviceId,
+          userId: signIn.userId,
+          clientId: signIn.clientId,
+          publicJwk: signIn.device.publicJwk,
+          cryptoVersion: signIn.device.cryptoVersion,
+        },
+        now(),
+      );
+    }
+    const code = await codes.issue({
+      clientId: signIn.clientId,
+      userId: signIn.userId,
+      codeChallenge: signIn.codeChallenge,
+      amr: signIn.amr,
+      authTime: signIn.authTime,
+    });
+    return deviceId ? { code, deviceId } : { code };
+  };
+}
+
+export type FinishSignIn = ReturnType<typeof createSignInFinisher>;
