@@ -14,6 +14,8 @@ export interface ServiceConfig {
   /** SMTP server URL for nodemailer; without it mail goes to the development mailbox. */
   smtpUrl: string | undefined;
   mailFrom: string;
+  /** Folder with operator templates replacing the built-in ones (see mail/templates.ts). */
+  mailTemplatesDir: string | undefined;
   production: boolean;
   logLevel: string;
   /**
@@ -40,6 +42,7 @@ export const ENVIRONMENT = {
   SERVICE_IDP_ISSUER: "public base URL, the tokens' iss (default http://HOST:PORT)",
   SERVICE_IDP_TEST_MODE: '"1" puts OTPs in responses (refused when NODE_ENV=production)',
   SERVICE_IDP_MAIL_FROM: 'sender of service mail (default "Sign-in <no-reply@localhost>")',
+  SERVICE_IDP_MAIL_TEMPLATES: 'folder of mail templates replacing the built-in ones: sign-in-code.txt/.html, mfa-code.txt/.html',
   SERVICE_IDP_LOG_LEVEL: 'fatal, error, warn, info (default), debug',
   SERVICE_IDP_TRUST_PROXY: 'addresses/CIDRs of proxies allowed to set X-Forwarded-For, e.g. 10.0.0.0/8 (default: none)',
   SERVICE_IDP_MFA_REMEMBER_DAYS: 'days remember_me skips MFA on a device (default 30)',
@@ -98,6 +101,7 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     testMode,
     smtpUrl,
     mailFrom: env.SERVICE_IDP_MAIL_FROM ?? 'Sign-in <no-reply@localhost>',
+    mailTemplatesDir: env.SERVICE_IDP_MAIL_TEMPLATES || undefined,
     production,
     logLevel: env.SERVICE_IDP_LOG_LEVEL ?? 'info',
     trustProxy: env.SERVICE_IDP_TRUST_PROXY || false,

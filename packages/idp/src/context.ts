@@ -15,6 +15,7 @@ import { createKeyStore } from './keys/store.js';
 import { createLoginService } from './login/service.js';
 import { createMailboxStore } from './mail/mailbox-store.js';
 import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
+import { loadMailTemplates } from './mail/templates.js';
 import { createMfaService } from './mfa/service.js';
 import { createMfaStore } from './mfa/store.js';
 import { createRegistrationService } from './registration/service.js';
@@ -82,12 +83,14 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const smsOutbox = createSmsOutboxStore(db);
   const sms = options.sms ?? smsTransport(config, smsOutbox, now);
   const mfaStore = createMfaStore(db);
+  const templates = loadMailTemplates(config.mailTemplatesDir);
   const mfa = createMfaService({
     store: mfaStore,
     accounts,
     finish,
     throttle,
     mailer,
+    templates,
     sms,
     hash,
     sealer: createSealer(serverSecret, 'totp-secret'),
@@ -105,6 +108,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     finish,
     throttle,
     mailer,
+    templates,
     hash,
     now,
   });

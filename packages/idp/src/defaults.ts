@@ -38,6 +38,16 @@ export const MFA_MAX_ATTEMPTS = 5;
 /** Default length of remember_me: MFA is skipped on that device for this long. */
 export const MFA_REMEMBER_DAYS = 30;
 
+/** TOTP (RFC 6238, security baseline in DESIGN.md). */
+/** Length of a time step: RFC 6238 5.2 recommends 30 s, and every authenticator app assumes it. */
+export const TOTP_PERIOD_SECONDS = 30;
+/** Digits of a TOTP code: 6, the authenticator-app default (RFC 4226 5.3 asks for at least 6). */
+export const TOTP_DIGITS = 6;
+/** Steps accepted either side of the current one, for clock drift and typing time (RFC 6238 5.2: at most one). */
+export const TOTP_WINDOW_STEPS = 1;
+/** Secret length: 160 bits, the RFC 4226 4 recommendation for HMAC-SHA-1. */
+export const TOTP_SECRET_BYTES = 20;
+
 /** Authorization code: RFC 9700 and oidc-provider use 60 s at most. */
 export const AUTH_CODE_TTL_SECONDS = 60;
 /** Random bytes in codes, device tokens and challenges: 256 bits, above RFC 6749's 128. */

@@ -35,6 +35,8 @@ export interface TestServiceOptions {
   testMode?: boolean;
   mailer?: Mailer;
   sms?: SmsTransport;
+  /** Log lines (JSON) go here, at info level, when given. */
+  logStream?: NodeJS.WritableStream;
   env?: Record<string, string>;
   now?: () => number;
 }
@@ -46,6 +48,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     db: openSqlite(':memory:'),
     ...(options.mailer ? { mailer: options.mailer } : {}),
     ...(options.sms ? { sms: options.sms } : {}),
+    ...(options.logStream ? { logger: { level: 'info', stream: options.logStream } } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
   const keys = await service.ctx.clients.create({ name: 'Test App', origins: [APP_ORIGIN] });

@@ -15,7 +15,8 @@ import { registerErrorHandler } from './error-handler.js';
 import { sdkRoutes } from './sdk.js';
 
 export interface AppOptions {
-  logger?: boolean | { level: string };
+  /** Pino options; `stream` lets tests read the log lines. */
+  logger?: boolean | { level: string; stream?: NodeJS.WritableStream };
 }
 
 /** The HTTP transport: thin routes over the flows in the context. */

@@ -1,44 +1,103 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { OTP_TTL_SECONDS } from '../defaults.js';
-import type { OutgoingMail } from './mailer.js';
+
+/**
+ * Mail templates. The built-in ones below can be replaced, one file at a time, by files in
+ * the folder named by SERVICE_IDP_MAIL_TEMPLATES: `NAME.txt` (its first line may be
+ * `Subject: …`) and `NAME.html`. Placeholders: {{code}}, {{client}}, {{minutes}}; values are
+ * HTML-escaped in the HTML part. Every template must contain {{code}}: checked at start-up.
+ */
+export type TemplateName = 'sign-in-code' | 'mfa-code';
+
+interface Template {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+const page = (body: string) => `<!doctype html><html><body style="font-family:system-ui,sans-serif">\n${body}\n</body></html>\n`;
+const bigCode = '<p style="font-size:28px;letter-spacing:6px;font-weight:bold">{{code}}</p>';
+
+const BUILT_IN: Record<TemplateName, Template> = {
+  // The code stays out of subjects: mail servers log them and phones show them on lock screens.
+  'sign-in-code': {
+    subject: 'Your {{client}} sign-in code',
+    text: `Your sign-in code for {{client}} is: {{code}}
+
+It expires in {{minutes}} minutes and works once.
+If you did not try to sign in, you can ignore this email: nobody can sign in without this code.
+`,
+    html: page(`<p>Your sign-in code for <strong>{{client}}</strong> is:</p>
+${bigCode}
+<p>It expires in {{minutes}} minutes and works once.</p>
+<p style="color:#666">If you did not try to sign in, you can ignore this email: nobody can sign in without this code.</p>`),
+  },
+  'mfa-code': {
+    subject: 'Your {{client}} verification code',
+    text: `Your verification code for {{client}} is: {{code}}
+
+It expires in {{minutes}} minutes and works once.
+If it was not you, do not share it, and consider changing your MFA method.
+`,
+    html: page(`<p>Your verification code for <strong>{{client}}</strong> is:</p>
+${bigCode}
+<p>It expires in {{minutes}} minutes and works once.</p>
+<p style="color:#666">If it was not you, do not share it, and consider changing your MFA method.</p>`),
+  },
+};
 
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
-/** The email that carries a device-verification OTP. */
-export function otpMail(to: string, otp: string, clientName: string): OutgoingMail {
-  const minutes = OTP_TTL_SECONDS / 60;
-  // The code stays out of the subject: mail servers log subjects and phones show them on lock screens.
-  const subject = `Your ${clientName} sign-in code`;
-  const text = [
-    `Your sign-in code for ${clientName} is: ${otp}`,
-    '',
-    `It expires in ${minutes} minutes and works once.`,
-    'If you did not try to sign in, you can ignore this email: nobody can sign in without this code.',
-  ].join('\n');
-  const html = `<!doctype html><html><body style="font-family:system-ui,sans-serif">
-<p>Your sign-in code for <strong>${escapeHtml(clientName)}</strong> is:</p>
-<p style="font-size:28px;letter-spacing:6px;font-weight:bold">${otp}</p>
-<p>It expires in ${minutes} minutes and works once.</p>
-<p style="color:#666">If you did not try to sign in, you can ignore this email: nobody can sign in without this code.</p>
-</body></html>`;
-  return { to, subject, text, html };
+const fill = (template: string, values: Record<string, string>, escape: (s: string) => string) =>
+  template.replace(/\{\{(\w+)\}\}/g, (whole, name: string) => (name in values ? escape(values[name] as string) : whole));
+
+function readOverride(dir: string, file: string): string | undefined {
+  try {
+    return readFileSync(join(dir, file), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }
 
-/** The email that carries an MFA code (email as second factor). */
-export function mfaMail(to: string, code: string, clientName: string): OutgoingMail {
-  const minutes = OTP_TTL_SECONDS / 60;
-  const subject = `Your ${clientName} verification code`;
-  const text = [
-    `Your verification code for ${clientName} is: ${code}`,
-    '',
-    `It expires in ${minutes} minutes and works once.`,
-    'Someone who knows how you sign in is asking for it: if it was not you, do not share it and consider changing your MFA method.',
-  ].join('\n');
-  const html = `<!doctype html><html><body style="font-family:system-ui,sans-serif">
-<p>Your verification code for <strong>${escapeHtml(clientName)}</strong> is:</p>
-<p style="font-size:28px;letter-spacing:6px;font-weight:bold">${code}</p>
-<p>It expires in ${minutes} minutes and works once.</p>
-<p style="color:#666">If it was not you, do not share it and consider changing your MFA method.</p>
-</body></html>`;
-  return { to, subject, text, html };
+export interface MailTemplates {
+  render(
+    name: TemplateName,
+    to: string,
+    values: { code: string; client: string },
+  ): { to: string; subject: string; text: string; html: string };
+}
+
+/** Loads the templates once; throws (at start-up) on a template without {{code}}. */
+export function loadMailTemplates(dir?: string): MailTemplates {
+  const templates = { ...BUILT_IN };
+  if (dir) {
+    for (const name of Object.keys(BUILT_IN) as TemplateName[]) {
+      const text = readOverride(dir, `${name}.txt`);
+      const html = readOverride(dir, `${name}.html`);
+      const subjectLine = text?.match(/^Subject: (.*)\r?\n/);
+      templates[name] = {
+        subject: subjectLine?.[1] ?? BUILT_IN[name].subject,
+        text: text === undefined ? BUILT_IN[name].text : text.slice(subjectLine?.[0].length ?? 0),
+        html: html ?? BUILT_IN[name].html,
+      };
+      for (const part of ['text', 'html'] as const) {
+        if (!templates[name][part].includes('{{code}}')) throw new Error(`mail template ${name} (${part}) in ${dir} has no {{code}}`);
+      }
+    }
+  }
+  return {
+    render(name, to, { code, client }) {
+      const values = { code, client, minutes: String(OTP_TTL_SECONDS / 60) };
+      const t = templates[name];
+      return {
+        to,
+        subject: fill(t.subject, values, (s) => s),
+        text: fill(t.text, values, (s) => s),
+        html: fill(t.html, values, escapeHtml),
+      };
+    },
+  };
 }

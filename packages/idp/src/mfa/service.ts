@@ -15,7 +15,7 @@ import {
 } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import type { Mailer } from '../mail/mailer.js';
-import { mfaMail } from '../mail/templates.js';
+import type { MailTemplates } from '../mail/templates.js';
 import type { FinishedSignIn, FinishSignIn, SignIn } from '../sign-in/finish.js';
 import type { SmsTransport } from '../sms/transport.js';
 import type { Throttle } from '../throttle/service.js';
@@ -28,6 +28,7 @@ export interface MfaDeps {
   finish: FinishSignIn;
   throttle: Throttle;
   mailer: Mailer;
+  templates: MailTemplates;
   sms: SmsTransport;
   hash: SecretHasher;
   /** Seals TOTP secrets at rest. */
@@ -49,7 +50,7 @@ export type EnrollmentStart =
  * and its steps (initiate, then verify) must come in order.
  */
 export function createMfaService(deps: MfaDeps) {
-  const { store, accounts, finish, throttle, mailer, sms, hash, sealer, now } = deps;
+  const { store, accounts, finish, throttle, mailer, templates, sms, hash, sealer, now } = deps;
   const accountKey = (email: string) => hash('account', email);
 
   async function newSession(signIn: SignIn, purpose: 'login' | 'enroll', fields: Partial<MfaSessionRow> & { method: MfaMethod }) {
@@ -93,7 +94,7 @@ export function createMfaService(deps: MfaDeps) {
       throw new ServiceError('ERR_SESSION_INVALID', 'This verification has ended. Sign in again.');
     }
     try {
-      if (method === 'email') await mailer.send(mfaMail(destination, code, clientName));
+      if (method === 'email') await mailer.send(templates.render('mfa-code', destination, { code, client: clientName }));
       else
         await sms.send({
           to: destination,

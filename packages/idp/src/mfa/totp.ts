@@ -1,14 +1,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-// TOTP parameters (RFC 6238, security baseline in DESIGN.md). To move to defaults.ts.
-/** Length of a time step: RFC 6238 5.2 recommends 30 s, and every authenticator app assumes it. */
-export const TOTP_PERIOD_SECONDS = 30;
-/** Digits of a TOTP code: 6, the authenticator-app default (RFC 4226 5.3 asks for at least 6). */
-export const TOTP_DIGITS = 6;
-/** Steps accepted either side of the current one, for clock drift and typing time (RFC 6238 5.2: at most one). */
-export const TOTP_WINDOW_STEPS = 1;
-/** Secret length: 160 bits, the RFC 4226 4 recommendation for HMAC-SHA-1. */
-export const TOTP_SECRET_BYTES = 20;
+import { TOTP_DIGITS, TOTP_PERIOD_SECONDS, TOTP_SECRET_BYTES, TOTP_WINDOW_STEPS } from '../defaults.js';
+
+export { TOTP_DIGITS, TOTP_PERIOD_SECONDS, TOTP_SECRET_BYTES, TOTP_WINDOW_STEPS };
 
 const BASE32_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 /** ASCII digits only: `\d` without the `u` flag never matches other scripts' digits. */

@@ -15,7 +15,7 @@ import {
 import { isValidDevicePublicKey } from '../devices/public-key.js';
 import { ServiceError } from '../errors.js';
 import type { Mailer } from '../mail/mailer.js';
-import { otpMail } from '../mail/templates.js';
+import type { MailTemplates } from '../mail/templates.js';
 import type { MfaService } from '../mfa/service.js';
 import type { FinishedSignIn, FinishSignIn, SignIn } from '../sign-in/finish.js';
 import { normalizePhone } from '../sms/e164.js';
@@ -31,6 +31,7 @@ export interface RegistrationDeps {
   finish: FinishSignIn;
   throttle: Throttle;
   mailer: Mailer;
+  templates: MailTemplates;
   hash: SecretHasher;
   now: () => number;
 }
@@ -48,7 +49,7 @@ export interface StartOptions {
  * take the same path, so responses say nothing about whether an account exists.
  */
 export function createRegistrationService(deps: RegistrationDeps) {
-  const { store, accounts, mfa, mfaMethods, finish, throttle, mailer, hash, now } = deps;
+  const { store, accounts, mfa, mfaMethods, finish, throttle, mailer, templates, hash, now } = deps;
   const accountKey = (email: string) => hash('account', email);
 
   /** Finds the registration behind a device token, refusing one that belongs to another client or address. */
@@ -87,7 +88,7 @@ export function createRegistrationService(deps: RegistrationDeps) {
         expiresAt: at + OTP_TTL_SECONDS * 1000,
       });
       try {
-        await mailer.send(otpMail(email, otp, client.name));
+        await mailer.send(templates.render('sign-in-code', email, { code: otp, client: client.name }));
       } catch (error) {
         // Never leave a usable code that was not delivered.
         await store.expire(idHash, now());
