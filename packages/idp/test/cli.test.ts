@@ -33,7 +33,18 @@ describe('service-idp CLI', () => {
   it('documents every command in --help', async () => {
     const { code, stdout } = await run(['--help']);
     assert.equal(code, 0);
-    for (const command of ['start', 'clients create', 'clients list', 'keys rotate', 'mail', 'SERVICE_IDP_DATA', 'SMTP_URL'])
+    for (const command of [
+      'start',
+      'clients create',
+      'clients update',
+      'clients list',
+      'keys rotate',
+      'mail',
+      'sms',
+      'SERVICE_IDP_DATA',
+      'SMTP_URL',
+      'SMS_TRANSPORT',
+    ])
       assert.match(stdout, new RegExp(command));
   });
 
@@ -61,6 +72,22 @@ describe('service-idp CLI', () => {
     assert.deepEqual(list[0].origins, ['https://shop.example', 'http://localhost:3000']);
     assert.doesNotMatch(JSON.stringify(list), /sk_|pk_/, 'keys are never shown again');
     assert.equal(statSync(join(data, 'server-secret')).mode & 0o777, 0o600);
+  });
+
+  it("sets a client's MFA policy, and refuses an unknown policy or client", async () => {
+    const [client] = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout);
+    assert.equal(client.mfaPolicy, 'optional');
+    assert.equal((await run(['clients', 'update', client.id, '--mfa-policy', 'required', '--data', data])).code, 0);
+    assert.equal(JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout)[0].mfaPolicy, 'required');
+    assert.match((await run(['clients', 'update', client.id, '--mfa-policy', 'sometimes', '--data', data])).stderr, /optional or required/);
+    assert.match((await run(['clients', 'update', 'cli_nope', '--mfa-policy', 'optional', '--data', data])).stderr, /no client/);
+    assert.equal((await run(['clients', 'update', client.id, '--mfa-policy', 'optional', '--data', data])).code, 0);
+  });
+
+  it('lists the development SMS outbox', async () => {
+    const { code, stdout } = await run(['sms', '--data', data, '--json']);
+    assert.equal(code, 0);
+    assert.deepEqual(JSON.parse(stdout), []);
   });
 
   it('reads the data folder from SERVICE_IDP_DATA too', async () => {

@@ -9,6 +9,7 @@
 export * from './bodies.js';
 export * from './device-proof.js';
 export * from './errors.js';
+export * from './phone.js';
 export * from './statuses.js';
 
 /** Version of the browser wire interface. A breaking change gets a new path prefix. */

@@ -5,6 +5,7 @@ import {
   isValidEmail,
   MfaMethod,
   normalizeEmail,
+  normalizePhone,
   OTP_PATTERN,
   Paths,
   PKCE_CHALLENGE_PATTERN,
@@ -304,7 +305,7 @@ export class ServiceClient {
       let phoneNumber: string | undefined;
       if (input.phoneNumber !== undefined) {
         if (input.mfaMethod !== MfaMethod.SMS) return failure('INVALID_REQUEST', "phoneNumber goes with mfaMethod 'sms' only");
-        phoneNumber = normalizePhoneNumber(input.phoneNumber);
+        phoneNumber = normalizePhone(input.phoneNumber);
         if (phoneNumber === undefined) {
           return failure('INVALID_REQUEST', 'phoneNumber must be an E.164 number: + and 7 to 15 digits, such as +14155550123');
         }
@@ -582,16 +583,6 @@ function isNonEmptyString(value: unknown): value is string {
 
 function isMfaMethod(value: unknown): value is MfaMethod {
   return typeof value === 'string' && MFA_METHODS.includes(value);
-}
-
-/** E.164 (ITU-T E.164): `+`, a non-zero country code digit, at most 15 digits in all. */
-const E164_PATTERN = /^\+[1-9]\d{6,14}$/;
-
-/** The E.164 form of a phone number typed with spaces, dashes, dots or parentheses; undefined if not one. */
-function normalizePhoneNumber(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
-  const compact = value.replace(/[\s\-.()]/g, '');
-  return E164_PATTERN.test(compact) ? compact : undefined;
 }
 
 function withNote(message: string, problem: string | undefined): string {

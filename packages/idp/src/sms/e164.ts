@@ -1,24 +1,2 @@
-/** E.164 (ITU-T): a plus, a country code that does not start with 0, at most 15 digits in all. */
-const E164 = /^\+[1-9]\d{6,14}$/;
-
-/**
- * Whether `phone` is already in E.164 form, e.g. `+14155550100` (no spaces or punctuation).
- *
- * @example isE164('+14155550100') // true
- */
-export function isE164(phone: string): boolean {
-  return typeof phone === 'string' && E164.test(phone);
-}
-
-/**
- * Removes the spaces, dashes, dots and parentheses people type, keeps a leading plus, and returns
- * the E.164 number, or undefined when what is left is not E.164 (no country code guessing: a
- * national number without `+` is refused).
- *
- * @example normalizePhone('+1 (415) 555-0100') // '+14155550100'
- */
-export function normalizePhone(input: string): string | undefined {
-  if (typeof input !== 'string') return undefined;
-  const phone = input.replace(/[\s\-.()]/g, '');
-  return isE164(phone) ? phone : undefined;
-}
+/** Phone numbers are checked with the same rule in the browser library and the service. */
+export { isE164, normalizePhone } from 'service-protocol';
