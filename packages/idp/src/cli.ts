@@ -81,6 +81,7 @@ async function main(argv: string[]): Promise<number> {
         `  discovery:  ${config.issuer}${Paths.discovery}`,
         `  data:       ${config.dataDir}`,
         `  mail goes to: ${service.ctx.mailer.describe()}`,
+        `  SMS goes to:  ${service.ctx.sms.describe()}`,
         '',
       ].join('\n'),
     );

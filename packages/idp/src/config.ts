@@ -82,8 +82,8 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     throw new ConfigError(`invalid issuer URL: ${issuer}`);
   }
   const production = env.NODE_ENV === 'production';
-  const rememberDays = Number(env.SERVICE_IDP_MFA_REMEMBER_DAYS ?? MFA_REMEMBER_DAYS);
-  if (!Number.isFinite(rememberDays) || rememberDays < 0 || rememberDays > 365) {
+  const rememberDays = Number(env.SERVICE_IDP_MFA_REMEMBER_DAYS || MFA_REMEMBER_DAYS);
+  if (!Number.isInteger(rememberDays) || rememberDays < 0 || rememberDays > 365) {
     throw new ConfigError(`invalid SERVICE_IDP_MFA_REMEMBER_DAYS: ${env.SERVICE_IDP_MFA_REMEMBER_DAYS} (0 to 365)`);
   }
   const sms = smsConfig(env);

@@ -9,6 +9,7 @@ import type { ServiceConfig } from './config.js';
 import { createSealer } from './crypto/seal.js';
 import { createSecretHasher } from './crypto/secrets.js';
 import { loadServerSecret } from './crypto/server-secret.js';
+import { SMS_ATTEMPT_TIMEOUT_MS } from './defaults.js';
 import { createDeviceStore } from './devices/store.js';
 import { createKeyring } from './keys/keyring.js';
 import { createKeyStore } from './keys/store.js';
@@ -47,11 +48,11 @@ function smsTransport(config: ServiceConfig, outbox: SmsOutboxStore, now: () => 
   const sms = config.sms;
   switch (sms.transport) {
     case 'outbox':
-      return createOutboxTransport(outbox, now, `development SMS outbox (service-idp mail, ${config.issuer}/dev/mail)`);
+      return createOutboxTransport(outbox, now, `development SMS outbox (service-idp sms, ${config.issuer}/dev/mail)`);
     case 'webhook':
-      return createWebhookTransport({ url: sms.url, secret: sms.secret });
+      return createWebhookTransport({ url: sms.url, secret: sms.secret, timeoutMs: SMS_ATTEMPT_TIMEOUT_MS });
     case 'twilio':
-      return createTwilioTransport(sms);
+      return createTwilioTransport({ ...sms, timeoutMs: SMS_ATTEMPT_TIMEOUT_MS });
   }
 }
 
@@ -96,7 +97,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sealer: createSealer(serverSecret, 'totp-secret'),
     now,
     rememberMs: config.mfaRememberDays * 24 * 60 * 60 * 1000,
-    issuerName: new URL(config.issuer).hostname,
+    // Shown in authenticator apps; a colon would break their label parsing (IPv6 hosts).
+    issuerName: new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.'),
   });
   // SMS through the development outbox is refused in production: the code would reach nobody.
   const mfaMethods: MfaMethod[] = config.production && config.sms.transport === 'outbox' ? ['email', 'totp'] : ['email', 'sms', 'totp'];
@@ -128,6 +130,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     registration,
     login,
     mfa,
+    sms,
     smsOutbox,
     tokens,
     /** Deletes expired rows; each store sweeps its own table. */

@@ -48,6 +48,12 @@ export const TOTP_WINDOW_STEPS = 1;
 /** Secret length: 160 bits, the RFC 4226 4 recommendation for HMAC-SHA-1. */
 export const TOTP_SECRET_BYTES = 20;
 
+/**
+ * Each attempt to hand an SMS to the provider; with the transports' 2 retries (200 and 400 ms
+ * apart) the worst case is about 9.6 s, inside the browser library's 15 s request timeout.
+ */
+export const SMS_ATTEMPT_TIMEOUT_MS = 3000;
+
 /** Authorization code: RFC 9700 and oidc-provider use 60 s at most. */
 export const AUTH_CODE_TTL_SECONDS = 60;
 /** Random bytes in codes, device tokens and challenges: 256 bits, above RFC 6749's 128. */

@@ -10,17 +10,19 @@ import { exchangeCodeForClaims } from 'service-oauth-client';
 import type { ServiceClient } from 'service-web';
 import { startTestService, type TestService, uniqueEmail } from './helpers.js';
 
-const totpAt = (secret: string, offsetSteps: number) =>
+/** The authenticator app's code for the service's current time (real time plus `skew`), `offsetSteps` periods on. */
+const totpAt = (secret: string, offsetSteps: number, skewMs: number) =>
   new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({
-    timestamp: Date.now() + offsetSteps * 30_000,
+    timestamp: Date.now() + skewMs + offsetSteps * 30_000,
   });
 
 describe('MFA through the browser library', () => {
   let service: TestService;
-  let clock = Date.now();
+  // Real time plus a skew moved forward past send windows (TOTP codes follow real time);
+  // tokens are checked with leeway for the skew.
+  let skew = 0;
   before(async () => {
-    // The service clock only moves forward past send windows; tokens are checked with leeway for that.
-    service = await startTestService({ now: () => clock });
+    service = await startTestService({ now: () => Date.now() + skew });
   });
   after(() => service.close());
 
@@ -47,7 +49,7 @@ describe('MFA through the browser library', () => {
 
   /** A login from the remembered device that needs MFA, completed with `otp()`; then one that does not. */
   async function loginWithMfa(device: ServiceClient, email: string, method: string, otp: () => Promise<string>) {
-    clock += 31_000; // past the per-recipient send window of the previous code
+    skew += 31_000; // past the per-recipient send window of the previous code
     const challenged = await device.authenticate(email);
     assert.equal(challenged.status, 'MFA_REQUIRED');
     assert.equal(challenged.method, method);
@@ -70,10 +72,10 @@ describe('MFA through the browser library', () => {
     assert.equal(enrolled.status, 'FINALIZE_REGISTRATION_NEEDED');
     const secret = (enrolled as { secret: string }).secret;
     assert.match((enrolled as { otpauthUri: string }).otpauthUri, /^otpauth:\/\/totp\/.*secret=/);
-    const confirmed = await device.verifyMfa({ userid: email, otp: totpAt(secret, 0) });
+    const confirmed = await device.verifyMfa({ userid: email, otp: totpAt(secret, 0, skew) });
     assert.equal(confirmed.status, 'SUCCESS', JSON.stringify(confirmed));
     assert.deepEqual(await amrOf(confirmed.code as string), ['otp', 'mfa', 'totp']);
-    await loginWithMfa(device, email, 'totp', async () => totpAt(secret, 1));
+    await loginWithMfa(device, email, 'totp', async () => totpAt(secret, 1, skew));
   });
 
   it('SMS', async () => {

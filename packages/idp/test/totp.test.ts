@@ -206,12 +206,15 @@ describe('otpauth URI', () => {
     assert.equal(parsed.generate({ timestamp }), totpAt(secret, timeStep(timestamp)));
   });
 
-  it('encodes non-ASCII names and refuses colons', () => {
+  it('encodes non-ASCII names and colons in the account, and refuses an empty account or a colon in the issuer', () => {
     const secret = generateTotpSecret();
     const parsed = OTPAuth.URI.parse(otpauthUri({ secret, account: 'zoë@exämple.com', issuer: 'Société Générale' }));
     assert.equal(parsed.issuer, 'Société Générale');
     assert.equal(parsed.label, 'zoë@exämple.com');
-    assert.throws(() => otpauthUri({ secret, account: 'a:b', issuer: 'X' }), TypeError);
+    // A colon (legal in an email local part, or an IPv6 host) is encoded, not taken as the label separator.
+    const colons = OTPAuth.URI.parse(otpauthUri({ secret, account: '"a:b"@example.com', issuer: 'X' }));
+    assert.equal(colons.issuer, 'X');
+    assert.equal(colons.label, '"a:b"@example.com');
     assert.throws(() => otpauthUri({ secret, account: 'a', issuer: 'X:Y' }), TypeError);
     assert.throws(() => otpauthUri({ secret, account: '', issuer: 'X' }), TypeError);
   });

@@ -34,6 +34,9 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     },
 
     list: () => store.list(),
+    findById: (id: string) => store.findById(id),
+    recordSignIn: (clientId: string, userId: string) => store.recordSignIn(clientId, userId, now()),
+    hasSignedIn: (clientId: string, userId: string) => store.hasSignedIn(clientId, userId),
 
     /** `optional` (default): users choose whether to enroll in MFA; `required`: no code without it. */
     async setMfaPolicy(clientId: string, policy: string): Promise<void> {

@@ -52,6 +52,30 @@ export function createClientStore(db: Db) {
       return row !== undefined;
     },
 
+    /** Remembers that the user signed in to the client (idempotent). */
+    async recordSignIn(clientId: string, userId: string, now: number): Promise<void> {
+      await db
+        .insertInto('client_users')
+        .values({ client_id: clientId, user_id: userId, first_signed_in_at: now })
+        .onConflict((oc) => oc.columns(['client_id', 'user_id']).doNothing())
+        .execute();
+    },
+
+    async hasSignedIn(clientId: string, userId: string): Promise<boolean> {
+      const row = await db
+        .selectFrom('client_users')
+        .select('user_id')
+        .where('client_id', '=', clientId)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async findById(id: string): Promise<ClientRecord | undefined> {
+      const row = await db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && toRecord(row);
+    },
+
     async list(): Promise<ClientRecord[]> {
       const rows = await db.selectFrom('clients').selectAll().orderBy('created_at').execute();
       return rows.map(toRecord);

@@ -56,7 +56,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   );
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer });
   await app.register(sdkRoutes);
-  if (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox') {
+  if (!ctx.config.production && (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox')) {
     await app.register(devMailRoutes, { mailbox: ctx.mailbox, smsOutbox: ctx.smsOutbox });
   }
   app.get('/healthz', async () => ({ status: 'ok' }));

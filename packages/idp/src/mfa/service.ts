@@ -84,11 +84,9 @@ export function createMfaService(deps: MfaDeps) {
   /** Sends a fresh code by email or SMS and arms the session with it; an undelivered code is forgotten. */
   async function sendCode(idHash: string, method: 'email' | 'sms', destination: string, clientName: string, ip: string) {
     await throttle.consume(`send:ip:${ip}`, SEND_PER_IP, 'Too many codes were requested from this network. Try again later.');
-    await throttle.consume(
-      `send:to:${hash('recipient', destination)}`,
-      SEND_PER_RECIPIENT,
-      'A code was sent moments ago. Wait before asking for another.',
-    );
+    // Mail shares the sign-in code's per-address budget; SMS has its own per number.
+    const recipient = method === 'email' ? hash('account', destination) : hash('recipient', destination);
+    await throttle.consume(`send:to:${recipient}`, SEND_PER_RECIPIENT, 'A code was sent moments ago. Wait before asking for another.');
     const code = randomDigits(OTP_DIGITS);
     if (!(await store.initiate(idHash, hash('mfa-otp', `${idHash}:${code}`), now() + OTP_TTL_SECONDS * 1000, now()))) {
       throw new ServiceError('ERR_SESSION_INVALID', 'This verification has ended. Sign in again.');
@@ -211,6 +209,10 @@ export function createMfaService(deps: MfaDeps) {
         throw new ServiceError('ERR_ACCOUNT_LOCKED', 'Too many wrong codes for this account. Try again later.', {
           retryAfter: Math.ceil((lockedUntil - now()) / 1000),
         });
+      }
+      if (session.method !== 'totp' && (session.otp_hash === null || Number(session.otp_expires_at) <= now())) {
+        // No live code: nothing to guess, so nothing is counted. initiateMfa sends a new one.
+        throw new ServiceError('ERR_OTP_EXPIRED', 'This code has expired. Ask for a new one.');
       }
       const spent = await store.spendAttempt(idHash, MFA_MAX_ATTEMPTS, now());
       if (!spent) throw new ServiceError('ERR_OTP_EXPIRED', 'Too many wrong codes, or this verification has ended. Sign in again.');

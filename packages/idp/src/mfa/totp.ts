@@ -106,7 +106,7 @@ export interface MatchTotpOptions {
  *
  * @example
  * const step = matchTotp(secret, '287082', Date.now(), { lastStep: factor.lastStep });
- * if (step === undefined) throw new ServiceError('ERR_MFA_INVALID_CODE', 'Wrong code.');
+ * if (step === undefined) throw new ServiceError('ERR_OTP_INVALID', 'The code is not correct.');
  */
 export function matchTotp(secret: Uint8Array, code: string, nowMs: number, options: MatchTotpOptions = {}): number | undefined {
   const { window = TOTP_WINDOW_STEPS, lastStep } = options;
@@ -143,7 +143,9 @@ export interface OtpauthUriInput {
  */
 export function otpauthUri({ secret, account, issuer }: OtpauthUriInput): string {
   if (!account || !issuer) throw new TypeError('The otpauth URI needs an account and an issuer.');
-  if (account.includes(':') || issuer.includes(':')) throw new TypeError('Neither the account nor the issuer may contain a colon.');
+  // Apps split the decoded label at its first colon: one inside the account is harmless (it
+  // comes after the separator), one inside the issuer would move the split.
+  if (issuer.includes(':')) throw new TypeError('The issuer may not contain a colon.');
   const label = `${encodeURIComponent(issuer)}:${encodeURIComponent(account)}`;
   const query = [
     `secret=${base32Encode(secret)}`,

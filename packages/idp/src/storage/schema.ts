@@ -131,6 +131,33 @@ export interface Database {
     method_version: string;
     expires_at: number;
   };
+  /** clients/: which users have signed in to which client (delegation may act only on those) */
+  client_users: {
+    client_id: string;
+    user_id: string;
+    first_signed_in_at: number;
+  };
+  /** delegation/: the service's own Ed25519 and X25519 key pairs (one row, id 'idp') */
+  delegation_idp_keys: {
+    id: string;
+    signing_private_sealed: string;
+    signing_public_pem: string;
+    encryption_private_sealed: string;
+    encryption_public_pem: string;
+    created_at: number;
+  };
+  /** delegation/: each service provider's public keys */
+  delegation_sp_keys: {
+    client_id: string;
+    verify_public_pem: string;
+    encryption_public_pem: string;
+    created_at: number;
+  };
+  /** delegation/: request ids already seen, kept until the request would have expired */
+  delegation_replay: {
+    id: string;
+    expires_at: number;
+  };
   /** sms/: the development SMS outbox */
   sms_outbox: {
     id: string;
