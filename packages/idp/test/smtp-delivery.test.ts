@@ -71,6 +71,40 @@ describe('SMTP delivery', () => {
   });
 });
 
+describe('MFA by email over SMTP', () => {
+  let smtp: Awaited<ReturnType<typeof startSmtp>>;
+  let service: TestService;
+  let skew = 0;
+  before(async () => {
+    smtp = await startSmtp();
+    service = await startTestService({ now: () => Date.now() + skew, env: { SMTP_URL: `smtp://127.0.0.1:${smtp.port}` } });
+  });
+  after(async () => {
+    await service.close();
+    await new Promise<void>((resolve) => smtp.server.close(() => resolve()));
+  });
+
+  const codeIn = (email: string, pattern: RegExp) => {
+    const message = [...smtp.inbox].reverse().find((m) => m.to.includes(email) && pattern.test(m.raw));
+    return message?.raw.match(pattern)?.[1] as string;
+  };
+
+  it('delivers the MFA code over SMTP and the received code passes MFA', async () => {
+    const email = uniqueEmail('mfa-smtp');
+    const device = await service.newDevice();
+    await device.authenticate(email, { rememberDevice: true });
+    await device.verifyEmailOtp({ userid: email, otp: codeIn(email, /sign-in code for Test App is: (\d{6})/) });
+    assert.equal((await device.verifyDevice({ userid: email, mfaMethod: 'email' })).status, 'SUCCESS');
+    skew += 31_000;
+    const challenged = await device.authenticate(email);
+    assert.equal(challenged.status, 'MFA_REQUIRED');
+    assert.equal((await device.initiateMfa({ userid: email, sessionId: challenged.sessionId as string })).status, 'MFA_INITIATED');
+    const otp = codeIn(email, /verification code for Test App is: (\d{6})/);
+    assert.ok(otp, 'the MFA mail arrived over SMTP');
+    assert.equal((await device.verifyMfa({ userid: email, otp })).status, 'SUCCESS');
+  });
+});
+
 describe('SMTP failure', () => {
   let service: TestService;
   before(async () => {
