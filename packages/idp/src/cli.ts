@@ -3,6 +3,7 @@
  * service-idp: run the identity service and manage its data. Every command reads the same
  * --data flag and SERVICE_IDP_* environment as `start`, and works while the service runs.
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Paths } from 'service-protocol';
 import { ConfigError, type ConfigFlags, ENVIRONMENT, loadConfig } from './config.js';
@@ -20,6 +21,11 @@ Usage:
       only from the listed origins) and secretKey (backend) once; they cannot be shown again.
   service-idp clients update CLIENT_ID --mfa-policy optional|required
       optional (default): users choose whether to enroll in MFA; required: no code without it.
+  service-idp clients delegation-keys CLIENT_ID [--json] [--sp-signing-key FILE --sp-encryption-key FILE]
+      Delegation keys for the client's backend: prints SERVICE_BASE_URL, OAUTH_CLIENT_ID, the
+      SP's Ed25519 and X25519 private keys (shown once) and the service's public keys, one line
+      each. With the two files (SPKI PEM public keys made elsewhere), stores those instead.
+      Running it again replaces the SP keys.
   service-idp clients list [--json]
   service-idp keys rotate
       New signing key; the JWKS serves old and new until tokens signed by the old one expire.
@@ -49,6 +55,8 @@ const options = {
   origin: { type: 'string', multiple: true },
   json: { type: 'boolean' },
   'mfa-policy': { type: 'string' },
+  'sp-signing-key': { type: 'string' },
+  'sp-encryption-key': { type: 'string' },
   limit: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -114,6 +122,40 @@ async function main(argv: string[]): Promise<number> {
           throw new ConfigError('usage: service-idp clients update CLIENT_ID --mfa-policy optional|required');
         await ctx.clients.setMfaPolicy(clientId, values['mfa-policy']);
         process.stdout.write(`Client ${clientId}: MFA ${values['mfa-policy']}.\n`);
+        return 0;
+      }
+      case 'clients delegation-keys': {
+        const [, , clientId] = positionals;
+        if (!clientId)
+          throw new ConfigError('usage: service-idp clients delegation-keys CLIENT_ID [--sp-signing-key FILE --sp-encryption-key FILE]');
+        const signing = values['sp-signing-key'];
+        const encryption = values['sp-encryption-key'];
+        if (Boolean(signing) !== Boolean(encryption))
+          throw new ConfigError('give both --sp-signing-key and --sp-encryption-key, or neither');
+        const made = await ctx.delegation.createKeys(
+          clientId,
+          signing && encryption ? { verifyPem: readFileSync(signing, 'utf8'), encryptionPem: readFileSync(encryption, 'utf8') } : undefined,
+        );
+        // One line per value (base64 of the PEM), as secret stores and .env files want them.
+        const line = (pem: string) => Buffer.from(pem).toString('base64');
+        const env: Record<string, string> = {
+          SERVICE_BASE_URL: config.issuer,
+          OAUTH_CLIENT_ID: made.client.id,
+          ...(made.sp
+            ? { SP_ED25519_PRIVATE_KEY_PEM: line(made.sp.signingPrivatePem), SP_X25519_PRIVATE_KEY_PEM: line(made.sp.encryptionPrivatePem) }
+            : {}),
+          IDP_ED25519_PUBLIC_KEY_PEM: line(made.idp.verifyPublicPem),
+          IDP_X25519_PUBLIC_KEY_PEM: line(made.idp.encryptionPublicPem),
+        };
+        if (values.json) process.stdout.write(`${JSON.stringify(env)}\n`);
+        else {
+          process.stdout.write(
+            made.sp
+              ? `# Delegation keys for ${made.client.name}. The SP private keys are shown once: put these lines in the SP's secret store.\n`
+              : `# Delegation for ${made.client.name} uses the SP public keys given. Add these lines to the SP's configuration (its private keys stay where they are).\n`,
+          );
+          for (const [name, value] of Object.entries(env)) process.stdout.write(`${name}=${value}\n`);
+        }
         return 0;
       }
       case 'clients list': {

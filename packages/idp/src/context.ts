@@ -10,6 +10,8 @@ import { createSealer } from './crypto/seal.js';
 import { createSecretHasher } from './crypto/secrets.js';
 import { loadServerSecret } from './crypto/server-secret.js';
 import { SMS_ATTEMPT_TIMEOUT_MS } from './defaults.js';
+import { createDelegationService } from './delegation/service.js';
+import { createDelegationStore } from './delegation/store.js';
 import { createDeviceStore } from './devices/store.js';
 import { createKeyring } from './keys/keyring.js';
 import { createKeyStore } from './keys/store.js';
@@ -114,6 +116,19 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     hash,
     now,
   });
+  const delegation = createDelegationService({
+    store: createDelegationStore(db),
+    clients,
+    accounts,
+    mfa,
+    mfaMethods,
+    mailer,
+    templates,
+    hash,
+    sealer: createSealer(serverSecret, 'delegation-key'),
+    issuer: config.issuer,
+    now,
+  });
   const login = createLoginService({ accounts, devices, mfa, finish, registration, hash, now });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, serverSecret, now });
 
@@ -130,6 +145,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     registration,
     login,
     mfa,
+    delegation,
     sms,
     smsOutbox,
     tokens,
@@ -140,6 +156,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       await devices.deleteExpiredChallenges(at);
       await throttleStore.deleteExpired(at);
       await mfaStore.deleteExpired(at);
+      await delegation.sweep(at);
     },
     /** Sweeps in the background; returns the stop function. */
     startSweeper(onError: (error: unknown) => void) {

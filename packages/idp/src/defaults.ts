@@ -54,6 +54,9 @@ export const TOTP_SECRET_BYTES = 20;
  */
 export const SMS_ATTEMPT_TIMEOUT_MS = 3000;
 
+/** Lifetime of a delegation response envelope (requests may live up to 300 s, the envelope's cap). */
+export const DELEGATION_RESPONSE_TTL_SECONDS = 60;
+
 /** Authorization code: RFC 9700 and oidc-provider use 60 s at most. */
 export const AUTH_CODE_TTL_SECONDS = 60;
 /** Random bytes in codes, device tokens and challenges: 256 bits, above RFC 6749's 128. */

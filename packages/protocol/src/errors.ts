@@ -18,6 +18,12 @@ export const ErrorCodes = {
   ERR_ACCOUNT_LOCKED: { http: 423, status: Status.ACCOUNT_LOCKED },
   ERR_DELIVERY_FAILED: { http: 503, status: Status.SERVICE_ERROR },
   ERR_NOT_FOUND: { http: 404, status: Status.INVALID_REQUEST },
+  /** Delegation (backend to backend): the envelope could not be opened or its claims are wrong. */
+  ERR_DELEGATION_INVALID: { http: 401, status: Status.INVALID_REQUEST },
+  /** Delegation: this request id (jti) was seen before. */
+  ERR_DELEGATION_REPLAYED: { http: 409, status: Status.INVALID_REQUEST },
+  /** Delegation: no keys were made for this client (service-idp clients delegation-keys). */
+  ERR_DELEGATION_NOT_CONFIGURED: { http: 403, status: Status.INVALID_REQUEST },
   ERR_UNAVAILABLE: { http: 503, status: Status.SERVICE_ERROR },
   ERR_INTERNAL: { http: 500, status: Status.SERVICE_ERROR },
 } as const;

@@ -41,6 +41,8 @@ export const Paths = {
   verifyDevice: `${BROWSER_PREFIX}${BrowserPaths.verifyDevice}`,
   mfaInitiate: `${BROWSER_PREFIX}${BrowserPaths.mfaInitiate}`,
   mfaVerify: `${BROWSER_PREFIX}${BrowserPaths.mfaVerify}`,
+  /** Delegation: a nested JWT (signed, then encrypted) in, one out; docs/delegation.md. */
+  delegation: `${BROWSER_PREFIX}/delegation`,
   token: '/oauth/token',
   userinfo: '/oauth/userinfo',
   jwks: '/.well-known/jwks.json',

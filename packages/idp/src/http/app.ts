@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { BROWSER_PREFIX, BrowserPaths } from 'service-protocol';
 import type { ServiceContext } from '../context.js';
 import { BODY_LIMIT_BYTES } from '../defaults.js';
+import { delegationRoutes } from '../delegation/routes.js';
 import { loginRoutes } from '../login/routes.js';
 import { devMailRoutes } from '../mail/routes.js';
 import { mfaRoutes } from '../mfa/routes.js';
@@ -54,6 +55,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     },
     { prefix: BROWSER_PREFIX },
   );
+  await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer });
   await app.register(sdkRoutes);
   if (!ctx.config.production && (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox')) {

@@ -5,10 +5,14 @@ import { OTP_TTL_SECONDS } from '../defaults.js';
 /**
  * Mail templates. The built-in ones below can be replaced, one file at a time, by files in
  * the folder named by SERVICE_IDP_MAIL_TEMPLATES: `NAME.txt` (its first line may be
- * `Subject: …`) and `NAME.html`. Placeholders: {{code}}, {{client}}, {{minutes}}; values are
- * HTML-escaped in the HTML part. Every template must contain {{code}}: checked at start-up.
+ * `Subject: …`) and `NAME.html`. Placeholders: {{code}}, {{client}}, {{minutes}}, {{method}};
+ * values are HTML-escaped in the HTML part. Every code template must contain {{code}}: checked
+ * at start-up.
  */
-export type TemplateName = 'sign-in-code' | 'mfa-code';
+export type TemplateName = 'sign-in-code' | 'mfa-code' | 'mfa-changed';
+
+/** Templates that carry a one-time code: each must contain {{code}}. */
+const CODE_TEMPLATES: TemplateName[] = ['sign-in-code', 'mfa-code'];
 
 interface Template {
   subject: string;
@@ -45,13 +49,25 @@ ${bigCode}
 <p>It expires in {{minutes}} minutes and works once.</p>
 <p style="color:#666">If it was not you, do not share it, and consider changing your MFA method.</p>`),
   },
+  // ASVS 2.5.5: a change of authentication factor is notified on the address we know.
+  'mfa-changed': {
+    subject: 'Your {{client}} two-step verification method changed',
+    text: `The two-step verification method of your {{client}} account is now: {{method}}.
+
+If you made this change, there is nothing to do.
+If you did not, contact {{client}} support at once: someone may have access to your account.
+`,
+    html: page(`<p>The two-step verification method of your <strong>{{client}}</strong> account is now: <strong>{{method}}</strong>.</p>
+<p>If you made this change, there is nothing to do.</p>
+<p style="color:#a00">If you did not, contact {{client}} support at once: someone may have access to your account.</p>`),
+  },
 };
 
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
-const fill = (template: string, values: Record<string, string>, escape: (s: string) => string) =>
-  template.replace(/\{\{(\w+)\}\}/g, (whole, name: string) => (name in values ? escape(values[name] as string) : whole));
+const fill = (template: string, values: Record<string, string>, encode: (s: string) => string) =>
+  template.replace(/\{\{(\w+)\}\}/g, (whole, name: string) => (name in values ? encode(values[name] as string) : whole));
 
 function readOverride(dir: string, file: string): string | undefined {
   try {
@@ -66,7 +82,7 @@ export interface MailTemplates {
   render(
     name: TemplateName,
     to: string,
-    values: { code: string; client: string },
+    values: { code: string; client: string; method?: string },
   ): { to: string; subject: string; text: string; html: string };
 }
 
@@ -84,13 +100,14 @@ export function loadMailTemplates(dir?: string): MailTemplates {
         html: html ?? BUILT_IN[name].html,
       };
       for (const part of ['text', 'html'] as const) {
-        if (!templates[name][part].includes('{{code}}')) throw new Error(`mail template ${name} (${part}) in ${dir} has no {{code}}`);
+        if (CODE_TEMPLATES.includes(name) && !templates[name][part].includes('{{code}}'))
+          throw new Error(`mail template ${name} (${part}) in ${dir} has no {{code}}`);
       }
     }
   }
   return {
-    render(name, to, { code, client }) {
-      const values = { code, client, minutes: String(OTP_TTL_SECONDS / 60) };
+    render(name, to, { code, client, method = '' }) {
+      const values = { code, client, method, minutes: String(OTP_TTL_SECONDS / 60) };
       const t = templates[name];
       return {
         to,

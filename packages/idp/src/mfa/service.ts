@@ -53,7 +53,11 @@ export function createMfaService(deps: MfaDeps) {
   const { store, accounts, finish, throttle, mailer, templates, sms, hash, sealer, now } = deps;
   const accountKey = (email: string) => hash('account', email);
 
-  async function newSession(signIn: SignIn, purpose: 'login' | 'enroll', fields: Partial<MfaSessionRow> & { method: MfaMethod }) {
+  async function newSession(
+    signIn: SignIn,
+    purpose: 'login' | 'enroll' | 'change',
+    fields: Partial<MfaSessionRow> & { method: MfaMethod },
+  ) {
     const sessionId = randomToken('mfa_');
     const at = now();
     const device = signIn.device;
@@ -126,7 +130,7 @@ export function createMfaService(deps: MfaDeps) {
       const live = session.otp_hash !== null && Number(session.otp_expires_at) > now();
       return live && safeEqual(session.otp_hash as string, hash('mfa-otp', `${idHash}:${otp}`)) ? {} : undefined;
     }
-    if (session.purpose === 'enroll') {
+    if (session.purpose !== 'login') {
       const step = matchTotp(Buffer.from(sealer.open(session.totp_secret_sealed as string), 'base64url'), otp, now());
       return step === undefined ? undefined : { totpStep: step };
     }
@@ -136,6 +140,74 @@ export function createMfaService(deps: MfaDeps) {
     const step = matchTotp(secret, otp, now(), { lastStep: method.lastTotpStep ?? undefined });
     // Two parallel right codes for the same step: only one advances the step.
     return step !== undefined && (await store.advanceTotpStep(session.user_id, method.version, step)) ? { totpStep: step } : undefined;
+  }
+
+  /**
+   * The checks every MFA code passes: lock-out, a live code, one guess spent before comparing
+   * (capped atomically), the comparison, then completion of the session by exactly one caller.
+   */
+  async function checkCode(idHash: string, session: MfaSessionRow, email: string, otp: string) {
+    const lockedUntil = await accounts.lockedUntil(accountKey(email), now());
+    if (lockedUntil !== undefined) {
+      throw new ServiceError('ERR_ACCOUNT_LOCKED', 'Too many wrong codes for this account. Try again later.', {
+        retryAfter: Math.ceil((lockedUntil - now()) / 1000),
+      });
+    }
+    if (session.method !== 'totp' && (session.otp_hash === null || Number(session.otp_expires_at) <= now())) {
+      // No live code: nothing to guess, so nothing is counted. A new code can be sent.
+      throw new ServiceError('ERR_OTP_EXPIRED', 'This code has expired. Ask for a new one.');
+    }
+    const spent = await store.spendAttempt(idHash, MFA_MAX_ATTEMPTS, now());
+    if (!spent) throw new ServiceError('ERR_OTP_EXPIRED', 'Too many wrong codes, or this verification has ended. Start again.');
+    const match = await codeMatches(idHash, spent, otp);
+    if (!match) {
+      await accounts.recordFailure(accountKey(email), ACCOUNT_MAX_FAILURES, now() + ACCOUNT_LOCKOUT_SECONDS * 1000);
+      throw new ServiceError('ERR_OTP_INVALID', 'The code is not correct.', {
+        attemptsRemaining: MFA_MAX_ATTEMPTS - Number(spent.attempts),
+      });
+    }
+    if (!(await store.markVerified(idHash, now()))) throw new ServiceError('ERR_SESSION_STEP', 'This verification is already complete.');
+    await accounts.clearFailures(accountKey(email));
+    return { spent, match };
+  }
+
+  /** Makes the session's method the user's method, under a new version (ending every remember_me). */
+  async function applyMethod(spent: MfaSessionRow, totpStep: number | undefined): Promise<string> {
+    const version = randomToken('', 12);
+    const method = spent.method as MfaMethod;
+    await store.setMethod(
+      spent.user_id,
+      { method, phone: spent.phone, totpSecretSealed: spent.totp_secret_sealed, lastTotpStep: totpStep ?? null, version },
+      now(),
+    );
+    return version;
+  }
+
+  /** A session holding a new method to confirm (enrollment at registration, or a delegated change). */
+  async function newMethodSession(
+    client: ClientRecord,
+    signIn: SignIn,
+    purpose: 'enroll' | 'change',
+    input: { method: MfaMethod; phone?: string; email: string; ip: string },
+  ) {
+    if (input.method === 'totp') {
+      const secret = generateTotpSecret();
+      const sessionId = await newSession(signIn, purpose, {
+        method: 'totp',
+        totp_secret_sealed: sealer.seal(secret.toString('base64url')),
+        initiated_at: now(), // nothing to send: the page shows the secret
+      });
+      return {
+        sessionId,
+        method: 'totp' as const,
+        secret: base32Encode(secret),
+        otpauthUri: otpauthUri({ secret, account: input.email, issuer: deps.issuerName }),
+      };
+    }
+    const destination = input.method === 'sms' ? (input.phone as string) : input.email;
+    const sessionId = await newSession(signIn, purpose, { method: input.method, phone: input.method === 'sms' ? destination : null });
+    await sendCode(hash('mfa-session', sessionId), input.method, destination, client.name, input.ip);
+    return { sessionId, method: input.method };
   }
 
   return {
@@ -163,26 +235,32 @@ export function createMfaService(deps: MfaDeps) {
         );
         return { kind: 'done', finished: await finish({ ...signIn, amr: [...signIn.amr, 'mfa', 'email'] }) };
       }
-      if (input.method === 'totp') {
-        const secret = generateTotpSecret();
-        const sessionId = await newSession(signIn, 'enroll', {
-          method: 'totp',
-          totp_secret_sealed: sealer.seal(secret.toString('base64url')),
-          initiated_at: now(), // nothing to send: the page shows the secret
-        });
-        const encoded = base32Encode(secret);
-        return {
-          kind: 'confirm',
-          sessionId,
-          method: 'totp',
-          secret: encoded,
-          otpauthUri: otpauthUri({ secret, account: input.email, issuer: deps.issuerName }),
-        };
-      }
-      const phone = input.phone as string;
-      const sessionId = await newSession(signIn, 'enroll', { method: 'sms', phone });
-      await sendCode(hash('mfa-session', sessionId), 'sms', phone, client.name, input.ip);
-      return { kind: 'confirm', sessionId, method: 'sms' };
+      return { kind: 'confirm', ...(await newMethodSession(client, signIn, 'enroll', input)) };
+    },
+
+    /**
+     * A change of method asked for by the client's backend (delegation): the new method's first
+     * code (sent, or for TOTP computed by the user's app) confirms it. Nothing signs in.
+     */
+    async startChange(client: ClientRecord, user: { id: string; email: string }, input: { method: MfaMethod; phone?: string; ip: string }) {
+      const signIn: SignIn = {
+        clientId: client.id,
+        userId: user.id,
+        device: null,
+        codeChallenge: null,
+        amr: [],
+        authTime: Math.floor(now() / 1000),
+      };
+      return newMethodSession(client, signIn, 'change', { ...input, email: user.email });
+    },
+
+    /** Confirms a delegated change with the new method's code; applies it once, atomically. */
+    async verifyChange(client: ClientRecord, user: { email: string }, sessionId: string, otp: string): Promise<MfaMethod> {
+      const { idHash, session } = await load(client, user.email, sessionId);
+      if (session.purpose !== 'change') throw new ServiceError('ERR_SESSION_INVALID', 'This change is unknown or has ended.');
+      const { spent, match } = await checkCode(idHash, session, user.email, otp);
+      await applyMethod(spent, match.totpStep);
+      return spent.method as MfaMethod;
     },
 
     /** initiateMfa: sends the code for an email or SMS login step; TOTP only arms the session. */
@@ -203,41 +281,13 @@ export function createMfaService(deps: MfaDeps) {
     /** verifyMfa: checks the code (counted before checking), then finishes the sign-in once. */
     async verify(client: ClientRecord, email: string, sessionId: string, otp: string, rememberMe: boolean): Promise<FinishedSignIn> {
       const { idHash, session } = await load(client, email, sessionId);
+      if (session.purpose === 'change')
+        throw new ServiceError('ERR_SESSION_INVALID', 'This verification is unknown or has ended. Sign in again.');
       if (session.initiated_at === null) throw new ServiceError('ERR_SESSION_STEP', 'Call initiateMfa before verifyMfa.');
-      const lockedUntil = await accounts.lockedUntil(accountKey(email), now());
-      if (lockedUntil !== undefined) {
-        throw new ServiceError('ERR_ACCOUNT_LOCKED', 'Too many wrong codes for this account. Try again later.', {
-          retryAfter: Math.ceil((lockedUntil - now()) / 1000),
-        });
-      }
-      if (session.method !== 'totp' && (session.otp_hash === null || Number(session.otp_expires_at) <= now())) {
-        // No live code: nothing to guess, so nothing is counted. initiateMfa sends a new one.
-        throw new ServiceError('ERR_OTP_EXPIRED', 'This code has expired. Ask for a new one.');
-      }
-      const spent = await store.spendAttempt(idHash, MFA_MAX_ATTEMPTS, now());
-      if (!spent) throw new ServiceError('ERR_OTP_EXPIRED', 'Too many wrong codes, or this verification has ended. Sign in again.');
-      const match = await codeMatches(idHash, spent, otp);
-      if (!match) {
-        await accounts.recordFailure(accountKey(email), ACCOUNT_MAX_FAILURES, now() + ACCOUNT_LOCKOUT_SECONDS * 1000);
-        throw new ServiceError('ERR_OTP_INVALID', 'The code is not correct.', {
-          attemptsRemaining: MFA_MAX_ATTEMPTS - Number(spent.attempts),
-        });
-      }
-      if (!(await store.markVerified(idHash, now()))) throw new ServiceError('ERR_SESSION_STEP', 'This verification is already complete.');
-      await accounts.clearFailures(accountKey(email));
-
+      const { spent, match } = await checkCode(idHash, session, email, otp);
       const method = spent.method as MfaMethod;
-      let version: string;
-      if (spent.purpose === 'enroll') {
-        version = randomToken('', 12);
-        await store.setMethod(
-          spent.user_id,
-          { method, phone: spent.phone, totpSecretSealed: spent.totp_secret_sealed, lastTotpStep: match.totpStep ?? null, version },
-          now(),
-        );
-      } else {
-        version = (await store.findMethod(spent.user_id))?.version ?? '';
-      }
+      const version =
+        spent.purpose === 'enroll' ? await applyMethod(spent, match.totpStep) : ((await store.findMethod(spent.user_id))?.version ?? '');
       const pending = spent.pending_device ? (JSON.parse(spent.pending_device) as SignIn['device']) : null;
       const finished = await finish({
         clientId: spent.client_id,

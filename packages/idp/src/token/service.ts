@@ -58,6 +58,8 @@ export function createTokenService(deps: TokenDeps) {
       }
       const user = await accounts.findById(code.userId);
       if (!user) throw new OAuthError('invalid_grant', 'The user of this code no longer exists.');
+      // Delegation may act only on users who signed in to this client (docs/delegation.md).
+      await clients.recordSignIn(client.id, user.id);
 
       const key = await keyring.active();
       const iat = Math.floor(now() / 1000);

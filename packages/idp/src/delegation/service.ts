@@ -1,0 +1,217 @@
+import type { KeyObject } from 'node:crypto';
+import {
+  DelegationEnvelopeError,
+  type DelegationRequestClaims,
+  type DelegationResults,
+  openEnvelope,
+  responseClaims,
+  sealEnvelope,
+} from 'service-oauth-client/delegation';
+import { isValidEmail, type MfaMethod, normalizeEmail, normalizePhone } from 'service-protocol';
+import type { AccountStore, User } from '../accounts/store.js';
+import type { ClientService } from '../clients/service.js';
+import type { ClientRecord } from '../clients/store.js';
+import type { Sealer } from '../crypto/seal.js';
+import type { SecretHasher } from '../crypto/secrets.js';
+import { DELEGATION_RESPONSE_TTL_SECONDS } from '../defaults.js';
+import { ServiceError } from '../errors.js';
+import type { Mailer } from '../mail/mailer.js';
+import type { MailTemplates } from '../mail/templates.js';
+import type { MfaService } from '../mfa/service.js';
+import { createIdpKeyring, importSpPublicKeys, newKeySet, publicKeyOf } from './keys.js';
+import type { DelegationStore } from './store.js';
+
+export interface DelegationDeps {
+  store: DelegationStore;
+  clients: ClientService;
+  accounts: AccountStore;
+  mfa: MfaService;
+  mfaMethods: MfaMethod[];
+  mailer: Mailer;
+  templates: MailTemplates;
+  hash: SecretHasher;
+  sealer: Sealer;
+  /** The service's issuer URL: the audience of every request and the issuer of every response. */
+  issuer: string;
+  now: () => number;
+}
+
+type Result<Op extends keyof DelegationResults> = DelegationResults[Op];
+
+/**
+ * MFA delegation: a client's backend (the service provider, SP) reads and changes a user's MFA
+ * method over nested JWTs, signed by the sender and encrypted to the receiver (docs/delegation.md).
+ * Every request is checked before anything else happens: decryptable with the service's key,
+ * signed by the key registered for its `iss`, addressed to this service, fresh, and never seen
+ * before (its `jti` is spent in the database, so across nodes too). The SP may act only on
+ * users who have signed in to it.
+ */
+export function createDelegationService(deps: DelegationDeps) {
+  const { store, clients, accounts, mfa, hash, now } = deps;
+  const idpKeys = createIdpKeyring({ store, sealer: deps.sealer, now });
+  const spKeyCache = new Map<string, { verify: KeyObject; encryption: KeyObject; pem: string }>();
+
+  async function spKeys(clientId: string) {
+    const row = await store.spKeys(clientId);
+    if (!row) return undefined;
+    const cached = spKeyCache.get(clientId);
+    if (cached?.pem === row.verifyPublicPem + row.encryptionPublicPem) return cached;
+    const keys = {
+      verify: publicKeyOf(row.verifyPublicPem),
+      encryption: publicKeyOf(row.encryptionPublicPem),
+      pem: row.verifyPublicPem + row.encryptionPublicPem,
+    };
+    spKeyCache.set(clientId, keys);
+    return keys;
+  }
+
+  /** The user the SP names (email or user id), if that user has signed in to this SP. */
+  async function userFor(client: ClientRecord, userid: string): Promise<User | undefined> {
+    const user = isValidEmail(userid) ? await accounts.findByEmail(normalizeEmail(userid)) : await accounts.findById(userid);
+    return user && (await clients.hasSignedIn(client.id, user.id)) ? user : undefined;
+  }
+
+  const failed = (error: unknown) => (error instanceof ServiceError ? error.message : 'The request could not be completed.');
+
+  async function getUserCredentials(client: ClientRecord, body: { userid: string }): Promise<Result<'get_user_credentials'>> {
+    const user = await userFor(client, body.userid);
+    const method = user && (await mfa.methodOf(user.id));
+    // Unknown users and users without MFA get the same answer.
+    return method
+      ? { mfa_method: method.method, status: 'enrolled' }
+      : { mfa_method: 'none', status: 'not_enrolled', message: 'No MFA method is enrolled.' };
+  }
+
+  async function initiateChange(
+    client: ClientRecord,
+    body: { userid: string; mfaMethod: MfaMethod; phoneNumber?: string },
+  ): Promise<Result<'initiate_mfa_change'>> {
+    if (!deps.mfaMethods.includes(body.mfaMethod))
+      return { session_id: '', status: 'failed', message: `MFA by ${body.mfaMethod} is not available.` };
+    const phone = body.mfaMethod === 'sms' ? normalizePhone(body.phoneNumber) : undefined;
+    if (body.mfaMethod === 'sms' && !phone) return { session_id: '', status: 'failed', message: 'phoneNumber must be an E.164 number.' };
+    const user = await userFor(client, body.userid);
+    if (!user) return { session_id: '', status: 'failed', message: 'No such user has signed in to this application.' };
+    try {
+      const started = await mfa.startChange(client, user, {
+        method: body.mfaMethod,
+        ip: `delegation:${client.id}`,
+        ...(phone ? { phone } : {}),
+      });
+      if (started.method === 'totp') {
+        return {
+          session_id: started.sessionId,
+          status: 'totp_pending',
+          message: 'Show the QR code; the first code from the app confirms the change.',
+          otpauth_uri: started.otpauthUri as string,
+          secret: started.secret as string,
+        };
+      }
+      return {
+        session_id: started.sessionId,
+        status: 'otp_sent',
+        message: `A code was sent by ${started.method === 'sms' ? 'SMS' : 'email'}.`,
+      };
+    } catch (error) {
+      if (!(error instanceof ServiceError) || !error.expose) throw error;
+      return { session_id: '', status: 'failed', message: failed(error) };
+    }
+  }
+
+  async function verifyChange(
+    client: ClientRecord,
+    body: { userid: string; sessionId: string; otp: string },
+  ): Promise<Result<'verify_mfa_change'>> {
+    const user = await userFor(client, body.userid);
+    if (!user) return { status: 'failed', message: 'This change is unknown or has ended.' };
+    if (!/^[0-9]{6}$/.test(body.otp)) return { status: 'failed', message: 'The code must be 6 digits.' };
+    try {
+      const method = await mfa.verifyChange(client, user, body.sessionId, body.otp);
+      // ASVS 2.5.5: tell the user, on the address we know, that their second factor changed.
+      await deps.mailer
+        .send(deps.templates.render('mfa-changed', user.email, { code: '', client: client.name, method }))
+        .catch(() => undefined); // the change stands; a lost notice must not undo it
+      return { status: 'success', message: `The MFA method is now ${method}.` };
+    } catch (error) {
+      if (!(error instanceof ServiceError) || !error.expose) throw error;
+      return { status: 'failed', message: failed(error) };
+    }
+  }
+
+  return {
+    idpKeys,
+
+    /**
+     * Makes (or replaces) a client's delegation keys. Without `imported`, a new SP key set is
+     * made and its private halves returned, once; with it, the SP's own public keys are stored.
+     */
+    async createKeys(clientId: string, imported?: { verifyPem: string; encryptionPem: string }) {
+      const client = await clients.findById(clientId);
+      if (!client) throw new Error(`no client ${clientId}`);
+      const idp = await idpKeys.ensure();
+      const sp = imported ? undefined : newKeySet();
+      const publicKeys = imported ? importSpPublicKeys(imported.verifyPem, imported.encryptionPem) : (sp as ReturnType<typeof newKeySet>);
+      await store.setSpKeys(
+        clientId,
+        { verifyPublicPem: publicKeys.verifyPublicPem, encryptionPublicPem: publicKeys.encryptionPublicPem },
+        now(),
+      );
+      spKeyCache.delete(clientId);
+      return { client, idp: { verifyPublicPem: idp.signingPublicPem, encryptionPublicPem: idp.encryptionPublicPem }, sp };
+    },
+
+    /** One request envelope in, one response envelope out. */
+    async handle(jwe: string, bearer: string | undefined): Promise<string> {
+      const idp = await idpKeys.get();
+      if (!idp)
+        throw new ServiceError('ERR_DELEGATION_NOT_CONFIGURED', 'Delegation is not configured: run service-idp clients delegation-keys.');
+      let claims: DelegationRequestClaims;
+      try {
+        const opened = await openEnvelope(jwe, {
+          decryptionKey: idp.encryptionPrivate,
+          verifyKey: async (iss) => (await spKeys(iss))?.verify,
+          audience: deps.issuer,
+          now: new Date(now()),
+        });
+        if (!('body' in opened) || 'irt' in opened) throw new DelegationEnvelopeError('ERR_DELEGATION_MALFORMED', 'not a request');
+        claims = opened;
+      } catch (error) {
+        if (error instanceof DelegationEnvelopeError)
+          throw new ServiceError('ERR_DELEGATION_INVALID', `The request envelope was refused (${error.code}).`);
+        throw error;
+      }
+      const client = await clients.findById(claims.iss);
+      const sp = await spKeys(claims.iss);
+      if (!client || !sp) throw new ServiceError('ERR_DELEGATION_INVALID', 'The request envelope was refused (ERR_DELEGATION_ISSUER).');
+      // The secret key is optional (the signature authenticates the SP); when sent, it must match.
+      if (bearer !== undefined && !(await clients.authenticateBackend(client.id, bearer))) {
+        throw new ServiceError('ERR_CLIENT_KEY_INVALID', 'The API key does not belong to this service provider.');
+      }
+      if (!(await store.spendRequestId(hash('delegation-jti', `${client.id}\0${claims.jti}`), claims.exp * 1000))) {
+        throw new ServiceError('ERR_DELEGATION_REPLAYED', 'This request was already received.');
+      }
+      let result: DelegationResults[keyof DelegationResults];
+      switch (claims.op) {
+        case 'get_user_credentials':
+          result = await getUserCredentials(client, claims.body);
+          break;
+        case 'initiate_mfa_change':
+          result = await initiateChange(client, claims.body);
+          break;
+        case 'verify_mfa_change':
+          result = await verifyChange(client, claims.body);
+          break;
+      }
+      const response = responseClaims(claims, {
+        result: result as never,
+        ttlSeconds: DELEGATION_RESPONSE_TTL_SECONDS,
+        now: new Date(now()),
+      });
+      return sealEnvelope({ claims: response, signingKey: idp.signingPrivate, encryptionKey: sp.encryption });
+    },
+
+    sweep: (at: number) => store.deleteExpired(at),
+  };
+}
+
+export type DelegationService = ReturnType<typeof createDelegationService>;
