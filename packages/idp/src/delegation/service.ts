@@ -95,7 +95,6 @@ export function createDelegationService(deps: DelegationDeps) {
     try {
       const started = await mfa.startChange(client, user, {
         method: body.mfaMethod,
-        ip: `delegation:${client.id}`,
         ...(phone ? { phone } : {}),
       });
       if (started.method === 'totp') {

@@ -86,8 +86,13 @@ export function createMfaService(deps: MfaDeps) {
   }
 
   /** Sends a fresh code by email or SMS and arms the session with it; an undelivered code is forgotten. */
-  async function sendCode(idHash: string, method: 'email' | 'sms', destination: string, clientName: string, ip: string) {
-    await throttle.consume(`send:ip:${ip}`, SEND_PER_IP, 'Too many codes were requested from this network. Try again later.');
+  /**
+   * `ip` is the browser's address; a delegated change comes from the SP's backend, where one
+   * address speaks for all its users, so only the per-recipient limits apply to it.
+   */
+  async function sendCode(idHash: string, method: 'email' | 'sms', destination: string, clientName: string, ip: string | undefined) {
+    if (ip !== undefined)
+      await throttle.consume(`send:ip:${ip}`, SEND_PER_IP, 'Too many codes were requested from this network. Try again later.');
     // Mail shares the sign-in code's per-address budget; SMS has its own per number.
     const recipient = method === 'email' ? hash('account', destination) : hash('recipient', destination);
     await throttle.consume(`send:to:${recipient}`, SEND_PER_RECIPIENT, 'A code was sent moments ago. Wait before asking for another.');
@@ -188,7 +193,7 @@ export function createMfaService(deps: MfaDeps) {
     client: ClientRecord,
     signIn: SignIn,
     purpose: 'enroll' | 'change',
-    input: { method: MfaMethod; phone?: string; email: string; ip: string },
+    input: { method: MfaMethod; phone?: string; email: string; ip?: string },
   ) {
     if (input.method === 'totp') {
       const secret = generateTotpSecret();
@@ -242,7 +247,7 @@ export function createMfaService(deps: MfaDeps) {
      * A change of method asked for by the client's backend (delegation): the new method's first
      * code (sent, or for TOTP computed by the user's app) confirms it. Nothing signs in.
      */
-    async startChange(client: ClientRecord, user: { id: string; email: string }, input: { method: MfaMethod; phone?: string; ip: string }) {
+    async startChange(client: ClientRecord, user: { id: string; email: string }, input: { method: MfaMethod; phone?: string }) {
       const signIn: SignIn = {
         clientId: client.id,
         userId: user.id,
