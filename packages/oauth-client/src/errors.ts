@@ -1,3 +1,5 @@
+import type { DelegationErrorCode } from './delegation/errors.js';
+
 /** Codes of {@link OAuthExchangeError}. */
 export type OAuthExchangeErrorCode =
   | 'ERR_OAUTH_EXCHANGE_FAILED'
@@ -25,7 +27,7 @@ export type InvalidPublicKeyErrorCode = 'ERR_PUBLIC_KEY_INVALID';
  * Every code this library throws. Codes never change once published, so `switch (err.code)`
  * is safe to write against.
  */
-export type ServiceOAuthErrorCode = OAuthExchangeErrorCode | JWTVerificationErrorCode | InvalidPublicKeyErrorCode;
+export type ServiceOAuthErrorCode = OAuthExchangeErrorCode | JWTVerificationErrorCode | InvalidPublicKeyErrorCode | DelegationErrorCode;
 
 /**
  * Base class of every error thrown by this library. `code` is stable, `message` is for humans

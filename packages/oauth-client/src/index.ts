@@ -1,9 +1,32 @@
 /**
- * service-oauth-client: exchange an authorization code for verified claims, and verify JWTs.
+ * service-oauth-client: exchange an authorization code for verified claims, verify JWTs, and
+ * delegate MFA changes (ServiceDelegationClient; the envelope is also at
+ * `service-oauth-client/delegation`).
  *
  * @packageDocumentation
  */
 
+export type {
+  DelegationClientOptions,
+  DelegationConfigErrorCode,
+  DelegationEnvelopeErrorCode,
+  DelegationErrorCode,
+  DelegationRequestErrorCode,
+  DelegationResponseErrorCode,
+  InitiateMfaChangeOptions,
+  MfaChangeResult,
+  UserCredentials,
+  VerifyMfaChangeOptions,
+  VerifyMfaChangeResult,
+} from './delegation/index.js';
+export {
+  DelegationConfigError,
+  DelegationEnvelopeError,
+  DelegationRequestError,
+  DelegationResponseError,
+  MfaMethod,
+  ServiceDelegationClient,
+} from './delegation/index.js';
 export type {
   InvalidPublicKeyErrorCode,
   JWTVerificationErrorCode,

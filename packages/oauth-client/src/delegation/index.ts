@@ -1,0 +1,50 @@
+/**
+ * service-oauth-client/delegation: the MFA delegation client, and the envelope it shares with
+ * the service (nested JWT, RFC 7519 11.2: an EdDSA JWS inside an ECDH-ES/A256GCM JWE).
+ *
+ * @packageDocumentation
+ */
+
+export type {
+  DelegationClientOptions,
+  InitiateMfaChangeOptions,
+  MfaChangeResult,
+  UserCredentials,
+  VerifyMfaChangeOptions,
+  VerifyMfaChangeResult,
+} from './client.js';
+export { DELEGATION_ENV, DELEGATION_PATH, MfaMethod, ServiceDelegationClient } from './client.js';
+export type {
+  DelegationClaims,
+  DelegationOp,
+  DelegationRequestBodies,
+  DelegationRequestClaims,
+  DelegationResponseClaims,
+  DelegationResults,
+  KeyOrResolver,
+  OpenEnvelopeOptions,
+  SealEnvelopeOptions,
+} from './envelope.js';
+export {
+  DELEGATION_CLOCK_SKEW_SECONDS,
+  DELEGATION_CONTENT_TYPE,
+  DELEGATION_JWE_TYPE,
+  DELEGATION_JWT_TYPE,
+  DELEGATION_MAX_TTL_SECONDS,
+  DELEGATION_OPS,
+  newJti,
+  openEnvelope,
+  requestClaims,
+  responseClaims,
+  sealEnvelope,
+} from './envelope.js';
+export type {
+  DelegationConfigErrorCode,
+  DelegationEnvelopeErrorCode,
+  DelegationErrorCode,
+  DelegationRequestErrorCode,
+  DelegationResponseErrorCode,
+} from './errors.js';
+export { DelegationConfigError, DelegationEnvelopeError, DelegationRequestError, DelegationResponseError } from './errors.js';
+export type { DelegationKey, DelegationKeyKind } from './keys.js';
+export { checkDelegationKey, loadDelegationKey } from './keys.js';
