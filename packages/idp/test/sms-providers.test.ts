@@ -39,6 +39,15 @@ async function provider(statuses: number[]): Promise<{ url: string; received: Re
 }
 
 const SECRET = 'webhook-secret-for-tests';
+
+/** A verified registration that chooses SMS as its second factor, which sends the first code. */
+const enrollBySms = async (service: TestService, email: string) =>
+  service.post('/v1/devices', {
+    userid: email,
+    deviceToken: await verifiedRegistration(service, email),
+    mfaMethod: 'sms',
+    phoneNumber: PHONE,
+  });
 const PHONE = '+14155550188';
 
 describe('SMS webhook provider', () => {
@@ -58,12 +67,7 @@ describe('SMS webhook provider', () => {
 
   it('delivers a signed JSON message after a retry, and the received code confirms the enrollment', async () => {
     const email = uniqueEmail('hook');
-    const r = await service.post('/v1/devices', {
-      userid: email,
-      deviceToken: await verifiedRegistration(service, email),
-      mfaMethod: 'sms',
-      phoneNumber: PHONE,
-    });
+    const r = await enrollBySms(service, email);
     assert.equal(r.body.status, 'FINALIZE_REGISTRATION_NEEDED');
     assert.equal(hook.received.length, 2, 'one failed attempt, one retry');
     const delivered = hook.received[1] as Received;
@@ -104,12 +108,7 @@ describe('Twilio-compatible provider', () => {
 
   it('posts To, From and Body with Basic auth to the Messages resource', async () => {
     const email = uniqueEmail('twilio');
-    const r = await service.post('/v1/devices', {
-      userid: email,
-      deviceToken: await verifiedRegistration(service, email),
-      mfaMethod: 'sms',
-      phoneNumber: PHONE,
-    });
+    const r = await enrollBySms(service, email);
     assert.equal(r.body.status, 'FINALIZE_REGISTRATION_NEEDED');
     const request = twilio.received[0] as Received;
     assert.equal(request.path, '/2010-04-01/Accounts/AC123/Messages.json');
@@ -145,12 +144,7 @@ describe('a failing SMS provider', () => {
 
   it('answers ERR_DELIVERY_FAILED (SERVICE_ERROR in the browser), leaves no usable code, and logs no code', async () => {
     const email = uniqueEmail('down');
-    const r = await service.post('/v1/devices', {
-      userid: email,
-      deviceToken: await verifiedRegistration(service, email),
-      mfaMethod: 'sms',
-      phoneNumber: PHONE,
-    });
+    const r = await enrollBySms(service, email);
     assert.equal(r.status, 503);
     assert.equal(r.body.code, 'ERR_DELIVERY_FAILED');
     assert.equal(down.received.length, 3, 'the first attempt and two retries');
