@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * service-idp: run the identity service and manage its data. Every command reads the same
- * --data flag and SERVICE_IDP_* environment as `start`, and works while the service runs.
+ * --data and --database flags and environment as `start`, and works while the service runs.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -13,7 +13,7 @@ import { startService } from './index.js';
 const HELP = `service-idp — passwordless identity service
 
 Usage:
-  service-idp start [--port 8080] [--host 127.0.0.1] [--data ./data] [--issuer URL] [--test-mode]
+  service-idp start [--port 8080] [--host 127.0.0.1] [--data ./data] [--database URL] [--issuer URL] [--test-mode]
       Run the service. The first start creates the data folder, the database, a signing
       key and the server secret; later starts reuse them.
   service-idp clients create --name NAME --origin URL [--origin URL ...] [--json]
@@ -34,10 +34,14 @@ Usage:
   service-idp sms [--json] [--limit 20]
       The development SMS outbox (SMS_TRANSPORT=outbox), newest first.
   service-idp migrate
-      Apply database migrations (start does this too).
+      Apply database migrations (start does this too). Refuses a database whose schema is
+      newer than this build.
 
 Options shared by every command:
-  --data DIR     data folder (SQLite database and server secret), default ./data
+  --data DIR       data folder (server secret; SQLite database unless --database), default ./data
+  --database URL   postgres://user:pass@host:5432/db: use PostgreSQL, shared by every node
+                   (default: DATABASE_URL, else SQLite in the data folder). Every node and
+                   command needs the same data folder secret (copy DIR/server-secret).
 
 Environment:
 ${Object.entries(ENVIRONMENT)
@@ -49,6 +53,7 @@ const options = {
   port: { type: 'string' },
   host: { type: 'string' },
   data: { type: 'string' },
+  database: { type: 'string' },
   issuer: { type: 'string' },
   'test-mode': { type: 'boolean' },
   name: { type: 'string' },
@@ -72,6 +77,7 @@ async function main(argv: string[]): Promise<number> {
     port: values.port,
     host: values.host,
     data: values.data,
+    database: values.database,
     issuer: values.issuer,
     'test-mode': values['test-mode'],
   };
@@ -88,6 +94,7 @@ async function main(argv: string[]): Promise<number> {
         `  issuer:     ${config.issuer}`,
         `  discovery:  ${config.issuer}${Paths.discovery}`,
         `  data:       ${config.dataDir}`,
+        `  database:   ${service.ctx.database}`,
         `  mail goes to: ${service.ctx.mailer.describe()}`,
         `  SMS goes to:  ${service.ctx.sms.describe()}`,
         '',
@@ -190,7 +197,7 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'migrate':
-        process.stdout.write(`Database at ${ctx.databasePath} is up to date.\n`);
+        process.stdout.write(`Database ${ctx.database} is up to date.\n`);
         return 0;
       default:
         process.stderr.write(`Unknown command: ${positionals.join(' ')}\n\n${HELP}`);

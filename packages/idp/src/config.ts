@@ -1,12 +1,18 @@
 import { resolve } from 'node:path';
-import { DEFAULT_HOST, DEFAULT_PORT, MFA_REMEMBER_DAYS } from './defaults.js';
+import { DB_POOL_SIZE, DB_STATEMENT_TIMEOUT_MS, DEFAULT_HOST, DEFAULT_PORT, MFA_REMEMBER_DAYS } from './defaults.js';
 import { WEBHOOK_SECRET_MIN_LENGTH } from './sms/webhook.js';
 
 export interface ServiceConfig {
   port: number;
   host: string;
-  /** Folder with the SQLite database and the server secret. */
+  /** Folder with the server secret, and the SQLite database unless `databaseUrl` is set. */
   dataDir: string;
+  /** postgres://… selects PostgreSQL (shared by every node); undefined keeps SQLite in dataDir. */
+  databaseUrl: string | undefined;
+  /** PostgreSQL connections per node. */
+  dbPoolSize: number;
+  /** PostgreSQL statement_timeout: longer statements are cancelled (the request gets a 503). */
+  dbStatementTimeoutMs: number;
   /** Public base URL: the `iss` of every token. */
   issuer: string;
   /** Puts the OTP in OTP_NEEDED responses. Never in production. */
@@ -39,6 +45,9 @@ export const ENVIRONMENT = {
   SERVICE_IDP_PORT: 'port to listen on (default 8080)',
   SERVICE_IDP_HOST: 'address to bind (default 127.0.0.1)',
   SERVICE_IDP_DATA: 'data folder (default ./data)',
+  DATABASE_URL: 'postgres://user:pass@host:5432/db selects PostgreSQL (default: SQLite in the data folder); same as --database',
+  SERVICE_IDP_DB_POOL_SIZE: `PostgreSQL connections per node (default ${DB_POOL_SIZE})`,
+  SERVICE_IDP_DB_STATEMENT_TIMEOUT_MS: `PostgreSQL statement timeout in ms (default ${DB_STATEMENT_TIMEOUT_MS})`,
   SERVICE_IDP_ISSUER: "public base URL, the tokens' iss (default http://HOST:PORT)",
   SERVICE_IDP_TEST_MODE: '"1" puts OTPs in responses (refused when NODE_ENV=production)',
   SERVICE_IDP_MAIL_FROM: 'sender of service mail (default "Sign-in <no-reply@localhost>")',
@@ -58,6 +67,7 @@ export interface ConfigFlags {
   port?: string | undefined;
   host?: string | undefined;
   data?: string | undefined;
+  database?: string | undefined;
   issuer?: string | undefined;
   'test-mode'?: boolean | undefined;
 }
@@ -86,6 +96,12 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
   if (!Number.isInteger(rememberDays) || rememberDays < 0 || rememberDays > 365) {
     throw new ConfigError(`invalid SERVICE_IDP_MFA_REMEMBER_DAYS: ${env.SERVICE_IDP_MFA_REMEMBER_DAYS} (0 to 365)`);
   }
+  const databaseUrl = flags.database ?? (env.DATABASE_URL || undefined);
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('--database / DATABASE_URL must be a postgres:// URL (leave it unset for SQLite in the data folder)');
+  }
+  const dbPoolSize = integerSetting(env, 'SERVICE_IDP_DB_POOL_SIZE', DB_POOL_SIZE, 1, 1000);
+  const dbStatementTimeoutMs = integerSetting(env, 'SERVICE_IDP_DB_STATEMENT_TIMEOUT_MS', DB_STATEMENT_TIMEOUT_MS, 1, 3_600_000);
   const sms = smsConfig(env);
   const testMode = flags['test-mode'] ?? env.SERVICE_IDP_TEST_MODE === '1';
   const smtpUrl = env.SMTP_URL || undefined;
@@ -97,6 +113,9 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     port,
     host,
     dataDir: resolve(flags.data ?? env.SERVICE_IDP_DATA ?? './data'),
+    databaseUrl,
+    dbPoolSize,
+    dbStatementTimeoutMs,
     issuer,
     testMode,
     smtpUrl,
@@ -108,6 +127,13 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     sms,
     mfaRememberDays: rememberDays,
   };
+}
+
+function integerSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  const value = raw ? Number(raw) : fallback;
+  if (!Number.isInteger(value) || value < min || value > max) throw new ConfigError(`invalid ${name}: ${raw} (${min} to ${max})`);
+  return value;
 }
 
 function smsConfig(env: NodeJS.ProcessEnv): SmsConfig {

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { sql } from 'kysely';
 import type { MfaMethod } from 'service-protocol';
 import { createAccountStore } from './accounts/store.js';
 import { createClientService } from './clients/service.js';
@@ -29,7 +29,7 @@ import { createSmsOutboxStore, type SmsOutboxStore } from './sms/outbox-store.js
 import type { SmsTransport } from './sms/transport.js';
 import { createTwilioTransport } from './sms/twilio.js';
 import { createWebhookTransport } from './sms/webhook.js';
-import { type Db, openSqlite } from './storage/database.js';
+import { type Db, describeDatabase, openDatabase } from './storage/database.js';
 import { migrate } from './storage/migrations.js';
 import { startSweeper } from './storage/sweeper.js';
 import { createThrottle } from './throttle/service.js';
@@ -37,7 +37,7 @@ import { createThrottleStore } from './throttle/store.js';
 import { createTokenService } from './token/service.js';
 
 export interface ContextOptions {
-  /** Overrides the SQLite file in the data folder (tests pass ':memory:'). */
+  /** Overrides the configured database (tests pass SQLite ':memory:' or a scratch PostgreSQL schema). */
   db?: Db;
   /** Overrides the mail transport (tests pass one that records). */
   mailer?: Mailer;
@@ -62,9 +62,13 @@ function smsTransport(config: ServiceConfig, outbox: SmsOutboxStore, now: () => 
 export async function openContext(config: ServiceConfig, options: ContextOptions = {}) {
   const now = options.now ?? Date.now;
   const serverSecret = loadServerSecret(config.dataDir);
-  const databasePath = join(config.dataDir, 'service.db');
-  const db = options.db ?? openSqlite(databasePath);
-  await migrate(db);
+  const db = options.db ?? openDatabase(config);
+  try {
+    await migrate(db);
+  } catch (error) {
+    if (!options.db) await db.destroy();
+    throw error;
+  }
   const hash = createSecretHasher(serverSecret);
 
   const mailbox = createMailboxStore(db);
@@ -135,7 +139,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   return {
     config,
     db,
-    databasePath,
+    /** The SQLite path or the PostgreSQL URL (password hidden), for messages. */
+    database: options.db ? 'the database given by the caller' : describeDatabase(config),
     mailer,
     mailbox,
     clients,
@@ -161,6 +166,15 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     /** Sweeps in the background; returns the stop function. */
     startSweeper(onError: (error: unknown) => void) {
       return startSweeper((at) => this.sweepExpired(at), now, onError);
+    },
+    /** Readiness: true when the database answers a trivial query. */
+    async databaseReady(): Promise<boolean> {
+      try {
+        await sql`select 1`.execute(db);
+        return true;
+      } catch {
+        return false;
+      }
     },
     async close() {
       mailer.close();

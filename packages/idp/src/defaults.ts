@@ -74,6 +74,15 @@ export const SIGNING_KEY_BITS = 2048;
 /** Rows past their expiry are deleted this often. */
 export const SWEEP_INTERVAL_SECONDS = 60;
 
+/** PostgreSQL connections per node: enough for a node's concurrency, small enough for N nodes. */
+export const DB_POOL_SIZE = 10;
+/** PostgreSQL statement_timeout: every query here is a key lookup; a slow one means trouble. */
+export const DB_STATEMENT_TIMEOUT_MS = 5000;
+/** A node fails fast while PostgreSQL is unreachable: a request waits at most this long for a connection, then 503. */
+export const DB_CONNECT_TIMEOUT_MS = 2000;
+/** An idle pooled connection is closed after this long (the pool opens new ones on demand). */
+export const DB_IDLE_TIMEOUT_MS = 30_000;
+
 /** HTTP */
 export const DEFAULT_PORT = 8080;
 export const DEFAULT_HOST = '127.0.0.1';

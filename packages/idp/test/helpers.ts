@@ -1,17 +1,21 @@
 /**
- * Test harness: a real service on a random loopback port with an in-memory SQLite database,
+ * Test harness: a real service on a random loopback port with an in-memory SQLite database
+ * (or, when SERVICE_TEST_DATABASE_URL is set, a fresh schema in that PostgreSQL database),
  * a registered client, and a fetch that behaves like a browser page on the client's origin.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IDBFactory } from 'fake-indexeddb';
 import { CompactSign, exportJWK, generateKeyPair, type CryptoKey as JoseKey } from 'jose';
+import pg from 'pg';
 import { ServiceClient } from 'service-web';
+import { DB_POOL_SIZE, DB_STATEMENT_TIMEOUT_MS } from '../src/defaults.js';
 import { loadConfig, type RunningService, startService } from '../src/index.js';
 import type { Mailer } from '../src/mail/mailer.js';
 import type { SmsTransport } from '../src/sms/transport.js';
-import { openSqlite } from '../src/storage/database.js';
+import { type Db, openPostgres, openSqlite } from '../src/storage/database.js';
 
 export const APP_ORIGIN = 'http://app.test:3000';
 
@@ -39,17 +43,24 @@ export interface TestServiceOptions {
   logStream?: NodeJS.WritableStream;
   env?: Record<string, string>;
   now?: () => number;
+  /** PostgreSQL runs only: connect through this URL (e.g. a proxy) instead of SERVICE_TEST_DATABASE_URL. */
+  databaseUrl?: string;
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'service-idp-test-'));
   const config = loadConfig({ port: '0', data: dataDir, 'test-mode': options.testMode ?? false }, { ...options.env });
+  const database = await openTestDatabase(options.databaseUrl);
   const service = await startService(config, {
-    db: openSqlite(':memory:'),
+    db: database.db,
     ...(options.mailer ? { mailer: options.mailer } : {}),
     ...(options.sms ? { sms: options.sms } : {}),
     ...(options.logStream ? { logger: { level: 'info', stream: options.logStream } } : {}),
     ...(options.now ? { now: options.now } : {}),
+  }).catch(async (error: unknown) => {
+    await database.db.destroy();
+    await database.drop();
+    throw error;
   });
   const keys = await service.ctx.clients.create({ name: 'Test App', origins: [APP_ORIGIN] });
   const browserFetch: typeof fetch = (input, init) => {
@@ -87,9 +98,39 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     },
     async close() {
       await service.close();
+      await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The PostgreSQL database the suite runs against (`npm run test:pg`), or undefined for SQLite. */
+export const TEST_DATABASE_URL = process.env.SERVICE_TEST_DATABASE_URL || undefined;
+
+/**
+ * A fresh, empty database for one service: SQLite in memory, or a new PostgreSQL schema
+ * (its own tables and kysely_migration, reached through search_path) dropped by `drop()`.
+ */
+export async function openTestDatabase(connectUrl = TEST_DATABASE_URL): Promise<{ db: Db; schema?: string; drop(): Promise<void> }> {
+  if (!TEST_DATABASE_URL) return { db: openSqlite(':memory:'), drop: async () => {} };
+  const schema = `t_${randomBytes(8).toString('hex')}`;
+  await adminQuery(`create schema ${schema}`);
+  const db = openPostgres(
+    { dataDir: '', databaseUrl: connectUrl, dbPoolSize: DB_POOL_SIZE, dbStatementTimeoutMs: DB_STATEMENT_TIMEOUT_MS },
+    { searchPath: schema },
+  );
+  return { db, schema, drop: () => adminQuery(`drop schema if exists ${schema} cascade`) };
+}
+
+/** Runs one statement on SERVICE_TEST_DATABASE_URL itself (outside any test schema). */
+export async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
 }
 
 let counter = 0;

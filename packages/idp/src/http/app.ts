@@ -2,7 +2,7 @@ import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { BROWSER_PREFIX, BrowserPaths } from 'service-protocol';
+import { BROWSER_PREFIX, BrowserPaths, type ErrorBody } from 'service-protocol';
 import type { ServiceContext } from '../context.js';
 import { BODY_LIMIT_BYTES } from '../defaults.js';
 import { delegationRoutes } from '../delegation/routes.js';
@@ -61,6 +61,14 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   if (!ctx.config.production && (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox')) {
     await app.register(devMailRoutes, { mailbox: ctx.mailbox, smsOutbox: ctx.smsOutbox });
   }
+  // Liveness: the process answers. Readiness: it can also reach its database (load balancers
+  // route only to ready nodes; a node stays alive while the database is down and recovers).
   app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    reply.header('cache-control', 'no-store');
+    if (await ctx.databaseReady()) return { status: 'ok' };
+    const body: ErrorBody = { code: 'ERR_UNAVAILABLE', message: 'The database is unreachable.' };
+    return reply.code(503).send(body);
+  });
   return app;
 }

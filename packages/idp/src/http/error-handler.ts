@@ -1,11 +1,12 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorBody } from 'service-protocol';
 import { OAuthError, ServiceError } from '../errors.js';
+import { isDatabaseUnavailable } from '../storage/database.js';
 
 /**
  * The one place errors become responses. Exposed errors send `{ code, message }` (or the
- * RFC 6749 body for OAuth errors); anything unexpected becomes a bare 500 and is logged
- * without the request body.
+ * RFC 6749 body for OAuth errors); an unreachable database becomes 503 ERR_UNAVAILABLE;
+ * anything unexpected becomes a bare 500 and is logged without the request body.
  */
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -29,6 +30,13 @@ export function registerErrorHandler(app: FastifyInstance): void {
         return reply.code(400).send({ error: 'invalid_request', error_description: message });
       }
       return reply.code(error.statusCode && error.statusCode !== 422 ? error.statusCode : 400).send(body);
+    }
+    if (isDatabaseUnavailable(error)) {
+      // Fail fast and say so: the node recovers by itself once the database answers again.
+      request.log.warn({ cause: error.message }, 'database unavailable');
+      reply.header('retry-after', '1');
+      const body: ErrorBody = { code: 'ERR_UNAVAILABLE', message: 'The service is temporarily unavailable. Try again shortly.' };
+      return reply.code(503).send(body);
     }
     request.log.error({ err: error }, 'unhandled error');
     const body: ErrorBody = { code: 'ERR_INTERNAL', message: 'Internal error.' };

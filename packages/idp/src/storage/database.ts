@@ -1,10 +1,110 @@
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import { DB_CONNECT_TIMEOUT_MS, DB_IDLE_TIMEOUT_MS } from '../defaults.js';
 import type { Database, Db } from './schema.js';
 
 export type { Database, Db } from './schema.js';
+
+/** Where the data lives: PostgreSQL when a URL is given, else SQLite in the data folder. */
+export interface DatabaseConfig {
+  dataDir: string;
+  /** postgres://… (from --database or DATABASE_URL); undefined selects SQLite. */
+  databaseUrl: string | undefined;
+  /** PostgreSQL only: connections per node. */
+  dbPoolSize: number;
+  /** PostgreSQL only: the server cancels a statement running longer than this. */
+  dbStatementTimeoutMs: number;
+}
+
+/** Opens the configured database. The caller runs `migrate` and owns `destroy()`. */
+export function openDatabase(config: DatabaseConfig, options: { searchPath?: string } = {}): Db {
+  return config.databaseUrl ? openPostgres(config, options) : openSqlite(join(config.dataDir, 'service.db'));
+}
+
+/** What `openDatabase` opens, for messages: the SQLite path, or the URL without its password. */
+export function describeDatabase(config: Pick<DatabaseConfig, 'dataDir' | 'databaseUrl'>): string {
+  if (!config.databaseUrl) return join(config.dataDir, 'service.db');
+  try {
+    const url = new URL(config.databaseUrl);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return 'postgres (unparsable URL)';
+  }
+}
+
+/** int8 (BIGINT) columns hold epoch milliseconds, safe integers: read them as numbers, as SQLite does. */
+const INT8_OID = 20;
+const pgTypes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary'
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/**
+ * PostgreSQL through a pg Pool. A connection that drops is discarded by the pool (never
+ * reused) and a new one is opened on the next query, so a node recovers by itself once the
+ * database is back; meanwhile queries fail within DB_CONNECT_TIMEOUT_MS (mapped to 503).
+ */
+export function openPostgres(config: DatabaseConfig, options: { searchPath?: string } = {}): Db {
+  const pool = new pg.Pool({
+    connectionString: config.databaseUrl,
+    max: config.dbPoolSize,
+    connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS,
+    idleTimeoutMillis: DB_IDLE_TIMEOUT_MS,
+    statement_timeout: config.dbStatementTimeoutMs,
+    keepAlive: true,
+    types: pgTypes,
+    ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
+  });
+  // A connection that dies (a restart, a network cut) emits 'error': the pool reports idle
+  // ones here and drops them; a checked-out one also fails its query, and the pool drops it
+  // on release because it is no longer queryable. Unheard, either event would end the process.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/**
+ * True for errors that mean "the database cannot be reached right now" rather than a bug:
+ * refused or dropped connections, connect timeouts, a server shutting down or starting up,
+ * too many connections, a statement timeout, a busy SQLite file. Requests that hit one are
+ * answered 503 ERR_UNAVAILABLE.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth += 1) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') {
+      if (NETWORK_ERRORS.has(code) || code.startsWith('08') || PG_UNAVAILABLE.has(code) || code.startsWith('SQLITE_BUSY')) return true;
+    }
+    if (PG_CLIENT_MESSAGES.some((m) => e instanceof Error && e.message.includes(m))) return true;
+  }
+  return false;
+}
+
+const NETWORK_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+/** SQLSTATE: admin/crash shutdown, cannot connect now, too many connections, statement timeout (query_canceled). */
+const PG_UNAVAILABLE = new Set(['57P01', '57P02', '57P03', '53300', '57014']);
+/** Errors pg raises itself, without a code. */
+const PG_CLIENT_MESSAGES = [
+  'timeout exceeded when trying to connect',
+  'Connection terminated',
+  'Client has encountered a connection error and is not queryable',
+  'Connection ended',
+];
 
 /**
  * Opens the embedded SQLite database. WAL and a busy timeout let the CLI write while the

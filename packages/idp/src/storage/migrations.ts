@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
 
 /**
  * Versioned migrations, applied in name order. A migration never changes once released;
@@ -205,7 +205,7 @@ export const KNOWN_MIGRATIONS = Object.keys(migrations).sort();
  * migrations this build does not know (a newer release ran against it).
  */
 export async function migrate(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider });
+  const migrator = new Migrator({ db, provider, ...(await migrationTableSchema(db)) });
   const unknown = await appliedButUnknown(db);
   if (unknown.length > 0) {
     throw new Error(`database schema is newer than this build (unknown migrations: ${unknown.join(', ')}); upgrade service-idp`);
@@ -213,6 +213,19 @@ export async function migrate(db: Kysely<any>): Promise<string[]> {
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/**
+ * On PostgreSQL, the schema the tables go to (the first of search_path, usually public).
+ * Kysely looks for its migration tables in every schema unless told which one, so another
+ * schema's kysely_migration (a second application, or a test schema) would be taken for ours.
+ */
+async function migrationTableSchema(db: Kysely<any>): Promise<{ migrationTableSchema?: string }> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return {};
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  const schema = rows[0]?.schema;
+  if (!schema) throw new Error('PostgreSQL has no current schema: the first schema of search_path must exist');
+  return { migrationTableSchema: schema };
 }
 
 async function appliedButUnknown(db: Kysely<any>): Promise<string[]> {

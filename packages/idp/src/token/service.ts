@@ -99,6 +99,7 @@ export function createTokenService(deps: TokenDeps) {
 
     /** OIDC Core 5.3 userinfo for a valid access token, or undefined. */
     async userinfo(accessToken: string): Promise<{ sub: string; email: string; email_verified: true } | undefined> {
+      let subject: string | undefined;
       try {
         const { payload } = await jwtVerify(accessToken, accessKey, {
           issuer,
@@ -107,11 +108,12 @@ export function createTokenService(deps: TokenDeps) {
           typ: 'at+jwt',
           currentDate: new Date(now()),
         });
-        const user = payload.sub ? await accounts.findById(payload.sub) : undefined;
-        return user && { sub: user.id, email: user.email, email_verified: true };
+        subject = payload.sub;
       } catch {
-        return undefined;
+        return undefined; // a bad token is a 401; a database outage below stays a 503
       }
+      const user = subject ? await accounts.findById(subject) : undefined;
+      return user && { sub: user.id, email: user.email, email_verified: true };
     },
   };
 }

@@ -1,0 +1,439 @@
+/**
+ * The demo's backend: serves the two pages, exchanges the authorization code for the user's
+ * claims (service-oauth-client), keeps its own session in an HTTP-only cookie, and changes the
+ * user's MFA method through the delegation client. Plain node:http, sessions in memory.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import {
+  type Claims,
+  DelegationRequestError,
+  exchangeCodeForClaims,
+  JWTVerificationError,
+  MfaMethod,
+  OAuthExchangeError,
+  ServiceDelegationClient,
+  ServiceOAuthError,
+} from 'service-oauth-client';
+import { renderSVG } from 'uqr';
+
+export interface DemoOptions {
+  /** The identity service's issuer URL, e.g. http://127.0.0.1:8080. */
+  serviceUrl: string;
+  /** Where users open the demo; must be one of the client's registered origins. */
+  publicOrigin: string;
+  clientId: string;
+  /** The browser's key (bound to the registered origins). */
+  publishableKey: string;
+  /** The backend's key: code exchange. Never sent to the browser. */
+  secretKey: string;
+  /** The lines printed by `service-idp clients delegation-keys CLIENT --json`; without them the MFA change is off. */
+  delegation?: Record<string, string> | undefined;
+  port: number;
+  /** Addresses to listen on; default loopback only. */
+  hosts?: string[];
+  log?: (line: string) => void;
+}
+
+export interface RunningDemo {
+  url: string;
+  close(): Promise<void>;
+}
+
+interface Session {
+  sub: string;
+  email: string;
+  claims: Claims;
+  expiresAt: number;
+  /** An MFA change waiting for its code. */
+  pendingChange?: { sessionId: string; method: MfaMethod; phoneNumber?: string };
+}
+
+const COOKIE = 'demo_session';
+const SESSION_TTL_MS = 8 * 60 * 60 * 1000;
+const BODY_LIMIT = 16 * 1024;
+const PUBLIC_DIR = fileURLToPath(new URL('../public/', import.meta.url));
+const STATIC: Record<string, string> = {
+  '/static/app.js': 'text/javascript; charset=utf-8',
+  '/static/account.js': 'text/javascript; charset=utf-8',
+  '/static/common.js': 'text/javascript; charset=utf-8',
+  '/static/style.css': 'text/css; charset=utf-8',
+  '/static/favicon.svg': 'image/svg+xml',
+};
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const escapeHtml = (value: string) =>
+  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+
+/** Starts the demo backend; resolves once it listens. */
+export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
+  const serviceUrl = options.serviceUrl.replace(/\/+$/, '');
+  const publicOrigin = new URL(options.publicOrigin).origin;
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const secureCookie = publicOrigin.startsWith('https:');
+  const sessions = new Map<string, Session>();
+  const delegation = options.delegation
+    ? ServiceDelegationClient.fromKeys({
+        baseUrl: options.delegation.SERVICE_BASE_URL ?? serviceUrl,
+        spId: options.delegation.OAUTH_CLIENT_ID ?? options.clientId,
+        spSigningKey: required(options.delegation, 'SP_ED25519_PRIVATE_KEY_PEM'),
+        spEncryptionKey: required(options.delegation, 'SP_X25519_PRIVATE_KEY_PEM'),
+        idpVerifyKey: required(options.delegation, 'IDP_ED25519_PUBLIC_KEY_PEM'),
+        idpEncryptionKey: required(options.delegation, 'IDP_X25519_PUBLIC_KEY_PEM'),
+        apiKey: options.secretKey,
+      })
+    : undefined;
+
+  const page = (file: string) => {
+    const template = readFileSync(`${PUBLIC_DIR}${file}`, 'utf8');
+    return template
+      .replaceAll('{{SERVICE_URL}}', escapeHtml(serviceUrl))
+      .replaceAll('{{PUBLISHABLE_KEY}}', escapeHtml(options.publishableKey))
+      .replaceAll('{{PUBLIC_ORIGIN}}', escapeHtml(publicOrigin));
+  };
+  const csp = [
+    "default-src 'none'",
+    `script-src 'self' ${serviceUrl}`,
+    `connect-src 'self' ${serviceUrl}`,
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+
+  const sessionOf = (request: IncomingMessage): { id: string; session: Session } | undefined => {
+    const id = parseCookies(request.headers.cookie)[COOKIE];
+    if (!id) return undefined;
+    const session = sessions.get(id);
+    if (!session) return undefined;
+    if (session.expiresAt <= Date.now()) {
+      sessions.delete(id);
+      return undefined;
+    }
+    return { id, session };
+  };
+  const requireSession = (request: IncomingMessage) => {
+    const found = sessionOf(request);
+    if (!found) throw new HttpError(401, 'not_signed_in', 'You are not signed in.');
+    return found;
+  };
+  const requireDelegation = () => {
+    if (!delegation) throw new HttpError(501, 'delegation_off', 'MFA delegation is not configured for this demo (no delegation keys).');
+    return delegation;
+  };
+  const cookie = (value: string, maxAgeSeconds: number) =>
+    `${COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secureCookie ? '; Secure' : ''}`;
+
+  async function api(request: IncomingMessage, response: ServerResponse, path: string): Promise<unknown> {
+    if (request.method === 'GET' && path === '/api/me') {
+      const { session } = requireSession(request);
+      return { sub: session.sub, email: session.email, claims: session.claims };
+    }
+    if (request.method === 'GET' && path === '/api/mfa') {
+      const { session } = requireSession(request);
+      try {
+        const credentials = await requireDelegation().getUserCredentials(session.email);
+        return { mfa_method: credentials.mfa_method ?? null, status: credentials.status, pending: session.pendingChange?.method ?? null };
+      } catch (error) {
+        throw delegationFailure(error);
+      }
+    }
+    if (request.method !== 'POST') throw new HttpError(404, 'not_found', 'Not found.');
+
+    // Every POST: JSON only (a cross-site form cannot send it without a CORS preflight) and,
+    // when the browser names it, from our own origin. The cookie is SameSite=Lax as well.
+    if (!String(request.headers['content-type'] ?? '').startsWith('application/json')) {
+      throw new HttpError(415, 'unsupported_media_type', 'Send JSON.');
+    }
+    const origin = request.headers.origin;
+    if (origin !== undefined && origin !== publicOrigin) throw new HttpError(403, 'forbidden_origin', 'Cross-origin request refused.');
+    const body = await readJson(request);
+
+    switch (path) {
+      case '/api/login': {
+        const code = stringField(body, 'code', 2048);
+        const userid = stringField(body, 'userid', 320);
+        const codeVerifier = body.code_verifier === undefined ? undefined : stringField(body, 'code_verifier', 128);
+        let claims: Claims;
+        try {
+          claims = await exchangeCodeForClaims({
+            code,
+            ...(codeVerifier ? { codeVerifier } : {}),
+            oauthTokenUrl: `${serviceUrl}/oauth/token`,
+            jwksUrl: `${serviceUrl}/.well-known/jwks.json`,
+            issuer: serviceUrl,
+            audience: options.clientId,
+            clientId: options.clientId,
+            apiKey: options.secretKey,
+            leeway: 10,
+          });
+        } catch (error) {
+          throw loginFailure(error, log);
+        }
+        if (typeof claims.email !== 'string' || claims.email.toLowerCase() !== userid.trim().toLowerCase()) {
+          throw new HttpError(401, 'account_mismatch', 'The service signed in a different account than the one entered.');
+        }
+        const previous = sessionOf(request);
+        if (previous) sessions.delete(previous.id);
+        const id = randomBytes(32).toString('base64url');
+        sessions.set(id, { sub: claims.sub, email: claims.email, claims, expiresAt: Date.now() + SESSION_TTL_MS });
+        response.setHeader('set-cookie', cookie(id, SESSION_TTL_MS / 1000));
+        log(`demo: signed in ${claims.email} (sub ${claims.sub})`);
+        return { ok: true, email: claims.email };
+      }
+      case '/api/logout': {
+        const found = sessionOf(request);
+        if (found) sessions.delete(found.id);
+        response.setHeader('set-cookie', cookie('', 0));
+        return { ok: true };
+      }
+      case '/api/qr': {
+        // The page shows the TOTP enrollment's otpauth URI as a QR code: rendered here, no CDN.
+        const uri = stringField(body, 'uri', 1024);
+        if (!uri.startsWith('otpauth://')) throw new HttpError(400, 'invalid_uri', 'Only otpauth:// URIs are rendered.');
+        return { dataUrl: qrDataUrl(uri) };
+      }
+      case '/api/mfa/change': {
+        const { session } = requireSession(request);
+        const method = stringField(body, 'mfaMethod', 8);
+        if (!(Object.values(MfaMethod) as string[]).includes(method))
+          throw new HttpError(400, 'invalid_method', 'Choose email, SMS or an authenticator app.');
+        const phoneNumber = method === MfaMethod.SMS ? stringField(body, 'phoneNumber', 32) : undefined;
+        try {
+          const started = await requireDelegation().initiateMfaChange({
+            userid: session.email,
+            mfaMethod: method as MfaMethod,
+            ...(phoneNumber ? { phoneNumber } : {}),
+          });
+          if (started.status === 'failed') throw new HttpError(400, 'change_failed', started.message ?? 'The service refused the change.');
+          session.pendingChange = { sessionId: started.session_id, method: method as MfaMethod, ...(phoneNumber ? { phoneNumber } : {}) };
+          return {
+            status: started.status,
+            method,
+            message: started.message,
+            ...(started.otpauth_uri ? { qr: qrDataUrl(started.otpauth_uri), secret: started.secret } : {}),
+          };
+        } catch (error) {
+          throw delegationFailure(error);
+        }
+      }
+      case '/api/mfa/verify': {
+        const { session } = requireSession(request);
+        const pending = session.pendingChange;
+        if (!pending) throw new HttpError(409, 'no_change_pending', 'Start the change first.');
+        const otp = stringField(body, 'otp', 16).replace(/\s+/g, '');
+        if (!/^\d{6}$/.test(otp)) throw new HttpError(400, 'invalid_otp', 'Enter the 6-digit code.');
+        try {
+          const verified = await requireDelegation().verifyMfaChange({ userid: session.email, sessionId: pending.sessionId, otp });
+          if (verified.status !== 'success') {
+            throw new HttpError(400, 'invalid_otp', verified.message ?? 'That code is not right. Check it and try again.');
+          }
+          session.pendingChange = undefined;
+          log(`demo: ${session.email} changed MFA to ${pending.method}`);
+          return { status: 'success', mfa_method: pending.method };
+        } catch (error) {
+          throw delegationFailure(error);
+        }
+      }
+      case '/api/mfa/cancel': {
+        const { session } = requireSession(request);
+        session.pendingChange = undefined;
+        return { ok: true };
+      }
+      default:
+        throw new HttpError(404, 'not_found', 'Not found.');
+    }
+  }
+
+  async function handle(request: IncomingMessage, response: ServerResponse) {
+    const url = new URL(request.url ?? '/', publicOrigin);
+    const path = url.pathname;
+    response.setHeader('content-security-policy', csp);
+    response.setHeader('x-content-type-options', 'nosniff');
+    response.setHeader('referrer-policy', 'no-referrer');
+    response.setHeader('x-frame-options', 'DENY');
+    response.setHeader('cache-control', 'no-store');
+
+    if (path.startsWith('/api/')) {
+      try {
+        send(response, 200, 'application/json; charset=utf-8', JSON.stringify(await api(request, response, path)));
+      } catch (error) {
+        const known = error instanceof HttpError ? error : new HttpError(500, 'internal', 'Something went wrong on our side.');
+        if (!(error instanceof HttpError)) log(`demo: ${request.method} ${path} failed: ${error instanceof Error ? error.stack : error}`);
+        send(response, known.status, 'application/json; charset=utf-8', JSON.stringify({ error: known.code, message: known.message }));
+      }
+      return;
+    }
+    if (request.method !== 'GET' && request.method !== 'HEAD')
+      return send(response, 405, 'text/plain; charset=utf-8', 'Method not allowed');
+    // The service accepts the publishable key only from the registered origin: send a visitor
+    // who typed another name for this host (127.0.0.1 for localhost) to that origin.
+    if (request.headers.host !== new URL(publicOrigin).host && !path.startsWith('/static/')) {
+      response.setHeader('location', `${publicOrigin}${path}${url.search}`);
+      return send(response, 302, 'text/plain; charset=utf-8', `Open ${publicOrigin}`);
+    }
+    const type = STATIC[path];
+    if (type) {
+      response.setHeader('cache-control', 'no-cache');
+      return send(response, 200, type, readFileSync(`${PUBLIC_DIR}${path.slice('/static/'.length)}`));
+    }
+    if (path === '/') {
+      if (sessionOf(request)) return redirect(response, '/account');
+      return send(response, 200, 'text/html; charset=utf-8', page('index.html'));
+    }
+    if (path === '/account') {
+      if (!sessionOf(request)) return redirect(response, '/');
+      return send(response, 200, 'text/html; charset=utf-8', page('account.html'));
+    }
+    if (path === '/favicon.ico') return redirect(response, '/static/favicon.svg');
+    send(response, 404, 'text/plain; charset=utf-8', 'Not found');
+  }
+
+  const servers: Server[] = [];
+  for (const host of options.hosts ?? ['127.0.0.1']) {
+    const server = createServer((request, response) => {
+      handle(request, response).catch((error) => {
+        log(`demo: ${error instanceof Error ? error.stack : error}`);
+        if (!response.headersSent) send(response, 500, 'text/plain; charset=utf-8', 'Internal error');
+        else response.destroy();
+      });
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(options.port, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      servers.push(server);
+    } catch (error) {
+      // An extra address (say ::1 on a host without IPv6) is optional; the first is not.
+      if (servers.length === 0) throw error;
+    }
+  }
+  const address = servers[0]?.address() as AddressInfo;
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const [id, session] of sessions) if (session.expiresAt <= now) sessions.delete(id);
+  }, 60_000);
+  sweep.unref();
+  return {
+    url: `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`,
+    async close() {
+      clearInterval(sweep);
+      await Promise.all(
+        servers.map(
+          (server) =>
+            new Promise<void>((resolve) => {
+              server.close(() => resolve());
+              server.closeAllConnections();
+            }),
+        ),
+      );
+    },
+  };
+}
+
+function required(values: Record<string, string>, name: string): string {
+  const value = values[name];
+  if (!value) throw new Error(`delegation keys: ${name} is missing`);
+  return value;
+}
+
+function qrDataUrl(text: string): string {
+  const svg = renderSVG(text, { border: 2, pixelSize: 8, ecc: 'M' });
+  return `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`;
+}
+
+/** What the browser may hear about a failed exchange: a clear sentence, never the code or the key. */
+function loginFailure(error: unknown, log: (line: string) => void): HttpError {
+  if (error instanceof ServiceOAuthError) log(`demo: code exchange failed: ${error.code}: ${error.message}`);
+  if (error instanceof OAuthExchangeError) {
+    if (error.code === 'ERR_OAUTH_EXCHANGE_FAILED') {
+      return new HttpError(401, 'code_refused', 'This sign-in expired or was already used. Please sign in again.');
+    }
+    if (error.code === 'ERR_OAUTH_EXCHANGE_NETWORK' || error.code === 'ERR_OAUTH_EXCHANGE_TIMEOUT') {
+      return new HttpError(503, 'service_unreachable', 'The identity service could not be reached. Try again in a moment.');
+    }
+    return new HttpError(502, 'exchange_failed', 'The identity service gave an answer the demo could not use.');
+  }
+  if (error instanceof JWTVerificationError) return new HttpError(401, 'token_invalid', 'The identity token did not verify.');
+  if (error instanceof ServiceOAuthError) return new HttpError(500, 'config', 'The demo is misconfigured (see its log).');
+  return new HttpError(500, 'internal', 'Something went wrong on our side.');
+}
+
+function delegationFailure(error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error instanceof DelegationRequestError) {
+    if (error.code === 'ERR_DELEGATION_INPUT_INVALID') return new HttpError(400, 'invalid_input', error.message);
+    if (error.code === 'ERR_DELEGATION_REQUEST_FAILED') {
+      return new HttpError(
+        error.status === 429 ? 429 : 400,
+        'refused',
+        error.serviceMessage ?? 'The identity service refused the request.',
+      );
+    }
+    return new HttpError(503, 'service_unreachable', 'The identity service could not be reached. Try again in a moment.');
+  }
+  if (error instanceof ServiceOAuthError)
+    return new HttpError(502, 'untrusted_answer', `The identity service's answer was refused (${error.code}).`);
+  return new HttpError(500, 'internal', 'Something went wrong on our side.');
+}
+
+function parseCookies(header: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (header ?? '').split(';')) {
+    const index = part.indexOf('=');
+    if (index > 0) out[part.slice(0, index).trim()] = part.slice(index + 1).trim();
+  }
+  return out;
+}
+
+function stringField(body: Record<string, unknown>, name: string, max: number): string {
+  const value = body[name];
+  if (typeof value !== 'string' || value.length === 0 || value.length > max)
+    throw new HttpError(400, 'invalid_request', `${name} is missing or invalid.`);
+  return value;
+}
+
+async function readJson(request: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > BODY_LIMIT) throw new HttpError(413, 'too_large', 'Request body too large.');
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    const value = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    if (value && typeof value === 'object' && !Array.isArray(value)) return value;
+  } catch {
+    // fall through
+  }
+  throw new HttpError(400, 'invalid_json', 'The body must be a JSON object.');
+}
+
+function send(response: ServerResponse, status: number, type: string, body: string | Buffer) {
+  response.statusCode = status;
+  response.setHeader('content-type', type);
+  response.end(body);
+}
+
+function redirect(response: ServerResponse, location: string) {
+  response.setHeader('location', location);
+  send(response, 302, 'text/plain; charset=utf-8', `See ${location}`);
+}

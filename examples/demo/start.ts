@@ -1,0 +1,230 @@
+/**
+ * `npm start`: runs service-idp on its embedded default (data in ./data, port 8080), registers
+ * the demo client once (keys in ./data/demo-client.json, delegation keys in
+ * ./data/demo-delegation.json, both mode 0600), then serves the demo on http://localhost:3000.
+ * Ctrl-C stops both. A second start reuses the data.
+ *
+ * Environment: SERVICE_IDP_PORT (8080), DEMO_PORT (3000), DEMO_DATA (the repository's ./data).
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { type RunningDemo, startDemo } from './src/server.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CLI = join(ROOT, 'packages/idp/dist/cli.js');
+const DATA = resolve(process.env.DEMO_DATA ?? join(ROOT, 'data'));
+const SERVICE_PORT = Number(process.env.SERVICE_IDP_PORT ?? 8080);
+const DEMO_PORT = Number(process.env.DEMO_PORT ?? 3000);
+const SERVICE_URL = `http://127.0.0.1:${SERVICE_PORT}`;
+const DEMO_ORIGIN = `http://localhost:${DEMO_PORT}`;
+const CLIENT_FILE = join(DATA, 'demo-client.json');
+const DELEGATION_FILE = join(DATA, 'demo-delegation.json');
+const CLIENT_NAME = 'Demo';
+
+interface ClientKeys {
+  clientId: string;
+  publishableKey: string;
+  secretKey: string;
+}
+interface ClientInfo {
+  id: string;
+  name: string;
+  origins: string[];
+}
+
+const run = promisify(execFile);
+// The port in every command's environment: `clients delegation-keys` derives the issuer
+// (SERVICE_BASE_URL) from it.
+const childEnv = {
+  ...process.env,
+  SERVICE_IDP_PORT: String(SERVICE_PORT),
+  SERVICE_IDP_HOST: '127.0.0.1',
+  SERVICE_IDP_ISSUER: SERVICE_URL,
+  SERVICE_IDP_LOG_LEVEL: process.env.SERVICE_IDP_LOG_LEVEL ?? 'warn',
+};
+const say = (line = '') => process.stdout.write(`${line}\n`);
+const shown = (path: string) => {
+  const rel = relative(process.cwd(), path);
+  return rel.startsWith('..') || isAbsolute(rel) ? path : `./${rel}`;
+};
+
+/** Runs a service-idp command on our data folder and parses its --json output. */
+async function idp<T>(...args: string[]): Promise<T> {
+  const { stdout } = await run(process.execPath, [CLI, ...args, '--data', DATA, '--json'], { env: childEnv, maxBuffer: 4 << 20 });
+  return JSON.parse(stdout) as T;
+}
+
+function writeSecret(path: string, value: unknown) {
+  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(path, 0o600);
+}
+
+function readJson<T>(path: string): T | undefined {
+  if (!existsSync(path)) return undefined;
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+const portInUse = (port: number) =>
+  new Promise<boolean>((done) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      done(true);
+    });
+    socket.once('error', () => done(false));
+  });
+
+function startService(): ChildProcess {
+  // Own process group: Ctrl-C reaches only this launcher, which stops the service once, in order.
+  const child = spawn(process.execPath, [CLI, 'start', '--data', DATA, '--port', String(SERVICE_PORT)], {
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  for (const stream of [child.stdout, child.stderr]) {
+    if (stream) createInterface({ input: stream }).on('line', (line) => process.stdout.write(`  [service-idp] ${line}\n`));
+  }
+  return child;
+}
+
+async function waitReady(child: ChildProcess) {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error('service-idp stopped during start (see its output above)');
+    try {
+      const response = await fetch(`${SERVICE_URL}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(1000) });
+      if (response.ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`service-idp did not answer on ${SERVICE_URL} within 60 s`);
+}
+
+/** The demo client: the one whose keys we kept, else a new one named "Demo". */
+async function demoClient(): Promise<ClientKeys> {
+  const clients = await idp<ClientInfo[]>('clients', 'list');
+  const kept = readJson<ClientKeys>(CLIENT_FILE);
+  const known = kept && clients.find((c) => c.id === kept.clientId);
+  if (kept && known) {
+    if (!known.origins.includes(DEMO_ORIGIN)) {
+      say(`  ! The demo client allows ${known.origins.join(', ')}, not ${DEMO_ORIGIN}: delete ${shown(CLIENT_FILE)} to register again.`);
+    }
+    say(`  Reusing the "${known.name}" client ${known.id} (keys in ${shown(CLIENT_FILE)}).`);
+    return kept;
+  }
+  if (clients.some((c) => c.name === CLIENT_NAME)) {
+    say(
+      `  A client named "${CLIENT_NAME}" exists but its keys are not in ${shown(CLIENT_FILE)} (they are shown only once): registering a new one.`,
+    );
+  }
+  const created = await idp<ClientKeys>('clients', 'create', '--name', CLIENT_NAME, '--origin', DEMO_ORIGIN);
+  writeSecret(CLIENT_FILE, created);
+  say(`  Registered the "${CLIENT_NAME}" client ${created.clientId} for ${DEMO_ORIGIN} (keys in ${shown(CLIENT_FILE)}).`);
+  return created;
+}
+
+/** Delegation keys for the client, made once: the SP private keys are printed only when made. */
+async function delegationKeys(clientId: string): Promise<Record<string, string>> {
+  const kept = readJson<Record<string, string>>(DELEGATION_FILE);
+  if (kept?.OAUTH_CLIENT_ID === clientId && kept.SERVICE_BASE_URL === SERVICE_URL) return kept;
+  const made = await idp<Record<string, string>>('clients', 'delegation-keys', clientId);
+  writeSecret(DELEGATION_FILE, made);
+  say(`  Created delegation keys for the demo backend (in ${shown(DELEGATION_FILE)}).`);
+  return made;
+}
+
+async function main() {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first (npm start does).`);
+  for (const [port, what] of [
+    [SERVICE_PORT, 'service-idp (set SERVICE_IDP_PORT to move it)'],
+    [DEMO_PORT, 'the demo (set DEMO_PORT to move it)'],
+  ] as const) {
+    if (await portInUse(port)) throw new Error(`port ${port} is already in use; it is needed by ${what}. Is another npm start running?`);
+  }
+  mkdirSync(DATA, { recursive: true, mode: 0o700 });
+
+  say(`Starting service-idp on ${SERVICE_URL} (data in ${shown(DATA)})…`);
+  const child = startService();
+  let demo: RunningDemo | undefined;
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    say('\nStopping…');
+    await demo?.close().catch(() => undefined);
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+    say('Stopped.');
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void stop(0));
+  process.on('SIGTERM', () => void stop(0));
+  process.on('exit', () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  });
+  child.once('exit', (code, signal) => {
+    if (!stopping) {
+      say(`service-idp exited (${signal ?? code}); stopping the demo.`);
+      void stop(1);
+    }
+  });
+
+  try {
+    await waitReady(child);
+    const client = await demoClient();
+    const delegation = await delegationKeys(client.clientId);
+    demo = await startDemo({
+      serviceUrl: SERVICE_URL,
+      publicOrigin: DEMO_ORIGIN,
+      clientId: client.clientId,
+      publishableKey: client.publishableKey,
+      secretKey: client.secretKey,
+      delegation,
+      port: DEMO_PORT,
+      // Both loopback addresses, since browsers may resolve localhost to either.
+      hosts: ['127.0.0.1', '::1'],
+      log: (line) => say(`  ${line}`),
+    });
+  } catch (error) {
+    say(`\nCould not start: ${error instanceof Error ? error.message : error}`);
+    await stop(1);
+    return;
+  }
+
+  say(`
+  ┌──────────────────────────────────────────────────────────────────────┐
+    The demo is running.
+
+    Open the demo      ${DEMO_ORIGIN}
+    Identity service   ${SERVICE_URL}   (data in ${shown(DATA)})
+
+    Sign-in codes go to the development mailbox and SMS outbox:
+      npx service-idp mail      (in another terminal, from the repository root)
+      npx service-idp sms
+      ${SERVICE_URL}/dev/mail
+
+    Ctrl-C stops both.
+  └──────────────────────────────────────────────────────────────────────┘
+`);
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error instanceof Error ? error.message : error}\n`);
+  process.exit(1);
+});
