@@ -13,6 +13,7 @@ import { registrationRoutes } from '../registration/routes.js';
 import { tokenRoutes } from '../token/routes.js';
 import { browserClient } from './browser-client.js';
 import { registerErrorHandler } from './error-handler.js';
+import { registerMetrics } from './metrics.js';
 import { sdkRoutes } from './sdk.js';
 
 export interface AppOptions {
@@ -38,6 +39,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandler(app);
+  registerMetrics(app);
   await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } });
   await app.register(formbody);
 
