@@ -22,9 +22,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
-import pg from 'pg';
 import { KEY_CACHE_SECONDS, OTP_MAX_ATTEMPTS, SEND_PER_IP } from '../src/defaults.js';
-import { APP_ORIGIN, TEST_DATABASE_URL, uniqueEmail } from './helpers.js';
+import { APP_ORIGIN, adminQuery, TEST_DATABASE_URL, uniqueEmail } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const READY_TIMEOUT_MS = 20_000;
@@ -50,16 +49,6 @@ function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
 }
 
 let nextAddress = 0;
