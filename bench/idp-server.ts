@@ -1,6 +1,7 @@
 /**
  * The service under test, from its built package (packages/idp/dist via the workspace link),
- * with file-backed SQLite in a temporary data folder and the HTTP logger off. Besides serving
+ * with file-backed SQLite in a temporary data folder (or PostgreSQL when a database URL is
+ * given, bench/postgres.ts) and the HTTP logger off. Besides serving
  * HTTP it answers set-up requests from the benchmark over IPC, so fixtures never have to go
  * through the rate-limited public flows and never cost time inside a measured run.
  */
@@ -11,10 +12,11 @@ import { serveRequests } from './child.js';
 import { BENCH_ORIGIN } from './flows.js';
 import { deviceProof, newDeviceKey } from './proof.js';
 
-const dataDir = process.argv[2];
-if (!dataDir) throw new Error('usage: idp-server.ts DATA_DIR');
+// bench/postgres.ts passes a database, and a fixed port and issuer shared with a second node.
+const [dataDir, database, port = '0', issuer] = process.argv.slice(2);
+if (!dataDir) throw new Error('usage: idp-server.ts DATA_DIR [DATABASE_URL PORT ISSUER]');
 // Test mode only makes registration return the OTP; the trusted-device and token paths do not look at it.
-const config = loadConfig({ port: '0', host: '127.0.0.1', data: dataDir, 'test-mode': true }, {});
+const config = loadConfig({ port, host: '127.0.0.1', data: dataDir, database, issuer, 'test-mode': true }, {});
 const service = await startService(config, { logger: false });
 const { ctx } = service;
 const keys = await ctx.clients.create({ name: 'Bench', origins: [BENCH_ORIGIN] });
@@ -36,12 +38,9 @@ async function register(email: string, publicJwk: Parameters<typeof ctx.registra
     ip,
   });
   await ctx.registration.verifyOtp(client, email, deviceToken, otp);
-  const { deviceId } = await ctx.registration.registerDevice(client, email, {
-    deviceToken,
-    devicePublicKey: publicJwk,
-  });
-  if (!deviceId) throw new Error('device not remembered');
-  return deviceId;
+  const outcome = await ctx.registration.registerDevice(client, email, { deviceToken, devicePublicKey: publicJwk, ip });
+  if (outcome.kind !== 'done' || !outcome.deviceId) throw new Error(`device not remembered (${outcome.kind})`);
+  return outcome.deviceId;
 }
 
 // One device of the service's own to mint authorization codes for the token benchmark.
@@ -97,4 +96,4 @@ serveRequests(
   },
   () => service.close(),
 );
-process.send?.({ type: 'ready', result: { url: service.url, ...keys } });
+process.send?.({ type: 'ready', result: { url: port === '0' ? service.url : `http://127.0.0.1:${port}`, ...keys } });

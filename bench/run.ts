@@ -10,6 +10,8 @@
  * BENCH_CONNECTIONS (16), BENCH_DEVICES (200), BENCH_CPU_PROF=1 (profile the service child
  * during each measured run into bench/results/profiles/NAME.cpuprofile; read them with
  * bench/profile-summary.ts).
+ *
+ * With SERVICE_TEST_DATABASE_URL set, the PostgreSQL run (bench/postgres.ts) follows.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
@@ -169,3 +171,9 @@ writeFileSync(
   )}\n`,
 );
 log(`wrote ${file}`);
+
+// The PostgreSQL run (bench/postgres.ts) when a server is at hand: eval "$(bash .ci/postgres.sh start)".
+if (process.env.SERVICE_TEST_DATABASE_URL) {
+  log('PostgreSQL run (SERVICE_TEST_DATABASE_URL is set): bench/postgres.ts');
+  await import('./postgres.js');
+}
