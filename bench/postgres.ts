@@ -37,6 +37,7 @@ import { cpuSecondsOf, startChild } from './child.js';
 import { type BenchClient, type BenchDevice, trustedLogin } from './flows.js';
 import { type Measurement, measure, SETTINGS, simple, type Workload } from './load.js';
 import { newDeviceKey } from './proof.js';
+import { fmt, pct, table } from './report.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -352,13 +353,6 @@ await trivial.stop();
 const sizes: SizeResult[] = [];
 for (const users of SIZES) sizes.push(await runSize(users));
 
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const pct = (n: number) => `${(n * 100).toFixed(0)}%`;
-const table = (head: string[], body: string[][]) => {
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
-  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
-};
 const machine = {
   cores: CORES,
   cpu: cpus()[0]?.model ?? 'unknown',

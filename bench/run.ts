@@ -22,6 +22,7 @@ import { startChild } from './child.js';
 import { type BenchClient, type BenchDevice, challengeOnly, tokenExchange, trustedLogin } from './flows.js';
 import { type Measurement, measure, SETTINGS, simple } from './load.js';
 import { newDeviceKey } from './proof.js';
+import { fmt, pct, table } from './report.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const resultsDir = join(here, 'results');
@@ -92,14 +93,6 @@ const rows = [
     target: 0.15,
   },
 ].map((r) => ({ ...r, ratio: r.value / r.baseline, pass: r.value / r.baseline >= r.target }));
-
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const pct = (n: number) => `${(n * 100).toFixed(0)}%`;
-const table = (head: string[], body: string[][]) => {
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
-  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
-};
 
 const machine = {
   cores: availableParallelism(),
