@@ -4,11 +4,14 @@
  * --data and --database flags and environment as `start`, and works while the service runs.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Paths } from 'service-protocol';
 import { ConfigError, type ConfigFlags, ENVIRONMENT, loadConfig } from './config.js';
 import { openContext } from './context.js';
-import { startService } from './index.js';
+import { ISSUER_FILE, startService } from './index.js';
+
+const ENVIRONMENT_WIDTH = Math.max(...Object.keys(ENVIRONMENT).map((name) => name.length)) + 2;
 
 const HELP = `service-idp — passwordless identity service
 
@@ -21,12 +24,16 @@ Usage:
       only from the listed origins) and secretKey (backend) once; they cannot be shown again.
   service-idp clients update CLIENT_ID --mfa-policy optional|required
       optional (default): users choose whether to enroll in MFA; required: no code without it.
-  service-idp clients delegation-keys CLIENT_ID [--json] [--sp-signing-key FILE --sp-encryption-key FILE]
-      Delegation keys for the client's backend: prints SERVICE_BASE_URL, OAUTH_CLIENT_ID, the
+  service-idp clients delegation-keys CLIENT_ID [--json] [--issuer URL] [--sp-signing-key FILE --sp-encryption-key FILE]
+      Delegation keys for the client's backend: prints SERVICE_BASE_URL (the URL the service
+      last started on this data folder serves, or --issuer), OAUTH_CLIENT_ID, the
       SP's Ed25519 and X25519 private keys (shown once) and the service's public keys, one line
       each. With the two files (SPKI PEM public keys made elsewhere), stores those instead.
       Running it again replaces the SP keys.
   service-idp clients list [--json]
+  service-idp clients delete CLIENT_ID
+      Delete a client with its devices, pending sign-ins and delegation keys; its keys stop
+      working at once. Users stay (they may use other clients).
   service-idp keys rotate
       New signing key; the JWKS serves old and new until tokens signed by the old one expire.
   service-idp mail [--json] [--limit 20]
@@ -45,8 +52,10 @@ Options shared by every command:
 
 Environment:
 ${Object.entries(ENVIRONMENT)
-  .map(([name, text]) => `  ${name.padEnd(24)}${text}`)
+  .map(([name, text]) => `  ${name.padEnd(ENVIRONMENT_WIDTH)}${text}`)
   .join('\n')}
+
+Exit status: 0 done, 1 failed, 2 bad command line or configuration (the message says which).
 `;
 
 const options = {
@@ -66,12 +75,71 @@ const options = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+const MAIL_LIMIT_DEFAULT = 20;
+const MAIL_LIMIT_MAX = 1000;
+
+/** A bad command line: one line naming the problem, exit status 2. */
+class UsageError extends ConfigError {}
+
+/** parseArgs with our own one-line messages instead of Node's. */
+function parseCommandLine(argv: string[]) {
+  // `--limit -3`: keep a negative number as the option's value so the range check can name it.
+  const args = [...argv];
+  for (let i = 0; i < args.length - 1; i++) {
+    const name = args[i]?.replace(/^--/, '') as keyof typeof options;
+    if (args[i]?.startsWith('--') && options[name]?.type === 'string' && /^-\d/.test(args[i + 1] ?? '')) {
+      args.splice(i, 2, `${args[i]}=${args[i + 1]}`);
+    }
+  }
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const option = /option '(-[^' ]+)/i.exec(message)?.[1] ?? 'an option';
+    if (/^Unknown option/.test(message)) throw new UsageError(`unknown option ${option}`);
+    if (/does not take an argument/.test(message)) throw new UsageError(`${option} takes no value`);
+    throw new UsageError(`${option} needs a value`);
+  }
+}
+
+function wholeNumber(flag: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^-?\d+$/.test(raw) || value < min || value > max)
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, not "${raw}"`);
+  return value;
+}
+
+/** Plain columns with a header row, for people; --json is for scripts. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]?.length ?? 0)));
+  return [header, ...rows]
+    .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '))
+    .join('\n');
+}
+
+/** The URL the service serves on this data folder: --issuer / SERVICE_IDP_ISSUER, else what the last start recorded. */
+function servedIssuer(dataDir: string, explicit: string | undefined): string {
+  if (explicit) return explicit.replace(/\/+$/, '');
+  try {
+    return readFileSync(join(dataDir, ISSUER_FILE), 'utf8').trim();
+  } catch {
+    throw new UsageError(
+      `cannot tell which URL the service serves: no service has started on ${dataDir} yet. Pass --issuer URL (or SERVICE_IDP_ISSUER)`,
+    );
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  const { values, positionals } = parseCommandLine(argv);
   const [command, sub] = positionals;
-  if (values.help || !command || command === 'help') {
+  if (values.help || command === 'help') {
     process.stdout.write(HELP);
-    return command || values.help ? 0 : 1;
+    return 0;
+  }
+  if (!command) {
+    process.stderr.write(HELP);
+    return 2;
   }
   const flags: ConfigFlags = {
     port: values.port,
@@ -87,12 +155,19 @@ async function main(argv: string[]): Promise<number> {
     if (config.testMode) {
       process.stderr.write('\n  !!! TEST MODE: one-time codes are returned in API responses. Never use this with real users. !!!\n\n');
     }
-    const service = await startService(config, { logger: { level: config.logLevel } });
+    const pretty = config.logFormat ? config.logFormat === 'pretty' : Boolean(process.stdout.isTTY);
+    const service = await startService(config, { logger: { level: config.logLevel, pretty } }).catch((error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
+        throw new UsageError(`port ${config.port} on ${config.host} is in use (another service-idp?): choose another with --port`);
+      if ((error as NodeJS.ErrnoException).code === 'EADDRNOTAVAIL')
+        throw new UsageError(`cannot listen on ${config.host}: no such address here`);
+      throw error;
+    });
     process.stdout.write(
       [
         `service-idp listening`,
-        `  issuer:     ${config.issuer}`,
-        `  discovery:  ${config.issuer}${Paths.discovery}`,
+        `  issuer:     ${service.url}`,
+        `  discovery:  ${service.url}${Paths.discovery}`,
         `  data:       ${config.dataDir}`,
         `  database:   ${service.ctx.database}`,
         `  mail goes to: ${service.ctx.mailer.describe()}`,
@@ -100,8 +175,9 @@ async function main(argv: string[]): Promise<number> {
         '',
       ].join('\n'),
     );
-    const stop = async () => {
+    const stop = async (signal: NodeJS.Signals) => {
       await service.close();
+      process.stdout.write(`service-idp stopped (${signal}).\n`);
       process.exit(0);
     };
     process.once('SIGINT', stop);
@@ -109,11 +185,27 @@ async function main(argv: string[]): Promise<number> {
     return -1; // keep running
   }
 
+  const known = [
+    'clients create',
+    'clients update',
+    'clients delete',
+    'clients delegation-keys',
+    'clients list',
+    'keys rotate',
+    'mail',
+    'sms',
+    'migrate',
+  ];
+  const name = command === 'clients' || command === 'keys' ? `${command} ${sub ?? ''}`.trim() : command;
+  if (!known.includes(name)) throw new UsageError(`unknown command "${positionals.slice(0, 2).join(' ')}"`);
+  const limit = wholeNumber('--limit', values.limit, MAIL_LIMIT_DEFAULT, 1, MAIL_LIMIT_MAX);
+  const issuer = name === 'clients delegation-keys' ? servedIssuer(config.dataDir, values.issuer ?? process.env.SERVICE_IDP_ISSUER) : '';
+
   const ctx = await openContext(config);
   try {
-    switch (`${command} ${sub ?? ''}`.trim()) {
+    switch (name) {
       case 'clients create': {
-        if (!values.name) throw new ConfigError('clients create needs --name');
+        if (!values.name) throw new UsageError('clients create needs --name');
         const keys = await ctx.clients.create({ name: values.name, origins: values.origin ?? [] });
         if (values.json) process.stdout.write(`${JSON.stringify(keys)}\n`);
         else {
@@ -126,19 +218,26 @@ async function main(argv: string[]): Promise<number> {
       case 'clients update': {
         const [, , clientId] = positionals;
         if (!clientId || !values['mfa-policy'])
-          throw new ConfigError('usage: service-idp clients update CLIENT_ID --mfa-policy optional|required');
+          throw new UsageError('usage: service-idp clients update CLIENT_ID --mfa-policy optional|required');
         await ctx.clients.setMfaPolicy(clientId, values['mfa-policy']);
         process.stdout.write(`Client ${clientId}: MFA ${values['mfa-policy']}.\n`);
+        return 0;
+      }
+      case 'clients delete': {
+        const [, , clientId] = positionals;
+        if (!clientId) throw new UsageError('usage: service-idp clients delete CLIENT_ID');
+        await ctx.clients.delete(clientId);
+        process.stdout.write(`Client ${clientId} deleted.\n`);
         return 0;
       }
       case 'clients delegation-keys': {
         const [, , clientId] = positionals;
         if (!clientId)
-          throw new ConfigError('usage: service-idp clients delegation-keys CLIENT_ID [--sp-signing-key FILE --sp-encryption-key FILE]');
+          throw new UsageError('usage: service-idp clients delegation-keys CLIENT_ID [--sp-signing-key FILE --sp-encryption-key FILE]');
         const signing = values['sp-signing-key'];
         const encryption = values['sp-encryption-key'];
         if (Boolean(signing) !== Boolean(encryption))
-          throw new ConfigError('give both --sp-signing-key and --sp-encryption-key, or neither');
+          throw new UsageError('give both --sp-signing-key and --sp-encryption-key, or neither');
         const made = await ctx.delegation.createKeys(
           clientId,
           signing && encryption ? { verifyPem: readFileSync(signing, 'utf8'), encryptionPem: readFileSync(encryption, 'utf8') } : undefined,
@@ -146,7 +245,7 @@ async function main(argv: string[]): Promise<number> {
         // One line per value (base64 of the PEM), as secret stores and .env files want them.
         const line = (pem: string) => Buffer.from(pem).toString('base64');
         const env: Record<string, string> = {
-          SERVICE_BASE_URL: config.issuer,
+          SERVICE_BASE_URL: issuer,
           OAUTH_CLIENT_ID: made.client.id,
           ...(made.sp
             ? { SP_ED25519_PRIVATE_KEY_PEM: line(made.sp.signingPrivatePem), SP_X25519_PRIVATE_KEY_PEM: line(made.sp.encryptionPrivatePem) }
@@ -161,14 +260,21 @@ async function main(argv: string[]): Promise<number> {
               ? `# Delegation keys for ${made.client.name}. The SP private keys are shown once: put these lines in the SP's secret store.\n`
               : `# Delegation for ${made.client.name} uses the SP public keys given. Add these lines to the SP's configuration (its private keys stay where they are).\n`,
           );
-          for (const [name, value] of Object.entries(env)) process.stdout.write(`${name}=${value}\n`);
+          for (const [key, value] of Object.entries(env)) process.stdout.write(`${key}=${value}\n`);
         }
         return 0;
       }
       case 'clients list': {
         const list = await ctx.clients.list();
         if (values.json) process.stdout.write(`${JSON.stringify(list)}\n`);
-        else for (const c of list) process.stdout.write(`${c.id}  ${c.name}  ${c.origins.join(' ')}  mfa=${c.mfaPolicy}\n`);
+        else if (list.length === 0) process.stdout.write('No clients yet: service-idp clients create --name NAME --origin URL\n');
+        else
+          process.stdout.write(
+            `${table(
+              ['CLIENT ID', 'NAME', 'MFA', 'ORIGINS'],
+              list.map((c) => [c.id, c.name, c.mfaPolicy, c.origins.join(' ')]),
+            )}\n`,
+          );
         return 0;
       }
       case 'keys rotate': {
@@ -179,8 +285,7 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'mail': {
-        const limit = Number(values.limit ?? 20);
-        const messages = await ctx.mailbox.list(Number.isInteger(limit) && limit > 0 ? limit : 20);
+        const messages = await ctx.mailbox.list(limit);
         if (values.json) process.stdout.write(`${JSON.stringify(messages)}\n`);
         else if (messages.length === 0) process.stdout.write('The development mailbox is empty.\n');
         else
@@ -189,19 +294,15 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'sms': {
-        const limit = Number(values.limit ?? 20);
-        const messages = await ctx.smsOutbox.list(Number.isInteger(limit) && limit > 0 ? limit : 20);
+        const messages = await ctx.smsOutbox.list(limit);
         if (values.json) process.stdout.write(`${JSON.stringify(messages)}\n`);
         else if (messages.length === 0) process.stdout.write('The development SMS outbox is empty.\n');
         else for (const m of messages) process.stdout.write(`--- ${new Date(m.createdAt).toISOString()}  to ${m.to}\n${m.body}\n\n`);
         return 0;
       }
-      case 'migrate':
+      default: // migrate: openContext applied them
         process.stdout.write(`Database ${ctx.database} is up to date.\n`);
         return 0;
-      default:
-        process.stderr.write(`Unknown command: ${positionals.join(' ')}\n\n${HELP}`);
-        return 1;
     }
   } finally {
     await ctx.close();
@@ -213,10 +314,10 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (error: unknown) => {
-    const known =
-      error instanceof ConfigError || (error instanceof Error && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'));
-    process.stderr.write(`service-idp: ${error instanceof Error ? error.message : String(error)}\n`);
-    if (!known && error instanceof Error && process.env.SERVICE_IDP_LOG_LEVEL === 'debug') process.stderr.write(`${error.stack}\n`);
-    process.exitCode = known ? 2 : 1;
+    const usage = error instanceof ConfigError;
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`service-idp: ${message}${usage ? '. See service-idp --help.' : ''}\n`);
+    if (!usage && error instanceof Error && process.env.SERVICE_IDP_LOG_LEVEL === 'debug') process.stderr.write(`${error.stack}\n`);
+    process.exitCode = usage ? 2 : 1;
   },
 );

@@ -24,6 +24,8 @@ export interface ServiceConfig {
   mailTemplatesDir: string | undefined;
   production: boolean;
   logLevel: string;
+  /** `service-idp start`'s log lines: one readable line per request, or JSON; unset: pretty on a terminal. */
+  logFormat: 'json' | 'pretty' | undefined;
   /**
    * Which proxies may set X-Forwarded-For (Fastify's trustProxy): false, or a comma-separated
    * list of addresses/CIDRs. Per-IP send limits need the client's address, not the proxy's.
@@ -53,6 +55,7 @@ export const ENVIRONMENT = {
   SERVICE_IDP_MAIL_FROM: 'sender of service mail (default "Sign-in <no-reply@localhost>")',
   SERVICE_IDP_MAIL_TEMPLATES: 'folder of mail templates replacing the built-in ones: sign-in-code.txt/.html, mfa-code.txt/.html',
   SERVICE_IDP_LOG_LEVEL: 'fatal, error, warn, info (default), debug',
+  SERVICE_IDP_LOG_FORMAT: 'json or pretty (default: pretty on a terminal, JSON otherwise)',
   SERVICE_IDP_TRUST_PROXY: 'addresses/CIDRs of proxies allowed to set X-Forwarded-For, e.g. 10.0.0.0/8 (default: none)',
   SERVICE_IDP_MFA_REMEMBER_DAYS: 'days remember_me skips MFA on a device (default 30)',
   SMS_TRANSPORT: 'outbox (default; development only), webhook or twilio',
@@ -79,7 +82,8 @@ export class ConfigError extends Error {
 /** Merges flags over environment over defaults, once, and refuses unsafe combinations. */
 export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   const port = Number(flags.port ?? env.SERVICE_IDP_PORT ?? DEFAULT_PORT);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`invalid port: ${flags.port ?? env.SERVICE_IDP_PORT}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError(`invalid port ${flags.port ?? env.SERVICE_IDP_PORT}: a whole number from 0 to 65535`);
   const host = flags.host ?? env.SERVICE_IDP_HOST ?? DEFAULT_HOST;
   const issuer = (flags.issuer ?? env.SERVICE_IDP_ISSUER ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(
     /\/+$/,
@@ -91,6 +95,11 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
   } catch {
     throw new ConfigError(`invalid issuer URL: ${issuer}`);
   }
+  if (issuerUrl.protocol !== 'https:' && issuerUrl.protocol !== 'http:')
+    throw new ConfigError(`the issuer must be an http(s) URL, not ${issuerUrl.protocol.slice(0, -1)}: ${issuer}`);
+  const logFormat = env.SERVICE_IDP_LOG_FORMAT || undefined;
+  if (logFormat !== undefined && logFormat !== 'json' && logFormat !== 'pretty')
+    throw new ConfigError(`SERVICE_IDP_LOG_FORMAT must be json or pretty, not ${logFormat}`);
   const production = env.NODE_ENV === 'production';
   const rememberDays = Number(env.SERVICE_IDP_MFA_REMEMBER_DAYS || MFA_REMEMBER_DAYS);
   if (!Number.isInteger(rememberDays) || rememberDays < 0 || rememberDays > 365) {
@@ -123,6 +132,7 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     mailTemplatesDir: env.SERVICE_IDP_MAIL_TEMPLATES || undefined,
     production,
     logLevel: env.SERVICE_IDP_LOG_LEVEL ?? 'info',
+    logFormat,
     trustProxy: env.SERVICE_IDP_TRUST_PROXY || false,
     sms,
     mfaRememberDays: rememberDays,

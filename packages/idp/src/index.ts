@@ -8,7 +8,9 @@
  * await service.close();
  * ```
  */
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import type { ServiceConfig } from './config.js';
 import { type ContextOptions, openContext, type ServiceContext } from './context.js';
 import { type AppOptions, buildApp } from './http/app.js';
@@ -19,6 +21,9 @@ export type { ContextOptions, ServiceContext } from './context.js';
 export { openContext } from './context.js';
 export * as defaults from './defaults.js';
 export { buildApp } from './http/app.js';
+
+/** In the data folder: the issuer the last start on it served. */
+export const ISSUER_FILE = 'issuer';
 
 export interface RunningService {
   url: string;
@@ -37,9 +42,17 @@ export async function startService(requested: ServiceConfig, options: ContextOpt
     config = { ...config, port, issuer: config.issuer.replace(/:0$/, `:${port}`) };
   }
   const ctx = await openContext(config, options);
-  await ctx.keyring.ensure();
   const app = await buildApp(ctx, options);
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await ctx.keyring.ensure();
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await app.close();
+    await ctx.close();
+    throw error;
+  }
+  // What `clients delegation-keys` prints as SERVICE_BASE_URL when not told otherwise.
+  writeFileSync(join(config.dataDir, ISSUER_FILE), `${config.issuer}\n`);
   const stopSweeper = ctx.startSweeper((error) => app.log.error({ err: error }, 'sweeping expired rows failed'));
   return {
     url: config.issuer,

@@ -3,8 +3,10 @@
  * including while a service runs on the same folder.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -46,6 +48,80 @@ describe('service-idp CLI', () => {
       'SMS_TRANSPORT',
     ])
       assert.match(stdout, new RegExp(command));
+  });
+
+  it('aligns every environment variable of --help with its description', async () => {
+    const { stdout } = await run(['--help']);
+    const environment = stdout.slice(stdout.indexOf('Environment:')).split('\n').slice(1);
+    const lines = environment.filter((line) => /^ {2}[A-Z_]+ +\S/.test(line));
+    assert.ok(lines.length >= 15, 'the environment table is listed');
+    const columns = new Set(lines.map((line) => /^ {2}[A-Z_]+ +/.exec(line)?.[0].length));
+    assert.equal(columns.size, 1, `descriptions start in one column: ${[...columns].join(', ')}`);
+  });
+
+  it('refuses a bad command line with one line naming the problem, a pointer to --help and exit status 2', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['clients', 'list', '--frobnicate'], /unknown option --frobnicate/],
+      [['mail', '--limit'], /--limit needs a value/],
+      [['mail', '--json=yes'], /--json takes no value/],
+      [['mail', '--limit', 'abc'], /--limit must be a whole number from 1 to 1000, not "abc"/],
+      [['mail', '--limit', '0'], /--limit must be a whole number from 1 to 1000, not "0"/],
+      [['mail', '--limit', '-3'], /--limit must be a whole number from 1 to 1000, not "-3"/],
+      [['mail', '--limit', '1.5'], /--limit must be a whole number from 1 to 1000, not "1.5"/],
+      [['start', '--port', '70000'], /invalid port 70000/],
+      [['start', '--port', '0', '--issuer', 'ftp://id.example'], /issuer must be an http\(s\) URL/],
+      [['frobnicate'], /unknown command "frobnicate"/],
+      [['clients', 'frobnicate'], /unknown command "clients frobnicate"/],
+    ];
+    for (const [args, expected] of cases) {
+      const { code, stdout, stderr } = await run([...args, '--data', data]);
+      assert.equal(code, 2, `${args.join(' ')}: ${stderr}`);
+      assert.equal(stdout, '', args.join(' '));
+      assert.match(stderr, expected);
+      assert.match(stderr, /^service-idp: .*See service-idp --help\.\n$/, `one line: ${stderr}`);
+      assert.doesNotMatch(stderr, /\bat \S+:\d+|ERR_PARSE_ARGS|node:internal/);
+    }
+  });
+
+  it('says that a port is in use instead of printing a stack', async () => {
+    const blocker = createServer().listen(0, '127.0.0.1');
+    await once(blocker, 'listening');
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const { code, stderr } = await run(['start', '--data', data, '--port', String(port)]);
+      assert.equal(code, 2);
+      assert.match(stderr, new RegExp(`^service-idp: port ${port} on 127\\.0\\.0\\.1 is in use.*--help\\.\\n$`));
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('prints one readable line per request when asked (JSON otherwise), and says it stopped', async () => {
+    for (const format of ['pretty', 'json']) {
+      const child = spawn(process.execPath, [CLI, 'start', '--data', data, '--port', '0'], {
+        env: { PATH: process.env.PATH ?? '', SERVICE_IDP_LOG_FORMAT: format },
+      });
+      let stdout = '';
+      child.stdout.on('data', (chunk) => {
+        stdout += chunk;
+      });
+      while (!/issuer: +(\S+)/.test(stdout)) await once(child.stdout, 'data');
+      const url = /issuer: +(\S+)/.exec(stdout)?.[1];
+      assert.equal((await fetch(`${url}/healthz?probe=1`)).status, 200);
+      while (!/healthz/.test(stdout)) await once(child.stdout, 'data');
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+      const line = stdout.split('\n').find((l) => l.includes('healthz')) ?? '';
+      if (format === 'pretty') assert.match(line, /^\[\d\d:\d\d:\d\d\] INFO: GET \/healthz 200 [\d.]+ ms$/);
+      else
+        assert.deepEqual((({ method, path, statusCode }) => ({ method, path, statusCode }))(JSON.parse(line)), {
+          method: 'GET',
+          path: '/healthz',
+          statusCode: 200,
+        });
+      assert.doesNotMatch(line, /probe/, 'the query string is not logged');
+      assert.match(stdout, /service-idp stopped \(SIGTERM\)\./);
+    }
   });
 
   it('creates a client and prints exactly one JSON object with its three keys', async () => {
@@ -171,6 +247,69 @@ describe('service-idp CLI', () => {
         afterwards.keys.map((k) => k.kid),
         [kidOf(newToken)],
       );
+    });
+
+    it('prints as SERVICE_BASE_URL the URL the running service serves, and asks for --issuer when it cannot know', async () => {
+      const keys = await service.ctx.clients.create({ name: 'Delegating', origins: ['http://delegating.test'] });
+      const printed = await run(['clients', 'delegation-keys', keys.clientId, '--data', data, '--json']);
+      assert.equal(printed.code, 0, printed.stderr);
+      assert.equal(JSON.parse(printed.stdout).SERVICE_BASE_URL, service.url);
+      assert.notEqual(service.url, 'http://127.0.0.1:8080', 'not the default port');
+      const explicit = await run([
+        'clients',
+        'delegation-keys',
+        keys.clientId,
+        '--data',
+        data,
+        '--json',
+        '--issuer',
+        'https://id.example/',
+      ]);
+      assert.equal(JSON.parse(explicit.stdout).SERVICE_BASE_URL, 'https://id.example');
+
+      const fresh = mkdtempSync(join(tmpdir(), 'service-idp-cli-fresh-'));
+      try {
+        const unknown = await run(['clients', 'delegation-keys', keys.clientId, '--data', fresh, '--json']);
+        assert.equal(unknown.code, 2);
+        assert.match(unknown.stderr, /cannot tell which URL the service serves.*--issuer/);
+      } finally {
+        rmSync(fresh, { recursive: true, force: true });
+      }
+    });
+
+    it('deletes a client: its keys stop working at once, the list shows it gone, an unknown id is refused', async () => {
+      const created = JSON.parse(
+        (await run(['clients', 'create', '--data', data, '--name', 'Short-lived', '--origin', 'http://short.test', '--json'])).stdout,
+      );
+      const headers = { 'content-type': 'application/json', origin: 'http://short.test', 'x-service-key': created.publishableKey };
+      const signIn = () =>
+        fetch(`${service.url}/v1/authenticate`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ userid: 'short@example.com', cryptoVersion: 'v1' }),
+        });
+      assert.equal((await signIn()).status, 200);
+      const table = (await run(['clients', 'list', '--data', data])).stdout.split('\n');
+      assert.match(table[0] ?? '', /^CLIENT ID +NAME +MFA +ORIGINS$/);
+      assert.ok(table.some((line) => line.startsWith(created.clientId) && line.includes('Short-lived')));
+
+      const deleted = await run(['clients', 'delete', created.clientId, '--data', data]);
+      assert.equal(deleted.code, 0, deleted.stderr);
+      assert.equal((await signIn()).status, 401);
+      const listed = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout) as Array<{ id: string }>;
+      assert.ok(!listed.some((c) => c.id === created.clientId));
+      const again = await run(['clients', 'delete', created.clientId, '--data', data]);
+      assert.equal(again.code, 1);
+      assert.match(again.stderr, /^service-idp: no client cli_\w+\n$/);
+    });
+
+    it('answers the same mail with the same shape from `mail --json` and /dev/mail', async () => {
+      const cli = JSON.parse((await run(['mail', '--data', data, '--json', '--limit', '50'])).stdout);
+      const http = await (await fetch(`${service.url}/dev/mail`, { headers: { accept: 'application/json' } })).json();
+      assert.ok(cli.length > 0);
+      assert.deepEqual(http, cli);
+      const sms = await (await fetch(`${service.url}/dev/sms`)).json();
+      assert.deepEqual(sms, JSON.parse((await run(['sms', '--data', data, '--json', '--limit', '50'])).stdout));
     });
 
     it('lists the development mailbox newest first', async () => {

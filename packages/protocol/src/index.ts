@@ -49,6 +49,7 @@ export const Paths = {
   discovery: '/.well-known/openid-configuration',
   sdkScript: '/sdk/v1/service-web.js',
   devMail: '/dev/mail',
+  devSms: '/dev/sms',
   health: '/healthz',
 } as const;
 

@@ -44,6 +44,11 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       if (!(await store.setMfaPolicy(clientId, policy))) throw new Error(`no client ${clientId}`);
     },
 
+    /** Deletes the client and everything bound to it; its keys stop working at once. */
+    async delete(clientId: string): Promise<void> {
+      if (!(await store.delete(clientId))) throw new Error(`no client ${clientId}`);
+    },
+
     /** The client behind a browser request, if its key is valid and the origin is one of its own. */
     async authenticateBrowser(publishableKey: string | undefined, origin: string | undefined): Promise<ClientRecord> {
       const client = publishableKey ? await store.findByPublishableKeyHash(hash('publishable-key', publishableKey)) : undefined;

@@ -80,6 +80,27 @@ export function createClientStore(db: Db) {
       const rows = await db.selectFrom('clients').selectAll().orderBy('created_at').execute();
       return rows.map(toRecord);
     },
+
+    /**
+     * Deletes the client and everything bound to it (its devices and what hangs on them,
+     * pending registrations and MFA steps, unspent codes, sign-in records, delegation keys) in
+     * one transaction. The users stay: they may use other clients. False when unknown.
+     */
+    async delete(id: string): Promise<boolean> {
+      return db.transaction().execute(async (tx) => {
+        const devices = tx.selectFrom('devices').select('id').where('client_id', '=', id);
+        await tx.deleteFrom('mfa_remembered').where('device_id', 'in', devices).execute();
+        await tx.deleteFrom('mfa_sessions').where('client_id', '=', id).execute();
+        await tx.deleteFrom('devices').where('client_id', '=', id).execute();
+        await tx.deleteFrom('device_challenges').where('client_id', '=', id).execute();
+        await tx.deleteFrom('registrations').where('client_id', '=', id).execute();
+        await tx.deleteFrom('auth_codes').where('client_id', '=', id).execute();
+        await tx.deleteFrom('client_users').where('client_id', '=', id).execute();
+        await tx.deleteFrom('delegation_sp_keys').where('client_id', '=', id).execute();
+        const row = await tx.deleteFrom('clients').where('id', '=', id).returning('id').executeTakeFirst();
+        return row !== undefined;
+      });
+    },
   };
 }
 

@@ -1,7 +1,7 @@
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { BROWSER_PREFIX, BrowserPaths, type ErrorBody } from 'service-protocol';
 import type { ServiceContext } from '../context.js';
 import { BODY_LIMIT_BYTES } from '../defaults.js';
@@ -17,21 +17,48 @@ import { registerMetrics } from './metrics.js';
 import { sdkRoutes } from './sdk.js';
 
 export interface AppOptions {
-  /** Pino options; `stream` lets tests read the log lines. */
-  logger?: boolean | { level: string; stream?: NodeJS.WritableStream };
+  /**
+   * Pino options; `stream` lets tests read the log lines. `pretty` prints each line readably
+   * (pino-pretty, for a terminal) instead of as JSON.
+   */
+  logger?: boolean | { level: string; stream?: NodeJS.WritableStream; pretty?: boolean };
+}
+
+/** Readable terminal lines: `10:21:07 INFO: POST /v1/authenticate 200 3.1 ms`. */
+const PRETTY_TRANSPORT = {
+  target: 'pino-pretty',
+  options: { singleLine: true, translateTime: 'HH:MM:ss', ignore: 'pid,hostname,reqId,method,path,statusCode,ms' },
+};
+
+/** One line per request instead of Fastify's two: `POST /v1/authenticate 200 3.1 ms`. */
+class OneLineRequestLog extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    // The path only: a query string may carry a code or a token.
+    const path = request.url.split('?', 1)[0];
+    const ms = Math.round(reply.elapsedTime * 10) / 10;
+    const fields = { method: request.method, path, statusCode: reply.statusCode, ms };
+    const line = `${request.method} ${path} ${reply.statusCode} ${ms} ms`;
+    if (error) reply.log.error({ ...fields, err: error }, line);
+    else reply.log.info(fields, line);
+  }
 }
 
 /** The HTTP transport: thin routes over the flows in the context. */
 export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): Promise<FastifyInstance> {
+  const { pretty = false, ...pinoOptions } = typeof options.logger === 'object' ? options.logger : {};
   const app = Fastify({
     logger:
       options.logger === undefined || options.logger === false
         ? false
         : {
-            ...(typeof options.logger === 'object' ? options.logger : {}),
+            ...pinoOptions,
+            ...(pretty ? { transport: PRETTY_TRANSPORT } : {}),
             // Keys and credentials never reach a log line.
             redact: ['req.headers["x-service-key"]', 'req.headers.authorization', 'req.headers.cookie'],
           },
+    logController: new OneLineRequestLog(),
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: ctx.config.trustProxy,
     // Reject unknown or mistyped fields instead of silently dropping or coercing them.

@@ -6,6 +6,8 @@ import type { MailboxStore } from './mailbox-store.js';
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
+const DEV_LIST_LIMIT = 50;
+
 const isLoopback = (address: string | undefined) =>
   address !== undefined && (address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.'));
 
@@ -17,11 +19,16 @@ export const devMailRoutes: FastifyPluginAsync<{ mailbox: MailboxStore; smsOutbo
   app,
   { mailbox, smsOutbox },
 ) => {
-  app.get(Paths.devMail, async (request, reply) => {
-    // It shows every OTP: only to this machine, even when the service listens on other interfaces.
+  // They show every OTP: only to this machine, even when the service listens on other interfaces.
+  app.addHook('onRequest', async (request, reply) => {
     if (!isLoopback(request.socket.remoteAddress)) return reply.code(404).send({ code: 'ERR_NOT_FOUND', message: 'No such endpoint.' });
-    const [messages, sms] = await Promise.all([mailbox.list(50), smsOutbox.list(50)]);
-    if (request.headers.accept?.includes('application/json')) return { messages, sms };
+  });
+  // JSON: the same array `service-idp sms --json` prints.
+  app.get(Paths.devSms, async () => smsOutbox.list(DEV_LIST_LIMIT));
+  app.get(Paths.devMail, async (request, reply) => {
+    const [messages, sms] = await Promise.all([mailbox.list(DEV_LIST_LIMIT), smsOutbox.list(DEV_LIST_LIMIT)]);
+    // JSON: the same array `service-idp mail --json` prints.
+    if (request.headers.accept?.includes('application/json')) return messages;
     const mailItems = messages
       .map(
         (m) =>
