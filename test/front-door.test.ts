@@ -1,0 +1,203 @@
+/**
+ * The front door, as a new user meets it: a fresh clone of this repository in a temporary
+ * folder, then the README's own commands as written: `npm install && npm start`, reading the
+ * codes with `npx service-idp mail`, the curl walkthrough (taken from the README itself, so the
+ * README cannot drift from what is tested) twice, Ctrl-C, and "run the service alone".
+ *
+ * It uses the README's ports (8080 and 3000) and the npm registry (through the local cache).
+ * Run with `npm run test:front-door`; CI runs it from `.ci/run`.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const REPOSITORY = fileURLToPath(new URL('..', import.meta.url));
+const README = readFileSync(join(REPOSITORY, 'README.md'), 'utf8');
+const SERVICE = 'http://127.0.0.1:8080';
+const DEMO = 'http://localhost:3000';
+
+/** The body of the first fenced block of `language` after `heading` in the README. */
+function readmeBlock(heading: string, language: string): string {
+  const section = README.indexOf(heading);
+  assert.ok(section >= 0, `the README has a "${heading}" section`);
+  const open = README.indexOf(`\`\`\`${language}\n`, section);
+  const close = README.indexOf('\n```', open + 1);
+  assert.ok(open > 0 && close > open, `the "${heading}" section has a ${language} block`);
+  return README.slice(open + language.length + 4, close + 1);
+}
+
+/** The commands of the "Two commands" block, without their comments. */
+function twoCommands(): string[] {
+  return readmeBlock('## Two commands', 'sh')
+    .split('\n')
+    .map((line) => line.replace(/#.*$/, '').trim())
+    .filter(Boolean);
+}
+
+interface Finished {
+  code: number | null;
+  output: string;
+}
+
+/** Runs a shell command in the clone; the output is kept for the failure message. */
+function sh(clone: string, command: string, timeoutMs = 600_000): Promise<Finished> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', command], { cwd: clone, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      output += chunk;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+/** The environment a new user has: none of this repository's test settings. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of Object.keys(env)) if (/^(SERVICE_|DATABASE_URL|SMTP_URL|SMS_|NODE_ENV|DEMO_)/.test(name)) delete env[name];
+  return env;
+}
+
+/** A long-running command in its own process group, so Ctrl-C can be sent as a terminal does. */
+function background(clone: string, command: string): { child: ChildProcess; output: () => string } {
+  const child = spawn('bash', ['-c', command], { cwd: clone, env: cleanEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  return { child, output: () => output };
+}
+
+function interrupt(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    child.once('exit', (code) => resolve(code));
+    process.kill(-(child.pid as number), 'SIGINT');
+  });
+}
+
+async function waitFor(url: string, running: { child: ChildProcess; output: () => string }, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    assert.equal(running.child.exitCode, null, `the command exited early:\n${running.output()}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  assert.fail(`${url} did not answer within ${timeoutMs / 1000} s:\n${running.output()}`);
+}
+
+const portFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+
+describe('the front door: a fresh clone and the README as written', { timeout: 1_200_000 }, () => {
+  let clone: string;
+  let failed = false;
+  let start: ReturnType<typeof background> | undefined;
+  const step = (name: string, fn: () => Promise<void>) =>
+    it(name, async (t) => {
+      if (failed) return t.skip('an earlier step failed');
+      try {
+        await fn();
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    });
+
+  before(async () => {
+    for (const port of [8080, 3000]) assert.ok(await portFree(port), `port ${port} is free (the README's commands use it)`);
+    clone = mkdtempSync(join(tmpdir(), 'service-front-door-'));
+    execFileSync('git', ['clone', '--quiet', '--no-hardlinks', REPOSITORY, clone]);
+  });
+  after(async () => {
+    if (start) await interrupt(start.child);
+    rmSync(clone, { recursive: true, force: true });
+  });
+
+  const [install, startCommand] = (twoCommands()[0] ?? '').split('&&').map((c) => c.trim());
+
+  step('`npm install` links an executable service-idp from the first install', async () => {
+    assert.equal(install, 'npm install');
+    const installed = await sh(clone, install as string);
+    assert.equal(installed.code, 0, installed.output);
+    assert.doesNotMatch(installed.output, /EBADENGINE/, 'no dependency asks for another Node version');
+    const bin = join(clone, 'node_modules/.bin/service-idp');
+    assert.ok(existsSync(bin), 'node_modules/.bin/service-idp exists');
+    assert.ok(statSync(bin).mode & 0o111, 'and is executable');
+  });
+
+  step('`npm start` runs the service and the demo', async () => {
+    assert.equal(startCommand, 'npm start');
+    start = background(clone, startCommand as string);
+    await waitFor(`${SERVICE}/healthz`, start, 300_000);
+    await waitFor(DEMO, start, 60_000);
+    assert.match(start.output(), /npx service-idp mail/, 'the banner says how to read the codes');
+  });
+
+  step('`npx service-idp mail` reads the development mailbox, as the README and the banner say', async () => {
+    const mail = await sh(clone, 'npx service-idp mail');
+    assert.equal(mail.code, 0, mail.output);
+    assert.match(mail.output, /development mailbox is empty|Subject:/);
+  });
+
+  step('the curl walkthrough, verbatim, signs ann in and prints her ID token claims', async () => {
+    const walk = await sh(clone, readmeBlock('## Five-minute walkthrough (curl)', 'sh'), 120_000);
+    assert.equal(walk.code, 0, walk.output);
+    assert.match(walk.output, /email: 'ann@example\.com'/);
+    assert.match(walk.output, /email_verified: true/);
+  });
+
+  step('run again at once, it says the code was just sent and stops, reusing the registered client', async () => {
+    const again = await sh(clone, readmeBlock('## Five-minute walkthrough (curl)', 'sh'), 120_000);
+    assert.notEqual(again.code, 0, again.output);
+    assert.match(again.output, /stopped: .*ERR_RATE_LIMITED/);
+    assert.doesNotMatch(again.output, /SyntaxError|TypeError|Cannot read/, `it stops at the failed step:\n${again.output}`);
+    const clients = await sh(clone, 'npx service-idp clients list --json');
+    const names = (JSON.parse(clients.output.slice(clients.output.indexOf('['))) as Array<{ name: string }>).map((c) => c.name);
+    assert.deepEqual(names.sort(), ['Demo', 'My App'], 'one "My App" after two runs');
+  });
+
+  step('Ctrl-C stops both', async () => {
+    const running = start as NonNullable<typeof start>;
+    await interrupt(running.child);
+    start = undefined;
+    assert.match(running.output(), /Stopped\./);
+    for (const port of [8080, 3000]) assert.ok(await portFree(port), `port ${port} is free again`);
+  });
+
+  step('"run the service alone": `npm run build && npx service-idp start`', async () => {
+    const alone = /`(npm run build && npx service-idp start)`/.exec(README)?.[1];
+    assert.ok(alone, 'the README says how to run the service alone');
+    start = background(clone, alone);
+    await waitFor(`${SERVICE}/healthz`, start, 180_000);
+    const code = await interrupt(start.child);
+    const output = start.output();
+    start = undefined;
+    assert.match(output, /service-idp stopped \(SIGINT\)\./, output);
+    assert.ok(code === 0 || code === 130, `exit ${code}`);
+  });
+});
