@@ -53,7 +53,7 @@ export const ENVIRONMENT = {
   SERVICE_IDP_ISSUER: "public base URL, the tokens' iss (default http://HOST:PORT)",
   SERVICE_IDP_TEST_MODE: '"1" puts OTPs in responses (refused when NODE_ENV=production)',
   SERVICE_IDP_MAIL_FROM: 'sender of service mail (default "Sign-in <no-reply@localhost>")',
-  SERVICE_IDP_MAIL_TEMPLATES: 'folder of mail templates replacing the built-in ones: sign-in-code.txt/.html, mfa-code.txt/.html',
+  SERVICE_IDP_MAIL_TEMPLATES: 'folder of mail templates replacing the built-in ones: NAME.txt and NAME.html (docs/operations.md)',
   SERVICE_IDP_LOG_LEVEL: 'fatal, error, warn, info (default), debug',
   SERVICE_IDP_LOG_FORMAT: 'json or pretty (default: pretty on a terminal, JSON otherwise)',
   SERVICE_IDP_TRUST_PROXY: 'addresses/CIDRs of proxies allowed to set X-Forwarded-For, e.g. 10.0.0.0/8 (default: none)',

@@ -1,11 +1,11 @@
 /** Operator mail templates replace the built-in ones; a template that would lose the code is refused at start-up. */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../src/config.js';
-import { loadMailTemplates } from '../src/mail/templates.js';
+import { loadMailTemplates, TEMPLATE_NAMES } from '../src/mail/templates.js';
 import { startTestService, type TestService, uniqueEmail } from './helpers.js';
 
 describe('mail templates', () => {
@@ -36,16 +36,42 @@ describe('mail templates', () => {
     assert.equal(mfa.subject, 'Your X verification code', 'no override: built-in');
   });
 
+  it('lets the operator replace every mail the service sends, and documents each one', () => {
+    const every = mkdtempSync(join(tmpdir(), 'templates-every-'));
+    const operations = readFileSync(new URL('../../../docs/operations.md', import.meta.url), 'utf8');
+    const values = { client: 'Acme', code: '123456', method: 'totp' };
+    try {
+      for (const name of TEMPLATE_NAMES) {
+        writeFileSync(join(every, `${name}.txt`), `Subject: ${name} for {{client}}\ntext {{code}} {{method}}\n`);
+        writeFileSync(join(every, `${name}.html`), `<p>html {{code}} {{method}}</p>`);
+        assert.match(operations, new RegExp(`\`${name}\\.txt\`, \`${name}\\.html\``), `docs/operations.md lists ${name}`);
+      }
+      const templates = loadMailTemplates(every);
+      for (const name of TEMPLATE_NAMES) {
+        const mail = templates.render(name, 'a@example.com', values);
+        assert.deepEqual(
+          { subject: mail.subject, text: mail.text, html: mail.html },
+          { subject: `${name} for Acme`, text: 'text 123456 totp\n', html: '<p>html 123456 totp</p>' },
+        );
+      }
+    } finally {
+      rmSync(every, { recursive: true, force: true });
+    }
+  });
+
   it('escapes values in the HTML part', () => {
     const html = loadMailTemplates().render('sign-in-code', 'a@example.com', { code: '123456', client: '<script>x</script>' }).html;
     assert.doesNotMatch(html, /<script>/);
     assert.match(html, /&lt;script&gt;/);
   });
 
-  it('refuses a template without {{code}}', () => {
+  it('refuses a template without {{code}}, or a notice without what it notifies', () => {
     const bad = mkdtempSync(join(tmpdir(), 'templates-bad-'));
     writeFileSync(join(bad, 'mfa-code.html'), '<p>Your code is on its way</p>');
     assert.throws(() => loadMailTemplates(bad), /mfa-code \(html\).*no \{\{code\}\}/);
+    rmSync(join(bad, 'mfa-code.html'));
+    writeFileSync(join(bad, 'mfa-changed.txt'), 'Something changed.\n');
+    assert.throws(() => loadMailTemplates(bad), /mfa-changed \(text\).*no \{\{method\}\}/);
     rmSync(bad, { recursive: true, force: true });
   });
 

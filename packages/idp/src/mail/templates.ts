@@ -3,27 +3,25 @@ import { join } from 'node:path';
 import { OTP_TTL_SECONDS } from '../defaults.js';
 
 /**
- * Mail templates. The built-in ones below can be replaced, one file at a time, by files in
- * the folder named by SERVICE_IDP_MAIL_TEMPLATES: `NAME.txt` (its first line may be
- * `Subject: …`) and `NAME.html`. Placeholders: {{code}}, {{client}}, {{minutes}}, {{method}};
- * values are HTML-escaped in the HTML part. Every code template must contain {{code}}: checked
- * at start-up.
+ * Mail templates: every mail the service sends is one of these. Each built-in one below can be
+ * replaced, one file at a time, by files in the folder named by SERVICE_IDP_MAIL_TEMPLATES:
+ * `NAME.txt` (its first line may be `Subject: …`) and `NAME.html` (docs/operations.md lists
+ * them; a test checks that it lists every one). Placeholders: {{client}}, {{minutes}} and the
+ * values the sender gives ({{code}}, {{method}}…); values are HTML-escaped in the HTML part.
+ * A template's `required` placeholders must stay in every override: checked at start-up.
  */
-export type TemplateName = 'sign-in-code' | 'mfa-code' | 'mfa-changed';
-
-/** Templates that carry a one-time code: each must contain {{code}}. */
-const CODE_TEMPLATES: TemplateName[] = ['sign-in-code', 'mfa-code'];
-
 interface Template {
   subject: string;
   text: string;
   html: string;
+  /** Placeholders an operator's file may not drop (the mail would lose its point). */
+  required: string[];
 }
 
 const page = (body: string) => `<!doctype html><html><body style="font-family:system-ui,sans-serif">\n${body}\n</body></html>\n`;
 const bigCode = '<p style="font-size:28px;letter-spacing:6px;font-weight:bold">{{code}}</p>';
 
-const BUILT_IN: Record<TemplateName, Template> = {
+const BUILT_IN = {
   // The code stays out of subjects: mail servers log them and phones show them on lock screens.
   'sign-in-code': {
     subject: 'Your {{client}} sign-in code',
@@ -36,6 +34,7 @@ If you did not try to sign in, you can ignore this email: nobody can sign in wit
 ${bigCode}
 <p>It expires in {{minutes}} minutes and works once.</p>
 <p style="color:#666">If you did not try to sign in, you can ignore this email: nobody can sign in without this code.</p>`),
+    required: ['code'],
   },
   'mfa-code': {
     subject: 'Your {{client}} verification code',
@@ -48,6 +47,7 @@ If it was not you, do not share it, and consider changing your MFA method.
 ${bigCode}
 <p>It expires in {{minutes}} minutes and works once.</p>
 <p style="color:#666">If it was not you, do not share it, and consider changing your MFA method.</p>`),
+    required: ['code'],
   },
   // ASVS 2.5.5: a change of authentication factor is notified on the address we know.
   'mfa-changed': {
@@ -60,8 +60,13 @@ If you did not, contact {{client}} support at once: someone may have access to y
     html: page(`<p>The two-step verification method of your <strong>{{client}}</strong> account is now: <strong>{{method}}</strong>.</p>
 <p>If you made this change, there is nothing to do.</p>
 <p style="color:#a00">If you did not, contact {{client}} support at once: someone may have access to your account.</p>`),
+    required: ['method'],
   },
-};
+} satisfies Record<string, Template>;
+
+export type TemplateName = keyof typeof BUILT_IN;
+/** Every mail the service can send. */
+export const TEMPLATE_NAMES = Object.keys(BUILT_IN) as TemplateName[];
 
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
@@ -82,32 +87,35 @@ export interface MailTemplates {
   render(
     name: TemplateName,
     to: string,
-    values: { code: string; client: string; method?: string },
+    values: { client: string } & Record<string, string>,
   ): { to: string; subject: string; text: string; html: string };
 }
 
-/** Loads the templates once; throws (at start-up) on a template without {{code}}. */
+/** Loads the templates once; throws (at start-up) on an override that drops a required placeholder. */
 export function loadMailTemplates(dir?: string): MailTemplates {
-  const templates = { ...BUILT_IN };
+  const templates: Record<TemplateName, Template> = { ...BUILT_IN };
   if (dir) {
-    for (const name of Object.keys(BUILT_IN) as TemplateName[]) {
+    for (const name of TEMPLATE_NAMES) {
       const text = readOverride(dir, `${name}.txt`);
       const html = readOverride(dir, `${name}.html`);
       const subjectLine = text?.match(/^Subject: (.*)\r?\n/);
+      const built = BUILT_IN[name];
       templates[name] = {
-        subject: subjectLine?.[1] ?? BUILT_IN[name].subject,
-        text: text === undefined ? BUILT_IN[name].text : text.slice(subjectLine?.[0].length ?? 0),
-        html: html ?? BUILT_IN[name].html,
+        subject: subjectLine?.[1] ?? built.subject,
+        text: text === undefined ? built.text : text.slice(subjectLine?.[0].length ?? 0),
+        html: html ?? built.html,
+        required: built.required,
       };
       for (const part of ['text', 'html'] as const) {
-        if (CODE_TEMPLATES.includes(name) && !templates[name][part].includes('{{code}}'))
-          throw new Error(`mail template ${name} (${part}) in ${dir} has no {{code}}`);
+        for (const placeholder of built.required)
+          if (!templates[name][part].includes(`{{${placeholder}}}`))
+            throw new Error(`mail template ${name} (${part}) in ${dir} has no {{${placeholder}}}`);
       }
     }
   }
   return {
-    render(name, to, { code, client, method = '' }) {
-      const values = { code, client, method, minutes: String(OTP_TTL_SECONDS / 60) };
+    render(name, to, given) {
+      const values = { ...given, minutes: String(OTP_TTL_SECONDS / 60) };
       const t = templates[name];
       return {
         to,
