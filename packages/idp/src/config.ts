@@ -1,5 +1,12 @@
 import { resolve } from 'node:path';
-import { DB_POOL_SIZE, DB_STATEMENT_TIMEOUT_MS, DEFAULT_HOST, DEFAULT_PORT, MFA_REMEMBER_DAYS } from './defaults.js';
+import {
+  DB_POOL_SIZE,
+  DB_STATEMENT_TIMEOUT_MS,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  DEVICE_IDLE_EXPIRY_DAYS,
+  MFA_REMEMBER_DAYS,
+} from './defaults.js';
 import { WEBHOOK_SECRET_MIN_LENGTH } from './sms/webhook.js';
 
 export interface ServiceConfig {
@@ -35,6 +42,10 @@ export interface ServiceConfig {
   sms: SmsConfig;
   /** How long remember_me skips MFA on a device. */
   mfaRememberDays: number;
+  /** A device unused for this many days is no longer trusted. */
+  deviceIdleDays: number;
+  /** Request header (lower case) holding an approximate place set by the operator's proxy, e.g. cf-ipcountry. */
+  placeHeader: string | undefined;
 }
 
 export type SmsConfig =
@@ -58,6 +69,9 @@ export const ENVIRONMENT = {
   SERVICE_IDP_LOG_FORMAT: 'json or pretty (default: pretty on a terminal, JSON otherwise)',
   SERVICE_IDP_TRUST_PROXY: 'addresses/CIDRs of proxies allowed to set X-Forwarded-For, e.g. 10.0.0.0/8 (default: none)',
   SERVICE_IDP_MFA_REMEMBER_DAYS: 'days remember_me skips MFA on a device (default 30)',
+  SERVICE_IDP_DEVICE_IDLE_DAYS: `days a device may go unused before it stops being trusted (default ${DEVICE_IDLE_EXPIRY_DAYS})`,
+  SERVICE_IDP_PLACE_HEADER:
+    'request header with an approximate place set by your proxy or CDN (e.g. cf-ipcountry), shown in new-device mail (default: none)',
   SMS_TRANSPORT: 'outbox (default; development only), webhook or twilio',
   SMS_WEBHOOK_URL: 'with SMS_TRANSPORT=webhook: where each SMS is POSTed as signed JSON',
   SMS_WEBHOOK_SECRET: 'with SMS_TRANSPORT=webhook: HMAC key of the x-service-signature header (16+ characters)',
@@ -136,6 +150,8 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     trustProxy: env.SERVICE_IDP_TRUST_PROXY || false,
     sms,
     mfaRememberDays: rememberDays,
+    deviceIdleDays: integerSetting(env, 'SERVICE_IDP_DEVICE_IDLE_DAYS', DEVICE_IDLE_EXPIRY_DAYS, 1, 3650),
+    placeHeader: env.SERVICE_IDP_PLACE_HEADER?.trim().toLowerCase() || undefined,
   };
 }
 

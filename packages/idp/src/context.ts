@@ -12,6 +12,9 @@ import { loadServerSecret } from './crypto/server-secret.js';
 import { SMS_ATTEMPT_TIMEOUT_MS } from './defaults.js';
 import { createDelegationService } from './delegation/service.js';
 import { createDelegationStore } from './delegation/store.js';
+import { createDeviceNotices } from './devices/notice.js';
+import { createDeviceProver } from './devices/prover.js';
+import { createDeviceService } from './devices/service.js';
 import { createDeviceStore } from './devices/store.js';
 import { createKeyring } from './keys/keyring.js';
 import { createKeyStore } from './keys/store.js';
@@ -86,11 +89,15 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const throttle = createThrottle({ store: throttleStore, now });
   const registrationStore = createRegistrationStore(db);
   const keyring = createKeyring({ store: createKeyStore(db), sealer: createSealer(serverSecret, 'signing-key'), now });
-  const finish = createSignInFinisher({ devices, codes, now });
+  const idleMs = config.deviceIdleDays * 24 * 60 * 60 * 1000;
+  const templates = loadMailTemplates(config.mailTemplatesDir);
+  const notices = createDeviceNotices({ store: devices, accounts, clients, mailer, templates, hash, issuer: config.issuer, now });
+  const finish = createSignInFinisher({ devices, codes, now, onNewDevice: (device) => notices.newDevice(device) });
+  const prover = createDeviceProver({ devices, accounts, hash, now, idleMs });
+  const deviceService = createDeviceService({ store: devices, prover, now, idleMs });
   const smsOutbox = createSmsOutboxStore(db);
   const sms = options.sms ?? smsTransport(config, smsOutbox, now);
   const mfaStore = createMfaStore(db);
-  const templates = loadMailTemplates(config.mailTemplatesDir);
   const mfa = createMfaService({
     store: mfaStore,
     accounts,
@@ -133,7 +140,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     issuer: config.issuer,
     now,
   });
-  const login = createLoginService({ accounts, devices, mfa, finish, registration, hash, now });
+  const login = createLoginService({ prover, mfa, finish, registration, now });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, serverSecret, now });
 
   return {
@@ -146,6 +153,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     clients,
     accounts,
     devices,
+    deviceService,
+    notices,
     keyring,
     registration,
     login,
@@ -158,7 +167,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     async sweepExpired(at: number) {
       await registrationStore.deleteExpired(at);
       await codeStore.deleteExpired(at);
-      await devices.deleteExpiredChallenges(at);
+      await devices.deleteExpired(at);
       await throttleStore.deleteExpired(at);
       await mfaStore.deleteExpired(at);
       await delegation.sweep(at);

@@ -28,8 +28,18 @@ export const SEND_PER_IP = [{ max: 30, windowSeconds: 60 * 60 }] as const;
 
 /** Device challenge (nonce the device signs) lifetime. */
 export const DEVICE_CHALLENGE_TTL_SECONDS = 60;
-/** A device's last-use time is written at most this often (it is informational). */
+/** A device's last-use time is written at most this often (it only needs day precision for expiry). */
 export const DEVICE_LAST_USED_RESOLUTION_SECONDS = 60;
+/**
+ * A device unused for this long stops being trusted (its next login falls back to the email
+ * OTP). 180 days: about the longest a lost or sold laptop should keep a way in, yet long
+ * enough that a device used twice a year stays remembered. SERVICE_IDP_DEVICE_IDLE_DAYS overrides.
+ */
+export const DEVICE_IDLE_EXPIRY_DAYS = 180;
+/** Lifetime of the "this wasn't me" link in a new-device mail: a week covers a holiday without mail. */
+export const DEVICE_NOTICE_LINK_TTL_SECONDS = 7 * 24 * 60 * 60;
+/** Longest approximate place (from the operator's SERVICE_IDP_PLACE_HEADER) shown in a new-device mail. */
+export const DEVICE_PLACE_MAX_LENGTH = 64;
 
 /** An MFA step (login challenge or enrollment confirmation) must finish within this time. */
 export const MFA_SESSION_TTL_SECONDS = 10 * 60;

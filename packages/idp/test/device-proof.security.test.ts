@@ -71,7 +71,7 @@ describe('device proof', () => {
   it('refuses a removed device', async () => {
     const email = uniqueEmail();
     const device = await registerDevice(email);
-    await service.ctx.devices.remove(device.deviceId, Date.now());
+    await service.ctx.devices.revokeById(device.deviceId, Date.now());
     assert.equal((await login(email, await proof(device.privateKey, device.deviceId, email, await challenge()))).status, 'OTP_NEEDED');
   });
 

@@ -5,12 +5,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IDBFactory } from 'fake-indexeddb';
 import { CompactSign, exportJWK, generateKeyPair, type CryptoKey as JoseKey } from 'jose';
 import pg from 'pg';
 import { ServiceClient } from 'service-web';
+import { SMTPServer } from 'smtp-server';
 import { DB_POOL_SIZE, DB_STATEMENT_TIMEOUT_MS } from '../src/defaults.js';
 import { loadConfig, type RunningService, startService } from '../src/index.js';
 import type { Mailer } from '../src/mail/mailer.js';
@@ -153,10 +155,10 @@ export async function newRawDevice(): Promise<RawDevice> {
   return { publicJwk: { kty: kty as string, crv: crv as string, x: x as string, y: y as string }, privateKey };
 }
 
-/** The device proof of packages/protocol device-proof.ts for a fresh challenge. */
-export async function deviceProof(service: TestService, device: RawDevice, email: string): Promise<string> {
+/** The device proof of packages/protocol device-proof.ts for a fresh challenge (`op` for a device operation). */
+export async function deviceProof(service: TestService, device: RawDevice, email: string, op?: string): Promise<string> {
   const { challenge } = (await service.post('/v1/device-challenges', {})).body;
-  const payload = new TextEncoder().encode(JSON.stringify({ sub: email, nonce: challenge, iat: Math.floor(Date.now() / 1000) }));
+  const payload = new TextEncoder().encode(JSON.stringify({ sub: email, nonce: challenge, iat: Math.floor(Date.now() / 1000), op }));
   return new CompactSign(payload)
     .setProtectedHeader({ alg: 'ES256', typ: 'device-proof+jwt', kid: device.deviceId as string, cv: 'v1' })
     .sign(device.privateKey);
@@ -181,4 +183,56 @@ export async function claimsOf(service: TestService, code: string): Promise<Reco
   const body = await response.json();
   if (response.status !== 200) throw new Error(`token: ${JSON.stringify(body)}`);
   return JSON.parse(Buffer.from(body.id_token.split('.')[1], 'base64url').toString());
+}
+
+/** Registers a remembered device whose key the test holds (raw wire protocol, test mode), as a browser with `userAgent`. */
+export async function registerRawDevice(
+  service: TestService,
+  email: string,
+  userAgent?: string,
+): Promise<RawDevice & { deviceId: string }> {
+  const device = await newRawDevice();
+  const deviceToken = await verifiedRegistration(service, email);
+  const response = await fetch(`${service.url}/v1/devices`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      origin: APP_ORIGIN,
+      'x-service-key': service.publishableKey,
+      ...(userAgent ? { 'user-agent': userAgent } : {}),
+    },
+    body: JSON.stringify({ userid: email, deviceToken, devicePublicKey: device.publicJwk }),
+  });
+  const body = await response.json();
+  if (response.status !== 200 || typeof body.deviceId !== 'string') throw new Error(`register: ${JSON.stringify(body)}`);
+  return { ...device, deviceId: body.deviceId };
+}
+
+export interface Received {
+  to: string[];
+  raw: string;
+}
+
+/** A local SMTP server (smtp-server) that keeps every message it receives. */
+export function startSmtp(): Promise<{ server: SMTPServer; port: number; inbox: Received[] }> {
+  const inbox: Received[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    logger: false,
+    onData(stream, session, callback) {
+      let raw = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        raw += chunk;
+      });
+      stream.on('end', () => {
+        inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
+        callback();
+      });
+    },
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.server.address() as AddressInfo).port, inbox }));
+  });
 }

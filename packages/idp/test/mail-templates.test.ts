@@ -39,11 +39,11 @@ describe('mail templates', () => {
   it('lets the operator replace every mail the service sends, and documents each one', () => {
     const every = mkdtempSync(join(tmpdir(), 'templates-every-'));
     const operations = readFileSync(new URL('../../../docs/operations.md', import.meta.url), 'utf8');
-    const values = { client: 'Acme', code: '123456', method: 'totp' };
+    const values = { client: 'Acme', code: '123456', method: 'totp', link: 'L' };
     try {
       for (const name of TEMPLATE_NAMES) {
-        writeFileSync(join(every, `${name}.txt`), `Subject: ${name} for {{client}}\ntext {{code}} {{method}}\n`);
-        writeFileSync(join(every, `${name}.html`), `<p>html {{code}} {{method}}</p>`);
+        writeFileSync(join(every, `${name}.txt`), `Subject: ${name} for {{client}}\ntext {{code}} {{method}} {{link}}\n`);
+        writeFileSync(join(every, `${name}.html`), `<p>html {{code}} {{method}} {{link}}</p>`);
         assert.match(operations, new RegExp(`\`${name}\\.txt\`, \`${name}\\.html\``), `docs/operations.md lists ${name}`);
       }
       const templates = loadMailTemplates(every);
@@ -51,7 +51,7 @@ describe('mail templates', () => {
         const mail = templates.render(name, 'a@example.com', values);
         assert.deepEqual(
           { subject: mail.subject, text: mail.text, html: mail.html },
-          { subject: `${name} for Acme`, text: 'text 123456 totp\n', html: '<p>html 123456 totp</p>' },
+          { subject: `${name} for Acme`, text: 'text 123456 totp L\n', html: '<p>html 123456 totp L</p>' },
         );
       }
     } finally {
@@ -72,6 +72,9 @@ describe('mail templates', () => {
     rmSync(join(bad, 'mfa-code.html'));
     writeFileSync(join(bad, 'mfa-changed.txt'), 'Something changed.\n');
     assert.throws(() => loadMailTemplates(bad), /mfa-changed \(text\).*no \{\{method\}\}/);
+    rmSync(join(bad, 'mfa-changed.txt'));
+    writeFileSync(join(bad, 'new-device.html'), '<p>A new device signed in.</p>');
+    assert.throws(() => loadMailTemplates(bad), /new-device \(html\).*no \{\{link\}\}/);
     rmSync(bad, { recursive: true, force: true });
   });
 

@@ -21,7 +21,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import {
+  CompactSign,
+  createLocalJWKSet,
+  decodeProtectedHeader,
+  exportJWK,
+  generateKeyPair,
+  type CryptoKey as JoseKey,
+  jwtVerify,
+} from 'jose';
+import pg from 'pg';
 import { KEY_CACHE_SECONDS, OTP_MAX_ATTEMPTS, SEND_PER_IP } from '../src/defaults.js';
 import { APP_ORIGIN, adminQuery, TEST_DATABASE_URL, uniqueEmail } from './helpers.js';
 
@@ -317,6 +326,63 @@ describe('three nodes on one PostgreSQL database', { skip: !TEST_DATABASE_URL &&
       await verifyAt(node, fresh.body.id_token);
       const old = await verifyAt(node, signedBefore.body.id_token);
       assert.equal(old.protectedHeader.kid, oldKid, `${node.name} still verifies a token signed before the rotation`);
+    }
+  });
+
+  it('refuses on B, at once, a device revoked through A (no node keeps trusting it)', async () => {
+    const email = uniqueEmail('revoke');
+    /** Registers a device whose key the test holds, through `node`. */
+    const register = async (node: Node) => {
+      const { publicKey, privateKey } = await generateKeyPair('ES256');
+      const { kty, crv, x, y } = await exportJWK(publicKey);
+      const a = await post(node, '/v1/authenticate', { userid: email, cryptoVersion: 'v1', rememberDevice: true }, clientAddress());
+      assert.equal(a.body?.status, 'OTP_NEEDED', JSON.stringify(a.body));
+      await post(node, '/v1/email-otp/verify', { userid: email, deviceToken: a.body.deviceToken, otp: a.body.code });
+      const d = await post(node, '/v1/devices', { userid: email, deviceToken: a.body.deviceToken, devicePublicKey: { kty, crv, x, y } });
+      assert.equal(typeof d.body?.deviceId, 'string', JSON.stringify(d.body));
+      return { deviceId: d.body.deviceId as string, privateKey };
+    };
+    const proof = async (node: Node, device: { deviceId: string; privateKey: JoseKey }, op?: string) => {
+      const { challenge } = (await post(node, '/v1/device-challenges', {})).body;
+      const payload = new TextEncoder().encode(JSON.stringify({ sub: email, nonce: challenge, iat: Math.floor(Date.now() / 1000), op }));
+      return new CompactSign(payload)
+        .setProtectedHeader({ alg: 'ES256', typ: 'device-proof+jwt', kid: device.deviceId, cv: 'v1' })
+        .sign(device.privateKey);
+    };
+    const login = async (node: Node, device: { deviceId: string; privateKey: JoseKey }) =>
+      (
+        await post(
+          node,
+          '/v1/authenticate',
+          { userid: email, cryptoVersion: 'v1', deviceProof: await proof(node, device) },
+          clientAddress(),
+        )
+      ).body;
+
+    /** Every refused login sends an OTP; the per-address window (30 s) would answer 429: clear it. */
+    const clearSendWindow = async () => {
+      const db = new pg.Client({ connectionString: databaseUrl });
+      await db.connect();
+      await db.query("delete from rate_counters where key like 'send:to:%'").finally(() => db.end());
+    };
+    const keeper = await register(A());
+    await clearSendWindow();
+    const lost = await register(B());
+    // B has verified and cached the lost device's key by signing in with it.
+    assert.equal((await login(B(), lost)).status, 'SUCCESS');
+    const revoked = await post(A(), '/v1/devices/revoke', {
+      userid: email,
+      cryptoVersion: 'v1',
+      deviceProof: await proof(A(), keeper, 'devices.revoke'),
+      deviceId: lost.deviceId,
+    });
+    assert.equal(revoked.status, 200, JSON.stringify(revoked.body));
+    // The very next login on B and on C is refused; no wait at all.
+    for (const node of [B(), C()]) {
+      await clearSendWindow();
+      const next = await login(node, lost);
+      assert.equal(next.status, 'OTP_NEEDED', `${node.name} refuses the revoked device: ${JSON.stringify(next)}`);
+      assert.equal(next.deviceRefused, true);
     }
   });
 

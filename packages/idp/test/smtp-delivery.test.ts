@@ -4,38 +4,8 @@
  * An SMTP failure gives a clear 503 and leaves no usable code behind.
  */
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { SMTPServer } from 'smtp-server';
-import { startTestService, type TestService, uniqueEmail } from './helpers.js';
-
-interface Received {
-  to: string[];
-  raw: string;
-}
-
-function startSmtp(): Promise<{ server: SMTPServer; port: number; inbox: Received[] }> {
-  const inbox: Received[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
-    logger: false,
-    onData(stream, session, callback) {
-      let raw = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk: string) => {
-        raw += chunk;
-      });
-      stream.on('end', () => {
-        inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
-        callback();
-      });
-    },
-  });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.server.address() as AddressInfo).port, inbox }));
-  });
-}
+import { startSmtp, startTestService, type TestService, uniqueEmail } from './helpers.js';
 
 describe('SMTP delivery', () => {
   let smtp: Awaited<ReturnType<typeof startSmtp>>;

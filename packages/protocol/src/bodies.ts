@@ -27,7 +27,11 @@ export interface AuthenticateRequest {
 
 export type AuthenticateResponse =
   | { status: 'SUCCESS'; message: string; success: true; code: string }
-  | { status: 'OTP_NEEDED'; message: string; deviceToken: string; code?: string }
+  /**
+   * `deviceRefused`: the request carried a device proof the service did not accept (forged,
+   * replayed, or a revoked or expired device): the browser drops its stored key.
+   */
+  | { status: 'OTP_NEEDED'; message: string; deviceToken: string; code?: string; deviceRefused?: true }
   | { status: 'MFA_REQUIRED'; message: string; sessionId: string; method: MfaMethod };
 
 /** POST /v1/email-otp/verify */

@@ -18,6 +18,10 @@ export const ErrorCodes = {
   ERR_ACCOUNT_LOCKED: { http: 423, status: Status.ACCOUNT_LOCKED },
   ERR_DELIVERY_FAILED: { http: 503, status: Status.SERVICE_ERROR },
   ERR_NOT_FOUND: { http: 404, status: Status.INVALID_REQUEST },
+  /** The device proof was refused: no proof, a forged one, or a revoked or expired device. */
+  ERR_DEVICE_UNTRUSTED: { http: 401, status: Status.DEVICE_KEY_UNAVAILABLE },
+  /** No such device among the user's devices for this client (unknown and foreign ids alike). */
+  ERR_DEVICE_NOT_FOUND: { http: 404, status: Status.INVALID_REQUEST },
   /** Delegation (backend to backend): the envelope could not be opened or its claims are wrong. */
   ERR_DELEGATION_INVALID: { http: 401, status: Status.INVALID_REQUEST },
   /** Delegation: this request id (jti) was seen before. */

@@ -8,6 +8,7 @@
 
 export * from './bodies.js';
 export * from './device-proof.js';
+export * from './devices.js';
 export * from './errors.js';
 export * from './phone.js';
 export * from './statuses.js';
@@ -30,6 +31,11 @@ export const BrowserPaths = {
   verifyDevice: '/devices',
   mfaInitiate: '/mfa/initiate',
   mfaVerify: '/mfa/verify',
+  /** Device management, each authenticated by a fresh device proof of the calling device (devices.ts). */
+  listDevices: '/devices/list',
+  renameDevice: '/devices/rename',
+  revokeDevice: '/devices/revoke',
+  revokeOtherDevices: '/devices/revoke-others',
 } as const;
 
 /** Paths served by service-idp, relative to its base URL. */
@@ -41,6 +47,12 @@ export const Paths = {
   verifyDevice: `${BROWSER_PREFIX}${BrowserPaths.verifyDevice}`,
   mfaInitiate: `${BROWSER_PREFIX}${BrowserPaths.mfaInitiate}`,
   mfaVerify: `${BROWSER_PREFIX}${BrowserPaths.mfaVerify}`,
+  listDevices: `${BROWSER_PREFIX}${BrowserPaths.listDevices}`,
+  renameDevice: `${BROWSER_PREFIX}${BrowserPaths.renameDevice}`,
+  revokeDevice: `${BROWSER_PREFIX}${BrowserPaths.revokeDevice}`,
+  revokeOtherDevices: `${BROWSER_PREFIX}${BrowserPaths.revokeOtherDevices}`,
+  /** The plain page a new-device mail links to ("this wasn't me"): GET shows, POST revokes. */
+  deviceNotice: '/devices/not-me',
   /** Delegation: a nested JWT (signed, then encrypted) in, one out; docs/delegation.md. */
   delegation: `${BROWSER_PREFIX}/delegation`,
   token: '/oauth/token',

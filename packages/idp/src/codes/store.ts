@@ -6,6 +6,8 @@ export interface AuthCode {
   codeChallenge: string | null;
   amr: string[];
   authTime: number;
+  /** The remembered device that signed in or was registered, if any (ID token claim device_id). */
+  deviceId: string | null;
 }
 
 /** Authorization codes, stored by keyed hash; consumption stamps a time instead of deleting. */
@@ -21,6 +23,7 @@ export function createCodeStore(db: Db) {
           code_challenge: code.codeChallenge,
           amr: JSON.stringify(code.amr),
           auth_time: code.authTime,
+          device_id: code.deviceId,
           expires_at: expiresAt,
           consumed_at: null,
         })
@@ -42,7 +45,7 @@ export function createCodeStore(db: Db) {
         .where('id', '=', idHash)
         .where('consumed_at', 'is', null)
         .where('expires_at', '>', now)
-        .returning(['client_id', 'user_id', 'code_challenge', 'amr', 'auth_time'])
+        .returning(['client_id', 'user_id', 'code_challenge', 'amr', 'auth_time', 'device_id'])
         .executeTakeFirst();
       return (
         row && {
@@ -51,6 +54,7 @@ export function createCodeStore(db: Db) {
           codeChallenge: row.code_challenge,
           amr: JSON.parse(row.amr) as string[],
           authTime: Number(row.auth_time),
+          deviceId: row.device_id,
         }
       );
     },

@@ -10,10 +10,70 @@ export interface Device {
   lastUsedAt?: number | null;
 }
 
-/** Registered device keys and the single-use challenges they sign. */
+export interface NewDevice extends Device {
+  browser: string | null;
+  os: string | null;
+}
+
+/** A device as its owner sees it. */
+export interface DeviceRow {
+  id: string;
+  userId: string;
+  clientId: string;
+  name: string | null;
+  browser: string | null;
+  os: string | null;
+  createdAt: number;
+  lastUsedAt: number | null;
+  removedAt: number | null;
+}
+
+/** The user's and client's devices a change may touch: not revoked, used since `usedSince`. */
+export interface DeviceScope {
+  userId: string;
+  clientId: string;
+  usedSince: number;
+}
+
+/**
+ * Registered device keys and the single-use challenges they sign. A device is trusted while
+ * `removed_at` is null and it was used (or registered) after the caller's idle cut-off: both
+ * are checked in the query that reads the key, so a revocation or an expiry holds on every
+ * node from the next request on.
+ */
 export function createDeviceStore(db: Db) {
+  const lastActivity = db.fn.coalesce('last_used_at', 'created_at');
+  const rowOf = (row: {
+    id: string;
+    user_id: string;
+    client_id: string;
+    name: string | null;
+    browser: string | null;
+    os: string | null;
+    created_at: number;
+    last_used_at: number | null;
+    removed_at: number | null;
+  }): DeviceRow => ({
+    id: row.id,
+    userId: row.user_id,
+    clientId: row.client_id,
+    name: row.name,
+    browser: row.browser,
+    os: row.os,
+    createdAt: Number(row.created_at),
+    lastUsedAt: row.last_used_at == null ? null : Number(row.last_used_at),
+    removedAt: row.removed_at == null ? null : Number(row.removed_at),
+  });
+  const inScope = (scope: DeviceScope) =>
+    db
+      .updateTable('devices')
+      .where('user_id', '=', scope.userId)
+      .where('client_id', '=', scope.clientId)
+      .where('removed_at', 'is', null)
+      .where(lastActivity, '>', scope.usedSince);
+
   return {
-    async insert(device: Device, now: number): Promise<void> {
+    async insert(device: NewDevice, now: number): Promise<void> {
       await db
         .insertInto('devices')
         .values({
@@ -25,12 +85,22 @@ export function createDeviceStore(db: Db) {
           created_at: now,
           last_used_at: null,
           removed_at: null,
+          name: null,
+          browser: device.browser,
+          os: device.os,
         })
         .execute();
     },
 
-    async findActive(id: string): Promise<Device | undefined> {
-      const row = await db.selectFrom('devices').selectAll().where('id', '=', id).where('removed_at', 'is', null).executeTakeFirst();
+    /** The device's key when it is trusted: not revoked, and used (or registered) after `usedSince`. */
+    async findActive(id: string, usedSince: number): Promise<Device | undefined> {
+      const row = await db
+        .selectFrom('devices')
+        .selectAll()
+        .where('id', '=', id)
+        .where('removed_at', 'is', null)
+        .where(lastActivity, '>', usedSince)
+        .executeTakeFirst();
       return (
         row && {
           id: row.id,
@@ -43,16 +113,64 @@ export function createDeviceStore(db: Db) {
       );
     },
 
+    /** Any device by id, revoked or not (the "this wasn't me" page names it either way). */
+    async find(id: string): Promise<DeviceRow | undefined> {
+      const row = await db.selectFrom('devices').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && rowOf(row);
+    },
+
+    /** The user's trusted devices for one client, newest first. */
+    async list(scope: DeviceScope): Promise<DeviceRow[]> {
+      const rows = await db
+        .selectFrom('devices')
+        .selectAll()
+        .where('user_id', '=', scope.userId)
+        .where('client_id', '=', scope.clientId)
+        .where('removed_at', 'is', null)
+        .where(lastActivity, '>', scope.usedSince)
+        .orderBy('created_at', 'desc')
+        .orderBy('id')
+        .execute();
+      return rows.map(rowOf);
+    },
+
+    /** True when the device was in scope and is renamed. */
+    async rename(scope: DeviceScope, id: string, name: string): Promise<boolean> {
+      const result = await inScope(scope).set({ name }).where('id', '=', id).executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+
+    /** Revokes one device of the scope; true when it was trusted until now. */
+    async revoke(scope: DeviceScope, id: string, now: number): Promise<boolean> {
+      const result = await inScope(scope).set({ removed_at: now }).where('id', '=', id).executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+
+    /** Revokes every device of the scope but `keepId` (none kept when undefined); returns how many. */
+    async revokeAll(scope: DeviceScope, now: number, keepId?: string): Promise<number> {
+      let query = inScope(scope).set({ removed_at: now });
+      if (keepId !== undefined) query = query.where('id', '!=', keepId);
+      return Number((await query.executeTakeFirst()).numUpdatedRows);
+    },
+
+    /** Revokes a device by id alone (the "this wasn't me" link, whose signature names it). */
+    async revokeById(id: string, now: number): Promise<boolean> {
+      const result = await db
+        .updateTable('devices')
+        .set({ removed_at: now })
+        .where('id', '=', id)
+        .where('removed_at', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+
     async touch(id: string, now: number): Promise<void> {
       await db.updateTable('devices').set({ last_used_at: now }).where('id', '=', id).execute();
     },
 
-    async remove(id: string, now: number): Promise<void> {
-      await db.updateTable('devices').set({ removed_at: now }).where('id', '=', id).execute();
-    },
-
-    async deleteExpiredChallenges(now: number): Promise<void> {
+    async deleteExpired(now: number): Promise<void> {
       await db.deleteFrom('device_challenges').where('expires_at', '<', now).execute();
+      await db.deleteFrom('device_notice_spent').where('expires_at', '<', now).execute();
     },
 
     /**
@@ -63,6 +181,17 @@ export function createDeviceStore(db: Db) {
       const row = await db
         .insertInto('device_challenges')
         .values({ id: idHash, client_id: clientId, expires_at: expiresAt, consumed_at: now })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    /** Spends a "this wasn't me" link; true only for the first caller (atomic, as spendChallenge). */
+    async spendNoticeLink(idHash: string, expiresAt: number, now: number): Promise<boolean> {
+      const row = await db
+        .insertInto('device_notice_spent')
+        .values({ id: idHash, expires_at: expiresAt, consumed_at: now })
         .onConflict((oc) => oc.column('id').doNothing())
         .returning('id')
         .executeTakeFirst();

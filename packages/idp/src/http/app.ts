@@ -6,6 +6,8 @@ import { BROWSER_PREFIX, BrowserPaths, type ErrorBody } from 'service-protocol';
 import type { ServiceContext } from '../context.js';
 import { BODY_LIMIT_BYTES } from '../defaults.js';
 import { delegationRoutes } from '../delegation/routes.js';
+import { deviceNoticeRoutes } from '../devices/notice-routes.js';
+import { deviceRoutes } from '../devices/routes.js';
 import { loginRoutes } from '../login/routes.js';
 import { devMailRoutes } from '../mail/routes.js';
 import { mfaRoutes } from '../mfa/routes.js';
@@ -79,12 +81,14 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         issuer: ctx.config.issuer,
       }));
       await browser.register(loginRoutes, { login: ctx.login, testMode: ctx.config.testMode });
-      await browser.register(registrationRoutes, { registration: ctx.registration });
+      await browser.register(registrationRoutes, { registration: ctx.registration, placeHeader: ctx.config.placeHeader });
+      await browser.register(deviceRoutes, { devices: ctx.deviceService });
       await browser.register(mfaRoutes, { mfa: ctx.mfa });
     },
     { prefix: BROWSER_PREFIX },
   );
   await app.register(delegationRoutes, { delegation: ctx.delegation });
+  await app.register(deviceNoticeRoutes, { notices: ctx.notices });
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer });
   await app.register(sdkRoutes);
   if (!ctx.config.production && (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox')) {

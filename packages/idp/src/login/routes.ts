@@ -54,6 +54,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{ login: LoginService; testM
       message: 'We emailed a 6-digit code. Enter it to verify this device.',
       deviceToken: outcome.deviceToken,
       ...(testMode ? { code: outcome.otp } : {}),
+      ...(outcome.deviceRefused ? { deviceRefused: true as const } : {}),
     };
   });
 };

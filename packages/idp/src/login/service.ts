@@ -1,22 +1,15 @@
 import type { MfaMethod } from 'service-protocol';
-import type { AccountStore } from '../accounts/store.js';
 import type { ClientRecord } from '../clients/store.js';
-import type { SecretHasher } from '../crypto/secrets.js';
-import { DEVICE_CHALLENGE_TTL_SECONDS, DEVICE_LAST_USED_RESOLUTION_SECONDS } from '../defaults.js';
-import { createChallengeCodec } from '../devices/challenge.js';
-import { verifyDeviceProof } from '../devices/proof.js';
-import type { DeviceStore } from '../devices/store.js';
+import type { DeviceProver } from '../devices/prover.js';
 import type { MfaService } from '../mfa/service.js';
 import type { RegistrationService } from '../registration/service.js';
 import type { FinishSignIn, SignIn } from '../sign-in/finish.js';
 
 export interface LoginDeps {
-  accounts: AccountStore;
-  devices: DeviceStore;
+  prover: DeviceProver;
   mfa: MfaService;
   finish: FinishSignIn;
   registration: RegistrationService;
-  hash: SecretHasher;
   now: () => number;
 }
 
@@ -32,7 +25,8 @@ export interface AuthenticateInput {
 export type AuthenticateOutcome =
   | { kind: 'trusted'; code: string }
   | { kind: 'mfa'; sessionId: string; method: MfaMethod }
-  | { kind: 'otp'; deviceToken: string; otp: string };
+  /** `deviceRefused`: a device proof was sent and not accepted (the browser drops its key). */
+  | { kind: 'otp'; deviceToken: string; otp: string; deviceRefused: boolean };
 
 /**
  * authenticate(): a remembered device that proves possession of its key gets a code at once;
@@ -40,37 +34,14 @@ export type AuthenticateOutcome =
  * email-OTP registration, answered identically for known and unknown addresses.
  */
 export function createLoginService(deps: LoginDeps) {
-  const { accounts, devices, mfa, finish, registration, hash, now } = deps;
-
-  const challenges = createChallengeCodec(hash);
-
-  async function trustedDevice(client: ClientRecord, input: AuthenticateInput) {
-    if (!input.deviceProof) return undefined;
-    const verified = await verifyDeviceProof(input.deviceProof, input.cryptoVersion, (kid) => devices.findActive(kid));
-    if (!verified || verified.payload.sub !== input.email || verified.device.clientId !== client.id) return undefined;
-    const user = await accounts.findById(verified.device.userId);
-    if (!user || user.email !== input.email) return undefined;
-    // The challenge is spent last, after everything else matched, and only once.
-    const expiresAt = challenges.check(verified.payload.nonce, client.id, now());
-    if (expiresAt === undefined) return undefined;
-    if (!(await devices.spendChallenge(hash('device-challenge', verified.payload.nonce), client.id, expiresAt, now()))) return undefined;
-    // last_used_at is for operators, not security: a write per minute per device is enough.
-    const lastUsed = verified.device.lastUsedAt ?? 0;
-    if (now() - lastUsed >= DEVICE_LAST_USED_RESOLUTION_SECONDS * 1000) await devices.touch(verified.device.id, now());
-    return { user, deviceId: verified.device.id };
-  }
+  const { prover, mfa, finish, registration, now } = deps;
 
   return {
     /** A single-use challenge for a remembered device to sign. */
-    issueChallenge(client: ClientRecord): { challenge: string; expiresIn: number } {
-      return {
-        challenge: challenges.issue(client.id, now() + DEVICE_CHALLENGE_TTL_SECONDS * 1000),
-        expiresIn: DEVICE_CHALLENGE_TTL_SECONDS,
-      };
-    },
+    issueChallenge: (client: ClientRecord) => prover.issueChallenge(client),
 
     async authenticate(client: ClientRecord, input: AuthenticateInput): Promise<AuthenticateOutcome> {
-      const trusted = await trustedDevice(client, input);
+      const trusted = input.deviceProof ? await prover.prove(client, input.email, input.deviceProof, input.cryptoVersion) : undefined;
       if (trusted) {
         const signIn: SignIn = {
           clientId: client.id,
@@ -93,7 +64,7 @@ export function createLoginService(deps: LoginDeps) {
         codeChallenge: input.codeChallenge,
         ip: input.ip,
       });
-      return { kind: 'otp', ...started };
+      return { kind: 'otp', ...started, deviceRefused: input.deviceProof !== undefined && !trusted };
     },
   };
 }

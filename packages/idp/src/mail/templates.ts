@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { OTP_TTL_SECONDS } from '../defaults.js';
+import { DEVICE_NOTICE_LINK_TTL_SECONDS, OTP_TTL_SECONDS } from '../defaults.js';
 
 /**
  * Mail templates: every mail the service sends is one of these. Each built-in one below can be
  * replaced, one file at a time, by files in the folder named by SERVICE_IDP_MAIL_TEMPLATES:
  * `NAME.txt` (its first line may be `Subject: …`) and `NAME.html` (docs/operations.md lists
- * them; a test checks that it lists every one). Placeholders: {{client}}, {{minutes}} and the
- * values the sender gives ({{code}}, {{method}}…); values are HTML-escaped in the HTML part.
+ * them; a test checks that it lists every one). Placeholders: {{client}}, {{minutes}}, {{days}}
+ * (the "this wasn't me" link's lifetime) and the values the sender gives ({{code}}, {{method}},
+ * new-device's {{device}}, {{time}}, {{place}}, {{link}}); values are HTML-escaped in the HTML part.
  * A template's `required` placeholders must stay in every override: checked at start-up.
  */
 interface Template {
@@ -62,6 +63,23 @@ If you did not, contact {{client}} support at once: someone may have access to y
 <p style="color:#a00">If you did not, contact {{client}} support at once: someone may have access to your account.</p>`),
     required: ['method'],
   },
+  // Every new trusted device is told to the address we know, with a way to take it back.
+  'new-device': {
+    subject: 'A new device can now sign in to {{client}}',
+    text: `A new device was registered for your {{client}} account:
+
+  {{device}}, {{time}}{{place}}
+
+If this was you, there is nothing to do.
+If it was not, sign that device out here (the link works once, for {{days}} days):
+{{link}}
+`,
+    html: page(`<p>A new device was registered for your <strong>{{client}}</strong> account:</p>
+<p><strong>{{device}}</strong>, {{time}}{{place}}</p>
+<p>If this was you, there is nothing to do.</p>
+<p>If it was not, <a href="{{link}}">sign that device out</a> (the link works once, for {{days}} days).</p>`),
+    required: ['link'],
+  },
 } satisfies Record<string, Template>;
 
 export type TemplateName = keyof typeof BUILT_IN;
@@ -115,7 +133,7 @@ export function loadMailTemplates(dir?: string): MailTemplates {
   }
   return {
     render(name, to, given) {
-      const values = { ...given, minutes: String(OTP_TTL_SECONDS / 60) };
+      const values = { ...given, minutes: String(OTP_TTL_SECONDS / 60), days: String(DEVICE_NOTICE_LINK_TTL_SECONDS / 86_400) };
       const t = templates[name];
       return {
         to,

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BrowserPaths, isValidEmail, normalizeEmail, type VerifyDeviceResponse, type VerifyEmailOtpResponse } from 'service-protocol';
 import { Type } from 'typebox';
+import { DEVICE_PLACE_MAX_LENGTH } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { DeviceToken, Otp } from '../http/schemas.js';
 import type { RegistrationService } from './service.js';
@@ -26,12 +27,24 @@ const VerifyDeviceBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** The operator's approximate-place header (e.g. a CDN's country), printable characters only, capped. */
+function placeOf(value: string | string[] | undefined): { place?: string } {
+  const place = (Array.isArray(value) ? value[0] : value)
+    ?.replace(/[^\p{L}\p{N} ,.'()-]/gu, '')
+    .trim()
+    .slice(0, DEVICE_PLACE_MAX_LENGTH);
+  return place ? { place } : {};
+}
+
 function emailOf(userid: string): string {
   if (!isValidEmail(userid)) throw new ServiceError('ERR_EMAIL_INVALID', 'That is not a valid email address.');
   return normalizeEmail(userid);
 }
 
-export const registrationRoutes: FastifyPluginAsyncTypebox<{ registration: RegistrationService }> = async (app, { registration }) => {
+export const registrationRoutes: FastifyPluginAsyncTypebox<{ registration: RegistrationService; placeHeader: string | undefined }> = async (
+  app,
+  { registration, placeHeader },
+) => {
   app.post(BrowserPaths.verifyEmailOtp, { schema: { body: VerifyEmailOtpBody } }, async (request): Promise<VerifyEmailOtpResponse> => {
     const { userid, deviceToken, otp } = request.body;
     await registration.verifyOtp(request.client, emailOf(userid), deviceToken, otp);
@@ -43,6 +56,8 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ registration: Regis
     const outcome = await registration.registerDevice(request.client, emailOf(userid), {
       deviceToken,
       ip: request.ip,
+      ...(request.headers['user-agent'] ? { userAgent: request.headers['user-agent'] } : {}),
+      ...placeOf(placeHeader && request.headers[placeHeader]),
       ...(devicePublicKey ? { devicePublicKey } : {}),
       ...(mfaMethod ? { mfaMethod } : {}),
       ...(phoneNumber ? { phoneNumber } : {}),

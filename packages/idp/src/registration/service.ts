@@ -13,6 +13,7 @@ import {
   SEND_PER_RECIPIENT,
 } from '../defaults.js';
 import { isValidDevicePublicKey } from '../devices/public-key.js';
+import { describeUserAgent } from '../devices/user-agent.js';
 import { ServiceError } from '../errors.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
@@ -130,7 +131,15 @@ export function createRegistrationService(deps: RegistrationDeps) {
     async registerDevice(
       client: ClientRecord,
       email: string,
-      input: { deviceToken: string; devicePublicKey?: DevicePublicJwk; mfaMethod?: MfaMethod; phoneNumber?: string; ip: string },
+      input: {
+        deviceToken: string;
+        devicePublicKey?: DevicePublicJwk;
+        mfaMethod?: MfaMethod;
+        phoneNumber?: string;
+        ip: string;
+        userAgent?: string;
+        place?: string;
+      },
     ): Promise<RegisterDeviceOutcome> {
       if (input.devicePublicKey && !isValidDevicePublicKey(input.devicePublicKey)) {
         throw new ServiceError('ERR_DEVICE_KEY_INVALID', 'The device public key is not a valid P-256 key.');
@@ -157,7 +166,12 @@ export function createRegistrationService(deps: RegistrationDeps) {
         userId: user.id,
         device:
           done.rememberDevice && input.devicePublicKey
-            ? { publicJwk: { ...input.devicePublicKey }, cryptoVersion: done.cryptoVersion }
+            ? {
+                publicJwk: { ...input.devicePublicKey },
+                cryptoVersion: done.cryptoVersion,
+                ...describeUserAgent(input.userAgent),
+                ...(input.place ? { place: input.place } : {}),
+              }
             : null,
         codeChallenge: done.codeChallenge,
         amr: ['otp'],

@@ -7,6 +7,11 @@ import type { DeviceStore } from '../devices/store.js';
 export interface PendingDevice {
   publicJwk: JWK;
   cryptoVersion: string;
+  /** From the User-Agent of the registering request (devices/user-agent.ts). */
+  browser: string | null;
+  os: string | null;
+  /** Approximate place from the operator's header, for the new-device mail only; never stored. */
+  place?: string;
 }
 
 /** Everything a finished sign-in needs; built by registration or login, finished here or after MFA. */
@@ -28,21 +33,37 @@ export interface FinishedSignIn {
 }
 
 /** The last step of every sign-in: register a pending device key, then issue the authorization code. */
-export function createSignInFinisher({ devices, codes, now }: { devices: DeviceStore; codes: CodeService; now: () => number }) {
+export function createSignInFinisher({
+  devices,
+  codes,
+  now,
+  onNewDevice,
+}: {
+  devices: DeviceStore;
+  codes: CodeService;
+  now: () => number;
+  /** Told of every device registered (the new-device mail); must not throw. */
+  onNewDevice: (device: { id: string; userId: string; clientId: string; createdAt: number } & PendingDevice) => Promise<void>;
+}) {
   return async function finish(signIn: SignIn): Promise<FinishedSignIn> {
     let deviceId: string | undefined;
     if (signIn.device && 'publicJwk' in signIn.device) {
+      const pending = signIn.device;
       deviceId = randomToken('dev_', 16);
+      const device = { id: deviceId, userId: signIn.userId, clientId: signIn.clientId, createdAt: now(), ...pending };
       await devices.insert(
         {
           id: deviceId,
           userId: signIn.userId,
           clientId: signIn.clientId,
-          publicJwk: signIn.device.publicJwk,
-          cryptoVersion: signIn.device.cryptoVersion,
+          publicJwk: pending.publicJwk,
+          cryptoVersion: pending.cryptoVersion,
+          browser: pending.browser ?? null,
+          os: pending.os ?? null,
         },
-        now(),
+        device.createdAt,
       );
+      await onNewDevice(device);
     }
     const code = await codes.issue({
       clientId: signIn.clientId,
@@ -50,6 +71,7 @@ export function createSignInFinisher({ devices, codes, now }: { devices: DeviceS
       codeChallenge: signIn.codeChallenge,
       amr: signIn.amr,
       authTime: signIn.authTime,
+      deviceId: deviceId ?? (signIn.device && 'id' in signIn.device ? signIn.device.id : null),
     });
     return deviceId ? { code, deviceId } : { code };
   };

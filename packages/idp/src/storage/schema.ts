@@ -37,7 +37,19 @@ export interface Database {
     crypto_version: string;
     created_at: number;
     last_used_at: number | null;
+    /** Revoked by the user, the application's backend or the "this wasn't me" link. */
     removed_at: number | null;
+    /** The user's name for it; null shows "browser on os". */
+    name: string | null;
+    /** Parsed from the User-Agent at registration (the raw header is not kept). */
+    browser: string | null;
+    os: string | null;
+  };
+  /** devices/: "this wasn't me" links already used, kept until they would have expired */
+  device_notice_spent: {
+    id: string;
+    expires_at: number;
+    consumed_at: number;
   };
   /** devices/: challenges already spent by a device proof (replay cache) */
   device_challenges: {
@@ -70,6 +82,8 @@ export interface Database {
     code_challenge: string | null;
     amr: string; // JSON array
     auth_time: number;
+    /** The remembered device that signed in or was registered (the ID token's device_id). */
+    device_id: string | null;
     expires_at: number;
     consumed_at: number | null;
   };

@@ -77,6 +77,8 @@ export function createTokenService(deps: TokenDeps) {
           email: user.email,
           email_verified: true,
           amr: code.amr,
+          // Our claim: the device behind this sign-in, so a backend can end its session when it is revoked.
+          ...(code.deviceId ? { device_id: code.deviceId } : {}),
         },
         key.privateKey,
       );

@@ -1,0 +1,59 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { Paths } from 'service-protocol';
+import { Type } from 'typebox';
+import type { DeviceNotices } from './notice.js';
+import { defaultDeviceName } from './user-agent.js';
+
+const Token = Type.Object({ t: Type.String({ maxLength: 200 }) }, { additionalProperties: false });
+
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+
+const REFUSED = {
+  invalid: [400, 'This link is not valid. Use the link from the email exactly as it was sent.'],
+  expired: [410, 'This link has expired. Revoke the device from your account page instead.'],
+  used: [409, 'This link was already used.'],
+} as const;
+
+/** A plain page: no script, no form target but itself, never framed, never cached. */
+function page(reply: FastifyReply, status: number, body: string) {
+  return reply
+    .code(status)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+    .send(
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Device sign-in</title></head>` +
+        `<body style="font-family:system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem">${body}</body></html>\n`,
+    );
+}
+
+/** GET /devices/not-me names the device; only its POST button revokes it. */
+export const deviceNoticeRoutes: FastifyPluginAsyncTypebox<{ notices: DeviceNotices }> = async (app, { notices }) => {
+  app.get(Paths.deviceNotice, { schema: { querystring: Token } }, async (request, reply) => {
+    const checked = await notices.check(request.query.t);
+    if (!checked.ok) return page(reply, REFUSED[checked.reason][0], `<p>${REFUSED[checked.reason][1]}</p>`);
+    const { device } = checked;
+    const name = escapeHtml(device.name ?? defaultDeviceName(device.browser, device.os));
+    const what = `<p>A new device signed in to <strong>${escapeHtml(checked.clientName)}</strong>: <strong>${name}</strong>, on ${new Date(device.createdAt).toUTCString()}.</p>`;
+    if (device.removedAt !== null) return page(reply, 200, `${what}<p>This device is already signed out.</p>`);
+    return page(
+      reply,
+      200,
+      `${what}<p>If this was not you, sign this device out. It will need a code from your email to sign in again.</p>` +
+        `<form method="post" action="${Paths.deviceNotice}"><input type="hidden" name="t" value="${escapeHtml(request.query.t)}">` +
+        `<button type="submit">Sign this device out</button></form>`,
+    );
+  });
+
+  app.post(Paths.deviceNotice, { schema: { body: Token } }, async (request, reply) => {
+    const outcome = await notices.revoke(request.body.t);
+    if (outcome !== 'revoked') return page(reply, REFUSED[outcome][0], `<p>${REFUSED[outcome][1]}</p>`);
+    return page(
+      reply,
+      200,
+      '<p>The device is signed out. If you did not sign in yourself, someone knows how to read your email: secure your email account.</p>',
+    );
+  });
+};

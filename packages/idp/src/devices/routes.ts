@@ -1,0 +1,81 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import {
+  BrowserPaths,
+  CRYPTO_VERSIONS,
+  DEVICE_ID_PATTERN,
+  DEVICE_NAME_MAX_LENGTH,
+  type DeviceChangeResponse,
+  DeviceOps,
+  isValidDeviceName,
+  isValidEmail,
+  type ListDevicesResponse,
+  normalizeEmail,
+} from 'service-protocol';
+import { type TObject, type TProperties, Type } from 'typebox';
+import type { ClientRecord } from '../clients/store.js';
+import { ServiceError } from '../errors.js';
+import type { DeviceCaller, DeviceService } from './service.js';
+
+const DeviceId = Type.String({ pattern: DEVICE_ID_PATTERN.source });
+const body = <P extends TProperties>(extra: P): TObject<P & typeof base> =>
+  Type.Object({ ...base, ...extra }, { additionalProperties: false });
+const base = {
+  userid: Type.String({ maxLength: 320 }),
+  cryptoVersion: Type.Union(CRYPTO_VERSIONS.map((v) => Type.Literal(v))),
+  deviceProof: Type.String({ maxLength: 4096 }),
+};
+
+/** POST /v1/devices/{list,rename,revoke,revoke-others}: the calling device proves itself for the operation. */
+export const deviceRoutes: FastifyPluginAsyncTypebox<{ devices: DeviceService }> = async (app, { devices }) => {
+  const caller = (request: {
+    client: ClientRecord;
+    body: { userid: string; cryptoVersion: string; deviceProof: string };
+  }): DeviceCaller => {
+    if (!isValidEmail(request.body.userid)) throw new ServiceError('ERR_EMAIL_INVALID', 'That is not a valid email address.');
+    return {
+      client: request.client,
+      email: normalizeEmail(request.body.userid),
+      cryptoVersion: request.body.cryptoVersion,
+      deviceProof: request.body.deviceProof,
+    };
+  };
+
+  app.post(BrowserPaths.listDevices, { schema: { body: body({}) } }, async (request): Promise<ListDevicesResponse> => {
+    const { userId, deviceId } = await devices.authorize(caller(request), DeviceOps.list);
+    const list = await devices.list(request.client.id, userId, deviceId);
+    return { status: 'SUCCESS', message: `${list.length} trusted device(s).`, devices: list };
+  });
+
+  app.post(
+    BrowserPaths.renameDevice,
+    { schema: { body: body({ deviceId: DeviceId, name: Type.String({ maxLength: DEVICE_NAME_MAX_LENGTH * 4 }) }) } },
+    async (request): Promise<DeviceChangeResponse> => {
+      // Checked before the proof is spent: a bad name costs the caller nothing and changes nothing.
+      if (!isValidDeviceName(request.body.name)) {
+        throw new ServiceError(
+          'ERR_REQUEST_INVALID',
+          `A device name is 1 to ${DEVICE_NAME_MAX_LENGTH} characters, without control or direction characters.`,
+        );
+      }
+      const { userId } = await devices.authorize(caller(request), DeviceOps.rename);
+      await devices.rename(request.client.id, userId, request.body.deviceId, request.body.name);
+      return { status: 'SUCCESS', message: 'Device renamed.' };
+    },
+  );
+
+  app.post(
+    BrowserPaths.revokeDevice,
+    { schema: { body: body({ deviceId: DeviceId }) } },
+    async (request): Promise<DeviceChangeResponse> => {
+      const { userId } = await devices.authorize(caller(request), DeviceOps.revoke);
+      await devices.revoke(request.client.id, userId, request.body.deviceId);
+      return { status: 'SUCCESS', message: 'Device revoked: it must verify by email to sign in again.', revoked: 1 };
+    },
+  );
+
+  app.post(BrowserPaths.revokeOtherDevices, { schema: { body: body({}) } }, async (request): Promise<DeviceChangeResponse> => {
+    const { userId, deviceId } = await devices.authorize(caller(request), DeviceOps.revokeOthers);
+    const revoked = await devices.revokeAll(request.client.id, userId, deviceId);
+    return { status: 'SUCCESS', message: `Signed out everywhere else (${revoked} device(s)).`, revoked };
+  });
+};

@@ -1,0 +1,71 @@
+import type { DeviceInfo } from 'service-protocol';
+import type { ClientRecord } from '../clients/store.js';
+import { ServiceError } from '../errors.js';
+import type { DeviceProver } from './prover.js';
+import type { DeviceRow, DeviceStore } from './store.js';
+import { defaultDeviceName } from './user-agent.js';
+
+export interface DeviceServiceDeps {
+  store: DeviceStore;
+  prover: DeviceProver;
+  now: () => number;
+  /** A device unused for this long is no longer trusted (DEVICE_IDLE_EXPIRY_DAYS). */
+  idleMs: number;
+}
+
+export interface DeviceCaller {
+  client: ClientRecord;
+  email: string;
+  cryptoVersion: string;
+  deviceProof: string;
+}
+
+/**
+ * The devices a user holds for one client: list, rename, revoke, revoke all others. From the
+ * browser, each call is authenticated by a fresh proof of one of those devices, made for that
+ * operation; from the client's backend (delegation), by the client's signed envelope.
+ */
+export function createDeviceService({ store, prover, now, idleMs }: DeviceServiceDeps) {
+  const scope = (clientId: string, userId: string) => ({ clientId, userId, usedSince: now() - idleMs });
+
+  /** The caller's user and device, or ERR_DEVICE_UNTRUSTED (the browser drops its key). */
+  async function authorize(caller: DeviceCaller, op: string) {
+    const proven = await prover.prove(caller.client, caller.email, caller.deviceProof, caller.cryptoVersion, op);
+    if (!proven) {
+      throw new ServiceError('ERR_DEVICE_UNTRUSTED', 'This browser is not a trusted device (any more). Sign in again to trust it.');
+    }
+    return { userId: proven.user.id, deviceId: proven.deviceId };
+  }
+
+  const notFound = () => new ServiceError('ERR_DEVICE_NOT_FOUND', 'No such device among your devices.');
+
+  return {
+    authorize,
+
+    async list(clientId: string, userId: string, currentId?: string): Promise<DeviceInfo[]> {
+      const rows = await store.list(scope(clientId, userId));
+      return rows.map((row: DeviceRow) => ({
+        id: row.id,
+        name: row.name ?? defaultDeviceName(row.browser, row.os),
+        browser: row.browser ?? '',
+        os: row.os ?? '',
+        createdAt: row.createdAt,
+        lastUsedAt: row.lastUsedAt,
+        current: row.id === currentId,
+      }));
+    },
+
+    async rename(clientId: string, userId: string, deviceId: string, name: string): Promise<void> {
+      if (!(await store.rename(scope(clientId, userId), deviceId, name.trim()))) throw notFound();
+    },
+
+    async revoke(clientId: string, userId: string, deviceId: string): Promise<void> {
+      if (!(await store.revoke(scope(clientId, userId), deviceId, now()))) throw notFound();
+    },
+
+    /** Revokes every device of the user for this client except `keepId`; returns how many. */
+    revokeAll: (clientId: string, userId: string, keepId?: string) => store.revokeAll(scope(clientId, userId), now(), keepId),
+  };
+}
+
+export type DeviceService = ReturnType<typeof createDeviceService>;
