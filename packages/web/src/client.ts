@@ -1,7 +1,11 @@
 import {
   CRYPTO_VERSIONS,
   type CryptoVersion,
+  DEVICE_ID_PATTERN,
+  type DeviceOp,
+  DeviceOps,
   type DevicePublicJwk,
+  isValidDeviceName,
   isValidEmail,
   MfaMethod,
   normalizeEmail,
@@ -16,12 +20,15 @@ import { failure, type HttpConfig, type HttpOutcome, request } from './http.js';
 import type {
   AuthenticateOptions,
   AuthenticationResult,
+  DeviceChangeResult,
+  DeviceInfo,
   FailureResult,
   FinalizeRegistrationResult,
   InitializationResult,
   InitiateMfaInput,
   InitiateMfaResult,
   InitOptions,
+  ListDevicesResult,
   VerifyDeviceInput,
   VerifyDeviceResult,
   VerifyEmailOtpResult,
@@ -220,6 +227,8 @@ export class ServiceClient {
           return { status: 'SUCCESS', message, success: true, code: body.code };
         case 'OTP_NEEDED': {
           if (typeof body.deviceToken !== 'string') break;
+          // The service refused this device (revoked or expired): forget its key now.
+          if (body.deviceRefused === true) await this.#forgetDevice(session, email);
           this.#pending.set(email, {
             deviceToken: body.deviceToken,
             rememberDevice: opts.rememberDevice === true,
@@ -455,6 +464,116 @@ export class ServiceClient {
     }, fail);
   }
 
+  /**
+   * Lists the user's trusted devices for this application (name, browser, OS, created, last
+   * used, `current` for this browser). Needs this browser to be one of them: it proves itself
+   * with its device key. A refused device (revoked, expired) forgets its key and gets
+   * DEVICE_KEY_UNAVAILABLE; the next authenticate then asks for the email OTP.
+   *
+   * @example
+   * ```ts
+   * const r = await ServiceInitializer.listDevices('ann@example.com');
+   * if (r.status === 'SUCCESS') for (const d of r.devices) console.log(d.name, d.current ? '(this device)' : '');
+   * ```
+   */
+  listDevices(userid: string): Promise<ListDevicesResult> {
+    return guard(async (): Promise<ListDevicesResult> => {
+      const done = await this.#deviceCall(userid, Paths.listDevices, DeviceOps.list);
+      if ('status' in done) return done;
+      const devices = done.body.devices;
+      return Array.isArray(devices) ? { status: 'SUCCESS', message: messageOf(done.body), devices: devices as DeviceInfo[] } : unexpected();
+    });
+  }
+
+  /**
+   * Renames one of the user's devices (1 to 64 characters, no control characters).
+   *
+   * @example
+   * ```ts
+   * await ServiceInitializer.renameDevice({ userid: 'ann@example.com', deviceId: d.id, name: 'Work laptop' });
+   * ```
+   */
+  renameDevice(input: { userid: string; deviceId: string; name: string }): Promise<DeviceChangeResult> {
+    return guard(async () => {
+      if (!isValidDeviceName(input?.name))
+        return failure('INVALID_REQUEST', 'A device name is 1 to 64 characters, without control characters');
+      return this.#deviceChange(input, Paths.renameDevice, DeviceOps.rename, { deviceId: input.deviceId, name: input.name });
+    });
+  }
+
+  /**
+   * Revokes one of the user's devices: it must verify by email to sign in again. Revoking this
+   * browser's own device also forgets its key here.
+   *
+   * @example
+   * ```ts
+   * const r = await ServiceInitializer.revokeDevice({ userid: 'ann@example.com', deviceId: lost.id });
+   * ```
+   */
+  revokeDevice(input: { userid: string; deviceId: string }): Promise<DeviceChangeResult> {
+    return guard(() => this.#deviceChange(input, Paths.revokeDevice, DeviceOps.revoke, { deviceId: input?.deviceId }));
+  }
+
+  /**
+   * "Sign out everywhere else": revokes every device of the user for this application except
+   * this browser. `revoked` says how many.
+   *
+   * @example
+   * ```ts
+   * const r = await ServiceInitializer.revokeOtherDevices('ann@example.com');
+   * if (r.status === 'SUCCESS') alert(`${r.revoked} device(s) signed out`);
+   * ```
+   */
+  revokeOtherDevices(userid: string): Promise<DeviceChangeResult> {
+    return guard(() => this.#deviceChange({ userid }, Paths.revokeOtherDevices, DeviceOps.revokeOthers, {}));
+  }
+
+  async #deviceChange(
+    input: { userid: string; deviceId?: string },
+    path: string,
+    op: DeviceOp,
+    extra: object,
+  ): Promise<DeviceChangeResult> {
+    if ('deviceId' in extra && !DEVICE_ID_PATTERN.test(String(input?.deviceId)))
+      return failure('INVALID_REQUEST', 'deviceId is not a device id');
+    const done = await this.#deviceCall(input?.userid, path, op, extra);
+    if ('status' in done) return done;
+    // This browser revoked itself: its key is worthless now.
+    if (op === DeviceOps.revoke && input.deviceId === done.deviceId) await this.#forgetDevice(done.session, done.email);
+    const { revoked } = done.body;
+    return { status: 'SUCCESS', message: messageOf(done.body), ...(typeof revoked === 'number' ? { revoked } : {}) };
+  }
+
+  /** One device operation, proven by this browser's device key for `op`. */
+  async #deviceCall(userid: unknown, path: string, op: DeviceOp, extra: object = {}) {
+    const session = this.#session;
+    if (!session) return notInitialized();
+    if (typeof userid !== 'string' || !isValidEmail(userid)) return failure('INVALID_EMAIL', 'Enter a valid email address');
+    const email = normalizeEmail(userid);
+    const proof = await this.#deviceProof(session, email, op);
+    if (proof.kind === 'fatal') return proof.failure;
+    if (proof.kind === 'none') {
+      return failure('DEVICE_KEY_UNAVAILABLE', 'This browser is not a trusted device for this user: sign in with rememberDevice first');
+    }
+    const outcome = await request(session.http, 'POST', path, {
+      userid: email,
+      cryptoVersion: session.cryptoVersion,
+      deviceProof: proof.jws,
+      ...extra,
+    });
+    if (!outcome.ok) {
+      if (outcome.failure.status === 'DEVICE_KEY_UNAVAILABLE') await this.#forgetDevice(session, email);
+      return outcome.failure;
+    }
+    return { body: outcome.body, deviceId: proof.deviceId, session, email };
+  }
+
+  async #forgetDevice(session: Session, email: string): Promise<void> {
+    await this.#store(session)
+      ?.delete(deviceRecordKey(session.http.baseUrl, session.clientId, email))
+      .catch(() => {});
+  }
+
   /** A new device key pair and its public JWK, or why none could be made (the login goes on without). */
   async #newDeviceKey(): Promise<NewDeviceKey> {
     const crypto = this.#crypto();
@@ -518,7 +637,8 @@ export class ServiceClient {
   async #deviceProof(
     session: Session,
     email: string,
-  ): Promise<{ kind: 'none' } | { kind: 'proof'; jws: string } | { kind: 'fatal'; failure: FailureResult }> {
+    op?: DeviceOp,
+  ): Promise<{ kind: 'none' } | { kind: 'proof'; jws: string; deviceId: string } | { kind: 'fatal'; failure: FailureResult }> {
     const crypto = this.#crypto();
     let record: Awaited<ReturnType<DeviceStore['get']>>;
     try {
@@ -540,8 +660,9 @@ export class ServiceClient {
         cryptoVersion: session.cryptoVersion,
         sub: email,
         nonce,
+        op,
       });
-      return { kind: 'proof', jws };
+      return { kind: 'proof', jws, deviceId: record.deviceId };
     } catch {
       return { kind: 'none' };
     }

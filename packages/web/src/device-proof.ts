@@ -36,6 +36,8 @@ export interface DeviceProofInput {
   nonce: string;
   /** Seconds since the epoch; defaults to now. */
   iat?: number;
+  /** The device operation the proof is for (protocol DeviceOps); none for a login. */
+  op?: string;
 }
 
 /**
@@ -53,6 +55,7 @@ export async function createDeviceProof(crypto: Crypto, privateKey: CryptoKey, i
     sub: input.sub,
     nonce: input.nonce,
     iat: input.iat ?? Math.floor(Date.now() / 1000),
+    op: input.op,
   };
   const signingInput = `${base64urlJson(header)}.${base64urlJson(payload)}`;
   const signature = await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, new TextEncoder().encode(signingInput));

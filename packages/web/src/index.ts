@@ -18,6 +18,8 @@ export { createPkcePair, type PkcePair, pkceChallengeFromVerifier } from './pkce
 export type {
   AuthenticateOptions,
   AuthenticationResult,
+  DeviceChangeResult,
+  DeviceInfo,
   FailureResult,
   FailureStatus,
   FinalizeRegistrationResult,
@@ -25,6 +27,7 @@ export type {
   InitiateMfaInput,
   InitiateMfaResult,
   InitOptions,
+  ListDevicesResult,
   MfaEnrollmentNeededResult,
   MfaInitiatedResult,
   MfaRequiredResult,

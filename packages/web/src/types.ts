@@ -1,4 +1,6 @@
-import type { MfaMethod } from 'service-protocol';
+import type { DeviceInfo, MfaMethod } from 'service-protocol';
+
+export type { DeviceInfo };
 
 /** Options of {@link ServiceClient.init}. */
 export interface InitOptions {
@@ -209,3 +211,9 @@ export interface VerifyMfaSuccessResult {
 
 /** Result of {@link ServiceClient.verifyMfa}. */
 export type VerifyMfaResult = VerifyMfaSuccessResult | (FailureResult & { success: false });
+
+/** Result of {@link ServiceClient.listDevices}: the user's trusted devices for this application. */
+export type ListDevicesResult = { status: 'SUCCESS'; message: string; devices: DeviceInfo[] } | FailureResult;
+
+/** Result of renameDevice, revokeDevice and revokeOtherDevices; `revoked` counts the devices signed out. */
+export type DeviceChangeResult = { status: 'SUCCESS'; message: string; revoked?: number } | FailureResult;
