@@ -133,6 +133,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     accounts,
     mfa,
     mfaMethods,
+    devices: deviceService,
     mailer,
     templates,
     hash,

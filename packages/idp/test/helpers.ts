@@ -205,7 +205,7 @@ export async function registerRawDevice(
   });
   const body = await response.json();
   if (response.status !== 200 || typeof body.deviceId !== 'string') throw new Error(`register: ${JSON.stringify(body)}`);
-  return { ...device, deviceId: body.deviceId };
+  return { ...device, deviceId: body.deviceId, code: body.code };
 }
 
 export interface Received {

@@ -26,12 +26,6 @@ export const DEFAULT_ALGORITHMS: readonly string[] = ['RS256'];
 /** Clock-skew tolerance, seconds (spec: default 0). */
 export const DEFAULT_LEEWAY_SECONDS = 0;
 
-/** Delegation: an envelope lives at most 5 minutes (`exp − iat`), DESIGN security baseline. */
-export const DELEGATION_MAX_TTL_SECONDS = 300;
-
-/** Delegation: `iat` may be at most this far in the future (the two clocks differ). */
-export const DELEGATION_CLOCK_SKEW_SECONDS = 30;
-
 /**
  * Delegation: lifetime of a request the client seals. Short, but long enough for an SP clock
  * up to 2 minutes behind the service's.
@@ -40,6 +34,3 @@ export const DELEGATION_REQUEST_TTL_SECONDS = 120;
 
 /** Delegation: whole-request timeout of the client; override with `timeoutMs`. */
 export const DELEGATION_TIMEOUT_MS = 10_000;
-
-/** Delegation: longest `jti` accepted (ours are 22 characters). */
-export const DELEGATION_JTI_MAX_LENGTH = 128;

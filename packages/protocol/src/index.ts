@@ -7,6 +7,7 @@
  */
 
 export * from './bodies.js';
+export * from './delegation.js';
 export * from './device-proof.js';
 export * from './devices.js';
 export * from './errors.js';

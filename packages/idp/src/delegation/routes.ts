@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { DELEGATION_CONTENT_TYPE } from 'service-oauth-client/delegation';
-import { Paths } from 'service-protocol';
+import { DELEGATION_CONTENT_TYPE, Paths } from 'service-protocol';
 import type { DelegationService } from './service.js';
 
 /**

@@ -1,19 +1,21 @@
 import type { KeyObject } from 'node:crypto';
+import { DelegationEnvelopeError, openEnvelope, responseClaims, sealEnvelope } from 'service-oauth-client/delegation';
 import {
-  DelegationEnvelopeError,
+  DEVICE_ID_PATTERN,
   type DelegationRequestClaims,
   type DelegationResults,
-  openEnvelope,
-  responseClaims,
-  sealEnvelope,
-} from 'service-oauth-client/delegation';
-import { isValidEmail, type MfaMethod, normalizeEmail, normalizePhone } from 'service-protocol';
+  isValidEmail,
+  type MfaMethod,
+  normalizeEmail,
+  normalizePhone,
+} from 'service-protocol';
 import type { AccountStore, User } from '../accounts/store.js';
 import type { ClientService } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
 import type { Sealer } from '../crypto/seal.js';
 import type { SecretHasher } from '../crypto/secrets.js';
 import { DELEGATION_RESPONSE_TTL_SECONDS } from '../defaults.js';
+import type { DeviceService } from '../devices/service.js';
 import { ServiceError } from '../errors.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
@@ -27,6 +29,7 @@ export interface DelegationDeps {
   accounts: AccountStore;
   mfa: MfaService;
   mfaMethods: MfaMethod[];
+  devices: DeviceService;
   mailer: Mailer;
   templates: MailTemplates;
   hash: SecretHasher;
@@ -137,6 +140,46 @@ export function createDelegationService(deps: DelegationDeps) {
     }
   }
 
+  const noUser = 'No such user has signed in to this application.';
+
+  async function listDevices(client: ClientRecord, body: { userid: string }): Promise<Result<'list_devices'>> {
+    const user = await userFor(client, body.userid);
+    if (!user) return { status: 'failed', devices: [], message: noUser };
+    const devices = await deps.devices.list(client.id, user.id);
+    return {
+      status: 'success',
+      devices: devices.map((d) => ({
+        id: d.id,
+        name: d.name,
+        browser: d.browser,
+        os: d.os,
+        created_at: d.createdAt,
+        last_used_at: d.lastUsedAt,
+      })),
+    };
+  }
+
+  async function revokeDevice(client: ClientRecord, body: { userid: string; deviceId: string }): Promise<Result<'revoke_device'>> {
+    const user = await userFor(client, body.userid);
+    if (!user) return { status: 'failed', message: noUser };
+    if (typeof body.deviceId !== 'string' || !DEVICE_ID_PATTERN.test(body.deviceId))
+      return { status: 'failed', message: 'deviceId is not a device id.' };
+    try {
+      await deps.devices.revoke(client.id, user.id, body.deviceId);
+      return { status: 'success', message: 'Device revoked.' };
+    } catch (error) {
+      if (!(error instanceof ServiceError) || !error.expose) throw error;
+      return { status: 'failed', message: failed(error) };
+    }
+  }
+
+  async function revokeAllDevices(client: ClientRecord, body: { userid: string }): Promise<Result<'revoke_all_devices'>> {
+    const user = await userFor(client, body.userid);
+    if (!user) return { status: 'failed', revoked: 0, message: noUser };
+    const revoked = await deps.devices.revokeAll(client.id, user.id);
+    return { status: 'success', revoked, message: `${revoked} device(s) signed out.` };
+  }
+
   return {
     idpKeys,
 
@@ -199,6 +242,15 @@ export function createDelegationService(deps: DelegationDeps) {
           break;
         case 'verify_mfa_change':
           result = await verifyChange(client, claims.body);
+          break;
+        case 'list_devices':
+          result = await listDevices(client, claims.body);
+          break;
+        case 'revoke_device':
+          result = await revokeDevice(client, claims.body);
+          break;
+        case 'revoke_all_devices':
+          result = await revokeAllDevices(client, claims.body);
           break;
       }
       const response = responseClaims(claims, {

@@ -1,8 +1,10 @@
 import type { KeyObject } from 'node:crypto';
+import { Paths } from 'service-protocol';
 import { DELEGATION_REQUEST_TTL_SECONDS, DELEGATION_TIMEOUT_MS } from '../defaults.js';
 import {
   DELEGATION_CONTENT_TYPE,
   type DelegationClaims,
+  type DelegationDevice,
   type DelegationOp,
   type DelegationRequestBodies,
   type DelegationResults,
@@ -79,6 +81,19 @@ export type VerifyMfaChangeResult = DelegationResults['verify_mfa_change'];
 /** Result of {@link ServiceDelegationClient.getUserCredentials}: the user's current `mfa_method`. */
 export type UserCredentials = DelegationResults['get_user_credentials'];
 
+/**
+ * Result of {@link ServiceDelegationClient.listDevices}: `status` `'success'` with the user's
+ * trusted devices for this application, or `'failed'` (with `devices: []`) for a user who never
+ * signed in to it.
+ */
+export type DeviceList = DelegationResults['list_devices'];
+
+/** Result of {@link ServiceDelegationClient.revokeDevice}. */
+export type RevokeDeviceResult = DelegationResults['revoke_device'];
+
+/** Result of {@link ServiceDelegationClient.revokeAllDevices}: `revoked` counts the devices signed out. */
+export type RevokeAllDevicesResult = DelegationResults['revoke_all_devices'];
+
 /** Environment variables read by {@link ServiceDelegationClient.fromEnv}. */
 export const DELEGATION_ENV = {
   baseUrl: 'SERVICE_BASE_URL',
@@ -91,7 +106,7 @@ export const DELEGATION_ENV = {
 } as const;
 
 /** The path of the delegation endpoint, under the base URL. */
-export const DELEGATION_PATH = '/v1/delegation';
+export const DELEGATION_PATH = Paths.delegation;
 
 type KeyOption = 'spSigningKey' | 'spEncryptionKey' | 'idpVerifyKey' | 'idpEncryptionKey';
 
@@ -241,6 +256,69 @@ export class ServiceDelegationClient {
     return pick(result, { mfa_method: result.mfa_method, status: result.status }, ['message'], 'get_user_credentials');
   }
 
+  /**
+   * Lists the user's trusted devices for this application (`id`, `name`, `browser`, `os`,
+   * `created_at`, `last_used_at`, times in epoch milliseconds). Tie a session to the ID token's
+   * `device_id` claim and end it when that device is no longer listed.
+   *
+   * @throws {@link DelegationRequestError} bad input, refusal, network or timeout
+   * @throws {@link DelegationResponseError} the answer cannot be trusted
+   *
+   * @example
+   * ```ts
+   * const { status, devices } = await client.listDevices('ann@example.com');
+   * if (status === 'success') for (const d of devices) console.log(d.name, new Date(d.created_at));
+   * ```
+   */
+  async listDevices(userid: string): Promise<DeviceList> {
+    const result = await this.#call('list_devices', { userid: requireInput('userid', userid) });
+    const devices = result.devices;
+    if ((result.status !== 'success' && result.status !== 'failed') || !Array.isArray(devices) || !devices.every(isDevice)) {
+      throw invalidResult('list_devices');
+    }
+    return pick(result, { status: result.status, devices: devices.map(copyDevice) }, ['message'], 'list_devices');
+  }
+
+  /**
+   * Revokes one of the user's devices: its next sign-in needs the email OTP again.
+   * `'failed'` when it is not a trusted device of that user for this application.
+   *
+   * @throws {@link DelegationRequestError} bad input, refusal, network or timeout
+   * @throws {@link DelegationResponseError} the answer cannot be trusted
+   *
+   * @example
+   * ```ts
+   * await client.revokeDevice('ann@example.com', 'dev_...');
+   * ```
+   */
+  async revokeDevice(userid: string, deviceId: string): Promise<RevokeDeviceResult> {
+    const body = { userid: requireInput('userid', userid), deviceId: requireInput('deviceId', deviceId) };
+    const result = await this.#call('revoke_device', body);
+    if (result.status !== 'success' && result.status !== 'failed') throw invalidResult('revoke_device');
+    return pick(result, { status: result.status }, ['message'], 'revoke_device');
+  }
+
+  /**
+   * Revokes every device of the user for this application ("sign out everywhere", e.g. after
+   * an account compromise). `revoked` says how many.
+   *
+   * @throws {@link DelegationRequestError} bad input, refusal, network or timeout
+   * @throws {@link DelegationResponseError} the answer cannot be trusted
+   *
+   * @example
+   * ```ts
+   * const { revoked } = await client.revokeAllDevices('ann@example.com');
+   * ```
+   */
+  async revokeAllDevices(userid: string): Promise<RevokeAllDevicesResult> {
+    const result = await this.#call('revoke_all_devices', { userid: requireInput('userid', userid) });
+    const revoked = result.revoked;
+    if ((result.status !== 'success' && result.status !== 'failed') || !Number.isSafeInteger(revoked)) {
+      throw invalidResult('revoke_all_devices');
+    }
+    return pick(result, { status: result.status, revoked: revoked as number }, ['message'], 'revoke_all_devices');
+  }
+
   async #call<Op extends DelegationOp>(op: Op, body: DelegationRequestBodies[Op]): Promise<Record<string, unknown>> {
     const config = this.#config;
     const claims = requestClaims({ iss: config.spId, aud: config.audience, op, body, ttlSeconds: DELEGATION_REQUEST_TTL_SECONDS });
@@ -374,6 +452,27 @@ function method(value: unknown): MfaMethod {
   }
   return value as MfaMethod;
 }
+
+function isDevice(value: unknown): value is DelegationDevice {
+  const d = value as Record<string, unknown> | null;
+  return (
+    typeof d === 'object' &&
+    d !== null &&
+    ['id', 'name', 'browser', 'os'].every((k) => typeof d[k] === 'string') &&
+    Number.isSafeInteger(d.created_at) &&
+    (d.last_used_at === null || Number.isSafeInteger(d.last_used_at))
+  );
+}
+
+/** Only the documented fields of a device, nothing else from the answer. */
+const copyDevice = ({ id, name, browser, os, created_at, last_used_at }: DelegationDevice): DelegationDevice => ({
+  id,
+  name,
+  browser,
+  os,
+  created_at,
+  last_used_at,
+});
 
 function invalidResult(op: DelegationOp): DelegationResponseError {
   return new DelegationResponseError(`delegation answer to ${op} has a result of the wrong shape`, { status: 200 });

@@ -1,76 +1,39 @@
 import { randomBytes } from 'node:crypto';
 import { CompactEncrypt, CompactSign, compactDecrypt, compactVerify, decodeProtectedHeader, errors as joseErrors } from 'jose';
 import {
-  DELEGATION_CLOCK_SKEW_SECONDS as CLOCK_SKEW_SECONDS,
+  DELEGATION_CLOCK_SKEW_SECONDS,
   DELEGATION_JTI_MAX_LENGTH,
-  DELEGATION_MAX_TTL_SECONDS as MAX_TTL_SECONDS,
-} from '../defaults.js';
+  DELEGATION_JWE_TYPE,
+  DELEGATION_JWT_TYPE,
+  DELEGATION_MAX_TTL_SECONDS,
+  DELEGATION_OPS,
+  type DelegationClaims,
+  type DelegationOp,
+  type DelegationRequestBodies,
+  type DelegationRequestClaims,
+  type DelegationResponseClaims,
+  type DelegationResults,
+} from 'service-protocol';
 import { DelegationEnvelopeError } from './errors.js';
 import { checkDelegationKey, type DelegationKey } from './keys.js';
 
-/** Longest lifetime of an envelope, `exp − iat`, in seconds (5 minutes). */
-export const DELEGATION_MAX_TTL_SECONDS = MAX_TTL_SECONDS;
-/** How far in the future `iat` may be, in seconds. */
-export const DELEGATION_CLOCK_SKEW_SECONDS = CLOCK_SKEW_SECONDS;
-/** Media type of a request and of a 200 response body (RFC 7516 9: compact JWE). */
-export const DELEGATION_CONTENT_TYPE = 'application/jose';
-/** `typ` of the outer JWE. */
-export const DELEGATION_JWE_TYPE = 'delegation+jwe';
-/** `typ` of the inner JWS. */
-export const DELEGATION_JWT_TYPE = 'delegation+jwt';
-
-/** The operations of the delegation API. */
-export type DelegationOp = 'initiate_mfa_change' | 'verify_mfa_change' | 'get_user_credentials';
-/** Every {@link DelegationOp}, in a list. */
-export const DELEGATION_OPS: readonly DelegationOp[] = ['initiate_mfa_change', 'verify_mfa_change', 'get_user_credentials'];
-
-/** `body` of a request, by operation. */
-export interface DelegationRequestBodies {
-  initiate_mfa_change: { userid: string; mfaMethod: 'email' | 'sms' | 'totp'; phoneNumber?: string };
-  verify_mfa_change: { userid: string; sessionId: string; otp: string };
-  get_user_credentials: { userid: string };
-}
-
-/** `result` of a response, by operation. */
-export interface DelegationResults {
-  initiate_mfa_change: {
-    session_id: string;
-    status: 'otp_sent' | 'totp_pending' | 'failed';
-    message?: string;
-    /** `totp` only: the `otpauth://` URI to show as a QR code. */
-    otpauth_uri?: string;
-    /** `totp` only: the base32 secret, for manual entry. */
-    secret?: string;
-  };
-  verify_mfa_change: { status: 'success' | 'failed'; message?: string };
-  get_user_credentials: { mfa_method: string; status: string; message?: string };
-}
-
-interface ClaimsBase {
-  /** Sender: the SP's id (requests) or the service's issuer URL (responses). */
-  iss: string;
-  /** Receiver: the service's issuer URL (requests) or the SP's id (responses). */
-  aud: string;
-  /** Issued at, Unix seconds. */
-  iat: number;
-  /** Expiry, Unix seconds; `0 < exp − iat ≤ 300`. */
-  exp: number;
-  /** Unique id, 1 to 128 characters; the receiver refuses it twice. */
-  jti: string;
-}
-
-/** Claims of a request (SP → service). */
-export type DelegationRequestClaims<Op extends DelegationOp = DelegationOp> = {
-  [K in Op]: ClaimsBase & { op: K; body: DelegationRequestBodies[K] };
-}[Op];
-
-/** Claims of a response (service → SP): `irt` is the request's `jti`. */
-export type DelegationResponseClaims<Op extends DelegationOp = DelegationOp> = {
-  [K in Op]: ClaimsBase & { op: K; irt: string; result: DelegationResults[K] };
-}[Op];
-
-/** Claims of either direction. */
-export type DelegationClaims = DelegationRequestClaims | DelegationResponseClaims;
+// The wire contract (operation names, bodies, claims, content type, lifetimes) is defined once,
+// in service-protocol, for both ends; it is re-exported here as part of this package's API.
+export {
+  DELEGATION_CLOCK_SKEW_SECONDS,
+  DELEGATION_CONTENT_TYPE,
+  DELEGATION_JWE_TYPE,
+  DELEGATION_JWT_TYPE,
+  DELEGATION_MAX_TTL_SECONDS,
+  DELEGATION_OPS,
+  type DelegationClaims,
+  type DelegationDevice,
+  type DelegationOp,
+  type DelegationRequestBodies,
+  type DelegationRequestClaims,
+  type DelegationResponseClaims,
+  type DelegationResults,
+} from 'service-protocol';
 
 /** Options of {@link sealEnvelope}. */
 export interface SealEnvelopeOptions {
@@ -389,7 +352,7 @@ function checkShape(claims: unknown): asserts claims is DelegationClaims {
   if (typeof claims.jti !== 'string' || claims.jti === '' || claims.jti.length > DELEGATION_JTI_MAX_LENGTH) {
     throw malformed('jti', `must be a string of 1 to ${DELEGATION_JTI_MAX_LENGTH} characters`);
   }
-  if (!DELEGATION_OPS.includes(claims.op as DelegationOp)) throw malformed('op', 'is not a known operation');
+  if (!(DELEGATION_OPS as readonly string[]).includes(claims.op as string)) throw malformed('op', 'is not a known operation');
   const isResponse = 'result' in claims || 'irt' in claims;
   if (isResponse) {
     if ('body' in claims) throw malformed('body', 'must not appear in a response');

@@ -7,8 +7,11 @@
 
 export type {
   DelegationClientOptions,
+  DeviceList,
   InitiateMfaChangeOptions,
   MfaChangeResult,
+  RevokeAllDevicesResult,
+  RevokeDeviceResult,
   UserCredentials,
   VerifyMfaChangeOptions,
   VerifyMfaChangeResult,
@@ -16,6 +19,7 @@ export type {
 export { DELEGATION_ENV, DELEGATION_PATH, MfaMethod, ServiceDelegationClient } from './client.js';
 export type {
   DelegationClaims,
+  DelegationDevice,
   DelegationOp,
   DelegationRequestBodies,
   DelegationRequestClaims,
