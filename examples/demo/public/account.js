@@ -1,8 +1,11 @@
-// The signed-in page: our backend's session, the claims it verified, and the MFA change
-// through the backend's ServiceDelegationClient.
+// The signed-in page: our backend's session, the claims it verified, this user's devices
+// (service-web, proven by this browser's device key), and the MFA change through the backend's
+// ServiceDelegationClient.
 (() => {
   const { $, say, post, get, busy, METHOD_NAMES } = window.Demo;
   const page = $('#account');
+  const sdk = window.ServiceWeb?.ServiceInitializer;
+  let email = '';
 
   const LABELS = {
     sub: 'Subject (sub)',
@@ -13,7 +16,99 @@
     iat: 'Issued at',
     exp: 'Expires',
     amr: 'Methods used (amr)',
+    device_id: 'Device (device_id)',
   };
+
+  const when = (ms) => (ms ? new Date(ms).toLocaleString() : 'never');
+
+  /** One list item per device: name, browser and OS, dates, and its rename and revoke controls. */
+  function renderDevice(device) {
+    const li = document.createElement('li');
+    li.dataset.deviceId = device.id;
+    li.dataset.current = String(device.current);
+    const title = document.createElement('strong');
+    title.className = 'device-name';
+    title.textContent = device.name;
+    const tag = document.createElement('span');
+    tag.className = 'badge';
+    tag.textContent = 'This device';
+    tag.hidden = !device.current;
+    const details = document.createElement('p');
+    details.className = 'muted';
+    details.textContent = `${[device.browser, device.os].filter(Boolean).join(' · ') || 'Unknown browser'} · added ${when(device.createdAt)} · last used ${when(device.lastUsedAt)}`;
+    const form = document.createElement('form');
+    form.className = 'row';
+    const name = document.createElement('input');
+    name.name = 'name';
+    name.maxLength = 64;
+    name.value = device.name;
+    name.setAttribute('aria-label', `New name for ${device.name}`);
+    const rename = document.createElement('button');
+    rename.type = 'submit';
+    rename.className = 'secondary small';
+    rename.textContent = 'Rename';
+    const revoke = document.createElement('button');
+    revoke.type = 'button';
+    revoke.className = 'danger small';
+    revoke.dataset.action = 'revoke';
+    revoke.textContent = device.current ? 'Sign out this device' : 'Revoke';
+    form.append(name, rename, revoke);
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      busy(form, async () => {
+        const r = await sdk.renameDevice({ userid: email, deviceId: device.id, name: name.value });
+        if (r.status !== 'SUCCESS') return say(r.message);
+        say('Device renamed.', 'success');
+        await loadDevices();
+      });
+    });
+    revoke.addEventListener('click', () =>
+      busy(form, async () => {
+        const r = await sdk.revokeDevice({ userid: email, deviceId: device.id });
+        if (r.status !== 'SUCCESS') return say(r.message);
+        say(
+          device.current ? 'This browser is signed out: it will need a code from your email next time.' : `“${device.name}” is revoked.`,
+          'success',
+        );
+        await loadDevices();
+      }),
+    );
+    li.append(title, ' ', tag, details, form);
+    return li;
+  }
+
+  async function loadDevices() {
+    const list = $('#devices');
+    const note = $('#devices-note');
+    list.textContent = '';
+    if (!sdk) {
+      note.hidden = false;
+      note.textContent = 'The sign-in library could not be loaded, so devices cannot be shown.';
+      return;
+    }
+    const r = await sdk.listDevices(email);
+    list.dataset.state = r.status;
+    $('#revoke-others').hidden = r.status !== 'SUCCESS' || r.devices.length < 2;
+    if (r.status !== 'SUCCESS') {
+      note.hidden = false;
+      note.textContent =
+        r.status === 'DEVICE_KEY_UNAVAILABLE'
+          ? 'This browser is not a remembered device, so it cannot manage devices. Sign in again with “Remember this device” to do so.'
+          : r.message;
+      return;
+    }
+    note.hidden = true;
+    for (const device of r.devices) list.append(renderDevice(device));
+  }
+
+  $('#revoke-others').addEventListener('click', (event) =>
+    busy(event.currentTarget.parentElement, async () => {
+      const r = await sdk.revokeOtherDevices(email);
+      if (r.status !== 'SUCCESS') return say(r.message);
+      say(`Signed out everywhere else (${r.revoked} ${r.revoked === 1 ? 'device' : 'devices'}).`, 'success');
+      await loadDevices();
+    }),
+  );
 
   function renderClaims(claims) {
     const list = $('#claims');
@@ -58,9 +153,17 @@
       location.assign('/');
       return;
     }
-    $('#who').textContent = me.body.email;
+    email = me.body.email;
+    $('#who').textContent = email;
     renderClaims(me.body.claims);
-    await loadMethod();
+    // A code from the email (amr otp) that registered a device key: this sign-in added a device.
+    const amr = me.body.claims.amr ?? [];
+    $('#new-device').hidden = !(amr.includes('otp') && me.body.claims.device_id);
+    if (sdk) {
+      const init = await sdk.init(document.body.dataset.publishableKey, document.body.dataset.serviceUrl);
+      if (!init.success) say(`The sign-in library could not start: ${init.message}`);
+    }
+    await Promise.all([loadMethod(), loadDevices()]);
     page.dataset.state = 'ready';
   }
 

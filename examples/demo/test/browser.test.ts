@@ -105,6 +105,8 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
     assert.equal(cookie.httpOnly, true);
     assert.equal(cookie.sameSite, 'Lax');
     assert.equal(await annPage.evaluate(() => document.cookie), '', 'the session cookie is not readable by scripts');
+    assert.equal(await annPage.isVisible('#new-device'), true, 'the new-device banner is shown');
+    await annPage.waitForSelector('#devices[data-state="SUCCESS"] li[data-current="true"]');
     await screenshot(annPage, '01-new-device-signed-in');
   });
 
@@ -122,6 +124,7 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
     assert.equal(storage.localStorage, 0, 'nothing in localStorage');
     // The amr of a remembered device's login: the device key (swk).
     assert.match((await annPage.textContent('dd[data-claim="amr"]')) ?? '', /swk/);
+    assert.equal(await annPage.isVisible('#new-device'), false, 'no new-device banner for a remembered device');
     await screenshot(annPage, '02-remembered-device-signed-in');
   });
 

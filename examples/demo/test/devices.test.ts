@@ -143,4 +143,58 @@ describe('devices in a real browser', { timeout: 6 * 60_000 }, () => {
     assert.equal(still.status, 'SUCCESS', 'the first device still signs in without a code');
     await screenshot(first, '21-devices-signed-out-elsewhere');
   });
+
+  it("the demo's account page: new-device banner, device list, rename, sign out everywhere else", async () => {
+    const user = `demo.${Date.now().toString(36)}@example.com`;
+    let sent = 0;
+    /** Signs `user` in through the demo's page in a fresh context, as a new remembered device. */
+    const demoSignIn = async () => {
+      const wait = sent + SEND_WINDOW_MS - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const page = await (await stack.browser.newContext()).newPage();
+      page.setDefaultTimeout(20_000);
+      await page.goto(stack.demoUrl);
+      await page.waitForSelector('#app[data-ready="true"]');
+      const seen = (await stack.mails(user)).length;
+      await page.fill('#email', user);
+      await page.click('#email-step button[type=submit]');
+      await page.waitForSelector('#otp-step:not([hidden])');
+      sent = Date.now();
+      await page.fill('#otp', await stack.nextMailOtp(user, seen));
+      await page.click('#otp-step button[type=submit]');
+      await page.waitForSelector('#method-step:not([hidden])');
+      await page.check('#method-step input[value=none]');
+      await page.click('#method-step button[type=submit]');
+      await page.waitForURL(`${stack.demoUrl}/account`);
+      await page.waitForSelector('#account[data-state="ready"]');
+      return page;
+    };
+    const names = (page: Page) => page.$$eval('#devices li .device-name', (els) => els.map((e) => e.textContent));
+
+    const laptop = await demoSignIn();
+    assert.equal(await laptop.isVisible('#new-device'), true, 'banner after sign-in on a new device');
+    assert.match((await laptop.textContent('#new-device')) ?? '', /emailed you/);
+    await laptop.waitForSelector('#devices[data-state="SUCCESS"] li[data-current="true"]');
+    const phone = await demoSignIn();
+    await laptop.reload();
+    await laptop.waitForSelector('#devices[data-state="SUCCESS"] li:nth-child(2)');
+    assert.equal((await names(laptop)).length, 2);
+
+    const other = laptop.locator('#devices li[data-current="false"]');
+    await other.locator('input[name=name]').fill('Phone');
+    await other.locator('button[type=submit]').click();
+    await laptop.waitForSelector('#message.success');
+    await laptop.waitForFunction(() => [...document.querySelectorAll('#devices .device-name')].some((e) => e.textContent === 'Phone'));
+    await screenshot(laptop, '22-demo-devices');
+
+    await laptop.click('#revoke-others');
+    await laptop.waitForFunction(() => document.querySelectorAll('#devices li').length === 1);
+    assert.match((await laptop.textContent('#message')) ?? '', /Signed out everywhere else \(1 device\)/);
+    assert.equal(await laptop.getAttribute('#devices li', 'data-current'), 'true');
+
+    await phone.reload();
+    await phone.waitForSelector('#devices[data-state="DEVICE_KEY_UNAVAILABLE"]', { state: 'attached' });
+    assert.match((await phone.textContent('#devices-note')) ?? '', /not a remembered device/);
+    await screenshot(laptop, '23-demo-signed-out-elsewhere');
+  });
 });
