@@ -10,7 +10,7 @@ import { ServiceDelegationClient } from 'service-oauth-client';
 import {
   APP_ORIGIN,
   claimsOf,
-  deviceProof,
+  loginWithDevice,
   type RawDevice,
   registerRawDevice,
   startTestService,
@@ -55,12 +55,7 @@ describe('device delegation', () => {
   };
   const trusted = async (device: RawDevice, email: string) => {
     await clearSendWindow();
-    const r = await service.post('/v1/authenticate', {
-      userid: email,
-      cryptoVersion: 'v1',
-      deviceProof: await deviceProof(service, device, email),
-    });
-    return r.body.status === 'SUCCESS';
+    return (await loginWithDevice(service, device, email)).status === 'SUCCESS';
   };
 
   it('lists the user’s devices for this application, by email or user id', async () => {

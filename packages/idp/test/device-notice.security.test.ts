@@ -11,6 +11,7 @@ import { DeviceOps } from 'service-protocol';
 import { DEVICE_NOTICE_LINK_TTL_SECONDS } from '../src/defaults.js';
 import {
   deviceProof,
+  loginWithDevice,
   type RawDevice,
   type Received,
   registerRawDevice,
@@ -64,12 +65,7 @@ describe('new-device notice and its link', () => {
     });
   const trusted = async (device: RawDevice, email: string) => {
     clock += 31_000;
-    const r = await service.post('/v1/authenticate', {
-      userid: email,
-      cryptoVersion: 'v1',
-      deviceProof: await deviceProof(service, device, email),
-    });
-    return r.body.status === 'SUCCESS';
+    return (await loginWithDevice(service, device, email)).status === 'SUCCESS';
   };
 
   it('mails when, which browser and OS, the approximate place from the configured header, and a link', async () => {

@@ -7,7 +7,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DeviceOps } from 'service-protocol';
 import { DEVICE_IDLE_EXPIRY_DAYS } from '../src/defaults.js';
-import { claimsOf, deviceProof, type RawDevice, registerRawDevice, startTestService, type TestService, uniqueEmail } from './helpers.js';
+import {
+  claimsOf,
+  deviceProof,
+  loginWithDevice,
+  type RawDevice,
+  registerRawDevice,
+  startTestService,
+  type TestService,
+  uniqueEmail,
+} from './helpers.js';
 
 const MAC_CHROME = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const WINDOWS_FIREFOX = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0';
@@ -33,9 +42,7 @@ describe('device lifecycle', () => {
     service.post(path, { userid: email, cryptoVersion: 'v1', deviceProof: await deviceProof(service, device, email, op), ...extra });
   const login = async (device: RawDevice, email: string) => {
     tick();
-    return (
-      await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1', deviceProof: await deviceProof(service, device, email) })
-    ).body;
+    return loginWithDevice(service, device, email);
   };
 
   it('lists the caller’s devices with browser, OS, times and "this device"', async () => {

@@ -164,6 +164,13 @@ export async function deviceProof(service: TestService, device: RawDevice, email
     .sign(device.privateKey);
 }
 
+/** authenticate with a remembered device's proof: the answer's body (SUCCESS, or OTP_NEEDED with deviceRefused). */
+export async function loginWithDevice(service: TestService, device: RawDevice, email: string): Promise<any> {
+  return (
+    await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1', deviceProof: await deviceProof(service, device, email) })
+  ).body;
+}
+
 /** authenticate → email OTP (test mode) → verify: returns the device token of a verified registration. */
 export async function verifiedRegistration(service: TestService, email: string, options: { rememberDevice?: boolean } = {}) {
   const a = await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1', rememberDevice: options.rememberDevice ?? true });

@@ -1,11 +1,9 @@
 import {
   CRYPTO_VERSIONS,
   type CryptoVersion,
-  DEVICE_ID_PATTERN,
   type DeviceOp,
   DeviceOps,
   type DevicePublicJwk,
-  isValidDeviceName,
   isValidEmail,
   MfaMethod,
   normalizeEmail,
@@ -477,16 +475,12 @@ export class ServiceClient {
    * ```
    */
   listDevices(userid: string): Promise<ListDevicesResult> {
-    return guard(async (): Promise<ListDevicesResult> => {
-      const done = await this.#deviceCall(userid, Paths.listDevices, DeviceOps.list);
-      if ('status' in done) return done;
-      const devices = done.body.devices;
-      return Array.isArray(devices) ? { status: 'SUCCESS', message: messageOf(done.body), devices: devices as DeviceInfo[] } : unexpected();
-    });
+    return this.#device(userid, Paths.listDevices, DeviceOps.list) as Promise<ListDevicesResult>;
   }
 
   /**
-   * Renames one of the user's devices (1 to 64 characters, no control characters).
+   * Renames one of the user's devices (1 to 64 characters, no control characters; the service
+   * checks, INVALID_REQUEST otherwise).
    *
    * @example
    * ```ts
@@ -494,11 +488,7 @@ export class ServiceClient {
    * ```
    */
   renameDevice(input: { userid: string; deviceId: string; name: string }): Promise<DeviceChangeResult> {
-    return guard(async () => {
-      if (!isValidDeviceName(input?.name))
-        return failure('INVALID_REQUEST', 'A device name is 1 to 64 characters, without control characters');
-      return this.#deviceChange(input, Paths.renameDevice, DeviceOps.rename, { deviceId: input.deviceId, name: input.name });
-    });
+    return this.#device(input?.userid, Paths.renameDevice, DeviceOps.rename, { deviceId: input?.deviceId, name: input?.name });
   }
 
   /**
@@ -511,7 +501,7 @@ export class ServiceClient {
    * ```
    */
   revokeDevice(input: { userid: string; deviceId: string }): Promise<DeviceChangeResult> {
-    return guard(() => this.#deviceChange(input, Paths.revokeDevice, DeviceOps.revoke, { deviceId: input?.deviceId }));
+    return this.#device(input?.userid, Paths.revokeDevice, DeviceOps.revoke, { deviceId: input?.deviceId });
   }
 
   /**
@@ -525,47 +515,42 @@ export class ServiceClient {
    * ```
    */
   revokeOtherDevices(userid: string): Promise<DeviceChangeResult> {
-    return guard(() => this.#deviceChange({ userid }, Paths.revokeOtherDevices, DeviceOps.revokeOthers, {}));
+    return this.#device(userid, Paths.revokeOtherDevices, DeviceOps.revokeOthers);
   }
 
-  async #deviceChange(
-    input: { userid: string; deviceId?: string },
-    path: string,
-    op: DeviceOp,
-    extra: object,
-  ): Promise<DeviceChangeResult> {
-    if ('deviceId' in extra && !DEVICE_ID_PATTERN.test(String(input?.deviceId)))
-      return failure('INVALID_REQUEST', 'deviceId is not a device id');
-    const done = await this.#deviceCall(input?.userid, path, op, extra);
-    if ('status' in done) return done;
-    // This browser revoked itself: its key is worthless now.
-    if (op === DeviceOps.revoke && input.deviceId === done.deviceId) await this.#forgetDevice(done.session, done.email);
-    const { revoked } = done.body;
-    return { status: 'SUCCESS', message: messageOf(done.body), ...(typeof revoked === 'number' ? { revoked } : {}) };
-  }
-
-  /** One device operation, proven by this browser's device key for `op`. */
-  async #deviceCall(userid: unknown, path: string, op: DeviceOp, extra: object = {}) {
-    const session = this.#session;
-    if (!session) return notInitialized();
-    if (typeof userid !== 'string' || !isValidEmail(userid)) return failure('INVALID_EMAIL', 'Enter a valid email address');
-    const email = normalizeEmail(userid);
-    const proof = await this.#deviceProof(session, email, op);
-    if (proof.kind === 'fatal') return proof.failure;
-    if (proof.kind === 'none') {
-      return failure('DEVICE_KEY_UNAVAILABLE', 'This browser is not a trusted device for this user: sign in with rememberDevice first');
-    }
-    const outcome = await request(session.http, 'POST', path, {
-      userid: email,
-      cryptoVersion: session.cryptoVersion,
-      deviceProof: proof.jws,
-      ...extra,
+  /**
+   * One device operation, proven by this browser's device key for `op`. The service validates
+   * ids and names (before spending the proof). A refused key is forgotten, and so is this
+   * browser's own key when it revoked itself.
+   */
+  #device(userid: unknown, path: string, op: DeviceOp, extra: { deviceId?: unknown; name?: unknown } = {}) {
+    return guard(async (): Promise<ListDevicesResult | DeviceChangeResult> => {
+      const session = this.#session;
+      if (!session) return notInitialized();
+      if (typeof userid !== 'string' || !isValidEmail(userid)) return failure('INVALID_EMAIL', 'Enter a valid email address');
+      const email = normalizeEmail(userid);
+      const proof = await this.#deviceProof(session, email, op);
+      if (proof.kind === 'fatal') return proof.failure;
+      if (proof.kind === 'none') return failure('DEVICE_KEY_UNAVAILABLE', 'This browser is not a remembered device for this user');
+      const outcome = await request(session.http, 'POST', path, {
+        userid: email,
+        cryptoVersion: session.cryptoVersion,
+        deviceProof: proof.jws,
+        ...extra,
+      });
+      const untrusted = !outcome.ok && outcome.failure.status === 'DEVICE_KEY_UNAVAILABLE';
+      if (untrusted || (outcome.ok && extra.deviceId === proof.deviceId && op === DeviceOps.revoke)) {
+        await this.#forgetDevice(session, email);
+      }
+      if (!outcome.ok) return outcome.failure;
+      const { devices, revoked } = outcome.body;
+      return {
+        status: 'SUCCESS',
+        message: messageOf(outcome.body),
+        ...(Array.isArray(devices) ? { devices: devices as DeviceInfo[] } : {}),
+        ...(typeof revoked === 'number' ? { revoked } : {}),
+      };
     });
-    if (!outcome.ok) {
-      if (outcome.failure.status === 'DEVICE_KEY_UNAVAILABLE') await this.#forgetDevice(session, email);
-      return outcome.failure;
-    }
-    return { body: outcome.body, deviceId: proof.deviceId, session, email };
   }
 
   async #forgetDevice(session: Session, email: string): Promise<void> {

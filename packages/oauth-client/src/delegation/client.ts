@@ -1,6 +1,4 @@
 import type { KeyObject } from 'node:crypto';
-import { Paths } from 'service-protocol';
-import { DELEGATION_REQUEST_TTL_SECONDS, DELEGATION_TIMEOUT_MS } from '../defaults.js';
 import {
   DELEGATION_CONTENT_TYPE,
   type DelegationClaims,
@@ -8,10 +6,10 @@ import {
   type DelegationOp,
   type DelegationRequestBodies,
   type DelegationResults,
-  openEnvelope,
-  requestClaims,
-  sealEnvelope,
-} from './envelope.js';
+  Paths,
+} from 'service-protocol';
+import { DELEGATION_REQUEST_TTL_SECONDS, DELEGATION_TIMEOUT_MS } from '../defaults.js';
+import { openEnvelope, requestClaims, sealEnvelope } from './envelope.js';
 import { DelegationConfigError, DelegationEnvelopeError, DelegationRequestError, DelegationResponseError } from './errors.js';
 import { type DelegationKeyKind, loadDelegationKey } from './keys.js';
 

@@ -17,24 +17,6 @@ import {
 import { DelegationEnvelopeError } from './errors.js';
 import { checkDelegationKey, type DelegationKey } from './keys.js';
 
-// The wire contract (operation names, bodies, claims, content type, lifetimes) is defined once,
-// in service-protocol, for both ends; it is re-exported here as part of this package's API.
-export {
-  DELEGATION_CLOCK_SKEW_SECONDS,
-  DELEGATION_CONTENT_TYPE,
-  DELEGATION_JWE_TYPE,
-  DELEGATION_JWT_TYPE,
-  DELEGATION_MAX_TTL_SECONDS,
-  DELEGATION_OPS,
-  type DelegationClaims,
-  type DelegationDevice,
-  type DelegationOp,
-  type DelegationRequestBodies,
-  type DelegationRequestClaims,
-  type DelegationResponseClaims,
-  type DelegationResults,
-} from 'service-protocol';
-
 /** Options of {@link sealEnvelope}. */
 export interface SealEnvelopeOptions {
   /** The claims, complete (`iss`, `aud`, `iat`, `exp`, `jti`, `op`, and `body` or `irt` + `result`). */

@@ -5,6 +5,23 @@
  * @packageDocumentation
  */
 
+// The wire contract (operation names, bodies, results, claims, content type, lifetimes) is
+// defined once, in service-protocol, for the service and this client; it is part of this API.
+export {
+  DELEGATION_CLOCK_SKEW_SECONDS,
+  DELEGATION_CONTENT_TYPE,
+  DELEGATION_JWE_TYPE,
+  DELEGATION_JWT_TYPE,
+  DELEGATION_MAX_TTL_SECONDS,
+  DELEGATION_OPS,
+  type DelegationClaims,
+  type DelegationDevice,
+  type DelegationOp,
+  type DelegationRequestBodies,
+  type DelegationRequestClaims,
+  type DelegationResponseClaims,
+  type DelegationResults,
+} from 'service-protocol';
 export type {
   DelegationClientOptions,
   DeviceList,
@@ -17,31 +34,8 @@ export type {
   VerifyMfaChangeResult,
 } from './client.js';
 export { DELEGATION_ENV, DELEGATION_PATH, MfaMethod, ServiceDelegationClient } from './client.js';
-export type {
-  DelegationClaims,
-  DelegationDevice,
-  DelegationOp,
-  DelegationRequestBodies,
-  DelegationRequestClaims,
-  DelegationResponseClaims,
-  DelegationResults,
-  KeyOrResolver,
-  OpenEnvelopeOptions,
-  SealEnvelopeOptions,
-} from './envelope.js';
-export {
-  DELEGATION_CLOCK_SKEW_SECONDS,
-  DELEGATION_CONTENT_TYPE,
-  DELEGATION_JWE_TYPE,
-  DELEGATION_JWT_TYPE,
-  DELEGATION_MAX_TTL_SECONDS,
-  DELEGATION_OPS,
-  newJti,
-  openEnvelope,
-  requestClaims,
-  responseClaims,
-  sealEnvelope,
-} from './envelope.js';
+export type { KeyOrResolver, OpenEnvelopeOptions, SealEnvelopeOptions } from './envelope.js';
+export { newJti, openEnvelope, requestClaims, responseClaims, sealEnvelope } from './envelope.js';
 export type {
   DelegationConfigErrorCode,
   DelegationEnvelopeErrorCode,
