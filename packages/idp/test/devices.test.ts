@@ -6,16 +6,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DeviceOps } from 'service-protocol';
+import { loadConfig } from '../src/config.js';
 import { DEVICE_IDLE_EXPIRY_DAYS } from '../src/defaults.js';
 import {
   claimsOf,
   deviceProof,
   loginWithDevice,
+  newRawDevice,
   type RawDevice,
   registerRawDevice,
   startTestService,
   type TestService,
   uniqueEmail,
+  verifiedRegistration,
 } from './helpers.js';
 
 const MAC_CHROME = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
@@ -136,6 +139,45 @@ describe('device lifecycle', () => {
       [used.deviceId],
       'an expired device is not listed',
     );
+  });
+
+  it('MFA "remember me" on a device ends with its revocation', async () => {
+    const email = uniqueEmail('mfa');
+    const device = await newRawDevice();
+    tick();
+    const deviceToken = await verifiedRegistration(service, email);
+    tick();
+    const enrolled = await service.post('/v1/devices', {
+      userid: email,
+      deviceToken,
+      devicePublicKey: device.publicJwk,
+      mfaMethod: 'email',
+    });
+    assert.equal(enrolled.body.status, 'SUCCESS', JSON.stringify(enrolled.body));
+    device.deviceId = enrolled.body.deviceId;
+    const challenged = await login(device, email);
+    assert.equal(challenged.status, 'MFA_REQUIRED');
+    await service.post('/v1/mfa/initiate', { userid: email, sessionId: challenged.sessionId });
+    const verified = await service.post('/v1/mfa/verify', {
+      userid: email,
+      sessionId: challenged.sessionId,
+      otp: await service.latestOtp(email),
+      rememberMe: true,
+    });
+    assert.equal(verified.status, 200, JSON.stringify(verified.body));
+    assert.equal((await login(device, email)).status, 'SUCCESS', 'remembered for MFA: no second step');
+    const revoked = await call('/v1/devices/revoke', device, email, DeviceOps.revoke, { deviceId: device.deviceId });
+    assert.equal(revoked.status, 200);
+    const after = await login(device, email);
+    assert.deepEqual([after.status, after.deviceRefused], ['OTP_NEEDED', true], 'neither trusted nor remembered for MFA any more');
+  });
+
+  it('reads the idle period from SERVICE_IDP_DEVICE_IDLE_DAYS and refuses a bad one', () => {
+    assert.equal(loadConfig({}, {}).deviceIdleDays, DEVICE_IDLE_EXPIRY_DAYS);
+    assert.equal(loadConfig({}, { SERVICE_IDP_DEVICE_IDLE_DAYS: '30' }).deviceIdleDays, 30);
+    for (const bad of ['0', '-1', '1.5', 'ever', '3651']) {
+      assert.throws(() => loadConfig({}, { SERVICE_IDP_DEVICE_IDLE_DAYS: bad }), /invalid SERVICE_IDP_DEVICE_IDLE_DAYS/);
+    }
   });
 
   it('the ID token names the device that signed in (device_id), and the one just registered', async () => {
