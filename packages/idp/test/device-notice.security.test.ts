@@ -124,6 +124,14 @@ describe('new-device notice and its link', () => {
     assert.equal(second.status, 409, 'the link works once');
   });
 
+  it('revokes once when the button is pressed many times at once (single use under concurrency)', async () => {
+    const email = uniqueEmail('notice');
+    await register(email);
+    const token = tokenOf(email);
+    const statuses = (await Promise.all(Array.from({ length: 10 }, () => press(token)))).map((r) => r.status).sort();
+    assert.deepEqual(statuses, [200, ...Array(9).fill(409)]);
+  });
+
   it('refuses an expired link', async () => {
     const email = uniqueEmail('notice');
     const device = await register(email);

@@ -17,13 +17,14 @@ import { ServiceError } from '../errors.js';
 import type { DeviceCaller, DeviceService } from './service.js';
 
 const DeviceId = Type.String({ pattern: DEVICE_ID_PATTERN.source });
-const body = <P extends TProperties>(extra: P): TObject<P & typeof base> =>
-  Type.Object({ ...base, ...extra }, { additionalProperties: false });
 const base = {
   userid: Type.String({ maxLength: 320 }),
   cryptoVersion: Type.Union(CRYPTO_VERSIONS.map((v) => Type.Literal(v))),
   deviceProof: Type.String({ maxLength: 4096 }),
 };
+/** A device request's body: the fields every one carries, and the operation's own. */
+const body = <P extends TProperties>(extra: P): TObject<P & typeof base> =>
+  Type.Object({ ...base, ...extra }, { additionalProperties: false });
 
 /** POST /v1/devices/{list,rename,revoke,revoke-others}: the calling device proves itself for the operation. */
 export const deviceRoutes: FastifyPluginAsyncTypebox<{ devices: DeviceService }> = async (app, { devices }) => {
