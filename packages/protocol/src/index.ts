@@ -10,6 +10,7 @@ export * from './bodies.js';
 export * from './delegation.js';
 export * from './device-proof.js';
 export * from './devices.js';
+export * from './email.js';
 export * from './errors.js';
 export * from './phone.js';
 export * from './statuses.js';
@@ -68,23 +69,6 @@ export const Paths = {
 
 /** Six decimal digits (spec: "OTP format: 6 digits"). */
 export const OTP_PATTERN = /^[0-9]{6}$/;
-
-/**
- * Pragmatic email syntax check shared by the browser and the service: one `@`, a non-empty
- * local part without spaces, a dotted domain, at most 254 characters (RFC 5321 4.5.3.1.3).
- */
-export const EMAIL_MAX_LENGTH = 254;
-const EMAIL_PATTERN = /^[^\s@]{1,64}@(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
-
-/** Lower-cases and trims: the service treats `Ann@Example.com ` and `ann@example.com` as one user. */
-export function normalizeEmail(input: string): string {
-  return input.trim().toLowerCase();
-}
-
-export function isValidEmail(input: string): boolean {
-  const email = normalizeEmail(input);
-  return email.length <= EMAIL_MAX_LENGTH && EMAIL_PATTERN.test(email);
-}
 
 /** RFC 7636 4.1: 43 to 128 characters of the unreserved set. */
 export const PKCE_VERIFIER_PATTERN = /^[A-Za-z0-9\-._~]{43,128}$/;

@@ -4,9 +4,8 @@ import {
   DEVICE_ID_PATTERN,
   type DelegationRequestClaims,
   type DelegationResults,
-  isValidEmail,
+  canonicalEmail,
   type MfaMethod,
-  normalizeEmail,
   normalizePhone,
 } from 'service-protocol';
 import type { AccountStore, User } from '../accounts/store.js';
@@ -70,7 +69,8 @@ export function createDelegationService(deps: DelegationDeps) {
 
   /** The user the SP names (email or user id), if that user has signed in to this SP. */
   async function userFor(client: ClientRecord, userid: string): Promise<User | undefined> {
-    const user = isValidEmail(userid) ? await accounts.findByEmail(normalizeEmail(userid)) : await accounts.findById(userid);
+    const email = canonicalEmail(userid);
+    const user = email !== null ? await accounts.findByEmail(email) : await accounts.findById(userid);
     return user && (await clients.hasSignedIn(client.id, user.id)) ? user : undefined;
   }
 

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { type AuthenticateResponse, BrowserPaths, CRYPTO_VERSIONS, isValidEmail, normalizeEmail } from 'service-protocol';
+import { type AuthenticateResponse, BrowserPaths, CRYPTO_VERSIONS } from 'service-protocol';
 import { Type } from 'typebox';
 import { ServiceError } from '../errors.js';
-import { PkceChallenge } from '../http/schemas.js';
+import { emailOf, PkceChallenge } from '../http/schemas.js';
 import type { LoginService } from './service.js';
 
 const AuthenticateBody = Type.Object(
@@ -26,12 +26,12 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{ login: LoginService; testM
 
   app.post(BrowserPaths.authenticate, { schema: { body: AuthenticateBody } }, async (request): Promise<AuthenticateResponse> => {
     const body = request.body;
-    if (!isValidEmail(body.userid)) throw new ServiceError('ERR_EMAIL_INVALID', 'That is not a valid email address.');
+    const email = emailOf(body.userid);
     if (body.codeChallenge !== undefined && body.codeChallengeMethod !== 'S256') {
       throw new ServiceError('ERR_REQUEST_INVALID', 'codeChallengeMethod must be S256 when a code challenge is sent.');
     }
     const outcome = await login.authenticate(request.client, {
-      email: normalizeEmail(body.userid),
+      email,
       cryptoVersion: body.cryptoVersion,
       rememberDevice: body.rememberDevice ?? false,
       codeChallenge: body.codeChallenge ?? null,

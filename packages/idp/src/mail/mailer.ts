@@ -1,7 +1,9 @@
 import nodemailer from 'nodemailer';
+import { canonicalEmail } from 'service-protocol';
 import type { MailboxStore } from './mailbox-store.js';
 
 export interface OutgoingMail {
+  /** The identity the mail is for: one canonical mailbox (packages/protocol email.ts), never a list. */
   to: string;
   subject: string;
   text: string;
@@ -15,13 +17,28 @@ export interface Mailer {
   close(): void;
 }
 
-/** Sends through SMTP (nodemailer) when a URL is configured. */
+/**
+ * The single mailbox a mail goes to. Anything but a canonical address is refused before a
+ * byte is sent: a string the mail library could read as a list, a display name or a group
+ * would take a code to a mailbox other than the identity it proves.
+ */
+export function recipientOf(mail: OutgoingMail): string {
+  if (canonicalEmail(mail.to) !== mail.to) throw new Error('Refusing to send: the recipient is not one canonical mailbox.');
+  return mail.to;
+}
+
+/**
+ * Sends through SMTP (nodemailer) when a URL is configured. The recipient goes in as an
+ * address object, which nodemailer uses as is (a string would go through its address-list
+ * parser), and the envelope names that address alone.
+ */
 export function createSmtpMailer(smtpUrl: string, from: string): Mailer {
   const transport = nodemailer.createTransport(smtpUrl);
   const target = new URL(smtpUrl);
   return {
     async send(mail) {
-      await transport.sendMail({ from, ...mail });
+      const to = recipientOf(mail);
+      await transport.sendMail({ from, subject: mail.subject, text: mail.text, html: mail.html, to: { name: '', address: to } });
     },
     describe: () => `SMTP ${target.protocol}//${target.hostname}:${target.port || 'default'}`,
     close: () => transport.close(),
@@ -32,6 +49,7 @@ export function createSmtpMailer(smtpUrl: string, from: string): Mailer {
 export function createMailboxMailer(store: MailboxStore, now: () => number, where: string): Mailer {
   return {
     async send(mail) {
+      recipientOf(mail);
       await store.insert({ ...mail, createdAt: now() });
     },
     describe: () => where,

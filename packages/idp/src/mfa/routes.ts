@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { BrowserPaths, type InitiateMfaResponse, isValidEmail, normalizeEmail, type VerifyMfaResponse } from 'service-protocol';
+import { BrowserPaths, type InitiateMfaResponse, type VerifyMfaResponse } from 'service-protocol';
 import { Type } from 'typebox';
-import { ServiceError } from '../errors.js';
-import { Otp } from '../http/schemas.js';
+import { emailOf, Otp } from '../http/schemas.js';
 import type { MfaService } from './service.js';
 
 const SessionId = Type.String({ minLength: 10, maxLength: 100 });
@@ -11,11 +10,6 @@ const VerifyMfaBody = Type.Object(
   { userid: Type.String({ maxLength: 320 }), sessionId: SessionId, otp: Otp, rememberMe: Type.Optional(Type.Boolean()) },
   { additionalProperties: false },
 );
-
-function emailOf(userid: string): string {
-  if (!isValidEmail(userid)) throw new ServiceError('ERR_EMAIL_INVALID', 'That is not a valid email address.');
-  return normalizeEmail(userid);
-}
 
 const SENT: Record<string, string> = {
   email: 'We emailed you a verification code.',

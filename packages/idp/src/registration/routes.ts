@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { BrowserPaths, isValidEmail, normalizeEmail, type VerifyDeviceResponse, type VerifyEmailOtpResponse } from 'service-protocol';
+import { BrowserPaths, type VerifyDeviceResponse, type VerifyEmailOtpResponse } from 'service-protocol';
 import { Type } from 'typebox';
 import { DEVICE_PLACE_MAX_LENGTH } from '../defaults.js';
-import { ServiceError } from '../errors.js';
-import { DeviceToken, Otp } from '../http/schemas.js';
+import { DeviceToken, emailOf, Otp } from '../http/schemas.js';
 import type { RegistrationService } from './service.js';
 
 const Base64Url = Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' });
@@ -34,11 +33,6 @@ function placeOf(value: string | string[] | undefined): { place?: string } {
     .trim()
     .slice(0, DEVICE_PLACE_MAX_LENGTH);
   return place ? { place } : {};
-}
-
-function emailOf(userid: string): string {
-  if (!isValidEmail(userid)) throw new ServiceError('ERR_EMAIL_INVALID', 'That is not a valid email address.');
-  return normalizeEmail(userid);
 }
 
 export const registrationRoutes: FastifyPluginAsyncTypebox<{ registration: RegistrationService; placeHeader: string | undefined }> = async (
