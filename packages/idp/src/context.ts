@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import type { MfaMethod } from 'service-protocol';
 import { createAccountStore } from './accounts/store.js';
+import { createCodeService } from './authorization-codes/service.js';
+import { createCodeStore } from './authorization-codes/store.js';
 import { createClientService } from './clients/service.js';
 import { createClientStore } from './clients/store.js';
-import { createCodeService } from './codes/service.js';
-import { createCodeStore } from './codes/store.js';
 import type { ServiceConfig } from './config.js';
 import { createSealer } from './crypto/seal.js';
 import { createSecretHasher } from './crypto/secrets.js';
@@ -24,6 +24,7 @@ import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/maile
 import { loadMailTemplates } from './mail/templates.js';
 import { createMfaService } from './mfa/service.js';
 import { createMfaStore } from './mfa/store.js';
+import { createOtpService } from './otp/service.js';
 import { createRegistrationService } from './registration/service.js';
 import { createRegistrationStore } from './registration/store.js';
 import { createSignInFinisher } from './sign-in/finish.js';
@@ -98,14 +99,12 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const smsOutbox = createSmsOutboxStore(db);
   const sms = options.sms ?? smsTransport(config, smsOutbox, now);
   const mfaStore = createMfaStore(db);
+  const otp = createOtpService({ accounts, throttle, mailer, templates, sms, hash, now });
   const mfa = createMfaService({
     store: mfaStore,
     accounts,
     finish,
-    throttle,
-    mailer,
-    templates,
-    sms,
+    otp,
     hash,
     sealer: createSealer(serverSecret, 'totp-secret'),
     now,
@@ -121,9 +120,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     mfa,
     mfaMethods,
     finish,
-    throttle,
-    mailer,
-    templates,
+    otp,
     hash,
     now,
   });

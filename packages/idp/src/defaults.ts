@@ -18,11 +18,13 @@ export const ACCOUNT_MAX_FAILURES = 100;
 /** Lock-out length once ACCOUNT_MAX_FAILURES is reached. */
 export const ACCOUNT_LOCKOUT_SECONDS = 15 * 60;
 
-/** OTP sends per recipient: one per 30 s, ten per hour (Logto, Hanko). */
-export const SEND_PER_RECIPIENT = [
-  { max: 1, windowSeconds: 30 },
-  { max: 10, windowSeconds: 60 * 60 },
-] as const;
+/**
+ * Spacing of repeated sends of one purpose to one recipient (a resend): one per 30 s. The next
+ * step of the same sign-in (the email OTP, then the email MFA code) is another purpose.
+ */
+export const SEND_SPACING_PER_PURPOSE = [{ max: 1, windowSeconds: 30 }] as const;
+/** OTP sends per recipient, all purposes together: ten per hour (Logto, Hanko). */
+export const SEND_PER_RECIPIENT = [{ max: 10, windowSeconds: 60 * 60 }] as const;
 /** OTP sends per client IP address: generous for NATs, tight enough to stop mail bombing. */
 export const SEND_PER_IP = [{ max: 30, windowSeconds: 60 * 60 }] as const;
 

@@ -6,11 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { SEND_PER_IP, SEND_PER_RECIPIENT } from '../src/defaults.js';
+import { SEND_PER_IP, SEND_SPACING_PER_PURPOSE } from '../src/defaults.js';
 import { APP_ORIGIN, startTestService, type TestService, uniqueEmail } from './helpers.js';
 
 const perIp = SEND_PER_IP[0].max;
-const perRecipientBurst = SEND_PER_RECIPIENT[0];
+const perRecipientBurst = SEND_SPACING_PER_PURPOSE[0];
 
 async function send(service: TestService, email: string, forwardedFor?: string) {
   const response = await fetch(`${service.url}/v1/authenticate`, {

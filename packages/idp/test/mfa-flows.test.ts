@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as OTPAuth from 'otpauth';
+import { MFA_MAX_ATTEMPTS } from '../src/defaults.js';
 import {
   claimsOf,
   deviceProof,
@@ -25,7 +26,7 @@ const totpCode = (secret: string, offsetSteps = 0) =>
 describe('MFA flows', () => {
   let service: TestService;
   // Real time plus a skew the tests move forward past send windows (TOTP codes follow real time).
-  let skew = 0;
+  const skew = 0;
   before(async () => {
     service = await startTestService({ testMode: true, now: () => Date.now() + skew });
   });
@@ -90,7 +91,8 @@ describe('MFA flows', () => {
     assert.deepEqual([initiated.body.status, initiated.body.method], ['MFA_INITIATED', 'totp']);
     // The enrollment used this step: the same step is refused, the next one (within the ±1 window) is accepted.
     const replay = await service.post('/v1/mfa/verify', { userid: email, sessionId: challenged.sessionId, otp: totpCode(started.secret) });
-    assert.equal(replay.body.code, 'ERR_OTP_INVALID');
+    assert.equal(replay.body.code, 'ERR_OTP_USED', 'a right code of a used step says so');
+    assert.equal(replay.body.attemptsRemaining, MFA_MAX_ATTEMPTS, 'and costs no attempt');
     const verified = await service.post('/v1/mfa/verify', {
       userid: email,
       sessionId: challenged.sessionId,
@@ -118,12 +120,11 @@ describe('MFA flows', () => {
     await new Promise((r) => setTimeout(r, 5));
     const challenged = await login(email, device);
     assert.deepEqual([challenged.status, challenged.method], ['MFA_REQUIRED', 'sms']);
+    // The login code right after the enrollment code is the next step, not a resend: it is sent.
+    const initiate = () => service.post('/v1/mfa/initiate', { userid: email, sessionId: challenged.sessionId });
+    assert.equal((await initiate()).status, 200, 'the happy path never meets the resend spacing');
     const before = (await service.ctx.smsOutbox.list(100, phone)).length;
-    assert.equal(
-      (await service.post('/v1/mfa/initiate', { userid: email, sessionId: challenged.sessionId })).status,
-      429,
-      'one SMS per 30 s per number',
-    );
+    assert.equal((await initiate()).status, 429, 'a resend: one SMS per 30 s per number and purpose');
     assert.equal((await service.ctx.smsOutbox.list(100, phone)).length, before);
   });
 
@@ -137,7 +138,7 @@ describe('MFA flows', () => {
     assert.deepEqual((await claimsOf(service, r.body.code)).amr, ['otp', 'mfa', 'email']);
     const challenged = await login(email, device);
     assert.deepEqual([challenged.status, challenged.method], ['MFA_REQUIRED', 'email']);
-    skew += 31_000; // the MFA mail shares the address's send window with the sign-in code just sent
+    // No waiting: the MFA mail right after the sign-in code is the next step, not a resend.
     assert.equal((await service.post('/v1/mfa/initiate', { userid: email, sessionId: challenged.sessionId })).body.status, 'MFA_INITIATED');
     const [mail] = await service.ctx.mailbox.list(1, email);
     assert.match(mail?.subject ?? '', /verification code/);

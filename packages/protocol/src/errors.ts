@@ -11,6 +11,8 @@ export const ErrorCodes = {
   ERR_CLIENT_ORIGIN_NOT_ALLOWED: { http: 403, status: Status.INVALID_API_KEY },
   ERR_OTP_INVALID: { http: 400, status: Status.INVALID_OTP },
   ERR_OTP_EXPIRED: { http: 400, status: Status.OTP_EXPIRED },
+  /** A right TOTP code of a time step already used: wait for the next code. No guess is spent. */
+  ERR_OTP_USED: { http: 400, status: Status.INVALID_OTP },
   ERR_SESSION_INVALID: { http: 400, status: Status.SESSION_EXPIRED },
   ERR_SESSION_STEP: { http: 409, status: Status.INVALID_REQUEST },
   ERR_DEVICE_KEY_INVALID: { http: 400, status: Status.INVALID_REQUEST },

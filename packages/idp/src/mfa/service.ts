@@ -2,23 +2,11 @@ import type { MfaMethod } from 'service-protocol';
 import type { AccountStore } from '../accounts/store.js';
 import type { ClientRecord } from '../clients/store.js';
 import type { Sealer } from '../crypto/seal.js';
-import { randomDigits, randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
-import {
-  ACCOUNT_LOCKOUT_SECONDS,
-  ACCOUNT_MAX_FAILURES,
-  MFA_MAX_ATTEMPTS,
-  MFA_SESSION_TTL_SECONDS,
-  OTP_DIGITS,
-  OTP_TTL_SECONDS,
-  SEND_PER_IP,
-  SEND_PER_RECIPIENT,
-} from '../defaults.js';
+import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+import { MFA_MAX_ATTEMPTS, MFA_SESSION_TTL_SECONDS } from '../defaults.js';
 import { ServiceError } from '../errors.js';
-import type { Mailer } from '../mail/mailer.js';
-import type { MailTemplates } from '../mail/templates.js';
+import type { OtpChannel, OtpMatch, OtpService } from '../otp/service.js';
 import type { FinishedSignIn, FinishSignIn, SignIn } from '../sign-in/finish.js';
-import type { SmsTransport } from '../sms/transport.js';
-import type { Throttle } from '../throttle/service.js';
 import type { MfaMethodRecord, MfaSessionRow, MfaStore } from './store.js';
 import { base32Encode, generateTotpSecret, matchTotp, otpauthUri } from './totp.js';
 
@@ -26,10 +14,7 @@ export interface MfaDeps {
   store: MfaStore;
   accounts: AccountStore;
   finish: FinishSignIn;
-  throttle: Throttle;
-  mailer: Mailer;
-  templates: MailTemplates;
-  sms: SmsTransport;
+  otp: OtpService;
   hash: SecretHasher;
   /** Seals TOTP secrets at rest. */
   sealer: Sealer;
@@ -50,8 +35,7 @@ export type EnrollmentStart =
  * and its steps (initiate, then verify) must come in order.
  */
 export function createMfaService(deps: MfaDeps) {
-  const { store, accounts, finish, throttle, mailer, templates, sms, hash, sealer, now } = deps;
-  const accountKey = (email: string) => hash('account', email);
+  const { store, accounts, finish, otp, hash, sealer, now } = deps;
 
   async function newSession(
     signIn: SignIn,
@@ -85,37 +69,23 @@ export function createMfaService(deps: MfaDeps) {
     return sessionId;
   }
 
-  /** Sends a fresh code by email or SMS and arms the session with it; an undelivered code is forgotten. */
-  /**
-   * `ip` is the browser's address; a delegated change comes from the SP's backend, where one
-   * address speaks for all its users, so only the per-recipient limits apply to it.
-   */
-  async function sendCode(idHash: string, method: 'email' | 'sms', destination: string, clientName: string, ip: string | undefined) {
-    if (ip !== undefined)
-      await throttle.consume(`send:ip:${ip}`, SEND_PER_IP, 'Too many codes were requested from this network. Try again later.');
-    // Mail shares the sign-in code's per-address budget; SMS has its own per number.
-    const recipient = method === 'email' ? hash('account', destination) : hash('recipient', destination);
-    await throttle.consume(`send:to:${recipient}`, SEND_PER_RECIPIENT, 'A code was sent moments ago. Wait before asking for another.');
-    const code = randomDigits(OTP_DIGITS);
-    if (!(await store.initiate(idHash, hash('mfa-otp', `${idHash}:${code}`), now() + OTP_TTL_SECONDS * 1000, now()))) {
-      throw new ServiceError('ERR_SESSION_INVALID', 'This verification has ended. Sign in again.');
-    }
-    try {
-      if (method === 'email') await mailer.send(templates.render('mfa-code', destination, { code, client: clientName }));
-      else
-        await sms.send({
-          to: destination,
-          body: `${code} is your ${clientName} verification code. It expires in ${OTP_TTL_SECONDS / 60} minutes.`,
-        });
-    } catch (error) {
-      await store.clearOtp(idHash);
-      throw new ServiceError(
-        'ERR_DELIVERY_FAILED',
-        `The verification code could not be sent by ${method === 'sms' ? 'SMS' : 'email'}. Try again shortly.`,
-        {},
-        error,
-      );
-    }
+  /** Sends a fresh code by email or SMS through otp/ and arms the session with it. */
+  async function sendCode(
+    idHash: string,
+    purpose: MfaSessionRow['purpose'],
+    channel: OtpChannel,
+    clientName: string,
+    ip: string | undefined,
+  ) {
+    await otp.send({
+      challengeId: idHash,
+      purpose: purpose === 'login' ? 'mfa' : purpose === 'enroll' ? 'mfa-enroll' : 'mfa-change',
+      channel,
+      ip,
+      clientName,
+      arm: (otpHash, expiresAt) => store.initiate(idHash, otpHash, expiresAt, now()),
+      disarm: () => store.clearOtp(idHash),
+    });
   }
 
   async function load(client: ClientRecord, email: string, sessionId: string) {
@@ -129,51 +99,45 @@ export function createMfaService(deps: MfaDeps) {
     return { idHash, session, user };
   }
 
-  /** The code is right for this session: a one-time code by hash, or a TOTP step never used before. */
-  async function codeMatches(idHash: string, session: MfaSessionRow, otp: string): Promise<{ totpStep?: number } | undefined> {
+  /**
+   * The code is right for this session: a one-time code by hash, or a TOTP step never used
+   * before. A right TOTP code of a step already used (by this or a parallel request) is `used`.
+   */
+  async function codeMatches(idHash: string, session: MfaSessionRow, code: string): Promise<OtpMatch<{ totpStep?: number }>> {
     if (session.method !== 'totp') {
-      const live = session.otp_hash !== null && Number(session.otp_expires_at) > now();
-      return live && safeEqual(session.otp_hash as string, hash('mfa-otp', `${idHash}:${otp}`)) ? {} : undefined;
+      const live = Number(session.otp_expires_at) > now();
+      return live && otp.matchesStored(idHash, session.otp_hash, code) ? { kind: 'match', value: {} } : { kind: 'wrong' };
     }
     if (session.purpose !== 'login') {
-      const step = matchTotp(Buffer.from(sealer.open(session.totp_secret_sealed as string), 'base64url'), otp, now());
-      return step === undefined ? undefined : { totpStep: step };
+      const step = matchTotp(Buffer.from(sealer.open(session.totp_secret_sealed as string), 'base64url'), code, now());
+      return step === undefined ? { kind: 'wrong' } : { kind: 'match', value: { totpStep: step } };
     }
     const method = await store.findMethod(session.user_id);
-    if (!method?.totpSecretSealed) return undefined;
+    if (!method?.totpSecretSealed) return { kind: 'wrong' };
     const secret = Buffer.from(sealer.open(method.totpSecretSealed), 'base64url');
-    const step = matchTotp(secret, otp, now(), { lastStep: method.lastTotpStep ?? undefined });
-    // Two parallel right codes for the same step: only one advances the step.
-    return step !== undefined && (await store.advanceTotpStep(session.user_id, method.version, step)) ? { totpStep: step } : undefined;
+    const step = matchTotp(secret, code, now(), { lastStep: method.lastTotpStep ?? undefined });
+    // Two parallel right codes for the same step: only one advances the step; the other was used.
+    if (step !== undefined)
+      return (await store.advanceTotpStep(session.user_id, method.version, step))
+        ? { kind: 'match', value: { totpStep: step } }
+        : { kind: 'used' };
+    return matchTotp(secret, code, now()) === undefined ? { kind: 'wrong' } : { kind: 'used' };
   }
 
-  /**
-   * The checks every MFA code passes: lock-out, a live code, one guess spent before comparing
-   * (capped atomically), the comparison, then completion of the session by exactly one caller.
-   */
-  async function checkCode(idHash: string, session: MfaSessionRow, email: string, otp: string) {
-    const lockedUntil = await accounts.lockedUntil(accountKey(email), now());
-    if (lockedUntil !== undefined) {
-      throw new ServiceError('ERR_ACCOUNT_LOCKED', 'Too many wrong codes for this account. Try again later.', {
-        retryAfter: Math.ceil((lockedUntil - now()) / 1000),
-      });
-    }
-    if (session.method !== 'totp' && (session.otp_hash === null || Number(session.otp_expires_at) <= now())) {
+  /** The checks every MFA code passes, by the one rule of otp/; the session completes for exactly one caller. */
+  async function checkCode(idHash: string, session: MfaSessionRow, email: string, code: string) {
+    const { spent, value } = await otp.check({
+      email,
+      maxAttempts: MFA_MAX_ATTEMPTS,
       // No live code: nothing to guess, so nothing is counted. A new code can be sent.
-      throw new ServiceError('ERR_OTP_EXPIRED', 'This code has expired. Ask for a new one.');
-    }
-    const spent = await store.spendAttempt(idHash, MFA_MAX_ATTEMPTS, now());
-    if (!spent) throw new ServiceError('ERR_OTP_EXPIRED', 'Too many wrong codes, or this verification has ended. Start again.');
-    const match = await codeMatches(idHash, spent, otp);
-    if (!match) {
-      await accounts.recordFailure(accountKey(email), ACCOUNT_MAX_FAILURES, now() + ACCOUNT_LOCKOUT_SECONDS * 1000);
-      throw new ServiceError('ERR_OTP_INVALID', 'The code is not correct.', {
-        attemptsRemaining: MFA_MAX_ATTEMPTS - Number(spent.attempts),
-      });
-    }
-    if (!(await store.markVerified(idHash, now()))) throw new ServiceError('ERR_SESSION_STEP', 'This verification is already complete.');
-    await accounts.clearFailures(accountKey(email));
-    return { spent, match };
+      live: session.method === 'totp' || (session.otp_hash !== null && Number(session.otp_expires_at) > now()),
+      spend: () => store.spendAttempt(idHash, MFA_MAX_ATTEMPTS, now()),
+      compare: (row) => codeMatches(idHash, row, code),
+      refund: () => store.refundAttempt(idHash),
+      complete: () => store.markVerified(idHash, now()),
+      attemptsOf: (row) => Number(row.attempts),
+    });
+    return { spent, match: value };
   }
 
   /** Makes the session's method the user's method, under a new version (ending every remember_me). */
@@ -209,9 +173,9 @@ export function createMfaService(deps: MfaDeps) {
         otpauthUri: otpauthUri({ secret, account: input.email, issuer: deps.issuerName }),
       };
     }
-    const destination = input.method === 'sms' ? (input.phone as string) : input.email;
-    const sessionId = await newSession(signIn, purpose, { method: input.method, phone: input.method === 'sms' ? destination : null });
-    await sendCode(hash('mfa-session', sessionId), input.method, destination, client.name, input.ip);
+    const channel: OtpChannel = input.method === 'sms' ? { kind: 'sms', to: input.phone as string } : { kind: 'email', to: input.email };
+    const sessionId = await newSession(signIn, purpose, { method: input.method, phone: channel.kind === 'sms' ? channel.to : null });
+    await sendCode(hash('mfa-session', sessionId), purpose, channel, client.name, input.ip);
     return { sessionId, method: input.method };
   }
 
@@ -278,8 +242,9 @@ export function createMfaService(deps: MfaDeps) {
           throw new ServiceError('ERR_SESSION_INVALID', 'This verification has ended.');
         return method;
       }
-      const destination = method === 'email' ? email : ((await store.findMethod(session.user_id))?.phone ?? '');
-      await sendCode(idHash, method, destination, client.name, ip);
+      const channel: OtpChannel =
+        method === 'email' ? { kind: 'email', to: email } : { kind: 'sms', to: (await store.findMethod(session.user_id))?.phone ?? '' };
+      await sendCode(idHash, 'login', channel, client.name, ip);
       return method;
     },
 

@@ -100,6 +100,16 @@ export function createMfaStore(db: Db) {
         .executeTakeFirst();
     },
 
+    /** Gives back one spent guess (a right TOTP code of a step already used proves no ignorance). */
+    async refundAttempt(idHash: string): Promise<void> {
+      await db
+        .updateTable('mfa_sessions')
+        .set({ attempts: sql`attempts - 1` })
+        .where('id', '=', idHash)
+        .where('attempts', '>', 0)
+        .execute();
+    },
+
     /** True for the single caller that completes the session. */
     async markVerified(idHash: string, now: number): Promise<boolean> {
       const row = await db

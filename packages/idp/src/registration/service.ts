@@ -1,26 +1,15 @@
 import type { DevicePublicJwk, MfaMethod } from 'service-protocol';
 import type { AccountStore } from '../accounts/store.js';
 import type { ClientRecord } from '../clients/store.js';
-import { randomDigits, randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
-import {
-  ACCOUNT_LOCKOUT_SECONDS,
-  ACCOUNT_MAX_FAILURES,
-  OTP_DIGITS,
-  OTP_MAX_ATTEMPTS,
-  OTP_TTL_SECONDS,
-  REGISTRATION_TTL_SECONDS,
-  SEND_PER_IP,
-  SEND_PER_RECIPIENT,
-} from '../defaults.js';
+import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+import { OTP_MAX_ATTEMPTS, REGISTRATION_TTL_SECONDS } from '../defaults.js';
 import { isValidDevicePublicKey } from '../devices/public-key.js';
 import { describeUserAgent } from '../devices/user-agent.js';
 import { ServiceError } from '../errors.js';
-import type { Mailer } from '../mail/mailer.js';
-import type { MailTemplates } from '../mail/templates.js';
 import type { MfaService } from '../mfa/service.js';
+import type { OtpService } from '../otp/service.js';
 import type { FinishedSignIn, FinishSignIn, SignIn } from '../sign-in/finish.js';
 import { normalizePhone } from '../sms/e164.js';
-import type { Throttle } from '../throttle/service.js';
 import type { RegistrationStore } from './store.js';
 
 export interface RegistrationDeps {
@@ -30,9 +19,7 @@ export interface RegistrationDeps {
   /** MFA methods users may enroll in on this service. */
   mfaMethods: MfaMethod[];
   finish: FinishSignIn;
-  throttle: Throttle;
-  mailer: Mailer;
-  templates: MailTemplates;
+  otp: OtpService;
   hash: SecretHasher;
   now: () => number;
 }
@@ -50,8 +37,7 @@ export interface StartOptions {
  * take the same path, so responses say nothing about whether an account exists.
  */
 export function createRegistrationService(deps: RegistrationDeps) {
-  const { store, accounts, mfa, mfaMethods, finish, throttle, mailer, templates, hash, now } = deps;
-  const accountKey = (email: string) => hash('account', email);
+  const { store, accounts, mfa, mfaMethods, finish, otp, hash, now } = deps;
 
   /** Finds the registration behind a device token, refusing one that belongs to another client or address. */
   async function load(client: ClientRecord, email: string, deviceToken: string) {
@@ -66,59 +52,48 @@ export function createRegistrationService(deps: RegistrationDeps) {
   return {
     /** Emails a fresh OTP and returns the device token that names this registration. */
     async start(client: ClientRecord, email: string, options: StartOptions): Promise<{ deviceToken: string; otp: string }> {
-      await throttle.consume(`send:ip:${options.ip}`, SEND_PER_IP, 'Too many codes were requested from this network. Try again later.');
-      await throttle.consume(
-        `send:to:${accountKey(email)}`,
-        SEND_PER_RECIPIENT,
-        'A code was sent to this address moments ago. Wait before asking for another.',
-      );
       const deviceToken = randomToken('dt_');
-      const otp = randomDigits(OTP_DIGITS);
-      const at = now();
       const idHash = hash('device-token', deviceToken);
-      await store.insert({
-        idHash,
-        clientId: client.id,
-        email,
-        otpHash: hash('otp', `${idHash}:${otp}`),
-        rememberDevice: options.rememberDevice,
-        cryptoVersion: options.cryptoVersion,
-        codeChallenge: options.codeChallenge,
-        createdAt: at,
-        otpExpiresAt: at + OTP_TTL_SECONDS * 1000,
-        expiresAt: at + OTP_TTL_SECONDS * 1000,
+      const code = await otp.send({
+        challengeId: idHash,
+        purpose: 'sign-in',
+        channel: { kind: 'email', to: email },
+        ip: options.ip,
+        clientName: client.name,
+        arm: async (otpHash, otpExpiresAt) => {
+          await store.insert({
+            idHash,
+            clientId: client.id,
+            email,
+            otpHash,
+            rememberDevice: options.rememberDevice,
+            cryptoVersion: options.cryptoVersion,
+            codeChallenge: options.codeChallenge,
+            createdAt: now(),
+            otpExpiresAt,
+            expiresAt: otpExpiresAt,
+          });
+          return true;
+        },
+        disarm: () => store.expire(idHash, now()),
       });
-      try {
-        await mailer.send(templates.render('sign-in-code', email, { code: otp, client: client.name }));
-      } catch (error) {
-        // Never leave a usable code that was not delivered.
-        await store.expire(idHash, now());
-        throw new ServiceError('ERR_DELIVERY_FAILED', 'The sign-in code could not be sent. Try again shortly.', {}, error);
-      }
-      return { deviceToken, otp };
+      return { deviceToken, otp: code };
     },
 
-    /** Checks the emailed OTP. The guess is counted before it is compared. */
-    async verifyOtp(client: ClientRecord, email: string, deviceToken: string, otp: string): Promise<void> {
+    /** Checks the emailed OTP by the one rule of otp/ (guess counted before it is compared). */
+    async verifyOtp(client: ClientRecord, email: string, deviceToken: string, code: string): Promise<void> {
       const { idHash, state } = await load(client, email, deviceToken);
       if (state.verifiedAt !== null) throw new ServiceError('ERR_SESSION_STEP', 'This code was already accepted. Register the device now.');
-      const lockedUntil = await accounts.lockedUntil(accountKey(email), now());
-      if (lockedUntil !== undefined) {
-        throw new ServiceError('ERR_ACCOUNT_LOCKED', 'Too many wrong codes for this address. Try again later.', {
-          retryAfter: Math.ceil((lockedUntil - now()) / 1000),
-        });
-      }
-      const attempt = await store.spendAttempt(idHash, OTP_MAX_ATTEMPTS, now());
-      if (!attempt)
-        throw new ServiceError('ERR_OTP_EXPIRED', 'This code has expired or too many wrong codes were tried. Request a new code.');
-      if (!safeEqual(attempt.otpHash, hash('otp', `${idHash}:${otp}`))) {
-        await accounts.recordFailure(accountKey(email), ACCOUNT_MAX_FAILURES, now() + ACCOUNT_LOCKOUT_SECONDS * 1000);
-        throw new ServiceError('ERR_OTP_INVALID', 'The code is not correct.', { attemptsRemaining: OTP_MAX_ATTEMPTS - attempt.attempts });
-      }
-      if (!(await store.markVerified(idHash, now(), now() + REGISTRATION_TTL_SECONDS * 1000))) {
-        throw new ServiceError('ERR_SESSION_STEP', 'This code was already accepted. Register the device now.');
-      }
-      await accounts.clearFailures(accountKey(email));
+      await otp.check({
+        email,
+        maxAttempts: OTP_MAX_ATTEMPTS,
+        live: true, // spendAttempt refuses an expired code itself
+        spend: () => store.spendAttempt(idHash, OTP_MAX_ATTEMPTS, now()),
+        compare: async (spent) => (otp.matchesStored(idHash, spent.otpHash, code) ? { kind: 'match', value: null } : { kind: 'wrong' }),
+        refund: async () => {},
+        complete: () => store.markVerified(idHash, now(), now() + REGISTRATION_TTL_SECONDS * 1000),
+        attemptsOf: (spent) => spent.attempts,
+      });
       // The account exists from the first verified email, whether or not a device follows.
       await accounts.findOrCreate(email, now());
     },

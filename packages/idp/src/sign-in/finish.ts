@@ -1,5 +1,5 @@
 import type { JWK } from 'jose';
-import type { CodeService } from '../codes/service.js';
+import type { CodeService } from '../authorization-codes/service.js';
 import { randomToken } from '../crypto/secrets.js';
 import type { DeviceStore } from '../devices/store.js';
 

@@ -74,7 +74,7 @@ export interface Database {
     expires_at: number;
     completed_at: number | null;
   };
-  /** codes/ */
+  /** authorization-codes/ */
   auth_codes: {
     id: string;
     client_id: string;

@@ -1,0 +1,171 @@
+import type { AccountStore } from '../accounts/store.js';
+import { randomDigits, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+import {
+  ACCOUNT_LOCKOUT_SECONDS,
+  ACCOUNT_MAX_FAILURES,
+  OTP_DIGITS,
+  OTP_TTL_SECONDS,
+  SEND_PER_IP,
+  SEND_PER_RECIPIENT,
+  SEND_SPACING_PER_PURPOSE,
+} from '../defaults.js';
+import { ServiceError } from '../errors.js';
+import type { Mailer } from '../mail/mailer.js';
+import type { MailTemplates } from '../mail/templates.js';
+import type { SmsTransport } from '../sms/transport.js';
+import type { Throttle } from '../throttle/service.js';
+
+/**
+ * What a code is for. The per-recipient spacing applies to repeated sends of one purpose (a
+ * resend), never to the next step of the same sign-in (the email OTP, then the MFA code).
+ */
+export type OtpPurpose = 'sign-in' | 'mfa' | 'mfa-enroll' | 'mfa-change';
+
+export type OtpChannel = { kind: 'email'; to: string } | { kind: 'sms'; to: string };
+
+export interface OtpDeps {
+  accounts: AccountStore;
+  throttle: Throttle;
+  mailer: Mailer;
+  templates: MailTemplates;
+  sms: SmsTransport;
+  hash: SecretHasher;
+  now: () => number;
+}
+
+/** The flow's storage of one challenge: where the code's HMAC lives and where guesses are counted. */
+export interface OtpSend {
+  /** The keyed id of the challenge; the code's HMAC covers it, so a code works only for its own challenge. */
+  challengeId: string;
+  purpose: OtpPurpose;
+  channel: OtpChannel;
+  /** The browser's address; absent for a delegated change (an SP backend speaks for all its users). */
+  ip: string | undefined;
+  clientName: string;
+  /** Stores the code's HMAC and expiry on the challenge; false when the challenge has ended. */
+  arm(otpHash: string, expiresAt: number): Promise<boolean>;
+  /** Forgets a code that was not delivered, so it can never be used. */
+  disarm(): Promise<void>;
+}
+
+/** The result of comparing a guess: right, wrong, or (TOTP) right but of a time step already used. */
+export type OtpMatch<T> = { kind: 'match'; value: T } | { kind: 'wrong' } | { kind: 'used' };
+
+export interface OtpCheck<S, T> {
+  /** Whose consecutive failures count towards the account lock-out. */
+  email: string;
+  maxAttempts: number;
+  /** False when no code is live: nothing to guess, so nothing is counted. */
+  live: boolean;
+  /** Spends one guess atomically (increment and cap in one statement); undefined when none is left. */
+  spend(): Promise<S | undefined>;
+  compare(spent: S): Promise<OtpMatch<T>>;
+  /** Gives back the guess spent on a code that was right but already used (it proves no ignorance). */
+  refund(): Promise<void>;
+  /** Completes the challenge for exactly one caller. */
+  complete(spent: S): Promise<boolean>;
+  /** The number of guesses spent so far, for attemptsRemaining. */
+  attemptsOf(spent: S): number;
+}
+
+/**
+ * Every one-time code of the service: drawn from the CSPRNG, stored only as an HMAC bound to
+ * its challenge, sent by mail or SMS within the send limits, and checked with the one rule
+ * (lock-out, one guess spent before comparing, constant-time compare, failure recorded).
+ * Registration (the email OTP), MFA sign-in, enrollment and delegated changes all use it;
+ * each keeps its challenge in its own table and passes the atomic steps in.
+ */
+export function createOtpService(deps: OtpDeps) {
+  const { accounts, throttle, mailer, templates, sms, hash, now } = deps;
+  const accountKey = (email: string) => hash('account', email);
+  /** A mailbox shares the account's key (one budget however the address was spelled); a phone has its own. */
+  const recipientKey = (channel: OtpChannel) => (channel.kind === 'email' ? accountKey(channel.to) : hash('recipient', channel.to));
+
+  const hashOf = (challengeId: string, code: string) => hash('otp', `${challengeId}:${code}`);
+
+  async function deliver(channel: OtpChannel, purpose: OtpPurpose, code: string, clientName: string) {
+    if (channel.kind === 'email') {
+      await mailer.send(templates.render(purpose === 'sign-in' ? 'sign-in-code' : 'mfa-code', channel.to, { code, client: clientName }));
+    } else {
+      await sms.send({
+        to: channel.to,
+        body: `${code} is your ${clientName} verification code. It expires in ${OTP_TTL_SECONDS / 60} minutes.`,
+      });
+    }
+  }
+
+  return {
+    hashOf,
+
+    /** Throttles, draws a code, arms the challenge with its HMAC and sends it. Returns the code (test mode shows it). */
+    async send(request: OtpSend): Promise<string> {
+      if (request.ip !== undefined)
+        await throttle.consume(`send:ip:${request.ip}`, SEND_PER_IP, 'Too many codes were requested from this network. Try again later.');
+      const recipient = recipientKey(request.channel);
+      await throttle.consume(
+        `send:to:${request.purpose}:${recipient}`,
+        SEND_SPACING_PER_PURPOSE,
+        'A code was sent moments ago. Wait before asking for another.',
+      );
+      await throttle.consume(`send:to:${recipient}`, SEND_PER_RECIPIENT, 'Too many codes were sent to this address. Try again later.');
+      const code = randomDigits(OTP_DIGITS);
+      if (!(await request.arm(hashOf(request.challengeId, code), now() + OTP_TTL_SECONDS * 1000))) {
+        throw new ServiceError('ERR_SESSION_INVALID', 'This verification has ended. Start again.');
+      }
+      try {
+        await deliver(request.channel, request.purpose, code, request.clientName);
+      } catch (error) {
+        await request.disarm();
+        throw new ServiceError(
+          'ERR_DELIVERY_FAILED',
+          `The code could not be sent by ${request.channel.kind === 'sms' ? 'SMS' : 'email'}. Try again shortly.`,
+          {},
+          error,
+        );
+      }
+      return code;
+    },
+
+    /** Compares a guess with a stored code's HMAC in constant time. */
+    matchesStored(challengeId: string, otpHash: string | null, code: string): boolean {
+      return otpHash !== null && safeEqual(otpHash, hashOf(challengeId, code));
+    },
+
+    /**
+     * The one guess check: refused while the account is locked; nothing counted without a live
+     * code; one guess spent (atomically, capped) before comparing; a wrong code recorded against
+     * the account; a right code of a used TOTP step refunded and named; a right code completes
+     * the challenge for exactly one caller and clears the account's failures.
+     */
+    async check<S, T>(check: OtpCheck<S, T>): Promise<{ spent: S; value: T }> {
+      const key = accountKey(check.email);
+      const lockedUntil = await accounts.lockedUntil(key, now());
+      if (lockedUntil !== undefined) {
+        throw new ServiceError('ERR_ACCOUNT_LOCKED', 'Too many wrong codes for this account. Try again later.', {
+          retryAfter: Math.ceil((lockedUntil - now()) / 1000),
+        });
+      }
+      if (!check.live) throw new ServiceError('ERR_OTP_EXPIRED', 'This code has expired. Ask for a new one.');
+      const spent = await check.spend();
+      if (!spent) throw new ServiceError('ERR_OTP_EXPIRED', 'This code has expired or too many wrong codes were tried. Start again.');
+      const match = await check.compare(spent);
+      if (match.kind === 'used') {
+        await check.refund();
+        throw new ServiceError('ERR_OTP_USED', 'This code was already used. Wait for the next code in your app.', {
+          attemptsRemaining: check.maxAttempts - check.attemptsOf(spent) + 1,
+        });
+      }
+      if (match.kind === 'wrong') {
+        await accounts.recordFailure(key, ACCOUNT_MAX_FAILURES, now() + ACCOUNT_LOCKOUT_SECONDS * 1000);
+        throw new ServiceError('ERR_OTP_INVALID', 'The code is not correct.', {
+          attemptsRemaining: check.maxAttempts - check.attemptsOf(spent),
+        });
+      }
+      if (!(await check.complete(spent))) throw new ServiceError('ERR_SESSION_STEP', 'This code was already accepted.');
+      await accounts.clearFailures(key);
+      return { spent, value: match.value };
+    },
+  };
+}
+
+export type OtpService = ReturnType<typeof createOtpService>;
