@@ -140,6 +140,8 @@
     await busy(form, async () => {
       const verified = record(await sdk.verifyEmailOtp({ userid: state.email, otp }));
       if (verified.status !== 'SUCCESS') return fail(verified);
+      // A user who has a second step already is asked for it, never offered another one.
+      if (verified.mfaEnrolled) return advance(await sdk.verifyDevice({ userid: state.email }));
       chooseMethod(['email', 'sms', 'totp'], false);
     });
   }

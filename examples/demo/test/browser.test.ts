@@ -303,6 +303,26 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
     await screenshot(catPage, '11-mfa-remembered-signed-in');
   });
 
+  it('MFA by email, part 3: a new browser is asked for the second step after the email OTP, never offered another', TIMEOUT, async () => {
+    await sendWindow(cat);
+    const context = await stack.browser.newContext();
+    const page = await openDemo(context);
+    const seen = (await stack.mails(cat)).length;
+    await submitEmail(page, cat);
+    await page.waitForSelector('#otp-step:not([hidden])');
+    lastSend.set(cat, Date.now());
+    await page.fill('#otp', await stack.nextMailOtp(cat, seen));
+    await page.click('#otp-step button[type=submit]');
+    // Straight to the email MFA code: no "add a second step" choice, and no wait for a send window.
+    await page.waitForSelector('#mfa-step:not([hidden])');
+    assert.equal(await page.isVisible('#method-step'), false);
+    assert.equal(await status(page), 'MFA_INITIATED');
+    await page.fill('#mfa-otp', await stack.nextMailOtp(cat, seen + 1));
+    await page.click('#mfa-step button[type=submit]');
+    await signedIn(page, cat);
+    await context.close();
+  });
+
   it('MFA required by the client: MFA_ENROLLMENT_NEEDED, then SMS enrollment with the code from the outbox', TIMEOUT, async () => {
     // Last: from here on the demo client requires MFA.
     await stack.cli('clients', 'update', stack.client.clientId, '--mfa-policy', 'required');

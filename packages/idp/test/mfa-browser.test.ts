@@ -20,7 +20,7 @@ describe('MFA through the browser library', () => {
   let service: TestService;
   // Real time plus a skew moved forward past send windows (TOTP codes follow real time);
   // tokens are checked with leeway for the skew.
-  const skew = 0;
+  let skew = 0;
   before(async () => {
     service = await startTestService({ now: () => Date.now() + skew });
   });
@@ -43,7 +43,8 @@ describe('MFA through the browser library', () => {
   /** New device up to verifyDevice with the chosen method. */
   async function register(device: ServiceClient, email: string, mfaMethod: 'email' | 'sms' | 'totp', phoneNumber?: string) {
     assert.equal((await device.authenticate(email, { rememberDevice: true })).status, 'OTP_NEEDED');
-    assert.equal((await device.verifyEmailOtp({ userid: email, otp: await mailOtp(email) })).status, 'SUCCESS');
+    const verified = await device.verifyEmailOtp({ userid: email, otp: await mailOtp(email) });
+    assert.deepEqual(verified, { status: 'SUCCESS', message: verified.message, mfaEnrolled: false }, 'a new user has no second step yet');
     return device.verifyDevice({ userid: email, mfaMethod, ...(phoneNumber ? { phoneNumber } : {}) });
   }
 
@@ -96,6 +97,19 @@ describe('MFA through the browser library', () => {
     assert.equal(enrolled.status, 'SUCCESS');
     assert.deepEqual(await amrOf((enrolled as { code: string }).code), ['otp', 'mfa', 'email']);
     await loginWithMfa(device, email, 'email', () => mailOtp(email));
+  });
+
+  it('a new device of a user with a second step learns it after the email OTP (no enrollment to offer) and passes it', async () => {
+    const email = uniqueEmail('second-device');
+    assert.equal((await register(await service.newDevice(), email, 'email')).status, 'SUCCESS');
+    const device = await service.newDevice();
+    skew += 31_000; // a second sign-in code to the address is a resend of that purpose
+    assert.equal((await device.authenticate(email, { rememberDevice: true })).status, 'OTP_NEEDED');
+    const verified = await device.verifyEmailOtp({ userid: email, otp: await mailOtp(email) });
+    assert.equal(verified.status, 'SUCCESS');
+    assert.equal((verified as { mfaEnrolled: boolean }).mfaEnrolled, true);
+    const next = await device.verifyDevice({ userid: email });
+    assert.deepEqual([next.status, (next as { method?: string }).method], ['MFA_REQUIRED', 'email']);
   });
 
   it('MFA_ENROLLMENT_NEEDED under a required policy, then enrollment on the same registration', async () => {

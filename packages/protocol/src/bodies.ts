@@ -44,6 +44,11 @@ export interface VerifyEmailOtpRequest {
 export interface VerifyEmailOtpResponse {
   status: 'SUCCESS';
   message: string;
+  /**
+   * The user already has a second factor: verifyDevice will ask for it (MFA_REQUIRED), so a
+   * page offers no enrollment. Told only after the mailbox was proven, so it enumerates nothing.
+   */
+  mfaEnrolled: boolean;
 }
 
 /** An EC P-256 public key as a JWK (RFC 7517), the only device key type of cryptoVersion v1. */

@@ -276,7 +276,7 @@ export class ServiceClient {
       });
       if (!outcome.ok) return this.#forgetIfExpired(email, outcome.failure);
       if (outcome.body.status !== 'SUCCESS') return unexpected();
-      return { status: 'SUCCESS', message: messageOf(outcome.body) };
+      return { status: 'SUCCESS', message: messageOf(outcome.body), mfaEnrolled: outcome.body.mfaEnrolled === true };
     });
   }
 

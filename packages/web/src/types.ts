@@ -80,7 +80,14 @@ export type AuthenticationResult =
   | FailureResult;
 
 /** Result of {@link ServiceClient.verifyEmailOtp}. */
-export type VerifyEmailOtpResult = { status: 'SUCCESS'; message: string } | FailureResult;
+export type VerifyEmailOtpResult =
+  | {
+      status: 'SUCCESS';
+      message: string;
+      /** The user already has a second factor: call verifyDevice without mfaMethod (it answers MFA_REQUIRED); offer no enrollment. */
+      mfaEnrolled: boolean;
+    }
+  | FailureResult;
 
 /** Argument of {@link ServiceClient.verifyDevice}. */
 export interface VerifyDeviceInput {

@@ -34,6 +34,7 @@ test('new device, remembered: OTP once, then the device key signs the next login
   assert.deepEqual(await client.verifyEmailOtp({ userid: 'ANN@example.com', otp: '123456' }), {
     status: 'SUCCESS',
     message: 'Email verified',
+    mfaEnrolled: false,
   });
   assert.deepEqual(service.calls.at(-1)!.body, { userid: EMAIL, deviceToken: 'dt_1', otp: '123456' });
 

@@ -41,8 +41,8 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ registration: Regis
 ) => {
   app.post(BrowserPaths.verifyEmailOtp, { schema: { body: VerifyEmailOtpBody } }, async (request): Promise<VerifyEmailOtpResponse> => {
     const { userid, deviceToken, otp } = request.body;
-    await registration.verifyOtp(request.client, emailOf(userid), deviceToken, otp);
-    return { status: 'SUCCESS', message: 'Email verified. Register this device to finish.' };
+    const { mfaEnrolled } = await registration.verifyOtp(request.client, emailOf(userid), deviceToken, otp);
+    return { status: 'SUCCESS', message: 'Email verified. Register this device to finish.', mfaEnrolled };
   });
 
   app.post(BrowserPaths.verifyDevice, { schema: { body: VerifyDeviceBody } }, async (request): Promise<VerifyDeviceResponse> => {

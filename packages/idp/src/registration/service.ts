@@ -81,7 +81,7 @@ export function createRegistrationService(deps: RegistrationDeps) {
     },
 
     /** Checks the emailed OTP by the one rule of otp/ (guess counted before it is compared). */
-    async verifyOtp(client: ClientRecord, email: string, deviceToken: string, code: string): Promise<void> {
+    async verifyOtp(client: ClientRecord, email: string, deviceToken: string, code: string): Promise<{ mfaEnrolled: boolean }> {
       const { idHash, state } = await load(client, email, deviceToken);
       if (state.verifiedAt !== null) throw new ServiceError('ERR_SESSION_STEP', 'This code was already accepted. Register the device now.');
       await otp.check({
@@ -95,7 +95,8 @@ export function createRegistrationService(deps: RegistrationDeps) {
         attemptsOf: (spent) => spent.attempts,
       });
       // The account exists from the first verified email, whether or not a device follows.
-      await accounts.findOrCreate(email, now());
+      const user = await accounts.findOrCreate(email, now());
+      return { mfaEnrolled: (await mfa.methodOf(user.id)) !== undefined };
     },
 
     /**
