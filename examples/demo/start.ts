@@ -46,6 +46,8 @@ const childEnv = {
   SERVICE_IDP_HOST: '127.0.0.1',
   SERVICE_IDP_ISSUER: SERVICE_URL,
   SERVICE_IDP_LOG_LEVEL: process.env.SERVICE_IDP_LOG_LEVEL ?? 'warn',
+  // The demo reads its codes on /dev/mail: served to this machine only (docs/operations.md).
+  SERVICE_IDP_DEV_INBOX: '1',
 };
 const say = (line = '') => process.stdout.write(`${line}\n`);
 const shown = (path: string) => {

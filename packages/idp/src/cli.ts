@@ -17,8 +17,10 @@ const HELP = `service-idp — passwordless identity service
 
 Usage:
   service-idp start [--port 8080] [--host 127.0.0.1] [--data ./data] [--database URL] [--issuer URL] [--test-mode]
+                    [--dev-inbox] [--metrics-port PORT]
       Run the service. The first start creates the data folder, the database, a signing
-      key and the server secret; later starts reuse them.
+      key and the server secret; later starts reuse them. --dev-inbox serves /dev/mail to this
+      machine; --metrics-port serves /metrics on a separate loopback listener.
   service-idp clients create --name NAME --origin URL [--origin URL ...] [--json]
       Register a client application. Prints its clientId, publishableKey (browser, valid
       only from the listed origins) and secretKey (backend) once; they cannot be shown again.
@@ -65,6 +67,8 @@ const options = {
   database: { type: 'string' },
   issuer: { type: 'string' },
   'test-mode': { type: 'boolean' },
+  'dev-inbox': { type: 'boolean' },
+  'metrics-port': { type: 'string' },
   name: { type: 'string' },
   origin: { type: 'string', multiple: true },
   json: { type: 'boolean' },
@@ -148,6 +152,8 @@ async function main(argv: string[]): Promise<number> {
     database: values.database,
     issuer: values.issuer,
     'test-mode': values['test-mode'],
+    'dev-inbox': values['dev-inbox'],
+    'metrics-port': values['metrics-port'],
   };
   const config = loadConfig(flags);
 
@@ -172,6 +178,8 @@ async function main(argv: string[]): Promise<number> {
         `  database:   ${service.ctx.database}`,
         `  mail goes to: ${service.ctx.mailer.describe()}`,
         `  SMS goes to:  ${service.ctx.sms.describe()}`,
+        ...(service.devInboxUrl ? [`  dev inbox:  ${service.devInboxUrl} (this machine only)`] : []),
+        ...(service.metricsUrl ? [`  metrics:    ${service.metricsUrl}`] : []),
         '',
       ].join('\n'),
     );

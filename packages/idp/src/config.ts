@@ -46,6 +46,13 @@ export interface ServiceConfig {
   deviceIdleDays: number;
   /** Request header (lower case) holding an approximate place set by the operator's proxy, e.g. cf-ipcountry. */
   placeHeader: string | undefined;
+  /**
+   * Serves the development mailbox and SMS outbox (/dev/mail, /dev/sms: every live code) to
+   * this machine's own, unproxied requests. Off unless asked for; refused in production.
+   */
+  devInbox: boolean;
+  /** GET /metrics on a listener of its own (loopback by default), never on the public one; undefined: off. */
+  metrics: { host: string; port: number } | undefined;
 }
 
 export type SmsConfig =
@@ -72,6 +79,10 @@ export const ENVIRONMENT = {
   SERVICE_IDP_DEVICE_IDLE_DAYS: `days a device may go unused before it stops being trusted (default ${DEVICE_IDLE_EXPIRY_DAYS})`,
   SERVICE_IDP_PLACE_HEADER:
     'request header with an approximate place set by your proxy or CDN (e.g. cf-ipcountry), shown in new-device mail (default: none)',
+  SERVICE_IDP_DEV_INBOX:
+    '"1" serves /dev/mail and /dev/sms (every code) to loopback, unproxied requests; same as --dev-inbox (refused when NODE_ENV=production)',
+  SERVICE_IDP_METRICS_PORT: 'port of the separate /metrics listener (default: no metrics listener); same as --metrics-port',
+  SERVICE_IDP_METRICS_HOST: 'address the /metrics listener binds (default 127.0.0.1)',
   SMS_TRANSPORT: 'outbox (default; development only), webhook or twilio',
   SMS_WEBHOOK_URL: 'with SMS_TRANSPORT=webhook: where each SMS is POSTed as signed JSON',
   SMS_WEBHOOK_SECRET: 'with SMS_TRANSPORT=webhook: HMAC key of the x-service-signature header (16+ characters)',
@@ -87,6 +98,8 @@ export interface ConfigFlags {
   database?: string | undefined;
   issuer?: string | undefined;
   'test-mode'?: boolean | undefined;
+  'dev-inbox'?: boolean | undefined;
+  'metrics-port'?: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -132,6 +145,12 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
   if (production && !smtpUrl)
     throw new ConfigError('SMTP_URL is required when NODE_ENV=production: the development mailbox is not for real users');
   if (production && issuerUrl.protocol !== 'https:') throw new ConfigError('the issuer must be an https URL when NODE_ENV=production');
+  const devInbox = flags['dev-inbox'] ?? env.SERVICE_IDP_DEV_INBOX === '1';
+  if (production && devInbox) throw new ConfigError('--dev-inbox is refused when NODE_ENV=production: it shows every one-time code');
+  const metricsPortSetting = flags['metrics-port'] ?? (env.SERVICE_IDP_METRICS_PORT || undefined);
+  const metricsPort = metricsPortSetting === undefined ? undefined : Number(metricsPortSetting);
+  if (metricsPort !== undefined && (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535))
+    throw new ConfigError(`invalid metrics port ${metricsPortSetting}: a whole number from 0 to 65535`);
   return {
     port,
     host,
@@ -152,6 +171,8 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     mfaRememberDays: rememberDays,
     deviceIdleDays: integerSetting(env, 'SERVICE_IDP_DEVICE_IDLE_DAYS', DEVICE_IDLE_EXPIRY_DAYS, 1, 3650),
     placeHeader: env.SERVICE_IDP_PLACE_HEADER?.trim().toLowerCase() || undefined,
+    devInbox,
+    metrics: metricsPort === undefined ? undefined : { host: env.SERVICE_IDP_METRICS_HOST || '127.0.0.1', port: metricsPort },
   };
 }
 

@@ -11,9 +11,11 @@
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { Paths } from 'service-protocol';
 import type { ServiceConfig } from './config.js';
 import { type ContextOptions, openContext, type ServiceContext } from './context.js';
 import { type AppOptions, buildApp } from './http/app.js';
+import { listenMetrics, metricsPageOf } from './http/metrics.js';
 
 export type { ConfigFlags, ServiceConfig } from './config.js';
 export { ConfigError, ENVIRONMENT, loadConfig } from './config.js';
@@ -27,6 +29,10 @@ export const ISSUER_FILE = 'issuer';
 
 export interface RunningService {
   url: string;
+  /** The development mailbox page, when --dev-inbox serves it. */
+  devInboxUrl: string | undefined;
+  /** The separate /metrics listener, when one is configured. */
+  metricsUrl: string | undefined;
   ctx: ServiceContext;
   close(): Promise<void>;
 }
@@ -43,9 +49,11 @@ export async function startService(requested: ServiceConfig, options: ContextOpt
   }
   const ctx = await openContext(config, options);
   const app = await buildApp(ctx, options);
+  let metrics: Awaited<ReturnType<typeof listenMetrics>> | undefined;
   try {
     await ctx.keyring.ensure();
     await app.listen({ port: config.port, host: config.host });
+    if (config.metrics) metrics = await listenMetrics(metricsPageOf(app), config.metrics.host, config.metrics.port);
   } catch (error) {
     await app.close();
     await ctx.close();
@@ -56,9 +64,12 @@ export async function startService(requested: ServiceConfig, options: ContextOpt
   const stopSweeper = ctx.startSweeper((error) => app.log.error({ err: error }, 'sweeping expired rows failed'));
   return {
     url: config.issuer,
+    devInboxUrl: app.hasRoute({ method: 'GET', url: Paths.devMail }) ? `${config.issuer}${Paths.devMail}` : undefined,
+    metricsUrl: metrics?.url,
     ctx,
     async close() {
       stopSweeper();
+      await metrics?.close();
       await app.close();
       await ctx.close();
     },

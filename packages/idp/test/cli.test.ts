@@ -196,7 +196,7 @@ describe('service-idp CLI', () => {
     let service: RunningService;
     let clock = Date.now();
     before(async () => {
-      service = await startService(loadConfig({ port: '0', data, 'test-mode': true }, {}), { now: () => clock });
+      service = await startService(loadConfig({ port: '0', data, 'test-mode': true, 'dev-inbox': true }, {}), { now: () => clock });
     });
     after(() => service.close());
 

@@ -197,25 +197,3 @@ describe('HTTP edges', () => {
     assert.match(await r.text(), /ServiceWeb/);
   });
 });
-
-describe('metrics', () => {
-  let service: TestService;
-  before(async () => {
-    service = await startTestService();
-  });
-  after(() => service.close());
-
-  it('counts requests by route pattern and status in the Prometheus text format, with no user data', async () => {
-    const email = uniqueEmail('metrics');
-    await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' });
-    await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' }); // 429: same address
-    const r = await fetch(`${service.url}/metrics`);
-    assert.equal(r.status, 200);
-    assert.match(r.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
-    const text = await r.text();
-    assert.match(text, /^service_idp_http_requests_total\{method="POST",route="\/v1\/authenticate",status="200"\} 1$/m);
-    assert.match(text, /^service_idp_http_requests_total\{method="POST",route="\/v1\/authenticate",status="429"\} 1$/m);
-    assert.match(text, /^# TYPE service_idp_http_requests_total counter$/m);
-    assert.doesNotMatch(text, new RegExp(email.replace(/[.]/g, '\\.')), 'no addresses in metrics');
-  });
-});

@@ -69,6 +69,11 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
 
   registerErrorHandler(app);
   registerMetrics(app);
+  // The caching rule (protocol.md): nothing is stored by a cache unless its route says so
+  // (only the JWKS, the discovery document and the SDK script are public and cacheable).
+  app.addHook('onSend', async (_request, reply) => {
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+  });
   await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } });
   await app.register(formbody);
 
@@ -91,7 +96,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   await app.register(deviceNoticeRoutes, { notices: ctx.notices });
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer });
   await app.register(sdkRoutes);
-  if (!ctx.config.production && (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox')) {
+  if (ctx.config.devInbox && !ctx.config.production && (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox')) {
     await app.register(devMailRoutes, { mailbox: ctx.mailbox, smsOutbox: ctx.smsOutbox });
   }
   // Liveness: the process answers. Readiness: it can also reach its database (load balancers

@@ -1,13 +1,30 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 /**
- * GET /metrics in the Prometheus text format (version 0.0.4): requests and their time by
+ * Metrics in the Prometheus text format (version 0.0.4): requests and their time by
  * route pattern, method and status. Labels are route patterns (`/v1/authenticate`), never
  * URLs, query strings, bodies or user data, so the page holds nothing secret. Counters are
  * per process: Prometheus adds up the nodes. Called on the root instance, so the hook sees
- * every route.
+ * every route. Returns the page's renderer; `listenMetrics` serves it.
  */
-export function registerMetrics(app: FastifyInstance): void {
+export function registerMetrics(app: FastifyInstance): () => string {
+  const render = countRequests(app);
+  renderers.set(app, render);
+  return render;
+}
+
+const renderers = new WeakMap<FastifyInstance, () => string>();
+
+/** The metrics page of an app built by buildApp. */
+export function metricsPageOf(app: FastifyInstance): () => string {
+  const render = renderers.get(app);
+  if (!render) throw new Error('registerMetrics was not called on this app');
+  return render;
+}
+
+function countRequests(app: FastifyInstance): () => string {
   const startedAt = Date.now() / 1000;
   const requests = new Map<string, { count: number; seconds: number }>();
 
@@ -20,8 +37,8 @@ export function registerMetrics(app: FastifyInstance): void {
     requests.set(key, entry);
   });
 
-  app.get('/metrics', async (_request, reply) => {
-    const lines = [
+  return () =>
+    [
       '# HELP service_idp_http_requests_total HTTP requests answered, by method, route pattern and status.',
       '# TYPE service_idp_http_requests_total counter',
       ...[...requests].map(([labels, e]) => `service_idp_http_requests_total{${labels}} ${e.count}`),
@@ -32,8 +49,31 @@ export function registerMetrics(app: FastifyInstance): void {
       '# TYPE service_idp_process_start_time_seconds gauge',
       `service_idp_process_start_time_seconds ${startedAt.toFixed(3)}`,
       '',
-    ];
-    reply.type('text/plain; version=0.0.4; charset=utf-8').header('cache-control', 'no-store');
-    return lines.join('\n');
+    ].join('\n');
+}
+
+/**
+ * The /metrics listener: its own server, bound to loopback unless configured otherwise, so the
+ * public listener (and any proxy routing to it) never serves the page. Anything but GET
+ * /metrics is a 404.
+ */
+export async function listenMetrics(render: () => string, host: string, port: number): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((request, response) => {
+    const found = request.method === 'GET' && request.url?.split('?', 1)[0] === '/metrics';
+    response.writeHead(found ? 200 : 404, {
+      'content-type': found ? 'text/plain; version=0.0.4; charset=utf-8' : 'text/plain; charset=utf-8',
+      'cache-control': 'no-store',
+    });
+    response.end(found ? render() : 'Not found\n');
   });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shownHost}:${address.port}/metrics`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
