@@ -185,15 +185,7 @@
     busy(form, async () => {
       const r = await post('/api/mfa/change', body);
       if (!r.ok) return say(r.body.message || 'The change could not be started.');
-      $('#change-totp').hidden = method !== 'totp';
-      $('#change-sent').hidden = method === 'totp';
-      if (method === 'totp') {
-        $('#change-qr').src = r.body.qr;
-        $('#change-secret').textContent = r.body.secret ?? '';
-      } else {
-        $('#change-sent').textContent =
-          method === 'sms' ? `We sent a code to ${body.phoneNumber} by SMS.` : 'We sent a code to your email address.';
-      }
+      showStep(r.body, body.phoneNumber);
       form.hidden = true;
       $('#confirm-form').hidden = false;
       $('#change-otp').value = '';
@@ -201,6 +193,28 @@
       page.dataset.state = 'confirming';
     });
   });
+
+  /** One step of the change: the current method's code first (when there is one), then the new method's. */
+  function showStep(step, phoneNumber) {
+    const current = step.status === 'current_factor_needed';
+    $('#change-totp').hidden = current || step.method !== 'totp';
+    $('#change-sent').hidden = !current && step.method === 'totp';
+    if (current) {
+      $('#change-sent').textContent = {
+        email: 'First confirm it is you: enter the code we sent to your email address.',
+        sms: 'First confirm it is you: enter the code we sent to your phone by SMS.',
+        totp: 'First confirm it is you: enter the code from your current authenticator app.',
+      }[step.current_method];
+    } else if (step.method === 'totp') {
+      $('#change-qr').src = step.qr;
+      $('#change-secret').textContent = step.secret ?? '';
+    } else {
+      $('#change-sent').textContent =
+        step.method === 'sms' ? `We sent a code to ${phoneNumber || 'your new number'} by SMS.` : 'We sent a code to your email address.';
+    }
+    $('#change-otp').value = '';
+    $('#change-otp').focus();
+  }
 
   function closeConfirm() {
     $('#confirm-form').hidden = true;
@@ -217,6 +231,7 @@
     busy(form, async () => {
       const r = await post('/api/mfa/verify', { otp: $('#change-otp').value.replace(/\s+/g, '') });
       if (!r.ok) return say(r.body.message || 'The code could not be checked.');
+      if (r.body.status !== 'success') return showStep(r.body, $('#change-phone').value.trim());
       closeConfirm();
       $('#change-phone').value = '';
       await loadMethod();

@@ -13,6 +13,7 @@ import {
   DelegationRequestError,
   exchangeCodeForClaims,
   JWTVerificationError,
+  type MfaChangeResult,
   MfaMethod,
   OAuthExchangeError,
   ServiceDelegationClient,
@@ -220,12 +221,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
           });
           if (started.status === 'failed') throw new HttpError(400, 'change_failed', started.message ?? 'The service refused the change.');
           session.pendingChange = { sessionId: started.session_id, method: method as MfaMethod, ...(phoneNumber ? { phoneNumber } : {}) };
-          return {
-            status: started.status,
-            method,
-            message: started.message,
-            ...(started.otpauth_uri ? { qr: qrDataUrl(started.otpauth_uri), secret: started.secret } : {}),
-          };
+          return changeStep(started, method);
         } catch (error) {
           throw delegationFailure(error);
         }
@@ -238,9 +234,11 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
         if (!/^\d{6}$/.test(otp)) throw new HttpError(400, 'invalid_otp', 'Enter the 6-digit code.');
         try {
           const verified = await requireDelegation().verifyMfaChange({ userid: session.email, sessionId: pending.sessionId, otp });
-          if (verified.status !== 'success') {
+          if (verified.status === 'failed') {
             throw new HttpError(400, 'invalid_otp', verified.message ?? 'That code is not right. Check it and try again.');
           }
+          // The current factor was proven: now the new method's code (or QR code).
+          if (verified.status !== 'success') return changeStep(verified as MfaChangeResult, pending.method);
           session.pendingChange = undefined;
           log(`demo: ${session.email} changed MFA to ${pending.method}`);
           return { status: 'success', mfa_method: pending.method };
@@ -425,6 +423,17 @@ async function readJson(request: IncomingMessage): Promise<Record<string, unknow
     // fall through
   }
   throw new HttpError(400, 'invalid_json', 'The body must be a JSON object.');
+}
+
+/** What the page shows for a step of an MFA change: the current factor's code to ask for, or the new method's. */
+function changeStep(step: MfaChangeResult, method: string) {
+  return {
+    status: step.status,
+    method,
+    ...(step.current_method ? { current_method: step.current_method } : {}),
+    message: step.message,
+    ...(step.otpauth_uri ? { qr: qrDataUrl(step.otpauth_uri), secret: step.secret } : {}),
+  };
 }
 
 function send(response: ServerResponse, status: number, type: string, body: string | Buffer) {

@@ -178,6 +178,23 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
     await screenshot(annPage, '05-delegation-mfa-changed');
   });
 
+  it('a second MFA change asks for the current factor first (SMS), then the new method (email)', TIMEOUT, async () => {
+    const phone = '+15555550123';
+    await annPage.check('#change-form input[value=email]');
+    const smsSeen = (await stack.smses(phone)).length;
+    await annPage.click('#change-form button[type=submit]');
+    await annPage.waitForSelector('#confirm-form:not([hidden])');
+    assert.match((await annPage.textContent('#change-sent')) ?? '', /First confirm it is you: .* by SMS/);
+    const mailSeen = (await stack.mails(ann)).length;
+    await annPage.fill('#change-otp', await stack.nextSmsOtp(phone, smsSeen));
+    await annPage.click('#confirm-form button[type=submit]');
+    await annPage.waitForFunction(() => /sent a code to your email/.test(document.querySelector('#change-sent')?.textContent ?? ''));
+    await annPage.fill('#change-otp', await stack.nextMailOtp(ann, mailSeen));
+    await annPage.click('#confirm-form button[type=submit]');
+    await annPage.waitForSelector('#account[data-state="changed"]');
+    assert.equal(await annPage.getAttribute('#mfa-method', 'data-method'), 'email');
+  });
+
   it('the <script> build works on a plain HTML page (ServiceWeb global, init succeeds)', TIMEOUT, async () => {
     stack.registered.pages.set(
       '/plain.html',

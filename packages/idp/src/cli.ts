@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Paths } from 'service-protocol';
+import { canonicalEmail, Paths } from 'service-protocol';
 import { ConfigError, type ConfigFlags, ENVIRONMENT, loadConfig } from './config.js';
 import { openContext } from './context.js';
 import { ISSUER_FILE, startService } from './index.js';
@@ -36,6 +36,9 @@ Usage:
   service-idp clients delete CLIENT_ID
       Delete a client with its devices, pending sign-ins and delegation keys; its keys stop
       working at once. Users stay (they may use other clients).
+  service-idp users reset-mfa EMAIL
+      Recovery for a user who lost their second factor: removes it (and every remember_me),
+      mails the user a notice and prints what was removed. Verify who asks before running it.
   service-idp keys rotate
       New signing key; the JWKS serves old and new until tokens signed by the old one expire.
   service-idp mail [--json] [--limit 20]
@@ -200,11 +203,12 @@ async function main(argv: string[]): Promise<number> {
     'clients delegation-keys',
     'clients list',
     'keys rotate',
+    'users reset-mfa',
     'mail',
     'sms',
     'migrate',
   ];
-  const name = command === 'clients' || command === 'keys' ? `${command} ${sub ?? ''}`.trim() : command;
+  const name = command === 'clients' || command === 'keys' || command === 'users' ? `${command} ${sub ?? ''}`.trim() : command;
   if (!known.includes(name)) throw new UsageError(`unknown command "${positionals.slice(0, 2).join(' ')}"`);
   const limit = wholeNumber('--limit', values.limit, MAIL_LIMIT_DEFAULT, 1, MAIL_LIMIT_MAX);
   const issuer = name === 'clients delegation-keys' ? servedIssuer(config.dataDir, values.issuer ?? process.env.SERVICE_IDP_ISSUER) : '';
@@ -283,6 +287,17 @@ async function main(argv: string[]): Promise<number> {
               list.map((c) => [c.id, c.name, c.mfaPolicy, c.origins.join(' ')]),
             )}\n`,
           );
+        return 0;
+      }
+      case 'users reset-mfa': {
+        const email = canonicalEmail(positionals[2] ?? '');
+        if (email === null) throw new UsageError('usage: service-idp users reset-mfa EMAIL (a valid address)');
+        const removed = await ctx.mfa.resetByOperator(email);
+        process.stdout.write(
+          removed
+            ? `MFA (${removed}) removed for ${email}; the user was told by mail. They can enroll again at their next new-device sign-in.\n`
+            : `${email} has no MFA method: nothing changed.\n`,
+        );
         return 0;
       }
       case 'keys rotate': {

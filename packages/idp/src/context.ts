@@ -107,6 +107,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     otp,
     hash,
     sealer: createSealer(serverSecret, 'totp-secret'),
+    mailer,
+    templates,
     now,
     rememberMs: config.mfaRememberDays * 24 * 60 * 60 * 1000,
     // Shown in authenticator apps; a colon would break their label parsing (IPv6 hosts).
@@ -131,8 +133,6 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     mfa,
     mfaMethods,
     devices: deviceService,
-    mailer,
-    templates,
     hash,
     sealer: createSealer(serverSecret, 'delegation-key'),
     issuer: config.issuer,

@@ -319,5 +319,29 @@ describe('service-idp CLI', () => {
       assert.ok(messages[0]!.createdAt >= messages[1]!.createdAt);
       assert.match(messages[0]!.subject, /sign-in code/);
     });
+
+    it('users reset-mfa: the operator recovery removes a lost factor, tells the user by mail, and nothing else can', async () => {
+      const keys = await service.ctx.clients.create({ name: 'Reset', origins: ['http://reset.test'] });
+      const headers = { 'content-type': 'application/json', origin: 'http://reset.test', 'x-service-key': keys.publishableKey };
+      const post = async (path: string, body: unknown) =>
+        (await fetch(service.url + path, { method: 'POST', headers, body: JSON.stringify(body) })).json();
+      const email = `reset.${clock}@example.com`;
+      const a = await post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' });
+      await post('/v1/email-otp/verify', { userid: email, deviceToken: a.deviceToken, otp: a.code });
+      assert.equal((await post('/v1/devices', { userid: email, deviceToken: a.deviceToken, mfaMethod: 'email' })).status, 'SUCCESS');
+      const user = await service.ctx.accounts.findByEmail(email);
+      assert.equal((await service.ctx.mfa.methodOf(user?.id as string))?.method, 'email');
+
+      const reset = await run(['users', 'reset-mfa', email.toUpperCase(), '--data', data]);
+      assert.equal(reset.code, 0, reset.stderr);
+      assert.match(reset.stdout, new RegExp(`MFA \\(email\\) removed for ${email.replace(/\./g, '\\.')}; the user was told by mail`));
+      assert.equal(await service.ctx.mfa.methodOf(user?.id as string), undefined);
+      const notices = (await service.ctx.mailbox.list(10, email)).filter((m) => /Two-step verification was turned off/.test(m.subject));
+      assert.equal(notices.length, 1, 'the user was told');
+      assert.match((await run(['users', 'reset-mfa', email, '--data', data])).stdout, /has no MFA method: nothing changed/);
+      const bad = await run(['users', 'reset-mfa', 'a@b.com,c@d.com', '--data', data]);
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /usage: service-idp users reset-mfa EMAIL/);
+    });
   });
 });

@@ -59,7 +59,7 @@ describe('MFA delegation', () => {
     assert.deepEqual(await sp.getUserCredentials('nobody@example.com'), none);
   });
 
-  it('changes the method to email: code by mail, applied once, and the user is told', async () => {
+  it('sets the method to email for a user without one: code by mail, applied once, and the user is told', async () => {
     const user = await knownUser('email');
     const started = await sp.initiateMfaChange({ userid: user.email, mfaMethod: 'email' });
     assert.equal(started.status, 'otp_sent');
@@ -68,8 +68,8 @@ describe('MFA delegation', () => {
     assert.equal(verified.status, 'success');
     assert.equal((await sp.getUserCredentials(user.email)).mfa_method, 'email');
     const [notice] = await service.ctx.mailbox.list(1, user.email);
-    assert.match(notice?.subject ?? '', /verification method changed/);
-    assert.match(notice?.text ?? '', /is now: email/);
+    assert.match(notice?.subject ?? '', /Two-step verification is now on/);
+    assert.match(notice?.text ?? '', /by: email/);
   });
 
   it('changes the method to SMS, with the code sent to the new number', async () => {

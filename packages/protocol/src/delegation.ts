@@ -52,18 +52,32 @@ export interface DelegationRequestBodies {
   revoke_all_devices: { userid: string };
 }
 
+/**
+ * A step of an MFA change. A user who has a second factor proves it first
+ * (`current_factor_needed`: ask for a code of `current_method`, then call verify_mfa_change);
+ * then the new method is confirmed (`otp_sent`: a code went to it; `totp_pending`: show
+ * `otpauth_uri` or `secret`, then ask for the app's code).
+ */
+export interface MfaChangeStep {
+  session_id: string;
+  status: 'current_factor_needed' | 'otp_sent' | 'totp_pending' | 'failed';
+  message?: string;
+  /** `current_factor_needed` only: the method in force, whose code is asked for first. */
+  current_method?: 'email' | 'sms' | 'totp';
+  /** `totp_pending` only: the `otpauth://` URI to show as a QR code. */
+  otpauth_uri?: string;
+  /** `totp_pending` only: the base32 secret, for manual entry. */
+  secret?: string;
+}
+
 /** `result` of a response, by operation. */
 export interface DelegationResults {
-  initiate_mfa_change: {
-    session_id: string;
-    status: 'otp_sent' | 'totp_pending' | 'failed';
-    message?: string;
-    /** `totp` only: the `otpauth://` URI to show as a QR code. */
-    otpauth_uri?: string;
-    /** `totp` only: the base32 secret, for manual entry. */
-    secret?: string;
-  };
-  verify_mfa_change: { status: 'success' | 'failed'; message?: string };
+  initiate_mfa_change: MfaChangeStep;
+  /**
+   * `success`: the change applied. `otp_sent` / `totp_pending`: the current factor was proven,
+   * now confirm the new method with its code under the same session id.
+   */
+  verify_mfa_change: { status: 'success' | 'failed'; message?: string } | (MfaChangeStep & { status: 'otp_sent' | 'totp_pending' });
   get_user_credentials: { mfa_method: string; status: string; message?: string };
   /** The user's trusted devices for the calling application; `failed` for a user who never signed in to it. */
   list_devices: { status: 'success' | 'failed'; devices: DelegationDevice[]; message?: string };

@@ -16,9 +16,7 @@ import type { SecretHasher } from '../crypto/secrets.js';
 import { DELEGATION_RESPONSE_TTL_SECONDS } from '../defaults.js';
 import type { DeviceService } from '../devices/service.js';
 import { ServiceError } from '../errors.js';
-import type { Mailer } from '../mail/mailer.js';
-import type { MailTemplates } from '../mail/templates.js';
-import type { MfaService } from '../mfa/service.js';
+import type { ChangeStep, MfaService } from '../mfa/service.js';
 import { createIdpKeyring, importSpPublicKeys, newKeySet, publicKeyOf } from './keys.js';
 import type { DelegationStore } from './store.js';
 
@@ -29,8 +27,6 @@ export interface DelegationDeps {
   mfa: MfaService;
   mfaMethods: MfaMethod[];
   devices: DeviceService;
-  mailer: Mailer;
-  templates: MailTemplates;
   hash: SecretHasher;
   sealer: Sealer;
   /** The service's issuer URL: the audience of every request and the issuer of every response. */
@@ -39,6 +35,39 @@ export interface DelegationDeps {
 }
 
 type Result<Op extends keyof DelegationResults> = DelegationResults[Op];
+
+/** Longest string accepted in a request body field (an address is at most 254; ids are shorter). */
+const BODY_STRING_MAX_LENGTH = 320;
+
+/** The fields of each operation's body, all strings: required, or optional. */
+const BODY_FIELDS: Record<keyof DelegationResults, Record<string, 'required' | 'optional'>> = {
+  initiate_mfa_change: { userid: 'required', mfaMethod: 'required', phoneNumber: 'optional' },
+  verify_mfa_change: { userid: 'required', sessionId: 'required', otp: 'required' },
+  get_user_credentials: { userid: 'required' },
+  list_devices: { userid: 'required' },
+  revoke_device: { userid: 'required', deviceId: 'required' },
+  revoke_all_devices: { userid: 'required' },
+};
+
+/** Each operation's documented failure, sealed like any answer (docs/delegation.md). */
+const FAILED: { [Op in keyof DelegationResults]: (message: string) => Result<Op> } = {
+  initiate_mfa_change: (message) => ({ session_id: '', status: 'failed', message }),
+  verify_mfa_change: (message) => ({ status: 'failed', message }),
+  get_user_credentials: (message) => ({ mfa_method: 'none', status: 'failed', message }),
+  list_devices: (message) => ({ status: 'failed', devices: [], message }),
+  revoke_device: (message) => ({ status: 'failed', message }),
+  revoke_all_devices: (message) => ({ status: 'failed', revoked: 0, message }),
+};
+
+/** The first body field that is missing (when required) or not a short string, if any. */
+function misshapenField(op: keyof DelegationResults, body: Record<string, unknown>): string | undefined {
+  for (const [name, need] of Object.entries(BODY_FIELDS[op])) {
+    const value = body[name];
+    if (value === undefined && need === 'optional') continue;
+    if (typeof value !== 'string' || value.length > BODY_STRING_MAX_LENGTH) return name;
+  }
+  return undefined;
+}
 
 /**
  * MFA delegation: a client's backend (the service provider, SP) reads and changes a user's MFA
@@ -85,6 +114,31 @@ export function createDelegationService(deps: DelegationDeps) {
       : { mfa_method: 'none', status: 'not_enrolled', message: 'No MFA method is enrolled.' };
   }
 
+  /** What the SP's backend shows next: the current factor's code to ask for, or the new method's. */
+  function changeResult(step: Exclude<ChangeStep, { kind: 'done' }>): Result<'initiate_mfa_change'> {
+    if (step.kind === 'current') {
+      const how = { email: 'a code sent by email', sms: 'a code sent by SMS', totp: 'the code from the authenticator app' }[
+        step.currentMethod
+      ];
+      return {
+        session_id: step.sessionId,
+        status: 'current_factor_needed',
+        current_method: step.currentMethod,
+        message: `Confirm with the current method first: ${how}.`,
+      };
+    }
+    if (step.method === 'totp') {
+      return {
+        session_id: step.sessionId,
+        status: 'totp_pending',
+        message: 'Show the QR code; the first code from the app confirms the change.',
+        otpauth_uri: step.otpauthUri as string,
+        secret: step.secret as string,
+      };
+    }
+    return { session_id: step.sessionId, status: 'otp_sent', message: `A code was sent by ${step.method === 'sms' ? 'SMS' : 'email'}.` };
+  }
+
   async function initiateChange(
     client: ClientRecord,
     body: { userid: string; mfaMethod: MfaMethod; phoneNumber?: string },
@@ -100,20 +154,7 @@ export function createDelegationService(deps: DelegationDeps) {
         method: body.mfaMethod,
         ...(phone ? { phone } : {}),
       });
-      if (started.method === 'totp') {
-        return {
-          session_id: started.sessionId,
-          status: 'totp_pending',
-          message: 'Show the QR code; the first code from the app confirms the change.',
-          otpauth_uri: started.otpauthUri as string,
-          secret: started.secret as string,
-        };
-      }
-      return {
-        session_id: started.sessionId,
-        status: 'otp_sent',
-        message: `A code was sent by ${started.method === 'sms' ? 'SMS' : 'email'}.`,
-      };
+      return changeResult(started);
     } catch (error) {
       if (!(error instanceof ServiceError) || !error.expose) throw error;
       return { session_id: '', status: 'failed', message: failed(error) };
@@ -128,12 +169,10 @@ export function createDelegationService(deps: DelegationDeps) {
     if (!user) return { status: 'failed', message: 'This change is unknown or has ended.' };
     if (!/^[0-9]{6}$/.test(body.otp)) return { status: 'failed', message: 'The code must be 6 digits.' };
     try {
-      const method = await mfa.verifyChange(client, user, body.sessionId, body.otp);
-      // ASVS 2.5.5: tell the user, on the address we know, that their second factor changed.
-      await deps.mailer
-        .send(deps.templates.render('mfa-changed', user.email, { code: '', client: client.name, method }))
-        .catch(() => undefined); // the change stands; a lost notice must not undo it
-      return { status: 'success', message: `The MFA method is now ${method}.` };
+      const step = await mfa.verifyChange(client, user, body.sessionId, body.otp);
+      // The user is told of the change by mail (mfa/service.ts applyMethod).
+      if (step.kind === 'done') return { status: 'success', message: `The MFA method is now ${step.method}.` };
+      return changeResult(step) as Result<'verify_mfa_change'>;
     } catch (error) {
       if (!(error instanceof ServiceError) || !error.expose) throw error;
       return { status: 'failed', message: failed(error) };
@@ -178,6 +217,23 @@ export function createDelegationService(deps: DelegationDeps) {
     if (!user) return { status: 'failed', revoked: 0, message: noUser };
     const revoked = await deps.devices.revokeAll(client.id, user.id);
     return { status: 'success', revoked, message: `${revoked} device(s) signed out.` };
+  }
+
+  async function perform(client: ClientRecord, claims: DelegationRequestClaims): Promise<DelegationResults[keyof DelegationResults]> {
+    switch (claims.op) {
+      case 'get_user_credentials':
+        return getUserCredentials(client, claims.body);
+      case 'initiate_mfa_change':
+        return initiateChange(client, claims.body);
+      case 'verify_mfa_change':
+        return verifyChange(client, claims.body);
+      case 'list_devices':
+        return listDevices(client, claims.body);
+      case 'revoke_device':
+        return revokeDevice(client, claims.body);
+      case 'revoke_all_devices':
+        return revokeAllDevices(client, claims.body);
+    }
   }
 
   return {
@@ -232,27 +288,12 @@ export function createDelegationService(deps: DelegationDeps) {
       if (!(await store.spendRequestId(hash('delegation-jti', `${client.id}\0${claims.jti}`), claims.exp * 1000))) {
         throw new ServiceError('ERR_DELEGATION_REPLAYED', 'This request was already received.');
       }
-      let result: DelegationResults[keyof DelegationResults];
-      switch (claims.op) {
-        case 'get_user_credentials':
-          result = await getUserCredentials(client, claims.body);
-          break;
-        case 'initiate_mfa_change':
-          result = await initiateChange(client, claims.body);
-          break;
-        case 'verify_mfa_change':
-          result = await verifyChange(client, claims.body);
-          break;
-        case 'list_devices':
-          result = await listDevices(client, claims.body);
-          break;
-        case 'revoke_device':
-          result = await revokeDevice(client, claims.body);
-          break;
-        case 'revoke_all_devices':
-          result = await revokeAllDevices(client, claims.body);
-          break;
-      }
+      const misshapen = misshapenField(claims.op, claims.body as Record<string, unknown>);
+      // A signed request with a field of the wrong type gets the operation's sealed failure, never a 500.
+      const result =
+        misshapen === undefined
+          ? await perform(client, claims)
+          : FAILED[claims.op](`The field ${misshapen} must be a string of at most ${BODY_STRING_MAX_LENGTH} characters.`);
       const response = responseClaims(claims, {
         result: result as never,
         ttlSeconds: DELEGATION_RESPONSE_TTL_SECONDS,

@@ -80,6 +80,32 @@ If it was not, sign that device out here (the link works once, for {{days}} days
 <p>If it was not, <a href="{{link}}">sign that device out</a> (the link works once, for {{days}} days).</p>`),
     required: ['link'],
   },
+  // ASVS 2.5.5 as well: a second factor added where the user may not have added it.
+  'mfa-enrolled': {
+    subject: 'Two-step verification is now on for your {{client}} account',
+    text: `Two-step verification is now on for your {{client}} account, by: {{method}}.
+
+If you set this up, there is nothing to do.
+If you did not, contact {{client}} support at once: someone may have access to your account.
+`,
+    html: page(`<p>Two-step verification is now on for your <strong>{{client}}</strong> account, by: <strong>{{method}}</strong>.</p>
+<p>If you set this up, there is nothing to do.</p>
+<p style="color:#a00">If you did not, contact {{client}} support at once: someone may have access to your account.</p>`),
+    required: ['method'],
+  },
+  // Operator recovery (service-idp users reset-mfa): the user learns that the factor is gone.
+  'mfa-reset': {
+    subject: 'Two-step verification was turned off for your {{client}} account',
+    text: `Two-step verification ({{method}}) was turned off for your {{client}} account by its operator, as a recovery step.
+
+You can turn it on again at your next sign-in on a new device.
+If you did not ask for this, contact {{client}} support at once.
+`,
+    html: page(`<p>Two-step verification (<strong>{{method}}</strong>) was turned off for your <strong>{{client}}</strong> account by its operator, as a recovery step.</p>
+<p>You can turn it on again at your next sign-in on a new device.</p>
+<p style="color:#a00">If you did not ask for this, contact {{client}} support at once.</p>`),
+    required: ['method'],
+  },
 } satisfies Record<string, Template>;
 
 export type TemplateName = keyof typeof BUILT_IN;

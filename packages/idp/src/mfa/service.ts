@@ -5,7 +5,9 @@ import type { Sealer } from '../crypto/seal.js';
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import { MFA_MAX_ATTEMPTS, MFA_SESSION_TTL_SECONDS } from '../defaults.js';
 import { ServiceError } from '../errors.js';
-import type { OtpChannel, OtpMatch, OtpService } from '../otp/service.js';
+import type { Mailer } from '../mail/mailer.js';
+import type { MailTemplates } from '../mail/templates.js';
+import type { OtpChannel, OtpMatch, OtpPurpose, OtpService } from '../otp/service.js';
 import type { FinishedSignIn, FinishSignIn, SignIn } from '../sign-in/finish.js';
 import type { MfaMethodRecord, MfaSessionRow, MfaStore } from './store.js';
 import { base32Encode, generateTotpSecret, matchTotp, otpauthUri } from './totp.js';
@@ -18,11 +20,22 @@ export interface MfaDeps {
   hash: SecretHasher;
   /** Seals TOTP secrets at rest. */
   sealer: Sealer;
+  /** Tells the user, on the address we know, of every enrollment and change (ASVS 2.5.5). */
+  mailer: Mailer;
+  templates: MailTemplates;
   now: () => number;
   rememberMs: number;
   /** Shown in authenticator apps as the account's issuer. */
   issuerName: string;
 }
+
+/** Where a change of method stands after a step: the current factor to prove, the new one to confirm, or done. */
+export type ChangeStep =
+  | { kind: 'current'; sessionId: string; currentMethod: MfaMethod }
+  | { kind: 'new'; sessionId: string; method: MfaMethod; otpauthUri?: string; secret?: string }
+  | { kind: 'done'; method: MfaMethod };
+
+type SessionPurpose = 'login' | 'enroll' | 'change-current' | 'change';
 
 export type EnrollmentStart =
   | { kind: 'done'; finished: FinishedSignIn }
@@ -34,14 +47,18 @@ export type EnrollmentStart =
  * registration); it expires, allows MFA_MAX_ATTEMPTS wrong codes counted before checking,
  * and its steps (initiate, then verify) must come in order.
  */
+/** The send-spacing purpose of each session's code: proving the current factor and confirming the new one are two steps. */
+const SEND_PURPOSE: Record<SessionPurpose, OtpPurpose> = {
+  login: 'mfa',
+  enroll: 'mfa-enroll',
+  'change-current': 'mfa-change-current',
+  change: 'mfa-change',
+};
+
 export function createMfaService(deps: MfaDeps) {
   const { store, accounts, finish, otp, hash, sealer, now } = deps;
 
-  async function newSession(
-    signIn: SignIn,
-    purpose: 'login' | 'enroll' | 'change',
-    fields: Partial<MfaSessionRow> & { method: MfaMethod },
-  ) {
+  async function newSession(signIn: SignIn, purpose: SessionPurpose, fields: Partial<MfaSessionRow> & { method: MfaMethod }) {
     const sessionId = randomToken('mfa_');
     const at = now();
     const device = signIn.device;
@@ -64,6 +81,7 @@ export function createMfaService(deps: MfaDeps) {
       initiated_at: null,
       verified_at: null,
       expires_at: at + MFA_SESSION_TTL_SECONDS * 1000,
+      change_to: null,
       ...fields,
     });
     return sessionId;
@@ -79,7 +97,7 @@ export function createMfaService(deps: MfaDeps) {
   ) {
     await otp.send({
       challengeId: idHash,
-      purpose: purpose === 'login' ? 'mfa' : purpose === 'enroll' ? 'mfa-enroll' : 'mfa-change',
+      purpose: SEND_PURPOSE[purpose as SessionPurpose],
       channel,
       ip,
       clientName,
@@ -108,7 +126,9 @@ export function createMfaService(deps: MfaDeps) {
       const live = Number(session.otp_expires_at) > now();
       return live && otp.matchesStored(idHash, session.otp_hash, code) ? { kind: 'match', value: {} } : { kind: 'wrong' };
     }
-    if (session.purpose !== 'login') {
+    // A new method (enrollment, or a change's second step) is checked against its own secret;
+    // the factor in force (login, or a change's first step) against the user's, never twice a step.
+    if (session.purpose === 'enroll' || session.purpose === 'change') {
       const step = matchTotp(Buffer.from(sealer.open(session.totp_secret_sealed as string), 'base64url'), code, now());
       return step === undefined ? { kind: 'wrong' } : { kind: 'match', value: { totpStep: step } };
     }
@@ -140,16 +160,27 @@ export function createMfaService(deps: MfaDeps) {
     return { spent, match: value };
   }
 
-  /** Makes the session's method the user's method, under a new version (ending every remember_me). */
-  async function applyMethod(spent: MfaSessionRow, totpStep: number | undefined): Promise<string> {
+  /** Makes the session's method the user's method, under a new version (ending every remember_me), and says so by mail. */
+  async function applyMethod(spent: MfaSessionRow, totpStep: number | undefined, clientName: string): Promise<string> {
     const version = randomToken('', 12);
     const method = spent.method as MfaMethod;
+    const previous = await store.findMethod(spent.user_id);
     await store.setMethod(
       spent.user_id,
       { method, phone: spent.phone, totpSecretSealed: spent.totp_secret_sealed, lastTotpStep: totpStep ?? null, version },
       now(),
     );
+    await notify(spent.user_id, clientName, method, previous === undefined);
     return version;
+  }
+
+  /** The notice of an enrollment or a change, to the account's address. A lost notice must not undo the change. */
+  async function notify(userId: string, clientName: string, method: MfaMethod, enrolled: boolean) {
+    const user = await accounts.findById(userId);
+    if (!user) return;
+    await deps.mailer
+      .send(deps.templates.render(enrolled ? 'mfa-enrolled' : 'mfa-changed', user.email, { client: clientName, method }))
+      .catch(() => undefined);
   }
 
   /** A session holding a new method to confirm (enrollment at registration, or a delegated change). */
@@ -185,6 +216,19 @@ export function createMfaService(deps: MfaDeps) {
     isRemembered: (deviceId: string, userId: string, method: MfaMethodRecord) =>
       store.isRemembered(deviceId, userId, method.version, now()),
 
+    /**
+     * Recovery when the factor in force is lost: the operator removes it (service-idp users
+     * reset-mfa). Not reachable over HTTP or delegation; the user is told by mail, then enrolls
+     * again at their next new-device sign-in or through an application.
+     */
+    async resetByOperator(email: string): Promise<MfaMethod | undefined> {
+      const user = await accounts.findByEmail(email);
+      const method = user && (await store.findMethod(user.id));
+      if (!user || !method || !(await store.removeMethod(user.id))) return undefined;
+      await deps.mailer.send(deps.templates.render('mfa-reset', email, { client: deps.issuerName, method: method.method }));
+      return method.method;
+    },
+
     /** The user has MFA: open the session that initiateMfa and verifyMfa complete. */
     async startLogin(signIn: SignIn, method: MfaMethodRecord): Promise<{ sessionId: string; method: MfaMethod }> {
       return { sessionId: await newSession(signIn, 'login', { method: method.method }), method: method.method };
@@ -202,16 +246,24 @@ export function createMfaService(deps: MfaDeps) {
           { method: 'email', phone: null, totpSecretSealed: null, lastTotpStep: null, version: randomToken('', 12) },
           now(),
         );
+        await notify(signIn.userId, client.name, 'email', true);
         return { kind: 'done', finished: await finish({ ...signIn, amr: [...signIn.amr, 'mfa', 'email'] }) };
       }
       return { kind: 'confirm', ...(await newMethodSession(client, signIn, 'enroll', input)) };
     },
 
     /**
-     * A change of method asked for by the client's backend (delegation): the new method's first
-     * code (sent, or for TOTP computed by the user's app) confirms it. Nothing signs in.
+     * A change of method asked for by the client's backend (delegation, or any later path). A
+     * user with a second factor proves it first: a code of the method in force (sent, or read
+     * from the authenticator app), then the new method's first code. An application alone,
+     * which for TOTP receives the new secret and could compute its codes, can therefore never
+     * move a user to a factor it holds. A user without one confirms the new method only.
      */
-    async startChange(client: ClientRecord, user: { id: string; email: string }, input: { method: MfaMethod; phone?: string }) {
+    async startChange(
+      client: ClientRecord,
+      user: { id: string; email: string },
+      input: { method: MfaMethod; phone?: string },
+    ): Promise<Extract<ChangeStep, { kind: 'current' | 'new' }>> {
       const signIn: SignIn = {
         clientId: client.id,
         userId: user.id,
@@ -220,16 +272,64 @@ export function createMfaService(deps: MfaDeps) {
         amr: [],
         authTime: Math.floor(now() / 1000),
       };
-      return newMethodSession(client, signIn, 'change', { ...input, email: user.email });
+      const current = await store.findMethod(user.id);
+      if (!current) return { kind: 'new', ...(await newMethodSession(client, signIn, 'change', { ...input, email: user.email })) };
+      const sessionId = await newSession(signIn, 'change-current', {
+        method: current.method,
+        phone: current.phone,
+        change_to: JSON.stringify({ method: input.method, phone: input.phone ?? null }),
+        initiated_at: current.method === 'totp' ? now() : null,
+      });
+      if (current.method !== 'totp') {
+        const channel: OtpChannel =
+          current.method === 'sms' ? { kind: 'sms', to: current.phone as string } : { kind: 'email', to: user.email };
+        await sendCode(hash('mfa-session', sessionId), 'change-current', channel, client.name, undefined);
+      }
+      return { kind: 'current', sessionId, currentMethod: current.method };
     },
 
-    /** Confirms a delegated change with the new method's code; applies it once, atomically. */
-    async verifyChange(client: ClientRecord, user: { email: string }, sessionId: string, otp: string): Promise<MfaMethod> {
+    /**
+     * One step of a change: a right code of the factor in force opens the new method's
+     * confirmation (its code sent, or its TOTP secret returned) under the same session id; a
+     * right code of the new method applies it, once, atomically, and the user is told by mail.
+     */
+    async verifyChange(
+      client: ClientRecord,
+      user: { email: string },
+      sessionId: string,
+      code: string,
+    ): Promise<Exclude<ChangeStep, { kind: 'current' }>> {
       const { idHash, session } = await load(client, user.email, sessionId);
-      if (session.purpose !== 'change') throw new ServiceError('ERR_SESSION_INVALID', 'This change is unknown or has ended.');
-      const { spent, match } = await checkCode(idHash, session, user.email, otp);
-      await applyMethod(spent, match.totpStep);
-      return spent.method as MfaMethod;
+      if (session.purpose !== 'change' && session.purpose !== 'change-current')
+        throw new ServiceError('ERR_SESSION_INVALID', 'This change is unknown or has ended.');
+      const { spent, match } = await checkCode(idHash, session, user.email, code);
+      if (spent.purpose === 'change') {
+        await applyMethod(spent, match.totpStep, client.name);
+        return { kind: 'done', method: spent.method as MfaMethod };
+      }
+      const next = JSON.parse(spent.change_to as string) as { method: MfaMethod; phone: string | null };
+      if (next.method === 'totp') {
+        const secret = generateTotpSecret();
+        const started = await store.beginNewMethod(idHash, {
+          method: 'totp',
+          phone: null,
+          totpSecretSealed: sealer.seal(secret.toString('base64url')),
+          initiatedAt: now(),
+        });
+        if (!started) throw new ServiceError('ERR_SESSION_STEP', 'This change has moved on already.');
+        return {
+          kind: 'new',
+          sessionId,
+          method: 'totp',
+          secret: base32Encode(secret),
+          otpauthUri: otpauthUri({ secret, account: user.email, issuer: deps.issuerName }),
+        };
+      }
+      if (!(await store.beginNewMethod(idHash, { method: next.method, phone: next.phone, totpSecretSealed: null, initiatedAt: now() })))
+        throw new ServiceError('ERR_SESSION_STEP', 'This change has moved on already.');
+      const channel: OtpChannel = next.method === 'sms' ? { kind: 'sms', to: next.phone as string } : { kind: 'email', to: user.email };
+      await sendCode(idHash, 'change', channel, client.name, undefined);
+      return { kind: 'new', sessionId, method: next.method };
     },
 
     /** initiateMfa: sends the code for an email or SMS login step; TOTP only arms the session. */
@@ -251,13 +351,15 @@ export function createMfaService(deps: MfaDeps) {
     /** verifyMfa: checks the code (counted before checking), then finishes the sign-in once. */
     async verify(client: ClientRecord, email: string, sessionId: string, otp: string, rememberMe: boolean): Promise<FinishedSignIn> {
       const { idHash, session } = await load(client, email, sessionId);
-      if (session.purpose === 'change')
+      if (session.purpose === 'change' || session.purpose === 'change-current')
         throw new ServiceError('ERR_SESSION_INVALID', 'This verification is unknown or has ended. Sign in again.');
       if (session.initiated_at === null) throw new ServiceError('ERR_SESSION_STEP', 'Call initiateMfa before verifyMfa.');
       const { spent, match } = await checkCode(idHash, session, email, otp);
       const method = spent.method as MfaMethod;
       const version =
-        spent.purpose === 'enroll' ? await applyMethod(spent, match.totpStep) : ((await store.findMethod(spent.user_id))?.version ?? '');
+        spent.purpose === 'enroll'
+          ? await applyMethod(spent, match.totpStep, client.name)
+          : ((await store.findMethod(spent.user_id))?.version ?? '');
       const pending = spent.pending_device ? (JSON.parse(spent.pending_device) as SignIn['device']) : null;
       const finished = await finish({
         clientId: spent.client_id,

@@ -44,6 +44,14 @@ export function createMfaStore(db: Db) {
         .execute();
     },
 
+    /** Removes the user's method, its remembered devices and open sessions (operator recovery). True when there was one. */
+    async removeMethod(userId: string): Promise<boolean> {
+      const removed = await db.deleteFrom('mfa_methods').where('user_id', '=', userId).executeTakeFirst();
+      await db.deleteFrom('mfa_remembered').where('user_id', '=', userId).execute();
+      await db.deleteFrom('mfa_sessions').where('user_id', '=', userId).where('verified_at', 'is', null).execute();
+      return Number(removed.numDeletedRows) > 0;
+    },
+
     /** Accepts a TOTP time step once: true only if it is newer than every step accepted before. */
     async advanceTotpStep(userId: string, version: string, step: number): Promise<boolean> {
       const row = await db
@@ -108,6 +116,36 @@ export function createMfaStore(db: Db) {
         .where('id', '=', idHash)
         .where('attempts', '>', 0)
         .execute();
+    },
+
+    /**
+     * Turns a change session whose current factor was just proven into the confirmation of the
+     * new method: once (only from a verified 'change-current' row), with a fresh guess budget.
+     */
+    async beginNewMethod(
+      idHash: string,
+      next: { method: string; phone: string | null; totpSecretSealed: string | null; initiatedAt: number | null },
+    ): Promise<boolean> {
+      const row = await db
+        .updateTable('mfa_sessions')
+        .set({
+          purpose: 'change',
+          method: next.method,
+          phone: next.phone,
+          totp_secret_sealed: next.totpSecretSealed,
+          change_to: null,
+          otp_hash: null,
+          otp_expires_at: null,
+          attempts: 0,
+          initiated_at: next.initiatedAt,
+          verified_at: null,
+        })
+        .where('id', '=', idHash)
+        .where('purpose', '=', 'change-current')
+        .where('verified_at', 'is not', null)
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
     },
 
     /** True for the single caller that completes the session. */

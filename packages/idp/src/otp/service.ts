@@ -19,7 +19,7 @@ import type { Throttle } from '../throttle/service.js';
  * What a code is for. The per-recipient spacing applies to repeated sends of one purpose (a
  * resend), never to the next step of the same sign-in (the email OTP, then the MFA code).
  */
-export type OtpPurpose = 'sign-in' | 'mfa' | 'mfa-enroll' | 'mfa-change';
+export type OtpPurpose = 'sign-in' | 'mfa' | 'mfa-enroll' | 'mfa-change-current' | 'mfa-change';
 
 export type OtpChannel = { kind: 'email'; to: string } | { kind: 'sms'; to: string };
 

@@ -212,6 +212,13 @@ migrations['0004_device_lifecycle'] = {
   },
 };
 
+migrations['0005_mfa_change_current_factor'] = {
+  async up(db: Kysely<unknown>) {
+    // A change of method first proves the current factor: the method asked for waits here.
+    await db.schema.alterTable('mfa_sessions').addColumn('change_to', 'text').execute();
+  },
+};
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 export const KNOWN_MIGRATIONS = Object.keys(migrations).sort();

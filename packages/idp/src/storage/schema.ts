@@ -118,7 +118,8 @@ export interface Database {
   /** mfa/: one MFA step (a login challenge or the confirmation of an enrollment) */
   mfa_sessions: {
     id: string;
-    purpose: string; // 'login' | 'enroll'
+    /** 'login' | 'enroll' | 'change-current' (proving the factor in force) | 'change' (confirming the new one) */
+    purpose: string;
     client_id: string;
     user_id: string;
     method: string;
@@ -137,6 +138,8 @@ export interface Database {
     initiated_at: number | null;
     verified_at: number | null;
     expires_at: number;
+    /** 'change-current' only: JSON {method, phone} of the method asked for. */
+    change_to: string | null;
   };
   /** mfa/: devices that skip MFA until expires_at (remember_me), bound to the method's version */
   mfa_remembered: {

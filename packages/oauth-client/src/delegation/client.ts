@@ -6,6 +6,7 @@ import {
   type DelegationOp,
   type DelegationRequestBodies,
   type DelegationResults,
+  type MfaChangeStep,
   Paths,
 } from 'service-protocol';
 import { DELEGATION_REQUEST_TTL_SECONDS, DELEGATION_TIMEOUT_MS } from '../defaults.js';
@@ -59,8 +60,10 @@ export interface InitiateMfaChangeOptions {
 }
 
 /**
- * Result of {@link ServiceDelegationClient.initiateMfaChange}: `status` is `'otp_sent'` (email,
- * sms), `'totp_pending'` (totp: show `otpauth_uri` as a QR code, or `secret`) or `'failed'`.
+ * Result of {@link ServiceDelegationClient.initiateMfaChange}: `status` is
+ * `'current_factor_needed'` (the user has a second factor: ask for a code of `current_method`
+ * and pass it to verifyMfaChange first), `'otp_sent'` (email, sms), `'totp_pending'` (totp: show
+ * `otpauth_uri` as a QR code, or `secret`) or `'failed'`.
  */
 export type MfaChangeResult = DelegationResults['initiate_mfa_change'];
 
@@ -73,7 +76,11 @@ export interface VerifyMfaChangeOptions {
   otp: string;
 }
 
-/** Result of {@link ServiceDelegationClient.verifyMfaChange}. */
+/**
+ * Result of {@link ServiceDelegationClient.verifyMfaChange}: `'success'` (the change applied),
+ * `'failed'`, or after the current factor's code the next step, `'otp_sent'` / `'totp_pending'`
+ * (with `otpauth_uri` and `secret`): call verifyMfaChange again with the new method's code.
+ */
 export type VerifyMfaChangeResult = DelegationResults['verify_mfa_change'];
 
 /** Result of {@link ServiceDelegationClient.getUserCredentials}: the user's current `mfa_method`. */
@@ -208,8 +215,9 @@ export class ServiceDelegationClient {
   }
 
   /**
-   * Starts a change of the user's MFA method: the service sends a code to the new method
-   * (email; SMS to `phoneNumber`), or for `totp` returns the `otpauth_uri` and `secret` to show.
+   * Starts a change of the user's MFA method. A user with a second factor proves it first
+   * (`current_factor_needed`). Otherwise the service sends a code to the new method (email;
+   * SMS to `phoneNumber`), or for `totp` returns the `otpauth_uri` and `secret` to show.
    *
    * @throws {@link DelegationRequestError} bad input (`ERR_DELEGATION_INPUT_INVALID`, before any
    *   request), service refusal, network or timeout
@@ -220,15 +228,13 @@ export class ServiceDelegationClient {
     const body: DelegationRequestBodies['initiate_mfa_change'] = { userid: requireInput('userid', userid), mfaMethod: method(mfaMethod) };
     if (body.mfaMethod === MfaMethod.SMS) body.phoneNumber = requireInput('phoneNumber', phoneNumber, ' (required when mfaMethod is sms)');
     const result = await this.#call('initiate_mfa_change', body);
-    const status = result.status;
-    if (typeof result.session_id !== 'string' || (status !== 'otp_sent' && status !== 'totp_pending' && status !== 'failed')) {
-      throw invalidResult('initiate_mfa_change');
-    }
-    return pick(result, { session_id: result.session_id, status }, ['message', 'otpauth_uri', 'secret'], 'initiate_mfa_change');
+    return changeStep(result, ['current_factor_needed', 'otp_sent', 'totp_pending', 'failed'], 'initiate_mfa_change');
   }
 
   /**
-   * Confirms the change with the code the user received; the change applies only on `'success'`.
+   * Passes one step of the change with the code the user received: the current factor's code
+   * (answer: the next step, `otp_sent` or `totp_pending`), then the new method's code; the
+   * change applies only on `'success'`.
    *
    * @throws {@link DelegationRequestError} bad input (`otp` not 6 digits…), refusal, network or timeout
    * @throws {@link DelegationResponseError} the answer cannot be trusted
@@ -238,8 +244,9 @@ export class ServiceDelegationClient {
     const body = { userid: requireInput('userid', userid), sessionId: requireInput('sessionId', sessionId), otp: requireInput('otp', otp) };
     if (!OTP.test(body.otp)) throw inputError('otp must be 6 digits');
     const result = await this.#call('verify_mfa_change', body);
-    if (result.status !== 'success' && result.status !== 'failed') throw invalidResult('verify_mfa_change');
-    return pick(result, { status: result.status }, ['message'], 'verify_mfa_change');
+    if (result.status === 'success' || result.status === 'failed')
+      return pick(result, { status: result.status }, ['message'], 'verify_mfa_change');
+    return changeStep(result, ['otp_sent', 'totp_pending'], 'verify_mfa_change') as VerifyMfaChangeResult;
   }
 
   /**
@@ -477,6 +484,20 @@ function invalidResult(op: DelegationOp): DelegationResponseError {
 }
 
 /** Copies the checked fields and the optional string fields; nothing else from the answer. */
+/** A sealed MFA-change step, its status one of `allowed`, its optional fields strings. */
+function changeStep(result: Record<string, unknown>, allowed: MfaChangeStep['status'][], op: DelegationOp): MfaChangeStep {
+  const status = result.status as MfaChangeStep['status'];
+  if (typeof result.session_id !== 'string' || !allowed.includes(status)) throw invalidResult(op);
+  const step: MfaChangeStep = pick(
+    result,
+    { session_id: result.session_id, status },
+    ['message', 'current_method', 'otpauth_uri', 'secret'],
+    op,
+  );
+  if (step.current_method !== undefined && !Object.values(MfaMethod).includes(step.current_method)) throw invalidResult(op);
+  return step;
+}
+
 function pick<T extends object>(result: Record<string, unknown>, base: T, optional: string[], op: DelegationOp): T {
   const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
   for (const name of optional) {

@@ -21,6 +21,7 @@ export {
   type DelegationRequestClaims,
   type DelegationResponseClaims,
   type DelegationResults,
+  type MfaChangeStep,
 } from 'service-protocol';
 export type {
   DelegationClientOptions,
