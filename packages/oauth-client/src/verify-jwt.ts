@@ -34,7 +34,15 @@ export interface VerifyJwtOptions {
   leeway?: number;
   /** The time to check `exp`, `nbf` and `iat` against; default now. */
   currentDate?: Date;
+  /**
+   * Claims the token must carry; default `['exp']` (a token that never expires is refused).
+   * Relaxing it is explicit: `requiredClaims: []` accepts a token without `exp`.
+   */
+  requiredClaims?: string[];
 }
+
+/** What verifyJwt requires unless told otherwise: an expiry (docs/security.md, RFC 8725 3.10). */
+const DEFAULT_REQUIRED_CLAIMS = ['exp'];
 
 /** Header parameters that carry a key or a key location (RFC 7515 4.1.2-4.1.6). */
 const KEY_CARRYING_HEADERS = ['jwk', 'jku', 'x5u', 'x5c'] as const;
@@ -44,8 +52,9 @@ const KEY_CARRYING_HEADERS = ['jwk', 'jku', 'x5u', 'x5c'] as const;
  *
  * Rules (RFC 8725): `alg` must be in `algorithms` (default RS256) and fit the key's type;
  * `none` and symmetric algorithms never pass; a header carrying a key (`jwk`, `jku`, `x5u`,
- * `x5c`) is refused; RSA keys need 2048 bits; `exp`, `nbf` and `iat` (not in the future) are
- * checked with `leeway`; `aud` and `iss` when given.
+ * `x5c`) is refused; RSA keys need 2048 bits; `exp` is required (unless `requiredClaims` says
+ * otherwise); `exp`, `nbf` and `iat` (not in the future) are checked with `leeway`; `aud` and
+ * `iss` when given.
  *
  * Asynchronous: it returns a promise (key import and verification use WebCrypto).
  *
@@ -70,7 +79,11 @@ const KEY_CARRYING_HEADERS = ['jwk', 'jku', 'x5u', 'x5c'] as const;
  */
 export async function verifyJwt(token: string, publicKey: PublicKeyInput, options: VerifyJwtOptions = {}): Promise<JwtPayload> {
   const key = await loadPublicKey(publicKey);
-  return verifyToken(token, key, options);
+  const required = options.requiredClaims ?? DEFAULT_REQUIRED_CLAIMS;
+  if (!Array.isArray(required) || !required.every((claim) => typeof claim === 'string')) {
+    throw new TypeError('requiredClaims must be an array of claim names');
+  }
+  return verifyToken(token, key, options, required);
 }
 
 /** @internal Shared by verifyJwt (static key) and exchangeCodeForClaims (static key or JWKS). */

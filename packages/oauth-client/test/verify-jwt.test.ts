@@ -135,6 +135,17 @@ describe('verifyJwt: claims', () => {
     assert.equal((await verifyJwt(token, key.publicPem, { ...at, leeway: 11 })).sub, 'user-1');
   });
 
+  it('requires exp by default (a token that never expires is refused); relaxing it is an explicit option', async () => {
+    const { exp: _, ...forever } = claimsAt();
+    const token = await signIdToken(key, forever);
+    await rejectsWith(verifyJwt(token, key.publicPem, at), 'ERR_JWT_CLAIM_INVALID', { claim: 'exp' });
+    await rejectsWith(verifyJwt(token, key.publicPem, { ...at, requiredClaims: ['exp', 'sub'] }), 'ERR_JWT_CLAIM_INVALID', {
+      claim: 'exp',
+    });
+    assert.equal((await verifyJwt(token, key.publicPem, { ...at, requiredClaims: [] })).sub, 'user-1');
+    await assert.rejects(verifyJwt(token, key.publicPem, { ...at, requiredClaims: 'exp' as never }), TypeError);
+  });
+
   it('refuses exp equal to now (RFC 7519 4.1.4: on or after exp is refused)', async () => {
     const token = await signIdToken(key, claimsAt({ exp: NOW_S }));
     await rejectsWith(verifyJwt(token, key.publicPem, at), 'ERR_JWT_EXPIRED');
