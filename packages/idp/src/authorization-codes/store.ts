@@ -26,22 +26,52 @@ export function createCodeStore(db: Db) {
           device_id: code.deviceId,
           expires_at: expiresAt,
           consumed_at: null,
+          access_token_jti: null,
         })
         .execute();
     },
 
     async deleteExpired(now: number): Promise<void> {
       await db.deleteFrom('auth_codes').where('expires_at', '<', now).execute();
+      await db.deleteFrom('revoked_access_tokens').where('expires_at', '<', now).execute();
+    },
+
+    /**
+     * A consumed code presented again: revokes the access token its redemption issued (until
+     * that token would have expired anyway). True when there was one to revoke.
+     */
+    async revokeAccessTokenOf(idHash: string): Promise<boolean> {
+      const row = await db
+        .selectFrom('auth_codes')
+        .select(['access_token_jti', 'expires_at'])
+        .where('id', '=', idHash)
+        .where('consumed_at', 'is not', null)
+        .executeTakeFirst();
+      if (!row?.access_token_jti) return false;
+      await db
+        .insertInto('revoked_access_tokens')
+        .values({ jti: row.access_token_jti, expires_at: Number(row.expires_at) })
+        .onConflict((oc) => oc.column('jti').doNothing())
+        .execute();
+      return true;
+    },
+
+    async isAccessTokenRevoked(jti: string): Promise<boolean> {
+      const row = await db.selectFrom('revoked_access_tokens').select('jti').where('jti', '=', jti).executeTakeFirst();
+      return row !== undefined;
     },
 
     /**
      * Consumes a live code in one statement, so of any number of concurrent callers exactly
-     * one gets the row. A replayed, expired or unknown code yields undefined.
+     * one gets the row, recording the access token that redemption issues in the same write
+     * (no window where a replay finds nothing to revoke). A replayed, expired or unknown code
+     * yields undefined.
      */
-    async consume(idHash: string, now: number): Promise<AuthCode | undefined> {
+    async consume(idHash: string, now: number, redemption: { accessTokenJti: string; keepUntil: number }): Promise<AuthCode | undefined> {
       const row = await db
         .updateTable('auth_codes')
-        .set({ consumed_at: now })
+        // The row outlives the code as long as the access token does, so a replay can revoke it.
+        .set({ consumed_at: now, access_token_jti: redemption.accessTokenJti, expires_at: redemption.keepUntil })
         .where('id', '=', idHash)
         .where('consumed_at', 'is', null)
         .where('expires_at', '>', now)

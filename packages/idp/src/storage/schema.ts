@@ -86,6 +86,13 @@ export interface Database {
     device_id: string | null;
     expires_at: number;
     consumed_at: number | null;
+    /** The access token the redemption issued: revoked if the code is presented again. */
+    access_token_jti: string | null;
+  };
+  /** authorization-codes/: access tokens revoked before their expiry (code reuse). */
+  revoked_access_tokens: {
+    jti: string;
+    expires_at: number;
   };
   /** throttle/ */
   rate_counters: {

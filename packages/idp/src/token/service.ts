@@ -46,7 +46,9 @@ export function createTokenService(deps: TokenDeps) {
       const client = await clients.authenticateBackend(grant.clientId, grant.clientSecret);
       if (!client) throw new OAuthError('invalid_client', 'Client authentication failed.');
       // Consumed before any other check: a code presented once is gone, whatever the outcome.
-      const code = await codes.redeem(grant.code);
+      // A second presentation also revokes the access token the first one got.
+      const accessTokenJti = randomToken('', 16);
+      const code = await codes.redeem(grant.code, accessTokenJti);
       if (!code) throw new OAuthError('invalid_grant', 'The authorization code is invalid, expired or already used.');
       if (code.clientId !== client.id) throw new OAuthError('invalid_grant', 'The authorization code was issued to another client.');
       if (code.codeChallenge !== null) {
@@ -92,7 +94,7 @@ export function createTokenService(deps: TokenDeps) {
           scope: SCOPE,
           iat,
           exp: iat + ACCESS_TOKEN_TTL_SECONDS,
-          jti: randomToken('', 16),
+          jti: accessTokenJti,
         },
         accessKey,
       );
@@ -102,6 +104,7 @@ export function createTokenService(deps: TokenDeps) {
     /** OIDC Core 5.3 userinfo for a valid access token, or undefined. */
     async userinfo(accessToken: string): Promise<{ sub: string; email: string; email_verified: true } | undefined> {
       let subject: string | undefined;
+      let jti: string | undefined;
       try {
         const { payload } = await jwtVerify(accessToken, accessKey, {
           issuer,
@@ -111,9 +114,11 @@ export function createTokenService(deps: TokenDeps) {
           currentDate: new Date(now()),
         });
         subject = payload.sub;
+        jti = payload.jti;
       } catch {
         return undefined; // a bad token is a 401; a database outage below stays a 503
       }
+      if (!jti || (await codes.isAccessTokenRevoked(jti))) return undefined;
       const user = subject ? await accounts.findById(subject) : undefined;
       return user && { sub: user.id, email: user.email, email_verified: true };
     },
