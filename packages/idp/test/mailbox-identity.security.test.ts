@@ -12,39 +12,10 @@
  * nothing. The browser library applies the same grammar (packages/protocol email.ts).
  */
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { canonicalEmail, EMAIL_LOCAL_MAX_LENGTH, EMAIL_MAX_LENGTH, isValidEmail } from 'service-protocol';
-import { SMTPServer } from 'smtp-server';
-import { startTestService, type TestService } from './helpers.js';
-
-interface Received {
-  rcptTo: string[];
-  raw: string;
-}
-
-async function startSmtp(): Promise<{ server: SMTPServer; port: number; inbox: Received[] }> {
-  const inbox: Received[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
-    logger: false,
-    onData(stream, session, callback) {
-      let raw = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk: string) => {
-        raw += chunk;
-      });
-      stream.on('end', () => {
-        inbox.push({ rcptTo: session.envelope.rcptTo.map((r) => r.address), raw });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, port: (server.server.address() as AddressInfo).port, inbox };
-}
+import { startSmtp, startTestService, type TestService } from './helpers.js';
 
 /** Characters that matter to address parsers, plus look-alikes, invisible and non-ASCII ones. */
 const HOSTILE = [
@@ -164,7 +135,7 @@ describe('one identity, one mailbox: delivery over real SMTP', () => {
         assert.equal(smtp.inbox.length, 1, 'exactly one message');
         const [message] = smtp.inbox;
         // smtp-server shows internationalised domains in Unicode; the To header below is raw.
-        assert.deepEqual(message?.rcptTo.map(canonicalEmail), [email], 'the SMTP envelope names the identity and only it');
+        assert.deepEqual(message?.to.map(canonicalEmail), [email], 'the SMTP envelope names the identity and only it');
         const headers = message?.raw.split('\r\n\r\n')[0] ?? '';
         assert.deepEqual(headers.match(/^To: .*$/gm), [`To: ${email}`], 'one To header, the bare address (no display name, no list)');
         assert.doesNotMatch(headers, /^(Cc|Bcc):/m);
@@ -197,7 +168,7 @@ describe('one identity, one mailbox: delivery over real SMTP', () => {
       assert.equal(again.body.code, 'ERR_RATE_LIMITED');
     }
     assert.deepEqual(
-      smtp.inbox.filter((m) => m.rcptTo.map(canonicalEmail).includes('look.alike@xn--bcher-kva.example')).length,
+      smtp.inbox.filter((m) => m.to.map(canonicalEmail).includes('look.alike@xn--bcher-kva.example')).length,
       1,
       'one code reached the mailbox',
     );
@@ -216,7 +187,7 @@ describe('one identity, one mailbox: the mailer refuses anything else', () => {
       assert.equal(smtp.inbox.length, 0);
       await mailer.send({ to: 'victim@example.com', subject: 's', text: 't', html: 'h' });
       assert.deepEqual(
-        smtp.inbox.map((m) => m.rcptTo),
+        smtp.inbox.map((m) => m.to),
         [['victim@example.com']],
       );
     } finally {
