@@ -137,6 +137,22 @@ describe('MFA changes need the factor in force', () => {
     assert.equal((await appA.getUserCredentials(email)).mfa_method, 'totp');
   });
 
+  it('a sign-in followed at once by an MFA change never meets the resend spacing', async () => {
+    const email = uniqueEmail('signin-then-change');
+    const r = await service.post('/v1/devices', {
+      userid: email,
+      deviceToken: await verifiedRegistration(service, email),
+      mfaMethod: 'email',
+    });
+    assert.equal(r.body.status, 'SUCCESS', 'signed in (the sign-in code was just mailed) and enrolled in email');
+    const user = await service.ctx.accounts.findByEmail(email);
+    await service.ctx.clients.recordSignIn(service.clientId, user?.id as string);
+    const started = await appA.initiateMfaChange({ userid: email, mfaMethod: 'email' });
+    assert.equal(started.status, 'current_factor_needed', started.message);
+    const next = await appA.verifyMfaChange({ userid: email, sessionId: started.session_id, otp: await mailCode(email) });
+    assert.equal(next.status, 'otp_sent', 'the new method`s code follows the current one at once');
+  });
+
   it('tells the user by mail of an enrollment at device registration, by email at once and by TOTP once confirmed', async () => {
     const byEmail = uniqueEmail('enroll-mail');
     const r = await service.post('/v1/devices', {
