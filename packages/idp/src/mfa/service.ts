@@ -37,6 +37,14 @@ export type ChangeStep =
 
 type SessionPurpose = 'login' | 'enroll' | 'change-current' | 'change';
 
+/** The send-spacing purpose of each session's code: proving the current factor and confirming the new one are two steps. */
+const SEND_PURPOSE: Record<SessionPurpose, OtpPurpose> = {
+  login: 'mfa',
+  enroll: 'mfa-enroll',
+  'change-current': 'mfa-change-current',
+  change: 'mfa-change',
+};
+
 export type EnrollmentStart =
   | { kind: 'done'; finished: FinishedSignIn }
   | { kind: 'confirm'; sessionId: string; method: MfaMethod; otpauthUri?: string; secret?: string };
@@ -47,14 +55,6 @@ export type EnrollmentStart =
  * registration); it expires, allows MFA_MAX_ATTEMPTS wrong codes counted before checking,
  * and its steps (initiate, then verify) must come in order.
  */
-/** The send-spacing purpose of each session's code: proving the current factor and confirming the new one are two steps. */
-const SEND_PURPOSE: Record<SessionPurpose, OtpPurpose> = {
-  login: 'mfa',
-  enroll: 'mfa-enroll',
-  'change-current': 'mfa-change-current',
-  change: 'mfa-change',
-};
-
 export function createMfaService(deps: MfaDeps) {
   const { store, accounts, finish, otp, hash, sealer, now } = deps;
 
@@ -88,16 +88,10 @@ export function createMfaService(deps: MfaDeps) {
   }
 
   /** Sends a fresh code by email or SMS through otp/ and arms the session with it. */
-  async function sendCode(
-    idHash: string,
-    purpose: MfaSessionRow['purpose'],
-    channel: OtpChannel,
-    clientName: string,
-    ip: string | undefined,
-  ) {
+  async function sendCode(idHash: string, purpose: SessionPurpose, channel: OtpChannel, clientName: string, ip: string | undefined) {
     await otp.send({
       challengeId: idHash,
-      purpose: SEND_PURPOSE[purpose as SessionPurpose],
+      purpose: SEND_PURPOSE[purpose],
       channel,
       ip,
       clientName,
