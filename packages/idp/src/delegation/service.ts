@@ -1,10 +1,10 @@
 import type { KeyObject } from 'node:crypto';
 import { DelegationEnvelopeError, openEnvelope, responseClaims, sealEnvelope } from 'service-oauth-client/delegation';
 import {
+  canonicalEmail,
   DEVICE_ID_PATTERN,
   type DelegationRequestClaims,
   type DelegationResults,
-  canonicalEmail,
   type MfaMethod,
   normalizePhone,
 } from 'service-protocol';

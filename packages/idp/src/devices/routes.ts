@@ -7,13 +7,12 @@ import {
   type DeviceChangeResponse,
   DeviceOps,
   isValidDeviceName,
-  isValidEmail,
   type ListDevicesResponse,
-  normalizeEmail,
 } from 'service-protocol';
 import { type TObject, type TProperties, Type } from 'typebox';
 import type { ClientRecord } from '../clients/store.js';
 import { ServiceError } from '../errors.js';
+import { emailOf } from '../http/schemas.js';
 import type { DeviceCaller, DeviceService } from './service.js';
 
 const DeviceId = Type.String({ pattern: DEVICE_ID_PATTERN.source });
@@ -32,10 +31,9 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<{ devices: DeviceService }>
     client: ClientRecord;
     body: { userid: string; cryptoVersion: string; deviceProof: string };
   }): DeviceCaller => {
-    if (!isValidEmail(request.body.userid)) throw new ServiceError('ERR_EMAIL_INVALID', 'That is not a valid email address.');
     return {
       client: request.client,
-      email: normalizeEmail(request.body.userid),
+      email: emailOf(request.body.userid),
       cryptoVersion: request.body.cryptoVersion,
       deviceProof: request.body.deviceProof,
     };

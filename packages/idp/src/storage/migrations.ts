@@ -219,7 +219,7 @@ migrations['0005_mfa_change_current_factor'] = {
   },
 };
 
-migrations['0005_code_reuse_revocation'] = {
+migrations['0006_code_reuse_revocation'] = {
   async up(db: Kysely<unknown>) {
     // RFC 6749 4.1.2: a code redeemed twice revokes the access token of its first redemption.
     await db.schema.alterTable('auth_codes').addColumn('access_token_jti', 'text').execute();
