@@ -6,10 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ServiceDelegationClient } from 'service-oauth-client';
+import type { ServiceDelegationClient } from 'service-oauth-client';
 import {
   APP_ORIGIN,
   claimsOf,
+  delegationFor,
   loginWithDevice,
   type RawDevice,
   registerRawDevice,
@@ -26,17 +27,7 @@ describe('device delegation', () => {
   let other: ServiceDelegationClient;
   /** The per-address send window would refuse a second OTP at once; the envelopes need the real clock, so clear it. */
   const clearSendWindow = () => service.ctx.db.deleteFrom('rate_counters').execute();
-  const clientFor = async (clientId: string) => {
-    const keys = await service.ctx.delegation.createKeys(clientId);
-    return ServiceDelegationClient.fromKeys({
-      spSigningKey: keys.sp?.signingPrivatePem as string,
-      spEncryptionKey: keys.sp?.encryptionPrivatePem as string,
-      idpVerifyKey: keys.idp.verifyPublicPem,
-      idpEncryptionKey: keys.idp.encryptionPublicPem,
-      baseUrl: service.url,
-      spId: clientId,
-    });
-  };
+  const clientFor = async (clientId: string) => (await delegationFor(service, clientId)).client;
   before(async () => {
     service = await startTestService({ testMode: true });
     sp = await clientFor(service.clientId);

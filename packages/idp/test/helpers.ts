@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { IDBFactory } from 'fake-indexeddb';
 import { CompactSign, exportJWK, generateKeyPair, type CryptoKey as JoseKey } from 'jose';
 import pg from 'pg';
+import { ServiceDelegationClient } from 'service-oauth-client';
 import { ServiceClient } from 'service-web';
 import { SMTPServer } from 'smtp-server';
 import { DB_POOL_SIZE, DB_STATEMENT_TIMEOUT_MS } from '../src/defaults.js';
@@ -242,4 +243,18 @@ export function startSmtp(): Promise<{ server: SMTPServer; port: number; inbox: 
   return new Promise((resolve) => {
     server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.server.address() as AddressInfo).port, inbox }));
   });
+}
+
+/** Delegation keys made by the service for `clientId`, and the SP's client built from them. */
+export async function delegationFor(service: TestService, clientId: string) {
+  const keys = await service.ctx.delegation.createKeys(clientId);
+  const client = ServiceDelegationClient.fromKeys({
+    spSigningKey: keys.sp?.signingPrivatePem as string,
+    spEncryptionKey: keys.sp?.encryptionPrivatePem as string,
+    idpVerifyKey: keys.idp.verifyPublicPem,
+    idpEncryptionKey: keys.idp.encryptionPublicPem,
+    baseUrl: service.url,
+    spId: clientId,
+  });
+  return { keys, client };
 }

@@ -14,10 +14,10 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { CompactEncrypt, SignJWT } from 'jose';
 import * as OTPAuth from 'otpauth';
-import { ServiceDelegationClient } from 'service-oauth-client';
+import type { ServiceDelegationClient } from 'service-oauth-client';
 import { openEnvelope, requestClaims } from 'service-oauth-client/delegation';
 import { MFA_MAX_ATTEMPTS } from '../src/defaults.js';
-import { startTestService, type TestService, uniqueEmail, verifiedRegistration } from './helpers.js';
+import { delegationFor, startTestService, type TestService, uniqueEmail, verifiedRegistration } from './helpers.js';
 
 const totpNow = (secret: string, offsetSteps = 0) =>
   new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) }).generate({ timestamp: Date.now() + offsetSteps * 30_000 });
@@ -30,24 +30,11 @@ describe('MFA changes need the factor in force', () => {
   let keysB: Awaited<ReturnType<TestService['ctx']['delegation']['createKeys']>>;
   let clientB: string;
 
-  async function delegationFor(clientId: string) {
-    const keys = await service.ctx.delegation.createKeys(clientId);
-    const client = ServiceDelegationClient.fromKeys({
-      spSigningKey: keys.sp?.signingPrivatePem as string,
-      spEncryptionKey: keys.sp?.encryptionPrivatePem as string,
-      idpVerifyKey: keys.idp.verifyPublicPem,
-      idpEncryptionKey: keys.idp.encryptionPublicPem,
-      baseUrl: service.url,
-      spId: clientId,
-    });
-    return { keys, client };
-  }
-
   before(async () => {
     service = await startTestService({ testMode: true });
-    appA = (await delegationFor(service.clientId)).client;
+    appA = (await delegationFor(service, service.clientId)).client;
     clientB = (await service.ctx.clients.create({ name: 'Other App', origins: ['http://other.test:3000'] })).clientId;
-    const b = await delegationFor(clientB);
+    const b = await delegationFor(service, clientB);
     appB = b.client;
     keysB = b.keys;
   });
@@ -198,6 +185,9 @@ describe('MFA changes need the factor in force', () => {
       initiate_mfa_change: { userid: 'a@example.com', mfaMethod: 'email', phoneNumber: '+14155550100' },
       verify_mfa_change: { userid: 'a@example.com', sessionId: 'mfa_xxxxxxxxxxxxxxxx', otp: '123456' },
       get_user_credentials: { userid: 'a@example.com' },
+      list_devices: { userid: 'a@example.com' },
+      revoke_device: { userid: 'a@example.com', deviceId: 'dev_xxxxxxxxxxxxxxxxxxxxxx' },
+      revoke_all_devices: { userid: 'a@example.com' },
     } as const;
     const wrongValue = fc.oneof(
       fc.integer(),
