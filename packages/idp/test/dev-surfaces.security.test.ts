@@ -209,12 +209,14 @@ describe('caching rule (protocol.md): only the public documents are cacheable, e
 
   it('holds for every answer, inside and outside /v1, success or failure', async () => {
     const PUBLIC = 'public, max-age=300';
+    // The script's own rule (defaults.ts SDK_*): an hour on its protocol-versioned path, revalidated by ETag.
+    const SCRIPT = 'public, max-age=3600, stale-while-revalidate=86400';
     const key = { origin: APP_ORIGIN, 'x-service-key': service.publishableKey };
     const json = { 'content-type': 'application/json', ...key };
     const cases: Array<[string, string, RequestInit, string]> = [
       ['GET', '/.well-known/jwks.json', {}, PUBLIC],
       ['GET', '/.well-known/openid-configuration', {}, PUBLIC],
-      ['GET', '/sdk/v1/service-web.js', {}, PUBLIC],
+      ['GET', '/sdk/v1/service-web.js', {}, SCRIPT],
       ['GET', '/healthz', {}, 'no-store'],
       ['GET', '/readyz', {}, 'no-store'],
       ['GET', '/dev/mail', {}, 'no-store'],

@@ -1,14 +1,119 @@
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import type { FastifyPluginAsync } from 'fastify';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Paths } from 'service-protocol';
 
-/** Serves the single-file build of service-web, so a plain page can use one <script> tag. */
+/** The served file's name: the source map link at the end of the script is relative to it. */
+const SCRIPT_FILE = 'service-web.global.js';
+const SDK_DIR = dirname(Paths.sdkScript);
+/** The stable path may change within v1 (a fixed bug): browsers revalidate it hourly, with the ETag. */
+const STABLE_CACHE = 'public, max-age=3600, stale-while-revalidate=86400';
+/** A content-addressed path never changes: cache it for a year. */
+const PINNED_CACHE = 'public, max-age=31536000, immutable';
+
+type Encoding = 'br' | 'gzip' | 'identity';
+interface Representation {
+  body: Buffer;
+  etag: string;
+}
+
+/**
+ * Serves the single-file build of service-web, so a plain page can use one <script> tag:
+ * precompressed once at start-up (gzip and brotli, chosen by Accept-Encoding), a strong ETag
+ * per encoding, and its source map (sources embedded) where the script's link points.
+ * Also at /sdk/v1/service-web.<hash>.js, cacheable for a year; the stable path names it in a
+ * `Link: <...>; rel="canonical"` header. Policy: docs/operations.md ("The browser script").
+ */
 export const sdkRoutes: FastifyPluginAsync = async (app) => {
-  const script = await readFile(createRequire(import.meta.url).resolve('service-web/global'), 'utf8').catch(() => undefined);
-  app.get(Paths.sdkScript, async (_request, reply) => {
-    if (!script) return reply.code(404).send({ code: 'ERR_NOT_FOUND', message: 'service-web is not built: run npm run build.' });
-    reply.type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=300').header('access-control-allow-origin', '*');
-    return script;
-  });
+  const [script, map] = await Promise.all([readBuilt(SCRIPT_FILE), readBuilt(`${SCRIPT_FILE}.map`)]);
+  if (!script) {
+    app.get(Paths.sdkScript, async (_request, reply) =>
+      reply.code(404).send({ code: 'ERR_NOT_FOUND', message: 'service-web is not built: run npm run build.' }),
+    );
+    return;
+  }
+  // Without its map, the link would be a 404 in every browser's developer tools: drop it.
+  const body = map ? script : Buffer.from(script.toString('utf8').replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n'));
+  const hash = createHash('sha256').update(body).digest('hex');
+  const pinnedPath = `${SDK_DIR}/service-web.${hash.slice(0, 16)}.js`;
+  const tag = (suffix: string) => `"${hash.slice(0, 32)}${suffix}"`;
+  // A strong ETag names one representation, so each encoding has its own (RFC 9110 8.8.3).
+  const representations: Record<Encoding, Representation> = {
+    identity: { body, etag: tag('') },
+    gzip: { body: gzipSync(body, { level: 9 }), etag: tag('-gzip') },
+    br: { body: brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }), etag: tag('-br') },
+  };
+
+  const serve = (cacheControl: string) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const encoding = negotiateEncoding(request.headers['accept-encoding']);
+    const chosen = representations[encoding];
+    reply
+      .header('cache-control', cacheControl)
+      .header('etag', chosen.etag)
+      .header('vary', 'accept-encoding')
+      .header('access-control-allow-origin', '*');
+    if (cacheControl === STABLE_CACHE) reply.header('link', `<${pinnedPath}>; rel="canonical"`);
+    if (matchesIfNoneMatch(request.headers['if-none-match'], chosen.etag)) return reply.code(304).send();
+    if (encoding !== 'identity') reply.header('content-encoding', encoding);
+    return reply.type('text/javascript; charset=utf-8').send(chosen.body);
+  };
+  app.get(Paths.sdkScript, serve(STABLE_CACHE));
+  app.get(pinnedPath, serve(PINNED_CACHE));
+  if (map) {
+    app.get(`${SDK_DIR}/${SCRIPT_FILE}.map`, async (_request, reply) =>
+      reply.header('cache-control', STABLE_CACHE).header('access-control-allow-origin', '*').type('application/json').send(map),
+    );
+  }
 };
+
+/**
+ * The published service carries a copy of the script beside its bundle (tsdown.config.ts); in
+ * the workspace, the source runs and service-web is a linked package.
+ */
+async function readBuilt(file: string): Promise<Buffer | undefined> {
+  const candidates = [fileURLToPath(new URL(`./${file}`, import.meta.url))];
+  try {
+    candidates.push(`${dirname(createRequire(import.meta.url).resolve('service-web/global'))}/${file}`);
+  } catch {
+    // not in the workspace: only the bundled copy can exist
+  }
+  for (const path of candidates) {
+    const content = await readFile(path).catch(() => undefined);
+    if (content) return content;
+  }
+  return undefined;
+}
+
+/**
+ * The best encoding the client accepts (RFC 9110 12.5.3): brotli before gzip at equal weight,
+ * `q=0` refuses, `*` stands for any encoding not named. Our own few lines: the three
+ * representations are fixed at start-up, which per-request compression plugins do not model.
+ */
+export function negotiateEncoding(header: string | undefined): Encoding {
+  if (!header) return 'identity';
+  const weights = new Map<string, number>();
+  for (const part of header.split(',')) {
+    const [name = '', ...params] = part.trim().toLowerCase().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    const weight = q === undefined ? 1 : Number(q.slice(2));
+    if (name) weights.set(name, Number.isFinite(weight) ? weight : 0);
+  }
+  const weight = (name: string) => weights.get(name) ?? weights.get('*') ?? 0;
+  const best = (['br', 'gzip'] as const).reduce<Encoding>(
+    (chosen, name) => (weight(name) > 0 && (chosen === 'identity' || weight(name) > weight(chosen)) ? name : chosen),
+    'identity',
+  );
+  return best;
+}
+
+function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((candidate) => {
+    const value = candidate.trim();
+    return value === '*' || value.replace(/^W\//, '') === etag;
+  });
+}
