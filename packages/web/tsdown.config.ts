@@ -1,10 +1,13 @@
 import { defineConfig } from 'tsdown';
 
-// The published ESM entry and its .d.ts, with the private service-protocol inlined into both:
-// service-web ships with no runtime dependencies. The IIFE script is built by esbuild (build:global).
+// The published ESM and CommonJS entries and their .d.ts / .d.cts, with the private
+// service-protocol inlined into each: service-web ships with no runtime dependencies. The
+// CommonJS copy serves `require('service-web')` (Jest, older bundlers); see the README for the
+// one caveat (an app that loads both copies has two ServiceInitializer instances).
+// The IIFE script is built by esbuild (build:iife).
 export default defineConfig({
   entry: ['src/index.ts'],
-  format: 'esm',
+  format: ['esm', 'cjs'],
   platform: 'browser',
   target: 'es2022',
   outDir: 'dist',

@@ -10,7 +10,7 @@ test('the IIFE script defines globalThis.ServiceWeb and touches no browser globa
     entryPoints: [fileURLToPath(new URL('../src/global.ts', import.meta.url))],
     bundle: true,
     format: 'iife',
-    target: 'es2020',
+    target: 'es2022',
     write: false,
   });
   const code = out.outputFiles[0]!.text;
