@@ -1,3 +1,5 @@
+// Its public types use node:crypto and node:http types: pull in @types/node (a dependency) for consumers.
+/// <reference types="node" preserve="true" />
 /**
  * service-idp as a library: open the service in-process (tests, embedding) or use the CLI.
  *

@@ -1,3 +1,5 @@
+// Its public types use node:crypto and Buffer: pull in @types/node (a dependency) for consumers.
+/// <reference types="node" preserve="true" />
 /**
  * service-oauth-client: exchange an authorization code for verified claims, verify JWTs, and
  * delegate MFA changes (ServiceDelegationClient; the envelope is also at

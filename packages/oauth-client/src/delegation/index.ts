@@ -1,3 +1,5 @@
+// Its public types use node:crypto and Buffer: pull in @types/node (a dependency) for consumers.
+/// <reference types="node" preserve="true" />
 /**
  * service-oauth-client/delegation: the MFA delegation client, and the envelope it shares with
  * the service (nested JWT, RFC 7519 11.2: an EdDSA JWS inside an ECDH-ES/A256GCM JWE).
