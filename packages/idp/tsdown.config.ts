@@ -1,9 +1,10 @@
 import { defineConfig } from 'tsdown';
 
-// The published service and CLI. tsc -b type-checks; this bundles what the tarball runs: the
-// private service-protocol and the delegation half of service-oauth-client are inlined, so
-// `npm install service-idp-*.tgz` needs only registry packages (docs/operations.md). Every
-// third-party dependency stays external and is installed from package.json.
+// The published service and CLI. tsc -b type-checks; this builds what the tarball runs, module
+// by module (unbundle: dist/ mirrors src/ for stack traces and bench profiles). The private
+// service-protocol and the delegation half of service-oauth-client are compiled in as files
+// under dist/, so `npm install service-idp-*.tgz` needs only registry packages
+// (docs/operations.md). Every third-party dependency stays external, installed from package.json.
 export default defineConfig({
   entry: ['src/index.ts', 'src/cli.ts'],
   format: 'esm',
@@ -11,10 +12,11 @@ export default defineConfig({
   target: 'node20.19',
   outDir: 'dist',
   clean: true,
+  unbundle: true,
   sourcemap: true,
   noExternal: ['service-protocol', /^service-oauth-client(\/.*)?$/],
   dts: { resolve: ['service-protocol', /^service-oauth-client(\/.*)?$/] },
-  // The served single-file browser script (GET /sdk/v1/service-web.js) and its source map.
+  // The script-tag build of service-web and its map, served by src/http/sdk.ts (GET /sdk/v1/service-web.js).
   copy: [
     { from: '../web/dist/service-web.global.js', to: 'dist/service-web.global.js' },
     { from: '../web/dist/service-web.global.js.map', to: 'dist/service-web.global.js.map' },

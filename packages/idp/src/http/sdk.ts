@@ -71,11 +71,11 @@ export const sdkRoutes: FastifyPluginAsync = async (app) => {
 };
 
 /**
- * The published service carries a copy of the script beside its bundle (tsdown.config.ts); in
- * the workspace, the source runs and service-web is a linked package.
+ * The published service carries a copy of the script in dist/ (tsdown.config.ts), one folder up
+ * from dist/http/; in the workspace, the source runs and service-web is a linked package.
  */
 async function readBuilt(file: string): Promise<Buffer | undefined> {
-  const candidates = [fileURLToPath(new URL(`./${file}`, import.meta.url))];
+  const candidates = [fileURLToPath(new URL(`../${file}`, import.meta.url))];
   try {
     candidates.push(`${dirname(createRequire(import.meta.url).resolve('service-web/global'))}/${file}`);
   } catch {
