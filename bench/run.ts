@@ -6,6 +6,8 @@
  *   token req/s ÷ baseline A (raw RSA-2048 signatures/s, all cores)      target ≥ 0.6
  *   logins/s    ÷ baseline B (trivial Fastify route req/s, same client)  target ≥ 0.15
  *
+ * First, the browser library's weight (bench/web-size.ts): bytes, minified + gzip ≤ 6 kB.
+ *
  * Environment: BENCH_SECONDS (measured run, default 6), BENCH_WARMUP_SECONDS (1),
  * BENCH_CONNECTIONS (16), BENCH_DEVICES (200), BENCH_CPU_PROF=1 (profile the service child
  * during each measured run into bench/results/profiles/NAME.cpuprofile; read them with
@@ -23,6 +25,7 @@ import { type BenchClient, type BenchDevice, challengeOnly, tokenExchange, trust
 import { type Measurement, measure, SETTINGS, simple } from './load.js';
 import { newDeviceKey } from './proof.js';
 import { fmt, pct, table } from './report.js';
+import { measureWebSize, webSizeReport } from './web-size.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const resultsDir = join(here, 'results');
@@ -30,6 +33,9 @@ const DEVICES = Number(process.env.BENCH_DEVICES ?? 200);
 const RSA_SECONDS = 3;
 const started = Date.now();
 const log = (line: string) => process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
+
+log('service-web size (minified, gzip, brotli)');
+const webSize = await measureWebSize();
 
 // Baseline A first, on an idle machine.
 log(`baseline A: RSA-2048 signing, ${availableParallelism()} threads × ${RSA_SECONDS}s`);
@@ -101,6 +107,7 @@ const machine = {
   platform: `${process.platform} ${process.arch}`,
 };
 const out = process.stdout;
+out.write(`\n${webSizeReport(webSize)}\n(bytes; 1 kB = 1000 bytes)\n`);
 out.write(`\nservice-idp benchmark — ${machine.cores} cores, ${machine.cpu}, Node ${machine.node}\n`);
 out.write(
   `autocannon: ${SETTINGS.connections} connections, pipelining ${SETTINGS.pipelining}, ${SETTINGS.warmupSeconds}s warm-up + ${SETTINGS.durationSeconds}s measured per run\n\n`,
@@ -157,6 +164,7 @@ writeFileSync(
       baselines: { rsaSigning: rsa, trivialRoute: baselineB },
       targets: rows.map(({ baselineName: _, ...r }) => r),
       runs: results,
+      webSize,
       packageVersion: JSON.parse(readFileSync(join(here, '..', 'packages', 'idp', 'package.json'), 'utf8')).version,
     },
     null,
