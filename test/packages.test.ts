@@ -1,0 +1,310 @@
+/**
+ * The packages as an integrator gets them: `npm pack` of service-web, service-oauth-client and
+ * service-idp, installed into empty folders outside the workspace from the tarballs alone (plus
+ * registry packages), then
+ *   - the metadata every public package needs, and source maps that embed their sources;
+ *   - a consumer that imports every export of every entry point, type-checked by `tsc --strict`
+ *     (no skipLibCheck, no ambient @types) with bundler and with nodenext resolution, and
+ *     `require('service-web')` from CommonJS;
+ *   - esbuild bundling service-web for the browser and the consumer for Node;
+ *   - the service started with `npx service-idp start --test-mode` from its own folder, and one
+ *     sign-in through the bundled service-web and the installed service-oauth-client.
+ * Run by `npm run test:packages` (and .ci/run); npm reads the registry through its cache.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { build } from 'esbuild';
+import ts from 'typescript';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const PUBLIC = ['service-web', 'service-oauth-client', 'service-idp'] as const;
+/** Every entry point a consumer can import. */
+const ENTRIES = ['service-web', 'service-oauth-client', 'service-oauth-client/delegation', 'service-idp'] as const;
+const ORIGIN = 'http://app.test:3000';
+const run = promisify(execFile);
+
+/** npm as a user runs it: none of the calling `npm run`'s configuration leaks in. */
+const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
+const npm = (cwd: string, ...args: string[]) => run('npm', args, { cwd, env, maxBuffer: 16 << 20 });
+
+describe('the packed packages, installed outside the workspace', { timeout: 240_000 }, () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'service-packages-'));
+  const tarballs = join(tmp, 'tarballs');
+  const consumer = join(tmp, 'consumer');
+  const serviceDir = join(tmp, 'service');
+  const packed = new Map<string, { filename: string; files: string[] }>();
+  let service: ChildProcess | undefined;
+
+  before(async () => {
+    mkdirSync(tarballs);
+    const { stdout } = await npm(ROOT, 'pack', '--json', '--pack-destination', tarballs, ...PUBLIC.flatMap((name) => ['-w', name]));
+    for (const entry of JSON.parse(stdout) as { name: string; filename: string; files: { path: string }[] }[]) {
+      packed.set(entry.name, { filename: join(tarballs, entry.filename), files: entry.files.map((f) => f.path) });
+    }
+    const tarball = (name: string) => `file:${packed.get(name)?.filename}`;
+
+    // The libraries, without service-idp, so nothing reaches them through the service.
+    mkdirSync(consumer);
+    writeJson(join(consumer, 'package.json'), {
+      name: 'consumer',
+      private: true,
+      type: 'module',
+      dependencies: { 'service-web': tarball('service-web'), 'service-oauth-client': tarball('service-oauth-client') },
+    });
+    cpSync(fileURLToPath(new URL('./consumer', import.meta.url)), consumer, { recursive: true });
+
+    // The service alone. better-sqlite3 compiles from source on this machine (about two minutes):
+    // its install script is skipped and the workspace's build for this same Node is reused, at
+    // the workspace's version. Everything else is npm's ordinary install of the tarball.
+    mkdirSync(serviceDir);
+    const sqlite = JSON.parse(readFileSync(join(ROOT, 'node_modules/better-sqlite3/package.json'), 'utf8')) as { version: string };
+    writeJson(join(serviceDir, 'package.json'), {
+      name: 'service',
+      private: true,
+      dependencies: { 'service-idp': tarball('service-idp'), 'better-sqlite3': sqlite.version },
+    });
+    const flags = ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'];
+    await Promise.all([npm(consumer, ...flags), npm(serviceDir, ...flags)]);
+    const binary = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node';
+    mkdirSync(join(serviceDir, binary, '..'), { recursive: true });
+    copyFileSync(join(ROOT, binary), join(serviceDir, binary));
+  });
+
+  after(() => {
+    if (service?.pid) process.kill(-service.pid, 'SIGTERM');
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('ships license, engines, README and LICENSE in every public package, and no workspace-only dependency', () => {
+    for (const name of PUBLIC) {
+      const installedIn = name === 'service-idp' ? serviceDir : consumer;
+      const manifest = JSON.parse(readFileSync(join(installedIn, 'node_modules', name, 'package.json'), 'utf8'));
+      assert.equal(manifest.license, 'Apache-2.0', name);
+      assert.equal(manifest.engines?.node, '>=20.19', name);
+      const files = packed.get(name)?.files ?? [];
+      assert.ok(files.includes('LICENSE') && files.includes('README.md'), `${name}: ${files.join(' ')}`);
+      for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies']) {
+        const workspaceOnly = Object.keys(manifest[field] ?? {}).filter((dep) => dep.startsWith('service-'));
+        assert.deepEqual(workspaceOnly, [], `${name} ${field}`);
+      }
+    }
+  });
+
+  it('ships only source maps that embed their sources', () => {
+    const maps = [
+      ...['service-web', 'service-oauth-client'].map((name) => join(consumer, 'node_modules', name)),
+      join(serviceDir, 'node_modules/service-idp'),
+    ].flatMap((dir) => filesUnder(dir).filter((file) => file.endsWith('.map')));
+    assert.ok(maps.length >= 4, maps.join('\n'));
+    for (const file of maps) {
+      const map = JSON.parse(readFileSync(file, 'utf8')) as { sources: string[]; sourcesContent?: (string | null)[] };
+      const missing = map.sources.filter((_, i) => typeof map.sourcesContent?.[i] !== 'string');
+      assert.deepEqual(missing, [], `${file} links sources it does not embed`);
+    }
+  });
+
+  it('type-checks a consumer of every export with tsc --strict, bundler and nodenext resolution', async () => {
+    const strict = {
+      strict: true,
+      skipLibCheck: false,
+      noEmit: true,
+      target: 'ES2022',
+      lib: ['ES2022', 'DOM'],
+      types: [],
+      noUncheckedIndexedAccess: true,
+      exactOptionalPropertyTypes: true,
+    };
+    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+    // The libraries from the consumer's folder, service-idp from its own: each brings only what it declares.
+    const folders = [
+      { cwd: consumer, entries: ENTRIES.filter((e) => e !== 'service-idp'), files: ['browser.ts', 'backend.ts'], cjs: ['require.cts'] },
+      { cwd: serviceDir, entries: ['service-idp'], files: [], cjs: [] },
+    ];
+    const checks: Promise<void>[] = [];
+    for (const { cwd, entries, files, cjs } of folders) {
+      writeFileSync(join(cwd, 'every-export.ts'), everyExportModule(cwd, entries, await runtimeExports(cwd, entries)));
+      writeJson(join(cwd, 'tsconfig.bundler.json'), {
+        compilerOptions: { ...strict, module: 'preserve', moduleResolution: 'bundler' },
+        files: [...files, 'every-export.ts'],
+      });
+      writeJson(join(cwd, 'tsconfig.nodenext.json'), {
+        compilerOptions: { ...strict, module: 'nodenext', moduleResolution: 'nodenext' },
+        files: [...files, ...cjs, 'every-export.ts'],
+      });
+      for (const project of ['tsconfig.bundler.json', 'tsconfig.nodenext.json']) {
+        checks.push(
+          run(process.execPath, [tsc, '-p', project], { cwd }).then(
+            () => undefined,
+            (error: { stdout: string }) => assert.fail(`tsc -p ${project} in ${cwd}:\n${error.stdout}`),
+          ),
+        );
+      }
+    }
+    await Promise.all(checks);
+  });
+
+  it('loads service-web with require() from CommonJS', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['-e', "const w = require('service-web'); console.log(typeof w.ServiceClient, w.Status.SUCCESS)"],
+      {
+        cwd: consumer,
+      },
+    );
+    assert.equal(stdout.trim(), 'function SUCCESS');
+  });
+
+  it('bundles service-web with esbuild for the browser, inlining everything', async () => {
+    const result = await build({
+      absWorkingDir: consumer,
+      entryPoints: ['browser.ts'],
+      bundle: true,
+      platform: 'browser',
+      format: 'esm',
+      minify: true,
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const inputs = Object.keys(result.metafile.inputs);
+    assert.ok(inputs.includes('node_modules/service-web/dist/index.js'), inputs.join('\n'));
+    assert.ok(
+      inputs.every((input) => input === 'browser.ts' || input.startsWith('node_modules/service-web/')),
+      inputs.join('\n'),
+    );
+    assert.deepEqual(result.metafile.outputs[Object.keys(result.metafile.outputs)[0] ?? '']?.imports, []);
+  });
+
+  it('runs the service installed from its tarball (npx service-idp start) and signs a user in through the libraries', async () => {
+    const npx = (...args: string[]) => run('npx', ['--no-install', 'service-idp', ...args], { cwd: serviceDir, env });
+    const client = JSON.parse((await npx('clients', 'create', '--name', 'Packaged', '--origin', ORIGIN, '--json')).stdout) as {
+      clientId: string;
+      publishableKey: string;
+      secretKey: string;
+    };
+    const port = await freePort();
+    service = spawn('npx', ['--no-install', 'service-idp', 'start', '--port', String(port), '--test-mode'], {
+      cwd: serviceDir,
+      env,
+      detached: true, // its own process group: npx and the node it starts stop together
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      service?.stdout?.on('data', (chunk: Buffer) => {
+        output += chunk;
+        if (output.includes('service-idp listening')) resolve();
+      });
+      service?.stderr?.on('data', (chunk: Buffer) => {
+        output += chunk;
+      });
+      service?.once('exit', (code) => reject(new Error(`service-idp exited with ${code}:\n${output}`)));
+    });
+    const url = `http://127.0.0.1:${port}`;
+
+    // The service serves its copy of the script-tag build, compressed.
+    const script = await fetch(`${url}/sdk/v1/service-web.js`, { headers: { 'accept-encoding': 'br' } });
+    assert.equal(script.status, 200);
+    assert.equal(script.headers.get('content-encoding'), 'br');
+    assert.match(await script.text(), /globalThis\.ServiceWeb=/);
+
+    // service-web is bundled as a browser app would bundle it; the server library stays a dependency.
+    await build({
+      absWorkingDir: consumer,
+      entryPoints: ['backend.ts'],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      external: ['service-oauth-client'],
+      outfile: 'out/backend.mjs',
+      logLevel: 'silent',
+    });
+    const email = `packaged-${Date.now()}@example.com`;
+    const { stdout } = await run(
+      process.execPath,
+      ['out/backend.mjs', url, client.clientId, client.publishableKey, client.secretKey, ORIGIN, email],
+      {
+        cwd: consumer,
+      },
+    );
+    const { claims, deviceRemembered } = JSON.parse(stdout) as { claims: Record<string, unknown>; deviceRemembered: unknown };
+    assert.equal(claims.email, email);
+    assert.equal(claims.iss, url);
+    assert.equal(claims.aud, client.clientId);
+    assert.equal(deviceRemembered, false, 'Node has no IndexedDB: the login works, the device is not remembered');
+  });
+});
+
+function writeJson(path: string, value: unknown) {
+  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && !join(entry.parentPath, entry.name).includes('/node_modules/', dir.length))
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** The names each entry point exports at run time, read by Node from the installed packages. */
+async function runtimeExports(cwd: string, entries: readonly string[]): Promise<Record<string, string[]>> {
+  const script = `const out = {}; for (const e of ${JSON.stringify(entries)}) out[e] = Object.keys(await import(e)); console.log(JSON.stringify(out));`;
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd });
+  return JSON.parse(stdout);
+}
+
+/**
+ * A module importing every name every entry point declares (read with the TypeScript checker
+ * from the installed .d.ts files), values used as values; and every run-time export must be
+ * declared. Whatever the packages export later is covered without editing this test.
+ */
+function everyExportModule(cwd: string, entries: readonly string[], runtime: Record<string, string[]>): string {
+  const probe = join(cwd, 'probe.ts');
+  writeFileSync(probe, entries.map((entry, i) => `import * as m${i} from '${entry}';\nvoid m${i};`).join('\n'));
+  const program = ts.createProgram([probe], {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    noEmit: true,
+    types: [],
+  });
+  const checker = program.getTypeChecker();
+  const source = program.getSourceFile(probe);
+  assert.ok(source);
+  const lines: string[] = [];
+  const values: string[] = [];
+  source.statements.filter(ts.isImportDeclaration).forEach((declaration, i) => {
+    const entry = entries[i] as string;
+    const moduleSymbol = checker.getSymbolAtLocation(declaration.moduleSpecifier);
+    assert.ok(moduleSymbol, `${entry} has no types`);
+    const exported = checker.getExportsOfModule(moduleSymbol);
+    const names = exported.map((s) => s.name);
+    const undeclared = (runtime[entry] ?? []).filter((name) => !names.includes(name));
+    assert.deepEqual(undeclared, [], `${entry}: exported at run time without a declaration`);
+    const specifiers = exported.map((symbol) => {
+      const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+      const isValue = (target.flags & ts.SymbolFlags.Value) !== 0;
+      const local = `e${i}_${symbol.name}`;
+      if (isValue) values.push(local);
+      return `${isValue ? '' : 'type '}${symbol.name} as ${local}`;
+    });
+    lines.push(`import { ${specifiers.join(', ')} } from '${entry}';`);
+  });
+  rmSync(probe);
+  return `${lines.join('\n')}\n\nexport const values: unknown[] = [${values.join(', ')}];\n`;
+}
