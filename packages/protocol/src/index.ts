@@ -40,23 +40,28 @@ export const BrowserPaths = {
   revokeOtherDevices: '/devices/revoke-others',
 } as const;
 
-/** Paths served by service-idp, relative to its base URL. */
+/**
+ * Paths served by service-idp, relative to its base URL. Plain string literals, not built from
+ * BROWSER_PREFIX and BrowserPaths, so that bundlers can drop this object from service-web (which
+ * uses BrowserPaths): esbuild keeps an object whose values it cannot prove side-effect free.
+ * `satisfies` keeps the browser paths equal to BROWSER_PREFIX + BrowserPaths.
+ */
 export const Paths = {
-  client: `${BROWSER_PREFIX}${BrowserPaths.client}`,
-  deviceChallenge: `${BROWSER_PREFIX}${BrowserPaths.deviceChallenge}`,
-  authenticate: `${BROWSER_PREFIX}${BrowserPaths.authenticate}`,
-  verifyEmailOtp: `${BROWSER_PREFIX}${BrowserPaths.verifyEmailOtp}`,
-  verifyDevice: `${BROWSER_PREFIX}${BrowserPaths.verifyDevice}`,
-  mfaInitiate: `${BROWSER_PREFIX}${BrowserPaths.mfaInitiate}`,
-  mfaVerify: `${BROWSER_PREFIX}${BrowserPaths.mfaVerify}`,
-  listDevices: `${BROWSER_PREFIX}${BrowserPaths.listDevices}`,
-  renameDevice: `${BROWSER_PREFIX}${BrowserPaths.renameDevice}`,
-  revokeDevice: `${BROWSER_PREFIX}${BrowserPaths.revokeDevice}`,
-  revokeOtherDevices: `${BROWSER_PREFIX}${BrowserPaths.revokeOtherDevices}`,
+  client: '/v1/client',
+  deviceChallenge: '/v1/device-challenges',
+  authenticate: '/v1/authenticate',
+  verifyEmailOtp: '/v1/email-otp/verify',
+  verifyDevice: '/v1/devices',
+  mfaInitiate: '/v1/mfa/initiate',
+  mfaVerify: '/v1/mfa/verify',
+  listDevices: '/v1/devices/list',
+  renameDevice: '/v1/devices/rename',
+  revokeDevice: '/v1/devices/revoke',
+  revokeOtherDevices: '/v1/devices/revoke-others',
   /** The plain page a new-device mail links to ("this wasn't me"): GET shows, POST revokes. */
   deviceNotice: '/devices/not-me',
   /** Delegation: a nested JWT (signed, then encrypted) in, one out; docs/delegation.md. */
-  delegation: `${BROWSER_PREFIX}/delegation`,
+  delegation: '/v1/delegation',
   token: '/oauth/token',
   userinfo: '/oauth/userinfo',
   jwks: '/.well-known/jwks.json',
@@ -65,7 +70,7 @@ export const Paths = {
   devMail: '/dev/mail',
   devSms: '/dev/sms',
   health: '/healthz',
-} as const;
+} as const satisfies { [K in keyof typeof BrowserPaths]: `${typeof BROWSER_PREFIX}${(typeof BrowserPaths)[K]}` } & Record<string, string>;
 
 /** Six decimal digits (spec: "OTP format: 6 digits"). */
 export const OTP_PATTERN = /^[0-9]{6}$/;

@@ -1,4 +1,5 @@
 import {
+  BrowserPaths,
   CRYPTO_VERSIONS,
   type CryptoVersion,
   type DeviceOp,
@@ -9,7 +10,6 @@ import {
   normalizeEmail,
   normalizePhone,
   OTP_PATTERN,
-  Paths,
   PKCE_CHALLENGE_PATTERN,
 } from 'service-protocol';
 import { createDeviceProof, exportDevicePublicJwk, generateDeviceKeyPair } from './device-proof.js';
@@ -138,7 +138,7 @@ export class ServiceClient {
         if (fetchFn === undefined) return fail(failure('NETWORK_ERROR', 'fetch is not available in this environment'));
 
         const http: HttpConfig = { baseUrl: base, apiKey, timeoutMs, fetch: fetchFn };
-        const outcome = await request(http, 'GET', Paths.client);
+        const outcome = await request(http, 'GET', BrowserPaths.client);
         if (!outcome.ok) {
           // Whatever the body says, 401 and 403 on this call mean the key was refused.
           const refused = outcome.httpStatus === 401 || outcome.httpStatus === 403;
@@ -206,7 +206,7 @@ export class ServiceClient {
       const outcome = await request(
         session.http,
         'POST',
-        Paths.authenticate,
+        BrowserPaths.authenticate,
         definedOnly({
           userid: email,
           cryptoVersion: session.cryptoVersion,
@@ -269,7 +269,7 @@ export class ServiceClient {
       // A malformed code is refused here, so it costs none of the service's guesses.
       if (!OTP_PATTERN.test(input.otp)) return failure('INVALID_OTP', 'The code is 6 digits');
 
-      const outcome = await request(session.http, 'POST', Paths.verifyEmailOtp, {
+      const outcome = await request(session.http, 'POST', BrowserPaths.verifyEmailOtp, {
         userid: email,
         deviceToken: pending.deviceToken,
         otp: input.otp,
@@ -328,7 +328,7 @@ export class ServiceClient {
       const outcome = await request(
         session.http,
         'POST',
-        Paths.verifyDevice,
+        BrowserPaths.verifyDevice,
         definedOnly({
           userid: email,
           deviceToken: pending.deviceToken,
@@ -394,7 +394,7 @@ export class ServiceClient {
       }
       const email = normalizeEmail(input.userid);
       const sessionId = input.sessionId;
-      const outcome = await request(session.http, 'POST', Paths.mfaInitiate, { userid: email, sessionId });
+      const outcome = await request(session.http, 'POST', BrowserPaths.mfaInitiate, { userid: email, sessionId });
       if (!outcome.ok) return this.#forgetIfExpired(email, outcome.failure);
       const { status, method } = outcome.body;
       if (status !== 'MFA_INITIATED' || !isMfaMethod(method)) return unexpected();
@@ -441,7 +441,7 @@ export class ServiceClient {
       const outcome = await request(
         session.http,
         'POST',
-        Paths.mfaVerify,
+        BrowserPaths.mfaVerify,
         definedOnly({ userid: email, sessionId, otp: input.otp, rememberMe: input.remember_me }),
       );
       if (!outcome.ok) return fail(this.#forgetIfExpired(email, outcome.failure));
@@ -475,7 +475,7 @@ export class ServiceClient {
    * ```
    */
   listDevices(userid: string): Promise<ListDevicesResult> {
-    return this.#device(userid, Paths.listDevices, DeviceOps.list) as Promise<ListDevicesResult>;
+    return this.#device(userid, BrowserPaths.listDevices, DeviceOps.list) as Promise<ListDevicesResult>;
   }
 
   /**
@@ -488,7 +488,7 @@ export class ServiceClient {
    * ```
    */
   renameDevice(input: { userid: string; deviceId: string; name: string }): Promise<DeviceChangeResult> {
-    return this.#device(input?.userid, Paths.renameDevice, DeviceOps.rename, { deviceId: input?.deviceId, name: input?.name });
+    return this.#device(input?.userid, BrowserPaths.renameDevice, DeviceOps.rename, { deviceId: input?.deviceId, name: input?.name });
   }
 
   /**
@@ -501,7 +501,7 @@ export class ServiceClient {
    * ```
    */
   revokeDevice(input: { userid: string; deviceId: string }): Promise<DeviceChangeResult> {
-    return this.#device(input?.userid, Paths.revokeDevice, DeviceOps.revoke, { deviceId: input?.deviceId });
+    return this.#device(input?.userid, BrowserPaths.revokeDevice, DeviceOps.revoke, { deviceId: input?.deviceId });
   }
 
   /**
@@ -515,7 +515,7 @@ export class ServiceClient {
    * ```
    */
   revokeOtherDevices(userid: string): Promise<DeviceChangeResult> {
-    return this.#device(userid, Paths.revokeOtherDevices, DeviceOps.revokeOthers);
+    return this.#device(userid, BrowserPaths.revokeOtherDevices, DeviceOps.revokeOthers);
   }
 
   /**
@@ -633,7 +633,7 @@ export class ServiceClient {
     }
     if (!record || !crypto?.subtle) return { kind: 'none' };
 
-    const challenge: HttpOutcome = await request(session.http, 'POST', Paths.deviceChallenge, {});
+    const challenge: HttpOutcome = await request(session.http, 'POST', BrowserPaths.deviceChallenge, {});
     if (!challenge.ok) {
       return FATAL_CHALLENGE_STATUSES.includes(challenge.failure.status) ? { kind: 'fatal', failure: challenge.failure } : { kind: 'none' };
     }

@@ -1,4 +1,4 @@
-import { ErrorCodes, isErrorCode, PUBLISHABLE_KEY_HEADER } from 'service-protocol';
+import { BROWSER_PREFIX, ErrorCodes, isErrorCode, PUBLISHABLE_KEY_HEADER } from 'service-protocol';
 import type { FailureResult, FailureStatus } from './types.js';
 
 export interface HttpConfig {
@@ -31,7 +31,7 @@ export async function request(config: HttpConfig, method: 'GET' | 'POST', path: 
   };
   if (body !== undefined) headers['content-type'] = 'application/json';
   try {
-    const response = await config.fetch(`${config.baseUrl}${path}`, {
+    const response = await config.fetch(`${config.baseUrl}${BROWSER_PREFIX}${path}`, {
       method,
       headers,
       // The publishable key identifies the client; cookies play no part in this protocol.
