@@ -15,8 +15,9 @@ export function failure(status: FailureStatus, message: string): FailureResult {
 }
 
 /**
- * One JSON request to the service. Never throws: every way it can go wrong becomes a
- * FailureResult. The timeout covers the whole exchange, body included.
+ * One JSON request to a browser endpoint (`path` from BrowserPaths, under BROWSER_PREFIX). Never
+ * throws: every way it can go wrong becomes a FailureResult. The timeout covers the whole
+ * exchange, body included.
  */
 export async function request(config: HttpConfig, method: 'GET' | 'POST', path: string, body?: object): Promise<HttpOutcome> {
   const controller = new AbortController();
