@@ -83,6 +83,15 @@ export const KEY_CACHE_SECONDS = 30;
 /** RSA modulus length of signing keys (RFC 8725 asks for at least 2048). */
 export const SIGNING_KEY_BITS = 2048;
 
+/**
+ * Browser caching of /sdk/v1/service-web.js. The path is versioned by protocol (v1), not by
+ * release, so a fix must reach browsers: an hour, then revalidated with the ETag (served stale
+ * meanwhile for a day). The content-addressed copy never changes: a year, immutable.
+ */
+export const SDK_SCRIPT_MAX_AGE_SECONDS = 60 * 60;
+export const SDK_SCRIPT_STALE_WHILE_REVALIDATE_SECONDS = 24 * 60 * 60;
+export const SDK_PINNED_SCRIPT_MAX_AGE_SECONDS = 365 * 24 * 60 * 60;
+
 /** Rows past their expiry are deleted this often. */
 export const SWEEP_INTERVAL_SECONDS = 60;
 

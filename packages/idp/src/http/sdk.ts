@@ -6,14 +6,13 @@ import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Paths } from 'service-protocol';
+import { SDK_PINNED_SCRIPT_MAX_AGE_SECONDS, SDK_SCRIPT_MAX_AGE_SECONDS, SDK_SCRIPT_STALE_WHILE_REVALIDATE_SECONDS } from '../defaults.js';
 
 /** The served file's name: the source map link at the end of the script is relative to it. */
 const SCRIPT_FILE = 'service-web.global.js';
 const SDK_DIR = dirname(Paths.sdkScript);
-/** The stable path may change within v1 (a fixed bug): browsers revalidate it hourly, with the ETag. */
-const STABLE_CACHE = 'public, max-age=3600, stale-while-revalidate=86400';
-/** A content-addressed path never changes: cache it for a year. */
-const PINNED_CACHE = 'public, max-age=31536000, immutable';
+const STABLE_CACHE = `public, max-age=${SDK_SCRIPT_MAX_AGE_SECONDS}, stale-while-revalidate=${SDK_SCRIPT_STALE_WHILE_REVALIDATE_SECONDS}`;
+const PINNED_CACHE = `public, max-age=${SDK_PINNED_SCRIPT_MAX_AGE_SECONDS}, immutable`;
 
 type Encoding = 'br' | 'gzip' | 'identity';
 interface Representation {
