@@ -1,6 +1,7 @@
 import { defineConfig } from 'tsdown';
 
-// The published service and CLI. tsc -b type-checks; this builds what the tarball runs, module
+// The published service and CLI. tsc -b type-checks (its output goes to .tsc/, so running it
+// alone never leaves a half-overwritten dist/); this builds what the tarball runs, module
 // by module (unbundle: dist/ mirrors src/ for stack traces and bench profiles). The private
 // service-protocol and the delegation half of service-oauth-client are compiled in as files
 // under dist/, so `npm install service-idp-*.tgz` needs only registry packages

@@ -11,7 +11,7 @@ export default defineConfig({
   platform: 'browser',
   target: 'es2022',
   outDir: 'dist',
-  // Removes tsc -b's per-file output too, so dist holds only the bundled files.
+  // tsc -b only type-checks this package (its output goes to .tsc/): dist/ is tsdown's alone.
   clean: true,
   sourcemap: true,
   noExternal: ['service-protocol'],
