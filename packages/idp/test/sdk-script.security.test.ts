@@ -10,25 +10,8 @@
  *   - credentialed reads: the public script is CORS `*` and never with credentials.
  */
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { startTestService, type TestService } from './helpers.js';
-
-function get(url: string, path: string, headers: Record<string, string> = {}) {
-  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
-    // A raw path: fetch and URL would normalise the dot segments the attack relies on.
-    request(url, { path, headers }, (response) => {
-      let body = '';
-      response.setEncoding('latin1');
-      response.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
-    })
-      .on('error', reject)
-      .end();
-  });
-}
+import { rawGet, startTestService, type TestService } from './helpers.js';
 
 describe('script routes under attack', () => {
   let service: TestService;
@@ -52,31 +35,31 @@ describe('script routes under attack', () => {
       '/sdk/v1/service-web.%2e%2e%2fpackage.js',
     ];
     for (const path of attempts) {
-      const r = await get(service.url, path);
+      const r = await rawGet(service.url, path);
       assert.ok(r.status === 404 || r.status === 400, `${path}: ${r.status}`);
-      assert.doesNotMatch(r.body, /"dependencies"|SQLite format|ServiceWeb/, path);
+      assert.doesNotMatch(r.body.toString('latin1'), /"dependencies"|SQLite format|ServiceWeb/, path);
     }
   });
 
   it('varies every answer on Accept-Encoding and keeps validators per encoding', async () => {
-    const br = await get(service.url, '/sdk/v1/service-web.js', { 'accept-encoding': 'br' });
+    const br = await rawGet(service.url, '/sdk/v1/service-web.js', { 'accept-encoding': 'br' });
     assert.equal(br.headers.vary, 'accept-encoding');
-    const notModified = await get(service.url, '/sdk/v1/service-web.js', {
+    const notModified = await rawGet(service.url, '/sdk/v1/service-web.js', {
       'accept-encoding': 'br',
       'if-none-match': String(br.headers.etag),
     });
     assert.equal(notModified.status, 304);
     assert.equal(notModified.headers.vary, 'accept-encoding');
     // The brotli validator sent by a client that now accepts nothing encoded gets the plain script.
-    const plain = await get(service.url, '/sdk/v1/service-web.js', { 'if-none-match': String(br.headers.etag) });
+    const plain = await rawGet(service.url, '/sdk/v1/service-web.js', { 'if-none-match': String(br.headers.etag) });
     assert.equal(plain.status, 200);
     assert.equal(plain.headers['content-encoding'], undefined);
-    assert.match(plain.body, /ServiceWeb/);
+    assert.match(plain.body.toString('utf8'), /ServiceWeb/);
   });
 
   it('never allows credentialed cross-origin reads of the script or its map', async () => {
     for (const path of ['/sdk/v1/service-web.js', '/sdk/v1/service-web.global.js.map']) {
-      const r = await get(service.url, path, { origin: 'https://evil.test', cookie: 'session=1' });
+      const r = await rawGet(service.url, path, { origin: 'https://evil.test', cookie: 'session=1' });
       assert.equal(r.status, 200, path);
       assert.equal(r.headers['access-control-allow-origin'], '*', path);
       assert.equal(r.headers['access-control-allow-credentials'], undefined, path);

@@ -5,36 +5,22 @@
  * link that resolves to a map embedding its sources.
  */
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { negotiateEncoding } from '../src/http/sdk.js';
-import { startTestService, type TestService } from './helpers.js';
-
-/** node:http, not fetch: fetch asks for gzip itself and hides the encoded bytes. */
-function get(url: string, headers: Record<string, string> = {}) {
-  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }>((resolve, reject) => {
-    request(url, { headers }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }));
-    })
-      .on('error', reject)
-      .end();
-  });
-}
+import { rawGet, startTestService, type TestService } from './helpers.js';
 
 describe('the served browser script', () => {
   let service: TestService;
   let script: string;
   before(async () => {
     service = await startTestService();
-    script = (await get(`${service.url}/sdk/v1/service-web.js`)).body.toString('utf8');
+    script = (await rawGet(service.url, '/sdk/v1/service-web.js')).body.toString('utf8');
   });
   after(() => service.close());
 
   it('sends the plain script to a client that accepts no encoding', async () => {
-    const r = await get(`${service.url}/sdk/v1/service-web.js`);
+    const r = await rawGet(service.url, '/sdk/v1/service-web.js');
     assert.equal(r.status, 200);
     assert.equal(r.headers['content-encoding'], undefined);
     assert.match(String(r.headers['content-type']), /^text\/javascript/);
@@ -43,47 +29,47 @@ describe('the served browser script', () => {
   });
 
   it('sends brotli when accepted, gzip when only gzip is, and the bytes decompress to the script', async () => {
-    const br = await get(`${service.url}/sdk/v1/service-web.js`, { 'accept-encoding': 'gzip, deflate, br' });
+    const br = await rawGet(service.url, '/sdk/v1/service-web.js', { 'accept-encoding': 'gzip, deflate, br' });
     assert.equal(br.headers['content-encoding'], 'br');
     assert.equal(brotliDecompressSync(br.body).toString('utf8'), script);
     assert.ok(br.body.length < script.length / 2, `brotli ${br.body.length} bytes of ${script.length}`);
 
-    const gzip = await get(`${service.url}/sdk/v1/service-web.js`, { 'accept-encoding': 'gzip, br;q=0' });
+    const gzip = await rawGet(service.url, '/sdk/v1/service-web.js', { 'accept-encoding': 'gzip, br;q=0' });
     assert.equal(gzip.headers['content-encoding'], 'gzip');
     assert.equal(gunzipSync(gzip.body).toString('utf8'), script);
   });
 
   it('gives each representation its own strong ETag and answers a matching If-None-Match with 304', async () => {
-    const plain = await get(`${service.url}/sdk/v1/service-web.js`);
-    const br = await get(`${service.url}/sdk/v1/service-web.js`, { 'accept-encoding': 'br' });
+    const plain = await rawGet(service.url, '/sdk/v1/service-web.js');
+    const br = await rawGet(service.url, '/sdk/v1/service-web.js', { 'accept-encoding': 'br' });
     const etag = String(br.headers.etag);
     assert.match(etag, /^"[0-9a-f]+-br"$/, 'strong (no W/ prefix)');
     assert.notEqual(plain.headers.etag, etag);
 
-    const again = await get(`${service.url}/sdk/v1/service-web.js`, { 'accept-encoding': 'br', 'if-none-match': etag });
+    const again = await rawGet(service.url, '/sdk/v1/service-web.js', { 'accept-encoding': 'br', 'if-none-match': etag });
     assert.equal(again.status, 304);
     assert.equal(again.body.length, 0);
     // The brotli tag does not validate the gzip representation.
-    const other = await get(`${service.url}/sdk/v1/service-web.js`, { 'accept-encoding': 'gzip', 'if-none-match': etag });
+    const other = await rawGet(service.url, '/sdk/v1/service-web.js', { 'accept-encoding': 'gzip', 'if-none-match': etag });
     assert.equal(other.status, 200);
   });
 
   it('caches the stable path for an hour and names a content-addressed path cached for a year', async () => {
-    const stable = await get(`${service.url}/sdk/v1/service-web.js`);
+    const stable = await rawGet(service.url, '/sdk/v1/service-web.js');
     assert.match(String(stable.headers['cache-control']), /max-age=3600\b/);
     const link = /^<(\/sdk\/v1\/service-web\.[0-9a-f]{16}\.js)>; rel="canonical"$/.exec(String(stable.headers.link));
     assert.ok(link?.[1], `Link header: ${stable.headers.link}`);
-    const pinned = await get(`${service.url}${link[1]}`);
+    const pinned = await rawGet(service.url, link[1]);
     assert.equal(pinned.status, 200);
     assert.equal(pinned.headers['cache-control'], 'public, max-age=31536000, immutable');
     assert.equal(pinned.body.toString('utf8'), script);
-    assert.equal((await get(`${service.url}/sdk/v1/service-web.0000000000000000.js`)).status, 404);
+    assert.equal((await rawGet(service.url, '/sdk/v1/service-web.0000000000000000.js')).status, 404);
   });
 
   it("resolves the script's source map link to a map that embeds its sources", async () => {
     const name = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(script)?.[1];
     assert.ok(name, 'the script links its map');
-    const r = await get(new URL(name, `${service.url}/sdk/v1/service-web.js`).href);
+    const r = await rawGet(service.url, new URL(name, `${service.url}/sdk/v1/service-web.js`).pathname);
     assert.equal(r.status, 200);
     const map = JSON.parse(r.body.toString('utf8')) as { sources: string[]; sourcesContent?: string[] };
     assert.ok(map.sources.some((source) => source.endsWith('client.ts')));
