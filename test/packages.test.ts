@@ -8,26 +8,27 @@
  *     `require('service-web')` from CommonJS;
  *   - esbuild bundling service-web for the browser and the consumer for Node;
  *   - the service started with `npx service-idp start --test-mode` from its own folder, and one
- *     sign-in through the bundled service-web and the installed service-oauth-client.
+ *     sign-in: the esbuild bundle of service-web in Chromium (Debian's, as the browser suite
+ *     uses), the code exchanged by the installed service-oauth-client.
  * Run by `npm run test:packages` (and .ci/run); npm reads the registry through its cache.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
+import { chromium } from 'playwright-core';
 import ts from 'typescript';
+import { CHROMIUM, freePort, servePages } from '../examples/demo/test/harness.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PUBLIC = ['service-web', 'service-oauth-client', 'service-idp'] as const;
 /** Every entry point a consumer can import. */
 const ENTRIES = ['service-web', 'service-oauth-client', 'service-oauth-client/delegation', 'service-idp'] as const;
-const ORIGIN = 'http://app.test:3000';
 const run = promisify(execFile);
 
 /** npm as a user runs it: none of the calling `npm run`'s configuration leaks in. */
@@ -182,63 +183,95 @@ describe('the packed packages, installed outside the workspace', { timeout: 240_
     assert.deepEqual(result.metafile.outputs[Object.keys(result.metafile.outputs)[0] ?? '']?.imports, []);
   });
 
-  it('runs the service installed from its tarball (npx service-idp start) and signs a user in through the libraries', async () => {
+  it('runs the service installed from its tarball (npx service-idp start) and signs a user in through the libraries, in Chromium', async () => {
     const npx = (...args: string[]) => run('npx', ['--no-install', 'service-idp', ...args], { cwd: serviceDir, env });
-    const client = JSON.parse((await npx('clients', 'create', '--name', 'Packaged', '--origin', ORIGIN, '--json')).stdout) as {
-      clientId: string;
-      publishableKey: string;
-      secretKey: string;
-    };
-    const port = await freePort();
-    service = spawn('npx', ['--no-install', 'service-idp', 'start', '--port', String(port), '--test-mode'], {
-      cwd: serviceDir,
-      env,
-      detached: true, // its own process group: npx and the node it starts stop together
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const pages = await servePages();
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run'],
     });
-    let output = '';
-    await new Promise<void>((resolve, reject) => {
-      service?.stdout?.on('data', (chunk: Buffer) => {
-        output += chunk;
-        if (output.includes('service-idp listening')) resolve();
+    try {
+      const client = JSON.parse((await npx('clients', 'create', '--name', 'Packaged', '--origin', pages.origin, '--json')).stdout) as {
+        clientId: string;
+        publishableKey: string;
+        secretKey: string;
+      };
+      const port = await freePort();
+      service = spawn('npx', ['--no-install', 'service-idp', 'start', '--port', String(port), '--test-mode'], {
+        cwd: serviceDir,
+        env,
+        detached: true, // its own process group: npx and the node it starts stop together
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
-      service?.stderr?.on('data', (chunk: Buffer) => {
-        output += chunk;
+      let output = '';
+      await new Promise<void>((resolve, reject) => {
+        service?.stdout?.on('data', (chunk: Buffer) => {
+          output += chunk;
+          if (output.includes('service-idp listening')) resolve();
+        });
+        service?.stderr?.on('data', (chunk: Buffer) => {
+          output += chunk;
+        });
+        service?.once('exit', (code) => reject(new Error(`service-idp exited with ${code}:\n${output}`)));
       });
-      service?.once('exit', (code) => reject(new Error(`service-idp exited with ${code}:\n${output}`)));
-    });
-    const url = `http://127.0.0.1:${port}`;
+      const url = `http://127.0.0.1:${port}`;
 
-    // The service serves its copy of the script-tag build, compressed.
-    const script = await fetch(`${url}/sdk/v1/service-web.js`, { headers: { 'accept-encoding': 'br' } });
-    assert.equal(script.status, 200);
-    assert.equal(script.headers.get('content-encoding'), 'br');
-    assert.match(await script.text(), /globalThis\.ServiceWeb=/);
+      // The service serves its copy of the script-tag build, compressed.
+      const script = await fetch(`${url}/sdk/v1/service-web.js`, { headers: { 'accept-encoding': 'br' } });
+      assert.equal(script.status, 200);
+      assert.equal(script.headers.get('content-encoding'), 'br');
+      assert.match(await script.text(), /globalThis\.ServiceWeb=/);
 
-    // service-web is bundled as a browser app would bundle it; the server library stays a dependency.
-    await build({
-      absWorkingDir: consumer,
-      entryPoints: ['backend.ts'],
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      external: ['service-oauth-client'],
-      outfile: 'out/backend.mjs',
-      logLevel: 'silent',
-    });
-    const email = `packaged-${Date.now()}@example.com`;
-    const { stdout } = await run(
-      process.execPath,
-      ['out/backend.mjs', url, client.clientId, client.publishableKey, client.secretKey, ORIGIN, email],
-      {
-        cwd: consumer,
-      },
-    );
-    const { claims, deviceRemembered } = JSON.parse(stdout) as { claims: Record<string, unknown>; deviceRemembered: unknown };
-    assert.equal(claims.email, email);
-    assert.equal(claims.iss, url);
-    assert.equal(claims.aud, client.clientId);
-    assert.equal(deviceRemembered, false, 'Node has no IndexedDB: the login works, the device is not remembered');
+      // The browser half, bundled by esbuild, on a page of the client's origin.
+      const bundle = await build({
+        absWorkingDir: consumer,
+        entryPoints: ['browser.ts'],
+        bundle: true,
+        platform: 'browser',
+        format: 'iife',
+        globalName: 'Consumer',
+        minify: true,
+        write: false,
+        logLevel: 'silent',
+      });
+      pages.pages.set('/', `<!doctype html><meta charset="utf-8"><script>${bundle.outputFiles[0]?.text}</script>`);
+      const page = await browser.newPage();
+      await page.goto(`${pages.origin}/`);
+      const email = `packaged-${Date.now()}@example.com`;
+      const signedIn = await page.evaluate(
+        ([serviceUrl, key, userid]) =>
+          (
+            window as unknown as { Consumer: { signIn(u: string, k: string, e: string): Promise<Record<string, unknown>> } }
+          ).Consumer.signIn(serviceUrl, key, userid),
+        [url, client.publishableKey, email] as const,
+      );
+      assert.equal(signedIn.deviceRemembered, true, 'the device key is kept in IndexedDB');
+
+      // The backend half, bundled for Node with the server library left as a dependency.
+      await build({
+        absWorkingDir: consumer,
+        entryPoints: ['backend.ts'],
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        external: ['service-oauth-client'],
+        outfile: 'out/backend.mjs',
+        logLevel: 'silent',
+      });
+      const backend = (await import(pathToFileURL(join(consumer, 'out/backend.mjs')).href)) as typeof import('./consumer/backend.ts');
+      const claims = await backend.exchange(
+        { serviceUrl: url, clientId: client.clientId, secretKey: client.secretKey },
+        String(signedIn.code),
+        String(signedIn.codeVerifier),
+      );
+      assert.equal(claims.email, email);
+      assert.equal(claims.iss, url);
+      assert.equal(claims.aud, client.clientId);
+    } finally {
+      await browser.close();
+      await pages.close();
+    }
   });
 });
 
@@ -250,16 +283,6 @@ function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
     .filter((entry) => entry.isFile() && !join(entry.parentPath, entry.name).includes('/node_modules/', dir.length))
     .map((entry) => join(entry.parentPath, entry.name));
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** The names each entry point exports at run time, read by Node from the installed packages. */

@@ -1,7 +1,7 @@
 /**
  * The browser half of an integrator's app, as a bundler sees it: service-web signs the user in
  * and hands the authorization code (and PKCE verifier) to the backend. esbuild bundles this
- * file; in the test it runs in Node, whose fetch and WebCrypto are the browser's APIs.
+ * file, and the test runs the bundle in Chromium on a page of the client's origin.
  */
 import { createPkcePair, MfaMethod, ServiceClient, Status, type VerifyDeviceResult } from 'service-web';
 
@@ -12,12 +12,16 @@ export interface BrowserSignIn {
 }
 
 /** Signs `email` in with the one-time code the service returns in test mode. */
-export async function signIn(serviceUrl: string, publishableKey: string, email: string, fetcher: typeof fetch): Promise<BrowserSignIn> {
-  const sdk = new ServiceClient({ fetch: fetcher });
+export async function signIn(serviceUrl: string, publishableKey: string, email: string): Promise<BrowserSignIn> {
+  const sdk = new ServiceClient();
   const init = await sdk.init(publishableKey, serviceUrl);
   if (!init.success) throw new Error(`init: ${init.status} ${init.message}`);
   const pkce = await createPkcePair();
-  const started = await sdk.authenticate(email, { code_challenge: pkce.codeChallenge, code_challenge_method: 'S256' });
+  const started = await sdk.authenticate(email, {
+    rememberDevice: true,
+    code_challenge: pkce.codeChallenge,
+    code_challenge_method: 'S256',
+  });
   if (started.status !== Status.OTP_NEEDED || started.code === undefined)
     throw new Error(`authenticate: ${started.status} ${started.message}`);
   const verified = await sdk.verifyEmailOtp({ userid: email, otp: started.code });
