@@ -25,6 +25,7 @@ import { type BenchClient, type BenchDevice, challengeOnly, tokenExchange, trust
 import { type Measurement, measure, SETTINGS, simple } from './load.js';
 import { newDeviceKey } from './proof.js';
 import { fmt, pct, table } from './report.js';
+import { verifyJwtRates } from './verify-jwt.js';
 import { measureWebSize, webSizeReport } from './web-size.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -40,6 +41,9 @@ const webSize = await measureWebSize();
 // Baseline A first, on an idle machine.
 log(`baseline A: RSA-2048 signing, ${availableParallelism()} threads × ${RSA_SECONDS}s`);
 const rsa = await rsaSigningRate(RSA_SECONDS);
+
+log('verifyJwt against jose with an imported key (in process)');
+const verify = await verifyJwtRates();
 
 log('baseline B: trivial Fastify route');
 const trivial = await startChild(join(here, 'trivial-server.ts'), []);
@@ -152,6 +156,20 @@ out.write(
   `CPU shares are of the whole machine (${machine.cores} cores = 100%); "other" is any other process busy meanwhile. Baseline A per thread: ${rsa.perCore.map((r) => fmt(r)).join(', ')} signs/s.\n`,
 );
 
+const joseBest = Math.max(verify.jose.c1, verify.jose.c32);
+out.write(
+  `\nverifyJwt (RS256, audience and issuer checked) vs jose jwtVerify with an imported key: ${fmt(verify.jose.c1)}/s one at a time, ${fmt(verify.jose.c32)}/s with 32 in flight\n${table(
+    ['key form', 'verifyJwt/s', 'vs jose best', 'target', 'result'],
+    Object.entries(verify.forms).map(([form, rate]) => [
+      form,
+      fmt(rate),
+      (rate / joseBest).toFixed(2),
+      '≥ 0.91',
+      rate / joseBest >= 1 / 1.1 ? 'pass' : 'below',
+    ]),
+  )}\n`,
+);
+
 mkdirSync(resultsDir, { recursive: true });
 const file = join(resultsDir, 'latest.json');
 writeFileSync(
@@ -165,6 +183,7 @@ writeFileSync(
       targets: rows.map(({ baselineName: _, ...r }) => r),
       runs: results,
       webSize,
+      verifyJwt: verify,
       packageVersion: JSON.parse(readFileSync(join(here, '..', 'packages', 'idp', 'package.json'), 'utf8')).version,
     },
     null,

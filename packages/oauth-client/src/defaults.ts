@@ -20,6 +20,13 @@ export const JWKS_COOLDOWN_MS = 30_000;
 /** RFC 8725 3.5 / NIST SP 800-131A: RSA keys below 2048 bits are refused. */
 export const RSA_MIN_MODULUS_BITS = 2048;
 
+/**
+ * verifyJwt: imported public keys kept, keyed by their material (least recently used leave
+ * first). An application verifies with a handful of keys; the bound only caps memory when a
+ * caller passes a new key on every call.
+ */
+export const IMPORTED_KEY_CACHE_MAX_ENTRIES = 64;
+
 /** The spec's default allow-list for verifyJwt, and the only algorithm of exchangeCodeForClaims. */
 export const DEFAULT_ALGORITHMS: readonly string[] = ['RS256'];
 

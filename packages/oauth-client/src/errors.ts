@@ -106,7 +106,7 @@ export class OAuthExchangeError extends ServiceOAuthError {
 
 /**
  * A JWT was refused: bad signature, refused algorithm or header, failed claim check, or no
- * usable key in the key set. `cause` holds the underlying `jose` error when there is one.
+ * usable key in the key set. `cause` holds the underlying error (e.g. `jose`'s, for a key set) when there is one.
  *
  * | code | when |
  * |---|---|
@@ -123,7 +123,7 @@ export class OAuthExchangeError extends ServiceOAuthError {
  * @example
  * ```ts
  * try {
- *   await verifyJwt(token, publicKeyPem, { issuer: 'https://idp.example.com' });
+ *   verifyJwt(token, publicKeyPem, { issuer: 'https://idp.example.com' });
  * } catch (err) {
  *   if (err instanceof JWTVerificationError && err.code === 'ERR_JWT_EXPIRED') return refresh();
  *   throw err;
@@ -154,7 +154,7 @@ export class JWTVerificationError extends ServiceOAuthError {
  * @example
  * ```ts
  * try {
- *   await verifyJwt(token, process.env.OAUTH_PUBLIC_KEY!);
+ *   verifyJwt(token, process.env.OAUTH_PUBLIC_KEY!);
  * } catch (err) {
  *   if (err instanceof InvalidPublicKeyError) console.error('Fix OAUTH_PUBLIC_KEY:', err.message);
  *   throw err;

@@ -1,11 +1,10 @@
 import type { KeyObject } from 'node:crypto';
-import type { JWTVerifyGetKey } from 'jose';
-import { DEFAULT_LEEWAY_SECONDS, EXCHANGE_TIMEOUT_MS } from './defaults.js';
+import { DEFAULT_ALGORITHMS, DEFAULT_LEEWAY_SECONDS, EXCHANGE_TIMEOUT_MS } from './defaults.js';
 import { EXCHANGE_ENV, fromEnv } from './env.js';
 import { OAuthExchangeError } from './errors.js';
-import { sharedJwksCache } from './jwks.js';
-import { loadPublicKey, type PublicKeyInput } from './keys.js';
-import { type JwtPayload, verifyToken } from './verify-jwt.js';
+import { type KeySetResolver, sharedJwksCache } from './jwks.js';
+import { importPublicKey, type PublicKeyInput } from './keys.js';
+import { type JwtPayload, verifyWithKey, verifyWithKeySet } from './verify-jwt.js';
 
 /**
  * Options of {@link exchangeCodeForClaims}. Options marked "env" fall back to the named
@@ -37,6 +36,11 @@ export interface ExchangeCodeForClaimsOptions {
   issuer?: string;
   /** Clock-skew tolerance in seconds; default 0. */
   leeway?: number;
+  /**
+   * Allowed ID token `alg` values; default `['RS256']`. Add `ES256` or `EdDSA` when the client
+   * is registered with that `id_token_signed_response_alg`. Asymmetric algorithms only.
+   */
+  algorithms?: string[];
   /** Token endpoint timeout in milliseconds (not in the spec); default 10000. */
   timeoutMs?: number;
 }
@@ -57,14 +61,14 @@ export interface Claims extends JwtPayload {
 
 /** OIDC Core 2: claims every ID token carries. */
 const ID_TOKEN_REQUIRED_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'iat'];
-const ID_TOKEN_ALGORITHMS = ['RS256'];
 
 interface ExchangeConfig {
   code: string;
   tokenUrl: URL;
   clientId: string;
   apiKey: string;
-  key: KeyObject | JWTVerifyGetKey;
+  key: KeyObject | KeySetResolver;
+  algorithms: string[];
   codeVerifier: string | undefined;
   audience: string;
   issuer: string | undefined;
@@ -77,7 +81,7 @@ interface ExchangeConfig {
  * (OAuth 2.0 authorization code grant, RFC 6749 4.1.3, with client_secret_post).
  *
  * It POSTs `grant_type=authorization_code`, `code`, `client_id`, `client_secret` and, with
- * PKCE, `code_verifier` to the token endpoint, then verifies the returned `id_token` (RS256,
+ * PKCE, `code_verifier` to the token endpoint, then verifies the returned `id_token` (`algorithms`, default RS256;
  * signature, `aud` = `audience` or the client ID, `iss` when given, `exp`/`nbf`/`iat` with
  * `leeway`) against `publicKey` or the key set at `jwksUrl`. Options not given are read from
  * the environment (`SERVICE_API_KEY`, `OAUTH_TOKEN_ENDPOINT`, `OAUTH_CLIENT_ID`, `JWKS_URL` or
@@ -111,17 +115,16 @@ interface ExchangeConfig {
 export async function exchangeCodeForClaims(options: ExchangeCodeForClaimsOptions): Promise<Claims> {
   const config = await resolveConfig(options);
   const idToken = await requestIdToken(config);
-  const payload = await verifyToken(
-    idToken,
-    config.key,
-    {
-      algorithms: ID_TOKEN_ALGORITHMS,
-      audience: config.audience,
-      ...(config.issuer === undefined ? {} : { issuer: config.issuer }),
-      leeway: config.leeway,
-    },
-    ID_TOKEN_REQUIRED_CLAIMS,
-  );
+  const verifyOptions = {
+    algorithms: config.algorithms,
+    audience: config.audience,
+    ...(config.issuer === undefined ? {} : { issuer: config.issuer }),
+    leeway: config.leeway,
+  };
+  const payload =
+    typeof config.key === 'function'
+      ? await verifyWithKeySet(idToken, config.key, verifyOptions, ID_TOKEN_REQUIRED_CLAIMS)
+      : verifyWithKey(idToken, config.key, verifyOptions, ID_TOKEN_REQUIRED_CLAIMS);
   return payload as Claims;
 }
 
@@ -174,6 +177,11 @@ async function resolveConfig(options: ExchangeCodeForClaimsOptions): Promise<Exc
   const timeoutMs = options.timeoutMs ?? EXCHANGE_TIMEOUT_MS;
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw configError('timeoutMs must be a positive integer');
 
+  const algorithms = options.algorithms ?? [...DEFAULT_ALGORITHMS];
+  if (!Array.isArray(algorithms) || algorithms.length === 0 || !algorithms.every((alg) => typeof alg === 'string')) {
+    throw configError('algorithms must be a non-empty array of algorithm names');
+  }
+
   const audience = fromEnv('audience', options.audience) ?? clientId;
   const issuer = fromEnv('issuer', options.issuer);
   if (typeof audience !== 'string') throw configError('audience must be a string');
@@ -184,7 +192,8 @@ async function resolveConfig(options: ExchangeCodeForClaimsOptions): Promise<Exc
     tokenUrl,
     clientId,
     apiKey,
-    key: await resolveKey(options),
+    key: resolveKey(options),
+    algorithms,
     codeVerifier: verifier,
     audience,
     issuer,
@@ -194,15 +203,15 @@ async function resolveConfig(options: ExchangeCodeForClaimsOptions): Promise<Exc
 }
 
 /** Explicit options first (both at once is ambiguous), then JWKS_URL, then OAUTH_PUBLIC_KEY. */
-async function resolveKey(options: ExchangeCodeForClaimsOptions): Promise<KeyObject | JWTVerifyGetKey> {
+function resolveKey(options: ExchangeCodeForClaimsOptions): KeyObject | KeySetResolver {
   const hasKey = options.publicKey !== undefined && options.publicKey !== '';
   const hasUrl = options.jwksUrl !== undefined && options.jwksUrl !== '';
   if (hasKey && hasUrl) throw configError('give publicKey or jwksUrl, not both');
-  if (hasKey) return loadPublicKey(options.publicKey as PublicKeyInput);
+  if (hasKey) return importPublicKey(options.publicKey as PublicKeyInput);
   const jwksUrl = fromEnv('jwksUrl', options.jwksUrl);
   if (jwksUrl !== undefined) return sharedJwksCache.resolver(parseEndpoint('jwksUrl', jwksUrl));
   const publicKey = fromEnv('publicKey', undefined);
-  if (publicKey !== undefined) return loadPublicKey(publicKey);
+  if (publicKey !== undefined) return importPublicKey(publicKey);
   throw configError(
     `publicKey or jwksUrl is required (options, or environment variable ${EXCHANGE_ENV.jwksUrl} or ${EXCHANGE_ENV.publicKey})`,
   );

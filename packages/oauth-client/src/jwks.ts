@@ -15,6 +15,9 @@ import { JWTVerificationError } from './errors.js';
 type LocalKeySet = ReturnType<typeof createLocalJWKSet>;
 type GetKeyArgs = Parameters<JWTVerifyGetKey>;
 
+/** Picks the key for a token's (already checked) header. */
+export type KeySetResolver = (...args: GetKeyArgs) => Promise<CryptoKey>;
+
 interface Entry {
   keys?: LocalKeySet;
   fetchedAt: number;
@@ -44,8 +47,8 @@ export class JwksCache {
     this.#now = options.now ?? Date.now;
   }
 
-  /** A jose key resolver for `url`, backed by this cache. */
-  resolver(url: string | URL): JWTVerifyGetKey {
+  /** A key resolver for `url`, backed by this cache. */
+  resolver(url: string | URL): KeySetResolver {
     const href = new URL(url).href;
     return (header, token) => this.getKey(href, header, token);
   }

@@ -1,6 +1,6 @@
 import { createPublicKey, KeyObject, type webcrypto, X509Certificate } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { RSA_MIN_MODULUS_BITS } from './defaults.js';
+import { readFileSync, statSync } from 'node:fs';
+import { IMPORTED_KEY_CACHE_MAX_ENTRIES, RSA_MIN_MODULUS_BITS } from './defaults.js';
 import { InvalidPublicKeyError } from './errors.js';
 
 /**
@@ -13,42 +13,102 @@ export type PublicKeyInput = string | Buffer | KeyObject | webcrypto.CryptoKey;
 const PEM_BEGIN = '-----BEGIN ';
 const SUPPORTED_TYPES = new Set(['rsa', 'rsa-pss', 'ec', 'ed25519']);
 
-/** Turns any accepted input into a public KeyObject, or throws InvalidPublicKeyError. */
-export async function loadPublicKey(input: PublicKeyInput): Promise<KeyObject> {
-  return checkPublicKey(await toKeyObject(input));
-}
+/**
+ * Imported keys, keyed by their material: a PEM string by its text, a Buffer by its bytes
+ * (the same Buffer object is recognised without copying it to a string, after a byte
+ * comparison), a file path by the path and the file's identity (device, inode, size, mtime;
+ * one `stat` per call, so a replaced key file is read again), a `CryptoKey` by the object.
+ * Least recently used entries leave first, so a caller passing a new key on every call cannot
+ * grow memory.
+ */
+const byText = new Map<string, { stamp?: string; key: KeyObject }>();
+const byBuffer = new WeakMap<Buffer, { bytes: Buffer; key: KeyObject }>();
+const byCryptoKey = new WeakMap<webcrypto.CryptoKey, KeyObject>();
 
-async function toKeyObject(input: PublicKeyInput): Promise<KeyObject> {
-  if (input instanceof KeyObject) return input;
+/**
+ * Turns any accepted input into a checked public KeyObject, or throws InvalidPublicKeyError.
+ * Synchronous, and cached: importing a PEM costs over 100 µs, several times an RS256 verify.
+ */
+export function importPublicKey(input: PublicKeyInput): KeyObject {
+  if (input instanceof KeyObject) return checkPublicKey(input);
   if (typeof input === 'string') {
-    if (input.includes(PEM_BEGIN)) return fromPem(input);
+    if (input.includes(PEM_BEGIN)) return cached(input, undefined, () => fromPem(input));
     if (input.trim() === '') throw new InvalidPublicKeyError('publicKey is empty');
-    return fromBytes(await readKeyFile(input));
+    // A path never contains "-----BEGIN ", so it cannot collide with a PEM entry.
+    return cached(input, fileStamp(input), () => fromBytes(readKeyFile(input)));
   }
-  if (Buffer.isBuffer(input)) return fromBytes(input);
+  if (Buffer.isBuffer(input)) {
+    const hit = byBuffer.get(input);
+    if (hit?.bytes.equals(input)) return hit.key;
+    const key = cached(input.toString('latin1'), 'bytes', () => fromBytes(input));
+    byBuffer.set(input, { bytes: Buffer.from(input), key });
+    return key;
+  }
   if (isCryptoKey(input)) {
-    try {
-      return KeyObject.from(input);
-    } catch (cause) {
-      throw new InvalidPublicKeyError('publicKey CryptoKey cannot be used', { cause });
+    let key = byCryptoKey.get(input);
+    if (key === undefined) {
+      key = checkPublicKey(fromCryptoKey(input));
+      byCryptoKey.set(input, key);
     }
+    return key;
   }
   throw new InvalidPublicKeyError('publicKey must be a PEM string, a file path, a Buffer, a KeyObject or a CryptoKey');
+}
+
+function cached(id: string, stamp: string | undefined, load: () => KeyObject): KeyObject {
+  const hit = byText.get(id);
+  if (hit !== undefined && hit.stamp === stamp) {
+    // Re-insert: Map order is the eviction order.
+    byText.delete(id);
+    byText.set(id, hit);
+    return hit.key;
+  }
+  const key = checkPublicKey(load());
+  byText.delete(id);
+  byText.set(id, stamp === undefined ? { key } : { stamp, key });
+  if (byText.size > IMPORTED_KEY_CACHE_MAX_ENTRIES) byText.delete(byText.keys().next().value as string);
+  return key;
+}
+
+/** @internal For tests: how many imported keys are cached. */
+export function importedKeyCount(): number {
+  return byText.size;
 }
 
 function isCryptoKey(value: unknown): value is webcrypto.CryptoKey {
   return (value as { [Symbol.toStringTag]?: unknown } | null)?.[Symbol.toStringTag] === 'CryptoKey';
 }
 
-async function readKeyFile(path: string): Promise<Buffer> {
+function fromCryptoKey(input: webcrypto.CryptoKey): KeyObject {
   try {
-    return await readFile(path);
+    return KeyObject.from(input);
   } catch (cause) {
-    throw new InvalidPublicKeyError(
-      `publicKey is neither a PEM value nor a readable file (${(cause as NodeJS.ErrnoException).code ?? 'read failed'})`,
-      { cause },
-    );
+    throw new InvalidPublicKeyError('publicKey CryptoKey cannot be used', { cause });
   }
+}
+
+function fileStamp(path: string): string {
+  try {
+    const { dev, ino, size, mtimeMs } = statSync(path);
+    return `${dev}:${ino}:${size}:${mtimeMs}`;
+  } catch (cause) {
+    throw unreadable(cause);
+  }
+}
+
+function readKeyFile(path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (cause) {
+    throw unreadable(cause);
+  }
+}
+
+function unreadable(cause: unknown): InvalidPublicKeyError {
+  return new InvalidPublicKeyError(
+    `publicKey is neither a PEM value nor a readable file (${(cause as NodeJS.ErrnoException).code ?? 'read failed'})`,
+    { cause },
+  );
 }
 
 function fromBytes(bytes: Buffer): KeyObject {
@@ -75,7 +135,8 @@ function fromPem(raw: string): KeyObject {
   }
 }
 
-function checkPublicKey(key: KeyObject): KeyObject {
+/** Also for keys taken from a key set (JWKS), so every key passes the same checks. */
+export function checkPublicKey(key: KeyObject): KeyObject {
   if (key.type !== 'public') {
     throw new InvalidPublicKeyError(`publicKey must be a public key, got a ${key.type} key`);
   }

@@ -10,7 +10,7 @@ import { afterEach, before, beforeEach, describe, it } from 'node:test';
 import { JWKS_CACHE_MAX_AGE_MS, JWKS_COOLDOWN_MS } from '../src/defaults.js';
 import { exchangeCodeForClaims, JWTVerificationError } from '../src/index.js';
 import { JwksCache } from '../src/jwks.js';
-import { verifyToken } from '../src/verify-jwt.js';
+import { verifyWithKeySet } from '../src/verify-jwt.js';
 import {
   baseOptions,
   clearExchangeEnv,
@@ -64,7 +64,7 @@ describe('JwksCache rules (controlled clock)', () => {
     now = 1_000_000;
     cache = new JwksCache({ now: () => now });
   });
-  const verify = (token: string) => verifyToken(token, cache.resolver(idp.jwksUrl), {});
+  const verify = (token: string) => verifyWithKeySet(token, cache.resolver(idp.jwksUrl), {});
 
   it('shares one fetch among concurrent cold callers and caches it', async () => {
     const token = await signIdToken(idp.key, standardClaims());
@@ -131,7 +131,7 @@ describe('JwksCache rules (controlled clock)', () => {
     try {
       const token = await signIdToken(idp.key, standardClaims());
       await verify(token);
-      await verifyToken(token, cache.resolver(other.jwksUrl), {});
+      await verifyWithKeySet(token, cache.resolver(other.jwksUrl), {});
       assert.equal(idp.jwksHits, 1);
       assert.equal(other.jwksHits, 1);
     } finally {

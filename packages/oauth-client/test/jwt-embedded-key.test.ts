@@ -27,18 +27,18 @@ describe('keys carried by the token', () => {
     const token = await new SignJWT(standardClaims())
       .setProtectedHeader({ alg: 'RS256', jwk: await exportJWK(attacker.publicKey) })
       .sign(attacker.privateKey);
-    await assert.rejects(verifyJwt(token, key.publicPem), refused);
+    assert.throws(() => verifyJwt(token, key.publicPem), refused);
   });
 
   it('refuses a jwk header even when the real key signed the token', async () => {
     const token = await signIdToken(key, standardClaims(), { jwk: key.jwk });
-    await assert.rejects(verifyJwt(token, key.publicPem), refused);
+    assert.throws(() => verifyJwt(token, key.publicPem), refused);
   });
 
   for (const header of [{ jku: 'https://evil.test/jwks.json' }, { x5u: 'https://evil.test/cert.pem' }, { x5c: ['MIIB'] }]) {
     it(`refuses a ${Object.keys(header)[0]} header`, async () => {
       const token = await signIdToken(key, standardClaims(), header);
-      await assert.rejects(verifyJwt(token, key.publicPem), refused);
+      assert.throws(() => verifyJwt(token, key.publicPem), refused);
     });
   }
 

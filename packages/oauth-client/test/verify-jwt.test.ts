@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { generateKeyPair, SignJWT } from 'jose';
+import { IMPORTED_KEY_CACHE_MAX_ENTRIES } from '../src/defaults.js';
 import { InvalidPublicKeyError, JWTVerificationError, verifyJwt } from '../src/index.js';
+import { importedKeyCount } from '../src/keys.js';
 import { CLIENT_ID, ISSUER, newSigningKey, rawJwt, type SigningKey, signIdToken, standardClaims } from './fake-idp.js';
 
 // Frozen clock: every time check below runs against this instant.
@@ -24,8 +26,8 @@ before(async () => {
 });
 after(() => rm(dir, { recursive: true, force: true }));
 
-const rejectsWith = (promise: Promise<unknown>, code: string, extra: Record<string, unknown> = {}) =>
-  assert.rejects(promise, (err: unknown) => {
+const throwsWith = (call: () => unknown, code: string, extra: Record<string, unknown> = {}) =>
+  assert.throws(call, (err: unknown) => {
     assert.ok(err instanceof JWTVerificationError, `expected JWTVerificationError, got ${String(err)}`);
     assert.equal(err.code, code);
     for (const [k, v] of Object.entries(extra)) assert.equal((err as unknown as Record<string, unknown>)[k], v);
@@ -80,7 +82,58 @@ describe('verifyJwt: keys', () => {
     const psToken = await new SignJWT(claimsAt()).setProtectedHeader({ alg: 'PS256' }).sign(key.privateKey);
     assert.equal((await verifyJwt(psToken, key.publicPem, { ...at, algorithms: ['RS256', 'PS256'] })).sub, 'user-1');
     // Default allow-list is RS256 only.
-    await rejectsWith(verifyJwt(psToken, key.publicPem, at), 'ERR_JWT_ALG_NOT_ALLOWED');
+    throwsWith(() => verifyJwt(psToken, key.publicPem, at), 'ERR_JWT_ALG_NOT_ALLOWED');
+  });
+
+  it('accepts EdDSA (RFC 8037) with an Ed25519 key when allowed', async () => {
+    const ed = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+    const token = await new SignJWT(claimsAt()).setProtectedHeader({ alg: 'EdDSA' }).sign(ed.privateKey);
+    assert.equal(verifyJwt(token, ed.publicKey as webcrypto.CryptoKey, { ...at, algorithms: ['EdDSA'] }).sub, 'user-1');
+    throwsWith(() => verifyJwt(token, ed.publicKey as webcrypto.CryptoKey, at), 'ERR_JWT_ALG_NOT_ALLOWED');
+  });
+
+  it('returns the claims synchronously, as the spec says (await still works)', async () => {
+    const token = await signIdToken(key, claimsAt());
+    const result = verifyJwt(token, key.publicPem, at);
+    assert.ok(!(result instanceof Promise));
+    assert.equal(result.sub, 'user-1');
+    assert.equal((await verifyJwt(token, key.publicPem, at)).sub, 'user-1');
+  });
+});
+
+describe('verifyJwt: imported key cache', () => {
+  it('keeps keys apart: a token verifies only with its own key, whatever was cached before', async () => {
+    const other = await newSigningKey('k2');
+    const mine = await signIdToken(key, claimsAt());
+    const theirs = await signIdToken(other, claimsAt());
+    for (let round = 0; round < 2; round++) {
+      assert.equal(verifyJwt(mine, key.publicPem, at).sub, 'user-1');
+      throwsWith(() => verifyJwt(theirs, key.publicPem, at), 'ERR_JWT_SIGNATURE_INVALID');
+      assert.equal(verifyJwt(theirs, other.publicPem, at).sub, 'user-1');
+      throwsWith(() => verifyJwt(mine, Buffer.from(other.publicPem), at), 'ERR_JWT_SIGNATURE_INVALID');
+    }
+  });
+
+  it('reads a key file again when it is replaced (key rotation)', async () => {
+    const other = await newSigningKey('k2');
+    const path = join(dir, 'rotating.pem');
+    await writeFile(path, key.publicPem);
+    const before = await signIdToken(key, claimsAt());
+    const afterRotation = await signIdToken(other, claimsAt());
+    assert.equal(verifyJwt(before, path, at).sub, 'user-1');
+    await writeFile(path, other.publicPem);
+    assert.equal(verifyJwt(afterRotation, path, at).sub, 'user-1');
+    throwsWith(() => verifyJwt(before, path, at), 'ERR_JWT_SIGNATURE_INVALID');
+  });
+
+  it('stays bounded when every call brings a new key', async () => {
+    const token = await signIdToken(key, claimsAt());
+    for (let i = 0; i < IMPORTED_KEY_CACHE_MAX_ENTRIES + 10; i++) {
+      const pem = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
+      throwsWith(() => verifyJwt(token, pem, at), 'ERR_JWT_ALG_NOT_ALLOWED');
+    }
+    assert.equal(importedKeyCount(), IMPORTED_KEY_CACHE_MAX_ENTRIES);
+    assert.equal(verifyJwt(token, key.publicPem, at).sub, 'user-1');
   });
 
   const bad: Array<[string, unknown]> = [
@@ -95,18 +148,21 @@ describe('verifyJwt: keys', () => {
   for (const [label, input] of bad) {
     it(`refuses ${label} with InvalidPublicKeyError`, async () => {
       const token = await signIdToken(key, claimsAt());
-      await assert.rejects(verifyJwt(token, input as never, at), (err: unknown) => {
-        assert.ok(err instanceof InvalidPublicKeyError, String(err));
-        assert.equal(err.code, 'ERR_PUBLIC_KEY_INVALID');
-        return true;
-      });
+      assert.throws(
+        () => verifyJwt(token, input as never, at),
+        (err: unknown) => {
+          assert.ok(err instanceof InvalidPublicKeyError, String(err));
+          assert.equal(err.code, 'ERR_PUBLIC_KEY_INVALID');
+          return true;
+        },
+      );
     });
   }
 
   it('refuses an EC key with RS256 (alg must fit the key)', async () => {
     const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const token = await signIdToken(key, claimsAt());
-    await rejectsWith(verifyJwt(token, ec.publicKey, at), 'ERR_JWT_ALG_NOT_ALLOWED');
+    throwsWith(() => verifyJwt(token, ec.publicKey, at), 'ERR_JWT_ALG_NOT_ALLOWED');
   });
 });
 
@@ -120,46 +176,46 @@ describe('verifyJwt: claims', () => {
 
   it('refuses a wrong audience', async () => {
     const token = await signIdToken(key, claimsAt({ aud: 'someone-else' }));
-    await rejectsWith(verifyJwt(token, key.publicPem, { ...at, audience: CLIENT_ID }), 'ERR_JWT_CLAIM_INVALID', { claim: 'aud' });
+    throwsWith(() => verifyJwt(token, key.publicPem, { ...at, audience: CLIENT_ID }), 'ERR_JWT_CLAIM_INVALID', { claim: 'aud' });
   });
 
   it('refuses a wrong issuer', async () => {
     const token = await signIdToken(key, claimsAt({ iss: 'https://evil.test' }));
-    await rejectsWith(verifyJwt(token, key.publicPem, { ...at, issuer: ISSUER }), 'ERR_JWT_CLAIM_INVALID', { claim: 'iss' });
+    throwsWith(() => verifyJwt(token, key.publicPem, { ...at, issuer: ISSUER }), 'ERR_JWT_CLAIM_INVALID', { claim: 'iss' });
   });
 
   it('refuses an expired token, and accepts it within leeway', async () => {
     const token = await signIdToken(key, claimsAt({ iat: NOW_S - 600, exp: NOW_S - 10 }));
-    await rejectsWith(verifyJwt(token, key.publicPem, at), 'ERR_JWT_EXPIRED', { claim: 'exp' });
-    await rejectsWith(verifyJwt(token, key.publicPem, { ...at, leeway: 10 }), 'ERR_JWT_EXPIRED');
+    throwsWith(() => verifyJwt(token, key.publicPem, at), 'ERR_JWT_EXPIRED', { claim: 'exp' });
+    throwsWith(() => verifyJwt(token, key.publicPem, { ...at, leeway: 10 }), 'ERR_JWT_EXPIRED');
     assert.equal((await verifyJwt(token, key.publicPem, { ...at, leeway: 11 })).sub, 'user-1');
   });
 
   it('requires exp by default (a token that never expires is refused); relaxing it is an explicit option', async () => {
     const { exp: _, ...forever } = claimsAt();
     const token = await signIdToken(key, forever);
-    await rejectsWith(verifyJwt(token, key.publicPem, at), 'ERR_JWT_CLAIM_INVALID', { claim: 'exp' });
-    await rejectsWith(verifyJwt(token, key.publicPem, { ...at, requiredClaims: ['exp', 'sub'] }), 'ERR_JWT_CLAIM_INVALID', {
+    throwsWith(() => verifyJwt(token, key.publicPem, at), 'ERR_JWT_CLAIM_INVALID', { claim: 'exp' });
+    throwsWith(() => verifyJwt(token, key.publicPem, { ...at, requiredClaims: ['exp', 'sub'] }), 'ERR_JWT_CLAIM_INVALID', {
       claim: 'exp',
     });
-    assert.equal((await verifyJwt(token, key.publicPem, { ...at, requiredClaims: [] })).sub, 'user-1');
-    await assert.rejects(verifyJwt(token, key.publicPem, { ...at, requiredClaims: 'exp' as never }), TypeError);
+    assert.equal(verifyJwt(token, key.publicPem, { ...at, requiredClaims: [] }).sub, 'user-1');
+    assert.throws(() => verifyJwt(token, key.publicPem, { ...at, requiredClaims: 'exp' as never }), TypeError);
   });
 
   it('refuses exp equal to now (RFC 7519 4.1.4: on or after exp is refused)', async () => {
     const token = await signIdToken(key, claimsAt({ exp: NOW_S }));
-    await rejectsWith(verifyJwt(token, key.publicPem, at), 'ERR_JWT_EXPIRED');
+    throwsWith(() => verifyJwt(token, key.publicPem, at), 'ERR_JWT_EXPIRED');
   });
 
   it('refuses nbf in the future, and accepts it within leeway', async () => {
     const token = await signIdToken(key, claimsAt({ nbf: NOW_S + 30 }));
-    await rejectsWith(verifyJwt(token, key.publicPem, at), 'ERR_JWT_CLAIM_INVALID', { claim: 'nbf' });
+    throwsWith(() => verifyJwt(token, key.publicPem, at), 'ERR_JWT_CLAIM_INVALID', { claim: 'nbf' });
     assert.equal((await verifyJwt(token, key.publicPem, { ...at, leeway: 30 })).sub, 'user-1');
   });
 
   it('refuses iat in the future, and accepts it within leeway', async () => {
     const token = await signIdToken(key, claimsAt({ iat: NOW_S + 30 }));
-    await rejectsWith(verifyJwt(token, key.publicPem, at), 'ERR_JWT_CLAIM_INVALID', { claim: 'iat' });
+    throwsWith(() => verifyJwt(token, key.publicPem, at), 'ERR_JWT_CLAIM_INVALID', { claim: 'iat' });
     assert.equal((await verifyJwt(token, key.publicPem, { ...at, leeway: 30 })).sub, 'user-1');
   });
 
@@ -167,7 +223,7 @@ describe('verifyJwt: claims', () => {
     const token = await signIdToken(key, claimsAt());
     const [h, , s] = token.split('.');
     const forged = Buffer.from(JSON.stringify(claimsAt({ sub: 'admin' }))).toString('base64url');
-    await rejectsWith(verifyJwt(`${h}.${forged}.${s}`, key.publicPem, at), 'ERR_JWT_SIGNATURE_INVALID');
+    throwsWith(() => verifyJwt(`${h}.${forged}.${s}`, key.publicPem, at), 'ERR_JWT_SIGNATURE_INVALID');
   });
 
   for (const [label, token] of [
@@ -177,12 +233,17 @@ describe('verifyJwt: claims', () => {
   ] as const) {
     it(`refuses ${label} with ERR_JWT_INVALID`, async () => {
       const jwt = token ?? rawJwt({ alg: 'RS256' }, [] as unknown as Record<string, unknown>, { rsa: key.privateKey });
-      await rejectsWith(verifyJwt(jwt, key.publicPem, at), 'ERR_JWT_INVALID');
+      throwsWith(() => verifyJwt(jwt, key.publicPem, at), 'ERR_JWT_INVALID');
     });
   }
 
+  it('refuses a validly signed token with a "crit" header (RFC 7515 4.1.11)', () => {
+    const jwt = rawJwt({ alg: 'RS256', crit: ['exp2'], exp2: 1 }, claimsAt(), { rsa: key.privateKey });
+    throwsWith(() => verifyJwt(jwt, key.publicPem, at), 'ERR_JWT_INVALID');
+  });
+
   it('throws TypeError on a negative leeway', async () => {
     const token = await signIdToken(key, claimsAt());
-    await assert.rejects(verifyJwt(token, key.publicPem, { leeway: -1 }), TypeError);
+    assert.throws(() => verifyJwt(token, key.publicPem, { leeway: -1 }), TypeError);
   });
 });
