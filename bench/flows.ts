@@ -21,6 +21,9 @@ export interface BenchDevice {
 
 export const BENCH_ORIGIN = 'http://bench.test';
 
+/** node-oidc-provider's token endpoint path (bench/oidc-provider-server.ts). */
+export const OIDC_PROVIDER_TOKEN_PATH = '/token';
+
 const browserHeaders = (client: BenchClient) => ({
   'content-type': 'application/json',
   origin: BENCH_ORIGIN,
@@ -83,13 +86,18 @@ export function trustedLogin(client: BenchClient, devices: BenchDevice[]): () =>
  * POST /oauth/token with a fresh single-use code per request. The codes are minted before the
  * run; the run is capped to the codes at hand (each connection builds one request ahead).
  */
-export function tokenExchange(client: BenchClient, codes: string[], connections: number): () => Workload {
+export function tokenExchange(
+  client: Pick<BenchClient, 'clientId' | 'secretKey'>,
+  codes: string[],
+  connections: number,
+  path: string = Paths.token,
+): () => Workload {
   return () => ({
     maxRequests: Math.max(1, codes.length - connections),
     requests: [
       {
         method: 'POST',
-        path: Paths.token,
+        path,
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         setupRequest(request) {
           const code = codes.pop() ?? 'exhausted';

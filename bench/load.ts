@@ -52,10 +52,10 @@ function machineTicks() {
 
 const CORES = (await import('node:os')).availableParallelism();
 
-function once(url: string, workload: Workload, seconds: number): Promise<Result> {
+function once(url: string, workload: Workload, seconds: number, connections: number): Promise<Result> {
   return autocannon({
     url,
-    connections: SETTINGS.connections,
+    connections,
     pipelining: SETTINGS.pipelining,
     duration: seconds,
     requests: workload.requests,
@@ -64,15 +64,21 @@ function once(url: string, workload: Workload, seconds: number): Promise<Result>
 }
 
 /** A short unmeasured warm-up (JIT, connection set-up, caches), then the measured run. */
-export async function measure(url: string, build: () => Workload, server: ServerChild, profileFile?: string): Promise<Measurement> {
-  if (SETTINGS.warmupSeconds > 0) await once(url, build(), SETTINGS.warmupSeconds);
+export async function measure(
+  url: string,
+  build: () => Workload,
+  server: ServerChild,
+  profileFile?: string,
+  connections = SETTINGS.connections,
+): Promise<Measurement> {
+  if (SETTINGS.warmupSeconds > 0) await once(url, build(), SETTINGS.warmupSeconds, connections);
   const workload = build();
   if (profileFile) await server.request('profileStart');
   const clientBefore = process.cpuUsage();
   const serverBefore = server.cpuSeconds();
   const machineBefore = machineTicks();
   const started = performance.now();
-  const result = await once(url, workload, SETTINGS.durationSeconds);
+  const result = await once(url, workload, SETTINGS.durationSeconds, connections);
   const seconds = (performance.now() - started) / 1000;
   const client = process.cpuUsage(clientBefore);
   const serverSeconds = server.cpuSeconds() - serverBefore;
