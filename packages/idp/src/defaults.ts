@@ -108,3 +108,10 @@ export const DB_IDLE_TIMEOUT_MS = 30_000;
 export const DEFAULT_PORT = 8080;
 export const DEFAULT_HOST = '127.0.0.1';
 export const BODY_LIMIT_BYTES = 16 * 1024;
+
+/**
+ * Entries of each in-process cache of immutable rows (user id → email; client/user pairs
+ * already recorded as signed in). Rows that never change cannot go stale; the bound only caps
+ * memory (the cache empties when full).
+ */
+export const IMMUTABLE_ROW_CACHE_ENTRIES = 50_000;

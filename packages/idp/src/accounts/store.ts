@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { randomToken } from '../crypto/secrets.js';
+import { IMMUTABLE_ROW_CACHE_ENTRIES } from '../defaults.js';
 import type { Db } from '../storage/database.js';
 
 export interface User {
@@ -7,15 +8,27 @@ export interface User {
   email: string;
 }
 
-/** Users, keyed by an opaque id; the email is an attribute, never the subject. */
+/**
+ * Users, keyed by an opaque id; the email is an attribute, never the subject. A user row is
+ * never updated or deleted, so `findById` keeps what it read (the token endpoint reads the
+ * user of every code). Adding an update or delete of `users` means dropping that cache.
+ */
 export function createAccountStore(db: Db) {
+  const byId = new Map<string, User>();
   return {
     async findByEmail(email: string): Promise<User | undefined> {
       return db.selectFrom('users').select(['id', 'email']).where('email', '=', email).executeTakeFirst();
     },
 
     async findById(id: string): Promise<User | undefined> {
-      return db.selectFrom('users').select(['id', 'email']).where('id', '=', id).executeTakeFirst();
+      const known = byId.get(id);
+      if (known) return known;
+      const user = await db.selectFrom('users').select(['id', 'email']).where('id', '=', id).executeTakeFirst();
+      if (user) {
+        if (byId.size >= IMMUTABLE_ROW_CACHE_ENTRIES) byId.clear();
+        byId.set(id, user);
+      }
+      return user;
     },
 
     /** Created on the first verified email; concurrent first logins converge on one row. */

@@ -1,3 +1,4 @@
+import { IMMUTABLE_ROW_CACHE_ENTRIES } from '../defaults.js';
 import type { Database, Db } from '../storage/database.js';
 
 export interface ClientRecord {
@@ -21,6 +22,7 @@ function toRecord(row: Row): ClientRecord {
 }
 
 export function createClientStore(db: Db) {
+  const recorded = new Set<string>();
   return {
     async insert(client: ClientRecord, publishableKeyHash: string, secretKeyHash: string): Promise<void> {
       await db
@@ -53,12 +55,20 @@ export function createClientStore(db: Db) {
     },
 
     /** Remembers that the user signed in to the client (idempotent). */
+    /**
+     * Once per client and user: `client_users` rows are never deleted, so a pair recorded
+     * (by this process) needs no second write; every token request used to make one.
+     */
     async recordSignIn(clientId: string, userId: string, now: number): Promise<void> {
+      const pair = `${clientId} ${userId}`;
+      if (recorded.has(pair)) return;
       await db
         .insertInto('client_users')
         .values({ client_id: clientId, user_id: userId, first_signed_in_at: now })
         .onConflict((oc) => oc.columns(['client_id', 'user_id']).doNothing())
         .execute();
+      if (recorded.size >= IMMUTABLE_ROW_CACHE_ENTRIES) recorded.clear();
+      recorded.add(pair);
     },
 
     async hasSignedIn(clientId: string, userId: string): Promise<boolean> {
