@@ -66,6 +66,17 @@ export async function startChild(script: string, args: string[], execArgv: strin
 
 /** Child side: answers requests with the handlers given, and exits on 'stop'. */
 export function serveRequests(handlers: Record<string, (message: any) => Promise<unknown>>, onStop: () => Promise<void>): void {
+  // Main-thread busy share between 'eluStart' and 'eluStop' (every server child answers these).
+  let eluStart = performance.eventLoopUtilization();
+  handlers = {
+    ...handlers,
+    async eluStart() {
+      eluStart = performance.eventLoopUtilization();
+    },
+    async eluStop() {
+      return performance.eventLoopUtilization(eluStart).utilization;
+    },
+  };
   process.on('message', (message: { id?: number; type: string }) => {
     if (message.type === 'stop') {
       onStop().finally(() => process.exit(0));

@@ -40,6 +40,11 @@ export interface Measurement {
   otherCpu: number;
   /** Share of the machine idle while waiting for disk I/O (SQLite fsyncs show up here). */
   ioWait: number;
+  /** The server's main thread: busy share of the run, and busy milliseconds per unit of work. */
+  mainThreadBusy: number;
+  mainThreadMsPerUnit: number;
+  /** Server CPU (all its threads) in milliseconds per unit of work. */
+  serverCpuMsPerUnit: number;
 }
 
 /** Machine-wide jiffies from /proc/stat: busy (not idle, not iowait), iowait, and total. */
@@ -74,6 +79,7 @@ export async function measure(
   if (SETTINGS.warmupSeconds > 0) await once(url, build(), SETTINGS.warmupSeconds, connections);
   const workload = build();
   if (profileFile) await server.request('profileStart');
+  await server.request('eluStart');
   const clientBefore = process.cpuUsage();
   const serverBefore = server.cpuSeconds();
   const machineBefore = machineTicks();
@@ -83,6 +89,7 @@ export async function measure(
   const client = process.cpuUsage(clientBefore);
   const serverSeconds = server.cpuSeconds() - serverBefore;
   const machineAfter = machineTicks();
+  const mainThreadBusy = await server.request<number>('eluStop');
   if (profileFile) await server.request('profileStop', { file: profileFile });
   const { ok, failed } = workload.tally(result);
   const machineTotal = machineAfter.total - machineBefore.total || 1;
@@ -99,6 +106,9 @@ export async function measure(
     serverCpu,
     otherCpu: Math.max(0, (machineAfter.busy - machineBefore.busy) / machineTotal - clientCpu - serverCpu),
     ioWait: (machineAfter.iowait - machineBefore.iowait) / machineTotal,
+    mainThreadBusy,
+    mainThreadMsPerUnit: (mainThreadBusy * seconds * 1000) / (ok || 1),
+    serverCpuMsPerUnit: (serverSeconds * 1000) / (ok || 1),
   };
 }
 
