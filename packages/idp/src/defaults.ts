@@ -115,3 +115,8 @@ export const BODY_LIMIT_BYTES = 16 * 1024;
  * memory (the cache empties when full).
  */
 export const IMMUTABLE_ROW_CACHE_ENTRIES = 50_000;
+
+/** SQLite: a worker thread checkpoints the WAL this often (storage/database.ts). */
+export const SQLITE_CHECKPOINT_INTERVAL_MS = 200;
+/** SQLite: the main connection checkpoints itself only past this many WAL pages (4 KiB each). */
+export const SQLITE_BACKSTOP_CHECKPOINT_PAGES = 20_000;

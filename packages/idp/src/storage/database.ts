@@ -1,9 +1,14 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
-import { DB_CONNECT_TIMEOUT_MS, DB_IDLE_TIMEOUT_MS } from '../defaults.js';
+import { DB_CONNECT_TIMEOUT_MS, DB_IDLE_TIMEOUT_MS, SQLITE_BACKSTOP_CHECKPOINT_PAGES, SQLITE_CHECKPOINT_INTERVAL_MS } from '../defaults.js';
+
+const require = createRequire(import.meta.url);
+
 import type { Database, Db } from './schema.js';
 
 export type { Database, Db } from './schema.js';
@@ -118,8 +123,43 @@ export function openSqlite(path: string): Db {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   cachePreparedStatements(sqlite);
+  if (path !== ':memory:') checkpointOffMainThread(sqlite, path);
   return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
 }
+
+/**
+ * WAL checkpoints copy the log into the database file and fsync it: 15 ms or more on this
+ * machine's disk, about every 150 logins, and SQLite runs them inside the commit that crosses
+ * the threshold, on the event loop, so every request in flight waited (p99). A worker thread
+ * with its own connection checkpoints instead (PASSIVE: it never blocks writers). The main
+ * connection keeps a high threshold as a backstop should the worker stop. Sizes and interval:
+ * defaults.ts.
+ */
+function checkpointOffMainThread(sqlite: SQLite.Database, path: string): void {
+  sqlite.pragma(`wal_autocheckpoint = ${SQLITE_BACKSTOP_CHECKPOINT_PAGES}`);
+  const worker = new Worker(CHECKPOINTER, {
+    eval: true,
+    workerData: { module: require.resolve('better-sqlite3'), path, intervalMs: SQLITE_CHECKPOINT_INTERVAL_MS },
+  });
+  worker.unref();
+  // A worker that failed to start leaves the backstop in charge; nothing else depends on it.
+  worker.on('error', () => {});
+  const close = sqlite.close.bind(sqlite);
+  sqlite.close = () => {
+    void worker.terminate();
+    return close();
+  };
+}
+
+// Plain CommonJS so the worker needs no loader.
+const CHECKPOINTER = `
+const { workerData } = require('node:worker_threads');
+const Database = require(workerData.module);
+const db = new Database(workerData.path, { fileMustExist: true });
+setInterval(() => {
+  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
+}, workerData.intervalMs);
+`;
 
 /**
  * Kysely prepares every query anew; preparing was about a tenth of a login's CPU. Queries are
