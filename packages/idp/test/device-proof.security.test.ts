@@ -9,6 +9,17 @@ import { after, before, describe, it } from 'node:test';
 import { CompactSign, exportJWK, generateKeyPair, type CryptoKey as JoseKey } from 'jose';
 import { startTestService, type TestService, uniqueEmail } from './helpers.js';
 
+/** ECDSA-Sig-Value (RFC 3279 2.2.3) from r and s. */
+function derSignature(r: Buffer, s: Buffer): Buffer {
+  const integer = (n: Buffer) => {
+    let bytes = n.subarray(n.findIndex((b) => b !== 0));
+    if ((bytes[0] as number) & 0x80) bytes = Buffer.concat([Buffer.from([0]), bytes]);
+    return Buffer.concat([Buffer.from([0x02, bytes.length]), bytes]);
+  };
+  const body = Buffer.concat([integer(r), integer(s)]);
+  return Buffer.concat([Buffer.from([0x30, body.length]), body]);
+}
+
 describe('device proof', () => {
   let service: TestService;
   let clock = Date.now();
@@ -49,6 +60,26 @@ describe('device proof', () => {
     const first = await login(email, signed);
     assert.equal(first.status, 'SUCCESS');
     assert.equal((await login(email, signed)).status, 'OTP_NEEDED');
+  });
+
+  it('refuses a validly signed proof with a critical header extension, or a DER-encoded signature', async () => {
+    const email = uniqueEmail();
+    const device = await registerDevice(email);
+    const payload = new TextEncoder().encode(JSON.stringify({ sub: email, nonce: await challenge(), iat: Math.floor(Date.now() / 1000) }));
+    const withCrit = await new CompactSign(payload)
+      .setProtectedHeader({ alg: 'ES256', typ: 'device-proof+jwt', kid: device.deviceId, cv: 'v1', crit: ['exp'], exp: 1 } as never)
+      .sign(device.privateKey, { crit: { exp: true } });
+    assert.equal((await login(email, withCrit)).status, 'OTP_NEEDED');
+    // The same proof with its r‖s signature re-encoded as DER (what node:crypto signs by default).
+    const nonce = await challenge();
+    const [h, p, s] = (await proof(device.privateKey, device.deviceId, email, nonce)).split('.') as [string, string, string];
+    const raw = Buffer.from(s, 'base64url');
+    const der = derSignature(raw.subarray(0, 32), raw.subarray(32));
+    assert.equal((await login(email, `${h}.${p}.${der.toString('base64url')}`)).status, 'OTP_NEEDED');
+    // And the untouched proof for that nonce still signs in: only the encoding was refused.
+    // (Posted without moving the clock: the challenge lives 60 s, and a success sends no OTP.)
+    const untouched = await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1', deviceProof: `${h}.${p}.${s}` });
+    assert.equal(untouched.body.status, 'SUCCESS');
   });
 
   it('refuses a proof signed by another key under the device id', async () => {
