@@ -21,11 +21,12 @@ Usage:
       Run the service. The first start creates the data folder, the database, a signing
       key and the server secret; later starts reuse them. --dev-inbox serves /dev/mail to this
       machine; --metrics-port serves /metrics on a separate loopback listener.
-  service-idp clients create --name NAME --origin URL [--origin URL ...] [--json]
+  service-idp clients create --name NAME --origin URL [--origin URL ...] [--id-token-alg RS256|ES256|EdDSA] [--json]
       Register a client application. Prints its clientId, publishableKey (browser, valid
       only from the listed origins) and secretKey (backend) once; they cannot be shown again.
-  service-idp clients update CLIENT_ID --mfa-policy optional|required
+  service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA]
       optional (default): users choose whether to enroll in MFA; required: no code without it.
+      --id-token-alg: how the client's ID tokens are signed (default RS256).
   service-idp clients delegation-keys CLIENT_ID [--json] [--issuer URL] [--sp-signing-key FILE --sp-encryption-key FILE]
       Delegation keys for the client's backend: prints SERVICE_BASE_URL (the URL the service
       last started on this data folder serves, or --issuer), OAUTH_CLIENT_ID, the
@@ -40,7 +41,8 @@ Usage:
       Recovery for a user who lost their second factor: removes it (and every remember_me),
       mails the user a notice and prints what was removed. Verify who asks before running it.
   service-idp keys rotate
-      New signing key; the JWKS serves old and new until tokens signed by the old one expire.
+      New signing keys (RS256, ES256, EdDSA); the JWKS serves old and new until tokens signed
+      by the old ones expire.
   service-idp mail [--json] [--limit 20]
       The development mailbox (used when SMTP_URL is not set), newest first.
   service-idp sms [--json] [--limit 20]
@@ -76,6 +78,7 @@ const options = {
   origin: { type: 'string', multiple: true },
   json: { type: 'boolean' },
   'mfa-policy': { type: 'string' },
+  'id-token-alg': { type: 'string' },
   'sp-signing-key': { type: 'string' },
   'sp-encryption-key': { type: 'string' },
   limit: { type: 'string' },
@@ -218,7 +221,11 @@ async function main(argv: string[]): Promise<number> {
     switch (name) {
       case 'clients create': {
         if (!values.name) throw new UsageError('clients create needs --name');
-        const keys = await ctx.clients.create({ name: values.name, origins: values.origin ?? [] });
+        const keys = await ctx.clients.create({
+          name: values.name,
+          origins: values.origin ?? [],
+          ...(values['id-token-alg'] ? { idTokenSignedResponseAlg: values['id-token-alg'] } : {}),
+        });
         if (values.json) process.stdout.write(`${JSON.stringify(keys)}\n`);
         else {
           process.stdout.write(
@@ -229,10 +236,18 @@ async function main(argv: string[]): Promise<number> {
       }
       case 'clients update': {
         const [, , clientId] = positionals;
-        if (!clientId || !values['mfa-policy'])
-          throw new UsageError('usage: service-idp clients update CLIENT_ID --mfa-policy optional|required');
-        await ctx.clients.setMfaPolicy(clientId, values['mfa-policy']);
-        process.stdout.write(`Client ${clientId}: MFA ${values['mfa-policy']}.\n`);
+        if (!clientId || (!values['mfa-policy'] && !values['id-token-alg']))
+          throw new UsageError(
+            'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA]',
+          );
+        if (values['mfa-policy']) {
+          await ctx.clients.setMfaPolicy(clientId, values['mfa-policy']);
+          process.stdout.write(`Client ${clientId}: MFA ${values['mfa-policy']}.\n`);
+        }
+        if (values['id-token-alg']) {
+          await ctx.clients.setIdTokenAlg(clientId, values['id-token-alg']);
+          process.stdout.write(`Client ${clientId}: ID tokens signed with ${values['id-token-alg']}.\n`);
+        }
         return 0;
       }
       case 'clients delete': {
@@ -303,7 +318,7 @@ async function main(argv: string[]): Promise<number> {
       case 'keys rotate': {
         const kid = await ctx.keyring.rotate();
         process.stdout.write(
-          `New signing key ${kid}. Running nodes sign with it within 30 s; the old key stays in the JWKS until its tokens expire.\n`,
+          `New signing key ${kid} (RS256; new ES256 and EdDSA keys too). Running nodes sign with them within 30 s; the old keys stay in the JWKS until their tokens expire.\n`,
         );
         return 0;
       }

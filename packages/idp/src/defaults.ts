@@ -111,8 +111,9 @@ export const BODY_LIMIT_BYTES = 16 * 1024;
 
 /**
  * Entries of each in-process cache of immutable rows (user id → email; client/user pairs
- * already recorded as signed in). Rows that never change cannot go stale; the bound only caps
- * memory (the cache empties when full).
+ * already recorded as signed in: such a row goes only with its client, whose id is never
+ * reused). Rows that never change cannot go stale; the bound only caps memory (the cache
+ * empties when full).
  */
 export const IMMUTABLE_ROW_CACHE_ENTRIES = 50_000;
 

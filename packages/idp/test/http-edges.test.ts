@@ -185,9 +185,10 @@ describe('HTTP edges', () => {
     assert.equal(discovery.issuer, service.url);
     assert.deepEqual(discovery.code_challenge_methods_supported, ['S256']);
     const jwks = await (await fetch(discovery.jwks_uri)).json();
-    assert.equal(jwks.keys.length, 1);
-    assert.equal(jwks.keys[0].alg, 'RS256');
-    assert.equal(jwks.keys[0].d, undefined, 'no private parts in the JWKS');
+    // One current key per algorithm a client may register (RS256 is the default).
+    assert.deepEqual(jwks.keys.map((k: { alg: string }) => k.alg).sort(), ['ES256', 'EdDSA', 'RS256']);
+    assert.deepEqual([...discovery.id_token_signing_alg_values_supported].sort(), ['ES256', 'EdDSA', 'RS256']);
+    for (const key of jwks.keys) assert.equal(key.d, undefined, 'no private parts in the JWKS');
   });
 
   it('serves the script-tag build of service-web', async () => {

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as oidc from 'openid-client';
+import { exchangeCodeForClaims, JWTVerificationError } from 'service-oauth-client';
 import { createPkcePair } from 'service-web';
 import { startTestService, type TestService, uniqueEmail } from './helpers.js';
 
@@ -73,5 +74,64 @@ describe('OIDC conformance with openid-client', () => {
     });
     assert.equal(response.status, 200);
     assert.equal(typeof (await response.json()).id_token, 'string');
+  });
+});
+
+describe('ID tokens signed with ES256 or EdDSA (id_token_signed_response_alg)', () => {
+  let service: TestService;
+  before(async () => {
+    service = await startTestService();
+  });
+  after(() => service.close());
+
+  async function code(): Promise<string> {
+    const email = uniqueEmail('alg');
+    const device = await service.newDevice();
+    await device.authenticate(email, { rememberDevice: true });
+    await device.verifyEmailOtp({ userid: email, otp: await service.latestOtp(email) });
+    const registered = await device.verifyDevice({ userid: email });
+    assert.equal(registered.status, 'SUCCESS');
+    return registered.code as string;
+  }
+
+  for (const alg of ['ES256', 'EdDSA'] as const) {
+    it(`signs the client's ID tokens with ${alg}: openid-client and exchangeCodeForClaims (algorithms) accept them, the RS256 default refuses`, async () => {
+      await service.ctx.clients.setIdTokenAlg(service.clientId, alg);
+      const config = await oidc.discovery(
+        new URL(service.url),
+        service.clientId,
+        { id_token_signed_response_alg: alg },
+        oidc.ClientSecretPost(service.secretKey),
+        { execute: [oidc.allowInsecureRequests] },
+      );
+      const tokens = await oidc.authorizationCodeGrant(
+        config,
+        new URL(`http://app.test:3000/callback?code=${encodeURIComponent(await code())}`),
+        {
+          idTokenExpected: true,
+        },
+      );
+      assert.equal(JSON.parse(Buffer.from((tokens.id_token as string).split('.')[0] as string, 'base64url').toString()).alg, alg);
+
+      const options = {
+        oauthTokenUrl: service.tokenUrl,
+        clientId: service.clientId,
+        apiKey: service.secretKey,
+        jwksUrl: service.jwksUrl,
+        issuer: service.url,
+      };
+      const claims = await exchangeCodeForClaims({ ...options, code: await code(), algorithms: [alg] });
+      assert.equal(claims.aud, service.clientId);
+      await assert.rejects(exchangeCodeForClaims({ ...options, code: await code() }), (err: unknown) => {
+        assert.ok(err instanceof JWTVerificationError);
+        assert.equal(err.code, 'ERR_JWT_ALG_NOT_ALLOWED');
+        return true;
+      });
+    });
+  }
+
+  it('refuses an algorithm outside RS256, ES256 and EdDSA', async () => {
+    await assert.rejects(service.ctx.clients.setIdTokenAlg(service.clientId, 'HS256'), /RS256, ES256, EdDSA/);
+    await assert.rejects(service.ctx.clients.setIdTokenAlg(service.clientId, 'none'), /RS256, ES256, EdDSA/);
   });
 });

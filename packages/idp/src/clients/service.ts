@@ -1,5 +1,6 @@
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import { ServiceError } from '../errors.js';
+import { isSigningAlg, SIGNING_ALGS } from '../keys/keyring.js';
 import type { ClientRecord, ClientStore } from './store.js';
 
 export interface NewClientKeys {
@@ -15,7 +16,9 @@ export interface NewClientKeys {
  */
 export function createClientService({ store, hash, now }: { store: ClientStore; hash: SecretHasher; now: () => number }) {
   return {
-    async create(input: { name: string; origins: string[] }): Promise<NewClientKeys> {
+    async create(input: { name: string; origins: string[]; idTokenSignedResponseAlg?: string }): Promise<NewClientKeys> {
+      const idTokenSignedResponseAlg = input.idTokenSignedResponseAlg ?? 'RS256';
+      if (!isSigningAlg(idTokenSignedResponseAlg)) throw new Error(`the ID token algorithm is one of ${SIGNING_ALGS.join(', ')}`);
       const name = input.name.trim();
       if (!name || name.length > 100) throw new Error('client name must be 1 to 100 characters');
       if (input.origins.length === 0) throw new Error('a client needs at least one --origin');
@@ -26,7 +29,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
         secretKey: randomToken('sk_'),
       };
       await store.insert(
-        { id: keys.clientId, name, origins, mfaPolicy: 'optional', createdAt: now() },
+        { id: keys.clientId, name, origins, mfaPolicy: 'optional', idTokenSignedResponseAlg, createdAt: now() },
         hash('publishable-key', keys.publishableKey),
         hash('secret-key', keys.secretKey),
       );
@@ -37,6 +40,12 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     findById: (id: string) => store.findById(id),
     recordSignIn: (clientId: string, userId: string) => store.recordSignIn(clientId, userId, now()),
     hasSignedIn: (clientId: string, userId: string) => store.hasSignedIn(clientId, userId),
+
+    /** RS256 (default, the spec's), ES256 or EdDSA: how the client's ID tokens are signed. */
+    async setIdTokenAlg(clientId: string, alg: string): Promise<void> {
+      if (!isSigningAlg(alg)) throw new Error(`the ID token algorithm is one of ${SIGNING_ALGS.join(', ')}`);
+      if (!(await store.setIdTokenAlg(clientId, alg))) throw new Error(`no client ${clientId}`);
+    },
 
     /** `optional` (default): users choose whether to enroll in MFA; `required`: no code without it. */
     async setMfaPolicy(clientId: string, policy: string): Promise<void> {

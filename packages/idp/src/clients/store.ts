@@ -1,4 +1,5 @@
 import { IMMUTABLE_ROW_CACHE_ENTRIES } from '../defaults.js';
+import { isSigningAlg, type SigningAlg } from '../keys/keyring.js';
 import type { Database, Db } from '../storage/database.js';
 
 export interface ClientRecord {
@@ -6,6 +7,8 @@ export interface ClientRecord {
   name: string;
   origins: string[];
   mfaPolicy: 'optional' | 'required';
+  /** OIDC Dynamic Client Registration `id_token_signed_response_alg`. */
+  idTokenSignedResponseAlg: SigningAlg;
   createdAt: number;
 }
 
@@ -17,6 +20,7 @@ function toRecord(row: Row): ClientRecord {
     name: row.name,
     origins: JSON.parse(row.origins) as string[],
     mfaPolicy: row.mfa_policy === 'required' ? 'required' : 'optional',
+    idTokenSignedResponseAlg: isSigningAlg(row.id_token_signed_response_alg) ? row.id_token_signed_response_alg : 'RS256',
     createdAt: Number(row.created_at),
   };
 }
@@ -32,6 +36,7 @@ export function createClientStore(db: Db) {
           name: client.name,
           origins: JSON.stringify(client.origins),
           mfa_policy: client.mfaPolicy,
+          id_token_signed_response_alg: client.idTokenSignedResponseAlg,
           publishable_key_hash: publishableKeyHash,
           secret_key_hash: secretKeyHash,
           created_at: client.createdAt,
@@ -49,6 +54,16 @@ export function createClientStore(db: Db) {
       return row && { client: toRecord(row), secretKeyHash: row.secret_key_hash };
     },
 
+    async setIdTokenAlg(id: string, alg: SigningAlg): Promise<boolean> {
+      const row = await db
+        .updateTable('clients')
+        .set({ id_token_signed_response_alg: alg })
+        .where('id', '=', id)
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
     async setMfaPolicy(id: string, policy: ClientRecord['mfaPolicy']): Promise<boolean> {
       const row = await db.updateTable('clients').set({ mfa_policy: policy }).where('id', '=', id).returning('id').executeTakeFirst();
       return row !== undefined;
@@ -56,8 +71,10 @@ export function createClientStore(db: Db) {
 
     /** Remembers that the user signed in to the client (idempotent). */
     /**
-     * Once per client and user: `client_users` rows are never deleted, so a pair recorded
-     * (by this process) needs no second write; every token request used to make one.
+     * Once per client and user: a `client_users` row is never updated, and deleted only with
+     * its client (`delete` below, maybe by another process), whose id is never reused and
+     * never authenticates again. So a pair recorded once needs no second write; every token
+     * request used to make one.
      */
     async recordSignIn(clientId: string, userId: string, now: number): Promise<void> {
       const pair = `${clientId} ${userId}`;
@@ -108,6 +125,7 @@ export function createClientStore(db: Db) {
         await tx.deleteFrom('client_users').where('client_id', '=', id).execute();
         await tx.deleteFrom('delegation_sp_keys').where('client_id', '=', id).execute();
         const row = await tx.deleteFrom('clients').where('id', '=', id).returning('id').executeTakeFirst();
+        for (const pair of recorded) if (pair.startsWith(`${id} `)) recorded.delete(pair);
         return row !== undefined;
       });
     },

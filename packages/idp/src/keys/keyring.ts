@@ -4,55 +4,71 @@ import type { Sealer } from '../crypto/seal.js';
 import { ID_TOKEN_TTL_SECONDS, KEY_CACHE_SECONDS, SIGNING_KEY_BITS } from '../defaults.js';
 import type { KeyStore, SigningKeyRow } from './store.js';
 
+/**
+ * ID token signing algorithms: RS256 is the default (OIDC Core 3.1.3.7, the spec); a client
+ * may register ES256 or EdDSA (Ed25519, RFC 8037) as its `id_token_signed_response_alg`.
+ */
+export const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
+export type SigningAlg = (typeof SIGNING_ALGS)[number];
+
+export const isSigningAlg = (value: unknown): value is SigningAlg => SIGNING_ALGS.includes(value as SigningAlg);
+
 export interface ActiveKey {
   kid: string;
-  alg: 'RS256';
+  alg: SigningAlg;
   privateKey: KeyObject;
 }
 
 export interface Keyring {
-  /** The newest current key, used for every signature. */
-  active(): Promise<ActiveKey>;
+  /** The newest current key of `alg` (default RS256), used for every signature with it. */
+  active(alg?: SigningAlg): Promise<ActiveKey>;
   /** The public JWK Set (RFC 7517 5): current keys plus retired ones whose tokens may still be alive. */
   jwks(): Promise<{ keys: JWK[] }>;
-  /** Makes a new key current; the old one stays published until its last token expires. */
+  /**
+   * Makes a new key current for every algorithm; the old ones stay published until their last
+   * token expires. Returns the new RS256 key's kid.
+   */
   rotate(): Promise<string>;
-  /** Creates the first key if there is none. */
+  /** Creates a first key for each algorithm that has none. */
   ensure(): Promise<void>;
 }
 
-/** RS256 signing keys stored sealed in the database, cached per node for KEY_CACHE_SECONDS. */
+const GENERATE: Record<SigningAlg, () => { publicKey: KeyObject; privateKey: KeyObject }> = {
+  RS256: () => generateKeyPairSync('rsa', { modulusLength: SIGNING_KEY_BITS }),
+  ES256: () => generateKeyPairSync('ec', { namedCurve: 'P-256' }),
+  EdDSA: () => generateKeyPairSync('ed25519'),
+};
+
+/** Signing keys (one current per algorithm) stored sealed in the database, cached per node for KEY_CACHE_SECONDS. */
 export function createKeyring({ store, sealer, now }: { store: KeyStore; sealer: Sealer; now: () => number }): Keyring {
   // A node may sign with a retired key for up to KEY_CACHE_SECONDS after a rotation elsewhere,
   // so the key stays published for that long beyond the lifetime of the tokens it signed.
   const graceMs = (ID_TOKEN_TTL_SECONDS + KEY_CACHE_SECONDS) * 1000;
-  let cache: { loadedAt: number; active: ActiveKey | undefined; jwks: { keys: JWK[] } } | undefined;
+  let cache: { loadedAt: number; active: Map<SigningAlg, ActiveKey>; jwks: { keys: JWK[] } } | undefined;
 
   async function load() {
     const at = now();
     if (cache && at - cache.loadedAt < KEY_CACHE_SECONDS * 1000) return cache;
     const rows = await store.listPublishable(at, graceMs);
-    const current = rows.find((r) => r.retiredAt === null);
-    cache = {
-      loadedAt: at,
-      active: current && {
-        kid: current.kid,
-        alg: 'RS256',
-        privateKey: createPrivateKey({ key: JSON.parse(sealer.open(current.privateJwkSealed)), format: 'jwk' }),
-      },
-      jwks: { keys: rows.map((r) => JSON.parse(r.publicJwk) as JWK) },
-    };
+    const active = new Map<SigningAlg, ActiveKey>();
+    // Rows come newest first: the first current row of an algorithm is its active key.
+    for (const row of rows) {
+      if (row.retiredAt !== null || !isSigningAlg(row.alg) || active.has(row.alg)) continue;
+      const privateKey = createPrivateKey({ key: JSON.parse(sealer.open(row.privateJwkSealed)), format: 'jwk' });
+      active.set(row.alg, { kid: row.kid, alg: row.alg, privateKey });
+    }
+    cache = { loadedAt: at, active, jwks: { keys: rows.map((r) => JSON.parse(r.publicJwk) as JWK) } };
     return cache;
   }
 
-  async function newKey(): Promise<SigningKeyRow> {
-    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: SIGNING_KEY_BITS });
+  async function newKey(alg: SigningAlg): Promise<SigningKeyRow> {
+    const { publicKey, privateKey } = GENERATE[alg]();
     const publicJwk = publicKey.export({ format: 'jwk' }) as JWK;
     const kid = await calculateJwkThumbprint(publicJwk);
     return {
       kid,
-      alg: 'RS256',
-      publicJwk: JSON.stringify({ ...publicJwk, kid, alg: 'RS256', use: 'sig' }),
+      alg,
+      publicJwk: JSON.stringify({ ...publicJwk, kid, alg, use: 'sig' }),
       privateJwkSealed: sealer.seal(JSON.stringify(privateKey.export({ format: 'jwk' }))),
       createdAt: now(),
       retiredAt: null,
@@ -60,23 +76,27 @@ export function createKeyring({ store, sealer, now }: { store: KeyStore; sealer:
   }
 
   return {
-    async active() {
-      const { active } = await load();
-      if (!active) throw new Error('no signing key: run `service-idp start` once or `service-idp keys rotate`');
-      return active;
+    async active(alg: SigningAlg = 'RS256') {
+      const key = (await load()).active.get(alg);
+      if (!key) throw new Error(`no ${alg} signing key: run \`service-idp start\` once or \`service-idp keys rotate\``);
+      return key;
     },
     async jwks() {
       return (await load()).jwks;
     },
     async rotate() {
-      const key = await newKey();
-      await store.rotate(key);
+      const keys = await Promise.all(SIGNING_ALGS.map(newKey));
+      await store.rotate(keys);
       cache = undefined;
-      return key.kid;
+      return (keys[0] as SigningKeyRow).kid;
     },
     async ensure() {
       const rows = await store.listPublishable(now(), graceMs);
-      if (!rows.some((r) => r.retiredAt === null)) await this.rotate();
+      const missing = SIGNING_ALGS.filter((alg) => !rows.some((r) => r.alg === alg && r.retiredAt === null));
+      if (missing.length === 0) return;
+      // Concurrent first starts may each add a key; the newest current one of each algorithm wins.
+      for (const key of await Promise.all(missing.map(newKey))) await store.insert(key);
+      cache = undefined;
     },
   };
 }

@@ -43,11 +43,12 @@ export function createKeyStore(db: Db) {
       }));
     },
 
-    /** Retires every current key and inserts the new one, in one transaction. */
-    async rotate(next: SigningKeyRow): Promise<void> {
+    /** Retires every current key and inserts the new ones (one per algorithm), in one transaction. */
+    async rotate(next: SigningKeyRow[]): Promise<void> {
+      const retiredAt = Math.min(...next.map((k) => k.createdAt));
       await db.transaction().execute(async (tx) => {
-        await tx.updateTable('signing_keys').set({ retired_at: next.createdAt }).where('retired_at', 'is', null).execute();
-        await createKeyStore(tx).insert(next);
+        await tx.updateTable('signing_keys').set({ retired_at: retiredAt }).where('retired_at', 'is', null).execute();
+        for (const key of next) await createKeyStore(tx).insert(key);
       });
     },
   };

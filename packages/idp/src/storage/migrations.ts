@@ -232,6 +232,17 @@ migrations['0006_code_reuse_revocation'] = {
   },
 };
 
+// Issue 12: a client may ask for ES256 or EdDSA ID tokens (OIDC Dynamic Client Registration
+// `id_token_signed_response_alg`); existing clients keep RS256, the spec's default.
+migrations['0007_id_token_alg'] = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .alterTable('clients')
+      .addColumn('id_token_signed_response_alg', 'text', (c) => c.notNull().defaultTo('RS256'))
+      .execute();
+  },
+};
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 export const KNOWN_MIGRATIONS = Object.keys(migrations).sort();

@@ -14,6 +14,8 @@ export interface Database {
     secret_key_hash: string;
     origins: string; // JSON array of origins
     mfa_policy: string;
+    /** RS256 (default), ES256 or EdDSA: how this client's ID tokens are signed. */
+    id_token_signed_response_alg: string;
     created_at: number;
   };
   /** accounts/ */

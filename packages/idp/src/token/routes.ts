@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Paths } from 'service-protocol';
 import { Type } from 'typebox';
 import { OAuthError } from '../errors.js';
-import type { Keyring } from '../keys/keyring.js';
+import { type Keyring, SIGNING_ALGS } from '../keys/keyring.js';
 import type { TokenService } from './service.js';
 
 /** RFC 6749 4.1.3; extra parameters are ignored as 3.2 requires, but each known one must be a single string. */
@@ -81,7 +81,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code'],
       subject_types_supported: ['public'],
-      id_token_signing_alg_values_supported: ['RS256'],
+      id_token_signing_alg_values_supported: [...SIGNING_ALGS],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       code_challenge_methods_supported: ['S256'],
       scopes_supported: ['openid', 'email'],

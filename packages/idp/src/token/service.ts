@@ -4,7 +4,7 @@ import type { TokenResponse } from 'service-protocol';
 import type { AccountStore } from '../accounts/store.js';
 import type { CodeService } from '../authorization-codes/service.js';
 import type { ClientService } from '../clients/service.js';
-import { signHs256, signRs256 } from '../crypto/jws.js';
+import { signHs256, signJws } from '../crypto/jws.js';
 import { pkceVerifies } from '../crypto/pkce.js';
 import { randomToken } from '../crypto/secrets.js';
 import { ACCESS_TOKEN_TTL_SECONDS, ID_TOKEN_TTL_SECONDS } from '../defaults.js';
@@ -63,9 +63,11 @@ export function createTokenService(deps: TokenDeps) {
       // Delegation may act only on users who signed in to this client (docs/delegation.md).
       await clients.recordSignIn(client.id, user.id);
 
-      const key = await keyring.active();
+      // The client's registered algorithm (OIDC Dynamic Client Registration 2): RS256 unless it chose ES256 or EdDSA.
+      const key = await keyring.active(client.idTokenSignedResponseAlg);
       const iat = Math.floor(now() / 1000);
-      const idToken = await signRs256(
+      const idToken = await signJws(
+        key.alg,
         { kid: key.kid, typ: 'JWT' },
         {
           iss: issuer,
