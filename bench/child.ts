@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 
 export interface ServerChild {
   pid: number;
@@ -68,8 +69,19 @@ export async function startChild(script: string, args: string[], execArgv: strin
 export function serveRequests(handlers: Record<string, (message: any) => Promise<unknown>>, onStop: () => Promise<void>): void {
   // Main-thread busy share between 'eluStart' and 'eluStop' (every server child answers these).
   let eluStart = performance.eventLoopUtilization();
+  let delay: IntervalHistogram | undefined;
   handlers = {
     ...handlers,
+    // Event-loop delay, sampled per interval between 'delaySample' calls (bench/soak.ts).
+    async delayStart() {
+      delay = monitorEventLoopDelay({ resolution: 10 });
+      delay.enable();
+    },
+    async delaySample() {
+      const sample = { p99: (delay?.percentile(99) ?? 0) / 1e6, mean: (delay?.mean ?? 0) / 1e6 };
+      delay?.reset();
+      return sample;
+    },
     async eluStart() {
       eluStart = performance.eventLoopUtilization();
     },

@@ -21,6 +21,15 @@ const service = await startService(config, { logger: false });
 const { ctx } = service;
 const keys = await ctx.clients.create({ name: 'Bench', origins: [BENCH_ORIGIN] });
 const client = await ctx.clients.authenticateBrowser(keys.publishableKey, BENCH_ORIGIN);
+// Clients whose ID tokens are signed with ES256 and EdDSA, for the token endpoint's other algorithms.
+const otherAlgs = Object.fromEntries(
+  await Promise.all(
+    (['ES256', 'EdDSA'] as const).map(async (alg) => {
+      const other = await ctx.clients.create({ name: `Bench ${alg}`, origins: [BENCH_ORIGIN], idTokenSignedResponseAlg: alg });
+      return [alg, { keys: other, client: await ctx.clients.authenticateBrowser(other.publishableKey, BENCH_ORIGIN) }] as const;
+    }),
+  ),
+);
 
 let registered = 0;
 /**
@@ -28,30 +37,39 @@ let registered = 0;
  * in-process. Over HTTP every registration from 127.0.0.1 would count against the per-IP OTP
  * send limit (SEND_PER_IP: 30 an hour), so each one here names its own documentation-range IP.
  */
-async function register(email: string, publicJwk: Parameters<typeof ctx.registration.registerDevice>[2]['devicePublicKey']) {
+async function register(
+  email: string,
+  publicJwk: Parameters<typeof ctx.registration.registerDevice>[2]['devicePublicKey'],
+  forClient: typeof client = client,
+) {
   registered += 1;
   const ip = `198.18.${registered >> 8}.${registered & 255}`;
-  const { deviceToken, otp } = await ctx.registration.start(client, email, {
+  const { deviceToken, otp } = await ctx.registration.start(forClient, email, {
     rememberDevice: true,
     cryptoVersion: 'v1',
     codeChallenge: null,
     ip,
   });
-  await ctx.registration.verifyOtp(client, email, deviceToken, otp);
-  const outcome = await ctx.registration.registerDevice(client, email, { deviceToken, devicePublicKey: publicJwk, ip });
+  await ctx.registration.verifyOtp(forClient, email, deviceToken, otp);
+  const outcome = await ctx.registration.registerDevice(forClient, email, { deviceToken, devicePublicKey: publicJwk, ip });
   if (outcome.kind !== 'done' || !outcome.deviceId) throw new Error(`device not remembered (${outcome.kind})`);
   return outcome.deviceId;
 }
 
-// One device of the service's own to mint authorization codes for the token benchmark.
-const minterEmail = 'bench-minter@example.com';
+// One device of the service's own per client (devices belong to a client) to mint authorization codes.
+// (One address per client: the OTP send limit per recipient would refuse a second registration.)
 const minterKey = newDeviceKey();
-const minterId = await register(minterEmail, minterKey.publicJwk);
+const minters = new Map<string, { email: string; deviceId: string }>();
+for (const [i, forClient] of [client, ...Object.values(otherAlgs).map((o) => o.client)].entries()) {
+  const email = `bench-minter-${i}@example.com`;
+  minters.set(forClient.id, { email, deviceId: await register(email, minterKey.publicJwk, forClient) });
+}
 
 /** One code exactly as a trusted-device login issues it: challenge, signed proof, authenticate. */
-async function mintOne(): Promise<string> {
-  const { challenge } = await ctx.login.issueChallenge(client);
-  const outcome = await ctx.login.authenticate(client, {
+async function mintOne(forClient: typeof client): Promise<string> {
+  const { email: minterEmail, deviceId: minterId } = minters.get(forClient.id) as { email: string; deviceId: string };
+  const { challenge } = await ctx.login.issueChallenge(forClient);
+  const outcome = await ctx.login.authenticate(forClient, {
     email: minterEmail,
     cryptoVersion: 'v1',
     rememberDevice: false,
@@ -83,12 +101,13 @@ serveRequests(
       for (const device of message.devices) ids.push(await register(device.email, device.publicJwk));
       return ids;
     },
-    async mint(message: { count: number }) {
+    async mint(message: { count: number; alg?: 'ES256' | 'EdDSA' }) {
+      const forClient = message.alg ? (otherAlgs[message.alg]?.client ?? client) : client;
       const codes: string[] = [];
       // A few in flight so the async proof verification overlaps the SQLite work.
       await Promise.all(
         Array.from({ length: 8 }, async () => {
-          while (codes.length < message.count) codes.push(await mintOne());
+          while (codes.length < message.count) codes.push(await mintOne(forClient));
         }),
       );
       return codes.slice(0, message.count);
@@ -96,4 +115,12 @@ serveRequests(
   },
   () => service.close(),
 );
-process.send?.({ type: 'ready', result: { url: port === '0' ? service.url : `http://127.0.0.1:${port}`, ...keys } });
+process.send?.({
+  type: 'ready',
+  result: {
+    url: port === '0' ? service.url : `http://127.0.0.1:${port}`,
+    ...keys,
+    es256: JSON.stringify(otherAlgs.ES256?.keys),
+    eddsa: JSON.stringify(otherAlgs.EdDSA?.keys),
+  },
+});

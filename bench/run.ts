@@ -88,7 +88,10 @@ try {
 
   log('service: token endpoint (minting codes first)');
   const token = await measureTokenEndpoint(idp, client, Paths.token, profile('token'));
-  results = { baselineB, healthz, challenge, login, login50, token };
+  log('service: token endpoint, ES256 and EdDSA clients');
+  const tokenEs256 = await measureTokenEndpoint(idp, JSON.parse(idp.ready.es256 as string), Paths.token, undefined, 'ES256');
+  const tokenEdDsa = await measureTokenEndpoint(idp, JSON.parse(idp.ready.eddsa as string), Paths.token, undefined, 'EdDSA');
+  results = { baselineB, healthz, challenge, login, login50, token, tokenEs256, tokenEdDsa };
 } finally {
   await idp.stop();
   rmSync(dataDir, { recursive: true, force: true });
@@ -147,14 +150,15 @@ const machine = {
  * A token endpoint run. Codes live 60 s (AUTH_CODE_TTL_SECONDS, and oidc-provider's default),
  * so they are minted just before use: a warm-up batch first, whose rate sizes the measured one.
  */
-async function measureTokenEndpoint(server: ServerChild, credentials: BenchClient, path: string, profileFile?: string) {
-  const warmCodes = await server.request<string[]>('mint', { count: 3000 });
+async function measureTokenEndpoint(server: ServerChild, credentials: BenchClient, path: string, profileFile?: string, alg?: string) {
+  const mintOptions = alg ? { alg } : {};
+  const warmCodes = await server.request<string[]>('mint', { count: 3000, ...mintOptions });
   codesMinted += warmCodes.length;
   const url = server.ready.url as string;
   const warm = await measure(url, tokenExchange(credentials, warmCodes, SETTINGS.connections, path), server);
   const needed = Math.min(40_000, Math.ceil(warm.rate * SETTINGS.durationSeconds * 1.5) + SETTINGS.connections);
   const mintStart = Date.now();
-  const codes = await server.request<string[]>('mint', { count: needed });
+  const codes = await server.request<string[]>('mint', { count: needed, ...mintOptions });
   codesMinted += codes.length;
   log(`minted ${codes.length} codes in ${((Date.now() - mintStart) / 1000).toFixed(1)}s`);
   return measure(url, tokenExchange(credentials, codes, SETTINGS.connections, path), server, profileFile);
@@ -189,11 +193,13 @@ const named: [string, Measurement][] = [
   ['trusted-device login (2 requests)', login],
   [`trusted-device login, ${LOGIN_USERS} connections`, login50],
   ['POST /oauth/token', token],
+  ['POST /oauth/token, ES256 ID token', results.tokenEs256 as Measurement],
+  ['POST /oauth/token, EdDSA ID token', results.tokenEdDsa as Measurement],
   ['node-oidc-provider POST /token', oidc],
 ];
 out.write(
   `${table(
-    ['run', 'units/s', 'p50 ms', 'p99 ms', 'failed', 'client CPU', 'server CPU', 'other CPU', 'iowait'],
+    ['run', 'units/s', 'p50 ms', 'p99 ms', 'failed', 'client CPU', 'server CPU', 'other CPU', 'iowait', 'server ms/unit', 'main busy'],
     named.map(([name, m]) => [
       name,
       fmt(m.rate),
@@ -204,11 +210,13 @@ out.write(
       pct(m.serverCpu),
       pct(m.otherCpu),
       pct(m.ioWait),
+      fmt(m.serverCpuMsPerUnit, 2),
+      pct(m.mainThreadBusy),
     ]),
   )}\n`,
 );
 out.write(
-  `CPU shares are of the whole machine (${machine.cores} cores = 100%); "other" is any other process busy meanwhile. RSA-2048 signs/s per thread: ${rsa.perCore.map((r) => fmt(r)).join(', ')}; ES256 verifies/s per thread: ${es256.perCore.map((r) => fmt(r)).join(', ')}.\n`,
+  `CPU shares are of the whole machine (${machine.cores} cores = 100%); "other" is any other process busy meanwhile. "server ms/unit": the server's CPU (all threads) per unit; "main busy": its event loop's busy share. RSA-2048 signs/s per thread: ${rsa.perCore.map((r) => fmt(r)).join(', ')}; ES256 verifies/s per thread: ${es256.perCore.map((r) => fmt(r)).join(', ')}.\n`,
 );
 
 out.write(
