@@ -65,6 +65,8 @@ export async function startChild(script: string, args: string[], execArgv: strin
   };
 }
 
+const DELAY_RESOLUTION_MS = 10;
+
 /** Child side: answers requests with the handlers given, and exits on 'stop'. */
 export function serveRequests(handlers: Record<string, (message: any) => Promise<unknown>>, onStop: () => Promise<void>): void {
   // Main-thread busy share between 'eluStart' and 'eluStop' (every server child answers these).
@@ -74,11 +76,13 @@ export function serveRequests(handlers: Record<string, (message: any) => Promise
     ...handlers,
     // Event-loop delay, sampled per interval between 'delaySample' calls (bench/soak.ts).
     async delayStart() {
-      delay = monitorEventLoopDelay({ resolution: 10 });
+      delay = monitorEventLoopDelay({ resolution: DELAY_RESOLUTION_MS });
       delay.enable();
     },
     async delaySample() {
-      const sample = { p99: (delay?.percentile(99) ?? 0) / 1e6, mean: (delay?.mean ?? 0) / 1e6 };
+      // The histogram holds the intervals between timer fires: the resolution plus the delay.
+      const ms = (ns: number) => Math.max(0, ns / 1e6 - DELAY_RESOLUTION_MS);
+      const sample = { p99: ms(delay?.percentile(99) ?? 0), mean: ms(delay?.mean ?? 0) };
       delay?.reset();
       return sample;
     },

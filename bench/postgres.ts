@@ -350,6 +350,26 @@ const trivial = await startChild(join(here, 'trivial-server.ts'), []);
 const baselineB = await measure(trivial.ready.url as string, simple({ method: 'GET', path: '/' }), trivial);
 await trivial.stop();
 
+// The same login on SQLite, same run, for the PostgreSQL ÷ SQLite target (≥ 0.8).
+log('SQLite: login, 1 node (the baseline of the PostgreSQL ratio)');
+const sqliteLogin = await (async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'service-idp-bench-sqlite-'));
+  const node = await startChild(join(here, 'idp-server.ts'), [dataDir]);
+  try {
+    const keys = Array.from({ length: DEVICES }, (_, i) => ({ email: `bench-user-${i}@example.com`, key: newDeviceKey() }));
+    const ids = await node.request<string[]>('register', { devices: keys.map((k) => ({ email: k.email, publicJwk: k.key.publicJwk })) });
+    const devices: BenchDevice[] = keys.map((k, i) => ({ email: k.email, deviceId: ids[i] as string, privateKey: k.key.privateKey }));
+    return await measureNodes(
+      [{ url: node.ready.url as string, pid: node.pid }],
+      trustedLogin(node.ready as unknown as BenchClient, devices),
+      SETTINGS.connections,
+    );
+  } finally {
+    await node.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+})();
+
 const sizes: SizeResult[] = [];
 for (const users of SIZES) sizes.push(await runSize(users));
 
@@ -364,11 +384,14 @@ out.write(`\nservice-idp PostgreSQL benchmark — ${machine.cores} cores, ${mach
 out.write(
   `autocannon: ${SETTINGS.connections} connections, ${SETTINGS.warmupSeconds}s warm-up + ${SETTINGS.durationSeconds}s measured; baseline B ${fmt(baselineB.rate)} req/s\n\n`,
 );
-const rows: [string, PgMeasurement][] = sizes.flatMap((s) => [
-  [`${fmt(s.users)} users: login, 1 node`, s.oneNode],
-  [`${fmt(s.users)} users: login, 2 nodes`, s.twoNodes],
-  [`${fmt(s.users)} users: login, 1 connection`, s.oneConnection],
-]);
+const rows: [string, PgMeasurement][] = [
+  ['SQLite: login, 1 node', sqliteLogin],
+  ...sizes.flatMap((s): [string, PgMeasurement][] => [
+    [`${fmt(s.users)} users: login, 1 node`, s.oneNode],
+    [`${fmt(s.users)} users: login, 2 nodes`, s.twoNodes],
+    [`${fmt(s.users)} users: login, 1 connection`, s.oneConnection],
+  ]),
+];
 out.write(
   `${table(
     ['run', 'logins/s', '÷ B', 'login p50', 'login p99', 'req p50', 'req p99', 'failed', 'client', 'nodes', 'postgres', 'other'],
@@ -405,12 +428,20 @@ if (scaling && small && large) {
     `\nlogin p50 at ${fmt(large.users)} ÷ login p50 at ${fmt(small.users)} users (target ≤ 1.2): ${scaling.loadedP50Ratio.toFixed(2)} at ${SETTINGS.connections} connections, ${scaling.oneConnectionP50Ratio.toFixed(2)} at 1 connection\n`,
   );
 }
+// Cost per login, the sizing guide's inputs (docs/performance.md): CPU ms of the nodes and of PostgreSQL.
+const msPerLogin = (share: number, rate: number) => (share * CORES * 1000) / (rate || 1);
+for (const s of sizes) {
+  const m = s.oneNode;
+  out.write(
+    `${fmt(s.users)} users, 1 node: PostgreSQL ÷ SQLite logins/s ${(m.rate / sqliteLogin.rate).toFixed(2)} (target ≥ 0.8); per login: node ${msPerLogin(m.serverCpu, m.rate).toFixed(2)} ms CPU, PostgreSQL ${msPerLogin(m.dbCpu, m.rate).toFixed(2)} ms CPU (SQLite node: ${msPerLogin(sqliteLogin.serverCpu, sqliteLogin.rate).toFixed(2)} ms)\n`,
+  );
+}
 for (const s of sizes) out.write(`seeding ${fmt(s.users)} users + ${fmt(s.seededDevices)} devices: ${s.seedSeconds.toFixed(1)}s\n`);
 
 mkdirSync(resultsDir, { recursive: true });
 const file = join(resultsDir, 'postgres.json');
 writeFileSync(
   file,
-  `${JSON.stringify({ date: new Date().toISOString(), machine, settings: { ...SETTINGS, devices: DEVICES }, baselineB, sizes, scaling }, null, 2)}\n`,
+  `${JSON.stringify({ date: new Date().toISOString(), machine, settings: { ...SETTINGS, devices: DEVICES }, baselineB, sqliteLogin, sizes, scaling }, null, 2)}\n`,
 );
 log(`wrote ${file}`);

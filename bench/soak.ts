@@ -67,6 +67,7 @@ export async function soak() {
       samples,
       rssSlopeMbPerMinute: perMinute(samples.map((s) => [s.t, s.rssMb])),
       delayP99SlopeMsPerMinute: perMinute(samples.map((s) => [s.t, s.delayP99Ms])),
+      delayMeanSlopeMsPerMinute: perMinute(samples.map((s) => [s.t, s.delayMeanMs])),
     };
   } finally {
     await idp.stop();
@@ -126,6 +127,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     );
   }
   process.stdout.write(
-    `soak: ${result.seconds} s at ${result.targetLoginsPerSecond} logins/s: ${result.logins} logins, ${result.failed} failed; RSS slope ${result.rssSlopeMbPerMinute.toFixed(2)} MB/min, event-loop p99 slope ${result.delayP99SlopeMsPerMinute.toFixed(2)} ms/min\n`,
+    `soak: ${result.seconds} s at ${result.targetLoginsPerSecond} logins/s: ${result.logins} logins, ${result.failed} failed; RSS slope ${result.rssSlopeMbPerMinute.toFixed(2)} MB/min, event-loop delay slope p99 ${result.delayP99SlopeMsPerMinute.toFixed(2)} ms/min, mean ${result.delayMeanSlopeMsPerMinute.toFixed(2)} ms/min\n`,
   );
 }
