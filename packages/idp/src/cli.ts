@@ -318,7 +318,7 @@ async function main(argv: string[]): Promise<number> {
       case 'keys rotate': {
         const kid = await ctx.keyring.rotate();
         process.stdout.write(
-          `New signing key ${kid} (RS256; new ES256 and EdDSA keys too). Running nodes sign with them within 30 s; the old keys stay in the JWKS until their tokens expire.\n`,
+          `New signing key ${kid}. (That is the RS256 key; ES256 and EdDSA keys were renewed too.) Running nodes sign with them within 30 s; the old keys stay in the JWKS until their tokens expire.\n`,
         );
         return 0;
       }
