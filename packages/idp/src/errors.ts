@@ -1,4 +1,4 @@
-import { type ErrorCode, ErrorCodes, type OAuthErrorCode } from 'service-protocol';
+import { type ErrorCode, ErrorHttpStatus, type OAuthErrorCode } from 'service-protocol';
 
 /**
  * An error the service may show to a caller: a stable code, its HTTP status, a message
@@ -14,7 +14,7 @@ export class ServiceError extends Error {
     super(message, cause === undefined ? undefined : { cause });
     this.name = 'ServiceError';
     this.code = code;
-    this.status = ErrorCodes[code].http;
+    this.status = ErrorHttpStatus[code];
     this.expose = this.status < 500 || code === 'ERR_DELIVERY_FAILED' || code === 'ERR_UNAVAILABLE';
     this.details = details;
   }

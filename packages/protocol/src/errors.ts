@@ -1,40 +1,66 @@
 import { Status } from './statuses.js';
 
 /**
- * Error codes the service sends in `{ code, message }` bodies. Codes never change once
- * published. Each maps to one HTTP status and to the browser status the library returns.
+ * Error codes the service sends in `{ code, message }` bodies, and the browser status each maps
+ * to. Codes never change once published. Each also has one HTTP status (ErrorHttpStatus); the
+ * two tables are apart so that the browser library ships only this one.
  */
-export const ErrorCodes = {
-  ERR_REQUEST_INVALID: { http: 400, status: Status.INVALID_REQUEST },
-  ERR_EMAIL_INVALID: { http: 400, status: Status.INVALID_EMAIL },
-  ERR_CLIENT_KEY_INVALID: { http: 401, status: Status.INVALID_API_KEY },
-  ERR_CLIENT_ORIGIN_NOT_ALLOWED: { http: 403, status: Status.INVALID_API_KEY },
-  ERR_OTP_INVALID: { http: 400, status: Status.INVALID_OTP },
-  ERR_OTP_EXPIRED: { http: 400, status: Status.OTP_EXPIRED },
+export const ErrorStatus = {
+  ERR_REQUEST_INVALID: Status.INVALID_REQUEST,
+  ERR_EMAIL_INVALID: Status.INVALID_EMAIL,
+  ERR_CLIENT_KEY_INVALID: Status.INVALID_API_KEY,
+  ERR_CLIENT_ORIGIN_NOT_ALLOWED: Status.INVALID_API_KEY,
+  ERR_OTP_INVALID: Status.INVALID_OTP,
+  ERR_OTP_EXPIRED: Status.OTP_EXPIRED,
   /** A right TOTP code of a time step already used: wait for the next code. No guess is spent. */
-  ERR_OTP_USED: { http: 400, status: Status.INVALID_OTP },
-  ERR_SESSION_INVALID: { http: 400, status: Status.SESSION_EXPIRED },
-  ERR_SESSION_STEP: { http: 409, status: Status.INVALID_REQUEST },
-  ERR_DEVICE_KEY_INVALID: { http: 400, status: Status.INVALID_REQUEST },
-  ERR_RATE_LIMITED: { http: 429, status: Status.RATE_LIMITED },
-  ERR_ACCOUNT_LOCKED: { http: 423, status: Status.ACCOUNT_LOCKED },
-  ERR_DELIVERY_FAILED: { http: 503, status: Status.SERVICE_ERROR },
-  ERR_NOT_FOUND: { http: 404, status: Status.INVALID_REQUEST },
+  ERR_OTP_USED: Status.INVALID_OTP,
+  ERR_SESSION_INVALID: Status.SESSION_EXPIRED,
+  ERR_SESSION_STEP: Status.INVALID_REQUEST,
+  ERR_DEVICE_KEY_INVALID: Status.INVALID_REQUEST,
+  ERR_RATE_LIMITED: Status.RATE_LIMITED,
+  ERR_ACCOUNT_LOCKED: Status.ACCOUNT_LOCKED,
+  ERR_DELIVERY_FAILED: Status.SERVICE_ERROR,
+  ERR_NOT_FOUND: Status.INVALID_REQUEST,
   /** The device proof was refused: no proof, a forged one, or a revoked or expired device. */
-  ERR_DEVICE_UNTRUSTED: { http: 401, status: Status.DEVICE_KEY_UNAVAILABLE },
+  ERR_DEVICE_UNTRUSTED: Status.DEVICE_KEY_UNAVAILABLE,
   /** No such device among the user's devices for this client (unknown and foreign ids alike). */
-  ERR_DEVICE_NOT_FOUND: { http: 404, status: Status.INVALID_REQUEST },
+  ERR_DEVICE_NOT_FOUND: Status.INVALID_REQUEST,
   /** Delegation (backend to backend): the envelope could not be opened or its claims are wrong. */
-  ERR_DELEGATION_INVALID: { http: 401, status: Status.INVALID_REQUEST },
+  ERR_DELEGATION_INVALID: Status.INVALID_REQUEST,
   /** Delegation: this request id (jti) was seen before. */
-  ERR_DELEGATION_REPLAYED: { http: 409, status: Status.INVALID_REQUEST },
+  ERR_DELEGATION_REPLAYED: Status.INVALID_REQUEST,
   /** Delegation: no keys were made for this client (service-idp clients delegation-keys). */
-  ERR_DELEGATION_NOT_CONFIGURED: { http: 403, status: Status.INVALID_REQUEST },
-  ERR_UNAVAILABLE: { http: 503, status: Status.SERVICE_ERROR },
-  ERR_INTERNAL: { http: 500, status: Status.SERVICE_ERROR },
+  ERR_DELEGATION_NOT_CONFIGURED: Status.INVALID_REQUEST,
+  ERR_UNAVAILABLE: Status.SERVICE_ERROR,
+  ERR_INTERNAL: Status.SERVICE_ERROR,
 } as const;
 
-export type ErrorCode = keyof typeof ErrorCodes;
+export type ErrorCode = keyof typeof ErrorStatus;
+
+/** The HTTP status of each error code (the service's side of the table). */
+export const ErrorHttpStatus = {
+  ERR_REQUEST_INVALID: 400,
+  ERR_EMAIL_INVALID: 400,
+  ERR_CLIENT_KEY_INVALID: 401,
+  ERR_CLIENT_ORIGIN_NOT_ALLOWED: 403,
+  ERR_OTP_INVALID: 400,
+  ERR_OTP_EXPIRED: 400,
+  ERR_OTP_USED: 400,
+  ERR_SESSION_INVALID: 400,
+  ERR_SESSION_STEP: 409,
+  ERR_DEVICE_KEY_INVALID: 400,
+  ERR_RATE_LIMITED: 429,
+  ERR_ACCOUNT_LOCKED: 423,
+  ERR_DELIVERY_FAILED: 503,
+  ERR_NOT_FOUND: 404,
+  ERR_DEVICE_UNTRUSTED: 401,
+  ERR_DEVICE_NOT_FOUND: 404,
+  ERR_DELEGATION_INVALID: 401,
+  ERR_DELEGATION_REPLAYED: 409,
+  ERR_DELEGATION_NOT_CONFIGURED: 403,
+  ERR_UNAVAILABLE: 503,
+  ERR_INTERNAL: 500,
+} as const satisfies Record<ErrorCode, number>;
 
 /** Body of every non-OAuth error response. */
 export interface ErrorBody {
@@ -47,7 +73,7 @@ export interface ErrorBody {
 }
 
 export function isErrorCode(value: unknown): value is ErrorCode {
-  return typeof value === 'string' && Object.hasOwn(ErrorCodes, value);
+  return typeof value === 'string' && Object.hasOwn(ErrorStatus, value);
 }
 
 /** RFC 6749 5.2 error codes used by the token endpoint. */

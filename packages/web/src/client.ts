@@ -14,7 +14,7 @@ import {
 } from 'service-protocol';
 import { createDeviceProof, exportDevicePublicJwk, generateDeviceKeyPair } from './device-proof.js';
 import { createDeviceStore, type DeviceStore, deviceRecordKey } from './device-store.js';
-import { failure, type HttpConfig, type HttpOutcome, request } from './http.js';
+import { failure, type HttpConfig, isObject, reasonOf, request } from './http.js';
 import type {
   AuthenticateOptions,
   AuthenticationResult,
@@ -61,20 +61,28 @@ interface Session {
 interface PendingLogin {
   deviceToken?: string;
   sessionId?: string;
-  rememberDevice: boolean;
+  /** authenticate's rememberDevice. */
+  remember?: boolean;
   /** A stored device record whose proof the service did not accept. */
-  staleDeviceRecord: boolean;
+  stale?: boolean;
   /**
    * Set when verifyDevice handed the login to MFA (FINALIZE_REGISTRATION_NEEDED or MFA_REQUIRED):
-   * the device key the service registered stays in memory until verifyMfa succeeds.
+   * the device key the service registered (if any) stays in memory until verifyMfa succeeds.
    */
-  registration?: { deviceKey: NewDeviceKey | undefined };
+  registration?: { key?: NewDeviceKey };
 }
 
 /** A device key pair made for a registration, or why none could be made. */
 type NewDeviceKey =
   | { keyPair: CryptoKeyPair; publicJwk: DevicePublicJwk; problem?: undefined }
   | { keyPair?: undefined; publicJwk?: undefined; problem: string };
+
+/** A device proof signed for one request (`status` only tells it from a FailureResult). */
+interface Proof {
+  jws: string;
+  deviceId: string;
+  status?: undefined;
+}
 
 const MFA_METHODS: readonly string[] = Object.values(MfaMethod);
 /** Failures of the challenge step that make the authenticate call pointless too. */
@@ -112,50 +120,33 @@ export class ServiceClient {
    * ```
    */
   init(apiKey: string, baseUrl: string = DEFAULT_BASE_URL, options: InitOptions = {}): Promise<InitializationResult> {
-    return guard(
-      async (): Promise<InitializationResult> => {
-        this.#session = undefined;
-        this.#pending.clear();
-        const fail = (result: FailureResult): InitializationResult => ({ ...result, success: false });
-        if (typeof apiKey !== 'string' || apiKey.length === 0) {
-          return fail(failure('INVALID_API_KEY', 'An API key (the publishable key) is required'));
-        }
-        const base = normalizeBaseUrl(baseUrl ?? DEFAULT_BASE_URL);
-        if (base === undefined) return fail(failure('INVALID_REQUEST', 'baseUrl must be an http(s) URL'));
-        const opts: InitOptions = options ?? {};
-        if (typeof opts !== 'object') return fail(failure('INVALID_REQUEST', 'options must be an object'));
-        const cryptoVersion = opts.cryptoVersion ?? DEFAULT_CRYPTO_VERSION;
-        if (!(CRYPTO_VERSIONS as readonly string[]).includes(cryptoVersion)) {
-          return fail(
-            failure('INVALID_REQUEST', `Unknown cryptoVersion ${String(cryptoVersion)}; supported: ${CRYPTO_VERSIONS.join(', ')}`),
-          );
-        }
-        const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-        if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-          return fail(failure('INVALID_REQUEST', 'timeoutMs must be a positive number of milliseconds'));
-        }
-        const fetchFn = this.#deps.fetch ?? (typeof fetch === 'function' ? fetch.bind(globalThis) : undefined);
-        if (fetchFn === undefined) return fail(failure('NETWORK_ERROR', 'fetch is not available in this environment'));
+    return guard(async (): Promise<InitializationResult | FailureResult> => {
+      this.#session = undefined;
+      this.#pending.clear();
+      if (typeof apiKey !== 'string' || apiKey.length === 0) return failure('INVALID_API_KEY', 'An API key is required');
+      const base = normalizeBaseUrl(baseUrl ?? DEFAULT_BASE_URL);
+      if (base === undefined) return invalid('baseUrl must be an http(s) URL');
+      const opts: InitOptions = options ?? {};
+      if (typeof opts !== 'object') return invalid('options must be an object');
+      const cryptoVersion = opts.cryptoVersion ?? DEFAULT_CRYPTO_VERSION;
+      if (!(CRYPTO_VERSIONS as readonly string[]).includes(cryptoVersion)) return invalid(`Unknown cryptoVersion ${String(cryptoVersion)}`);
+      const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+      if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) return invalid('timeoutMs must be a positive number');
+      const fetchFn = this.#deps.fetch ?? (typeof fetch === 'function' ? fetch.bind(globalThis) : undefined);
+      if (fetchFn === undefined) return failure('NETWORK_ERROR', 'fetch is not available');
 
-        const http: HttpConfig = { baseUrl: base, apiKey, timeoutMs, fetch: fetchFn };
-        const outcome = await request(http, 'GET', BrowserPaths.client);
-        if (!outcome.ok) {
-          // Whatever the body says, 401 and 403 on this call mean the key was refused.
-          const refused = outcome.httpStatus === 401 || outcome.httpStatus === 403;
-          return fail(
-            refused && outcome.failure.status === 'SERVICE_ERROR' ? failure('INVALID_API_KEY', 'The API key was refused') : outcome.failure,
-          );
-        }
-        const { clientId, name } = outcome.body;
-        if (typeof clientId !== 'string' || clientId.length === 0) {
-          return fail(failure('SERVICE_ERROR', 'The service did not name the client'));
-        }
-        this.#session = { http, clientId, cryptoVersion: cryptoVersion as CryptoVersion };
-        const label = typeof name === 'string' && name.length > 0 ? name : clientId;
-        return { status: 'INITIALIZED', message: `Initialized for ${label}`, success: true };
-      },
-      (result) => ({ ...result, success: false }),
-    );
+      const http: HttpConfig = { baseUrl: base, apiKey, timeoutMs, fetch: fetchFn };
+      const { body, failure: failed, httpStatus } = await request(http, BrowserPaths.client);
+      if (failed) {
+        // Whatever the body says, 401 and 403 on this call mean the key was refused.
+        const refused = (httpStatus === 401 || httpStatus === 403) && failed.status === 'SERVICE_ERROR';
+        return refused ? failure('INVALID_API_KEY', 'The API key was refused') : failed;
+      }
+      const { clientId, name } = body;
+      if (!isNonEmptyString(clientId)) return failure('SERVICE_ERROR', 'No client id in the answer');
+      this.#session = { http, clientId, cryptoVersion: cryptoVersion as CryptoVersion };
+      return { status: 'INITIALIZED', message: `Initialized for ${isNonEmptyString(name) ? name : clientId}`, success: true };
+    }, true);
   }
 
   /**
@@ -174,74 +165,48 @@ export class ServiceClient {
    * ```
    */
   authenticate(userid: string, options: AuthenticateOptions = {}): Promise<AuthenticationResult> {
-    return guard(async (): Promise<AuthenticationResult> => {
-      const session = this.#session;
-      if (!session) return notInitialized();
-      if (typeof userid !== 'string' || !isValidEmail(userid)) {
-        return failure('INVALID_EMAIL', 'Enter a valid email address');
-      }
+    return this.#run(async (session): Promise<AuthenticationResult> => {
+      if (!isEmail(userid)) return invalidEmail();
       const opts: AuthenticateOptions = options ?? {};
-      if (typeof opts !== 'object') return failure('INVALID_REQUEST', 'options must be an object');
-      if (opts.rememberDevice !== undefined && typeof opts.rememberDevice !== 'boolean') {
-        return failure('INVALID_REQUEST', 'rememberDevice must be a boolean');
-      }
-      let codeChallengeMethod: 'S256' | undefined;
-      if (opts.code_challenge !== undefined) {
-        if (typeof opts.code_challenge !== 'string' || !PKCE_CHALLENGE_PATTERN.test(opts.code_challenge)) {
-          return failure('INVALID_REQUEST', 'code_challenge must be an S256 challenge (43 base64url characters)');
-        }
-        if ((opts.code_challenge_method ?? 'S256') !== 'S256') {
-          return failure('INVALID_REQUEST', "Only code_challenge_method 'S256' is supported (RFC 9700 2.1.1)");
-        }
-        codeChallengeMethod = 'S256';
-      } else if (opts.code_challenge_method !== undefined) {
-        return failure('INVALID_REQUEST', 'code_challenge_method needs a code_challenge');
+      if (!isObject(opts)) return invalid('options must be an object');
+      const { rememberDevice, code_challenge: codeChallenge, code_challenge_method: method } = opts;
+      if (rememberDevice !== undefined && typeof rememberDevice !== 'boolean') return invalid('rememberDevice must be a boolean');
+      if (
+        codeChallenge === undefined
+          ? method !== undefined
+          : typeof codeChallenge !== 'string' || !PKCE_CHALLENGE_PATTERN.test(codeChallenge) || (method ?? 'S256') !== 'S256'
+      ) {
+        // RFC 9700 2.1.1: S256 only.
+        return invalid('code_challenge must be an S256 challenge');
       }
 
       const email = normalizeEmail(userid);
       this.#pending.delete(email);
       const proof = await this.#deviceProof(session, email);
-      if (proof.kind === 'fatal') return proof.failure;
+      if (proof?.status) return proof;
 
-      const outcome = await request(
-        session.http,
-        'POST',
-        BrowserPaths.authenticate,
-        definedOnly({
-          userid: email,
-          cryptoVersion: session.cryptoVersion,
-          rememberDevice: opts.rememberDevice,
-          codeChallenge: opts.code_challenge,
-          codeChallengeMethod,
-          deviceProof: proof.kind === 'proof' ? proof.jws : undefined,
-        }),
-      );
-      if (!outcome.ok) return outcome.failure;
-      const body = outcome.body;
+      const { body, failure: failed } = await request(session.http, BrowserPaths.authenticate, {
+        userid: email,
+        cryptoVersion: session.cryptoVersion,
+        rememberDevice,
+        codeChallenge,
+        codeChallengeMethod: codeChallenge && 'S256',
+        deviceProof: proof?.jws,
+      });
+      if (failed) return failed;
+      const { status, code, deviceToken, sessionId, method: mfaMethod } = body;
       const message = messageOf(body);
-      switch (body.status) {
-        case 'SUCCESS':
-          if (typeof body.code !== 'string') break;
-          return { status: 'SUCCESS', message, success: true, code: body.code };
-        case 'OTP_NEEDED': {
-          if (typeof body.deviceToken !== 'string') break;
-          // The service refused this device (revoked or expired): forget its key now.
-          if (body.deviceRefused === true) await this.#forgetDevice(session, email);
-          this.#pending.set(email, {
-            deviceToken: body.deviceToken,
-            rememberDevice: opts.rememberDevice === true,
-            staleDeviceRecord: proof.kind === 'proof',
-          });
-          return typeof body.code === 'string'
-            ? { status: 'OTP_NEEDED', message, deviceToken: body.deviceToken, code: body.code }
-            : { status: 'OTP_NEEDED', message, deviceToken: body.deviceToken };
-        }
-        case 'MFA_REQUIRED': {
-          const { sessionId, method } = body;
-          if (!isNonEmptyString(sessionId) || !isMfaMethod(method)) break;
-          this.#pending.set(email, { sessionId, rememberDevice: false, staleDeviceRecord: false });
-          return { status: 'MFA_REQUIRED', message, sessionId, method };
-        }
+      const hasCode = typeof code === 'string';
+      if (status === 'SUCCESS' && hasCode) return { status, message, success: true, code };
+      if (status === 'OTP_NEEDED' && typeof deviceToken === 'string') {
+        // The service refused this device (revoked or expired): forget its key now.
+        if (body.deviceRefused === true) await this.#forgetDevice(session, email);
+        this.#pending.set(email, { deviceToken, remember: rememberDevice, stale: !!proof });
+        return { status, message, deviceToken, ...(hasCode && { code }) };
+      }
+      if (status === 'MFA_REQUIRED' && isNonEmptyString(sessionId) && isMfaMethod(mfaMethod)) {
+        this.#pending.set(email, { sessionId });
+        return { status, message, sessionId, method: mfaMethod };
       }
       return unexpected();
     });
@@ -257,26 +222,24 @@ export class ServiceClient {
    * ```
    */
   verifyEmailOtp(input: { userid: string; otp: string }): Promise<VerifyEmailOtpResult> {
-    return guard(async (): Promise<VerifyEmailOtpResult> => {
-      const session = this.#session;
-      if (!session) return notInitialized();
+    return this.#run(async (session): Promise<VerifyEmailOtpResult> => {
       if (!isObject(input) || typeof input.userid !== 'string' || typeof input.otp !== 'string') {
-        return failure('INVALID_REQUEST', 'verifyEmailOtp takes { userid, otp } as strings');
+        return invalid('userid and otp must be strings');
       }
       const email = normalizeEmail(input.userid);
-      const pending = this.#pending.get(email);
-      if (pending?.deviceToken === undefined) return noPendingLogin();
+      const deviceToken = this.#pending.get(email)?.deviceToken;
+      if (deviceToken === undefined) return noPendingLogin();
       // A malformed code is refused here, so it costs none of the service's guesses.
-      if (!OTP_PATTERN.test(input.otp)) return failure('INVALID_OTP', 'The code is 6 digits');
+      if (!OTP_PATTERN.test(input.otp)) return badOtp();
 
-      const outcome = await request(session.http, 'POST', BrowserPaths.verifyEmailOtp, {
+      const { body, failure: failed } = await request(session.http, BrowserPaths.verifyEmailOtp, {
         userid: email,
-        deviceToken: pending.deviceToken,
+        deviceToken,
         otp: input.otp,
       });
-      if (!outcome.ok) return this.#forgetIfExpired(email, outcome.failure);
-      if (outcome.body.status !== 'SUCCESS') return unexpected();
-      return { status: 'SUCCESS', message: messageOf(outcome.body), mfaEnrolled: outcome.body.mfaEnrolled === true };
+      if (failed) return this.#forgetIfExpired(email, failed);
+      if (body.status !== 'SUCCESS') return unexpected();
+      return { status: 'SUCCESS', message: messageOf(body), mfaEnrolled: body.mfaEnrolled === true };
     });
   }
 
@@ -300,76 +263,45 @@ export class ServiceClient {
    * ```
    */
   verifyDevice(input: VerifyDeviceInput): Promise<VerifyDeviceResult> {
-    return guard(async (): Promise<VerifyDeviceResult> => {
-      const session = this.#session;
-      if (!session) return notInitialized();
-      if (!isObject(input) || typeof input.userid !== 'string') {
-        return failure('INVALID_REQUEST', 'verifyDevice takes { userid, mfaMethod?, phoneNumber? }');
-      }
-      if (input.mfaMethod !== undefined && !isMfaMethod(input.mfaMethod)) {
-        return failure('INVALID_REQUEST', `mfaMethod must be one of ${MFA_METHODS.join(', ')}`);
-      }
-      let phoneNumber: string | undefined;
-      if (input.phoneNumber !== undefined) {
-        if (input.mfaMethod !== MfaMethod.SMS) return failure('INVALID_REQUEST', "phoneNumber goes with mfaMethod 'sms' only");
-        phoneNumber = normalizePhone(input.phoneNumber);
-        if (phoneNumber === undefined) {
-          return failure('INVALID_REQUEST', 'phoneNumber must be an E.164 number: + and 7 to 15 digits, such as +14155550123');
-        }
-      } else if (input.mfaMethod === MfaMethod.SMS) {
-        return failure('INVALID_REQUEST', "mfaMethod 'sms' needs a phoneNumber");
-      }
+    return this.#run(async (session): Promise<VerifyDeviceResult> => {
+      if (!isObject(input) || typeof input.userid !== 'string') return invalid('userid must be a string');
+      const { mfaMethod } = input;
+      if (mfaMethod !== undefined && !isMfaMethod(mfaMethod)) return invalid(`mfaMethod must be one of ${MFA_METHODS.join(', ')}`);
+      const sms = mfaMethod === MfaMethod.SMS;
+      const phoneNumber = normalizePhone(input.phoneNumber);
+      if (input.phoneNumber !== undefined ? !sms : sms) return invalid("phoneNumber goes with mfaMethod 'sms', and only with it");
+      if (sms && phoneNumber === undefined) return invalid('phoneNumber must be E.164, such as +14155550123');
       const email = normalizeEmail(input.userid);
       const pending = this.#pending.get(email);
       if (pending?.deviceToken === undefined) return noPendingLogin();
 
       // A fresh pair on every call: a pair sent with an earlier answer (MFA_ENROLLMENT_NEEDED) is dropped.
-      const deviceKey = pending.rememberDevice ? await this.#newDeviceKey() : undefined;
-      const outcome = await request(
-        session.http,
-        'POST',
-        BrowserPaths.verifyDevice,
-        definedOnly({
-          userid: email,
-          deviceToken: pending.deviceToken,
-          devicePublicKey: deviceKey?.publicJwk,
-          mfaMethod: input.mfaMethod,
-          phoneNumber,
-        }),
-      );
-      if (!outcome.ok) return this.#forgetIfExpired(email, outcome.failure);
-      const body = outcome.body;
+      const key = pending.remember ? await this.#newDeviceKey() : undefined;
+      const { body, failure: failed } = await request(session.http, BrowserPaths.verifyDevice, {
+        userid: email,
+        deviceToken: pending.deviceToken,
+        devicePublicKey: key?.publicJwk,
+        mfaMethod,
+        phoneNumber,
+      });
+      if (failed) return this.#forgetIfExpired(email, failed);
+      const { status, code, sessionId, method, methods } = body;
       const message = messageOf(body);
-      switch (body.status) {
-        case 'SUCCESS':
-        case 'DEVICE_REGISTERED': {
-          if (typeof body.code !== 'string') break;
-          this.#pending.delete(email);
-          const kept = await this.#keepDeviceKey(session, email, pending.staleDeviceRecord, deviceKey, body.deviceId);
-          return {
-            status: body.status,
-            message: withNote(message, kept.problem),
-            code: body.code,
-            deviceRemembered: kept.deviceRemembered,
-          };
-        }
-        case 'MFA_ENROLLMENT_NEEDED': {
-          const methods = Array.isArray(body.methods) ? body.methods.filter(isMfaMethod) : [];
-          if (methods.length === 0) break;
-          return { status: 'MFA_ENROLLMENT_NEEDED', message, methods };
-        }
-        case 'FINALIZE_REGISTRATION_NEEDED':
-        case 'MFA_REQUIRED': {
-          const { sessionId, method } = body;
-          if (!isNonEmptyString(sessionId) || !isMfaMethod(method)) break;
-          // The service holds the public key now; the pair waits in memory until verifyMfa succeeds.
-          this.#pending.set(email, { ...pending, sessionId, registration: { deviceKey } });
-          if (body.status === 'MFA_REQUIRED') return { status: 'MFA_REQUIRED', message, sessionId, method };
-          const result: FinalizeRegistrationResult = { status: 'FINALIZE_REGISTRATION_NEEDED', message, method, sessionId };
-          if (typeof body.otpauthUri === 'string') result.otpauthUri = body.otpauthUri;
-          if (typeof body.secret === 'string') result.secret = body.secret;
-          return result;
-        }
+      if ((status === 'SUCCESS' || status === 'DEVICE_REGISTERED') && typeof code === 'string') {
+        this.#pending.delete(email);
+        const kept = await this.#keepDeviceKey(session, email, pending.stale, key, body.deviceId);
+        return { status, message: withNote(message, kept.problem), code, deviceRemembered: kept.deviceRemembered };
+      }
+      const offered = Array.isArray(methods) ? methods.filter(isMfaMethod) : [];
+      if (status === 'MFA_ENROLLMENT_NEEDED' && offered.length > 0) return { status, message, methods: offered };
+      if ((status === 'FINALIZE_REGISTRATION_NEEDED' || status === 'MFA_REQUIRED') && isNonEmptyString(sessionId) && isMfaMethod(method)) {
+        // The service holds the public key now; the pair waits in memory until verifyMfa succeeds.
+        this.#pending.set(email, { ...pending, sessionId, registration: { key } });
+        if (status === 'MFA_REQUIRED') return { status, message, sessionId, method };
+        const result: FinalizeRegistrationResult = { status, message, method, sessionId };
+        if (typeof body.otpauthUri === 'string') result.otpauthUri = body.otpauthUri;
+        if (typeof body.secret === 'string') result.secret = body.secret;
+        return result;
       }
       return unexpected();
     });
@@ -386,23 +318,19 @@ export class ServiceClient {
    * ```
    */
   initiateMfa(input: InitiateMfaInput): Promise<InitiateMfaResult> {
-    return guard(async (): Promise<InitiateMfaResult> => {
-      const session = this.#session;
-      if (!session) return notInitialized();
+    return this.#run(async (session): Promise<InitiateMfaResult> => {
       if (!isObject(input) || typeof input.userid !== 'string' || !isNonEmptyString(input.sessionId)) {
-        return failure('INVALID_REQUEST', 'initiateMfa takes { userid, sessionId } as strings');
+        return invalid('userid and sessionId must be strings');
       }
       const email = normalizeEmail(input.userid);
       const sessionId = input.sessionId;
-      const outcome = await request(session.http, 'POST', BrowserPaths.mfaInitiate, { userid: email, sessionId });
-      if (!outcome.ok) return this.#forgetIfExpired(email, outcome.failure);
-      const { status, method } = outcome.body;
+      const { body, failure: failed } = await request(session.http, BrowserPaths.mfaInitiate, { userid: email, sessionId });
+      if (failed) return this.#forgetIfExpired(email, failed);
+      const { status, method } = body;
       if (status !== 'MFA_INITIATED' || !isMfaMethod(method)) return unexpected();
       // Keep the login state (and a waiting device key) when it belongs to this session.
-      if (this.#pending.get(email)?.sessionId !== sessionId) {
-        this.#pending.set(email, { sessionId, rememberDevice: false, staleDeviceRecord: false });
-      }
-      return { status: 'MFA_INITIATED', message: messageOf(outcome.body), method };
+      if (this.#pending.get(email)?.sessionId !== sessionId) this.#pending.set(email, { sessionId });
+      return { status, message: messageOf(body), method };
     });
   }
 
@@ -420,10 +348,7 @@ export class ServiceClient {
    * ```
    */
   verifyMfa(input: VerifyMfaInput): Promise<VerifyMfaResult> {
-    const fail = (result: FailureResult): VerifyMfaResult => ({ ...result, success: false });
-    return guard(async (): Promise<VerifyMfaResult> => {
-      const session = this.#session;
-      if (!session) return fail(notInitialized());
+    return this.#run(async (session): Promise<VerifyMfaResult | FailureResult> => {
       if (
         !isObject(input) ||
         typeof input.userid !== 'string' ||
@@ -431,35 +356,29 @@ export class ServiceClient {
         (input.remember_me !== undefined && typeof input.remember_me !== 'boolean') ||
         (input.sessionId !== undefined && !isNonEmptyString(input.sessionId))
       ) {
-        return fail(failure('INVALID_REQUEST', 'verifyMfa takes { userid, otp, remember_me?, sessionId? }'));
+        return invalid('verifyMfa takes { userid, otp, remember_me?, sessionId? }');
       }
       const email = normalizeEmail(input.userid);
       const pending = this.#pending.get(email);
       const sessionId = input.sessionId ?? pending?.sessionId;
-      if (sessionId === undefined) return fail(noPendingLogin());
-      if (!OTP_PATTERN.test(input.otp)) return fail(failure('INVALID_OTP', 'The code is 6 digits'));
-      const outcome = await request(
-        session.http,
-        'POST',
-        BrowserPaths.mfaVerify,
-        definedOnly({ userid: email, sessionId, otp: input.otp, rememberMe: input.remember_me }),
-      );
-      if (!outcome.ok) return fail(this.#forgetIfExpired(email, outcome.failure));
-      const body = outcome.body;
-      if (body.status !== 'SUCCESS' || typeof body.code !== 'string') return fail(unexpected());
+      if (sessionId === undefined) return noPendingLogin();
+      if (!OTP_PATTERN.test(input.otp)) return badOtp();
+      const { body, failure: failed } = await request(session.http, BrowserPaths.mfaVerify, {
+        userid: email,
+        sessionId,
+        otp: input.otp,
+        rememberMe: input.remember_me,
+      });
+      if (failed) return this.#forgetIfExpired(email, failed);
+      const { status, code } = body;
+      if (status !== 'SUCCESS' || typeof code !== 'string') return unexpected();
       this.#pending.delete(email);
       const message = messageOf(body);
       const registration = pending?.sessionId === sessionId ? pending.registration : undefined;
-      if (!pending || !registration) return { status: 'SUCCESS', message, success: true, code: body.code };
-      const kept = await this.#keepDeviceKey(session, email, pending.staleDeviceRecord, registration.deviceKey, body.deviceId);
-      return {
-        status: 'SUCCESS',
-        message: withNote(message, kept.problem),
-        success: true,
-        code: body.code,
-        deviceRemembered: kept.deviceRemembered,
-      };
-    }, fail);
+      if (!registration) return { status, message, success: true, code };
+      const kept = await this.#keepDeviceKey(session, email, pending?.stale, registration.key, body.deviceId);
+      return { status, message: withNote(message, kept.problem), success: true, code, deviceRemembered: kept.deviceRemembered };
+    }, true);
   }
 
   /**
@@ -524,38 +443,47 @@ export class ServiceClient {
    * browser's own key when it revoked itself.
    */
   #device(userid: unknown, path: string, op: DeviceOp, extra: { deviceId?: unknown; name?: unknown } = {}) {
-    return guard(async (): Promise<ListDevicesResult | DeviceChangeResult> => {
-      const session = this.#session;
-      if (!session) return notInitialized();
-      if (typeof userid !== 'string' || !isValidEmail(userid)) return failure('INVALID_EMAIL', 'Enter a valid email address');
+    return this.#run(async (session): Promise<ListDevicesResult | DeviceChangeResult> => {
+      if (!isEmail(userid)) return invalidEmail();
       const email = normalizeEmail(userid);
       const proof = await this.#deviceProof(session, email, op);
-      if (proof.kind === 'fatal') return proof.failure;
-      if (proof.kind === 'none') return failure('DEVICE_KEY_UNAVAILABLE', 'This browser is not a remembered device for this user');
-      const outcome = await request(session.http, 'POST', path, {
+      if (proof?.status) return proof;
+      if (!proof) return failure('DEVICE_KEY_UNAVAILABLE', 'This browser is not a remembered device for this user');
+      const { body, failure: failed } = await request(session.http, path, {
         userid: email,
         cryptoVersion: session.cryptoVersion,
         deviceProof: proof.jws,
         ...extra,
       });
-      const untrusted = !outcome.ok && outcome.failure.status === 'DEVICE_KEY_UNAVAILABLE';
-      if (untrusted || (outcome.ok && extra.deviceId === proof.deviceId && op === DeviceOps.revoke)) {
+      if (failed ? failed.status === 'DEVICE_KEY_UNAVAILABLE' : extra.deviceId === proof.deviceId && op === DeviceOps.revoke) {
         await this.#forgetDevice(session, email);
       }
-      if (!outcome.ok) return outcome.failure;
-      const { devices, revoked } = outcome.body;
+      if (failed) return failed;
+      const { devices, revoked } = body;
       return {
         status: 'SUCCESS',
-        message: messageOf(outcome.body),
-        ...(Array.isArray(devices) ? { devices: devices as DeviceInfo[] } : {}),
-        ...(typeof revoked === 'number' ? { revoked } : {}),
+        message: messageOf(body),
+        ...(Array.isArray(devices) && { devices: devices as DeviceInfo[] }),
+        ...(typeof revoked === 'number' && { revoked }),
       };
     });
   }
 
+  /** Runs an operation of an initialized client under guard (NOT_INITIALIZED otherwise). */
+  #run<T>(operation: (session: Session) => Promise<T | FailureResult>, flagFailure?: boolean): Promise<T> {
+    return guard(
+      () => (this.#session ? operation(this.#session) : Promise.resolve(failure('NOT_INITIALIZED', 'Call init() first'))),
+      flagFailure,
+    );
+  }
+
+  #recordKey(session: Session, email: string): string {
+    return deviceRecordKey(session.http.baseUrl, session.clientId, email);
+  }
+
   async #forgetDevice(session: Session, email: string): Promise<void> {
     await this.#store(session)
-      ?.delete(deviceRecordKey(session.http.baseUrl, session.clientId, email))
+      ?.delete(this.#recordKey(session, email))
       .catch(() => {});
   }
 
@@ -563,7 +491,7 @@ export class ServiceClient {
   async #newDeviceKey(): Promise<NewDeviceKey> {
     const crypto = this.#crypto();
     try {
-      if (!crypto?.subtle) throw new Error('WebCrypto is not available (a secure context is required)');
+      if (!crypto?.subtle) throw new Error('no WebCrypto (a secure context is required)');
       const keyPair = await generateDeviceKeyPair(crypto);
       return { keyPair, publicJwk: await exportDevicePublicJwk(crypto, keyPair.publicKey) };
     } catch (error) {
@@ -578,31 +506,31 @@ export class ServiceClient {
   async #keepDeviceKey(
     session: Session,
     email: string,
-    staleDeviceRecord: boolean,
+    stale: boolean | undefined,
     deviceKey: NewDeviceKey | undefined,
     deviceId: unknown,
   ): Promise<{ deviceRemembered: boolean; problem?: string }> {
-    const key = deviceRecordKey(session.http.baseUrl, session.clientId, email);
     let problem = deviceKey?.problem;
     let deviceRemembered = false;
-    if (deviceKey?.keyPair && isNonEmptyString(deviceId)) {
+    const keyPair = deviceKey?.keyPair;
+    if (keyPair) {
       try {
         const store = this.#store(session);
-        if (!store) throw new Error('IndexedDB is not available');
-        await store.put(key, { deviceId, keyPair: deviceKey.keyPair, cryptoVersion: session.cryptoVersion, createdAt: Date.now() });
+        if (!isNonEmptyString(deviceId)) throw new Error('the service registered no device key');
+        if (!store) throw new Error('no IndexedDB');
+        await store.put(this.#recordKey(session, email), {
+          deviceId,
+          keyPair,
+          cryptoVersion: session.cryptoVersion,
+          createdAt: Date.now(),
+        });
         deviceRemembered = true;
       } catch (error) {
         problem = reasonOf(error);
       }
-    } else if (deviceKey?.keyPair) {
-      problem = 'the service registered no device key';
     }
-    if (!deviceRemembered && staleDeviceRecord) {
-      // The service no longer accepts the stored key; drop it so later logins skip the proof step.
-      await this.#store(session)
-        ?.delete(key)
-        .catch(() => {});
-    }
+    // The service no longer accepts the stored key; drop it so later logins skip the proof step.
+    if (!deviceRemembered && stale) await this.#forgetDevice(session, email);
     return problem === undefined ? { deviceRemembered } : { deviceRemembered, problem };
   }
 
@@ -616,40 +544,30 @@ export class ServiceClient {
   }
 
   /**
-   * Signs a fresh service challenge with the remembered key, if there is one. Any local
-   * problem (no IndexedDB, no record, WebCrypto failure) means "no proof": the OTP path follows.
+   * Signs a fresh service challenge with the remembered key, if there is one: the proof, a
+   * failure that ends the operation, or undefined. Any local problem (no IndexedDB, no record,
+   * WebCrypto failure) means "no proof": the OTP path follows.
    */
-  async #deviceProof(
-    session: Session,
-    email: string,
-    op?: DeviceOp,
-  ): Promise<{ kind: 'none' } | { kind: 'proof'; jws: string; deviceId: string } | { kind: 'fatal'; failure: FailureResult }> {
+  async #deviceProof(session: Session, email: string, op?: DeviceOp): Promise<Proof | FailureResult | undefined> {
     const crypto = this.#crypto();
-    let record: Awaited<ReturnType<DeviceStore['get']>>;
     try {
-      record = await this.#store(session)?.get(deviceRecordKey(session.http.baseUrl, session.clientId, email));
-    } catch {
-      return { kind: 'none' };
-    }
-    if (!record || !crypto?.subtle) return { kind: 'none' };
-
-    const challenge: HttpOutcome = await request(session.http, 'POST', BrowserPaths.deviceChallenge, {});
-    if (!challenge.ok) {
-      return FATAL_CHALLENGE_STATUSES.includes(challenge.failure.status) ? { kind: 'fatal', failure: challenge.failure } : { kind: 'none' };
-    }
-    const nonce = challenge.body.challenge;
-    if (typeof nonce !== 'string' || nonce.length === 0) return { kind: 'none' };
-    try {
+      const record = await this.#store(session)?.get(this.#recordKey(session, email));
+      if (!record || !crypto?.subtle) return;
+      const { body, failure: failed } = await request(session.http, BrowserPaths.deviceChallenge, {});
+      if (failed) return FATAL_CHALLENGE_STATUSES.includes(failed.status) ? failed : undefined;
+      const nonce = body.challenge;
+      if (!isNonEmptyString(nonce)) return;
+      const { deviceId } = record;
       const jws = await createDeviceProof(crypto, record.keyPair.privateKey, {
-        deviceId: record.deviceId,
+        deviceId,
         cryptoVersion: session.cryptoVersion,
         sub: email,
         nonce,
         op,
       });
-      return { kind: 'proof', jws, deviceId: record.deviceId };
+      return { jws, deviceId };
     } catch {
-      return { kind: 'none' };
+      return;
     }
   }
 
@@ -659,56 +577,57 @@ export class ServiceClient {
   }
 }
 
-/** Runs an operation so that it can only resolve: an unexpected exception becomes SERVICE_ERROR. */
-async function guard<T>(operation: () => Promise<T>, onFailure: (result: FailureResult) => T = (r) => r as T): Promise<T> {
+/**
+ * Runs an operation so that it can only resolve: an unexpected exception becomes SERVICE_ERROR.
+ * With `flagFailure` (operations whose result has `success`), a failure gets `success: false`.
+ */
+async function guard<T>(operation: () => Promise<T | FailureResult>, flagFailure?: boolean): Promise<T> {
+  let result: T | FailureResult;
   try {
-    return await operation();
+    result = await operation();
   } catch (error) {
-    return onFailure(failure('SERVICE_ERROR', `Unexpected error: ${reasonOf(error)}`));
+    result = failure('SERVICE_ERROR', `Unexpected error: ${reasonOf(error)}`);
   }
+  return (flagFailure && !('success' in (result as object)) ? { ...result, success: false } : result) as T;
 }
 
 function normalizeBaseUrl(value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
   try {
-    const url = new URL(value);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
-    return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
-  } catch {
-    return undefined;
-  }
-}
-
-function definedOnly<T extends Record<string, unknown>>(body: T): Partial<T> {
-  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)) as Partial<T>;
+    const url = new URL(typeof value === 'string' ? value : '?');
+    if (/^https?:$/.test(url.protocol)) return (url.origin + url.pathname).replace(/\/+$/, '');
+  } catch {}
 }
 
 function isNonEmptyString(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0;
 }
 
+function isEmail(value: unknown): value is string {
+  return typeof value === 'string' && isValidEmail(value);
+}
+
 function isMfaMethod(value: unknown): value is MfaMethod {
-  return typeof value === 'string' && MFA_METHODS.includes(value);
+  return MFA_METHODS.includes(value as string);
 }
 
 function withNote(message: string, problem: string | undefined): string {
   return problem === undefined ? message : `${message} This device could not be remembered: ${problem}.`;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
-}
-
 function messageOf(body: Record<string, unknown>): string {
   return typeof body.message === 'string' ? body.message : '';
 }
 
-function reasonOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+function invalid(message: string): FailureResult {
+  return failure('INVALID_REQUEST', message);
 }
 
-function notInitialized(): FailureResult {
-  return failure('NOT_INITIALIZED', 'Call init() with your API key first');
+function invalidEmail(): FailureResult {
+  return failure('INVALID_EMAIL', 'Enter a valid email address');
+}
+
+function badOtp(): FailureResult {
+  return failure('INVALID_OTP', 'The code is 6 digits');
 }
 
 function noPendingLogin(): FailureResult {
@@ -716,5 +635,5 @@ function noPendingLogin(): FailureResult {
 }
 
 function unexpected(): FailureResult {
-  return failure('SERVICE_ERROR', 'The service sent a response this library does not understand');
+  return failure('SERVICE_ERROR', 'Unexpected response from the service');
 }

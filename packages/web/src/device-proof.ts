@@ -22,7 +22,7 @@ export async function generateDeviceKeyPair(crypto: Crypto): Promise<CryptoKeyPa
 export async function exportDevicePublicJwk(crypto: Crypto, publicKey: CryptoKey): Promise<DevicePublicJwk> {
   const jwk = await crypto.subtle.exportKey('jwk', publicKey);
   if (jwk.kty !== 'EC' || jwk.crv !== 'P-256' || typeof jwk.x !== 'string' || typeof jwk.y !== 'string') {
-    throw new Error('The device public key is not an EC P-256 key');
+    throw new Error('not an EC P-256 key');
   }
   return { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y };
 }

@@ -29,22 +29,21 @@ export interface DeviceStore {
  * hanging IndexedDB must not hang the login).
  */
 export function createDeviceStore(factory: IDBFactory, timeoutMs: number): DeviceStore {
+  const write = (operation: (store: IDBObjectStore) => IDBRequest) =>
+    withDatabase(factory, timeoutMs, 'readwrite', operation).then(() => {});
   return {
     get: (key) => withDatabase(factory, timeoutMs, 'readonly', (store) => store.get(key)).then(asRecord),
-    put: (key, record) => withDatabase(factory, timeoutMs, 'readwrite', (store) => store.put(record, key)).then(() => {}),
-    delete: (key) => withDatabase(factory, timeoutMs, 'readwrite', (store) => store.delete(key)).then(() => {}),
+    put: (key, record) => write((store) => store.put(record, key)),
+    delete: (key) => write((store) => store.delete(key)),
   };
 }
 
 function asRecord(value: unknown): DeviceRecord | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const record = value as Partial<DeviceRecord>;
-  const keyPair = record.keyPair;
-  if (typeof record.deviceId !== 'string' || !keyPair || typeof keyPair !== 'object' || !keyPair.privateKey) {
-    return undefined;
-  }
-  return record as DeviceRecord;
+  const record = value as Partial<DeviceRecord> | undefined;
+  if (typeof record?.deviceId === 'string' && record.keyPair?.privateKey) return record as DeviceRecord;
 }
+
+const problem = (what: string) => new Error(`IndexedDB ${what}`);
 
 function withDatabase(
   factory: IDBFactory,
@@ -67,14 +66,14 @@ function withDatabase(
       if (error) reject(error);
       else resolve(value);
     };
-    const timer = setTimeout(() => finish(new Error('IndexedDB did not answer in time')), timeoutMs);
+    const timer = setTimeout(() => finish(problem('did not answer in time')), timeoutMs);
     try {
       const open = factory.open(DATABASE_NAME, DATABASE_VERSION);
       open.onupgradeneeded = () => {
         if (!open.result.objectStoreNames.contains(STORE_NAME)) open.result.createObjectStore(STORE_NAME);
       };
-      open.onblocked = () => finish(new Error('IndexedDB is blocked by another connection'));
-      open.onerror = () => finish(open.error ?? new Error('IndexedDB could not be opened'));
+      open.onblocked = () => finish(problem('blocked by another connection'));
+      open.onerror = () => finish(open.error ?? problem('open failed'));
       open.onsuccess = () => {
         db = open.result;
         if (settled) {
@@ -90,8 +89,7 @@ function withDatabase(
           };
           // Resolve on commit, so a put is durable before we report the device as remembered.
           transaction.oncomplete = () => finish(undefined, result);
-          transaction.onerror = () => finish(transaction.error ?? req.error ?? new Error('IndexedDB transaction failed'));
-          transaction.onabort = () => finish(transaction.error ?? new Error('IndexedDB transaction aborted'));
+          transaction.onerror = transaction.onabort = () => finish(transaction.error ?? req.error ?? problem('transaction failed'));
         } catch (error) {
           finish(error);
         }

@@ -1,4 +1,4 @@
-import { BROWSER_PREFIX, ErrorCodes, isErrorCode, PUBLISHABLE_KEY_HEADER } from 'service-protocol';
+import { BROWSER_PREFIX, ErrorStatus, isErrorCode, PUBLISHABLE_KEY_HEADER } from 'service-protocol';
 import type { FailureResult, FailureStatus } from './types.js';
 
 export interface HttpConfig {
@@ -8,75 +8,77 @@ export interface HttpConfig {
   fetch: typeof fetch;
 }
 
-export type HttpOutcome = { ok: true; body: Record<string, unknown> } | { ok: false; httpStatus?: number; failure: FailureResult };
+/** A readable JSON object from a 2xx answer, or the failure; `httpStatus` when the service answered. */
+export type HttpOutcome =
+  | { body: Record<string, unknown>; failure?: undefined; httpStatus?: undefined }
+  | { body?: undefined; failure: FailureResult; httpStatus?: number };
 
 export function failure(status: FailureStatus, message: string): FailureResult {
   return { status, message };
 }
 
+const JSON_TYPE = 'application/json';
+
 /**
- * One JSON request to a browser endpoint (`path` from BrowserPaths, under BROWSER_PREFIX). Never
- * throws: every way it can go wrong becomes a FailureResult. The timeout covers the whole
- * exchange, body included.
+ * One JSON request to a browser endpoint (`path` from BrowserPaths, under BROWSER_PREFIX): a POST
+ * of `body`, or a GET without one. Never throws: every way it can go wrong becomes a
+ * FailureResult. The timeout covers the whole exchange, body included. Undefined members of
+ * `body` are left out (JSON.stringify drops them).
  */
-export async function request(config: HttpConfig, method: 'GET' | 'POST', path: string, body?: object): Promise<HttpOutcome> {
+export async function request(config: HttpConfig, path: string, body?: object): Promise<HttpOutcome> {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
     controller.abort();
   }, config.timeoutMs);
-  const headers: Record<string, string> = {
-    accept: 'application/json',
-    [PUBLISHABLE_KEY_HEADER]: config.apiKey,
-  };
-  if (body !== undefined) headers['content-type'] = 'application/json';
   try {
-    const response = await config.fetch(`${config.baseUrl}${BROWSER_PREFIX}${path}`, {
-      method,
-      headers,
+    const response = await config.fetch(config.baseUrl + BROWSER_PREFIX + path, {
+      method: body ? 'POST' : 'GET',
+      headers: { accept: JSON_TYPE, [PUBLISHABLE_KEY_HEADER]: config.apiKey, ...(body && { 'content-type': JSON_TYPE }) },
       // The publishable key identifies the client; cookies play no part in this protocol.
       credentials: 'omit',
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body && JSON.stringify(body),
       signal: controller.signal,
     });
-    const text = await response.text();
-    const parsed = parseObject(text);
-    if (response.ok) {
-      if (parsed === undefined) {
-        return { ok: false, httpStatus: response.status, failure: failure('SERVICE_ERROR', 'The service sent an unreadable response') };
-      }
-      return { ok: true, body: parsed };
-    }
-    return { ok: false, httpStatus: response.status, failure: errorBodyToFailure(response.status, parsed) };
+    const httpStatus = response.status;
+    const parsed = parseObject(await response.text());
+    if (!response.ok) return { failure: errorBodyToFailure(httpStatus, parsed), httpStatus };
+    return parsed ? { body: parsed } : { failure: failure('SERVICE_ERROR', 'Unreadable response'), httpStatus };
   } catch (error) {
-    if (timedOut) {
-      return { ok: false, failure: failure('TIMEOUT', `The service did not answer within ${config.timeoutMs} ms`) };
-    }
-    const reason = error instanceof Error ? error.message : String(error);
-    return { ok: false, failure: failure('NETWORK_ERROR', `The service could not be reached: ${reason}`) };
+    return {
+      failure: timedOut
+        ? failure('TIMEOUT', `No answer within ${config.timeoutMs} ms`)
+        : failure('NETWORK_ERROR', `Service unreachable: ${reasonOf(error)}`),
+    };
   } finally {
     clearTimeout(timer);
   }
 }
 
+export function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 function parseObject(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return isObject(value) && !Array.isArray(value) ? value : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** Maps `{ code, message, retryAfter?, attemptsRemaining? }` through protocol's ErrorCodes table. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+/** Maps `{ code, message, retryAfter?, attemptsRemaining? }` through protocol's ErrorStatus table. */
 export function errorBodyToFailure(httpStatus: number, body: Record<string, unknown> | undefined): FailureResult {
-  if (body === undefined || !isErrorCode(body.code)) {
-    return failure('SERVICE_ERROR', `The service answered HTTP ${httpStatus} without a known error code`);
-  }
-  const message = typeof body.message === 'string' ? body.message : body.code;
-  const result = failure(ErrorCodes[body.code].status as FailureStatus, message);
-  if (typeof body.retryAfter === 'number') result.retryAfter = body.retryAfter;
-  if (typeof body.attemptsRemaining === 'number') result.attemptsRemaining = body.attemptsRemaining;
+  if (!isErrorCode(body?.code)) return failure('SERVICE_ERROR', `HTTP ${httpStatus}, unknown error code`);
+  const { code, message, retryAfter, attemptsRemaining } = body;
+  const result = failure(ErrorStatus[code], typeof message === 'string' ? message : code);
+  if (typeof retryAfter === 'number') result.retryAfter = retryAfter;
+  if (typeof attemptsRemaining === 'number') result.attemptsRemaining = attemptsRemaining;
   return result;
 }
