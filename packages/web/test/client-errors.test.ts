@@ -139,7 +139,7 @@ test('a closed port gives NETWORK_ERROR', async () => {
   assert.equal(result.status, 'NETWORK_ERROR');
 });
 
-test('error bodies map through ErrorCodes, passing attemptsRemaining and retryAfter', async () => {
+test('error bodies map through ErrorStatus, passing attemptsRemaining and retryAfter', async () => {
   const { server, url } = await listen((req, res) => {
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' });
