@@ -9,6 +9,9 @@ import { parseArgs } from 'node:util';
 import { canonicalEmail, Paths } from 'service-protocol';
 import { ConfigError, type ConfigFlags, ENVIRONMENT, loadConfig } from './config.js';
 import { openContext } from './context.js';
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './defaults.js';
+import { defaultDeviceName } from './devices/user-agent.js';
+import { ServiceError } from './errors.js';
 import { ISSUER_FILE, startService } from './index.js';
 
 const ENVIRONMENT_WIDTH = Math.max(...Object.keys(ENVIRONMENT).map((name) => name.length)) + 2;
@@ -40,6 +43,27 @@ Usage:
   service-idp users reset-mfa EMAIL
       Recovery for a user who lost their second factor: removes it (and every remember_me),
       mails the user a notice and prints what was removed. Verify who asks before running it.
+  service-idp users list [--email TEXT] [--limit 50] [--cursor CURSOR] [--json]
+      Users, oldest first; --email keeps addresses containing TEXT. A full page ends with the
+      --cursor of the next one.
+  service-idp users show ID|EMAIL [--json]
+      The account, its devices, MFA method (no secret) and the clients it signed in to.
+  service-idp users disable ID|EMAIL
+  service-idp users enable ID|EMAIL
+      A disabled user cannot sign in anywhere (no code is sent; answers look like any other)
+      and no token is issued for them; enabling restores the account as it was.
+  service-idp users delete ID|EMAIL
+      Delete the user and every row about them in one transaction; an event without personal
+      data records that a deletion happened. Cannot be undone.
+  service-idp users export ID|EMAIL
+      Everything held about the user, as JSON: account, devices, MFA method without secrets,
+      client sign-ins, events.
+  service-idp devices list --user ID|EMAIL [--json]
+      The user's devices for every client, revoked and expired ones included.
+  service-idp devices revoke DEVICE_ID
+      The device's key stops working on every node at once.
+  service-idp events [--user ID|EMAIL] [--type TYPE] [--since 2026-01-31|24h|7d] [--limit 50] [--cursor CURSOR] [--json]
+      The audit trail, newest first.
   service-idp keys rotate
       New signing keys (RS256, ES256, EdDSA); the JWKS serves old and new until tokens signed
       by the old ones expire.
@@ -82,6 +106,11 @@ const options = {
   'sp-signing-key': { type: 'string' },
   'sp-encryption-key': { type: 'string' },
   limit: { type: 'string' },
+  email: { type: 'string' },
+  user: { type: 'string' },
+  type: { type: 'string' },
+  since: { type: 'string' },
+  cursor: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -126,6 +155,21 @@ function table(header: string[], rows: string[][]): string {
   return [header, ...rows]
     .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '))
     .join('\n');
+}
+
+const cursor = (raw: string | undefined) => (raw === undefined ? {} : { cursor: raw });
+
+const time = (at: number | null) => (at === null ? '-' : new Date(at).toISOString());
+
+/** --since: an ISO 8601 date or time, or a duration back from now (90m, 24h, 7d). */
+function sinceTime(raw: string | undefined, now: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const ago = /^(\d{1,6})([mhd])$/.exec(raw);
+  if (ago) return now - Number(ago[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[ago[2] as 'm' | 'h' | 'd'];
+  const at = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2})?)?$/.test(raw) ? Date.parse(raw) : Number.NaN;
+  if (Number.isNaN(at))
+    throw new UsageError(`--since must be a date (2026-01-31, 2026-01-31T12:00:00Z) or a duration (90m, 24h, 7d), not "${raw}"`);
+  return at;
 }
 
 /** The URL the service serves on this data folder: --issuer / SERVICE_IDP_ISSUER, else what the last start recorded. */
@@ -207,13 +251,31 @@ async function main(argv: string[]): Promise<number> {
     'clients list',
     'keys rotate',
     'users reset-mfa',
+    'users list',
+    'users show',
+    'users disable',
+    'users enable',
+    'users delete',
+    'users export',
+    'devices list',
+    'devices revoke',
+    'events',
     'mail',
     'sms',
     'migrate',
   ];
-  const name = command === 'clients' || command === 'keys' || command === 'users' ? `${command} ${sub ?? ''}`.trim() : command;
+  const name = ['clients', 'keys', 'users', 'devices'].includes(command) ? `${command} ${sub ?? ''}`.trim() : command;
   if (!known.includes(name)) throw new UsageError(`unknown command "${positionals.slice(0, 2).join(' ')}"`);
-  const limit = wholeNumber('--limit', values.limit, MAIL_LIMIT_DEFAULT, 1, MAIL_LIMIT_MAX);
+  const paged = name === 'users list' || name === 'events';
+  const limit = paged
+    ? wholeNumber('--limit', values.limit, PAGE_SIZE_DEFAULT, 1, PAGE_SIZE_MAX)
+    : wholeNumber('--limit', values.limit, MAIL_LIMIT_DEFAULT, 1, MAIL_LIMIT_MAX);
+  const since = sinceTime(values.since, Date.now());
+  const [, , target] = positionals;
+  if (/^users (show|disable|enable|delete|export)$/.test(name) && !target) throw new UsageError(`usage: service-idp ${name} ID|EMAIL`);
+  if (name === 'devices list' && !values.user) throw new UsageError('usage: service-idp devices list --user ID|EMAIL');
+  if (name === 'devices revoke' && !target) throw new UsageError('usage: service-idp devices revoke DEVICE_ID');
+  const user = target ?? '';
   const issuer = name === 'clients delegation-keys' ? servedIssuer(config.dataDir, values.issuer ?? process.env.SERVICE_IDP_ISSUER) : '';
 
   const ctx = await openContext(config);
@@ -322,6 +384,115 @@ async function main(argv: string[]): Promise<number> {
         );
         return 0;
       }
+      case 'users list': {
+        const page = await ctx.users.list({ ...(values.email ? { email: values.email } : {}), ...cursor(values.cursor), limit });
+        if (values.json) process.stdout.write(`${JSON.stringify(page)}\n`);
+        else if (page.users.length === 0)
+          process.stdout.write(values.email ? `No user's address contains "${values.email}".\n` : 'No users yet.\n');
+        else
+          process.stdout.write(
+            `${table(
+              ['USER ID', 'EMAIL', 'CREATED', 'STATUS'],
+              page.users.map((u) => [
+                u.id,
+                u.email,
+                time(u.createdAt),
+                u.disabledAt === null ? 'active' : `disabled ${time(u.disabledAt)}`,
+              ]),
+            )}\n${page.nextCursor ? `More: --cursor ${page.nextCursor}\n` : ''}`,
+          );
+        return 0;
+      }
+      case 'users show': {
+        const shown = await ctx.users.show(user);
+        if (values.json) {
+          process.stdout.write(`${JSON.stringify(shown)}\n`);
+          return 0;
+        }
+        const lines = [
+          `User ${shown.id}`,
+          `  email:    ${shown.email}`,
+          `  created:  ${time(shown.createdAt)}`,
+          `  status:   ${shown.disabledAt === null ? 'active' : `disabled since ${time(shown.disabledAt)}`}`,
+          `  MFA:      ${shown.mfa ? `${shown.mfa.method}${shown.mfa.phone ? ` ${shown.mfa.phone}` : ''} since ${time(shown.mfa.confirmedAt)}` : 'none'}`,
+          `  devices:  ${shown.devices.filter((d) => d.removedAt === null).length} active, ${shown.devices.length} in all (service-idp devices list --user ${shown.id})`,
+          `  clients:  ${shown.clientSignIns.map((c) => `${c.clientName ?? c.clientId} (${c.clientId})`).join(', ') || 'none yet'}`,
+        ];
+        process.stdout.write(`${lines.join('\n')}\n`);
+        return 0;
+      }
+      case 'users disable':
+      case 'users enable': {
+        const changed = name === 'users disable' ? await ctx.users.disable(user, 'cli') : await ctx.users.enable(user, 'cli');
+        process.stdout.write(`User ${changed.id} (${changed.email}) ${changed.disabledAt === null ? 'enabled' : 'disabled'}.\n`);
+        return 0;
+      }
+      case 'users delete': {
+        const found = await ctx.users.find(user);
+        await ctx.users.delete(found.id, 'cli');
+        process.stdout.write(`User ${found.id} deleted with every row about them.\n`);
+        return 0;
+      }
+      case 'users export':
+        process.stdout.write(`${JSON.stringify(await ctx.users.export(user), null, 2)}\n`);
+        return 0;
+      case 'devices list': {
+        const devices = await ctx.users.devices(values.user ?? '');
+        if (values.json) process.stdout.write(`${JSON.stringify(devices)}\n`);
+        else if (devices.length === 0) process.stdout.write('This user has no devices.\n');
+        else
+          process.stdout.write(
+            `${table(
+              ['DEVICE ID', 'CLIENT ID', 'NAME', 'CREATED', 'LAST USED', 'STATUS'],
+              devices.map((d) => [
+                d.id,
+                d.clientId,
+                d.name ?? defaultDeviceName(d.browser, d.os),
+                time(d.createdAt),
+                time(d.lastUsedAt),
+                d.removedAt === null ? 'active' : `revoked ${time(d.removedAt)}`,
+              ]),
+            )}\n`,
+          );
+        return 0;
+      }
+      case 'devices revoke':
+        await ctx.users.revokeDevice(user, 'cli');
+        process.stdout.write(`Device ${user} revoked.\n`);
+        return 0;
+      case 'events': {
+        const userId = values.user ? (await ctx.users.find(values.user)).id : undefined;
+        const page = await ctx.events.list({
+          ...(userId ? { userId } : {}),
+          ...(values.type ? { type: values.type } : {}),
+          ...(since !== undefined ? { since } : {}),
+          ...cursor(values.cursor),
+          limit,
+        });
+        if (values.json) process.stdout.write(`${JSON.stringify(page)}\n`);
+        else if (page.events.length === 0) process.stdout.write('No events.\n');
+        else
+          process.stdout.write(
+            `${table(
+              ['TIME', 'TYPE', 'USER', 'CLIENT', 'DEVICE', 'IP', 'BY', 'DETAIL'],
+              page.events.map((e) => [
+                time(e.at),
+                e.type,
+                e.userId ?? '-',
+                e.clientId ?? '-',
+                e.deviceId ?? '-',
+                e.ip ?? '-',
+                e.actor ?? '-',
+                e.detail
+                  ? Object.entries(e.detail)
+                      .map(([k, v]) => `${k}=${v}`)
+                      .join(' ')
+                  : '',
+              ]),
+            )}\n${page.nextCursor ? `More: --cursor ${page.nextCursor}\n` : ''}`,
+          );
+        return 0;
+      }
       case 'mail': {
         const messages = await ctx.mailbox.list(limit);
         if (values.json) process.stdout.write(`${JSON.stringify(messages)}\n`);
@@ -352,8 +523,9 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exitCode = code;
   },
   (error: unknown) => {
-    const usage = error instanceof ConfigError;
-    const message = error instanceof Error ? error.message : String(error);
+    // A request the service refuses as malformed (a bad cursor or event type) is a bad command line too.
+    const usage = error instanceof ConfigError || (error instanceof ServiceError && error.code === 'ERR_REQUEST_INVALID');
+    const message = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
     process.stderr.write(`service-idp: ${message}${usage ? '. See service-idp --help.' : ''}\n`);
     if (!usage && error instanceof Error && process.env.SERVICE_IDP_LOG_LEVEL === 'debug') process.stderr.write(`${error.stack}\n`);
     process.exitCode = usage ? 2 : 1;

@@ -5,6 +5,7 @@ import {
   DEFAULT_HOST,
   DEFAULT_PORT,
   DEVICE_IDLE_EXPIRY_DAYS,
+  EVENT_RETENTION_DAYS,
   MFA_REMEMBER_DAYS,
 } from './defaults.js';
 import { WEBHOOK_SECRET_MIN_LENGTH } from './sms/webhook.js';
@@ -44,6 +45,8 @@ export interface ServiceConfig {
   mfaRememberDays: number;
   /** A device unused for this many days is no longer trusted. */
   deviceIdleDays: number;
+  /** Audit events older than this many days are swept. */
+  eventRetentionDays: number;
   /** Request header (lower case) holding an approximate place set by the operator's proxy, e.g. cf-ipcountry. */
   placeHeader: string | undefined;
   /**
@@ -77,6 +80,7 @@ export const ENVIRONMENT = {
   SERVICE_IDP_TRUST_PROXY: 'addresses/CIDRs of proxies allowed to set X-Forwarded-For, e.g. 10.0.0.0/8 (default: none)',
   SERVICE_IDP_MFA_REMEMBER_DAYS: 'days remember_me skips MFA on a device (default 30)',
   SERVICE_IDP_DEVICE_IDLE_DAYS: `days a device may go unused before it stops being trusted (default ${DEVICE_IDLE_EXPIRY_DAYS})`,
+  SERVICE_IDP_EVENT_RETENTION_DAYS: `days the audit trail keeps an event (default ${EVENT_RETENTION_DAYS})`,
   SERVICE_IDP_PLACE_HEADER:
     'request header with an approximate place set by your proxy or CDN (e.g. cf-ipcountry), shown in new-device mail (default: none)',
   SERVICE_IDP_DEV_INBOX:
@@ -170,6 +174,7 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     sms,
     mfaRememberDays: rememberDays,
     deviceIdleDays: integerSetting(env, 'SERVICE_IDP_DEVICE_IDLE_DAYS', DEVICE_IDLE_EXPIRY_DAYS, 1, 3650),
+    eventRetentionDays: integerSetting(env, 'SERVICE_IDP_EVENT_RETENTION_DAYS', EVENT_RETENTION_DAYS, 1, 3650),
     placeHeader: env.SERVICE_IDP_PLACE_HEADER?.trim().toLowerCase() || undefined,
     devInbox,
     metrics: metricsPort === undefined ? undefined : { host: env.SERVICE_IDP_METRICS_HOST || '127.0.0.1', port: metricsPort },

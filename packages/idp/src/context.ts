@@ -16,6 +16,8 @@ import { createDeviceNotices } from './devices/notice.js';
 import { createDeviceProver } from './devices/prover.js';
 import { createDeviceService } from './devices/service.js';
 import { createDeviceStore } from './devices/store.js';
+import { createEventLog } from './events/service.js';
+import { createEventStore } from './events/store.js';
 import { createKeyring } from './keys/keyring.js';
 import { createKeyStore } from './keys/store.js';
 import { createLoginService } from './login/service.js';
@@ -39,6 +41,8 @@ import { startSweeper } from './storage/sweeper.js';
 import { createThrottle } from './throttle/service.js';
 import { createThrottleStore } from './throttle/store.js';
 import { createTokenService } from './token/service.js';
+import { createUserService } from './users/service.js';
+import { createUserStore } from './users/store.js';
 
 export interface ContextOptions {
   /** Overrides the configured database (tests pass SQLite ':memory:' or a scratch PostgreSQL schema). */
@@ -139,6 +143,9 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     now,
   });
   const login = createLoginService({ prover, mfa, finish, registration, now });
+  const eventStore = createEventStore(db);
+  const events = createEventLog({ store: eventStore, now });
+  const users = createUserService({ store: createUserStore(db, eventStore), devices, events, hash, now });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, serverSecret, now });
 
   return {
@@ -161,6 +168,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sms,
     smsOutbox,
     tokens,
+    events,
+    users,
     /** Deletes expired rows; each store sweeps its own table. */
     async sweepExpired(at: number) {
       await registrationStore.deleteExpired(at);
@@ -169,6 +178,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       await throttleStore.deleteExpired(at);
       await mfaStore.deleteExpired(at);
       await delegation.sweep(at);
+      await eventStore.deleteOlderThan(at - config.eventRetentionDays * 24 * 60 * 60 * 1000);
     },
     /** Sweeps in the background; returns the stop function. */
     startSweeper(onError: (error: unknown) => void) {

@@ -92,6 +92,15 @@ export const SDK_SCRIPT_MAX_AGE_SECONDS = 60 * 60;
 export const SDK_SCRIPT_STALE_WHILE_REVALIDATE_SECONDS = 24 * 60 * 60;
 export const SDK_PINNED_SCRIPT_MAX_AGE_SECONDS = 365 * 24 * 60 * 60;
 
+/**
+ * Audit events are kept this long, then swept: 180 days, the device idle expiry, so the trail
+ * covers a remembered device's whole trusted life. SERVICE_IDP_EVENT_RETENTION_DAYS overrides.
+ */
+export const EVENT_RETENTION_DAYS = 180;
+/** Operators' listings (users, events): rows per page when none is asked for, and at most. */
+export const PAGE_SIZE_DEFAULT = 50;
+export const PAGE_SIZE_MAX = 1000;
+
 /** Rows past their expiry are deleted this often. */
 export const SWEEP_INTERVAL_SECONDS = 60;
 
@@ -110,10 +119,10 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
 /**
- * Entries of each in-process cache of immutable rows (user id → email; client/user pairs
- * already recorded as signed in: such a row goes only with its client, whose id is never
- * reused). Rows that never change cannot go stale; the bound only caps memory (the cache
- * empties when full).
+ * Entries of the in-process cache of immutable rows: client/user pairs already recorded as
+ * signed in (a pair goes with its client or its user, whose ids are never reused). Users are
+ * not cached: operators disable and delete them (users/). The bound only caps memory (the
+ * cache empties when full).
  */
 export const IMMUTABLE_ROW_CACHE_ENTRIES = 50_000;
 

@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import { randomToken } from '../crypto/secrets.js';
-import { IMMUTABLE_ROW_CACHE_ENTRIES } from '../defaults.js';
 import type { Db } from '../storage/database.js';
 
 export interface User {
@@ -9,38 +8,44 @@ export interface User {
 }
 
 /**
- * Users, keyed by an opaque id; the email is an attribute, never the subject. A user row is
- * never updated or deleted, so `findById` keeps what it read (the token endpoint reads the
- * user of every code). Adding an update or delete of `users` means dropping that cache.
+ * Users as the sign-in paths see them, keyed by an opaque id; the email is an attribute, never
+ * the subject. A disabled user (users/) is absent from every lookup here, in the same query, so
+ * every path that signs in, issues a token or acts for a user refuses it without a further read.
+ * Rows change (disable, delete), so nothing here is cached across requests.
  */
 export function createAccountStore(db: Db) {
-  const byId = new Map<string, User>();
+  const enabled = () => db.selectFrom('users').select(['id', 'email']).where('disabled_at', 'is', null);
   return {
     async findByEmail(email: string): Promise<User | undefined> {
-      return db.selectFrom('users').select(['id', 'email']).where('email', '=', email).executeTakeFirst();
+      return enabled().where('email', '=', email).executeTakeFirst();
     },
 
     async findById(id: string): Promise<User | undefined> {
-      const known = byId.get(id);
-      if (known) return known;
-      const user = await db.selectFrom('users').select(['id', 'email']).where('id', '=', id).executeTakeFirst();
-      if (user) {
-        if (byId.size >= IMMUTABLE_ROW_CACHE_ENTRIES) byId.clear();
-        byId.set(id, user);
-      }
-      return user;
+      return enabled().where('id', '=', id).executeTakeFirst();
     },
 
-    /** Created on the first verified email; concurrent first logins converge on one row. */
-    async findOrCreate(email: string, now: number): Promise<User> {
+    /** True when the address belongs to a disabled user (no code is sent to it). */
+    async isDisabled(email: string): Promise<boolean> {
+      const row = await db
+        .selectFrom('users')
+        .select('id')
+        .where('email', '=', email)
+        .where('disabled_at', 'is not', null)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    /**
+     * Created on the first verified email; concurrent first logins converge on one row.
+     * Undefined when the address belongs to a disabled user.
+     */
+    async findOrCreate(email: string, now: number): Promise<User | undefined> {
       await db
         .insertInto('users')
         .values({ id: randomToken('usr_', 16), email, created_at: now })
         .onConflict((oc) => oc.column('email').doNothing())
         .execute();
-      const user = await this.findByEmail(email);
-      if (!user) throw new Error('user vanished after insert');
-      return user;
+      return this.findByEmail(email);
     },
 
     /** Adds one failure and returns the new count; locks the account when it reaches `max`. */

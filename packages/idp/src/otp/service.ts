@@ -1,5 +1,5 @@
 import type { AccountStore } from '../accounts/store.js';
-import { randomDigits, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+import { randomDigits, randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import {
   ACCOUNT_LOCKOUT_SECONDS,
   ACCOUNT_MAX_FAILURES,
@@ -46,6 +46,11 @@ export interface OtpSend {
   arm(otpHash: string, expiresAt: number): Promise<boolean>;
   /** Forgets a code that was not delivered, so it can never be used. */
   disarm(): Promise<void>;
+  /**
+   * A disabled account (users/): the same throttles and answer, but the challenge is armed with
+   * the HMAC of a value nobody holds and nothing is delivered.
+   */
+  silent?: boolean;
 }
 
 /** The result of comparing a guess: right, wrong, or (TOTP) right but of a time step already used. */
@@ -109,9 +114,11 @@ export function createOtpService(deps: OtpDeps) {
       );
       await throttle.consume(`send:to:${recipient}`, SEND_PER_RECIPIENT, 'Too many codes were sent to this address. Try again later.');
       const code = randomDigits(OTP_DIGITS);
-      if (!(await request.arm(hashOf(request.challengeId, code), now() + OTP_TTL_SECONDS * 1000))) {
+      const armed = request.silent ? randomToken('unsendable_') : code;
+      if (!(await request.arm(hashOf(request.challengeId, armed), now() + OTP_TTL_SECONDS * 1000))) {
         throw new ServiceError('ERR_SESSION_INVALID', 'This verification has ended. Start again.');
       }
+      if (request.silent) return code;
       try {
         await deliver(request.channel, request.purpose, code, request.clientName);
       } catch (error) {

@@ -60,6 +60,8 @@ export function createRegistrationService(deps: RegistrationDeps) {
         channel: { kind: 'email', to: email },
         ip: options.ip,
         clientName: client.name,
+        // A disabled user gets the same throttles and answer, and a challenge no code opens: nothing is sent.
+        silent: await accounts.isDisabled(email),
         arm: async (otpHash, otpExpiresAt) => {
           await store.insert({
             idHash,
@@ -96,6 +98,7 @@ export function createRegistrationService(deps: RegistrationDeps) {
       });
       // The account exists from the first verified email, whether or not a device follows.
       const user = await accounts.findOrCreate(email, now());
+      if (!user) throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in session is unknown or has ended. Start again.');
       return { mfaEnrolled: (await mfa.methodOf(user.id)) !== undefined };
     },
 
@@ -130,6 +133,7 @@ export function createRegistrationService(deps: RegistrationDeps) {
       const { idHash, state } = await load(client, email, input.deviceToken);
       if (state.verifiedAt === null) throw new ServiceError('ERR_SESSION_STEP', 'Verify the emailed code before registering the device.');
       const user = await accounts.findOrCreate(email, now());
+      if (!user) throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in session is unknown or has ended. Start again.');
       const method = await mfa.methodOf(user.id);
       if (!method && !input.mfaMethod && client.mfaPolicy === 'required') {
         // The registration stays open: the page calls verifyDevice again with a method.

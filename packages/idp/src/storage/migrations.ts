@@ -243,6 +243,30 @@ migrations['0007_id_token_alg'] = {
   },
 };
 
+// Issue 13: operators disable users, and every security-relevant event is kept (events/).
+migrations['0008_users_events'] = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('users').addColumn('disabled_at', 'bigint').execute();
+    await db.schema
+      .createTable('events')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('type', 'text', (c) => c.notNull())
+      .addColumn('at', 'bigint', (c) => c.notNull())
+      .addColumn('user_id', 'text')
+      .addColumn('client_id', 'text')
+      .addColumn('device_id', 'text')
+      .addColumn('ip', 'text')
+      .addColumn('user_agent', 'text')
+      .addColumn('actor', 'text')
+      .addColumn('detail', 'text')
+      .execute();
+    await db.schema.createIndex('events_at').on('events').columns(['at', 'id']).execute();
+    await db.schema.createIndex('events_user').on('events').columns(['user_id', 'at']).execute();
+    await db.schema.createIndex('client_users_user').on('client_users').column('user_id').execute();
+    await db.schema.createIndex('users_created').on('users').columns(['created_at', 'id']).execute();
+  },
+};
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 export const KNOWN_MIGRATIONS = Object.keys(migrations).sort();

@@ -23,6 +23,8 @@ export interface Database {
     id: string;
     email: string;
     created_at: number;
+    /** Set by an operator (users/): the account is invisible to every sign-in path until enabled. */
+    disabled_at: number | null;
   };
   /** accounts/: consecutive failures per account, across challenges */
   account_failures: {
@@ -190,6 +192,21 @@ export interface Database {
     recipient: string;
     body: string;
     created_at: number;
+  };
+  /** events/: the append-only audit trail; never a secret or a code */
+  events: {
+    id: string;
+    type: string;
+    at: number;
+    user_id: string | null;
+    client_id: string | null;
+    device_id: string | null;
+    ip: string | null;
+    user_agent: string | null;
+    /** Who acted when not the user: 'cli', or an admin key's id. */
+    actor: string | null;
+    /** JSON object of non-secret facts (a reason code, a count). */
+    detail: string | null;
   };
   /** mail/: the development mailbox */
   mailbox: {

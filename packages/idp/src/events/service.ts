@@ -1,0 +1,42 @@
+import { PAGE_SIZE_MAX } from '../defaults.js';
+import { ServiceError } from '../errors.js';
+import { checkPageSize, decodeCursor, encodeCursor } from '../storage/pagination.js';
+import type { AuditEvent, EventStore, NewEvent } from './store.js';
+import { type EventType, isEventType } from './types.js';
+
+export interface EventQuery {
+  userId?: string;
+  type?: string;
+  since?: number;
+  cursor?: string;
+  limit: number;
+}
+
+/** The audit trail: flows record what happened, operators read it newest first. */
+export function createEventLog({ store, now }: { store: EventStore; now: () => number }) {
+  return {
+    /** Appends one event. */
+    record: (event: NewEvent & { type: EventType }) => store.append(event, now()),
+
+    async list(query: EventQuery): Promise<{ events: AuditEvent[]; nextCursor: string | null }> {
+      if (query.type !== undefined && !isEventType(query.type))
+        throw new ServiceError('ERR_REQUEST_INVALID', `Unknown event type "${query.type}".`);
+      const limit = checkPageSize(query.limit, PAGE_SIZE_MAX);
+      const before = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+      const events = await store.list({
+        ...(query.userId !== undefined ? { userId: query.userId } : {}),
+        ...(query.type !== undefined ? { type: query.type } : {}),
+        ...(query.since !== undefined ? { since: query.since } : {}),
+        ...(before ? { before } : {}),
+        limit,
+      });
+      const last = events.at(-1);
+      return { events, nextCursor: events.length === limit && last ? encodeCursor(last.at, last.id) : null };
+    },
+
+    /** Every event of one user, newest first (their export). */
+    forUser: (userId: string) => store.list({ userId, limit: Number.MAX_SAFE_INTEGER }),
+  };
+}
+
+export type EventLog = ReturnType<typeof createEventLog>;

@@ -1,0 +1,103 @@
+import { randomToken } from '../crypto/secrets.js';
+import type { Db } from '../storage/database.js';
+
+/** One entry of the audit trail. Never holds a secret, a code or a key. */
+export interface AuditEvent {
+  id: string;
+  type: string;
+  at: number;
+  userId: string | null;
+  clientId: string | null;
+  deviceId: string | null;
+  ip: string | null;
+  userAgent: string | null;
+  /** Who acted when not the user: 'cli', or an admin key's id. */
+  actor: string | null;
+  /** Non-secret facts: a reason code, a count. */
+  detail: Record<string, string | number | boolean> | null;
+}
+
+export type NewEvent = Pick<AuditEvent, 'type'> & Partial<Omit<AuditEvent, 'id' | 'type' | 'at'>>;
+
+export interface EventFilter {
+  userId?: string;
+  type?: string;
+  /** Events at or after this time. */
+  since?: number;
+  /** Newest first; continue after this event (a cursor from the previous page). */
+  before?: { at: number; id: string };
+  limit: number;
+}
+
+type EventRow = {
+  id: string;
+  type: string;
+  at: number;
+  user_id: string | null;
+  client_id: string | null;
+  device_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  actor: string | null;
+  detail: string | null;
+};
+
+const toEvent = (row: EventRow): AuditEvent => ({
+  id: row.id,
+  type: row.type,
+  at: Number(row.at),
+  userId: row.user_id,
+  clientId: row.client_id,
+  deviceId: row.device_id,
+  ip: row.ip,
+  userAgent: row.user_agent,
+  actor: row.actor,
+  detail: row.detail === null ? null : JSON.parse(row.detail),
+});
+
+/** The events table: appended to, read newest first, swept after the retention period. Nothing updates a row. */
+export function createEventStore(db: Db) {
+  return {
+    /** Appends one event; `tx` writes it in the caller's transaction (a deletion and its record). */
+    async append(event: NewEvent, at: number, tx: Db = db): Promise<AuditEvent> {
+      const row: EventRow = {
+        id: randomToken('evt_', 12),
+        type: event.type,
+        at,
+        user_id: event.userId ?? null,
+        client_id: event.clientId ?? null,
+        device_id: event.deviceId ?? null,
+        ip: event.ip ?? null,
+        user_agent: event.userAgent ?? null,
+        actor: event.actor ?? null,
+        detail: event.detail ? JSON.stringify(event.detail) : null,
+      };
+      await tx.insertInto('events').values(row).execute();
+      return toEvent(row);
+    },
+
+    /** Newest first, by (at, id). */
+    async list(filter: EventFilter): Promise<AuditEvent[]> {
+      let query = db.selectFrom('events').selectAll().orderBy('at', 'desc').orderBy('id', 'desc').limit(filter.limit);
+      if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId);
+      if (filter.type !== undefined) query = query.where('type', '=', filter.type);
+      if (filter.since !== undefined) query = query.where('at', '>=', filter.since);
+      const before = filter.before;
+      if (before)
+        query = query.where((eb) => eb.or([eb('at', '<', before.at), eb.and([eb('at', '=', before.at), eb('id', '<', before.id)])]));
+      return (await query.execute()).map(toEvent);
+    },
+
+    /** Drops the user's events (their deletion); in the deleting transaction. */
+    async deleteForUser(userId: string, tx: Db): Promise<void> {
+      await tx.deleteFrom('events').where('user_id', '=', userId).execute();
+    },
+
+    /** Retention: events older than `cutoff` go. */
+    async deleteOlderThan(cutoff: number): Promise<void> {
+      await db.deleteFrom('events').where('at', '<', cutoff).execute();
+    },
+  };
+}
+
+export type EventStore = ReturnType<typeof createEventStore>;

@@ -1,0 +1,30 @@
+/**
+ * Every event type the audit trail records (docs/operations.md lists them with their fields).
+ * Names are `area.what_happened`, as Standard Webhooks and most identity services spell them.
+ */
+export const EVENT_TYPES = [
+  'user.created',
+  'user.disabled',
+  'user.enabled',
+  'user.deleted',
+  'sign_in.succeeded',
+  'sign_in.failed',
+  'otp.sent',
+  'account.locked',
+  'device.registered',
+  'device.revoked',
+  'device.expired',
+  'mfa.enrolled',
+  'mfa.changed',
+  'delegation.called',
+  'signing_key.rotated',
+  'client.created',
+  'client.updated',
+  'client.deleted',
+  'admin_key.created',
+  'admin_key.revoked',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export const isEventType = (value: string): value is EventType => (EVENT_TYPES as readonly string[]).includes(value);

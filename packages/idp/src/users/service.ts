@@ -1,0 +1,99 @@
+import { isValidEmail, normalizeEmail } from 'service-protocol';
+import type { SecretHasher } from '../crypto/secrets.js';
+import { PAGE_SIZE_MAX } from '../defaults.js';
+import type { DeviceStore } from '../devices/store.js';
+import { ServiceError } from '../errors.js';
+import type { EventLog } from '../events/service.js';
+import type { AuditEvent } from '../events/store.js';
+import { checkPageSize, decodeCursor, encodeCursor } from '../storage/pagination.js';
+import type { UserHoldings, UserRecord, UserStore } from './store.js';
+
+/** Who asked: 'cli', or an admin key's id. Recorded with every change. */
+export type Actor = string;
+
+/** Everything the service holds about one person (the export). */
+export interface UserExport extends UserHoldings {
+  account: UserRecord;
+  events: AuditEvent[];
+}
+
+/**
+ * The people who sign in, as operators manage them: find, disable, enable, delete, export, and
+ * their devices. Every change is recorded in the audit trail with the actor.
+ */
+export function createUserService(deps: {
+  store: UserStore;
+  devices: DeviceStore;
+  events: EventLog;
+  hash: SecretHasher;
+  now: () => number;
+}) {
+  const { store, devices, events, hash, now } = deps;
+  const notFound = (key: string) => new ServiceError('ERR_NOT_FOUND', `No user ${key}.`);
+
+  /** A user by id (usr_…) or email address; ERR_NOT_FOUND when there is none. */
+  async function find(key: string): Promise<UserRecord> {
+    const user = isValidEmail(key) ? await store.findByEmail(normalizeEmail(key)) : await store.findById(key);
+    if (!user) throw notFound(key);
+    return user;
+  }
+
+  async function setDisabled(key: string, disabled: boolean, actor: Actor): Promise<UserRecord> {
+    const user = await find(key);
+    const at = disabled ? now() : null;
+    const event = { type: disabled ? 'user.disabled' : 'user.enabled', userId: user.id, actor } as const;
+    if (!(await store.setDisabled(user.id, at, event, now()))) throw notFound(key);
+    return { ...user, disabledAt: at };
+  }
+
+  return {
+    find,
+
+    async list(query: { email?: string; cursor?: string; limit: number }): Promise<{ users: UserRecord[]; nextCursor: string | null }> {
+      const limit = checkPageSize(query.limit, PAGE_SIZE_MAX);
+      const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+      const users = await store.list({ ...(query.email ? { email: query.email } : {}), ...(after ? { after } : {}), limit });
+      const last = users.at(-1);
+      return { users, nextCursor: users.length === limit && last ? encodeCursor(last.createdAt, last.id) : null };
+    },
+
+    /** The account with what hangs on it (devices, MFA method without secrets, client sign-ins). */
+    async show(key: string): Promise<UserRecord & UserHoldings> {
+      const user = await find(key);
+      return { ...user, ...(await store.holdings(user.id)) };
+    },
+
+    /** No sign-in path sees the user until enabled again; devices and MFA stay as they were. */
+    disable: (key: string, actor: Actor) => setDisabled(key, true, actor),
+    enable: (key: string, actor: Actor) => setDisabled(key, false, actor),
+
+    /** Everything held about the person, as the export of a data-subject access request. */
+    async export(key: string): Promise<UserExport> {
+      const account = await find(key);
+      const [holdings, trail] = await Promise.all([store.holdings(account.id), events.forUser(account.id)]);
+      return { account, ...holdings, events: trail };
+    },
+
+    /** Deletes every row about the user in one transaction; one event naming no one records that it happened. */
+    async delete(key: string, actor: Actor): Promise<void> {
+      const user = await find(key);
+      if (!(await store.delete(user, hash('account', user.email), { type: 'user.deleted', actor }, now()))) throw notFound(key);
+    },
+
+    /** The user's devices for every client, revoked and expired ones included. */
+    async devices(key: string): Promise<UserHoldings['devices']> {
+      return (await store.holdings((await find(key)).id)).devices;
+    },
+
+    /** Revokes one device by id: its key stops working on every node at once. */
+    async revokeDevice(deviceId: string, actor: Actor): Promise<void> {
+      const device = await devices.find(deviceId);
+      if (!device) throw new ServiceError('ERR_DEVICE_NOT_FOUND', `No device ${deviceId}.`);
+      if (!(await devices.revokeById(deviceId, now())))
+        throw new ServiceError('ERR_DEVICE_NOT_FOUND', `Device ${deviceId} is already revoked.`);
+      await events.record({ type: 'device.revoked', userId: device.userId, clientId: device.clientId, deviceId, actor });
+    },
+  };
+}
+
+export type UserService = ReturnType<typeof createUserService>;

@@ -1,0 +1,160 @@
+import { sql } from 'kysely';
+import type { EventStore, NewEvent } from '../events/store.js';
+import type { Db } from '../storage/database.js';
+
+/** A user as an operator sees it. */
+export interface UserRecord {
+  id: string;
+  email: string;
+  createdAt: number;
+  /** Set while the user is disabled: no sign-in path sees the account. */
+  disabledAt: number | null;
+}
+
+export interface UserFilter {
+  /** Part of the address, any case. */
+  email?: string;
+  /** Oldest first; continue after this user (a cursor from the previous page). */
+  after?: { at: number; id: string };
+  limit: number;
+}
+
+/** Everything the service holds about one person but the events (users/service.ts adds them). */
+export interface UserHoldings {
+  devices: Array<{
+    id: string;
+    clientId: string;
+    name: string | null;
+    browser: string | null;
+    os: string | null;
+    createdAt: number;
+    lastUsedAt: number | null;
+    removedAt: number | null;
+  }>;
+  /** The confirmed MFA method, without its secret. */
+  mfa: { method: string; phone: string | null; confirmedAt: number } | null;
+  clientSignIns: Array<{ clientId: string; clientName: string | null; firstSignedInAt: number }>;
+}
+
+const toRecord = (row: { id: string; email: string; created_at: number; disabled_at: number | null }): UserRecord => ({
+  id: row.id,
+  email: row.email,
+  createdAt: Number(row.created_at),
+  disabledAt: row.disabled_at === null ? null : Number(row.disabled_at),
+});
+
+/** `%` and `_` in an operator's filter are letters, not wildcards. */
+const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * The users table as operators manage it, and the one place that knows every row kept about
+ * a person: the export reads them and the deletion removes them, in one transaction.
+ */
+export function createUserStore(db: Db, events: EventStore) {
+  return {
+    async list(filter: UserFilter): Promise<UserRecord[]> {
+      let query = db
+        .selectFrom('users')
+        .select(['id', 'email', 'created_at', 'disabled_at'])
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(filter.limit);
+      // Addresses are stored lower-case (normalizeEmail), so a lower-cased filter matches any case.
+      // SQLite's LIKE has no escape character unless told; PostgreSQL's is the backslash already.
+      if (filter.email) query = query.where(sql<boolean>`email like ${`%${likeLiteral(filter.email.toLowerCase())}%`} escape '\\'`);
+      const after = filter.after;
+      if (after)
+        query = query.where((eb) =>
+          eb.or([eb('created_at', '>', after.at), eb.and([eb('created_at', '=', after.at), eb('id', '>', after.id)])]),
+        );
+      return (await query.execute()).map(toRecord);
+    },
+
+    async findById(id: string): Promise<UserRecord | undefined> {
+      const row = await db.selectFrom('users').select(['id', 'email', 'created_at', 'disabled_at']).where('id', '=', id).executeTakeFirst();
+      return row && toRecord(row);
+    },
+
+    async findByEmail(email: string): Promise<UserRecord | undefined> {
+      const row = await db
+        .selectFrom('users')
+        .select(['id', 'email', 'created_at', 'disabled_at'])
+        .where('email', '=', email)
+        .executeTakeFirst();
+      return row && toRecord(row);
+    },
+
+    /** Disables (`at`) or enables (null) the user; the event is written in the same transaction. */
+    async setDisabled(id: string, at: number | null, event: NewEvent, now: number): Promise<boolean> {
+      return db.transaction().execute(async (tx) => {
+        const result = await tx.updateTable('users').set({ disabled_at: at }).where('id', '=', id).executeTakeFirst();
+        if (Number(result.numUpdatedRows) !== 1) return false;
+        await events.append(event, now, tx);
+        return true;
+      });
+    },
+
+    async holdings(userId: string): Promise<UserHoldings> {
+      const [devices, mfa, signIns] = await Promise.all([
+        db.selectFrom('devices').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute(),
+        db.selectFrom('mfa_methods').select(['method', 'phone', 'confirmed_at']).where('user_id', '=', userId).executeTakeFirst(),
+        db
+          .selectFrom('client_users')
+          .leftJoin('clients', 'clients.id', 'client_users.client_id')
+          .select(['client_users.client_id', 'clients.name', 'client_users.first_signed_in_at'])
+          .where('client_users.user_id', '=', userId)
+          .orderBy('client_users.first_signed_in_at')
+          .execute(),
+      ]);
+      return {
+        devices: devices.map((d) => ({
+          id: d.id,
+          clientId: d.client_id,
+          name: d.name,
+          browser: d.browser,
+          os: d.os,
+          createdAt: Number(d.created_at),
+          lastUsedAt: d.last_used_at === null ? null : Number(d.last_used_at),
+          removedAt: d.removed_at === null ? null : Number(d.removed_at),
+        })),
+        mfa: mfa ? { method: mfa.method, phone: mfa.phone, confirmedAt: Number(mfa.confirmed_at) } : null,
+        clientSignIns: signIns.map((s) => ({
+          clientId: s.client_id,
+          clientName: s.name,
+          firstSignedInAt: Number(s.first_signed_in_at),
+        })),
+      };
+    },
+
+    /**
+     * Deletes every row kept about the user, in one transaction: devices and what hangs on them,
+     * the MFA method and steps, pending registrations, unspent codes, client sign-ins, the failure
+     * counter (keyed by `accountKey`, the keyed hash of the address), mail and SMS in the
+     * development outboxes, and the user's events. Only `event` (which must name no one)
+     * remains. The send throttles stay: keyed hashes that expire within the hour, and deleting
+     * them would reset a mail-bombing budget. False when the user is unknown.
+     */
+    async delete(user: UserRecord, accountKey: string, event: NewEvent, now: number): Promise<boolean> {
+      return db.transaction().execute(async (tx) => {
+        const phone = await tx.selectFrom('mfa_methods').select('phone').where('user_id', '=', user.id).executeTakeFirst();
+        await tx.deleteFrom('mfa_remembered').where('user_id', '=', user.id).execute();
+        await tx.deleteFrom('mfa_sessions').where('user_id', '=', user.id).execute();
+        await tx.deleteFrom('mfa_methods').where('user_id', '=', user.id).execute();
+        await tx.deleteFrom('devices').where('user_id', '=', user.id).execute();
+        await tx.deleteFrom('registrations').where('email', '=', user.email).execute();
+        await tx.deleteFrom('auth_codes').where('user_id', '=', user.id).execute();
+        await tx.deleteFrom('client_users').where('user_id', '=', user.id).execute();
+        await tx.deleteFrom('account_failures').where('user_key', '=', accountKey).execute();
+        await tx.deleteFrom('mailbox').where('recipient', '=', user.email).execute();
+        if (phone?.phone) await tx.deleteFrom('sms_outbox').where('recipient', '=', phone.phone).execute();
+        await events.deleteForUser(user.id, tx);
+        const row = await tx.deleteFrom('users').where('id', '=', user.id).returning('id').executeTakeFirst();
+        if (!row) return false;
+        await events.append(event, now, tx);
+        return true;
+      });
+    },
+  };
+}
+
+export type UserStore = ReturnType<typeof createUserStore>;
