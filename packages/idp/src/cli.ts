@@ -288,6 +288,7 @@ async function main(argv: string[]): Promise<number> {
           origins: values.origin ?? [],
           ...(values['id-token-alg'] ? { idTokenSignedResponseAlg: values['id-token-alg'] } : {}),
         });
+        await ctx.events.record({ type: 'client.created', clientId: keys.clientId, actor: 'cli' });
         if (values.json) process.stdout.write(`${JSON.stringify(keys)}\n`);
         else {
           process.stdout.write(
@@ -304,10 +305,12 @@ async function main(argv: string[]): Promise<number> {
           );
         if (values['mfa-policy']) {
           await ctx.clients.setMfaPolicy(clientId, values['mfa-policy']);
+          await ctx.events.record({ type: 'client.updated', clientId, actor: 'cli', detail: { mfaPolicy: values['mfa-policy'] } });
           process.stdout.write(`Client ${clientId}: MFA ${values['mfa-policy']}.\n`);
         }
         if (values['id-token-alg']) {
           await ctx.clients.setIdTokenAlg(clientId, values['id-token-alg']);
+          await ctx.events.record({ type: 'client.updated', clientId, actor: 'cli', detail: { idTokenAlg: values['id-token-alg'] } });
           process.stdout.write(`Client ${clientId}: ID tokens signed with ${values['id-token-alg']}.\n`);
         }
         return 0;
@@ -316,6 +319,7 @@ async function main(argv: string[]): Promise<number> {
         const [, , clientId] = positionals;
         if (!clientId) throw new UsageError('usage: service-idp clients delete CLIENT_ID');
         await ctx.clients.delete(clientId);
+        await ctx.events.record({ type: 'client.deleted', clientId, actor: 'cli' });
         process.stdout.write(`Client ${clientId} deleted.\n`);
         return 0;
       }
@@ -331,6 +335,7 @@ async function main(argv: string[]): Promise<number> {
           clientId,
           signing && encryption ? { verifyPem: readFileSync(signing, 'utf8'), encryptionPem: readFileSync(encryption, 'utf8') } : undefined,
         );
+        await ctx.events.record({ type: 'client.updated', clientId: made.client.id, actor: 'cli', detail: { delegationKeys: 'replaced' } });
         // One line per value (base64 of the PEM), as secret stores and .env files want them.
         const line = (pem: string) => Buffer.from(pem).toString('base64');
         const env: Record<string, string> = {
@@ -379,6 +384,7 @@ async function main(argv: string[]): Promise<number> {
       }
       case 'keys rotate': {
         const kid = await ctx.keyring.rotate();
+        await ctx.events.record({ type: 'signing_key.rotated', actor: 'cli', detail: { kid } });
         process.stdout.write(
           `New signing key ${kid}. (That is the RS256 key; ES256 and EdDSA keys were renewed too.) Running nodes sign with them within 30 s; the old keys stay in the JWKS until their tokens expire.\n`,
         );

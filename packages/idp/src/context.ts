@@ -85,8 +85,10 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     (config.smtpUrl
       ? createSmtpMailer(config.smtpUrl, config.mailFrom)
       : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail, ${config.issuer}/dev/mail)`));
+  const eventStore = createEventStore(db);
+  const events = createEventLog({ store: eventStore, now });
   const clients = createClientService({ store: createClientStore(db), hash, now });
-  const accounts = createAccountStore(db);
+  const accounts = createAccountStore(db, events);
   const devices = createDeviceStore(db);
   const codeStore = createCodeStore(db);
   const codes = createCodeService({ store: codeStore, hash, now });
@@ -96,20 +98,30 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const keyring = createKeyring({ store: createKeyStore(db), sealer: createSealer(serverSecret, 'signing-key'), now });
   const idleMs = config.deviceIdleDays * 24 * 60 * 60 * 1000;
   const templates = loadMailTemplates(config.mailTemplatesDir);
-  const notices = createDeviceNotices({ store: devices, accounts, clients, mailer, templates, hash, issuer: config.issuer, now });
-  const finish = createSignInFinisher({ devices, codes, now, onNewDevice: (device) => notices.newDevice(device) });
+  const notices = createDeviceNotices({ store: devices, accounts, clients, mailer, templates, hash, events, issuer: config.issuer, now });
+  const finish = createSignInFinisher({
+    devices,
+    codes,
+    events,
+    now,
+    onNewDevice: async (device) => {
+      await events.record({ type: 'device.registered', userId: device.userId, clientId: device.clientId, deviceId: device.id });
+      await notices.newDevice(device);
+    },
+  });
   const prover = createDeviceProver({ devices, accounts, hash, now, idleMs });
-  const deviceService = createDeviceService({ store: devices, prover, now, idleMs });
+  const deviceService = createDeviceService({ store: devices, prover, events, now, idleMs });
   const smsOutbox = createSmsOutboxStore(db);
   const sms = options.sms ?? smsTransport(config, smsOutbox, now);
   const mfaStore = createMfaStore(db);
-  const otp = createOtpService({ accounts, throttle, mailer, templates, sms, hash, now });
+  const otp = createOtpService({ accounts, throttle, mailer, templates, sms, hash, events, now });
   const mfa = createMfaService({
     store: mfaStore,
     accounts,
     finish,
     otp,
     hash,
+    events,
     sealer: createSealer(serverSecret, 'totp-secret'),
     mailer,
     templates,
@@ -139,12 +151,11 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     devices: deviceService,
     hash,
     sealer: createSealer(serverSecret, 'delegation-key'),
+    events,
     issuer: config.issuer,
     now,
   });
   const login = createLoginService({ prover, mfa, finish, registration, now });
-  const eventStore = createEventStore(db);
-  const events = createEventLog({ store: eventStore, now });
   const users = createUserService({ store: createUserStore(db, eventStore), devices, events, hash, now });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, serverSecret, now });
 

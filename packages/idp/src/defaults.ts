@@ -97,6 +97,8 @@ export const SDK_PINNED_SCRIPT_MAX_AGE_SECONDS = 365 * 24 * 60 * 60;
  * covers a remembered device's whole trusted life. SERVICE_IDP_EVENT_RETENTION_DAYS overrides.
  */
 export const EVENT_RETENTION_DAYS = 180;
+/** An event keeps this much of the User-Agent header (enough to tell browsers apart). */
+export const EVENT_USER_AGENT_MAX_LENGTH = 512;
 /** Operators' listings (users, events): rows per page when none is asked for, and at most. */
 export const PAGE_SIZE_DEFAULT = 50;
 export const PAGE_SIZE_MAX = 1000;

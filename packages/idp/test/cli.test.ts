@@ -354,6 +354,8 @@ describe('service-idp CLI', () => {
       assert.equal(await service.ctx.mfa.methodOf(user?.id as string), undefined);
       const notices = (await service.ctx.mailbox.list(10, email)).filter((m) => /Two-step verification was turned off/.test(m.subject));
       assert.equal(notices.length, 1, 'the user was told');
+      const [recorded] = (await service.ctx.events.list({ userId: user?.id as string, type: 'mfa.reset', limit: 5 })).events;
+      assert.deepEqual([recorded?.actor, recorded?.detail], ['cli', { method: 'email' }]);
       assert.match((await run(['users', 'reset-mfa', email, '--data', data])).stdout, /has no MFA method: nothing changed/);
       const bad = await run(['users', 'reset-mfa', 'a@b.com,c@d.com', '--data', data]);
       assert.equal(bad.code, 2);

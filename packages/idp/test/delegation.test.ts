@@ -71,6 +71,13 @@ describe('MFA delegation', () => {
     const [notice] = await service.ctx.mailbox.list(1, user.email);
     assert.match(notice?.subject ?? '', /Two-step verification is now on/);
     assert.match(notice?.text ?? '', /by: email/);
+    const { events } = await service.ctx.events.list({ userId: user.sub, limit: 10 });
+    assert.deepEqual(
+      events.filter((e) => e.type === 'mfa.enrolled').map((e) => [e.clientId, e.detail]),
+      [[service.clientId, { method: 'email' }]],
+    );
+    const calls = (await service.ctx.events.list({ type: 'delegation.called', limit: 1000 })).events;
+    assert.ok(calls.some((e) => e.clientId === service.clientId && e.detail?.op === 'verify_mfa_change'));
   });
 
   it('changes the method to SMS, with the code sent to the new number', async () => {

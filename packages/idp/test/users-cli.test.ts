@@ -101,7 +101,7 @@ describe('service-idp users, devices and events', () => {
     assert.equal(exported.account.id, userId);
     assert.deepEqual(
       exported.events.map((e: { type: string }) => e.type),
-      ['device.revoked', 'user.enabled', 'user.disabled'],
+      ['device.revoked', 'user.enabled', 'user.disabled', 'sign_in.succeeded', 'device.registered', 'user.created'],
     );
 
     const events = await json('events', '--user', userId, '--type', 'user.disabled', '--since', '1h');
@@ -120,6 +120,25 @@ describe('service-idp users, devices and events', () => {
     const trail = await json('events', '--type', 'user.deleted');
     assert.equal(trail.events.length, 1);
     assert.ok(!JSON.stringify(trail).includes(userId) && !JSON.stringify(trail).includes(email));
+  });
+
+  it("records the operator's changes to clients and keys, naming the CLI as the actor", async () => {
+    const made = await json('clients', 'create', '--name', 'Audited', '--origin', 'https://audited.test');
+    assert.equal((await cli('clients', 'update', made.clientId, '--mfa-policy', 'required')).code, 0);
+    assert.equal((await cli('keys', 'rotate')).code, 0);
+    assert.equal((await cli('clients', 'delete', made.clientId)).code, 0);
+    const { events } = await json('events', '--since', '10m', '--limit', '4');
+    assert.deepEqual(
+      events.map((e: { type: string; clientId: string | null; actor: string }) => [e.type, e.clientId, e.actor]),
+      [
+        ['client.deleted', made.clientId, 'cli'],
+        ['signing_key.rotated', null, 'cli'],
+        ['client.updated', made.clientId, 'cli'],
+        ['client.created', made.clientId, 'cli'],
+      ],
+    );
+    assert.match(events[1].detail.kid, /^[\w-]{43}$/);
+    assert.ok(!JSON.stringify(events).includes(made.secretKey) && !JSON.stringify(events).includes(made.publishableKey));
   });
 
   it('pages with --limit and --cursor', async () => {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { randomToken } from '../crypto/secrets.js';
+import type { EventLog } from '../events/service.js';
 import type { Db } from '../storage/database.js';
 
 export interface User {
@@ -13,7 +14,7 @@ export interface User {
  * every path that signs in, issues a token or acts for a user refuses it without a further read.
  * Rows change (disable, delete), so nothing here is cached across requests.
  */
-export function createAccountStore(db: Db) {
+export function createAccountStore(db: Db, events: EventLog) {
   const enabled = () => db.selectFrom('users').select(['id', 'email']).where('disabled_at', 'is', null);
   return {
     async findByEmail(email: string): Promise<User | undefined> {
@@ -40,11 +41,13 @@ export function createAccountStore(db: Db) {
      * Undefined when the address belongs to a disabled user.
      */
     async findOrCreate(email: string, now: number): Promise<User | undefined> {
-      await db
+      const created = await db
         .insertInto('users')
         .values({ id: randomToken('usr_', 16), email, created_at: now })
         .onConflict((oc) => oc.column('email').doNothing())
-        .execute();
+        .returning('id')
+        .executeTakeFirst();
+      if (created) await events.record({ type: 'user.created', userId: created.id });
       return this.findByEmail(email);
     },
 
@@ -61,6 +64,8 @@ export function createAccountStore(db: Db) {
         )
         .returning('failures')
         .executeTakeFirstOrThrow();
+      // The account is named only by a keyed hash here; the event says where the guesses came from.
+      if (Number(row.failures) === max) await events.record({ type: 'account.locked', detail: { failures: max } });
       return Number(row.failures);
     },
 

@@ -16,6 +16,7 @@ import type { SecretHasher } from '../crypto/secrets.js';
 import { DELEGATION_RESPONSE_TTL_SECONDS } from '../defaults.js';
 import type { DeviceService } from '../devices/service.js';
 import { ServiceError } from '../errors.js';
+import type { EventLog } from '../events/service.js';
 import type { ChangeStep, MfaService } from '../mfa/service.js';
 import { createIdpKeyring, importSpPublicKeys, newKeySet, publicKeyOf } from './keys.js';
 import type { DelegationStore } from './store.js';
@@ -29,6 +30,7 @@ export interface DelegationDeps {
   devices: DeviceService;
   hash: SecretHasher;
   sealer: Sealer;
+  events: EventLog;
   /** The service's issuer URL: the audience of every request and the issuer of every response. */
   issuer: string;
   now: () => number;
@@ -294,6 +296,7 @@ export function createDelegationService(deps: DelegationDeps) {
         misshapen === undefined
           ? await perform(client, claims)
           : FAILED[claims.op](`The field ${misshapen} must be a string of at most ${BODY_STRING_MAX_LENGTH} characters.`);
+      await deps.events.record({ type: 'delegation.called', clientId: client.id, detail: { op: claims.op } });
       const response = responseClaims(claims, {
         result: result as never,
         ttlSeconds: DELEGATION_RESPONSE_TTL_SECONDS,

@@ -3,6 +3,7 @@ import type { AccountStore } from '../accounts/store.js';
 import type { ClientService } from '../clients/service.js';
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import { DEVICE_NOTICE_LINK_TTL_SECONDS } from '../defaults.js';
+import type { EventLog } from '../events/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
 import type { PendingDevice } from '../sign-in/finish.js';
@@ -16,6 +17,7 @@ export interface DeviceNoticeDeps {
   mailer: Mailer;
   templates: MailTemplates;
   hash: SecretHasher;
+  events: EventLog;
   issuer: string;
   now: () => number;
 }
@@ -79,7 +81,14 @@ export function createDeviceNotices(deps: DeviceNoticeDeps) {
       const checked = await this.check(token);
       if (!checked.ok) return checked.reason;
       if (!(await store.spendNoticeLink(checked.spentId, checked.expiresAt, now()))) return 'used';
-      await store.revokeById(checked.device.id, now());
+      if (await store.revokeById(checked.device.id, now()))
+        await deps.events.record({
+          type: 'device.revoked',
+          userId: checked.device.userId,
+          clientId: checked.device.clientId,
+          deviceId: checked.device.id,
+          detail: { via: 'new_device_notice' },
+        });
       return 'revoked';
     },
   };

@@ -1,6 +1,7 @@
 import type { DeviceInfo } from 'service-protocol';
 import type { ClientRecord } from '../clients/store.js';
 import { ServiceError } from '../errors.js';
+import type { EventLog } from '../events/service.js';
 import type { DeviceProver } from './prover.js';
 import type { DeviceRow, DeviceStore } from './store.js';
 import { defaultDeviceName } from './user-agent.js';
@@ -8,6 +9,7 @@ import { defaultDeviceName } from './user-agent.js';
 export interface DeviceServiceDeps {
   store: DeviceStore;
   prover: DeviceProver;
+  events: EventLog;
   now: () => number;
   /** A device unused for this long is no longer trusted (DEVICE_IDLE_EXPIRY_DAYS). */
   idleMs: number;
@@ -25,7 +27,7 @@ export interface DeviceCaller {
  * browser, each call is authenticated by a fresh proof of one of those devices, made for that
  * operation; from the client's backend (delegation), by the client's signed envelope.
  */
-export function createDeviceService({ store, prover, now, idleMs }: DeviceServiceDeps) {
+export function createDeviceService({ store, prover, events, now, idleMs }: DeviceServiceDeps) {
   const scope = (clientId: string, userId: string) => ({ clientId, userId, usedSince: now() - idleMs });
 
   /** The caller's user and device, or ERR_DEVICE_UNTRUSTED (the browser drops its key). */
@@ -61,10 +63,15 @@ export function createDeviceService({ store, prover, now, idleMs }: DeviceServic
 
     async revoke(clientId: string, userId: string, deviceId: string): Promise<void> {
       if (!(await store.revoke(scope(clientId, userId), deviceId, now()))) throw notFound();
+      await events.record({ type: 'device.revoked', userId, clientId, deviceId });
     },
 
     /** Revokes every device of the user for this client except `keepId`; returns how many. */
-    revokeAll: (clientId: string, userId: string, keepId?: string) => store.revokeAll(scope(clientId, userId), now(), keepId),
+    async revokeAll(clientId: string, userId: string, keepId?: string): Promise<number> {
+      const count = await store.revokeAll(scope(clientId, userId), now(), keepId);
+      if (count > 0) await events.record({ type: 'device.revoked', userId, clientId, detail: { count, kept: keepId ?? 'none' } });
+      return count;
+    },
   };
 }
 

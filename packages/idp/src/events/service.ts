@@ -1,6 +1,7 @@
 import { PAGE_SIZE_MAX } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { checkPageSize, decodeCursor, encodeCursor } from '../storage/pagination.js';
+import { currentRequest } from './request-context.js';
 import type { AuditEvent, EventStore, NewEvent } from './store.js';
 import { type EventType, isEventType } from './types.js';
 
@@ -15,8 +16,11 @@ export interface EventQuery {
 /** The audit trail: flows record what happened, operators read it newest first. */
 export function createEventLog({ store, now }: { store: EventStore; now: () => number }) {
   return {
-    /** Appends one event. */
-    record: (event: NewEvent & { type: EventType }) => store.append(event, now()),
+    /** Appends one event; the IP and User-Agent of the request being served fill in unless given. */
+    record(event: NewEvent & { type: EventType }): Promise<AuditEvent> {
+      const origin = currentRequest();
+      return store.append(origin ? { ip: origin.ip, userAgent: origin.userAgent, ...event } : event, now());
+    },
 
     async list(query: EventQuery): Promise<{ events: AuditEvent[]; nextCursor: string | null }> {
       if (query.type !== undefined && !isEventType(query.type))

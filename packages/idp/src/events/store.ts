@@ -55,13 +55,23 @@ const toEvent = (row: EventRow): AuditEvent => ({
   detail: row.detail === null ? null : JSON.parse(row.detail),
 });
 
+let sequence = 0;
+/**
+ * Ids sort in the order this process wrote them, also within one millisecond: the time, a
+ * wrapping counter, then randomness (ids of different nodes in the same millisecond interleave).
+ */
+function eventId(at: number): string {
+  sequence = (sequence + 1) % 36 ** 4;
+  return `evt_${at.toString(36).padStart(9, '0')}${sequence.toString(36).padStart(4, '0')}${randomToken('', 8)}`;
+}
+
 /** The events table: appended to, read newest first, swept after the retention period. Nothing updates a row. */
 export function createEventStore(db: Db) {
   return {
     /** Appends one event; `tx` writes it in the caller's transaction (a deletion and its record). */
     async append(event: NewEvent, at: number, tx: Db = db): Promise<AuditEvent> {
       const row: EventRow = {
-        id: randomToken('evt_', 12),
+        id: eventId(at),
         type: event.type,
         at,
         user_id: event.userId ?? null,

@@ -13,16 +13,14 @@ export const EVENT_TYPES = [
   'account.locked',
   'device.registered',
   'device.revoked',
-  'device.expired',
   'mfa.enrolled',
   'mfa.changed',
+  'mfa.reset',
   'delegation.called',
   'signing_key.rotated',
   'client.created',
   'client.updated',
   'client.deleted',
-  'admin_key.created',
-  'admin_key.revoked',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

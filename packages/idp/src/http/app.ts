@@ -8,6 +8,8 @@ import { BODY_LIMIT_BYTES } from '../defaults.js';
 import { delegationRoutes } from '../delegation/routes.js';
 import { deviceNoticeRoutes } from '../devices/notice-routes.js';
 import { deviceRoutes } from '../devices/routes.js';
+import { trackRequestOrigin } from '../events/request-context.js';
+import { recordSignInRefusals } from '../events/sign-in-refusals.js';
 import { loginRoutes } from '../login/routes.js';
 import { devMailRoutes } from '../mail/routes.js';
 import { mfaRoutes } from '../mfa/routes.js';
@@ -68,6 +70,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandler(app);
+  trackRequestOrigin(app);
   registerMetrics(app);
   // The caching rule (protocol.md): nothing is stored by a cache unless its route says so
   // (only the JWKS, the discovery document and the SDK script are public and cacheable).
@@ -80,6 +83,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   await app.register(
     async (browser) => {
       await browserClient(browser, { clients: ctx.clients });
+      recordSignInRefusals(browser, ctx.events);
       browser.get(BrowserPaths.client, async (request) => ({
         clientId: request.client.id,
         name: request.client.name,

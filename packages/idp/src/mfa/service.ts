@@ -5,6 +5,7 @@ import type { Sealer } from '../crypto/seal.js';
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import { MFA_MAX_ATTEMPTS, MFA_SESSION_TTL_SECONDS } from '../defaults.js';
 import { ServiceError } from '../errors.js';
+import type { EventLog } from '../events/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
 import type { OtpChannel, OtpMatch, OtpPurpose, OtpService } from '../otp/service.js';
@@ -18,6 +19,7 @@ export interface MfaDeps {
   finish: FinishSignIn;
   otp: OtpService;
   hash: SecretHasher;
+  events: EventLog;
   /** Seals TOTP secrets at rest. */
   sealer: Sealer;
   /** Tells the user, on the address we know, of every enrollment and change (ASVS 2.5.5). */
@@ -56,7 +58,7 @@ export type EnrollmentStart =
  * and its steps (initiate, then verify) must come in order.
  */
 export function createMfaService(deps: MfaDeps) {
-  const { store, accounts, finish, otp, hash, sealer, now } = deps;
+  const { store, accounts, finish, otp, hash, events, sealer, now } = deps;
 
   async function newSession(signIn: SignIn, purpose: SessionPurpose, fields: Partial<MfaSessionRow> & { method: MfaMethod }) {
     const sessionId = randomToken('mfa_');
@@ -165,6 +167,8 @@ export function createMfaService(deps: MfaDeps) {
       now(),
     );
     await notify(spent.user_id, clientName, method, previous === undefined);
+    const type = previous === undefined ? 'mfa.enrolled' : 'mfa.changed';
+    await events.record({ type, userId: spent.user_id, clientId: spent.client_id, detail: { method } });
     return version;
   }
 
@@ -220,6 +224,8 @@ export function createMfaService(deps: MfaDeps) {
       const method = user && (await store.findMethod(user.id));
       if (!user || !method || !(await store.removeMethod(user.id))) return undefined;
       await deps.mailer.send(deps.templates.render('mfa-reset', email, { client: deps.issuerName, method: method.method }));
+      // Only the CLI reaches this (see above), so the operator's command is the actor.
+      await events.record({ type: 'mfa.reset', userId: user.id, actor: 'cli', detail: { method: method.method } });
       return method.method;
     },
 
@@ -241,6 +247,7 @@ export function createMfaService(deps: MfaDeps) {
           now(),
         );
         await notify(signIn.userId, client.name, 'email', true);
+        await events.record({ type: 'mfa.enrolled', userId: signIn.userId, clientId: client.id, detail: { method: 'email' } });
         return { kind: 'done', finished: await finish({ ...signIn, amr: [...signIn.amr, 'mfa', 'email'] }) };
       }
       return { kind: 'confirm', ...(await newMethodSession(client, signIn, 'enroll', input)) };

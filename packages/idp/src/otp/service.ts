@@ -10,6 +10,7 @@ import {
   SEND_SPACING_PER_PURPOSE,
 } from '../defaults.js';
 import { ServiceError } from '../errors.js';
+import type { EventLog } from '../events/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
 import type { SmsTransport } from '../sms/transport.js';
@@ -30,6 +31,7 @@ export interface OtpDeps {
   templates: MailTemplates;
   sms: SmsTransport;
   hash: SecretHasher;
+  events: EventLog;
   now: () => number;
 }
 
@@ -81,7 +83,7 @@ export interface OtpCheck<S, T> {
  * each keeps its challenge in its own table and passes the atomic steps in.
  */
 export function createOtpService(deps: OtpDeps) {
-  const { accounts, throttle, mailer, templates, sms, hash, now } = deps;
+  const { accounts, throttle, mailer, templates, sms, hash, events, now } = deps;
   const accountKey = (email: string) => hash('account', email);
   /** A mailbox shares the account's key (one budget however the address was spelled); a phone has its own. */
   const recipientKey = (channel: OtpChannel) => (channel.kind === 'email' ? accountKey(channel.to) : hash('recipient', channel.to));
@@ -130,6 +132,7 @@ export function createOtpService(deps: OtpDeps) {
           error,
         );
       }
+      await events.record({ type: 'otp.sent', detail: { channel: request.channel.kind, purpose: request.purpose } });
       return code;
     },
 

@@ -2,6 +2,7 @@ import type { JWK } from 'jose';
 import type { CodeService } from '../authorization-codes/service.js';
 import { randomToken } from '../crypto/secrets.js';
 import type { DeviceStore } from '../devices/store.js';
+import type { EventLog } from '../events/service.js';
 
 /** A device key waiting for the sign-in to finish before it is registered. */
 export interface PendingDevice {
@@ -36,11 +37,13 @@ export interface FinishedSignIn {
 export function createSignInFinisher({
   devices,
   codes,
+  events,
   now,
   onNewDevice,
 }: {
   devices: DeviceStore;
   codes: CodeService;
+  events: EventLog;
   now: () => number;
   /** Told of every device registered (the new-device mail); must not throw. */
   onNewDevice: (device: { id: string; userId: string; clientId: string; createdAt: number } & PendingDevice) => Promise<void>;
@@ -65,14 +68,25 @@ export function createSignInFinisher({
       );
       await onNewDevice(device);
     }
-    const code = await codes.issue({
-      clientId: signIn.clientId,
-      userId: signIn.userId,
-      codeChallenge: signIn.codeChallenge,
-      amr: signIn.amr,
-      authTime: signIn.authTime,
-      deviceId: deviceId ?? (signIn.device && 'id' in signIn.device ? signIn.device.id : null),
-    });
+    const signedInWith = deviceId ?? (signIn.device && 'id' in signIn.device ? signIn.device.id : null);
+    // The event is written beside the code, not after it: no extra round trip on the login path.
+    const [code] = await Promise.all([
+      codes.issue({
+        clientId: signIn.clientId,
+        userId: signIn.userId,
+        codeChallenge: signIn.codeChallenge,
+        amr: signIn.amr,
+        authTime: signIn.authTime,
+        deviceId: signedInWith,
+      }),
+      events.record({
+        type: 'sign_in.succeeded',
+        userId: signIn.userId,
+        clientId: signIn.clientId,
+        deviceId: signedInWith,
+        detail: { amr: signIn.amr.join(' ') },
+      }),
+    ]);
     return deviceId ? { code, deviceId } : { code };
   };
 }
