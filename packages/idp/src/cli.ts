@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { canonicalEmail, Paths } from 'service-protocol';
+import { ADMIN_PREFIX } from './admin/routes.js';
 import { ConfigError, type ConfigFlags, ENVIRONMENT, loadConfig } from './config.js';
 import { openContext } from './context.js';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './defaults.js';
@@ -64,6 +65,13 @@ Usage:
       The device's key stops working on every node at once.
   service-idp events [--user ID|EMAIL] [--type TYPE] [--since 2026-01-31|24h|7d] [--limit 50] [--cursor CURSOR] [--json]
       The audit trail, newest first.
+  service-idp admin-keys create --name NAME [--json]
+      A key for the admin API (${ADMIN_PREFIX}, Authorization: Bearer KEY). Shown once; only a
+      keyed hash is stored.
+  service-idp admin-keys list [--json]
+      Names, creation and last-use times; never the keys.
+  service-idp admin-keys revoke KEY_ID
+      The key stops working at once, on every node.
   service-idp keys rotate
       New signing keys (RS256, ES256, EdDSA); the JWKS serves old and new until tokens signed
       by the old ones expire.
@@ -251,6 +259,9 @@ async function main(argv: string[]): Promise<number> {
     'clients list',
     'keys rotate',
     'users reset-mfa',
+    'admin-keys create',
+    'admin-keys list',
+    'admin-keys revoke',
     'users list',
     'users show',
     'users disable',
@@ -264,7 +275,7 @@ async function main(argv: string[]): Promise<number> {
     'sms',
     'migrate',
   ];
-  const name = ['clients', 'keys', 'users', 'devices'].includes(command) ? `${command} ${sub ?? ''}`.trim() : command;
+  const name = ['clients', 'keys', 'users', 'devices', 'admin-keys'].includes(command) ? `${command} ${sub ?? ''}`.trim() : command;
   if (!known.includes(name)) throw new UsageError(`unknown command "${positionals.slice(0, 2).join(' ')}"`);
   const paged = name === 'users list' || name === 'events';
   const limit = paged
@@ -274,8 +285,11 @@ async function main(argv: string[]): Promise<number> {
   const [, , target] = positionals;
   if (/^users (show|disable|enable|delete|export)$/.test(name) && !target) throw new UsageError(`usage: service-idp ${name} ID|EMAIL`);
   if (name === 'devices list' && !values.user) throw new UsageError('usage: service-idp devices list --user ID|EMAIL');
+  if (name === 'admin-keys create' && !values.name) throw new UsageError('usage: service-idp admin-keys create --name NAME');
+  if (name === 'admin-keys revoke' && !target) throw new UsageError('usage: service-idp admin-keys revoke KEY_ID');
   if (name === 'devices revoke' && !target) throw new UsageError('usage: service-idp devices revoke DEVICE_ID');
-  const user = target ?? '';
+  /** The ID|EMAIL, DEVICE_ID or KEY_ID the command acts on. */
+  const subject = target ?? '';
   const issuer = name === 'clients delegation-keys' ? servedIssuer(config.dataDir, values.issuer ?? process.env.SERVICE_IDP_ISSUER) : '';
 
   const ctx = await openContext(config);
@@ -283,12 +297,14 @@ async function main(argv: string[]): Promise<number> {
     switch (name) {
       case 'clients create': {
         if (!values.name) throw new UsageError('clients create needs --name');
-        const keys = await ctx.clients.create({
-          name: values.name,
-          origins: values.origin ?? [],
-          ...(values['id-token-alg'] ? { idTokenSignedResponseAlg: values['id-token-alg'] } : {}),
-        });
-        await ctx.events.record({ type: 'client.created', clientId: keys.clientId, actor: 'cli' });
+        const keys = await ctx.operations.createClient(
+          {
+            name: values.name,
+            origins: values.origin ?? [],
+            ...(values['id-token-alg'] ? { idTokenSignedResponseAlg: values['id-token-alg'] } : {}),
+          },
+          'cli',
+        );
         if (values.json) process.stdout.write(`${JSON.stringify(keys)}\n`);
         else {
           process.stdout.write(
@@ -304,13 +320,11 @@ async function main(argv: string[]): Promise<number> {
             'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA]',
           );
         if (values['mfa-policy']) {
-          await ctx.clients.setMfaPolicy(clientId, values['mfa-policy']);
-          await ctx.events.record({ type: 'client.updated', clientId, actor: 'cli', detail: { mfaPolicy: values['mfa-policy'] } });
+          await ctx.operations.setMfaPolicy(clientId, values['mfa-policy'], 'cli');
           process.stdout.write(`Client ${clientId}: MFA ${values['mfa-policy']}.\n`);
         }
         if (values['id-token-alg']) {
-          await ctx.clients.setIdTokenAlg(clientId, values['id-token-alg']);
-          await ctx.events.record({ type: 'client.updated', clientId, actor: 'cli', detail: { idTokenAlg: values['id-token-alg'] } });
+          await ctx.operations.setIdTokenAlg(clientId, values['id-token-alg'], 'cli');
           process.stdout.write(`Client ${clientId}: ID tokens signed with ${values['id-token-alg']}.\n`);
         }
         return 0;
@@ -318,8 +332,7 @@ async function main(argv: string[]): Promise<number> {
       case 'clients delete': {
         const [, , clientId] = positionals;
         if (!clientId) throw new UsageError('usage: service-idp clients delete CLIENT_ID');
-        await ctx.clients.delete(clientId);
-        await ctx.events.record({ type: 'client.deleted', clientId, actor: 'cli' });
+        await ctx.operations.deleteClient(clientId, 'cli');
         process.stdout.write(`Client ${clientId} deleted.\n`);
         return 0;
       }
@@ -383,13 +396,44 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'keys rotate': {
-        const kid = await ctx.keyring.rotate();
-        await ctx.events.record({ type: 'signing_key.rotated', actor: 'cli', detail: { kid } });
+        const kid = await ctx.operations.rotateSigningKey('cli');
         process.stdout.write(
           `New signing key ${kid}. (That is the RS256 key; ES256 and EdDSA keys were renewed too.) Running nodes sign with them within 30 s; the old keys stay in the JWKS until their tokens expire.\n`,
         );
         return 0;
       }
+      case 'admin-keys create': {
+        const made = await ctx.adminKeys.create(values.name ?? '', 'cli');
+        if (values.json) process.stdout.write(`${JSON.stringify(made)}\n`);
+        else
+          process.stdout.write(
+            `Admin key ${made.id} (${made.name}) created. It is shown once; store it now.\n  key: ${made.key}\nUse it as: Authorization: Bearer KEY on ${ADMIN_PREFIX}/…\n`,
+          );
+        return 0;
+      }
+      case 'admin-keys list': {
+        const keys = await ctx.adminKeys.list();
+        if (values.json) process.stdout.write(`${JSON.stringify(keys)}\n`);
+        else if (keys.length === 0) process.stdout.write('No admin keys yet: service-idp admin-keys create --name NAME\n');
+        else
+          process.stdout.write(
+            `${table(
+              ['KEY ID', 'NAME', 'CREATED', 'LAST USED', 'STATUS'],
+              keys.map((k) => [
+                k.id,
+                k.name,
+                time(k.createdAt),
+                time(k.lastUsedAt),
+                k.revokedAt === null ? 'live' : `revoked ${time(k.revokedAt)}`,
+              ]),
+            )}\n`,
+          );
+        return 0;
+      }
+      case 'admin-keys revoke':
+        await ctx.adminKeys.revoke(subject, 'cli');
+        process.stdout.write(`Admin key ${subject} revoked.\n`);
+        return 0;
       case 'users list': {
         const page = await ctx.users.list({ ...(values.email ? { email: values.email } : {}), ...cursor(values.cursor), limit });
         if (values.json) process.stdout.write(`${JSON.stringify(page)}\n`);
@@ -410,7 +454,7 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'users show': {
-        const shown = await ctx.users.show(user);
+        const shown = await ctx.users.show(subject);
         if (values.json) {
           process.stdout.write(`${JSON.stringify(shown)}\n`);
           return 0;
@@ -429,18 +473,18 @@ async function main(argv: string[]): Promise<number> {
       }
       case 'users disable':
       case 'users enable': {
-        const changed = name === 'users disable' ? await ctx.users.disable(user, 'cli') : await ctx.users.enable(user, 'cli');
+        const changed = name === 'users disable' ? await ctx.users.disable(subject, 'cli') : await ctx.users.enable(subject, 'cli');
         process.stdout.write(`User ${changed.id} (${changed.email}) ${changed.disabledAt === null ? 'enabled' : 'disabled'}.\n`);
         return 0;
       }
       case 'users delete': {
-        const found = await ctx.users.find(user);
+        const found = await ctx.users.find(subject);
         await ctx.users.delete(found.id, 'cli');
         process.stdout.write(`User ${found.id} deleted with every row about them.\n`);
         return 0;
       }
       case 'users export':
-        process.stdout.write(`${JSON.stringify(await ctx.users.export(user), null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify(await ctx.users.export(subject), null, 2)}\n`);
         return 0;
       case 'devices list': {
         const devices = await ctx.users.devices(values.user ?? '');
@@ -463,8 +507,8 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'devices revoke':
-        await ctx.users.revokeDevice(user, 'cli');
-        process.stdout.write(`Device ${user} revoked.\n`);
+        await ctx.users.revokeDevice(subject, 'cli');
+        process.stdout.write(`Device ${subject} revoked.\n`);
         return 0;
       case 'events': {
         const userId = values.user ? (await ctx.users.find(values.user)).id : undefined;

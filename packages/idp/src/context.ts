@@ -1,6 +1,9 @@
 import { sql } from 'kysely';
 import type { MfaMethod } from 'service-protocol';
 import { createAccountStore } from './accounts/store.js';
+import { createOperations } from './admin/operations.js';
+import { createAdminKeys } from './admin/service.js';
+import { createAdminKeyStore } from './admin/store.js';
 import { createCodeService } from './authorization-codes/service.js';
 import { createCodeStore } from './authorization-codes/store.js';
 import { createClientService } from './clients/service.js';
@@ -181,6 +184,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     tokens,
     events,
     users,
+    adminKeys: createAdminKeys({ store: createAdminKeyStore(db), hash, events, now }),
+    operations: createOperations({ clients, keyring, events }),
     /** Deletes expired rows; each store sweeps its own table. */
     async sweepExpired(at: number) {
       await registrationStore.deleteExpired(at);

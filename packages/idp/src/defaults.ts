@@ -103,6 +103,11 @@ export const EVENT_USER_AGENT_MAX_LENGTH = 512;
 export const PAGE_SIZE_DEFAULT = 50;
 export const PAGE_SIZE_MAX = 1000;
 
+/** An admin key's name: enough to say whose it is and what for. */
+export const ADMIN_KEY_NAME_MAX_LENGTH = 100;
+/** An admin key's last-use time is written at most this often (operators read it in minutes). */
+export const ADMIN_KEY_LAST_USED_RESOLUTION_SECONDS = 60;
+
 /** Rows past their expiry are deleted this often. */
 export const SWEEP_INTERVAL_SECONDS = 60;
 

@@ -45,6 +45,8 @@ describe('service-idp CLI', () => {
       'users export',
       'devices revoke',
       'events',
+      'admin-keys create',
+      'admin-keys revoke',
       'mail',
       'sms',
       'SERVICE_IDP_DATA',

@@ -10,6 +10,8 @@ export const ErrorStatus = {
   ERR_EMAIL_INVALID: Status.INVALID_EMAIL,
   ERR_CLIENT_KEY_INVALID: Status.INVALID_API_KEY,
   ERR_CLIENT_ORIGIN_NOT_ALLOWED: Status.INVALID_API_KEY,
+  /** The admin API's key is missing, unknown or revoked (one answer for all three). */
+  ERR_ADMIN_KEY_INVALID: Status.INVALID_API_KEY,
   ERR_OTP_INVALID: Status.INVALID_OTP,
   ERR_OTP_EXPIRED: Status.OTP_EXPIRED,
   /** A right TOTP code of a time step already used: wait for the next code. No guess is spent. */
@@ -43,6 +45,7 @@ export const ErrorHttpStatus = {
   ERR_EMAIL_INVALID: 400,
   ERR_CLIENT_KEY_INVALID: 401,
   ERR_CLIENT_ORIGIN_NOT_ALLOWED: 403,
+  ERR_ADMIN_KEY_INVALID: 401,
   ERR_OTP_INVALID: 400,
   ERR_OTP_EXPIRED: 400,
   ERR_OTP_USED: 400,

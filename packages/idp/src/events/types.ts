@@ -21,6 +21,8 @@ export const EVENT_TYPES = [
   'client.created',
   'client.updated',
   'client.deleted',
+  'admin_key.created',
+  'admin_key.revoked',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

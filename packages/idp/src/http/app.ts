@@ -3,6 +3,7 @@ import helmet from '@fastify/helmet';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { BROWSER_PREFIX, BrowserPaths, type ErrorBody } from 'service-protocol';
+import { ADMIN_PREFIX, adminRoutes } from '../admin/routes.js';
 import type { ServiceContext } from '../context.js';
 import { BODY_LIMIT_BYTES } from '../defaults.js';
 import { delegationRoutes } from '../delegation/routes.js';
@@ -96,6 +97,14 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     },
     { prefix: BROWSER_PREFIX },
   );
+  await app.register(adminRoutes, {
+    prefix: ADMIN_PREFIX,
+    adminKeys: ctx.adminKeys,
+    users: ctx.users,
+    events: ctx.events,
+    operations: ctx.operations,
+    clients: ctx.clients,
+  });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices });
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer });

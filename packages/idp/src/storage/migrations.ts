@@ -243,7 +243,7 @@ migrations['0007_id_token_alg'] = {
   },
 };
 
-// Issue 13: operators disable users, and every security-relevant event is kept (events/).
+// Issue 13: operators disable users, every security-relevant event is kept (events/), admin keys (admin/).
 migrations['0008_users_events'] = {
   async up(db: Kysely<unknown>) {
     await db.schema.alterTable('users').addColumn('disabled_at', 'bigint').execute();
@@ -264,6 +264,15 @@ migrations['0008_users_events'] = {
     await db.schema.createIndex('events_user').on('events').columns(['user_id', 'at']).execute();
     await db.schema.createIndex('client_users_user').on('client_users').column('user_id').execute();
     await db.schema.createIndex('users_created').on('users').columns(['created_at', 'id']).execute();
+    await db.schema
+      .createTable('admin_keys')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('key_hash', 'text', (c) => c.notNull().unique())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('last_used_at', 'bigint')
+      .addColumn('revoked_at', 'bigint')
+      .execute();
   },
 };
 

@@ -208,6 +208,15 @@ export interface Database {
     /** JSON object of non-secret facts (a reason code, a count). */
     detail: string | null;
   };
+  /** admin/: keys of the admin API, stored as keyed hashes */
+  admin_keys: {
+    id: string;
+    name: string;
+    key_hash: string;
+    created_at: number;
+    last_used_at: number | null;
+    revoked_at: number | null;
+  };
   /** mail/: the development mailbox */
   mailbox: {
     id: string;

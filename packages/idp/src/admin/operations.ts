@@ -1,0 +1,54 @@
+import type { ClientService, NewClientKeys } from '../clients/service.js';
+import { ServiceError } from '../errors.js';
+import type { EventLog } from '../events/service.js';
+import type { Keyring } from '../keys/keyring.js';
+
+/**
+ * The operator's changes to clients and signing keys, shared by the CLI and the admin API so
+ * both check the same things and record the same events (`actor`: 'cli' or an admin key id).
+ */
+export function createOperations({ clients, keyring, events }: { clients: ClientService; keyring: Keyring; events: EventLog }) {
+  /** The clients service refuses bad input with plain errors (the CLI prints them); here they are a 400. */
+  const checked = async <T>(run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (error) {
+      if (error instanceof ServiceError || !(error instanceof Error)) throw error;
+      throw new ServiceError(/^no client /.test(error.message) ? 'ERR_NOT_FOUND' : 'ERR_REQUEST_INVALID', `${error.message}.`);
+    }
+  };
+
+  return {
+    async createClient(
+      input: { name: string; origins: string[]; idTokenSignedResponseAlg?: string },
+      actor: string,
+    ): Promise<NewClientKeys> {
+      const keys = await checked(() => clients.create(input));
+      await events.record({ type: 'client.created', clientId: keys.clientId, actor });
+      return keys;
+    },
+
+    async setMfaPolicy(clientId: string, policy: string, actor: string): Promise<void> {
+      await checked(() => clients.setMfaPolicy(clientId, policy));
+      await events.record({ type: 'client.updated', clientId, actor, detail: { mfaPolicy: policy } });
+    },
+
+    async setIdTokenAlg(clientId: string, alg: string, actor: string): Promise<void> {
+      await checked(() => clients.setIdTokenAlg(clientId, alg));
+      await events.record({ type: 'client.updated', clientId, actor, detail: { idTokenAlg: alg } });
+    },
+
+    async deleteClient(clientId: string, actor: string): Promise<void> {
+      await checked(() => clients.delete(clientId));
+      await events.record({ type: 'client.deleted', clientId, actor });
+    },
+
+    async rotateSigningKey(actor: string): Promise<string> {
+      const kid = await keyring.rotate();
+      await events.record({ type: 'signing_key.rotated', actor, detail: { kid } });
+      return kid;
+    },
+  };
+}
+
+export type Operations = ReturnType<typeof createOperations>;

@@ -1,0 +1,250 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { type Static, Type } from 'typebox';
+import { PAGE_SIZE_DEFAULT } from '../defaults.js';
+import { ServiceError } from '../errors.js';
+import type { EventLog } from '../events/service.js';
+import { SIGNING_ALGS } from '../keys/keyring.js';
+import type { UserService } from '../users/service.js';
+import type { Operations } from './operations.js';
+import type { AdminKeys } from './service.js';
+import type { AdminKeyRecord } from './store.js';
+
+/** Where the admin API lives: a prefix of its own, outside the browser scope and its CORS. */
+export const ADMIN_PREFIX = '/admin/v1';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The admin key behind an admin API request, set by the admin hook. */
+    adminKey: AdminKeyRecord;
+  }
+}
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+const Time = Type.Integer({ description: 'Unix epoch milliseconds' });
+const Id = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
+const Page = {
+  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$', description: `rows per page, 1 to 1000 (default ${PAGE_SIZE_DEFAULT})` })),
+  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'nextCursor of the previous page' })),
+};
+const ErrorBody = Type.Object({ code: Type.String(), message: Type.String() });
+const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody };
+
+const User = Type.Object({ id: Type.String(), email: Type.String(), createdAt: Time, disabledAt: Nullable(Time) });
+const Device = Type.Object({
+  id: Type.String(),
+  clientId: Type.String(),
+  name: Nullable(Type.String()),
+  browser: Nullable(Type.String()),
+  os: Nullable(Type.String()),
+  createdAt: Time,
+  lastUsedAt: Nullable(Time),
+  removedAt: Nullable(Time),
+});
+const Holdings = {
+  devices: Type.Array(Device),
+  mfa: Nullable(Type.Object({ method: Type.String(), phone: Nullable(Type.String()), confirmedAt: Time })),
+  clientSignIns: Type.Array(Type.Object({ clientId: Type.String(), clientName: Nullable(Type.String()), firstSignedInAt: Time })),
+};
+const Event = Type.Object({
+  id: Type.String(),
+  type: Type.String(),
+  at: Time,
+  userId: Nullable(Type.String()),
+  clientId: Nullable(Type.String()),
+  deviceId: Nullable(Type.String()),
+  ip: Nullable(Type.String()),
+  userAgent: Nullable(Type.String()),
+  actor: Nullable(Type.String()),
+  detail: Nullable(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),
+});
+const Client = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  origins: Type.Array(Type.String()),
+  mfaPolicy: Type.String(),
+  idTokenSignedResponseAlg: Type.String(),
+  createdAt: Time,
+});
+const AdminKey = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  createdAt: Time,
+  lastUsedAt: Nullable(Time),
+  revokedAt: Nullable(Time),
+});
+const UserParams = Type.Object({ id: Id });
+const IdTokenAlg = Type.Union(SIGNING_ALGS.map((alg) => Type.Literal(alg)));
+
+const pageSize = (raw: string | undefined) => (raw === undefined ? PAGE_SIZE_DEFAULT : Number(raw));
+
+/**
+ * The admin API: what `service-idp users|devices|clients|events` do, over HTTP, for an admin
+ * key in `Authorization: Bearer …`. Missing, unknown and revoked keys get one 401; no CORS
+ * header is ever sent, so no browser page can read an answer.
+ */
+export const adminRoutes: FastifyPluginAsyncTypebox<{
+  adminKeys: AdminKeys;
+  users: UserService;
+  events: EventLog;
+  operations: Operations;
+  clients: { list(): Promise<Static<typeof Client>[]> };
+}> = async (app, { adminKeys, users, events, operations, clients }) => {
+  app.decorateRequest('adminKey', null as unknown as AdminKeyRecord);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    const match = /^Bearer ([\x21-\x7e]{1,200})$/.exec(request.headers.authorization ?? '');
+    const key = await adminKeys.authenticate(match?.[1]);
+    if (!key) throw new ServiceError('ERR_ADMIN_KEY_INVALID', 'A valid admin key is required.');
+    request.adminKey = key;
+  });
+  const actor = (request: { adminKey: AdminKeyRecord }) => request.adminKey.id;
+
+  app.get(
+    '/users',
+    {
+      schema: {
+        querystring: Type.Object(
+          { email: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })), ...Page },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ users: Type.Array(User), nextCursor: Nullable(Type.String()) }), ...errors },
+      },
+    },
+    async (request) =>
+      users.list({
+        ...(request.query.email ? { email: request.query.email } : {}),
+        ...(request.query.cursor ? { cursor: request.query.cursor } : {}),
+        limit: pageSize(request.query.limit),
+      }),
+  );
+
+  app.get(
+    '/users/:id',
+    { schema: { params: UserParams, response: { 200: Type.Object({ ...User.properties, ...Holdings }), ...errors } } },
+    async (request) => users.show(request.params.id),
+  );
+
+  for (const change of ['disable', 'enable'] as const)
+    app.post(`/users/:id/${change}`, { schema: { params: UserParams, response: { 200: User, ...errors } } }, async (request) =>
+      users[change](request.params.id, actor(request)),
+    );
+
+  app.delete('/users/:id', { schema: { params: UserParams, response: { 204: Type.Null(), ...errors } } }, async (request, reply) => {
+    await users.delete(request.params.id, actor(request));
+    return reply.code(204).send(null);
+  });
+
+  app.get(
+    '/users/:id/export',
+    {
+      schema: {
+        params: UserParams,
+        response: { 200: Type.Object({ account: User, ...Holdings, events: Type.Array(Event) }), ...errors },
+      },
+    },
+    async (request) => users.export(request.params.id),
+  );
+
+  app.get(
+    '/users/:id/devices',
+    { schema: { params: UserParams, response: { 200: Type.Object({ devices: Type.Array(Device) }), ...errors } } },
+    async (request) => ({ devices: await users.devices(request.params.id) }),
+  );
+
+  app.post(
+    '/devices/:id/revoke',
+    { schema: { params: Type.Object({ id: Id }), response: { 204: Type.Null(), ...errors } } },
+    async (request, reply) => {
+      await users.revokeDevice(request.params.id, actor(request));
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/events',
+    {
+      schema: {
+        querystring: Type.Object(
+          {
+            user: Type.Optional(Id),
+            type: Type.Optional(Type.String({ maxLength: 50 })),
+            since: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'Unix epoch milliseconds' })),
+            ...Page,
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ events: Type.Array(Event), nextCursor: Nullable(Type.String()) }), ...errors },
+      },
+    },
+    async (request) =>
+      events.list({
+        ...(request.query.user ? { userId: request.query.user } : {}),
+        ...(request.query.type ? { type: request.query.type } : {}),
+        ...(request.query.since ? { since: Number(request.query.since) } : {}),
+        ...(request.query.cursor ? { cursor: request.query.cursor } : {}),
+        limit: pageSize(request.query.limit),
+      }),
+  );
+
+  app.get('/clients', { schema: { response: { 200: Type.Object({ clients: Type.Array(Client) }), ...errors } } }, async () => ({
+    clients: await clients.list(),
+  }));
+
+  app.post(
+    '/clients',
+    {
+      schema: {
+        body: Type.Object(
+          {
+            name: Type.String({ minLength: 1, maxLength: 100 }),
+            origins: Type.Array(Type.String({ maxLength: 2000 }), { minItems: 1, maxItems: 50 }),
+            idTokenSignedResponseAlg: Type.Optional(IdTokenAlg),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Type.Object({ clientId: Type.String(), publishableKey: Type.String(), secretKey: Type.String() }), ...errors },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await operations.createClient(request.body, actor(request))),
+  );
+
+  app.patch(
+    '/clients/:id',
+    {
+      schema: {
+        params: Type.Object({ id: Id }),
+        body: Type.Object(
+          {
+            mfaPolicy: Type.Optional(Type.Union([Type.Literal('optional'), Type.Literal('required')])),
+            idTokenSignedResponseAlg: Type.Optional(IdTokenAlg),
+          },
+          { additionalProperties: false, minProperties: 1 },
+        ),
+        response: { 204: Type.Null(), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const { mfaPolicy, idTokenSignedResponseAlg } = request.body;
+      if (mfaPolicy) await operations.setMfaPolicy(request.params.id, mfaPolicy, actor(request));
+      if (idTokenSignedResponseAlg) await operations.setIdTokenAlg(request.params.id, idTokenSignedResponseAlg, actor(request));
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.delete(
+    '/clients/:id',
+    { schema: { params: Type.Object({ id: Id }), response: { 204: Type.Null(), ...errors } } },
+    async (request, reply) => {
+      await operations.deleteClient(request.params.id, actor(request));
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post('/signing-keys/rotate', { schema: { response: { 200: Type.Object({ kid: Type.String() }), ...errors } } }, async (request) => ({
+    kid: await operations.rotateSigningKey(actor(request)),
+  }));
+
+  app.get('/admin-keys', { schema: { response: { 200: Type.Object({ adminKeys: Type.Array(AdminKey) }), ...errors } } }, async () => ({
+    adminKeys: await adminKeys.list(),
+  }));
+};
