@@ -6,20 +6,27 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DeviceOps } from 'service-protocol';
-import { EVENT_RETENTION_DAYS, SEND_SPACING_PER_PURPOSE } from '../src/defaults.js';
+import { EVENT_RETENTION_DAYS } from '../src/defaults.js';
 import type { AuditEvent } from '../src/events/store.js';
-import { APP_ORIGIN, deviceProof, loginWithDevice, newRawDevice, startTestService, type TestService, uniqueEmail } from './helpers.js';
+import {
+  APP_ORIGIN,
+  deviceProof,
+  loginWithDevice,
+  newRawDevice,
+  sendClock,
+  startTestService,
+  type TestService,
+  uniqueEmail,
+} from './helpers.js';
 
 const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36';
 
 describe('audit trail', () => {
   let service: TestService;
-  let clock = Date.now();
-  const tick = () => {
-    clock += (SEND_SPACING_PER_PURPOSE[0].windowSeconds + 1) * 1000;
-  };
+  const clock = sendClock();
+  const { tick } = clock;
   before(async () => {
-    service = await startTestService({ testMode: true, now: () => clock });
+    service = await startTestService({ testMode: true, now: clock.now });
   });
   after(() => service.close());
 
@@ -39,7 +46,7 @@ describe('audit trail', () => {
     tick();
     const email = uniqueEmail('trail');
     const device = await newRawDevice();
-    const since = clock;
+    const since = clock.at;
     const a = await post('/v1/authenticate', { userid: email, cryptoVersion: 'v1', rememberDevice: true });
     const wrong = a.body.code === '000000' ? '000001' : '000000';
     assert.equal((await post('/v1/email-otp/verify', { userid: email, deviceToken: a.body.deviceToken, otp: wrong })).status, 400);
@@ -102,16 +109,16 @@ describe('audit trail', () => {
       [{ method: 'email' }],
     );
 
-    for (let i = 0; i < 3; i++) await service.ctx.accounts.recordFailure(`key-${clock}`, 3, clock + 60_000);
-    const locks = (await service.ctx.events.list({ type: 'account.locked', since: clock, limit: 10 })).events;
+    for (let i = 0; i < 3; i++) await service.ctx.accounts.recordFailure(`key-${clock.at}`, 3, clock.at + 60_000);
+    const locks = (await service.ctx.events.list({ type: 'account.locked', since: clock.at, limit: 10 })).events;
     assert.equal(locks.length, 1, 'recorded once, when the count reaches the cap');
     assert.equal(locks[0]?.userId, null);
   });
 
   it('filters by type, user and time, and pages newest first without gaps or repeats', async () => {
-    const userId = `usr_paging${clock}`;
+    const userId = `usr_paging${clock.at}`;
     for (let i = 0; i < 7; i++) {
-      clock += 1000;
+      clock.at += 1000;
       await service.ctx.events.record({ type: i % 2 ? 'user.enabled' : 'user.disabled', userId, actor: 'cli' });
     }
     const all = (await service.ctx.events.list({ userId, limit: 100 })).events;
@@ -133,14 +140,14 @@ describe('audit trail', () => {
   });
 
   it('keeps events SERVICE_IDP_EVENT_RETENTION_DAYS and the sweeper deletes older ones', async () => {
-    const userId = `usr_retention${clock}`;
+    const userId = `usr_retention${clock.at}`;
     await service.ctx.events.record({ type: 'user.disabled', userId });
-    clock += EVENT_RETENTION_DAYS * 24 * 60 * 60 * 1000 - 1000;
+    clock.at += EVENT_RETENTION_DAYS * 24 * 60 * 60 * 1000 - 1000;
     await service.ctx.events.record({ type: 'user.enabled', userId });
-    await service.ctx.sweepExpired(clock);
+    await service.ctx.sweepExpired(clock.at);
     assert.equal((await trail(userId)).length, 2, 'both are inside the retention period');
-    clock += 2000;
-    await service.ctx.sweepExpired(clock);
+    clock.at += 2000;
+    await service.ctx.sweepExpired(clock.at);
     assert.deepEqual(types(await trail(userId)), ['user.enabled']);
   });
 });

@@ -3,25 +3,50 @@
  * (or, when SERVICE_TEST_DATABASE_URL is set, a fresh schema in that PostgreSQL database),
  * a registered client, and a fetch that behaves like a browser page on the client's origin.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { IDBFactory } from 'fake-indexeddb';
 import { CompactSign, exportJWK, generateKeyPair, type CryptoKey as JoseKey } from 'jose';
 import pg from 'pg';
 import { ServiceDelegationClient } from 'service-oauth-client';
 import { ServiceClient } from 'service-web';
 import { SMTPServer } from 'smtp-server';
-import { DB_POOL_SIZE, DB_STATEMENT_TIMEOUT_MS } from '../src/defaults.js';
+import { DB_POOL_SIZE, DB_STATEMENT_TIMEOUT_MS, SEND_SPACING_PER_PURPOSE } from '../src/defaults.js';
 import { loadConfig, type RunningService, startService } from '../src/index.js';
 import type { Mailer } from '../src/mail/mailer.js';
 import type { SmsTransport } from '../src/sms/transport.js';
 import { type Db, openPostgres, openSqlite } from '../src/storage/database.js';
 
 export const APP_ORIGIN = 'http://app.test:3000';
+
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+
+/** Runs the built `service-idp` with a bare environment, as an operator's shell would. */
+export function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '' } }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** A clock for a test service; `tick()` moves it past the per-purpose send spacing, so sign-ins never throttle each other. */
+export function sendClock(start = Date.now()) {
+  const clock = {
+    at: start,
+    now: () => clock.at,
+    tick: () => {
+      clock.at += (SEND_SPACING_PER_PURPOSE[0].windowSeconds + 1) * 1000;
+    },
+  };
+  return clock;
+}
 
 export interface TestService extends RunningService {
   clientId: string;

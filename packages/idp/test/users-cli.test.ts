@@ -3,29 +3,20 @@
  * against the data folder of a running service, whose answers change at once.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { SEND_SPACING_PER_PURPOSE } from '../src/defaults.js';
 import { loadConfig, type RunningService, startService } from '../src/index.js';
-import { newRawDevice } from './helpers.js';
+import { newRawDevice, runCli, sendClock } from './helpers.js';
 
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-const run = (args: string[]) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '' } }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
+const run = runCli;
 
 describe('service-idp users, devices and events', () => {
   let data: string;
   let service: RunningService;
   // Moved past the per-address send interval where a test asks for a second code.
-  let clock = Date.now();
+  const clock = sendClock();
   let post: (path: string, body: unknown) => Promise<any>;
   const cli = (...args: string[]) => run([...args, '--data', data]);
   const json = async (...args: string[]) => {
@@ -45,7 +36,7 @@ describe('service-idp users, devices and events', () => {
 
   before(async () => {
     data = mkdtempSync(join(tmpdir(), 'service-idp-users-'));
-    service = await startService(loadConfig({ port: '0', data, 'test-mode': true }, {}), { now: () => clock });
+    service = await startService(loadConfig({ port: '0', data, 'test-mode': true }, {}), { now: clock.now });
     const keys = await service.ctx.clients.create({ name: 'Shop', origins: ['http://shop.test'] });
     post = async (path, body) =>
       (
@@ -80,7 +71,7 @@ describe('service-idp users, devices and events', () => {
 
     const mails = (await service.ctx.mailbox.list(10, email)).length;
     assert.equal((await cli('users', 'disable', userId)).code, 0);
-    clock += (SEND_SPACING_PER_PURPOSE[0].windowSeconds + 1) * 1000;
+    clock.tick();
     const refused = await post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' });
     assert.equal(refused.status, 'OTP_NEEDED');
     assert.equal((await service.ctx.mailbox.list(10, email)).length, mails, 'no mail while disabled');

@@ -6,19 +6,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ErrorCodes } from 'service-protocol';
-import { PAGE_SIZE_MAX, SEND_SPACING_PER_PURPOSE } from '../src/defaults.js';
+import { PAGE_SIZE_MAX } from '../src/defaults.js';
 import type { ServiceError } from '../src/errors.js';
-import { loginWithDevice, registerRawDevice, startTestService, type TestService, uniqueEmail } from './helpers.js';
+import { loginWithDevice, registerRawDevice, sendClock, startTestService, type TestService, uniqueEmail } from './helpers.js';
 
 describe('users', () => {
   let service: TestService;
-  // Each step moves the clock past the per-address send interval, so sign-ins never throttle each other.
-  let clock = Date.now();
-  const tick = () => {
-    clock += (SEND_SPACING_PER_PURPOSE[0].windowSeconds + 1) * 1000;
-  };
+  const clock = sendClock();
+  const { tick } = clock;
   before(async () => {
-    service = await startTestService({ testMode: true, now: () => clock });
+    service = await startTestService({ testMode: true, now: clock.now });
   });
   after(() => service.close());
 

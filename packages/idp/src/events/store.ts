@@ -1,5 +1,5 @@
 import { randomToken } from '../crypto/secrets.js';
-import type { Db } from '../storage/database.js';
+import type { Database, Db } from '../storage/database.js';
 
 /** One entry of the audit trail. Never holds a secret, a code or a key. */
 export interface AuditEvent {
@@ -29,18 +29,7 @@ export interface EventFilter {
   limit: number;
 }
 
-type EventRow = {
-  id: string;
-  type: string;
-  at: number;
-  user_id: string | null;
-  client_id: string | null;
-  device_id: string | null;
-  ip: string | null;
-  user_agent: string | null;
-  actor: string | null;
-  detail: string | null;
-};
+type EventRow = Database['events'];
 
 const toEvent = (row: EventRow): AuditEvent => ({
   id: row.id,

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { DeviceRow } from '../devices/store.js';
 import type { EventStore, NewEvent } from '../events/store.js';
 import type { Db } from '../storage/database.js';
 
@@ -21,16 +22,8 @@ export interface UserFilter {
 
 /** Everything the service holds about one person but the events (users/service.ts adds them). */
 export interface UserHoldings {
-  devices: Array<{
-    id: string;
-    clientId: string;
-    name: string | null;
-    browser: string | null;
-    os: string | null;
-    createdAt: number;
-    lastUsedAt: number | null;
-    removedAt: number | null;
-  }>;
+  /** Every device of the user, for every client, revoked and expired ones included. */
+  devices: Omit<DeviceRow, 'userId'>[];
   /** The confirmed MFA method, without its secret. */
   mfa: { method: string; phone: string | null; confirmedAt: number } | null;
   clientSignIns: Array<{ clientId: string; clientName: string | null; firstSignedInAt: number }>;
