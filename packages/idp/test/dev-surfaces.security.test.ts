@@ -217,6 +217,8 @@ describe('caching rule (protocol.md): only the public documents are cacheable, e
       ['GET', '/.well-known/jwks.json', {}, PUBLIC],
       ['GET', '/.well-known/openid-configuration', {}, PUBLIC],
       ['GET', '/sdk/v1/service-web.js', {}, SCRIPT],
+      ['GET', '/openapi.json', {}, PUBLIC],
+      ['GET', '/admin/v1/users', {}, 'no-store'],
       ['GET', '/healthz', {}, 'no-store'],
       ['GET', '/readyz', {}, 'no-store'],
       ['GET', '/dev/mail', {}, 'no-store'],

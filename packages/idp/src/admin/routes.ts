@@ -90,6 +90,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   clients: { list(): Promise<Static<typeof Client>[]> };
 }> = async (app, { adminKeys, users, events, operations, clients }) => {
   app.decorateRequest('adminKey', null as unknown as AdminKeyRecord);
+  // Every admin route is documented as taking the admin key (http/openapi.ts).
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, tags: ['admin'], security: [{ adminKey: [] }] };
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('cache-control', 'no-store');
     const match = /^Bearer ([\x21-\x7e]{1,200})$/.exec(request.headers.authorization ?? '');

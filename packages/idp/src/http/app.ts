@@ -19,6 +19,7 @@ import { tokenRoutes } from '../token/routes.js';
 import { browserClient } from './browser-client.js';
 import { registerErrorHandler } from './error-handler.js';
 import { registerMetrics } from './metrics.js';
+import { registerOpenApi } from './openapi.js';
 import { sdkRoutes } from './sdk.js';
 
 export interface AppOptions {
@@ -71,10 +72,11 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandler(app);
+  await registerOpenApi(app, { issuer: ctx.config.issuer });
   trackRequestOrigin(app);
   registerMetrics(app);
   // The caching rule (protocol.md): nothing is stored by a cache unless its route says so
-  // (only the JWKS, the discovery document and the SDK script are public and cacheable).
+  // (only the JWKS, the discovery document, the SDK script and the OpenAPI document are public and cacheable).
   app.addHook('onSend', async (_request, reply) => {
     if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
   });
