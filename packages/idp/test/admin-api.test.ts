@@ -94,9 +94,12 @@ describe('admin API', () => {
     assert.equal(created.status, 201);
     assert.match(created.body.secretKey, /^sk_/);
     assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, { mfaPolicy: 'required' })).status, 204);
+    assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, { idTokenSignedResponseAlg: 'ES256' })).status, 204);
+    assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, {})).status, 400);
     const listed = await api('GET', '/clients');
     assert.deepEqual(listed.body.clients, await cli('clients', 'list'));
-    assert.equal(listed.body.clients.find((c: { id: string }) => c.id === created.body.clientId).mfaPolicy, 'required');
+    const client = listed.body.clients.find((c: { id: string }) => c.id === created.body.clientId);
+    assert.deepEqual([client.mfaPolicy, client.idTokenSignedResponseAlg], ['required', 'ES256']);
     assert.equal((await api('DELETE', `/clients/${created.body.clientId}`)).status, 204);
     const rotated = await api('POST', '/signing-keys/rotate');
     assert.equal(rotated.status, 200);
@@ -105,7 +108,7 @@ describe('admin API', () => {
       ['signing_key.rotated', keyId],
       ['client.deleted', keyId],
       ['client.updated', keyId],
-      ['client.created', keyId],
+      ['client.updated', keyId],
     ]);
   });
 
