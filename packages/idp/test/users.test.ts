@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ErrorCodes } from 'service-protocol';
+import { ErrorStatus } from 'service-protocol';
 import { PAGE_SIZE_MAX } from '../src/defaults.js';
 import type { ServiceError } from '../src/errors.js';
 import { loginWithDevice, registerRawDevice, sendClock, startTestService, type TestService, uniqueEmail } from './helpers.js';
@@ -41,7 +41,7 @@ describe('users', () => {
   const rejects = async (promise: Promise<unknown>, code: string) =>
     assert.rejects(
       promise,
-      (error: ServiceError) => error.code === code && ErrorCodes[error.code as keyof typeof ErrorCodes] !== undefined,
+      (error: ServiceError) => error.code === code && ErrorStatus[error.code as keyof typeof ErrorStatus] !== undefined,
     );
 
   describe('a disabled user cannot sign in anywhere', () => {
