@@ -72,7 +72,10 @@ describe('the packed packages, installed outside the workspace', { timeout: 240_
       dependencies: { 'service-idp': tarball('service-idp'), 'better-sqlite3': sqlite.version },
     });
     const flags = ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'];
-    await Promise.all([npm(consumer, ...flags), npm(serviceDir, ...flags)]);
+    const installs = await Promise.all([npm(consumer, ...flags), npm(serviceDir, ...flags)]);
+    // Node 20.19 is the floor everywhere: nothing an integrator installs may ask for Node 22
+    // (fastify's light-my-request 6.8 pulls cookie@2, which does; service-idp pins 6.6).
+    for (const { stderr } of installs) assert.doesNotMatch(stderr, /EBADENGINE/, 'no dependency asks for another Node version');
     const binary = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node';
     mkdirSync(join(serviceDir, binary, '..'), { recursive: true });
     copyFileSync(join(ROOT, binary), join(serviceDir, binary));
