@@ -68,6 +68,9 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       return client;
     },
 
+    /** The keyed hash a secret key is stored as (for checks folded into another statement). */
+    secretKeyHash: (secretKey: string) => hash('secret-key', secretKey),
+
     /** The client behind a backend request, if its secret key matches (constant time). */
     async authenticateBackend(clientId: string, secretKey: string): Promise<ClientRecord | undefined> {
       const found = await store.findWithSecretHash(clientId);
