@@ -1,14 +1,20 @@
 import { randomToken, type SecretHasher } from '../crypto/secrets.js';
 import { ACCESS_TOKEN_TTL_SECONDS, AUTH_CODE_TTL_SECONDS } from '../defaults.js';
-import type { AuthCode, CodeStore, Redeemed, RedeemingClient } from './store.js';
+import type { AuthCode, CodeStore, DrawnCode, Redeemed, RedeemingClient } from './store.js';
 
 /** Issues and redeems authorization codes (RFC 6749 4.1.2: single use, short-lived, bound to client and PKCE). */
 export function createCodeService({ store, hash, now }: { store: CodeStore; hash: SecretHasher; now: () => number }) {
   return {
     async issue(code: AuthCode): Promise<string> {
+      const drawn = this.draw(code);
+      await store.insert(drawn.idHash, code, drawn.expiresAt);
+      return drawn.value;
+    },
+
+    /** A new code's value and row, for a caller that writes it in its own statement (login/store.ts). */
+    draw(code: AuthCode): DrawnCode {
       const value = randomToken('ac_');
-      await store.insert(hash('auth-code', value), code, now() + AUTH_CODE_TTL_SECONDS * 1000);
-      return value;
+      return { value, idHash: hash('auth-code', value), code, expiresAt: now() + AUTH_CODE_TTL_SECONDS * 1000 };
     },
 
     /**

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { User } from '../accounts/store.js';
-import { type Db, isPostgres } from '../storage/database.js';
+import { type Database, type Db, isPostgres } from '../storage/database.js';
+import { deleteBefore } from '../storage/sweeper.js';
 
 export interface AuthCode {
   clientId: string;
@@ -27,30 +28,40 @@ export interface Redeemed {
   idTokenAlg: string;
 }
 
+/** A code drawn but not yet written: its value goes to the browser, the rest to auth_codes. */
+export interface DrawnCode {
+  value: string;
+  idHash: string;
+  code: AuthCode;
+  expiresAt: number;
+}
+
+/** The auth_codes row of a new code (also written by the login's folded statement, login/store.ts). */
+export function codeRow(drawn: Omit<DrawnCode, 'value'>): Database['auth_codes'] {
+  return {
+    id: drawn.idHash,
+    client_id: drawn.code.clientId,
+    user_id: drawn.code.userId,
+    code_challenge: drawn.code.codeChallenge,
+    amr: JSON.stringify(drawn.code.amr),
+    auth_time: drawn.code.authTime,
+    device_id: drawn.code.deviceId,
+    expires_at: drawn.expiresAt,
+    consumed_at: null,
+    access_token_jti: null,
+  };
+}
+
 /** Authorization codes, stored by keyed hash; consumption stamps a time instead of deleting. */
 export function createCodeStore(db: Db) {
   return {
     async insert(idHash: string, code: AuthCode, expiresAt: number): Promise<void> {
-      await db
-        .insertInto('auth_codes')
-        .values({
-          id: idHash,
-          client_id: code.clientId,
-          user_id: code.userId,
-          code_challenge: code.codeChallenge,
-          amr: JSON.stringify(code.amr),
-          auth_time: code.authTime,
-          device_id: code.deviceId,
-          expires_at: expiresAt,
-          consumed_at: null,
-          access_token_jti: null,
-        })
-        .execute();
+      await db.insertInto('auth_codes').values(codeRow({ idHash, code, expiresAt })).execute();
     },
 
     async deleteExpired(now: number): Promise<void> {
-      await db.deleteFrom('auth_codes').where('expires_at', '<', now).execute();
-      await db.deleteFrom('revoked_access_tokens').where('expires_at', '<', now).execute();
+      await deleteBefore(db, 'auth_codes', 'expires_at', now);
+      await deleteBefore(db, 'revoked_access_tokens', 'expires_at', now);
     },
 
     /**

@@ -10,6 +10,17 @@ declare module 'fastify' {
     /** The client application behind a browser request, set by the browser-client hook. */
     client: ClientRecord;
   }
+  interface FastifyContextConfig {
+    /** The route authenticates the client itself (login: folded into its own read), with the same checks. */
+    clientInHandler?: boolean;
+  }
+}
+
+/** The publishable key and Origin of a browser request. */
+export function browserCredentials(request: FastifyRequest): { publishableKey?: string; origin?: string } {
+  const key = request.headers[PUBLISHABLE_KEY_HEADER];
+  const origin = request.headers.origin;
+  return { ...(typeof key === 'string' ? { publishableKey: key } : {}), ...(origin !== undefined ? { origin } : {}) };
 }
 
 /**
@@ -42,8 +53,9 @@ export async function browserClient(scope: FastifyInstance, { clients }: { clien
   });
   scope.setNotFoundHandler(notFound);
   scope.addHook('preHandler', async (request: FastifyRequest) => {
-    const key = request.headers[PUBLISHABLE_KEY_HEADER];
-    request.client = await clients.authenticateBrowser(typeof key === 'string' ? key : undefined, request.headers.origin);
+    if (request.routeOptions.config.clientInHandler) return;
+    const { publishableKey, origin } = browserCredentials(request);
+    request.client = await clients.authenticateBrowser(publishableKey, origin);
   });
 }
 
