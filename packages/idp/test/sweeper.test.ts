@@ -43,9 +43,21 @@ describe('sweeping expired rows', () => {
   it('deletes in bounded batches, letting the event loop run between them, until every expired row is gone', async () => {
     const expired = Math.floor(2.5 * SWEEP_BATCH_ROWS);
     const rows = (from: number, n: number, expiresAt: number) =>
-      Array.from({ length: n }, (_, i) => ({ id: `batch-${from + i}`, client_id: service.clientId, expires_at: expiresAt, consumed_at: clock }));
-    for (let i = 0; i < expired; i += 500) await service.ctx.db.insertInto('device_challenges').values(rows(i, Math.min(500, expired - i), clock - 1)).execute();
-    await service.ctx.db.insertInto('device_challenges').values(rows(expired, 10, clock + 60_000)).execute();
+      Array.from({ length: n }, (_, i) => ({
+        id: `batch-${from + i}`,
+        client_id: service.clientId,
+        expires_at: expiresAt,
+        consumed_at: clock,
+      }));
+    for (let i = 0; i < expired; i += 500)
+      await service.ctx.db
+        .insertInto('device_challenges')
+        .values(rows(i, Math.min(500, expired - i), clock - 1))
+        .execute();
+    await service.ctx.db
+      .insertInto('device_challenges')
+      .values(rows(expired, 10, clock + 60_000))
+      .execute();
 
     // Turns of the event loop while the sweep runs: one unbounded statement would allow none on SQLite.
     let turns = 0;

@@ -8,7 +8,7 @@ import type { EventLog } from '../events/service.js';
 import type { MfaService } from '../mfa/service.js';
 import type { RegistrationService } from '../registration/service.js';
 import { type SignIn, signInRecords } from '../sign-in/finish.js';
-import type { LoginRead, LoginStore } from './store.js';
+import type { LoginIssue, LoginRead, LoginStore } from './store.js';
 
 export interface LoginDeps {
   prover: DeviceProver;
@@ -92,8 +92,7 @@ export function createLoginService(deps: LoginDeps) {
           authTime: Math.floor(now() / 1000),
         };
         // The challenge is spent last, after everything else matched, and only once.
-        const spend = (issue?: Parameters<LoginStore['spendAndIssue']>[4]) =>
-          store.spendAndIssue(checked.challenge, checked.deviceId, checked.touch, now(), issue);
+        const spend = (issue?: LoginIssue) => store.spendAndIssue(checked.challenge, checked.deviceId, checked.touch, now(), issue);
         const state = read?.mfa;
         if (state && !state.remembered) {
           proven = await spend();
