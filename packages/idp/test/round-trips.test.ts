@@ -123,4 +123,22 @@ describe(`database round trips per request (${TEST_DATABASE_URL ? 'PostgreSQL' :
     assert.equal(await codes(), codesBefore, 'no code for a spent challenge');
     assert.equal(await successes(), successesBefore, 'no sign_in.succeeded for a spent challenge');
   });
+
+  it('of 10 parallel authenticates with one proof, exactly one gets a code (the spend decides inside the folded write)', async () => {
+    const email = uniqueEmail();
+    const device = await registerRawDevice(service, email);
+    const userId = (await service.ctx.accounts.findByEmail(email))?.id as string;
+    const successes = async () => (await service.ctx.events.list({ userId, type: 'sign_in.succeeded', limit: 100 })).events.length;
+    const before = await successes();
+    const proof = await deviceProof(service, device, email);
+    clock.tick();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1', deviceProof: proof })),
+    );
+    assert.equal(answers.filter((a) => a.body?.status === 'SUCCESS').length, 1);
+    assert.equal(await successes(), before + 1);
+    const codes = await service.ctx.db.selectFrom('auth_codes').select('user_id').where('user_id', '=', userId).execute();
+    // One code from the device's registration, one from the winning login.
+    assert.equal(codes.length, 2);
+  });
 });
