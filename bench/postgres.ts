@@ -34,7 +34,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon, { type Request, type Result } from 'autocannon';
 import pg from 'pg';
 import { cpuSecondsOf, startChild } from './child.js';
-import { type BenchClient, type BenchDevice, trustedLogin } from './flows.js';
+import { type BenchClient, type BenchDevice, tokenExchange, trustedLogin } from './flows.js';
 import { type Measurement, measure, SETTINGS, simple, type Workload } from './load.js';
 import { newDeviceKey } from './proof.js';
 import { fmt, pct, table } from './report.js';
@@ -172,6 +172,26 @@ function postgresCpuSeconds(): number {
   return total;
 }
 
+/** CPU seconds so far of each backend connected to `database` (a connection opened during a run counts from zero). */
+async function backendCpuSeconds(database: string): Promise<Map<number, number>> {
+  const client = new pg.Client({ connectionString: baseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
+    const seconds = new Map<number, number>();
+    for (const { pid } of rows) {
+      try {
+        seconds.set(pid, cpuSecondsOf(pid));
+      } catch {
+        // exited meanwhile
+      }
+    }
+    return seconds;
+  } finally {
+    await client.end();
+  }
+}
+
 function machineTicks() {
   const [, ...fields] = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/);
   const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = fields.map(Number);
@@ -184,6 +204,12 @@ interface PgMeasurement extends Measurement {
   connections: number;
   /** Share of the machine used by PostgreSQL (all its processes); serverCpu is the service nodes only. */
   dbCpu: number;
+  /**
+   * Share used by the backends connected to the benchmark's database only: the cluster may be
+   * shared with other work (other databases' tests), which dbCpu counts and this does not.
+   * WAL writer, checkpointer and autovacuum are not counted here.
+   */
+  dbBackendCpu: number;
   /** Whole logins (challenge + proof + authenticate) timed in the client, over all nodes. */
   loginP50Ms: number;
   loginP99Ms: number;
@@ -199,7 +225,8 @@ interface PgMeasurement extends Measurement {
 function timed(build: () => Workload, samples: number[]): () => Workload {
   return () => {
     const workload = build();
-    const [first, second] = workload.requests as [Request, Request];
+    const [first, second] = workload.requests as [Request, Request | undefined];
+    if (!second) return workload; // not a login (the token run)
     return {
       ...workload,
       requests: [
@@ -236,7 +263,12 @@ function run(url: string, workload: Workload, connections: number, seconds: numb
  * per HTTP request (a login is two); with two nodes p50 is the mean of the two instances' p50
  * and p99 the larger p99.
  */
-async function measureNodes(nodes: { url: string; pid: number }[], build: () => Workload, connections: number): Promise<PgMeasurement> {
+async function measureNodes(
+  nodes: { url: string; pid: number }[],
+  build: () => Workload,
+  connections: number,
+  database?: string,
+): Promise<PgMeasurement> {
   const per = Math.max(1, Math.floor(connections / nodes.length));
   if (SETTINGS.warmupSeconds > 0) await Promise.all(nodes.map((n) => run(n.url, build(), per, SETTINGS.warmupSeconds)));
   const samples: number[] = [];
@@ -244,6 +276,7 @@ async function measureNodes(nodes: { url: string; pid: number }[], build: () => 
   const clientBefore = process.cpuUsage();
   const serverBefore = nodes.map((n) => cpuSecondsOf(n.pid));
   const dbBefore = postgresCpuSeconds();
+  const backendsBefore = database ? await backendCpuSeconds(database) : new Map<number, number>();
   const machineBefore = machineTicks();
   const t0 = performance.now();
   const results = await Promise.all(nodes.map((n, i) => run(n.url, workloads[i] as Workload, per, SETTINGS.durationSeconds)));
@@ -252,6 +285,9 @@ async function measureNodes(nodes: { url: string; pid: number }[], build: () => 
   const serverSeconds = nodes.reduce((sum, n, i) => sum + cpuSecondsOf(n.pid) - (serverBefore[i] as number), 0);
   const dbSeconds = postgresCpuSeconds() - dbBefore;
   const machineAfter = machineTicks();
+  const backendsAfter = database ? await backendCpuSeconds(database) : new Map<number, number>();
+  let backendSeconds = 0;
+  for (const [pid, after] of backendsAfter) backendSeconds += after - (backendsBefore.get(pid) ?? 0);
   const machineTotal = machineAfter.total - machineBefore.total || 1;
   samples.sort((x, y) => x - y);
   const tallies = workloads.map((w, i) => w.tally(results[i] as Result));
@@ -274,6 +310,7 @@ async function measureNodes(nodes: { url: string; pid: number }[], build: () => 
     clientCpu,
     serverCpu,
     dbCpu,
+    dbBackendCpu: backendSeconds / seconds / CORES,
     otherCpu: Math.max(0, (machineAfter.busy - machineBefore.busy) / machineTotal - clientCpu - serverCpu - dbCpu),
     ioWait: (machineAfter.iowait - machineBefore.iowait) / machineTotal,
     perNode: nodes.map((n, i) => ({
@@ -291,6 +328,8 @@ interface SizeResult {
   seedSeconds: number;
   registerSeconds: number;
   oneNode: PgMeasurement;
+  /** POST /oauth/token on node A, codes minted before the run. */
+  token: PgMeasurement;
   oneConnection: PgMeasurement;
   twoNodes: PgMeasurement;
 }
@@ -321,19 +360,27 @@ async function runSize(users: number): Promise<SizeResult> {
       const login = trustedLogin(client, devices);
 
       log(`${name}: login, 1 node, ${SETTINGS.connections} connections`);
-      const oneNode = await measureNodes([nodeA], login, SETTINGS.connections);
+      const oneNode = await measureNodes([nodeA], login, SETTINGS.connections, name);
+      // Codes live 60 s: minted just before the run, about twice what the login rate suggests.
+      const codeCount = Math.min(
+        40_000,
+        Math.ceil(2 * oneNode.rate * (SETTINGS.warmupSeconds + SETTINGS.durationSeconds)) + 2 * SETTINGS.connections,
+      );
+      log(`${name}: minting ${codeCount} codes, then token, 1 node, ${SETTINGS.connections} connections`);
+      const codes = await a.request<string[]>('mint', { count: codeCount });
+      const token = await measureNodes([nodeA], tokenExchange(client, codes, SETTINGS.connections), SETTINGS.connections, name);
       log(`${name}: login, 1 node, 1 connection`);
-      const oneConnection = await measureNodes([nodeA], login, 1);
+      const oneConnection = await measureNodes([nodeA], login, 1, name);
       log(`${name}: starting node B (service-idp start, same data folder, database and issuer)`);
       const b = await startCliNode(dataDir, url, portB, issuer);
       let twoNodes: PgMeasurement;
       try {
         log(`${name}: login, 2 nodes, ${SETTINGS.connections} connections split`);
-        twoNodes = await measureNodes([nodeA, b], login, SETTINGS.connections);
+        twoNodes = await measureNodes([nodeA, b], login, SETTINGS.connections, name);
       } finally {
         await b.stop();
       }
-      return { users, seededDevices: 2 * users, seedSeconds, registerSeconds, oneNode, oneConnection, twoNodes };
+      return { users, seededDevices: 2 * users, seedSeconds, registerSeconds, oneNode, token, oneConnection, twoNodes };
     } finally {
       await a.stop();
     }
@@ -388,6 +435,7 @@ const rows: [string, PgMeasurement][] = [
   ['SQLite: login, 1 node', sqliteLogin],
   ...sizes.flatMap((s): [string, PgMeasurement][] => [
     [`${fmt(s.users)} users: login, 1 node`, s.oneNode],
+    [`${fmt(s.users)} users: token, 1 node`, s.token],
     [`${fmt(s.users)} users: login, 2 nodes`, s.twoNodes],
     [`${fmt(s.users)} users: login, 1 connection`, s.oneConnection],
   ]),
@@ -434,6 +482,13 @@ for (const s of sizes) {
   const m = s.oneNode;
   out.write(
     `${fmt(s.users)} users, 1 node: PostgreSQL ÷ SQLite logins/s ${(m.rate / sqliteLogin.rate).toFixed(2)} (target ≥ 0.8); per login: node ${msPerLogin(m.serverCpu, m.rate).toFixed(2)} ms CPU, PostgreSQL ${msPerLogin(m.dbCpu, m.rate).toFixed(2)} ms CPU (SQLite node: ${msPerLogin(sqliteLogin.serverCpu, sqliteLogin.rate).toFixed(2)} ms)\n`,
+  );
+}
+for (const s of sizes) {
+  const login = s.oneNode;
+  const token = s.token;
+  out.write(
+    `${fmt(s.users)} users, 1 node, CPU ms per unit (node / PostgreSQL whole cluster / this database's backends): login ${msPerLogin(login.serverCpu, login.rate).toFixed(2)} / ${msPerLogin(login.dbCpu, login.rate).toFixed(2)} / ${msPerLogin(login.dbBackendCpu, login.rate).toFixed(2)}; token request ${msPerLogin(token.serverCpu, token.rate).toFixed(2)} / ${msPerLogin(token.dbCpu, token.rate).toFixed(2)} / ${msPerLogin(token.dbBackendCpu, token.rate).toFixed(2)} (${fmt(token.rate)} /s)\n`,
   );
 }
 for (const s of sizes) out.write(`seeding ${fmt(s.users)} users + ${fmt(s.seededDevices)} devices: ${s.seedSeconds.toFixed(1)}s\n`);

@@ -24,6 +24,7 @@ import { createEventStore } from './events/store.js';
 import { createKeyring } from './keys/keyring.js';
 import { createKeyStore } from './keys/store.js';
 import { createLoginService } from './login/service.js';
+import { createLoginStore } from './login/store.js';
 import { createMailboxStore } from './mail/mailbox-store.js';
 import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
 import { loadMailTemplates } from './mail/templates.js';
@@ -158,7 +159,16 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     issuer: config.issuer,
     now,
   });
-  const login = createLoginService({ prover, mfa, finish, registration, now });
+  const login = createLoginService({
+    prover,
+    mfa,
+    registration,
+    store: createLoginStore(db, devices),
+    clients,
+    codes,
+    events,
+    now,
+  });
   const users = createUserService({ store: createUserStore(db, eventStore), devices, events, hash, now });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, serverSecret, now });
 

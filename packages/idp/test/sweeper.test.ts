@@ -1,7 +1,7 @@
 /** Expired rows are deleted by the sweep, and only expired ones. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AUTH_CODE_TTL_SECONDS, OTP_TTL_SECONDS } from '../src/defaults.js';
+import { AUTH_CODE_TTL_SECONDS, OTP_TTL_SECONDS, SWEEP_BATCH_ROWS } from '../src/defaults.js';
 import { startTestService, type TestService, uniqueEmail } from './helpers.js';
 
 describe('sweeping expired rows', () => {
@@ -38,5 +38,39 @@ describe('sweeping expired rows', () => {
     await service.ctx.sweepExpired(clock + 2 * 60 * 60 * 1000 + OTP_TTL_SECONDS * 1000);
     for (const table of ['registrations', 'auth_codes', 'device_challenges', 'rate_counters'] as const)
       assert.equal(await count(table), 0, table);
+  });
+
+  it('deletes in bounded batches, letting the event loop run between them, until every expired row is gone', async () => {
+    const expired = Math.floor(2.5 * SWEEP_BATCH_ROWS);
+    const rows = (from: number, n: number, expiresAt: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        id: `batch-${from + i}`,
+        client_id: service.clientId,
+        expires_at: expiresAt,
+        consumed_at: clock,
+      }));
+    for (let i = 0; i < expired; i += 500)
+      await service.ctx.db
+        .insertInto('device_challenges')
+        .values(rows(i, Math.min(500, expired - i), clock - 1))
+        .execute();
+    await service.ctx.db
+      .insertInto('device_challenges')
+      .values(rows(expired, 10, clock + 60_000))
+      .execute();
+
+    // Turns of the event loop while the sweep runs: one unbounded statement would allow none on SQLite.
+    let turns = 0;
+    let sweeping = true;
+    const spin = () => {
+      turns += 1;
+      if (sweeping) setImmediate(spin);
+    };
+    setImmediate(spin);
+    await service.ctx.sweepExpired(clock);
+    sweeping = false;
+
+    assert.equal(await count('device_challenges'), 10, 'only the live rows stay');
+    assert.ok(turns >= Math.floor(expired / SWEEP_BATCH_ROWS), `the event loop ran ${turns} times during the sweep`);
   });
 });

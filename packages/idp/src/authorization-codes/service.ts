@@ -1,26 +1,34 @@
 import { randomToken, type SecretHasher } from '../crypto/secrets.js';
 import { ACCESS_TOKEN_TTL_SECONDS, AUTH_CODE_TTL_SECONDS } from '../defaults.js';
-import type { AuthCode, CodeStore } from './store.js';
+import type { AuthCode, CodeStore, DrawnCode, Redeemed, RedeemingClient } from './store.js';
 
 /** Issues and redeems authorization codes (RFC 6749 4.1.2: single use, short-lived, bound to client and PKCE). */
 export function createCodeService({ store, hash, now }: { store: CodeStore; hash: SecretHasher; now: () => number }) {
   return {
     async issue(code: AuthCode): Promise<string> {
+      const drawn = this.draw(code);
+      await store.insert(drawn.idHash, code, drawn.expiresAt);
+      return drawn.value;
+    },
+
+    /** A new code's value and row, for a caller that writes it in its own statement (login/store.ts). */
+    draw(code: AuthCode): DrawnCode {
       const value = randomToken('ac_');
-      await store.insert(hash('auth-code', value), code, now() + AUTH_CODE_TTL_SECONDS * 1000);
-      return value;
+      return { value, idHash: hash('auth-code', value), code, expiresAt: now() + AUTH_CODE_TTL_SECONDS * 1000 };
     },
 
     /**
-     * Redeems a code once, recording the access token this redemption issues (`accessTokenJti`).
-     * A code presented again is refused and revokes that access token (RFC 6749 4.1.2).
+     * Redeems a code once for an authenticating client, recording the access token this
+     * redemption issues (`accessTokenJti`). Undefined for an unknown, expired or used code, or
+     * a client whose secret does not match: the caller tells these apart on that (rare) path.
      */
-    async redeem(value: string, accessTokenJti: string): Promise<AuthCode | undefined> {
-      const idHash = hash('auth-code', value);
-      const code = await store.consume(idHash, now(), { accessTokenJti, keepUntil: now() + ACCESS_TOKEN_TTL_SECONDS * 1000 });
-      if (!code) await store.revokeAccessTokenOf(idHash);
-      return code;
+    redeem(value: string, accessTokenJti: string, client: RedeemingClient): Promise<Redeemed | undefined> {
+      const at = now();
+      return store.consume(hash('auth-code', value), at, { accessTokenJti, keepUntil: at + ACCESS_TOKEN_TTL_SECONDS * 1000 }, client);
     },
+
+    /** A used code presented again by its client: revokes the access token its redemption issued (RFC 6749 4.1.2). */
+    revokeReplayed: (value: string) => store.revokeAccessTokenOf(hash('auth-code', value)),
 
     isAccessTokenRevoked: (jti: string) => store.isAccessTokenRevoked(jti),
   };

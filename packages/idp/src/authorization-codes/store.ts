@@ -1,4 +1,7 @@
-import type { Db } from '../storage/database.js';
+import { sql } from 'kysely';
+import type { User } from '../accounts/store.js';
+import { type Database, type Db, isPostgres } from '../storage/database.js';
+import { deleteBefore } from '../storage/sweeper.js';
 
 export interface AuthCode {
   clientId: string;
@@ -10,30 +13,55 @@ export interface AuthCode {
   deviceId: string | null;
 }
 
+/** Who redeems a code: the client's id and the keyed hash of the secret it presented. */
+export interface RedeemingClient {
+  id: string;
+  secretKeyHash: string;
+  /** S256 of the presented code_verifier, null when none was sent (a malformed one: a value no code holds). */
+  pkceChallenge: string | null;
+}
+
+/** A consumed code, the user it names (undefined when disabled or deleted) and the client's ID token algorithm. */
+export interface Redeemed {
+  code: AuthCode;
+  user: User | undefined;
+  idTokenAlg: string;
+}
+
+/** A code drawn but not yet written: its value goes to the browser, the rest to auth_codes. */
+export interface DrawnCode {
+  value: string;
+  idHash: string;
+  code: AuthCode;
+  expiresAt: number;
+}
+
+/** The auth_codes row of a new code (also written by the login's folded statement, login/store.ts). */
+export function codeRow(drawn: Omit<DrawnCode, 'value'>): Database['auth_codes'] {
+  return {
+    id: drawn.idHash,
+    client_id: drawn.code.clientId,
+    user_id: drawn.code.userId,
+    code_challenge: drawn.code.codeChallenge,
+    amr: JSON.stringify(drawn.code.amr),
+    auth_time: drawn.code.authTime,
+    device_id: drawn.code.deviceId,
+    expires_at: drawn.expiresAt,
+    consumed_at: null,
+    access_token_jti: null,
+  };
+}
+
 /** Authorization codes, stored by keyed hash; consumption stamps a time instead of deleting. */
 export function createCodeStore(db: Db) {
   return {
     async insert(idHash: string, code: AuthCode, expiresAt: number): Promise<void> {
-      await db
-        .insertInto('auth_codes')
-        .values({
-          id: idHash,
-          client_id: code.clientId,
-          user_id: code.userId,
-          code_challenge: code.codeChallenge,
-          amr: JSON.stringify(code.amr),
-          auth_time: code.authTime,
-          device_id: code.deviceId,
-          expires_at: expiresAt,
-          consumed_at: null,
-          access_token_jti: null,
-        })
-        .execute();
+      await db.insertInto('auth_codes').values(codeRow({ idHash, code, expiresAt })).execute();
     },
 
     async deleteExpired(now: number): Promise<void> {
-      await db.deleteFrom('auth_codes').where('expires_at', '<', now).execute();
-      await db.deleteFrom('revoked_access_tokens').where('expires_at', '<', now).execute();
+      await deleteBefore(db, 'auth_codes', 'expires_at', now);
+      await deleteBefore(db, 'revoked_access_tokens', 'expires_at', now);
     },
 
     /**
@@ -64,27 +92,99 @@ export function createCodeStore(db: Db) {
     /**
      * Consumes a live code in one statement, so of any number of concurrent callers exactly
      * one gets the row, recording the access token that redemption issues in the same write
-     * (no window where a replay finds nothing to revoke). A replayed, expired or unknown code
-     * yields undefined.
+     * (no window where a replay finds nothing to revoke). The client authenticates in the same
+     * statement (its id and secret hash must match a client row), and the row comes back with
+     * what the ID token needs: the user (if still enabled) and the client's signing algorithm.
+     * A replayed, expired or unknown code, or a client that does not authenticate, yields
+     * undefined. The secret hashes are compared by the database: they are HMAC outputs, which
+     * a caller cannot steer byte by byte, so the comparison's timing reveals nothing usable.
+     *
+     * On PostgreSQL the statement also records the client/user pair (client_users, which
+     * delegation requires) when the code is the client's and its PKCE binding matches, as a
+     * data-modifying CTE: the whole token request is one round trip (docs/performance.md).
+     * SQLite has no data-modifying CTE; there the pair is a second, in-process statement.
      */
-    async consume(idHash: string, now: number, redemption: { accessTokenJti: string; keepUntil: number }): Promise<AuthCode | undefined> {
-      const row = await db
+    async consume(
+      idHash: string,
+      now: number,
+      redemption: { accessTokenJti: string; keepUntil: number },
+      client: RedeemingClient,
+    ): Promise<Redeemed | undefined> {
+      const consumed = db
         .updateTable('auth_codes')
         // The row outlives the code as long as the access token does, so a replay can revoke it.
         .set({ consumed_at: now, access_token_jti: redemption.accessTokenJti, expires_at: redemption.keepUntil })
         .where('id', '=', idHash)
         .where('consumed_at', 'is', null)
         .where('expires_at', '>', now)
-        .returning(['client_id', 'user_id', 'code_challenge', 'amr', 'auth_time', 'device_id'])
-        .executeTakeFirst();
+        .where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('clients')
+              .select('clients.id')
+              .where('clients.id', '=', client.id)
+              .where('clients.secret_key_hash', '=', client.secretKeyHash),
+          ),
+        )
+        .returning((eb) => [
+          'auth_codes.client_id',
+          'auth_codes.user_id',
+          'auth_codes.code_challenge',
+          'auth_codes.amr',
+          'auth_codes.auth_time',
+          'auth_codes.device_id',
+          eb
+            .selectFrom('users')
+            .select('users.email')
+            .whereRef('users.id', '=', 'auth_codes.user_id')
+            .where('users.disabled_at', 'is', null)
+            .as('email'),
+          eb.selectFrom('clients').select('clients.id_token_signed_response_alg').where('clients.id', '=', client.id).as('id_token_alg'),
+        ]);
+      const signsIn = (row: { client_id: string; code_challenge: string | null; email: string | null }) =>
+        row.email !== null && row.client_id === client.id && row.code_challenge === client.pkceChallenge;
+      let row: Awaited<ReturnType<typeof consumed.executeTakeFirst>>;
+      if (isPostgres(db)) {
+        row = await db
+          .with('consumed', () => consumed)
+          .with('signed_in', (qb) =>
+            qb
+              .insertInto('client_users')
+              .columns(['client_id', 'user_id', 'first_signed_in_at'])
+              .expression((eb) =>
+                eb
+                  .selectFrom('consumed')
+                  .select(['consumed.client_id', 'consumed.user_id', sql<number>`${now}::bigint`.as('first_signed_in_at')])
+                  .where('consumed.email', 'is not', null)
+                  .where('consumed.client_id', '=', client.id)
+                  .where('consumed.code_challenge', 'is not distinct from', client.pkceChallenge),
+              )
+              .onConflict((oc) => oc.doNothing()),
+          )
+          .selectFrom('consumed')
+          .selectAll()
+          .executeTakeFirst();
+      } else {
+        row = await consumed.executeTakeFirst();
+        if (row && signsIn(row)) {
+          await db
+            .insertInto('client_users')
+            .values({ client_id: row.client_id, user_id: row.user_id, first_signed_in_at: now })
+            .onConflict((oc) => oc.doNothing())
+            .execute();
+        }
+      }
       return (
         row && {
-          clientId: row.client_id,
-          userId: row.user_id,
-          codeChallenge: row.code_challenge,
-          amr: JSON.parse(row.amr) as string[],
-          authTime: Number(row.auth_time),
-          deviceId: row.device_id,
+          code: {
+            clientId: row.client_id,
+            userId: row.user_id,
+            codeChallenge: row.code_challenge,
+            amr: JSON.parse(row.amr) as string[],
+            authTime: Number(row.auth_time),
+            deviceId: row.device_id,
+          },
+          user: row.email === null ? undefined : { id: row.user_id, email: row.email },
+          idTokenAlg: row.id_token_alg ?? 'RS256',
         }
       );
     },

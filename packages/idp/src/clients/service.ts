@@ -60,13 +60,19 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
 
     /** The client behind a browser request, if its key is valid and the origin is one of its own. */
     async authenticateBrowser(publishableKey: string | undefined, origin: string | undefined): Promise<ClientRecord> {
-      const client = publishableKey ? await store.findByPublishableKeyHash(hash('publishable-key', publishableKey)) : undefined;
-      if (!client) throw new ServiceError('ERR_CLIENT_KEY_INVALID', 'The publishable key is missing or unknown.');
-      if (!origin || !client.origins.includes(origin)) {
-        throw new ServiceError('ERR_CLIENT_ORIGIN_NOT_ALLOWED', 'This origin is not registered for the publishable key.');
-      }
-      return client;
+      return checkBrowserOrigin(
+        publishableKey ? await store.findByPublishableKeyHash(hash('publishable-key', publishableKey)) : undefined,
+        origin,
+      );
     },
+
+    /** The keyed hash a publishable key is stored as (for reads that join the client, login/store.ts). */
+    publishableKeyHash: (publishableKey: string) => hash('publishable-key', publishableKey),
+
+    checkBrowserOrigin,
+
+    /** The keyed hash a secret key is stored as (for checks folded into another statement). */
+    secretKeyHash: (secretKey: string) => hash('secret-key', secretKey),
 
     /** The client behind a backend request, if its secret key matches (constant time). */
     async authenticateBackend(clientId: string, secretKey: string): Promise<ClientRecord | undefined> {
@@ -80,6 +86,15 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
 }
 
 export type ClientService = ReturnType<typeof createClientService>;
+
+/** The client a browser request's key named (undefined: none), if the request's origin is one of its own. */
+function checkBrowserOrigin(client: ClientRecord | undefined, origin: string | undefined): ClientRecord {
+  if (!client) throw new ServiceError('ERR_CLIENT_KEY_INVALID', 'The publishable key is missing or unknown.');
+  if (!origin || !client.origins.includes(origin)) {
+    throw new ServiceError('ERR_CLIENT_ORIGIN_NOT_ALLOWED', 'This origin is not registered for the publishable key.');
+  }
+  return client;
+}
 
 /** `https://App.example.com:443/` → `https://app.example.com`; refuses anything but http(s) origins. */
 export function normalizeOrigin(input: string): string {

@@ -14,7 +14,8 @@ export interface ClientRecord {
 
 type Row = Database['clients'];
 
-function toRecord(row: Row): ClientRecord {
+/** A clients row as the flows see it (also for reads that join it, login/store.ts). */
+export function toRecord(row: Row): ClientRecord {
   return {
     id: row.id,
     name: row.name,

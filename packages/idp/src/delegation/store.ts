@@ -1,4 +1,5 @@
 import type { Db } from '../storage/database.js';
+import { deleteBefore } from '../storage/sweeper.js';
 
 export interface IdpKeyRow {
   signingPrivateSealed: string;
@@ -71,7 +72,7 @@ export function createDelegationStore(db: Db) {
     },
 
     async deleteExpired(now: number): Promise<void> {
-      await db.deleteFrom('delegation_replay').where('expires_at', '<', now).execute();
+      await deleteBefore(db, 'delegation_replay', 'expires_at', now);
     },
   };
 }

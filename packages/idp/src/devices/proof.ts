@@ -37,6 +37,16 @@ function verifyEs256(input: string, signature: Buffer, key: KeyObject): Promise<
   });
 }
 
+/** The device a proof names (its header's `kid`), read before the proof is checked; undefined when unreadable. */
+export function deviceProofKeyId(proof: string): string | undefined {
+  try {
+    const header = parseJson(proof.split('.', 1)[0] ?? '');
+    return typeof header?.kid === 'string' ? header.kid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Checks a device proof (see service-protocol device-proof.ts) against the device's stored
  * public key. Returns the payload when the signature and header are right; the caller checks

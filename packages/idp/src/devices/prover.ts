@@ -4,7 +4,7 @@ import type { SecretHasher } from '../crypto/secrets.js';
 import { DEVICE_CHALLENGE_TTL_SECONDS, DEVICE_LAST_USED_RESOLUTION_SECONDS } from '../defaults.js';
 import { createChallengeCodec } from './challenge.js';
 import { verifyDeviceProof } from './proof.js';
-import type { DeviceStore } from './store.js';
+import type { Device, DeviceStore, SpentChallenge } from './store.js';
 
 export interface DeviceProverDeps {
   devices: DeviceStore;
@@ -13,6 +13,21 @@ export interface DeviceProverDeps {
   now: () => number;
   /** A device unused for this long is no longer trusted (DEVICE_IDLE_EXPIRY_DAYS). */
   idleMs: number;
+}
+
+/** A proof that checked out, and the writes that make it count: spend its challenge, maybe stamp the device used. */
+export interface CheckedProof {
+  user: User;
+  deviceId: string;
+  challenge: SpentChallenge;
+  /** Written at most once a minute: enough for the idle expiry, which counts in days. */
+  touch: boolean;
+}
+
+/** The device a proof names and its user, as a caller read them: trusted and enabled, or undefined. */
+export interface ProofSubjects {
+  device: Device | undefined;
+  user: User | undefined;
 }
 
 /**
@@ -24,6 +39,30 @@ export interface DeviceProverDeps {
 export function createDeviceProver({ devices, accounts, hash, now, idleMs }: DeviceProverDeps) {
   const challenges = createChallengeCodec(hash);
 
+  /** Everything but the writes; `find` reads the device (revoked and expired excluded) and its user (disabled excluded). */
+  async function check(
+    client: ClientRecord,
+    email: string,
+    proof: string,
+    cryptoVersion: string,
+    op: string | undefined,
+    find: { device: (kid: string) => Promise<Device | undefined>; user: (id: string) => Promise<User | undefined> },
+  ): Promise<CheckedProof | undefined> {
+    const verified = await verifyDeviceProof(proof, cryptoVersion, find.device);
+    if (!verified || verified.payload.sub !== email || verified.device.clientId !== client.id) return undefined;
+    if (verified.payload.op !== op) return undefined;
+    const user = await find.user(verified.device.userId);
+    if (!user || user.email !== email) return undefined;
+    const expiresAt = challenges.check(verified.payload.nonce, client.id, now());
+    if (expiresAt === undefined) return undefined;
+    return {
+      user,
+      deviceId: verified.device.id,
+      challenge: { idHash: hash('device-challenge', verified.payload.nonce), clientId: client.id, expiresAt },
+      touch: now() - (verified.device.lastUsedAt ?? 0) >= DEVICE_LAST_USED_RESOLUTION_SECONDS * 1000,
+    };
+  }
+
   return {
     /** A single-use challenge for a remembered device to sign. */
     issueChallenge(client: ClientRecord): { challenge: string; expiresIn: number } {
@@ -33,6 +72,9 @@ export function createDeviceProver({ devices, accounts, hash, now, idleMs }: Dev
       };
     },
 
+    /** The cut-off of the idle expiry: a device last used before it is no longer trusted. */
+    usedSince: () => now() - idleMs,
+
     async prove(
       client: ClientRecord,
       email: string,
@@ -41,20 +83,27 @@ export function createDeviceProver({ devices, accounts, hash, now, idleMs }: Dev
       op?: string,
     ): Promise<{ user: User; deviceId: string } | undefined> {
       // The revoked and expired checks are part of this read, so they hold on every node at once.
-      const verified = await verifyDeviceProof(proof, cryptoVersion, (kid) => devices.findActive(kid, now() - idleMs));
-      if (!verified || verified.payload.sub !== email || verified.device.clientId !== client.id) return undefined;
-      if (verified.payload.op !== op) return undefined;
-      const user = await accounts.findById(verified.device.userId);
-      if (!user || user.email !== email) return undefined;
+      const checked = await check(client, email, proof, cryptoVersion, op, {
+        device: (kid) => devices.findActive(kid, now() - idleMs),
+        user: (id) => accounts.findById(id),
+      });
       // The challenge is spent last, after everything else matched, and only once.
-      const expiresAt = challenges.check(verified.payload.nonce, client.id, now());
-      if (expiresAt === undefined) return undefined;
-      if (!(await devices.spendChallenge(hash('device-challenge', verified.payload.nonce), client.id, expiresAt, now()))) return undefined;
-      // Written at most once a minute: enough for the idle expiry, which counts in days.
-      const lastUsed = verified.device.lastUsedAt ?? 0;
-      if (now() - lastUsed >= DEVICE_LAST_USED_RESOLUTION_SECONDS * 1000) await devices.touch(verified.device.id, now());
-      return { user, deviceId: verified.device.id };
+      if (!checked || !(await devices.spendChallenge(checked.challenge.idHash, client.id, checked.challenge.expiresAt, now())))
+        return undefined;
+      if (checked.touch) await devices.touch(checked.deviceId, now());
+      return { user: checked.user, deviceId: checked.deviceId };
     },
+
+    /**
+     * prove() without its reads and writes, for the login, which read the device and user with
+     * the client in one statement and spends the challenge in the statement that issues its code
+     * (login/store.ts). The caller must spend `challenge` and honour a failed spend as a refusal.
+     */
+    checkRead: (client: ClientRecord, email: string, proof: string, cryptoVersion: string, read: ProofSubjects) =>
+      check(client, email, proof, cryptoVersion, undefined, {
+        device: async (kid) => (read.device?.id === kid ? read.device : undefined),
+        user: async (id) => (read.user?.id === id ? read.user : undefined),
+      }),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { JWK } from 'jose';
-import type { Db } from '../storage/database.js';
+import type { Database, Db } from '../storage/database.js';
+import { deleteBefore } from '../storage/sweeper.js';
 
 export interface Device {
   id: string;
@@ -15,6 +16,20 @@ export interface NewDevice extends Device {
   os: string | null;
 }
 
+/** A devices row as the proof check sees it (also for reads that join it, login/store.ts). */
+export function deviceOf(
+  row: Pick<Database['devices'], 'id' | 'user_id' | 'client_id' | 'public_jwk' | 'crypto_version' | 'last_used_at'>,
+): Device {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    clientId: row.client_id,
+    publicJwk: JSON.parse(row.public_jwk) as JWK,
+    cryptoVersion: row.crypto_version,
+    lastUsedAt: row.last_used_at == null ? null : Number(row.last_used_at),
+  };
+}
+
 /** A device as its owner sees it. */
 export interface DeviceRow {
   id: string;
@@ -26,6 +41,13 @@ export interface DeviceRow {
   createdAt: number;
   lastUsedAt: number | null;
   removedAt: number | null;
+}
+
+/** A device challenge to record as spent (its keyed hash), kept until it would have expired. */
+export interface SpentChallenge {
+  idHash: string;
+  clientId: string;
+  expiresAt: number;
 }
 
 /** The user's and client's devices a change may touch: not revoked, used since `usedSince`. */
@@ -101,16 +123,7 @@ export function createDeviceStore(db: Db) {
         .where('removed_at', 'is', null)
         .where(lastActivity, '>', usedSince)
         .executeTakeFirst();
-      return (
-        row && {
-          id: row.id,
-          userId: row.user_id,
-          clientId: row.client_id,
-          publicJwk: JSON.parse(row.public_jwk) as JWK,
-          cryptoVersion: row.crypto_version,
-          lastUsedAt: row.last_used_at == null ? null : Number(row.last_used_at),
-        }
-      );
+      return row && deviceOf(row);
     },
 
     /** Any device by id, revoked or not (the "this wasn't me" page names it either way). */
@@ -169,8 +182,8 @@ export function createDeviceStore(db: Db) {
     },
 
     async deleteExpired(now: number): Promise<void> {
-      await db.deleteFrom('device_challenges').where('expires_at', '<', now).execute();
-      await db.deleteFrom('device_notice_spent').where('expires_at', '<', now).execute();
+      await deleteBefore(db, 'device_challenges', 'expires_at', now);
+      await deleteBefore(db, 'device_notice_spent', 'expires_at', now);
     },
 
     /**
@@ -178,13 +191,16 @@ export function createDeviceStore(db: Db) {
      * insert atomic). Kept until the challenge would have expired anyway.
      */
     async spendChallenge(idHash: string, clientId: string, expiresAt: number, now: number): Promise<boolean> {
-      const row = await db
+      return (await this.spendChallengeQuery({ idHash, clientId, expiresAt }, now).executeTakeFirst()) !== undefined;
+    },
+
+    /** spendChallenge's statement, for a caller that folds it into its own (a CTE: login/store.ts). */
+    spendChallengeQuery(challenge: SpentChallenge, now: number) {
+      return db
         .insertInto('device_challenges')
-        .values({ id: idHash, client_id: clientId, expires_at: expiresAt, consumed_at: now })
+        .values({ id: challenge.idHash, client_id: challenge.clientId, expires_at: challenge.expiresAt, consumed_at: now })
         .onConflict((oc) => oc.column('id').doNothing())
-        .returning('id')
-        .executeTakeFirst();
-      return row !== undefined;
+        .returning('id');
     },
 
     /** Spends a "this wasn't me" link; true only for the first caller (atomic, as spendChallenge). */

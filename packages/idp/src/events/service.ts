@@ -2,7 +2,7 @@ import { PAGE_SIZE_MAX } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { checkPageSize, decodeCursor, encodeCursor } from '../storage/pagination.js';
 import { currentRequest } from './request-context.js';
-import type { AuditEvent, EventStore, NewEvent } from './store.js';
+import { type AuditEvent, type EventStore, eventRow, type NewEvent } from './store.js';
 import { type EventType, isEventType } from './types.js';
 
 export interface EventQuery {
@@ -13,14 +13,22 @@ export interface EventQuery {
   limit: number;
 }
 
+/** The IP and User-Agent of the request being served fill in unless given. */
+function withOrigin(event: NewEvent): NewEvent {
+  const origin = currentRequest();
+  return origin ? { ip: origin.ip, userAgent: origin.userAgent, ...event } : event;
+}
+
 /** The audit trail: flows record what happened, operators read it newest first. */
 export function createEventLog({ store, now }: { store: EventStore; now: () => number }) {
   return {
     /** Appends one event; the IP and User-Agent of the request being served fill in unless given. */
     record(event: NewEvent & { type: EventType }): Promise<AuditEvent> {
-      const origin = currentRequest();
-      return store.append(origin ? { ip: origin.ip, userAgent: origin.userAgent, ...event } : event, now());
+      return store.append(withOrigin(event), now());
     },
+
+    /** The row record() would write, for a caller that writes it in its own statement (login/store.ts). */
+    row: (event: NewEvent & { type: EventType }) => eventRow(withOrigin(event), now()),
 
     async list(query: EventQuery): Promise<{ events: AuditEvent[]; nextCursor: string | null }> {
       if (query.type !== undefined && !isEventType(query.type))

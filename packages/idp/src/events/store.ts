@@ -1,5 +1,6 @@
 import { randomToken } from '../crypto/secrets.js';
 import type { Database, Db } from '../storage/database.js';
+import { deleteBefore } from '../storage/sweeper.js';
 
 /** One entry of the audit trail. Never holds a secret, a code or a key. */
 export interface AuditEvent {
@@ -54,23 +55,28 @@ function eventId(at: number): string {
   return `evt_${at.toString(36).padStart(9, '0')}${sequence.toString(36).padStart(4, '0')}${randomToken('', 8)}`;
 }
 
+/** The row of a new event (also written by the login's folded statement, login/store.ts). */
+export function eventRow(event: NewEvent, at: number): EventRow {
+  return {
+    id: eventId(at),
+    type: event.type,
+    at,
+    user_id: event.userId ?? null,
+    client_id: event.clientId ?? null,
+    device_id: event.deviceId ?? null,
+    ip: event.ip ?? null,
+    user_agent: event.userAgent ?? null,
+    actor: event.actor ?? null,
+    detail: event.detail ? JSON.stringify(event.detail) : null,
+  };
+}
+
 /** The events table: appended to, read newest first, swept after the retention period. Nothing updates a row. */
 export function createEventStore(db: Db) {
   return {
     /** Appends one event; `tx` writes it in the caller's transaction (a deletion and its record). */
     async append(event: NewEvent, at: number, tx: Db = db): Promise<AuditEvent> {
-      const row: EventRow = {
-        id: eventId(at),
-        type: event.type,
-        at,
-        user_id: event.userId ?? null,
-        client_id: event.clientId ?? null,
-        device_id: event.deviceId ?? null,
-        ip: event.ip ?? null,
-        user_agent: event.userAgent ?? null,
-        actor: event.actor ?? null,
-        detail: event.detail ? JSON.stringify(event.detail) : null,
-      };
+      const row = eventRow(event, at);
       await tx.insertInto('events').values(row).execute();
       return toEvent(row);
     },
@@ -94,7 +100,7 @@ export function createEventStore(db: Db) {
 
     /** Retention: events older than `cutoff` go. */
     async deleteOlderThan(cutoff: number): Promise<void> {
-      await db.deleteFrom('events').where('at', '<', cutoff).execute();
+      await deleteBefore(db, 'events', 'at', cutoff);
     },
   };
 }

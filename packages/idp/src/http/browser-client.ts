@@ -1,6 +1,6 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { PUBLISHABLE_KEY_HEADER } from 'service-protocol';
+import { BROWSER_PREFIX, BrowserPaths, PUBLISHABLE_KEY_HEADER } from 'service-protocol';
 import type { ClientService } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
 import { notFound } from './error-handler.js';
@@ -10,6 +10,19 @@ declare module 'fastify' {
     /** The client application behind a browser request, set by the browser-client hook. */
     client: ClientRecord;
   }
+}
+
+/**
+ * Routes that authenticate their client themselves, with the same checks and errors: the
+ * trusted-device login folds the client's read into its own (login/store.ts).
+ */
+const CLIENT_IN_HANDLER = new Set([`${BROWSER_PREFIX}${BrowserPaths.authenticate}`]);
+
+/** The publishable key and Origin of a browser request. */
+export function browserCredentials(request: FastifyRequest): { publishableKey?: string; origin?: string } {
+  const key = request.headers[PUBLISHABLE_KEY_HEADER];
+  const origin = request.headers.origin;
+  return { ...(typeof key === 'string' ? { publishableKey: key } : {}), ...(origin !== undefined ? { origin } : {}) };
 }
 
 /**
@@ -42,8 +55,9 @@ export async function browserClient(scope: FastifyInstance, { clients }: { clien
   });
   scope.setNotFoundHandler(notFound);
   scope.addHook('preHandler', async (request: FastifyRequest) => {
-    const key = request.headers[PUBLISHABLE_KEY_HEADER];
-    request.client = await clients.authenticateBrowser(typeof key === 'string' ? key : undefined, request.headers.origin);
+    if (CLIENT_IN_HANDLER.has(request.routeOptions.url ?? '')) return;
+    const { publishableKey, origin } = browserCredentials(request);
+    request.client = await clients.authenticateBrowser(publishableKey, origin);
   });
 }
 

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type AuthenticateResponse, BrowserPaths, CRYPTO_VERSIONS } from 'service-protocol';
 import { Type } from 'typebox';
 import { ServiceError } from '../errors.js';
+import { browserCredentials } from '../http/browser-client.js';
 import { emailOf, PkceChallenge } from '../http/schemas.js';
 import type { LoginService } from './service.js';
 
@@ -26,6 +27,9 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{ login: LoginService; testM
 
   app.post(BrowserPaths.authenticate, { schema: { body: AuthenticateBody } }, async (request): Promise<AuthenticateResponse> => {
     const body = request.body;
+    // The client is read with the device a proof names, in one statement (login/store.ts).
+    const { client, read } = await login.open(browserCredentials(request), body.deviceProof);
+    request.client = client;
     const email = emailOf(body.userid);
     if (body.codeChallenge !== undefined && body.codeChallengeMethod !== 'S256') {
       throw new ServiceError('ERR_REQUEST_INVALID', 'codeChallengeMethod must be S256 when a code challenge is sent.');
@@ -37,6 +41,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{ login: LoginService; testM
       codeChallenge: body.codeChallenge ?? null,
       ...(body.deviceProof ? { deviceProof: body.deviceProof } : {}),
       ip: request.ip,
+      ...(read ? { read } : {}),
     });
     if (outcome.kind === 'mfa') {
       return {

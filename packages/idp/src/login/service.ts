@@ -1,15 +1,23 @@
 import type { MfaMethod } from 'service-protocol';
+import type { CodeService } from '../authorization-codes/service.js';
+import type { ClientService } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
+import { deviceProofKeyId } from '../devices/proof.js';
 import type { DeviceProver } from '../devices/prover.js';
+import type { EventLog } from '../events/service.js';
 import type { MfaService } from '../mfa/service.js';
 import type { RegistrationService } from '../registration/service.js';
-import type { FinishSignIn, SignIn } from '../sign-in/finish.js';
+import { type SignIn, signInRecords } from '../sign-in/finish.js';
+import type { LoginIssue, LoginRead, LoginStore } from './store.js';
 
 export interface LoginDeps {
   prover: DeviceProver;
   mfa: MfaService;
-  finish: FinishSignIn;
   registration: RegistrationService;
+  store: LoginStore;
+  clients: ClientService;
+  codes: CodeService;
+  events: EventLog;
   now: () => number;
 }
 
@@ -20,6 +28,8 @@ export interface AuthenticateInput {
   codeChallenge: string | null;
   deviceProof?: string;
   ip: string;
+  /** The login's read, when open() made it with the client; otherwise authenticate() reads. */
+  read?: LoginRead;
 }
 
 export type AuthenticateOutcome =
@@ -32,31 +42,69 @@ export type AuthenticateOutcome =
  * authenticate(): a remembered device that proves possession of its key gets a code at once;
  * anything else (no proof, a forged proof, another user's device, a removed key) starts an
  * email-OTP registration, answered identically for known and unknown addresses.
+ *
+ * A trusted-device login is two statements (login/store.ts): the client, device, user and MFA
+ * state in one read, then one write that spends the challenge and issues the code and its
+ * event. The proof is checked between them, with the key that read returned.
  */
 export function createLoginService(deps: LoginDeps) {
-  const { prover, mfa, finish, registration, now } = deps;
+  const { prover, mfa, registration, store, clients, codes, events, now } = deps;
 
   return {
     /** A single-use challenge for a remembered device to sign. */
     issueChallenge: (client: ClientRecord) => prover.issueChallenge(client),
 
+    /**
+     * The client of an authenticate request (the checks and errors of every browser route).
+     * With a device proof, it is read in the login's one read, with the device the proof names.
+     */
+    async open(
+      credentials: { publishableKey?: string; origin?: string },
+      deviceProof?: string,
+    ): Promise<{ client: ClientRecord; read?: LoginRead }> {
+      const kid = deviceProof === undefined ? undefined : deviceProofKeyId(deviceProof);
+      if (kid === undefined || credentials.publishableKey === undefined) {
+        return { client: await clients.authenticateBrowser(credentials.publishableKey, credentials.origin) };
+      }
+      const read = await store.read(
+        { publishableKeyHash: clients.publishableKeyHash(credentials.publishableKey) },
+        kid,
+        prover.usedSince(),
+        now(),
+      );
+      return { client: clients.checkBrowserOrigin(read?.client, credentials.origin), ...(read ? { read } : {}) };
+    },
+
     async authenticate(client: ClientRecord, input: AuthenticateInput): Promise<AuthenticateOutcome> {
-      const trusted = input.deviceProof ? await prover.prove(client, input.email, input.deviceProof, input.cryptoVersion) : undefined;
-      if (trusted) {
+      let proven = false;
+      const proof = input.deviceProof;
+      const kid = proof === undefined ? undefined : deviceProofKeyId(proof);
+      const read =
+        kid === undefined ? undefined : (input.read ?? (await store.read({ clientId: client.id }, kid, prover.usedSince(), now())));
+      const checked = proof && read ? await prover.checkRead(client, input.email, proof, input.cryptoVersion, read) : undefined;
+      if (checked) {
         const signIn: SignIn = {
           clientId: client.id,
-          userId: trusted.user.id,
-          device: { id: trusted.deviceId },
+          userId: checked.user.id,
+          device: { id: checked.deviceId },
           codeChallenge: input.codeChallenge,
           amr: ['swk'],
           authTime: Math.floor(now() / 1000),
         };
-        const method = await mfa.methodOf(trusted.user.id);
-        if (method && !(await mfa.isRemembered(trusted.deviceId, trusted.user.id, method))) {
-          return { kind: 'mfa', ...(await mfa.startLogin(signIn, method)) };
+        // The challenge is spent last, after everything else matched, and only once.
+        const spend = (issue?: LoginIssue) => store.spendAndIssue(checked.challenge, checked.deviceId, checked.touch, now(), issue);
+        const state = read?.mfa;
+        if (state && !state.remembered) {
+          proven = await spend();
+          if (proven) return { kind: 'mfa', ...(await mfa.startLogin(signIn, state.method)) };
+        } else if (state || client.mfaPolicy !== 'required') {
+          const records = signInRecords(signIn, checked.deviceId);
+          const code = codes.draw(records.code);
+          if (await spend({ code, event: events.row(records.event) })) return { kind: 'trusted', code: code.value };
+        } else {
+          // A client that requires MFA sends a user without it through registration, where enrollment happens.
+          proven = await spend();
         }
-        // A client that requires MFA sends a user without it through registration, where enrollment happens.
-        if (method || client.mfaPolicy !== 'required') return { kind: 'trusted', code: (await finish(signIn)).code };
       }
       const started = await registration.start(client, input.email, {
         rememberDevice: input.rememberDevice,
@@ -64,7 +112,7 @@ export function createLoginService(deps: LoginDeps) {
         codeChallenge: input.codeChallenge,
         ip: input.ip,
       });
-      return { kind: 'otp', ...started, deviceRefused: input.deviceProof !== undefined && !trusted };
+      return { kind: 'otp', ...started, deviceRefused: proof !== undefined && !proven };
     },
   };
 }

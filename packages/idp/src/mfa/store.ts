@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Database, Db } from '../storage/database.js';
+import { deleteBefore } from '../storage/sweeper.js';
 
 export interface MfaMethodRecord {
   method: 'email' | 'sms' | 'totp';
@@ -11,20 +12,23 @@ export interface MfaMethodRecord {
 
 export type MfaSessionRow = Database['mfa_sessions'];
 
+/** An mfa_methods row as the flows see it (also for reads that join it, login/store.ts). */
+export function methodRecordOf(row: Omit<Database['mfa_methods'], 'user_id' | 'confirmed_at'>): MfaMethodRecord {
+  return {
+    method: row.method as MfaMethodRecord['method'],
+    phone: row.phone,
+    totpSecretSealed: row.totp_secret_sealed,
+    lastTotpStep: row.last_totp_step == null ? null : Number(row.last_totp_step),
+    version: row.version,
+  };
+}
+
 /** MFA methods, MFA sessions and remembered devices. Only the mfa/ module uses these tables. */
 export function createMfaStore(db: Db) {
   return {
     async findMethod(userId: string): Promise<MfaMethodRecord | undefined> {
       const row = await db.selectFrom('mfa_methods').selectAll().where('user_id', '=', userId).executeTakeFirst();
-      return (
-        row && {
-          method: row.method as MfaMethodRecord['method'],
-          phone: row.phone,
-          totpSecretSealed: row.totp_secret_sealed,
-          lastTotpStep: row.last_totp_step == null ? null : Number(row.last_totp_step),
-          version: row.version,
-        }
-      );
+      return row && methodRecordOf(row);
     },
 
     /** Sets the user's method (a new version: every remembered device must pass MFA again). */
@@ -182,8 +186,8 @@ export function createMfaStore(db: Db) {
     },
 
     async deleteExpired(now: number): Promise<void> {
-      await db.deleteFrom('mfa_sessions').where('expires_at', '<', now).execute();
-      await db.deleteFrom('mfa_remembered').where('expires_at', '<', now).execute();
+      await deleteBefore(db, 'mfa_sessions', 'expires_at', now);
+      await deleteBefore(db, 'mfa_remembered', 'expires_at', now);
     },
   };
 }

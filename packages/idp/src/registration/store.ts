@@ -1,4 +1,5 @@
 import type { Db } from '../storage/database.js';
+import { deleteBefore } from '../storage/sweeper.js';
 
 export interface NewRegistration {
   idHash: string;
@@ -85,7 +86,7 @@ export function createRegistrationStore(db: Db) {
     },
 
     async deleteExpired(now: number): Promise<void> {
-      await db.deleteFrom('registrations').where('expires_at', '<', now).execute();
+      await deleteBefore(db, 'registrations', 'expires_at', now);
     },
 
     /** Ends the registration at once (its OTP was never delivered). */

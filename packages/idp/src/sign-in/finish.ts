@@ -1,8 +1,11 @@
 import type { JWK } from 'jose';
 import type { CodeService } from '../authorization-codes/service.js';
+import type { AuthCode } from '../authorization-codes/store.js';
 import { randomToken } from '../crypto/secrets.js';
 import type { DeviceStore } from '../devices/store.js';
 import type { EventLog } from '../events/service.js';
+import type { NewEvent } from '../events/store.js';
+import type { EventType } from '../events/types.js';
 
 /** A device key waiting for the sign-in to finish before it is registered. */
 export interface PendingDevice {
@@ -31,6 +34,27 @@ export interface FinishedSignIn {
   code: string;
   /** Set when this sign-in registered a device key. */
   deviceId?: string;
+}
+
+/** What a finished sign-in writes: its authorization code and its `sign_in.succeeded` event. */
+export function signInRecords(signIn: SignIn, deviceId: string | null): { code: AuthCode; event: NewEvent & { type: EventType } } {
+  return {
+    code: {
+      clientId: signIn.clientId,
+      userId: signIn.userId,
+      codeChallenge: signIn.codeChallenge,
+      amr: signIn.amr,
+      authTime: signIn.authTime,
+      deviceId,
+    },
+    event: {
+      type: 'sign_in.succeeded',
+      userId: signIn.userId,
+      clientId: signIn.clientId,
+      deviceId,
+      detail: { amr: signIn.amr.join(' ') },
+    },
+  };
 }
 
 /** The last step of every sign-in: register a pending device key, then issue the authorization code. */
@@ -68,25 +92,9 @@ export function createSignInFinisher({
       );
       await onNewDevice(device);
     }
-    const signedInWith = deviceId ?? (signIn.device && 'id' in signIn.device ? signIn.device.id : null);
+    const records = signInRecords(signIn, deviceId ?? (signIn.device && 'id' in signIn.device ? signIn.device.id : null));
     // The event is written beside the code, not after it: no extra round trip on the login path.
-    const [code] = await Promise.all([
-      codes.issue({
-        clientId: signIn.clientId,
-        userId: signIn.userId,
-        codeChallenge: signIn.codeChallenge,
-        amr: signIn.amr,
-        authTime: signIn.authTime,
-        deviceId: signedInWith,
-      }),
-      events.record({
-        type: 'sign_in.succeeded',
-        userId: signIn.userId,
-        clientId: signIn.clientId,
-        deviceId: signedInWith,
-        detail: { amr: signIn.amr.join(' ') },
-      }),
-    ]);
+    const [code] = await Promise.all([codes.issue(records.code), events.record(records.event)]);
     return deviceId ? { code, deviceId } : { code };
   };
 }

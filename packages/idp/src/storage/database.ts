@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { DB_CONNECT_TIMEOUT_MS, DB_IDLE_TIMEOUT_MS, SQLITE_BACKSTOP_CHECKPOINT_PAGES, SQLITE_CHECKPOINT_INTERVAL_MS } from '../defaults.js';
 
@@ -40,6 +40,13 @@ export function describeDatabase(config: Pick<DatabaseConfig, 'dataDir' | 'datab
     return 'postgres (unparsable URL)';
   }
 }
+
+/**
+ * True on PostgreSQL. The hot paths fold their statements into one there (data-modifying CTEs,
+ * one network round trip each); SQLite has no data-modifying CTEs and runs in process, where a
+ * further statement costs microseconds, not a round trip.
+ */
+export const isPostgres = (db: Db): boolean => db.getExecutor().adapter instanceof PostgresAdapter;
 
 /** int8 (BIGINT) columns hold epoch milliseconds, safe integers: read them as numbers, as SQLite does. */
 const INT8_OID = 20;

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../storage/database.js';
+import { deleteBefore } from '../storage/sweeper.js';
 
 /**
  * Fixed-window counters in the shared database, so every node sees the same counts.
@@ -8,7 +9,7 @@ import type { Db } from '../storage/database.js';
 export function createThrottleStore(db: Db) {
   return {
     async deleteExpired(now: number): Promise<void> {
-      await db.deleteFrom('rate_counters').where('expires_at', '<', now).execute();
+      await deleteBefore(db, 'rate_counters', 'expires_at', now);
     },
 
     async hit(key: string, windowMs: number, now: number): Promise<{ count: number; windowStart: number }> {

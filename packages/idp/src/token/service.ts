@@ -5,11 +5,11 @@ import type { AccountStore } from '../accounts/store.js';
 import type { CodeService } from '../authorization-codes/service.js';
 import type { ClientService } from '../clients/service.js';
 import { signHs256, signJws } from '../crypto/jws.js';
-import { pkceVerifies } from '../crypto/pkce.js';
+import { pkceChallengeOf, pkceVerifies } from '../crypto/pkce.js';
 import { randomToken } from '../crypto/secrets.js';
 import { ACCESS_TOKEN_TTL_SECONDS, ID_TOKEN_TTL_SECONDS } from '../defaults.js';
 import { OAuthError } from '../errors.js';
-import type { Keyring } from '../keys/keyring.js';
+import { isSigningAlg, type Keyring } from '../keys/keyring.js';
 
 export interface TokenDeps {
   issuer: string;
@@ -30,6 +30,9 @@ export interface CodeGrant {
 
 export const SCOPE = 'openid email';
 
+/** Stands for a malformed code_verifier in the redeeming statement: no stored challenge has a `!`. */
+const MALFORMED_VERIFIER = '!';
+
 /**
  * The token endpoint's logic (RFC 6749 4.1.3, RFC 7636 4.6, OIDC Core 3.1.3): authenticate the
  * client, consume the code once, check its binding and PKCE, sign the ID token.
@@ -43,13 +46,26 @@ export function createTokenService(deps: TokenDeps) {
 
   return {
     async exchangeCode(grant: CodeGrant): Promise<TokenResponse> {
-      const client = await clients.authenticateBackend(grant.clientId, grant.clientSecret);
-      if (!client) throw new OAuthError('invalid_client', 'Client authentication failed.');
+      // One statement on the way to a token (docs/performance.md, round trips): the client's
+      // secret is checked, the code consumed, the user read and the sign-in recorded together.
       // Consumed before any other check: a code presented once is gone, whatever the outcome.
       // A second presentation also revokes the access token the first one got.
       const accessTokenJti = randomToken('', 16);
-      const code = await codes.redeem(grant.code, accessTokenJti);
-      if (!code) throw new OAuthError('invalid_grant', 'The authorization code is invalid, expired or already used.');
+      const pkceChallenge = grant.codeVerifier === undefined ? null : (pkceChallengeOf(grant.codeVerifier) ?? MALFORMED_VERIFIER);
+      const redeemed = await codes.redeem(grant.code, accessTokenJti, {
+        id: grant.clientId,
+        secretKeyHash: clients.secretKeyHash(grant.clientSecret),
+        pkceChallenge,
+      });
+      if (!redeemed) {
+        // Nothing was consumed: either the client failed to authenticate or the code is not live.
+        if (!(await clients.authenticateBackend(grant.clientId, grant.clientSecret)))
+          throw new OAuthError('invalid_client', 'Client authentication failed.');
+        await codes.revokeReplayed(grant.code);
+        throw new OAuthError('invalid_grant', 'The authorization code is invalid, expired or already used.');
+      }
+      const { code, user } = redeemed;
+      const client = { id: grant.clientId, idTokenSignedResponseAlg: isSigningAlg(redeemed.idTokenAlg) ? redeemed.idTokenAlg : 'RS256' };
       if (code.clientId !== client.id) throw new OAuthError('invalid_grant', 'The authorization code was issued to another client.');
       if (code.codeChallenge !== null) {
         if (!grant.codeVerifier) throw new OAuthError('invalid_grant', 'code_verifier is required for this code.');
@@ -58,10 +74,10 @@ export function createTokenService(deps: TokenDeps) {
       } else if (grant.codeVerifier !== undefined) {
         throw new OAuthError('invalid_grant', 'code_verifier was sent but the code was issued without a code challenge.');
       }
-      const user = await accounts.findById(code.userId);
       if (!user) throw new OAuthError('invalid_grant', 'The user of this code no longer exists.');
-      // Delegation may act only on users who signed in to this client (docs/delegation.md).
-      await clients.recordSignIn(client.id, user.id);
+      // Delegation may act only on users who signed in to this client (docs/delegation.md): the
+      // redeeming statement recorded the pair when the checks above pass (code of this client,
+      // PKCE binding equal, user enabled).
 
       // The client's registered algorithm (OIDC Dynamic Client Registration 2): RS256 unless it chose ES256 or EdDSA.
       const key = await keyring.active(client.idTokenSignedResponseAlg);

@@ -1,0 +1,160 @@
+import { type SqlBool, sql } from 'kysely';
+import type { User } from '../accounts/store.js';
+import { codeRow, type DrawnCode } from '../authorization-codes/store.js';
+import { type ClientRecord, toRecord } from '../clients/store.js';
+import { type Device, type DeviceStore, deviceOf, type SpentChallenge } from '../devices/store.js';
+import { type MfaMethodRecord, methodRecordOf } from '../mfa/store.js';
+import { type Database, type Db, isPostgres } from '../storage/database.js';
+
+/** What a trusted-device login needs to decide, read in one statement. */
+export interface LoginRead {
+  client: ClientRecord;
+  /** The device the proof names, if it is this client's and trusted (not revoked, not idle-expired). */
+  device: Device | undefined;
+  /** Its user, if enabled. */
+  user: User | undefined;
+  /** The user's MFA method, and whether this device skips it (remembered for the method's version). */
+  mfa: { method: MfaMethodRecord; remembered: boolean } | undefined;
+}
+
+/** A trusted sign-in's records, written only if its challenge is spent. */
+export interface LoginIssue {
+  code: DrawnCode;
+  event: Database['events'];
+}
+
+/**
+ * The trusted-device login's two statements (docs/performance.md, round trips): one read of
+ * the client, the device, its user and their MFA state, and one write that spends the
+ * challenge and, only if that insert won, stamps the device used and issues the code and its
+ * event. Each security condition of the separate reads is kept in a join condition: the device
+ * of this client, not revoked, used after the idle cut-off; the user not disabled; the MFA
+ * remembrance bound to the method's version and not expired.
+ */
+export function createLoginStore(db: Db, devices: DeviceStore) {
+  return {
+    async read(
+      by: { publishableKeyHash: string } | { clientId: string },
+      deviceId: string,
+      usedSince: number,
+      now: number,
+    ): Promise<LoginRead | undefined> {
+      const row = await db
+        .selectFrom('clients')
+        .leftJoin('devices', (join) =>
+          join
+            .on('devices.id', '=', deviceId)
+            .onRef('devices.client_id', '=', 'clients.id')
+            .on('devices.removed_at', 'is', null)
+            .on(sql<SqlBool>`coalesce(devices.last_used_at, devices.created_at) > ${usedSince}`),
+        )
+        .leftJoin('users', (join) => join.onRef('users.id', '=', 'devices.user_id').on('users.disabled_at', 'is', null))
+        .leftJoin('mfa_methods', 'mfa_methods.user_id', 'users.id')
+        .leftJoin('mfa_remembered', (join) =>
+          join
+            .onRef('mfa_remembered.device_id', '=', 'devices.id')
+            .onRef('mfa_remembered.user_id', '=', 'users.id')
+            .onRef('mfa_remembered.method_version', '=', 'mfa_methods.version')
+            .on('mfa_remembered.expires_at', '>', now),
+        )
+        .selectAll('clients')
+        .select([
+          'devices.id as device_id',
+          'devices.user_id as device_user_id',
+          'devices.client_id as device_client_id',
+          'devices.public_jwk',
+          'devices.crypto_version',
+          'devices.last_used_at as device_last_used_at',
+          'users.email as user_email',
+          'mfa_methods.method as mfa_method',
+          'mfa_methods.phone as mfa_phone',
+          'mfa_methods.totp_secret_sealed as mfa_totp_secret_sealed',
+          'mfa_methods.last_totp_step as mfa_last_totp_step',
+          'mfa_methods.version as mfa_version',
+          'mfa_remembered.device_id as remembered',
+        ])
+        .where(
+          'publishableKeyHash' in by ? 'clients.publishable_key_hash' : 'clients.id',
+          '=',
+          'publishableKeyHash' in by ? by.publishableKeyHash : by.clientId,
+        )
+        .executeTakeFirst();
+      if (!row) return undefined;
+      const device =
+        row.device_id !== null &&
+        row.device_user_id !== null &&
+        row.device_client_id !== null &&
+        row.public_jwk !== null &&
+        row.crypto_version !== null
+          ? deviceOf({
+              id: row.device_id,
+              user_id: row.device_user_id,
+              client_id: row.device_client_id,
+              public_jwk: row.public_jwk,
+              crypto_version: row.crypto_version,
+              last_used_at: row.device_last_used_at,
+            })
+          : undefined;
+      const user = device && row.user_email !== null ? { id: device.userId, email: row.user_email } : undefined;
+      const method =
+        user && row.mfa_method !== null && row.mfa_version !== null
+          ? methodRecordOf({
+              method: row.mfa_method,
+              phone: row.mfa_phone,
+              totp_secret_sealed: row.mfa_totp_secret_sealed,
+              last_totp_step: row.mfa_last_totp_step,
+              version: row.mfa_version,
+            })
+          : undefined;
+      return { client: toRecord(row), device, user, mfa: method && { method, remembered: row.remembered !== null } };
+    },
+
+    /**
+     * Spends the challenge; only if that insert won (the primary key decides between
+     * concurrent proofs of one challenge), stamps the device used when `touch` and writes
+     * `issue`. True when the challenge was spent here.
+     *
+     * PostgreSQL: one statement. The later CTEs select from `spent`, so they write nothing
+     * when the challenge was spent before (data-modifying CTEs all run, whatever the outer
+     * query reads; gating each on `spent` is what makes them conditional). SQLite has no
+     * data-modifying CTE and runs in process: the same writes as statements in turn.
+     */
+    async spendAndIssue(challenge: SpentChallenge, deviceId: string, touch: boolean, now: number, issue?: LoginIssue): Promise<boolean> {
+      if (!isPostgres(db)) {
+        if (!(await devices.spendChallenge(challenge.idHash, challenge.clientId, challenge.expiresAt, now))) return false;
+        await Promise.all([
+          touch ? devices.touch(deviceId, now) : undefined,
+          issue ? db.insertInto('auth_codes').values(codeRow(issue.code)).execute() : undefined,
+          issue ? db.insertInto('events').values(issue.event).execute() : undefined,
+        ]);
+        return true;
+      }
+      const spent = db
+        .with('spent', () => devices.spendChallengeQuery(challenge, now))
+        .with('touched', (qb) =>
+          qb
+            .updateTable('devices')
+            .set({ last_used_at: now })
+            .where('id', '=', deviceId)
+            .where(sql<SqlBool>`${touch}::boolean`)
+            .where(({ exists, selectFrom }) => exists(selectFrom('spent').select('spent.id'))),
+        );
+      if (!issue) return (await spent.selectFrom('spent').select('spent.id').executeTakeFirst()) !== undefined;
+      const row = await spent
+        .with('code', (qb) => qb.insertInto('auth_codes').expression(fromSpent(codeRow(issue.code))))
+        .with('event', (qb) => qb.insertInto('events').expression(fromSpent(issue.event)))
+        .selectFrom('spent')
+        .select('spent.id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+  };
+}
+
+/** `select <row's values> from spent`: the row, once, only if the challenge was spent. Columns in the table's order. */
+function fromSpent(row: Record<string, unknown>) {
+  const columns = Object.keys(row);
+  return sql`(${sql.join(columns.map((c) => sql.ref(c)))}) select ${sql.join(columns.map((c) => sql`${row[c]}`))} from spent`;
+}
+
+export type LoginStore = ReturnType<typeof createLoginStore>;
