@@ -11,16 +11,15 @@ import {
   SEND_PER_RECIPIENT,
   SEND_SPACING_PER_PURPOSE,
 } from '../defaults.js';
-
-/** Weight of the newest delivery in the moving average of delivery times: smooths one slow SMTP answer. */
-const DELIVERY_TIME_WEIGHT = 0.2;
-
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
 import type { SmsTransport } from '../sms/transport.js';
 import type { Throttle } from '../throttle/service.js';
+
+/** Weight of the newest delivery in the moving average of delivery times: smooths one slow SMTP answer. */
+const DELIVERY_TIME_WEIGHT = 0.2;
 
 /**
  * What a code is for. The per-recipient spacing applies to repeated sends of one purpose (a
