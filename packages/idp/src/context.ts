@@ -201,6 +201,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       await registrationStore.deleteExpired(at);
       await codeStore.deleteExpired(at);
       await devices.deleteExpired(at);
+      await devices.expireIdle(at - idleMs, at, eventStore);
       await throttleStore.deleteExpired(at);
       await mfaStore.deleteExpired(at);
       await delegation.sweep(at);

@@ -141,6 +141,32 @@ describe('device lifecycle', () => {
     );
   });
 
+  it('the sweep takes an idle device out of use once, with one device.expired event, when nodes sweep at once', async () => {
+    const email = uniqueEmail();
+    const idle = await register(email);
+    const lastActiveAt = clock;
+    const used = await register(email);
+    clock += (DEVICE_IDLE_EXPIRY_DAYS - 1) * DAY_MS;
+    await login(used, email);
+    await service.ctx.sweepExpired(clock);
+    assert.equal((await service.ctx.devices.find(idle.deviceId))?.removedAt, null, 'a day before expiry the sweep leaves it');
+    clock += 2 * DAY_MS;
+    // Two nodes' sweeps at the same moment (on PostgreSQL, two connections of the pool).
+    await Promise.all([service.ctx.sweepExpired(clock), service.ctx.sweepExpired(clock)]);
+    await service.ctx.sweepExpired(clock + DAY_MS);
+    const expired = (await service.ctx.events.list({ type: 'device.expired', limit: 1000 })).events.filter((e) => e.userId !== null);
+    const mine = expired.filter((e) => e.deviceId === idle.deviceId || e.deviceId === used.deviceId);
+    assert.equal(mine.length, 1, 'exactly one event, for the idle device only');
+    assert.deepEqual(
+      { deviceId: mine[0]?.deviceId, clientId: mine[0]?.clientId, at: mine[0]?.at, detail: mine[0]?.detail },
+      { deviceId: idle.deviceId, clientId: service.clientId, at: clock, detail: { lastActiveAt } },
+    );
+    assert.equal((await service.ctx.devices.find(idle.deviceId))?.removedAt, clock, 'out of use for good');
+    const refused = await login(idle, email);
+    assert.deepEqual([refused.status, refused.deviceRefused], ['OTP_NEEDED', true]);
+    assert.equal((await login(used, email)).status, 'SUCCESS', 'the device used in time stays');
+  });
+
   it('MFA "remember me" on a device ends with its revocation', async () => {
     const email = uniqueEmail('mfa');
     const device = await newRawDevice();

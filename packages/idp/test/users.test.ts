@@ -68,6 +68,39 @@ describe('users', () => {
       assert.equal(verify.body.code, 'ERR_OTP_INVALID');
     });
 
+    it('waits out the time a delivery takes, so the missing mail does not make its answer the fast one', async () => {
+      // The oracle: with SMTP, a delivered code costs a round trip to the mail server, and a
+      // disabled account's answer (nothing sent) came back that much sooner than anyone else's.
+      const SMTP_MS = 300;
+      const sent: string[] = [];
+      const slowMailer = {
+        send: async (mail: { to: string }) => {
+          await new Promise((resolve) => setTimeout(resolve, SMTP_MS));
+          sent.push(mail.to);
+        },
+        describe: () => 'a slow SMTP server',
+        close: () => {},
+      };
+      const slowClock = sendClock();
+      const slow = await startTestService({ testMode: true, mailer: slowMailer, now: slowClock.now });
+      try {
+        const email = uniqueEmail('slow-disabled');
+        await registerRawDevice(slow, email);
+        await slow.ctx.users.disable(email, 'cli');
+        const mailsBefore = sent.length;
+        slowClock.tick();
+        const started = performance.now();
+        const answer = await slow.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' });
+        const took = performance.now() - started;
+        assert.equal(answer.body.status, 'OTP_NEEDED');
+        assert.equal(sent.length, mailsBefore, 'no mail to a disabled user');
+        // A lower bound only (a sleep never ends early): the silent answer waited for a delivery's time.
+        assert.ok(took >= SMTP_MS * 0.9, `answered after ${took} ms`);
+      } finally {
+        await slow.close();
+      }
+    });
+
     it('cannot use a remembered device, nor a code issued before it was disabled; enabling restores both paths', async () => {
       const { email, device } = await signedInUser('remembered');
       const early = await loginWithDevice(service, device, email);

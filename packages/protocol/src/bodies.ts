@@ -137,3 +137,15 @@ export interface TokenResponse {
   id_token: string;
   scope: string;
 }
+
+/** GET /oauth/userinfo (OIDC Core 5.3) for the `openid email` scope. */
+export interface UserinfoResponse {
+  sub: string;
+  email: string;
+  email_verified: true;
+}
+
+/** GET /healthz, and GET /readyz while the database answers. */
+export interface HealthResponse {
+  status: 'ok';
+}

@@ -80,17 +80,25 @@ export function isErrorCode(value: unknown): value is ErrorCode {
 }
 
 /** RFC 6749 5.2 error codes used by the token endpoint. */
-export type OAuthErrorCode =
-  | 'invalid_request'
-  | 'invalid_client'
-  | 'invalid_grant'
-  | 'unauthorized_client'
-  | 'unsupported_grant_type'
-  | 'invalid_scope'
-  | 'server_error'
-  | 'temporarily_unavailable';
+export const OAUTH_ERROR_CODES = [
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'server_error',
+  'temporarily_unavailable',
+] as const;
+export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
 
 export interface OAuthErrorBody {
   error: OAuthErrorCode;
+  error_description: string;
+}
+
+/** RFC 6750 3.1: the userinfo endpoint's answer to a missing, invalid or expired access token (401). */
+export interface BearerErrorBody {
+  error: 'invalid_token';
   error_description: string;
 }

@@ -70,6 +70,8 @@ export const Paths = {
   devMail: '/dev/mail',
   devSms: '/dev/sms',
   health: '/healthz',
+  /** Readiness: 200 while the database answers, 503 otherwise. */
+  ready: '/readyz',
 } as const satisfies { [K in keyof typeof BrowserPaths]: `${typeof BROWSER_PREFIX}${(typeof BrowserPaths)[K]}` } & Record<string, string>;
 
 /** Six decimal digits (spec: "OTP format: 6 digits"). */

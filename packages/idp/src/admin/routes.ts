@@ -3,6 +3,7 @@ import { type Static, Type } from 'typebox';
 import { PAGE_SIZE_DEFAULT } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
+import { errorResponses, SERVER_ERRORS } from '../http/schemas.js';
 import { SIGNING_ALGS } from '../keys/keyring.js';
 import type { UserService } from '../users/service.js';
 import type { Operations } from './operations.js';
@@ -26,8 +27,7 @@ const Page = {
   limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$', description: `rows per page, 1 to 1000 (default ${PAGE_SIZE_DEFAULT})` })),
   cursor: Type.Optional(Type.String({ maxLength: 200, description: 'nextCursor of the previous page' })),
 };
-const ErrorBody = Type.Object({ code: Type.String(), message: Type.String() });
-const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody };
+const errors = errorResponses(400, 401, 404, ...SERVER_ERRORS);
 
 const User = Type.Object({ id: Type.String(), email: Type.String(), createdAt: Time, disabledAt: Nullable(Time) });
 const Device = Type.Object({

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Paths } from 'service-protocol';
 import { Type } from 'typebox';
+import { errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
 import type { DeviceNotices } from './notice.js';
 import { defaultDeviceName } from './user-agent.js';
 
@@ -15,6 +16,25 @@ const REFUSED = {
   expired: [410, 'This link has expired. Revoke the device from your account page instead.'],
   used: [409, 'This link was already used.'],
 } as const;
+
+const PAGE = 'text/html';
+/**
+ * Every answer is a page, except a request the schema refuses (no `t`; for the POST also a body
+ * too large or of another media type), which is `{ code, message }` like everywhere else.
+ */
+const noticeResponses = (ok: string, ...bodyErrors: (413 | 415)[]) => ({
+  200: rawResponse(PAGE, ok),
+  400: {
+    description: `${REFUSED.invalid[1]} (page), or a malformed request (JSON)`,
+    content: { [PAGE]: { schema: { type: 'string' } }, 'application/json': { schema: errorResponses(400)[400] } },
+  },
+  409: rawResponse(PAGE, REFUSED.used[1]),
+  410: rawResponse(PAGE, REFUSED.expired[1]),
+  ...errorResponses(...bodyErrors, ...SERVER_ERRORS),
+});
+
+const ShowSchema = { querystring: Token, response: noticeResponses('names the device, with a button that signs it out') };
+const RevokeSchema = { body: Token, response: noticeResponses('the device is signed out', 413, 415) };
 
 /** A plain page: no script, no form target but itself, never framed, never cached. */
 function page(reply: FastifyReply, status: number, body: string) {
@@ -31,7 +51,7 @@ function page(reply: FastifyReply, status: number, body: string) {
 
 /** GET /devices/not-me names the device; only its POST button revokes it. */
 export const deviceNoticeRoutes: FastifyPluginAsyncTypebox<{ notices: DeviceNotices }> = async (app, { notices }) => {
-  app.get(Paths.deviceNotice, { schema: { querystring: Token } }, async (request, reply) => {
+  app.get(Paths.deviceNotice, { schema: ShowSchema }, async (request, reply) => {
     const checked = await notices.check(request.query.t);
     if (!checked.ok) return page(reply, REFUSED[checked.reason][0], `<p>${REFUSED[checked.reason][1]}</p>`);
     const { device } = checked;
@@ -47,7 +67,7 @@ export const deviceNoticeRoutes: FastifyPluginAsyncTypebox<{ notices: DeviceNoti
     );
   });
 
-  app.post(Paths.deviceNotice, { schema: { body: Token } }, async (request, reply) => {
+  app.post(Paths.deviceNotice, { schema: RevokeSchema }, async (request, reply) => {
     const outcome = await notices.revoke(request.body.t);
     if (outcome !== 'revoked') return page(reply, REFUSED[outcome][0], `<p>${REFUSED[outcome][1]}</p>`);
     return page(

@@ -1,4 +1,5 @@
 import type { JWK } from 'jose';
+import type { EventStore } from '../events/store.js';
 import type { Database, Db } from '../storage/database.js';
 import { deleteBefore } from '../storage/sweeper.js';
 
@@ -179,6 +180,30 @@ export function createDeviceStore(db: Db) {
 
     async touch(id: string, now: number): Promise<void> {
       await db.updateTable('devices').set({ last_used_at: now }).where('id', '=', id).execute();
+    },
+
+    /**
+     * Takes idle devices out of use for good: stamps `removed_at` on every device not used since
+     * `usedSince` and records one `device.expired` per device in the same transaction. The
+     * conditional UPDATE hands each device to exactly one of the nodes sweeping at once (the
+     * others find `removed_at` set). Returns how many expired.
+     */
+    async expireIdle(usedSince: number, now: number, events: EventStore): Promise<number> {
+      return db.transaction().execute(async (tx) => {
+        const expired = await tx
+          .updateTable('devices')
+          .set({ removed_at: now })
+          .where('removed_at', 'is', null)
+          .where(lastActivity, '<=', usedSince)
+          .returning(['id', 'user_id', 'client_id', 'created_at', 'last_used_at'])
+          .execute();
+        for (const device of expired) {
+          const lastActiveAt = Number(device.last_used_at ?? device.created_at);
+          const event = { type: 'device.expired', userId: device.user_id, clientId: device.client_id, deviceId: device.id };
+          await events.append({ ...event, detail: { lastActiveAt } }, now, tx);
+        }
+        return expired.length;
+      });
     },
 
     async deleteExpired(now: number): Promise<void> {

@@ -13,6 +13,7 @@ export const EVENT_TYPES = [
   'account.locked',
   'device.registered',
   'device.revoked',
+  'device.expired',
   'mfa.enrolled',
   'mfa.changed',
   'mfa.reset',

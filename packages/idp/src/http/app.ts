@@ -2,7 +2,8 @@ import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
-import { BROWSER_PREFIX, BrowserPaths, type ErrorBody } from 'service-protocol';
+import { BROWSER_PREFIX, BrowserPaths, type ClientInfoResponse, type ErrorBody, type HealthResponse, Paths } from 'service-protocol';
+import { Type } from 'typebox';
 import { ADMIN_PREFIX, adminRoutes } from '../admin/routes.js';
 import type { ServiceContext } from '../context.js';
 import { BODY_LIMIT_BYTES } from '../defaults.js';
@@ -20,6 +21,7 @@ import { browserClient } from './browser-client.js';
 import { registerErrorHandler } from './error-handler.js';
 import { registerMetrics } from './metrics.js';
 import { registerOpenApi } from './openapi.js';
+import { errorResponses, SERVER_ERRORS, wireBody } from './schemas.js';
 import { sdkRoutes } from './sdk.js';
 
 export interface AppOptions {
@@ -50,6 +52,12 @@ class OneLineRequestLog extends LogController {
     else reply.log.info(fields, line);
   }
 }
+
+const ClientInfoAnswer = wireBody<ClientInfoResponse>()(
+  Type.Object({ clientId: Type.String(), name: Type.String(), issuer: Type.String() }),
+);
+const ClientInfoSchema = { response: { 200: ClientInfoAnswer, ...errorResponses(401, 403, ...SERVER_ERRORS) } };
+const HealthAnswer = wireBody<HealthResponse>()(Type.Object({ status: Type.Literal('ok') }));
 
 /** The HTTP transport: thin routes over the flows in the context. */
 export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): Promise<FastifyInstance> {
@@ -87,7 +95,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     async (browser) => {
       await browserClient(browser, { clients: ctx.clients });
       recordSignInRefusals(browser, ctx.events);
-      browser.get(BrowserPaths.client, async (request) => ({
+      browser.get(BrowserPaths.client, { schema: ClientInfoSchema }, async (request) => ({
         clientId: request.client.id,
         name: request.client.name,
         issuer: ctx.config.issuer,
@@ -116,10 +124,10 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   }
   // Liveness: the process answers. Readiness: it can also reach its database (load balancers
   // route only to ready nodes; a node stays alive while the database is down and recovers).
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_request, reply) => {
+  app.get(Paths.health, { schema: { response: { 200: HealthAnswer } } }, async () => ({ status: 'ok' as const }));
+  app.get(Paths.ready, { schema: { response: { 200: HealthAnswer, ...errorResponses(503) } } }, async (_request, reply) => {
     reply.header('cache-control', 'no-store');
-    if (await ctx.databaseReady()) return { status: 'ok' };
+    if (await ctx.databaseReady()) return { status: 'ok' as const };
     const body: ErrorBody = { code: 'ERR_UNAVAILABLE', message: 'The database is unreachable.' };
     return reply.code(503).send(body);
   });

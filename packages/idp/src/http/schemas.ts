@@ -1,10 +1,22 @@
-import { canonicalEmail, PKCE_CHALLENGE_PATTERN } from 'service-protocol';
-import { Type } from 'typebox';
+import { STATUS_CODES } from 'node:http';
+import {
+  canonicalEmail,
+  type ErrorBody,
+  type ErrorCode,
+  ErrorHttpStatus,
+  MfaMethod,
+  OAUTH_ERROR_CODES,
+  type OAuthErrorBody,
+  type OAuthErrorCode,
+  PKCE_CHALLENGE_PATTERN,
+} from 'service-protocol';
+import { type Static, type TSchema, Type } from 'typebox';
 import { ServiceError } from '../errors.js';
 
 export const PkceChallenge = Type.String({ pattern: PKCE_CHALLENGE_PATTERN.source });
 export const Otp = Type.String({ pattern: '^[0-9]{6}$' });
 export const DeviceToken = Type.String({ minLength: 10, maxLength: 100 });
+export const MfaMethodSchema = Type.Unsafe<MfaMethod>({ type: 'string', enum: Object.values(MfaMethod) });
 
 /** The canonical mailbox a `userid` names (packages/protocol email.ts), or ERR_EMAIL_INVALID. */
 export function emailOf(userid: string): string {
@@ -12,3 +24,68 @@ export function emailOf(userid: string): string {
   if (email === null) throw new ServiceError('ERR_EMAIL_INVALID', 'That is not a valid email address.');
   return email;
 }
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+/**
+ * A response schema that must describe exactly the protocol's type of that body (a compile
+ * error otherwise). The schema also drives serialization, which drops any property it omits,
+ * so a field added to the protocol and not here fails the build instead of vanishing.
+ */
+export const wireBody =
+  <T>() =>
+  <S extends TSchema>(schema: S, ..._exact: Same<Static<S>, T> extends true ? [] : [never]): S =>
+    schema;
+
+const ERROR_CODES = Object.keys(ErrorHttpStatus) as ErrorCode[];
+
+const errorBody = (codes: ErrorCode[], description: string) =>
+  Type.Object(
+    {
+      code: Type.Unsafe<ErrorCode>({ type: 'string', enum: codes }),
+      message: Type.String(),
+      retryAfter: Type.Optional(Type.Integer({ description: 'seconds until a rate-limited or locked request may be retried' })),
+      attemptsRemaining: Type.Optional(Type.Integer({ description: 'wrong guesses still allowed on this OTP challenge' })),
+    },
+    { description },
+  );
+
+/** `{ code, message }` (packages/protocol errors.ts), every code allowed. */
+export const ErrorBodySchema = wireBody<ErrorBody>()(errorBody(ERROR_CODES, 'Error'));
+
+/**
+ * The `{ code, message }` answers of a route, by status; each lists the codes the protocol
+ * gives that status (ErrorHttpStatus). 413 and 415 are the framework's own refusals (a body
+ * too large, a media type not parsed), sent as ERR_REQUEST_INVALID with that status.
+ */
+export function errorResponses<const S extends number>(...statuses: S[]): Record<S, typeof ErrorBodySchema> {
+  const entries = statuses.map((status) => {
+    const codes =
+      status === 413 || status === 415 ? ['ERR_REQUEST_INVALID' as const] : ERROR_CODES.filter((c) => ErrorHttpStatus[c] === status);
+    if (codes.length === 0) throw new Error(`No error code has the HTTP status ${status}.`);
+    return [status, errorBody(codes, `${STATUS_CODES[status]}: ${codes.join(', ')}`)];
+  });
+  return Object.fromEntries(entries) as Record<S, typeof ErrorBodySchema>;
+}
+
+/** The statuses any route may answer: an unexpected failure (500 ERR_INTERNAL), an unreachable database (503). */
+export const SERVER_ERRORS = [500, 503] as const;
+/** Refusals of a request body before any handler runs: invalid (400), too large (413), not a parsed media type (415). */
+export const BODY_ERRORS = [400, 413, 415] as const;
+
+/** RFC 6749 5.2 error body of the token endpoint. */
+export const OAuthErrorBodySchema = wireBody<OAuthErrorBody>()(
+  Type.Object(
+    {
+      error: Type.Unsafe<OAuthErrorCode>({ type: 'string', enum: [...OAUTH_ERROR_CODES] }),
+      error_description: Type.String(),
+    },
+    { description: 'RFC 6749 5.2 error' },
+  ),
+);
+
+/** A response that is not JSON: the media type and a description, for the document only (nothing is serialized). */
+export const rawResponse = (mediaType: string, description: string) => ({
+  description,
+  content: { [mediaType]: { schema: { type: 'string' } } },
+});

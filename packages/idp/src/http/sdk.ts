@@ -7,12 +7,24 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Paths } from 'service-protocol';
 import { SDK_PINNED_SCRIPT_MAX_AGE_SECONDS, SDK_SCRIPT_MAX_AGE_SECONDS, SDK_SCRIPT_STALE_WHILE_REVALIDATE_SECONDS } from '../defaults.js';
+import { errorResponses, rawResponse } from './schemas.js';
 
 /** The served file's name: the source map link at the end of the script is relative to it. */
 const SCRIPT_FILE = 'service-web.global.js';
 const SDK_DIR = dirname(Paths.sdkScript);
 const STABLE_CACHE = `public, max-age=${SDK_SCRIPT_MAX_AGE_SECONDS}, stale-while-revalidate=${SDK_SCRIPT_STALE_WHILE_REVALIDATE_SECONDS}`;
 const PINNED_CACHE = `public, max-age=${SDK_PINNED_SCRIPT_MAX_AGE_SECONDS}, immutable`;
+
+/** The document's view of the stable script (the same whether or not service-web is built). */
+const SCRIPT_SCHEMA = {
+  response: {
+    200: rawResponse('text/javascript', 'service-web for a <script> tag: window.ServiceWeb'),
+    304: { description: 'Not Modified: the If-None-Match tag is current' },
+    ...errorResponses(404),
+  },
+};
+/** The pinned copy's path holds the script's hash, which changes with every build: left out of the document, named by the Link header. */
+const PINNED_SCHEMA = { hide: true };
 
 type Encoding = 'br' | 'gzip' | 'identity';
 interface Representation {
@@ -30,7 +42,7 @@ interface Representation {
 export const sdkRoutes: FastifyPluginAsync = async (app) => {
   const [script, map] = await Promise.all([readBuilt(SCRIPT_FILE), readBuilt(`${SCRIPT_FILE}.map`)]);
   if (!script) {
-    app.get(Paths.sdkScript, async (_request, reply) =>
+    app.get(Paths.sdkScript, { schema: SCRIPT_SCHEMA }, async (_request, reply) =>
       reply.code(404).send({ code: 'ERR_NOT_FOUND', message: 'service-web is not built: run npm run build.' }),
     );
     return;
@@ -60,11 +72,14 @@ export const sdkRoutes: FastifyPluginAsync = async (app) => {
     if (encoding !== 'identity') reply.header('content-encoding', encoding);
     return reply.type('text/javascript; charset=utf-8').send(chosen.body);
   };
-  app.get(Paths.sdkScript, serve(STABLE_CACHE));
-  app.get(pinnedPath, serve(PINNED_CACHE));
+  app.get(Paths.sdkScript, { schema: SCRIPT_SCHEMA }, serve(STABLE_CACHE));
+  app.get(pinnedPath, { schema: PINNED_SCHEMA }, serve(PINNED_CACHE));
   if (map) {
-    app.get(`${SDK_DIR}/${SCRIPT_FILE}.map`, async (_request, reply) =>
-      reply.header('cache-control', STABLE_CACHE).header('access-control-allow-origin', '*').type('application/json').send(map),
+    app.get(
+      `${SDK_DIR}/${SCRIPT_FILE}.map`,
+      { schema: { response: { 200: rawResponse('application/json', 'the source map, sources embedded') } } },
+      async (_request, reply) =>
+        reply.header('cache-control', STABLE_CACHE).header('access-control-allow-origin', '*').type('application/json').send(map),
     );
   }
 };

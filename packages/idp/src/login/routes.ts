@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { type AuthenticateResponse, BrowserPaths, CRYPTO_VERSIONS } from 'service-protocol';
+import { type AuthenticateResponse, BrowserPaths, CRYPTO_VERSIONS, type DeviceChallengeResponse } from 'service-protocol';
 import { Type } from 'typebox';
 import { ServiceError } from '../errors.js';
 import { browserCredentials } from '../http/browser-client.js';
-import { emailOf, PkceChallenge } from '../http/schemas.js';
+import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, PkceChallenge, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import type { LoginService } from './service.js';
 
 const AuthenticateBody = Type.Object(
@@ -18,14 +18,37 @@ const AuthenticateBody = Type.Object(
   { additionalProperties: false },
 );
 
+const DeviceChallengeAnswer = wireBody<DeviceChallengeResponse>()(
+  Type.Object({ challenge: Type.String(), expiresIn: Type.Integer({ description: 'seconds' }) }),
+);
+
+const AuthenticateAnswer = wireBody<AuthenticateResponse>()(
+  Type.Union([
+    Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), success: Type.Literal(true), code: Type.String() }),
+    Type.Object({
+      status: Type.Literal('OTP_NEEDED'),
+      message: Type.String(),
+      deviceToken: Type.String(),
+      code: Type.Optional(Type.String({ description: 'the emailed code, in test mode only' })),
+      deviceRefused: Type.Optional(Type.Literal(true)),
+    }),
+    Type.Object({ status: Type.Literal('MFA_REQUIRED'), message: Type.String(), sessionId: Type.String(), method: MfaMethodSchema }),
+  ]),
+);
+
+const AuthenticateSchema = {
+  body: AuthenticateBody,
+  response: { 200: AuthenticateAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 429, ...SERVER_ERRORS) },
+};
+
 export const loginRoutes: FastifyPluginAsyncTypebox<{ login: LoginService; testMode: boolean }> = async (app, { login, testMode }) => {
   app.post(
     BrowserPaths.deviceChallenge,
-    { schema: { response: { 200: Type.Object({ challenge: Type.String(), expiresIn: Type.Integer() }) } } },
+    { schema: { response: { 200: DeviceChallengeAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, ...SERVER_ERRORS) } } },
     async (request) => login.issueChallenge(request.client),
   );
 
-  app.post(BrowserPaths.authenticate, { schema: { body: AuthenticateBody } }, async (request): Promise<AuthenticateResponse> => {
+  app.post(BrowserPaths.authenticate, { schema: AuthenticateSchema }, async (request): Promise<AuthenticateResponse> => {
     const body = request.body;
     // The client is read with the device a proof names, in one statement (login/store.ts).
     const { client, read } = await login.open(browserCredentials(request), body.deviceProof);

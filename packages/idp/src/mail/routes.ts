@@ -26,6 +26,9 @@ export function isLocalRequest(request: FastifyRequest): boolean {
   );
 }
 
+/** Left out of the OpenAPI document: development only, never served in production (docs/protocol.md describes them). */
+const DEV_ONLY = { hide: true };
+
 const STYLE =
   'body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}article{border:1px solid #ddd;border-radius:8px;padding:0 1rem;margin:1rem 0}.meta{color:#555;font-size:.9rem}pre{white-space:pre-wrap;font-size:1rem}';
 /** Nothing runs, nothing loads, nothing frames the page: only its own inline style, by hash. */
@@ -46,8 +49,8 @@ export const devMailRoutes: FastifyPluginAsync<{ mailbox: MailboxStore; smsOutbo
     reply.header('cache-control', 'no-store');
   });
   // JSON: the same array `service-idp sms --json` prints.
-  app.get(Paths.devSms, async () => smsOutbox.list(DEV_LIST_LIMIT));
-  app.get(Paths.devMail, async (request, reply) => {
+  app.get(Paths.devSms, { schema: DEV_ONLY }, async () => smsOutbox.list(DEV_LIST_LIMIT));
+  app.get(Paths.devMail, { schema: DEV_ONLY }, async (request, reply) => {
     const [messages, sms] = await Promise.all([mailbox.list(DEV_LIST_LIMIT), smsOutbox.list(DEV_LIST_LIMIT)]);
     // JSON: the same array `service-idp mail --json` prints.
     if (request.headers.accept?.includes('application/json')) return messages;

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BrowserPaths, type InitiateMfaResponse, type VerifyMfaResponse } from 'service-protocol';
 import { Type } from 'typebox';
-import { emailOf, Otp } from '../http/schemas.js';
+import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, Otp, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import type { MfaService } from './service.js';
 
 const SessionId = Type.String({ minLength: 10, maxLength: 100 });
@@ -11,6 +11,28 @@ const VerifyMfaBody = Type.Object(
   { additionalProperties: false },
 );
 
+const InitiateMfaAnswer = wireBody<InitiateMfaResponse>()(
+  Type.Object({ status: Type.Literal('MFA_INITIATED'), message: Type.String(), method: MfaMethodSchema }),
+);
+const VerifyMfaAnswer = wireBody<VerifyMfaResponse>()(
+  Type.Object({
+    status: Type.Literal('SUCCESS'),
+    message: Type.String(),
+    success: Type.Literal(true),
+    code: Type.String(),
+    deviceId: Type.Optional(Type.String()),
+  }),
+);
+
+const InitiateMfaSchema = {
+  body: InitiateMfaBody,
+  response: { 200: InitiateMfaAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 409, 429, ...SERVER_ERRORS) },
+};
+const VerifyMfaSchema = {
+  body: VerifyMfaBody,
+  response: { 200: VerifyMfaAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 409, 423, ...SERVER_ERRORS) },
+};
+
 const SENT: Record<string, string> = {
   email: 'We emailed you a verification code.',
   sms: 'We sent a verification code by SMS.',
@@ -18,13 +40,13 @@ const SENT: Record<string, string> = {
 };
 
 export const mfaRoutes: FastifyPluginAsyncTypebox<{ mfa: MfaService }> = async (app, { mfa }) => {
-  app.post(BrowserPaths.mfaInitiate, { schema: { body: InitiateMfaBody } }, async (request): Promise<InitiateMfaResponse> => {
+  app.post(BrowserPaths.mfaInitiate, { schema: InitiateMfaSchema }, async (request): Promise<InitiateMfaResponse> => {
     const { userid, sessionId } = request.body;
     const method = await mfa.initiate(request.client, emailOf(userid), sessionId, request.ip);
     return { status: 'MFA_INITIATED', message: SENT[method] as string, method };
   });
 
-  app.post(BrowserPaths.mfaVerify, { schema: { body: VerifyMfaBody } }, async (request): Promise<VerifyMfaResponse> => {
+  app.post(BrowserPaths.mfaVerify, { schema: VerifyMfaSchema }, async (request): Promise<VerifyMfaResponse> => {
     const { userid, sessionId, otp, rememberMe } = request.body;
     const finished = await mfa.verify(request.client, emailOf(userid), sessionId, otp, rememberMe ?? false);
     return {

@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AccountStore } from '../accounts/store.js';
 import { randomDigits, randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import {
@@ -15,6 +17,9 @@ import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
 import type { SmsTransport } from '../sms/transport.js';
 import type { Throttle } from '../throttle/service.js';
+
+/** Weight of the newest delivery in the moving average of delivery times: smooths one slow SMTP answer. */
+const DELIVERY_TIME_WEIGHT = 0.2;
 
 /**
  * What a code is for. The per-recipient spacing applies to repeated sends of one purpose (a
@@ -50,7 +55,8 @@ export interface OtpSend {
   disarm(): Promise<void>;
   /**
    * A disabled account (users/): the same throttles and answer, but the challenge is armed with
-   * the HMAC of a value nobody holds and nothing is delivered.
+   * the HMAC of a value nobody holds and nothing is delivered; the answer waits as long as a
+   * delivery takes, so its speed does not tell that the account exists and is disabled.
    */
   silent?: boolean;
 }
@@ -90,6 +96,14 @@ export function createOtpService(deps: OtpDeps) {
 
   const hashOf = (challengeId: string, code: string) => hash('otp', `${challengeId}:${code}`);
 
+  /** How long a delivery (and its event) takes on this node, per channel: a moving average that silent sends wait out. */
+  const deliveryMs: Record<OtpChannel['kind'], number | undefined> = { email: undefined, sms: undefined };
+  const timeDelivery = (kind: OtpChannel['kind'], since: number) => {
+    const took = performance.now() - since;
+    const average = deliveryMs[kind];
+    deliveryMs[kind] = average === undefined ? took : average + (took - average) * DELIVERY_TIME_WEIGHT;
+  };
+
   async function deliver(channel: OtpChannel, purpose: OtpPurpose, code: string, clientName: string) {
     if (channel.kind === 'email') {
       await mailer.send(templates.render(purpose === 'sign-in' ? 'sign-in-code' : 'mfa-code', channel.to, { code, client: clientName }));
@@ -120,7 +134,11 @@ export function createOtpService(deps: OtpDeps) {
       if (!(await request.arm(hashOf(request.challengeId, armed), now() + OTP_TTL_SECONDS * 1000))) {
         throw new ServiceError('ERR_SESSION_INVALID', 'This verification has ended. Start again.');
       }
-      if (request.silent) return code;
+      if (request.silent) {
+        await sleep(deliveryMs[request.channel.kind] ?? 0);
+        return code;
+      }
+      const started = performance.now();
       try {
         await deliver(request.channel, request.purpose, code, request.clientName);
       } catch (error) {
@@ -133,6 +151,7 @@ export function createOtpService(deps: OtpDeps) {
         );
       }
       await events.record({ type: 'otp.sent', detail: { channel: request.channel.kind, purpose: request.purpose } });
+      timeDelivery(request.channel.kind, started);
       return code;
     },
 

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BrowserPaths, type VerifyDeviceResponse, type VerifyEmailOtpResponse } from 'service-protocol';
 import { Type } from 'typebox';
 import { DEVICE_PLACE_MAX_LENGTH } from '../defaults.js';
-import { DeviceToken, emailOf, Otp } from '../http/schemas.js';
+import { BODY_ERRORS, DeviceToken, emailOf, errorResponses, MfaMethodSchema, Otp, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import type { RegistrationService } from './service.js';
 
 const Base64Url = Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' });
@@ -26,6 +26,26 @@ const VerifyDeviceBody = Type.Object(
   { additionalProperties: false },
 );
 
+const VerifyEmailOtpAnswer = wireBody<VerifyEmailOtpResponse>()(
+  Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), mfaEnrolled: Type.Boolean() }),
+);
+
+const VerifyDeviceAnswer = wireBody<VerifyDeviceResponse>()(
+  Type.Union([
+    Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), code: Type.String(), deviceId: Type.Optional(Type.String()) }),
+    Type.Object({ status: Type.Literal('MFA_ENROLLMENT_NEEDED'), message: Type.String(), methods: Type.Array(MfaMethodSchema) }),
+    Type.Object({
+      status: Type.Literal('FINALIZE_REGISTRATION_NEEDED'),
+      message: Type.String(),
+      sessionId: Type.String(),
+      method: MfaMethodSchema,
+      otpauthUri: Type.Optional(Type.String()),
+      secret: Type.Optional(Type.String()),
+    }),
+    Type.Object({ status: Type.Literal('MFA_REQUIRED'), message: Type.String(), sessionId: Type.String(), method: MfaMethodSchema }),
+  ]),
+);
+
 /** The operator's approximate-place header (e.g. a CDN's country), printable characters only, capped. */
 function placeOf(value: string | string[] | undefined): { place?: string } {
   const place = (Array.isArray(value) ? value[0] : value)
@@ -35,17 +55,26 @@ function placeOf(value: string | string[] | undefined): { place?: string } {
   return place ? { place } : {};
 }
 
+const VerifyEmailOtpSchema = {
+  body: VerifyEmailOtpBody,
+  response: { 200: VerifyEmailOtpAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 409, 423, ...SERVER_ERRORS) },
+};
+const VerifyDeviceSchema = {
+  body: VerifyDeviceBody,
+  response: { 200: VerifyDeviceAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 409, 429, ...SERVER_ERRORS) },
+};
+
 export const registrationRoutes: FastifyPluginAsyncTypebox<{ registration: RegistrationService; placeHeader: string | undefined }> = async (
   app,
   { registration, placeHeader },
 ) => {
-  app.post(BrowserPaths.verifyEmailOtp, { schema: { body: VerifyEmailOtpBody } }, async (request): Promise<VerifyEmailOtpResponse> => {
+  app.post(BrowserPaths.verifyEmailOtp, { schema: VerifyEmailOtpSchema }, async (request): Promise<VerifyEmailOtpResponse> => {
     const { userid, deviceToken, otp } = request.body;
     const { mfaEnrolled } = await registration.verifyOtp(request.client, emailOf(userid), deviceToken, otp);
     return { status: 'SUCCESS', message: 'Email verified. Register this device to finish.', mfaEnrolled };
   });
 
-  app.post(BrowserPaths.verifyDevice, { schema: { body: VerifyDeviceBody } }, async (request): Promise<VerifyDeviceResponse> => {
+  app.post(BrowserPaths.verifyDevice, { schema: VerifyDeviceSchema }, async (request): Promise<VerifyDeviceResponse> => {
     const { userid, deviceToken, devicePublicKey, mfaMethod, phoneNumber } = request.body;
     const outcome = await registration.registerDevice(request.client, emailOf(userid), {
       deviceToken,

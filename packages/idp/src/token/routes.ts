@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Paths } from 'service-protocol';
-import { Type } from 'typebox';
+import { type BearerErrorBody, Paths, type TokenResponse, type UserinfoResponse } from 'service-protocol';
+import { type Static, Type } from 'typebox';
 import { OAuthError } from '../errors.js';
+import { errorResponses, OAuthErrorBodySchema, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { type Keyring, SIGNING_ALGS } from '../keys/keyring.js';
 import type { TokenService } from './service.js';
 
@@ -14,6 +15,55 @@ const TokenBody = Type.Object({
   client_secret: Type.Optional(Type.String({ maxLength: 200 })),
   redirect_uri: Type.Optional(Type.String({ maxLength: 2000 })),
 });
+
+const TokenAnswer = wireBody<TokenResponse>()(
+  Type.Object({
+    access_token: Type.String(),
+    token_type: Type.Literal('Bearer'),
+    expires_in: Type.Integer({ description: 'seconds' }),
+    id_token: Type.String(),
+    scope: Type.String(),
+  }),
+);
+const UserinfoAnswer = wireBody<UserinfoResponse>()(
+  Type.Object({ sub: Type.String(), email: Type.String(), email_verified: Type.Literal(true) }),
+);
+const BearerError = wireBody<BearerErrorBody>()(
+  Type.Object({ error: Type.Literal('invalid_token'), error_description: Type.String() }, { description: 'RFC 6750 3.1 error' }),
+);
+/** RFC 7517 5; each key's members depend on its type, so they pass through as the keyring publishes them. */
+const JwksAnswer = Type.Object({
+  keys: Type.Array(
+    Type.Object({ kty: Type.String(), kid: Type.String(), alg: Type.String(), use: Type.String() }, { additionalProperties: true }),
+  ),
+});
+/** OpenID Connect Discovery 1.0 3; open to the members a later endpoint adds. */
+const DiscoveryAnswer = Type.Object(
+  {
+    issuer: Type.String(),
+    token_endpoint: Type.String(),
+    jwks_uri: Type.String(),
+    userinfo_endpoint: Type.String(),
+    response_types_supported: Type.Array(Type.String()),
+    grant_types_supported: Type.Array(Type.String()),
+    subject_types_supported: Type.Array(Type.String()),
+    id_token_signing_alg_values_supported: Type.Array(Type.String()),
+    token_endpoint_auth_methods_supported: Type.Array(Type.String()),
+    code_challenge_methods_supported: Type.Array(Type.String()),
+    scopes_supported: Type.Array(Type.String()),
+    claims_supported: Type.Array(Type.String()),
+  },
+  { additionalProperties: true },
+);
+
+const TokenSchema = {
+  body: TokenBody,
+  // Refusals, a malformed body included, are RFC 6749 5.2 bodies; failures of the service itself stay `{ code, message }`.
+  response: { 200: TokenAnswer, 400: OAuthErrorBodySchema, 401: OAuthErrorBodySchema, ...errorResponses(...SERVER_ERRORS) },
+};
+const UserinfoSchema = { response: { 200: UserinfoAnswer, 401: BearerError, ...errorResponses(...SERVER_ERRORS) } };
+const JwksSchema = { response: { 200: JwksAnswer, ...errorResponses(...SERVER_ERRORS) } };
+const DiscoverySchema = { response: { 200: DiscoveryAnswer } };
 
 /** RFC 6749 2.3.1: client_secret_basic (form-urlencoded id and secret) or client_secret_post, not both. */
 function clientCredentials(authorization: string | undefined, body: { client_id?: string; client_secret?: string }) {
@@ -36,7 +86,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
   app,
   { tokens, keyring, issuer },
 ) => {
-  app.post(Paths.token, { schema: { body: TokenBody }, config: { oauthErrors: true } }, async (request, reply) => {
+  app.post(Paths.token, { schema: TokenSchema, config: { oauthErrors: true } }, async (request, reply) => {
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
       throw new OAuthError('invalid_request', 'The token request must be application/x-www-form-urlencoded.');
@@ -53,7 +103,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
     });
   });
 
-  app.get(Paths.userinfo, async (request, reply) => {
+  app.get(Paths.userinfo, { schema: UserinfoSchema }, async (request, reply) => {
     reply.header('cache-control', 'no-store');
     const header = request.headers.authorization;
     const claims = header?.startsWith('Bearer ') ? await tokens.userinfo(header.slice(7)) : undefined;
@@ -66,12 +116,13 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
     return claims;
   });
 
-  app.get(Paths.jwks, async (_request, reply) => {
+  app.get(Paths.jwks, { schema: JwksSchema }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=300');
-    return keyring.jwks();
+    // The keyring publishes every key with kid, alg and use (keys/keyring.ts newKey); jose's JWK type leaves them optional.
+    return (await keyring.jwks()) as Static<typeof JwksAnswer>;
   });
 
-  app.get(Paths.discovery, async (_request, reply) => {
+  app.get(Paths.discovery, { schema: DiscoverySchema }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=300');
     return {
       issuer,
