@@ -54,10 +54,22 @@ function eventId(at: number): string {
   return `evt_${at.toString(36).padStart(9, '0')}${sequence.toString(36).padStart(4, '0')}${randomToken('', 8)}`;
 }
 
+/** What is written with an event and goes with a user's events: the webhook outbox (webhooks/fan-out.ts). */
+export interface EventFanOut {
+  /** Endpoints subscribed to the type, from memory: an event nobody subscribes to costs no statement. */
+  endpointsFor(type: string): string[];
+  enqueue(event: AuditEvent, endpointIds: string[], tx: Db): Promise<void>;
+  deleteForUser(userId: string, tx: Db): Promise<void>;
+}
+
 /** The events table: appended to, read newest first, swept after the retention period. Nothing updates a row. */
-export function createEventStore(db: Db) {
+export function createEventStore(db: Db, fanOut?: EventFanOut) {
   return {
-    /** Appends one event; `tx` writes it in the caller's transaction (a deletion and its record). */
+    /**
+     * Appends one event; `tx` writes it in the caller's transaction (a deletion and its record).
+     * Webhook deliveries of the event are written in the same transaction, so a node that dies
+     * loses neither or both.
+     */
     async append(event: NewEvent, at: number, tx: Db = db): Promise<AuditEvent> {
       const row: EventRow = {
         id: eventId(at),
@@ -71,8 +83,15 @@ export function createEventStore(db: Db) {
         actor: event.actor ?? null,
         detail: event.detail ? JSON.stringify(event.detail) : null,
       };
-      await tx.insertInto('events').values(row).execute();
-      return toEvent(row);
+      const recorded = toEvent(row);
+      const endpoints = fanOut?.endpointsFor(row.type) ?? [];
+      const write = async (t: Db) => {
+        await t.insertInto('events').values(row).execute();
+        if (fanOut && endpoints.length > 0) await fanOut.enqueue(recorded, endpoints, t);
+      };
+      if (endpoints.length === 0 || tx.isTransaction) await write(tx);
+      else await db.transaction().execute(write);
+      return recorded;
     },
 
     /** Newest first, by (at, id). */
@@ -87,9 +106,10 @@ export function createEventStore(db: Db) {
       return (await query.execute()).map(toEvent);
     },
 
-    /** Drops the user's events (their deletion); in the deleting transaction. */
+    /** Drops the user's events and their pending webhook deliveries (their deletion); in the deleting transaction. */
     async deleteForUser(userId: string, tx: Db): Promise<void> {
       await tx.deleteFrom('events').where('user_id', '=', userId).execute();
+      await fanOut?.deleteForUser(userId, tx);
     },
 
     /** Retention: events older than `cutoff` go. */
