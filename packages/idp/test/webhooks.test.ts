@@ -192,7 +192,9 @@ describe('event webhooks', () => {
     assert.equal(disabled?.failureCount, 4);
     assert.equal(disabled?.failingSince, failingFrom);
     assert.equal(disabled?.lastError, 'HTTP 503 (attempt 2)');
-    const [notice] = (await service.ctx.events.list({ type: 'webhook.disabled', limit: 1 })).events;
+    const notices = async () => (await service.ctx.events.list({ type: 'webhook.disabled', limit: 1 })).events;
+    await waitFor('the webhook.disabled event', async () => (await notices()).length === 1);
+    const [notice] = await notices();
     assert.deepEqual(notice?.detail, { webhookId: hook.id, reason: 'failing' });
 
     const received = receiver.received.length;
