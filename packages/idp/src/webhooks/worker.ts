@@ -181,12 +181,6 @@ export function createDeliveryWorker({
       stopping.abort();
       await running;
     },
-
-    /** Delivers what is due now and resolves when nothing more is (tests). */
-    async drainNow(): Promise<void> {
-      await running;
-      await drain().catch(onError);
-    },
   };
 }
 
