@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { WEBHOOK_LEASE_MS, WEBHOOK_POLL_INTERVAL_MS } from '../src/defaults.js';
 import { WebhookEndpointSchema } from '../src/webhooks/routes.js';
-import { runCli } from './helpers.js';
+import { freePort, runCli } from './helpers.js';
 import { startReceiver, waitFor } from './webhook-receiver.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
@@ -45,6 +44,8 @@ describe('service-idp webhooks', () => {
 
     assert.match((await cli('webhooks', 'disable', endpoint.id)).stdout, /disabled/);
     assert.match((await cli('webhooks', 'list')).stdout, /disabled \(operator\)/);
+    const paused = JSON.parse((await cli('events', '--type', 'webhook.disabled', '--json')).stdout).events;
+    assert.deepEqual(paused[0].detail, { webhookId: endpoint.id, reason: 'operator' });
     assert.match((await cli('webhooks', 'enable', endpoint.id)).stdout, /enabled/);
     const events = JSON.parse((await cli('events', '--type', 'webhook.created', '--json')).stdout).events;
     assert.deepEqual(events[0].detail, { webhookId: endpoint.id, events: 'user.deleted,user.disabled' });
@@ -70,18 +71,6 @@ describe('service-idp webhooks', () => {
     assert.deepEqual(JSON.parse((await cli('webhooks', 'list', '--json')).stdout), []);
   });
 });
-
-/** A loopback port nobody listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe('a node killed mid-delivery', () => {
   let data: string;

@@ -97,7 +97,11 @@ export function createWebhooks({
     const endpoint = await store.setDisabled(id, disabled ? now() : null, disabled ? 'operator' : null);
     if (!endpoint) throw notFound(id);
     await fanOut.reload();
-    await events.record({ type: disabled ? 'webhook.disabled' : 'webhook.enabled', actor, detail: { webhookId: id } });
+    await events.record(
+      disabled
+        ? { type: 'webhook.disabled', actor, detail: { webhookId: id, reason: 'operator' } }
+        : { type: 'webhook.enabled', actor, detail: { webhookId: id } },
+    );
     return endpoint;
   }
 
