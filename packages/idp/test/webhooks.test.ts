@@ -82,6 +82,11 @@ describe('event webhooks', () => {
     assert.equal(first?.headers['webhook-timestamp'], String(Math.floor(clock.at / 1000)));
     assert.equal(first?.headers['content-type'], 'application/json');
 
+    // The receiver has answered; the outcome is written right after.
+    await waitFor(
+      'both recorded as delivered',
+      async () => (await deliveries()).every((r) => r.delivered) && (await endpoint(hook.id))?.lastDeliveredAt !== null,
+    );
     const rows = await deliveries();
     assert.deepEqual(
       rows.map((r) => [r.eventId, r.delivered, r.attempts]),
@@ -127,7 +132,7 @@ describe('event webhooks', () => {
     assert.equal(receiver.received[1]?.headers['webhook-id'], receiver.received[0]?.headers['webhook-id']);
     assert.equal(receiver.received[1]?.json.data.id, event.id);
     receiver.verifyAll(hook.secret);
-    await waitFor('the delivery recorded', async () => (await deliveries()).every((r) => r.delivered));
+    await waitFor('the delivery recorded', async () => (await endpoint(hook.id))?.lastDeliveredAt !== null);
     assert.equal((await deliveries())[0]?.attempts, 2);
     const health = await endpoint(hook.id);
     assert.equal(health?.failureCount, 0, 'a 2xx ends the failure streak');
