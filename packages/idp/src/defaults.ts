@@ -122,7 +122,7 @@ export const WEBHOOK_REQUEST_TIMEOUT_MS = 10_000;
 export const WEBHOOK_LEASE_MS = 30_000;
 /** Each node looks for due deliveries this often (and at once after recording a subscribed event). */
 export const WEBHOOK_POLL_INTERVAL_MS = 1000;
-/** Deliveries one node claims per poll: a bound on its concurrent requests. */
+/** Deliveries one node has in flight at most: a bound on its concurrent requests (a slow receiver holds only its own). */
 export const WEBHOOK_CLAIM_BATCH = 20;
 /**
  * Retries back off exponentially from the first delay, doubling up to the cap: 5, 10, 20, 40,

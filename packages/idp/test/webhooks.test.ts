@@ -237,6 +237,29 @@ describe('event webhooks', () => {
   });
 });
 
+describe('event webhooks and a slow receiver', () => {
+  it("holds only the slow endpoint's deliveries: other endpoints get later events meanwhile", async () => {
+    const slow = await startReceiver(() => 'hang');
+    const fast = await startReceiver(() => 204);
+    const service = await startTestService({ webhookTimings: { pollIntervalMs: 25, requestTimeoutMs: 10_000 } });
+    try {
+      const slowHook = await service.ctx.webhooks.create({ url: slow.url, events: ['user.disabled'] }, 'test');
+      await service.ctx.webhooks.create({ url: fast.url, events: ['user.disabled'] }, 'test');
+      await service.ctx.events.record({ type: 'user.disabled', userId: 'usr_first' });
+      await waitFor('the slow request in flight', () => slow.received.length === 1);
+      const later = await service.ctx.events.record({ type: 'user.disabled', userId: 'usr_later' });
+      await waitFor('the later event at the fast endpoint', () => fast.eventIds().includes(later.id), 5000);
+      const stuck = (await service.ctx.webhooks.list()).find((w) => w.id === slowHook.id);
+      assert.equal(stuck?.failureCount, 0, 'the slow request is still in flight');
+      assert.equal(stuck?.lastDeliveredAt, null);
+    } finally {
+      await service.close();
+      await slow.close();
+      await fast.close();
+    }
+  });
+});
+
 describe('event webhooks on the hot path', () => {
   it('adds no statement to an event nobody subscribes to, and writes the outbox row in the same transaction', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'service-idp-webhooks-'));

@@ -121,37 +121,65 @@ export function createDeliveryWorker({
     }
   }
 
-  /** Claims and delivers until nothing is due. Rows of one user arrive in order: a batch holds at most one per user and endpoint. */
+  /** Deliveries this node is making, by outbox id. */
+  const inFlight = new Map<string, Promise<void>>();
+  /** False once a claim found fewer rows than it asked for; a poll, a new event or a finished delivery sets it again. */
+  let moreDue = true;
+  /** Wakes a drain that waits on its deliveries in flight (the poll or a new event). */
+  let wake = () => {};
+
+  /**
+   * Keeps up to WEBHOOK_CLAIM_BATCH deliveries in flight, claiming more as each ends, until
+   * nothing is due and nothing is in flight: a slow receiver holds only its own deliveries.
+   * Rows of one user arrive in order because the claim skips a row while an earlier one of
+   * the same user and endpoint is not done (in flight counts as not done).
+   */
   async function drain(): Promise<void> {
     await fanOut.refreshIfStale();
-    for (;;) {
-      if (stopping.signal.aborted) return;
-      const claimed = await outbox.claim(owner, now(), leaseMs, WEBHOOK_CLAIM_BATCH);
-      if (claimed.length === 0) return;
-      const targets = await endpoints.secrets([...new Set(claimed.map((d) => d.endpointId))]);
-      const results = await Promise.allSettled(
-        claimed.map((delivery) => {
+    const aborted: string[] = [];
+    moreDue = true;
+    while (!stopping.signal.aborted) {
+      const room = WEBHOOK_CLAIM_BATCH - inFlight.size;
+      if (moreDue && room > 0) {
+        const claimed = await outbox.claim(owner, now(), leaseMs, room);
+        moreDue = claimed.length === room;
+        const targets = await endpoints.secrets([...new Set(claimed.map((d) => d.endpointId))]);
+        for (const delivery of claimed) {
           const target = targets.get(delivery.endpointId);
           // Deleted since the claim: the sweeper takes its rows.
-          return target ? attempt(delivery, target) : Promise.resolve();
-        }),
-      );
-      if (stopping.signal.aborted) {
-        // Handed back for another node (or the next start) at once, not after the lease.
-        await outbox.release(
-          claimed.map((d) => d.id),
-          owner,
-        );
-        return;
+          if (!target) continue;
+          const running = attempt(delivery, target)
+            .catch((error: unknown) => {
+              if (stopping.signal.aborted) aborted.push(delivery.id);
+              else onError(error);
+            })
+            .finally(() => {
+              inFlight.delete(delivery.id);
+              moreDue = true;
+            });
+          inFlight.set(delivery.id, running);
+        }
+        if (moreDue && inFlight.size < WEBHOOK_CLAIM_BATCH) continue;
       }
-      for (const result of results) if (result.status === 'rejected') onError(result.reason);
+      if (inFlight.size === 0) return;
+      await Promise.race([
+        ...inFlight.values(),
+        new Promise<void>((resolve) => {
+          wake = resolve;
+        }),
+      ]);
     }
+    await Promise.allSettled(inFlight.values());
+    // Handed back for another node (or the next start) at once, not after the lease.
+    await outbox.release(aborted, owner);
   }
 
   function run(): void {
     if (stopped) return;
     if (running) {
       again = true;
+      moreDue = true;
+      wake();
       return;
     }
     running = drain()
@@ -180,6 +208,8 @@ export function createDeliveryWorker({
       clearInterval(timer);
       stopping.abort();
       await running;
+      // Deliveries left by a drain that failed (the database went away) end too.
+      await Promise.allSettled(inFlight.values());
     },
   };
 }
