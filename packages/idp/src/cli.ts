@@ -72,6 +72,17 @@ Usage:
       Names, creation and last-use times; never the keys.
   service-idp admin-keys revoke KEY_ID
       The key stops working at once, on every node.
+  service-idp webhooks create --url URL --events TYPE,TYPE|all [--json]
+      Send events to URL as Standard Webhooks (signed POSTs, retried with back-off for a day).
+      Prints the endpoint id and its signing secret (whsec_…) once; it cannot be shown again.
+  service-idp webhooks list [--json]
+      Endpoints with their event types and delivery health (failures, last error, disabled).
+  service-idp webhooks delete ID
+      Stop sending to the endpoint and drop its pending deliveries.
+  service-idp webhooks disable ID
+  service-idp webhooks enable ID
+      Pause, or resume (also after the service disabled a failing endpoint); pending
+      deliveries still within their retry day are sent.
   service-idp keys rotate
       New signing keys (RS256, ES256, EdDSA); the JWKS serves old and new until tokens signed
       by the old ones expire.
@@ -119,6 +130,8 @@ const options = {
   type: { type: 'string' },
   since: { type: 'string' },
   cursor: { type: 'string' },
+  url: { type: 'string' },
+  events: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -270,12 +283,19 @@ async function main(argv: string[]): Promise<number> {
     'users export',
     'devices list',
     'devices revoke',
+    'webhooks create',
+    'webhooks list',
+    'webhooks delete',
+    'webhooks disable',
+    'webhooks enable',
     'events',
     'mail',
     'sms',
     'migrate',
   ];
-  const name = ['clients', 'keys', 'users', 'devices', 'admin-keys'].includes(command) ? `${command} ${sub ?? ''}`.trim() : command;
+  const name = ['clients', 'keys', 'users', 'devices', 'admin-keys', 'webhooks'].includes(command)
+    ? `${command} ${sub ?? ''}`.trim()
+    : command;
   if (!known.includes(name)) throw new UsageError(`unknown command "${positionals.slice(0, 2).join(' ')}"`);
   const paged = name === 'users list' || name === 'events';
   const limit = paged
@@ -288,6 +308,9 @@ async function main(argv: string[]): Promise<number> {
   if (name === 'admin-keys create' && !values.name) throw new UsageError('usage: service-idp admin-keys create --name NAME');
   if (name === 'admin-keys revoke' && !target) throw new UsageError('usage: service-idp admin-keys revoke KEY_ID');
   if (name === 'devices revoke' && !target) throw new UsageError('usage: service-idp devices revoke DEVICE_ID');
+  if (name === 'webhooks create' && (!values.url || !values.events))
+    throw new UsageError('usage: service-idp webhooks create --url URL --events TYPE,TYPE|all');
+  if (/^webhooks (delete|disable|enable)$/.test(name) && !target) throw new UsageError(`usage: service-idp ${name} ID`);
   /** The ID|EMAIL, DEVICE_ID or KEY_ID the command acts on. */
   const subject = target ?? '';
   const issuer = name === 'clients delegation-keys' ? servedIssuer(config.dataDir, values.issuer ?? process.env.SERVICE_IDP_ISSUER) : '';
@@ -434,6 +457,46 @@ async function main(argv: string[]): Promise<number> {
         await ctx.adminKeys.revoke(subject, 'cli');
         process.stdout.write(`Admin key ${subject} revoked.\n`);
         return 0;
+      case 'webhooks create': {
+        const made = await ctx.webhooks.create({ url: values.url ?? '', events: (values.events ?? '').split(',') }, 'cli');
+        if (values.json) process.stdout.write(`${JSON.stringify(made)}\n`);
+        else
+          process.stdout.write(
+            `Webhook ${made.id} created for ${made.events.join(', ')}. The signing secret is shown once; store it now.\n  secret: ${made.secret}\nVerify each delivery with it (Standard Webhooks; docs/operations.md).\n`,
+          );
+        return 0;
+      }
+      case 'webhooks list': {
+        const endpoints = await ctx.webhooks.list();
+        if (values.json) process.stdout.write(`${JSON.stringify(endpoints)}\n`);
+        else if (endpoints.length === 0) process.stdout.write('No webhooks yet: service-idp webhooks create --url URL --events all\n');
+        else
+          process.stdout.write(
+            `${table(
+              ['WEBHOOK ID', 'URL', 'EVENTS', 'STATUS', 'FAILURES', 'LAST ERROR', 'LAST DELIVERED'],
+              endpoints.map((w) => [
+                w.id,
+                w.url,
+                w.events.join(','),
+                w.disabledAt === null ? 'enabled' : `disabled (${w.disabledReason}) ${time(w.disabledAt)}`,
+                String(w.failureCount),
+                w.lastError === null ? '-' : `${w.lastError} at ${time(w.lastErrorAt)}`,
+                time(w.lastDeliveredAt),
+              ]),
+            )}\n`,
+          );
+        return 0;
+      }
+      case 'webhooks delete':
+        await ctx.webhooks.delete(subject, 'cli');
+        process.stdout.write(`Webhook ${subject} deleted with its pending deliveries.\n`);
+        return 0;
+      case 'webhooks disable':
+      case 'webhooks enable': {
+        const changed = name === 'webhooks enable' ? await ctx.webhooks.enable(subject, 'cli') : await ctx.webhooks.disable(subject, 'cli');
+        process.stdout.write(`Webhook ${changed.id} ${changed.disabledAt === null ? 'enabled' : 'disabled'}.\n`);
+        return 0;
+      }
       case 'users list': {
         const page = await ctx.users.list({ ...(values.email ? { email: values.email } : {}), ...cursor(values.cursor), limit });
         if (values.json) process.stdout.write(`${JSON.stringify(page)}\n`);

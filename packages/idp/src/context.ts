@@ -12,7 +12,7 @@ import type { ServiceConfig } from './config.js';
 import { createSealer } from './crypto/seal.js';
 import { createSecretHasher } from './crypto/secrets.js';
 import { loadServerSecret } from './crypto/server-secret.js';
-import { SMS_ATTEMPT_TIMEOUT_MS } from './defaults.js';
+import { SMS_ATTEMPT_TIMEOUT_MS, WEBHOOK_RETRY_WINDOW_HOURS } from './defaults.js';
 import { createDelegationService } from './delegation/service.js';
 import { createDelegationStore } from './delegation/store.js';
 import { createDeviceNotices } from './devices/notice.js';
@@ -47,6 +47,11 @@ import { createThrottleStore } from './throttle/store.js';
 import { createTokenService } from './token/service.js';
 import { createUserService } from './users/service.js';
 import { createUserStore } from './users/store.js';
+import { createWebhookFanOut } from './webhooks/fan-out.js';
+import { createWebhookOutboxStore } from './webhooks/outbox-store.js';
+import { createWebhooks } from './webhooks/service.js';
+import { createWebhookEndpointStore } from './webhooks/store.js';
+import { createDeliveryWorker, type DeliveryTimings } from './webhooks/worker.js';
 
 export interface ContextOptions {
   /** Overrides the configured database (tests pass SQLite ':memory:' or a scratch PostgreSQL schema). */
@@ -56,6 +61,8 @@ export interface ContextOptions {
   now?: () => number;
   /** Overrides the SMS transport (tests). */
   sms?: SmsTransport;
+  /** Shorter webhook timings (tests); defaults.ts holds the real ones. */
+  webhookTimings?: Partial<DeliveryTimings>;
 }
 
 function smsTransport(config: ServiceConfig, outbox: SmsOutboxStore, now: () => number): SmsTransport {
@@ -89,7 +96,12 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     (config.smtpUrl
       ? createSmtpMailer(config.smtpUrl, config.mailFrom)
       : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail, ${config.issuer}/dev/mail)`));
-  const eventStore = createEventStore(db);
+  const webhookEndpoints = createWebhookEndpointStore(db);
+  const webhookOutbox = createWebhookOutboxStore(db);
+  const webhookFanOut = createWebhookFanOut({ endpoints: webhookEndpoints, outbox: webhookOutbox });
+  await webhookFanOut.reload();
+  const webhookSealer = createSealer(serverSecret, 'webhook-secret');
+  const eventStore = createEventStore(db, webhookFanOut);
   const events = createEventLog({ store: eventStore, now });
   const clients = createClientService({ store: createClientStore(db), hash, now });
   const accounts = createAccountStore(db, events);
@@ -196,6 +208,30 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     users,
     adminKeys: createAdminKeys({ store: createAdminKeyStore(db), hash, events, now }),
     operations: createOperations({ clients, keyring, events }),
+    webhooks: createWebhooks({
+      store: webhookEndpoints,
+      fanOut: webhookFanOut,
+      sealer: webhookSealer,
+      events,
+      production: config.production,
+      now,
+    }),
+    webhookOutbox,
+    /** Starts this node's webhook delivery loop; `stop()` it before closing. */
+    startWebhookDelivery(onError: (error: unknown) => void) {
+      const worker = createDeliveryWorker({
+        outbox: webhookOutbox,
+        endpoints: webhookEndpoints,
+        fanOut: webhookFanOut,
+        sealer: webhookSealer,
+        events,
+        now,
+        ...(options.webhookTimings ? { timings: options.webhookTimings } : {}),
+        onError,
+      });
+      worker.start();
+      return worker;
+    },
     /** Deletes expired rows; each store sweeps its own table. */
     async sweepExpired(at: number) {
       await registrationStore.deleteExpired(at);
@@ -206,6 +242,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       await mfaStore.deleteExpired(at);
       await delegation.sweep(at);
       await eventStore.deleteOlderThan(at - config.eventRetentionDays * 24 * 60 * 60 * 1000);
+      await webhookOutbox.sweep(at, WEBHOOK_RETRY_WINDOW_HOURS * 60 * 60 * 1000);
     },
     /** Sweeps in the background; returns the stop function. */
     startSweeper(onError: (error: unknown) => void) {

@@ -108,6 +108,55 @@ export const ADMIN_KEY_NAME_MAX_LENGTH = 100;
 /** An admin key's last-use time is written at most this often (operators read it in minutes). */
 export const ADMIN_KEY_LAST_USED_RESOLUTION_SECONDS = 60;
 
+/**
+ * Event webhooks (webhooks/): each delivery attempt is one POST that must answer 2xx within
+ * this time. 10 s: receivers should queue and answer at once (Standard Webhooks advice); a
+ * slow one only delays its own endpoint's queue.
+ */
+export const WEBHOOK_REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * A node's claim on a delivery lasts this long: longer than one attempt (the timeout) plus the
+ * write that records its outcome, so a live node never loses its claim; a node killed mid
+ * delivery hands it to another node after at most this long.
+ */
+export const WEBHOOK_LEASE_MS = 30_000;
+/** Each node looks for due deliveries this often (and at once after recording a subscribed event). */
+export const WEBHOOK_POLL_INTERVAL_MS = 1000;
+/** Deliveries one node has in flight at most: a bound on its concurrent requests (a slow receiver holds only its own). */
+export const WEBHOOK_CLAIM_BATCH = 20;
+/**
+ * Retries back off exponentially from the first delay, doubling up to the cap: 5, 10, 20, 40,
+ * 80, 160 s, then every 300 s. The cap keeps a receiver that was down for an hour no more
+ * than five minutes behind once it is back.
+ */
+export const WEBHOOK_RETRY_FIRST_DELAY_SECONDS = 5;
+export const WEBHOOK_RETRY_MAX_DELAY_SECONDS = 5 * 60;
+/**
+ * A delivery is retried for this long after its event, then given up (the next event of the
+ * same user then goes): a day covers a receiver's outage through a night or a redeploy.
+ */
+export const WEBHOOK_RETRY_WINDOW_HOURS = 24;
+/**
+ * An endpoint that has failed every attempt for this long (no 2xx in between) is disabled,
+ * so a receiver that is gone stops costing requests; the operator sees why and re-enables it.
+ * Three days: longer than the retry window, so a weekend outage never needs an operator.
+ */
+export const WEBHOOK_DISABLE_AFTER_FAILING_HOURS = 72;
+/**
+ * Nodes keep the endpoints' subscriptions in memory for this long, so an event nobody
+ * subscribes to costs no extra statement; a change made on another node (or by the CLI)
+ * reaches a node within this time, a change made on the node itself at once.
+ */
+export const WEBHOOK_SUBSCRIPTION_CACHE_MS = 5000;
+/** Random bytes of a signing secret: 24 (192 bits), within Standard Webhooks' 24 to 64. */
+export const WEBHOOK_SECRET_BYTES = 24;
+/** Endpoints per service: deliveries fan out per endpoint, so keep the fan-out small. */
+export const WEBHOOK_ENDPOINTS_MAX = 20;
+/** An endpoint URL, like a redirect URI. */
+export const WEBHOOK_URL_MAX_LENGTH = 2000;
+/** The last error kept on an endpoint (a status line or network error code, never a body). */
+export const WEBHOOK_ERROR_MAX_LENGTH = 200;
+
 /** Rows past their expiry are deleted this often. */
 export const SWEEP_INTERVAL_SECONDS = 60;
 

@@ -64,6 +64,7 @@ export async function startService(requested: ServiceConfig, options: ContextOpt
   // What `clients delegation-keys` prints as SERVICE_BASE_URL when not told otherwise.
   writeFileSync(join(config.dataDir, ISSUER_FILE), `${config.issuer}\n`);
   const stopSweeper = ctx.startSweeper((error) => app.log.error({ err: error }, 'sweeping expired rows failed'));
+  const webhookDelivery = ctx.startWebhookDelivery((error) => app.log.error({ err: error }, 'webhook delivery failed'));
   return {
     url: config.issuer,
     devInboxUrl: app.hasRoute({ method: 'GET', url: Paths.devMail }) ? `${config.issuer}${Paths.devMail}` : undefined,
@@ -71,6 +72,7 @@ export async function startService(requested: ServiceConfig, options: ContextOpt
     ctx,
     async close() {
       stopSweeper();
+      await webhookDelivery.stop();
       await metrics?.close();
       await app.close();
       await ctx.close();

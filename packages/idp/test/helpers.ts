@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +18,7 @@ import { ServiceDelegationClient } from 'service-oauth-client';
 import { ServiceClient } from 'service-web';
 import { SMTPServer } from 'smtp-server';
 import { DB_POOL_SIZE, DB_STATEMENT_TIMEOUT_MS, SEND_SPACING_PER_PURPOSE } from '../src/defaults.js';
-import { loadConfig, type RunningService, startService } from '../src/index.js';
+import { type ContextOptions, loadConfig, type RunningService, startService } from '../src/index.js';
 import type { Mailer } from '../src/mail/mailer.js';
 import type { SmsTransport } from '../src/sms/transport.js';
 import { type Db, openPostgres, openSqlite } from '../src/storage/database.js';
@@ -74,6 +74,8 @@ export interface TestServiceOptions {
   now?: () => number;
   /** PostgreSQL runs only: connect through this URL (e.g. a proxy) instead of SERVICE_TEST_DATABASE_URL. */
   databaseUrl?: string;
+  /** Shorter webhook poll interval, request timeout or lease. */
+  webhookTimings?: ContextOptions['webhookTimings'];
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -86,6 +88,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.sms ? { sms: options.sms } : {}),
     ...(options.logStream ? { logger: { level: 'info', stream: options.logStream } } : {}),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.webhookTimings ? { webhookTimings: options.webhookTimings } : {}),
   }).catch(async (error: unknown) => {
     await database.db.destroy();
     await database.drop();
@@ -160,6 +163,18 @@ export async function adminQuery(text: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** A loopback port nobody listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 let counter = 0;

@@ -16,7 +16,6 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -32,7 +31,7 @@ import {
 } from 'jose';
 import pg from 'pg';
 import { KEY_CACHE_SECONDS, OTP_MAX_ATTEMPTS, SEND_PER_IP } from '../src/defaults.js';
-import { APP_ORIGIN, adminQuery, TEST_DATABASE_URL, uniqueEmail } from './helpers.js';
+import { APP_ORIGIN, adminQuery, freePort, TEST_DATABASE_URL, uniqueEmail } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const READY_TIMEOUT_MS = 20_000;
@@ -45,18 +44,6 @@ function run(args: string[]): Promise<{ code: number; stdout: string; stderr: st
     execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '' }, timeout: 60_000 }, (error, stdout, stderr) =>
       resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
-  });
-}
-
-/** A loopback port nobody listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
   });
 }
 

@@ -6,6 +6,8 @@ import type { EventLog } from '../events/service.js';
 import { errorResponses, SERVER_ERRORS } from '../http/schemas.js';
 import { SIGNING_ALGS } from '../keys/keyring.js';
 import type { UserService } from '../users/service.js';
+import { webhookRoutes } from '../webhooks/routes.js';
+import type { Webhooks } from '../webhooks/service.js';
 import type { Operations } from './operations.js';
 import type { AdminKeys } from './service.js';
 import type { AdminKeyRecord } from './store.js';
@@ -88,7 +90,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   events: EventLog;
   operations: Operations;
   clients: { list(): Promise<Static<typeof Client>[]> };
-}> = async (app, { adminKeys, users, events, operations, clients }) => {
+  webhooks: Webhooks;
+}> = async (app, { adminKeys, users, events, operations, clients, webhooks }) => {
   app.decorateRequest('adminKey', null as unknown as AdminKeyRecord);
   // Every admin route is documented as taking the admin key (http/openapi.ts).
   app.addHook('onRoute', (route) => {
@@ -102,6 +105,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     request.adminKey = key;
   });
   const actor = (request: { adminKey: AdminKeyRecord }) => request.adminKey.id;
+  await app.register(webhookRoutes, { webhooks });
 
   app.get(
     '/users',

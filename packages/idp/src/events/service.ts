@@ -2,7 +2,7 @@ import { PAGE_SIZE_MAX } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { checkPageSize, decodeCursor, encodeCursor } from '../storage/pagination.js';
 import { currentRequest } from './request-context.js';
-import { type AuditEvent, type EventStore, eventRow, type NewEvent } from './store.js';
+import type { AuditEvent, EventStore, NewEvent } from './store.js';
 import { type EventType, isEventType } from './types.js';
 
 export interface EventQuery {
@@ -27,8 +27,11 @@ export function createEventLog({ store, now }: { store: EventStore; now: () => n
       return store.append(withOrigin(event), now());
     },
 
-    /** The row record() would write, for a caller that writes it in its own statement (login/store.ts). */
-    row: (event: NewEvent & { type: EventType }) => eventRow(withOrigin(event), now()),
+    /** What record() would write (the event and its webhook outbox rows), for a caller that writes them in its own statement (login/store.ts). */
+    prepare: (event: NewEvent & { type: EventType }) => store.prepare(withOrigin(event), now()),
+
+    /** After a prepared event with outbox rows was written. */
+    enqueued: () => store.enqueued(),
 
     async list(query: EventQuery): Promise<{ events: AuditEvent[]; nextCursor: string | null }> {
       if (query.type !== undefined && !isEventType(query.type))

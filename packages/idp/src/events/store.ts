@@ -71,14 +71,57 @@ export function eventRow(event: NewEvent, at: number): EventRow {
   };
 }
 
+/** An event row and its webhook outbox rows, written together by the caller. */
+export interface PreparedEvent {
+  event: EventRow;
+  deliveries: Database['webhook_deliveries'][];
+}
+
+/** What is written with an event and goes with a user's events: the webhook outbox (webhooks/fan-out.ts). */
+export interface EventFanOut {
+  /** Endpoints subscribed to the type, from memory: an event nobody subscribes to costs no statement. */
+  endpointsFor(type: string): string[];
+  enqueue(event: AuditEvent, endpointIds: string[], tx: Db): Promise<void>;
+  /** The outbox rows of an event, for a statement that writes the event itself (login/store.ts); none when unsubscribed. */
+  deliveriesFor(event: AuditEvent): Database['webhook_deliveries'][];
+  /** Told after such a statement wrote rows. */
+  enqueued(): void;
+  deleteForUser(userId: string, tx: Db): Promise<void>;
+}
+
 /** The events table: appended to, read newest first, swept after the retention period. Nothing updates a row. */
-export function createEventStore(db: Db) {
+export function createEventStore(db: Db, fanOut?: EventFanOut) {
   return {
-    /** Appends one event; `tx` writes it in the caller's transaction (a deletion and its record). */
+    /**
+     * Appends one event; `tx` writes it in the caller's transaction (a deletion and its record).
+     * Webhook deliveries of the event are written in the same transaction, so a node that dies
+     * loses neither or both.
+     */
     async append(event: NewEvent, at: number, tx: Db = db): Promise<AuditEvent> {
       const row = eventRow(event, at);
-      await tx.insertInto('events').values(row).execute();
-      return toEvent(row);
+      const recorded = toEvent(row);
+      const endpoints = fanOut?.endpointsFor(row.type) ?? [];
+      const write = async (t: Db) => {
+        await t.insertInto('events').values(row).execute();
+        if (fanOut && endpoints.length > 0) await fanOut.enqueue(recorded, endpoints, t);
+      };
+      if (endpoints.length === 0 || tx.isTransaction) await write(tx);
+      else await db.transaction().execute(write);
+      return recorded;
+    },
+
+    /**
+     * An event and its outbox rows, for a caller that writes them in its own statement (the
+     * trusted login's, login/store.ts): both or neither, as `append` does.
+     */
+    prepare(event: NewEvent, at: number): PreparedEvent {
+      const row = eventRow(event, at);
+      return { event: row, deliveries: fanOut?.deliveriesFor(toEvent(row)) ?? [] };
+    },
+
+    /** After a prepared event with deliveries was written. */
+    enqueued(): void {
+      fanOut?.enqueued();
     },
 
     /** Newest first, by (at, id). */
@@ -93,9 +136,10 @@ export function createEventStore(db: Db) {
       return (await query.execute()).map(toEvent);
     },
 
-    /** Drops the user's events (their deletion); in the deleting transaction. */
+    /** Drops the user's events and their pending webhook deliveries (their deletion); in the deleting transaction. */
     async deleteForUser(userId: string, tx: Db): Promise<void> {
       await tx.deleteFrom('events').where('user_id', '=', userId).execute();
+      await fanOut?.deleteForUser(userId, tx);
     },
 
     /** Retention: events older than `cutoff` go. */

@@ -24,6 +24,10 @@ export const EVENT_TYPES = [
   'client.deleted',
   'admin_key.created',
   'admin_key.revoked',
+  'webhook.created',
+  'webhook.deleted',
+  'webhook.enabled',
+  'webhook.disabled',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

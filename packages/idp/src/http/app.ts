@@ -114,6 +114,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     events: ctx.events,
     operations: ctx.operations,
     clients: ctx.clients,
+    webhooks: ctx.webhooks,
   });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices });

@@ -100,7 +100,11 @@ export function createLoginService(deps: LoginDeps) {
         } else if (state || client.mfaPolicy !== 'required') {
           const records = signInRecords(signIn, checked.deviceId);
           const code = codes.draw(records.code);
-          if (await spend({ code, event: events.row(records.event) })) return { kind: 'trusted', code: code.value };
+          const prepared = events.prepare(records.event);
+          if (await spend({ code, ...prepared })) {
+            if (prepared.deliveries.length > 0) events.enqueued();
+            return { kind: 'trusted', code: code.value };
+          }
         } else {
           // A client that requires MFA sends a user without it through registration, where enrollment happens.
           proven = await spend();

@@ -3,8 +3,9 @@ import type { User } from '../accounts/store.js';
 import { codeRow, type DrawnCode } from '../authorization-codes/store.js';
 import { type ClientRecord, toRecord } from '../clients/store.js';
 import { type Device, type DeviceStore, deviceOf, type SpentChallenge } from '../devices/store.js';
+import type { PreparedEvent } from '../events/store.js';
 import { type MfaMethodRecord, methodRecordOf } from '../mfa/store.js';
-import { type Database, type Db, isPostgres } from '../storage/database.js';
+import { type Db, isPostgres } from '../storage/database.js';
 
 /** What a trusted-device login needs to decide, read in one statement. */
 export interface LoginRead {
@@ -17,10 +18,9 @@ export interface LoginRead {
   mfa: { method: MfaMethodRecord; remembered: boolean } | undefined;
 }
 
-/** A trusted sign-in's records, written only if its challenge is spent. */
-export interface LoginIssue {
+/** A trusted sign-in's records, written only if its challenge is spent: the code, its event and the event's webhook outbox rows. */
+export interface LoginIssue extends PreparedEvent {
   code: DrawnCode;
-  event: Database['events'];
 }
 
 /**
@@ -125,7 +125,7 @@ export function createLoginStore(db: Db, devices: DeviceStore) {
         await Promise.all([
           touch ? devices.touch(deviceId, now) : undefined,
           issue ? db.insertInto('auth_codes').values(codeRow(issue.code)).execute() : undefined,
-          issue ? db.insertInto('events').values(issue.event).execute() : undefined,
+          issue ? writeEvent(db, issue) : undefined,
         ]);
         return true;
       }
@@ -140,15 +140,28 @@ export function createLoginStore(db: Db, devices: DeviceStore) {
             .where(({ exists, selectFrom }) => exists(selectFrom('spent').select('spent.id'))),
         );
       if (!issue) return (await spent.selectFrom('spent').select('spent.id').executeTakeFirst()) !== undefined;
-      const row = await spent
+      let write = spent
         .with('code', (qb) => qb.insertInto('auth_codes').expression(fromSpent(codeRow(issue.code))))
-        .with('event', (qb) => qb.insertInto('events').expression(fromSpent(issue.event)))
-        .selectFrom('spent')
-        .select('spent.id')
-        .executeTakeFirst();
+        .with('event', (qb) => qb.insertInto('events').expression(fromSpent(issue.event)));
+      // An event that webhook endpoints subscribe to brings its outbox rows into the same statement.
+      for (const [i, delivery] of issue.deliveries.entries())
+        write = write.with(`delivery_${i}`, (qb) => qb.insertInto('webhook_deliveries').expression(fromSpent(delivery))) as typeof write;
+      const row = await write.selectFrom('spent').select('spent.id').executeTakeFirst();
       return row !== undefined;
     },
   };
+}
+
+/** SQLite: the event, and its outbox rows in one transaction with it when endpoints subscribe (events/store.ts append). */
+async function writeEvent(db: Db, { event, deliveries }: PreparedEvent): Promise<void> {
+  if (deliveries.length === 0) {
+    await db.insertInto('events').values(event).execute();
+    return;
+  }
+  await db.transaction().execute(async (tx) => {
+    await tx.insertInto('events').values(event).execute();
+    await tx.insertInto('webhook_deliveries').values(deliveries).execute();
+  });
 }
 
 /** `select <row's values> from spent`: the row, once, only if the challenge was spent. Columns in the table's order. */

@@ -217,6 +217,47 @@ export interface Database {
     last_used_at: number | null;
     revoked_at: number | null;
   };
+  /** webhooks/: endpoints operators registered for event webhooks */
+  webhook_endpoints: {
+    id: string;
+    url: string;
+    /** 'all', or event types separated by commas. */
+    event_types: string;
+    /** The Standard Webhooks signing secret (whsec_…), sealed under the server secret (crypto/seal.ts). */
+    secret_sealed: string;
+    created_at: number;
+    disabled_at: number | null;
+    /** Why it is disabled: 'operator', or 'failing' when the service gave up on it. */
+    disabled_reason: string | null;
+    /** Failed attempts since the last 2xx. */
+    failure_count: number;
+    /** The first failure since the last 2xx; null while healthy. */
+    failing_since: number | null;
+    last_error: string | null;
+    last_error_at: number | null;
+    last_delivered_at: number | null;
+  };
+  /** webhooks/: the outbox, one row per (event, subscribed endpoint), written with the event */
+  webhook_deliveries: {
+    /** The message id sent as webhook-id, the same for every attempt. */
+    id: string;
+    endpoint_id: string;
+    event_id: string;
+    /** The event's user: deliveries of one user go to an endpoint in event order. */
+    user_id: string | null;
+    /** The JSON body sent: {type, timestamp, data}, fixed when the event was recorded. */
+    payload: string;
+    created_at: number;
+    attempts: number;
+    next_attempt_at: number;
+    /** A node's claim: no other node takes the row before this time. */
+    lease_until: number;
+    lease_owner: string | null;
+    /** Delivered (2xx) or given up; swept afterwards. */
+    done_at: number | null;
+    delivered: number;
+    last_error: string | null;
+  };
   /** mail/: the development mailbox */
   mailbox: {
     id: string;

@@ -1,0 +1,181 @@
+import { sql } from 'kysely';
+import { randomToken } from '../crypto/secrets.js';
+import type { Database, Db } from '../storage/database.js';
+
+/** The outbox rows of one event: one per endpoint, due now. */
+export function deliveryRows(
+  event: { id: string; userId: string | null; at: number },
+  payload: string,
+  endpointIds: string[],
+): Database['webhook_deliveries'][] {
+  return endpointIds.map((endpointId) => ({
+    id: randomToken('msg_', 16),
+    endpoint_id: endpointId,
+    event_id: event.id,
+    user_id: event.userId,
+    payload,
+    created_at: event.at,
+    attempts: 0,
+    next_attempt_at: event.at,
+    lease_until: 0,
+    lease_owner: null,
+    done_at: null,
+    delivered: 0,
+    last_error: null,
+  }));
+}
+
+/** A delivery a node has claimed: what to send where, and how many attempts it has had (this one included). */
+export interface ClaimedDelivery {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  payload: string;
+  createdAt: number;
+  attempts: number;
+}
+
+/**
+ * The webhook outbox: one row per (event, subscribed endpoint), inserted in the event's
+ * transaction, claimed by one node at a time under a lease, marked done when delivered or
+ * given up, then swept.
+ */
+export function createWebhookOutboxStore(db: Db) {
+  return {
+    /** In the event's transaction: one row per endpoint, due now. */
+    async enqueue(event: { id: string; userId: string | null; at: number }, payload: string, endpointIds: string[], tx: Db): Promise<void> {
+      await tx
+        .insertInto('webhook_deliveries')
+        .values(deliveryRows(event, payload, endpointIds))
+        .execute();
+    },
+
+    /**
+     * Claims up to `batch` due deliveries for `owner` until `now + leaseMs`, in one UPDATE
+     * whose WHERE re-checks the lease, so two nodes never hold the same row (on PostgreSQL the
+     * second UPDATE waits for the first and then finds the lease taken). A row waits while an
+     * earlier delivery of the same user to the same endpoint is not done: per-user order.
+     * Endpoints that are disabled keep their rows until re-enabled or swept.
+     */
+    async claim(owner: string, now: number, leaseMs: number, batch: number): Promise<ClaimedDelivery[]> {
+      const due = db
+        .selectFrom('webhook_deliveries as d')
+        .innerJoin('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
+        .select('d.id')
+        .where('d.done_at', 'is', null)
+        .where('d.next_attempt_at', '<=', now)
+        .where('d.lease_until', '<=', now)
+        .where('w.disabled_at', 'is', null)
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('webhook_deliveries as e')
+                .select(sql<number>`1`.as('one'))
+                .whereRef('e.endpoint_id', '=', 'd.endpoint_id')
+                .whereRef('e.user_id', '=', 'd.user_id')
+                .whereRef('e.event_id', '<', 'd.event_id')
+                .where('e.done_at', 'is', null),
+            ),
+          ),
+        )
+        .orderBy('d.next_attempt_at')
+        .orderBy('d.event_id')
+        .limit(batch);
+      const rows = await db
+        .updateTable('webhook_deliveries')
+        .set((eb) => ({ lease_until: now + leaseMs, lease_owner: owner, attempts: eb('attempts', '+', 1) }))
+        .where('id', 'in', due)
+        .where('done_at', 'is', null)
+        .where('lease_until', '<=', now)
+        .returning(['id', 'endpoint_id', 'event_id', 'payload', 'created_at', 'attempts'])
+        .execute();
+      return rows
+        .map((row) => ({
+          id: row.id,
+          endpointId: row.endpoint_id,
+          eventId: row.event_id,
+          payload: row.payload,
+          createdAt: Number(row.created_at),
+          attempts: Number(row.attempts),
+        }))
+        .sort((a, b) => (a.eventId < b.eventId ? -1 : 1));
+    },
+
+    /** Delivered: done. Only the holder of the lease writes the outcome. */
+    async delivered(id: string, owner: string, now: number): Promise<void> {
+      await db
+        .updateTable('webhook_deliveries')
+        .set({ done_at: now, delivered: 1, lease_owner: null, last_error: null })
+        .where('id', '=', id)
+        .where('lease_owner', '=', owner)
+        .execute();
+    },
+
+    /** Failed: retried at `retryAt`, or given up (done, not delivered) when null. */
+    async failed(id: string, owner: string, error: string, now: number, retryAt: number | null): Promise<void> {
+      await db
+        .updateTable('webhook_deliveries')
+        .set(
+          retryAt === null
+            ? { done_at: now, lease_owner: null, lease_until: 0, last_error: error }
+            : { next_attempt_at: retryAt, lease_owner: null, lease_until: 0, last_error: error },
+        )
+        .where('id', '=', id)
+        .where('lease_owner', '=', owner)
+        .execute();
+    },
+
+    /** Hands claimed rows back unattempted (a node shutting down): due again at once, on any node. */
+    async release(ids: string[], owner: string): Promise<void> {
+      if (ids.length === 0) return;
+      await db
+        .updateTable('webhook_deliveries')
+        .set((eb) => ({ lease_until: 0, lease_owner: null, attempts: eb('attempts', '-', 1) }))
+        .where('id', 'in', ids)
+        .where('lease_owner', '=', owner)
+        .execute();
+    },
+
+    /** A user's deletion: their deliveries, pending or done, go in the deleting transaction. */
+    async deleteForUser(userId: string, tx: Db): Promise<void> {
+      await tx.deleteFrom('webhook_deliveries').where('user_id', '=', userId).execute();
+    },
+
+    /**
+     * Done rows go; so do rows still pending past the retry window (their endpoint was
+     * disabled meanwhile) and rows of endpoints deleted while another node still enqueued to them.
+     */
+    async sweep(now: number, retryWindowMs: number): Promise<void> {
+      await db.deleteFrom('webhook_deliveries').where('done_at', 'is not', null).execute();
+      await db
+        .deleteFrom('webhook_deliveries')
+        .where('created_at', '<', now - retryWindowMs)
+        .where('lease_until', '<=', now)
+        .execute();
+      await db
+        .deleteFrom('webhook_deliveries')
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('webhook_endpoints as w').select('w.id').whereRef('w.id', '=', 'webhook_deliveries.endpoint_id'))),
+        )
+        .execute();
+    },
+
+    /** Every row, oldest first (tests and diagnostics). */
+    async list(): Promise<
+      { id: string; endpointId: string; eventId: string; attempts: number; done: boolean; delivered: boolean; lastError: string | null }[]
+    > {
+      const rows = await db.selectFrom('webhook_deliveries').selectAll().orderBy('event_id').orderBy('id').execute();
+      return rows.map((row) => ({
+        id: row.id,
+        endpointId: row.endpoint_id,
+        eventId: row.event_id,
+        attempts: Number(row.attempts),
+        done: row.done_at !== null,
+        delivered: row.delivered === 1,
+        lastError: row.last_error,
+      }));
+    },
+  };
+}
+
+export type WebhookOutboxStore = ReturnType<typeof createWebhookOutboxStore>;

@@ -1,0 +1,81 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { WEBHOOK_URL_MAX_LENGTH } from '../defaults.js';
+import { EVENT_TYPES } from '../events/types.js';
+import { ALL_EVENTS } from './fan-out.js';
+import type { Webhooks } from './service.js';
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+const Time = Type.Integer({ description: 'Unix epoch milliseconds' });
+const ErrorBody = Type.Object({ code: Type.String(), message: Type.String() });
+const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody };
+const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' }) });
+
+/** An endpoint as `service-idp webhooks list --json` prints it: never its secret. */
+export const WebhookEndpointSchema = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  events: Type.Array(Type.String(), { description: `"${ALL_EVENTS}", or event types` }),
+  createdAt: Time,
+  disabledAt: Nullable(Time),
+  disabledReason: Nullable(Type.String({ description: '"operator", or "failing" when the service disabled it' })),
+  failureCount: Type.Integer({ description: 'failed attempts since the last 2xx' }),
+  failingSince: Nullable(Time),
+  lastError: Nullable(Type.String()),
+  lastErrorAt: Nullable(Time),
+  lastDeliveredAt: Nullable(Time),
+});
+
+/**
+ * /admin/v1/webhooks: what `service-idp webhooks` does, registered inside the admin routes
+ * (their admin-key hook applies). The body's URL and event types are checked by the service,
+ * so the CLI and the API refuse the same input with the same message.
+ */
+export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks }> = async (app, { webhooks }) => {
+  /** The admin key behind the request (set by the admin routes' hook), recorded as the actor. */
+  const actor = (request: { adminKey: { id: string } }) => request.adminKey.id;
+  app.get(
+    '/webhooks',
+    { schema: { response: { 200: Type.Object({ webhooks: Type.Array(WebhookEndpointSchema) }), ...errors } } },
+    async () => ({ webhooks: await webhooks.list() }),
+  );
+
+  app.post(
+    '/webhooks',
+    {
+      schema: {
+        body: Type.Object(
+          {
+            url: Type.String({ minLength: 1, maxLength: WEBHOOK_URL_MAX_LENGTH }),
+            events: Type.Array(Type.String({ minLength: 1, maxLength: 50 }), {
+              minItems: 1,
+              maxItems: EVENT_TYPES.length,
+              description: `event types, or ["${ALL_EVENTS}"]`,
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          201: Type.Object({
+            ...WebhookEndpointSchema.properties,
+            secret: Type.String({ description: 'whsec_…: shown once, never again' }),
+          }),
+          ...errors,
+        },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await webhooks.create(request.body, actor(request))),
+  );
+
+  app.delete('/webhooks/:id', { schema: { params: Params, response: { 204: Type.Null(), ...errors } } }, async (request, reply) => {
+    await webhooks.delete(request.params.id, actor(request));
+    return reply.code(204).send(null);
+  });
+
+  for (const change of ['enable', 'disable'] as const)
+    app.post(
+      `/webhooks/:id/${change}`,
+      { schema: { params: Params, response: { 200: WebhookEndpointSchema, ...errors } } },
+      async (request) => webhooks[change](request.params.id, actor(request)),
+    );
+};

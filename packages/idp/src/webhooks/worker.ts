@@ -1,0 +1,217 @@
+import { Webhook } from 'standardwebhooks';
+import type { Sealer } from '../crypto/seal.js';
+import { randomToken } from '../crypto/secrets.js';
+import {
+  WEBHOOK_CLAIM_BATCH,
+  WEBHOOK_DISABLE_AFTER_FAILING_HOURS,
+  WEBHOOK_ERROR_MAX_LENGTH,
+  WEBHOOK_LEASE_MS,
+  WEBHOOK_POLL_INTERVAL_MS,
+  WEBHOOK_REQUEST_TIMEOUT_MS,
+  WEBHOOK_RETRY_FIRST_DELAY_SECONDS,
+  WEBHOOK_RETRY_MAX_DELAY_SECONDS,
+  WEBHOOK_RETRY_WINDOW_HOURS,
+} from '../defaults.js';
+import type { EventLog } from '../events/service.js';
+import type { WebhookFanOut } from './fan-out.js';
+import type { ClaimedDelivery, WebhookOutboxStore } from './outbox-store.js';
+import type { WebhookEndpointStore } from './store.js';
+
+const HOUR_MS = 60 * 60 * 1000;
+
+/** Delay before the attempt after `failedAttempts` failures: doubling from the first delay, capped. */
+export function retryDelayMs(failedAttempts: number): number {
+  const seconds = WEBHOOK_RETRY_FIRST_DELAY_SECONDS * 2 ** Math.min(failedAttempts - 1, 30);
+  return Math.min(seconds, WEBHOOK_RETRY_MAX_DELAY_SECONDS) * 1000;
+}
+
+export interface DeliveryTimings {
+  requestTimeoutMs: number;
+  pollIntervalMs: number;
+  leaseMs: number;
+}
+
+/** What went wrong, for the endpoint's last error: a status or an error code, never a body or a header. */
+function describeFailure(error: unknown): string {
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return 'timed out';
+  for (let e = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth += 1) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return `network error ${code}`;
+  }
+  return 'network error';
+}
+
+/**
+ * The delivery loop each `service-idp start` node runs: claims due outbox rows under a lease,
+ * POSTs each as a Standard Webhooks message (webhook-id, webhook-timestamp, webhook-signature),
+ * and records the outcome: done on a 2xx, else retried with back-off until the retry window
+ * ends. Redirects are not followed and answers are not read. An endpoint failing for
+ * WEBHOOK_DISABLE_AFTER_FAILING_HOURS is disabled (a `webhook.disabled` event says so).
+ */
+export function createDeliveryWorker({
+  outbox,
+  endpoints,
+  fanOut,
+  sealer,
+  events,
+  now,
+  timings = {},
+  onError,
+}: {
+  outbox: WebhookOutboxStore;
+  endpoints: WebhookEndpointStore;
+  fanOut: WebhookFanOut;
+  sealer: Sealer;
+  events: EventLog;
+  now: () => number;
+  /** Tests shorten these; defaults.ts holds the real ones. */
+  timings?: Partial<DeliveryTimings>;
+  onError: (error: unknown) => void;
+}) {
+  const requestTimeoutMs = timings.requestTimeoutMs ?? WEBHOOK_REQUEST_TIMEOUT_MS;
+  const pollIntervalMs = timings.pollIntervalMs ?? WEBHOOK_POLL_INTERVAL_MS;
+  const leaseMs = timings.leaseMs ?? WEBHOOK_LEASE_MS;
+  /** This process's name on the leases it takes. */
+  const owner = randomToken('node_', 12);
+  const stopping = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let stopped = true;
+
+  async function attempt(delivery: ClaimedDelivery, target: { url: string; secretSealed: string }): Promise<void> {
+    const at = now();
+    // Outside the try: a secret that no longer opens (another server secret) is the operator's
+    // error to see in the log, not the receiver's failure to count.
+    const signature = new Webhook(sealer.open(target.secretSealed)).sign(delivery.id, new Date(at), delivery.payload);
+    let failure: string | undefined;
+    try {
+      const response = await fetch(target.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'service-idp-webhooks',
+          'webhook-id': delivery.id,
+          'webhook-timestamp': String(Math.floor(at / 1000)),
+          'webhook-signature': signature,
+        },
+        body: delivery.payload,
+        redirect: 'manual',
+        signal: AbortSignal.any([AbortSignal.timeout(requestTimeoutMs), stopping.signal]),
+      });
+      await response.body?.cancel();
+      if (response.status < 200 || response.status > 299) failure = `HTTP ${response.status}`;
+    } catch (error) {
+      if (stopping.signal.aborted) throw error;
+      failure = describeFailure(error);
+    }
+    const done = now();
+    if (failure === undefined) {
+      await outbox.delivered(delivery.id, owner, done);
+      await endpoints.recordSuccess(delivery.endpointId, done);
+      return;
+    }
+    const error = `${failure} (attempt ${delivery.attempts})`.slice(0, WEBHOOK_ERROR_MAX_LENGTH);
+    const retryAt = done + retryDelayMs(delivery.attempts);
+    const giveUp = retryAt > delivery.createdAt + WEBHOOK_RETRY_WINDOW_HOURS * HOUR_MS;
+    await outbox.failed(delivery.id, owner, error, done, giveUp ? null : retryAt);
+    if (await endpoints.recordFailure(delivery.endpointId, error, done, WEBHOOK_DISABLE_AFTER_FAILING_HOURS * HOUR_MS)) {
+      await fanOut.reload();
+      await events.record({ type: 'webhook.disabled', detail: { webhookId: delivery.endpointId, reason: 'failing' } });
+    }
+  }
+
+  /** Deliveries this node is making, by outbox id. */
+  const inFlight = new Map<string, Promise<void>>();
+  /** False once a claim found fewer rows than it asked for; a poll, a new event or a finished delivery sets it again. */
+  let moreDue = true;
+  /** Wakes a drain that waits on its deliveries in flight (the poll or a new event). */
+  let wake = () => {};
+
+  /**
+   * Keeps up to WEBHOOK_CLAIM_BATCH deliveries in flight, claiming more as each ends, until
+   * nothing is due and nothing is in flight: a slow receiver holds only its own deliveries.
+   * Rows of one user arrive in order because the claim skips a row while an earlier one of
+   * the same user and endpoint is not done (in flight counts as not done).
+   */
+  async function drain(): Promise<void> {
+    await fanOut.refreshIfStale();
+    const aborted: string[] = [];
+    moreDue = true;
+    while (!stopping.signal.aborted) {
+      const room = WEBHOOK_CLAIM_BATCH - inFlight.size;
+      if (moreDue && room > 0) {
+        const claimed = await outbox.claim(owner, now(), leaseMs, room);
+        moreDue = claimed.length === room;
+        const targets = await endpoints.secrets([...new Set(claimed.map((d) => d.endpointId))]);
+        for (const delivery of claimed) {
+          const target = targets.get(delivery.endpointId);
+          // Deleted since the claim: the sweeper takes its rows.
+          if (!target) continue;
+          const running = attempt(delivery, target)
+            .catch((error: unknown) => {
+              if (stopping.signal.aborted) aborted.push(delivery.id);
+              else onError(error);
+            })
+            .finally(() => {
+              inFlight.delete(delivery.id);
+              moreDue = true;
+            });
+          inFlight.set(delivery.id, running);
+        }
+        if (moreDue && inFlight.size < WEBHOOK_CLAIM_BATCH) continue;
+      }
+      if (inFlight.size === 0) return;
+      await Promise.race([
+        ...inFlight.values(),
+        new Promise<void>((resolve) => {
+          wake = resolve;
+        }),
+      ]);
+    }
+    await Promise.allSettled(inFlight.values());
+    // Handed back for another node (or the next start) at once, not after the lease.
+    await outbox.release(aborted, owner);
+  }
+
+  function run(): void {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      moreDue = true;
+      wake();
+      return;
+    }
+    running = drain()
+      .catch(onError)
+      .finally(() => {
+        running = undefined;
+        if (again) {
+          again = false;
+          run();
+        }
+      });
+  }
+
+  return {
+    start(): void {
+      stopped = false;
+      fanOut.whenEnqueued(() => setTimeout(run, 0).unref());
+      timer = setInterval(run, pollIntervalMs);
+      timer.unref();
+      run();
+    },
+
+    /** Stops claiming, aborts requests in flight and hands their rows back; resolves when nothing runs. */
+    async stop(): Promise<void> {
+      stopped = true;
+      clearInterval(timer);
+      stopping.abort();
+      await running;
+      // Deliveries left by a drain that failed (the database went away) end too.
+      await Promise.allSettled(inFlight.values());
+    },
+  };
+}
+
+export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;
