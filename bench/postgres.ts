@@ -254,7 +254,15 @@ function percentile(sorted: number[], p: number): number {
 }
 
 function run(url: string, workload: Workload, connections: number, seconds: number): Promise<Result> {
-  return autocannon({ url, connections, pipelining: SETTINGS.pipelining, duration: seconds, requests: workload.requests });
+  return autocannon({
+    url,
+    connections,
+    pipelining: SETTINGS.pipelining,
+    duration: seconds,
+    requests: workload.requests,
+    // The token run stops when its minted codes run out (as load.ts does).
+    ...(workload.maxRequests !== undefined ? { maxOverallRequests: workload.maxRequests } : {}),
+  });
 }
 
 /**
@@ -361,10 +369,11 @@ async function runSize(users: number): Promise<SizeResult> {
 
       log(`${name}: login, 1 node, ${SETTINGS.connections} connections`);
       const oneNode = await measureNodes([nodeA], login, SETTINGS.connections, name);
-      // Codes live 60 s: minted just before the run, about twice what the login rate suggests.
+      // Codes live 60 s: minted just before the run, four times what the login rate suggests (a
+      // token request is one statement to the login's three); the run stops if they run out.
       const codeCount = Math.min(
         40_000,
-        Math.ceil(2 * oneNode.rate * (SETTINGS.warmupSeconds + SETTINGS.durationSeconds)) + 2 * SETTINGS.connections,
+        Math.ceil(4 * oneNode.rate * (SETTINGS.warmupSeconds + SETTINGS.durationSeconds)) + 2 * SETTINGS.connections,
       );
       log(`${name}: minting ${codeCount} codes, then token, 1 node, ${SETTINGS.connections} connections`);
       const codes = await a.request<string[]>('mint', { count: codeCount });
