@@ -57,7 +57,8 @@ function machineTicks() {
 
 const CORES = (await import('node:os')).availableParallelism();
 
-function once(url: string, workload: Workload, seconds: number, connections: number): Promise<Result> {
+/** One autocannon run of `workload`, stopped early when the workload caps its requests (minted codes). */
+export function once(url: string, workload: Workload, seconds: number, connections: number): Promise<Result> {
   return autocannon({
     url,
     connections,

@@ -31,11 +31,11 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import autocannon, { type Request, type Result } from 'autocannon';
+import type { Request, Result } from 'autocannon';
 import pg from 'pg';
 import { cpuSecondsOf, startChild } from './child.js';
 import { type BenchClient, type BenchDevice, tokenExchange, trustedLogin } from './flows.js';
-import { type Measurement, measure, SETTINGS, simple, type Workload } from './load.js';
+import { type Measurement, measure, once, SETTINGS, simple, type Workload } from './load.js';
 import { newDeviceKey } from './proof.js';
 import { fmt, pct, table } from './report.js';
 
@@ -253,10 +253,6 @@ function percentile(sorted: number[], p: number): number {
   return sorted.length ? (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number) : Number.NaN;
 }
 
-function run(url: string, workload: Workload, connections: number, seconds: number): Promise<Result> {
-  return autocannon({ url, connections, pipelining: SETTINGS.pipelining, duration: seconds, requests: workload.requests });
-}
-
 /**
  * Like load.ts measure(), over one or more nodes: one autocannon instance per node, in parallel
  * in this process, the connections split between them. Latency percentiles are autocannon's,
@@ -270,7 +266,7 @@ async function measureNodes(
   database?: string,
 ): Promise<PgMeasurement> {
   const per = Math.max(1, Math.floor(connections / nodes.length));
-  if (SETTINGS.warmupSeconds > 0) await Promise.all(nodes.map((n) => run(n.url, build(), per, SETTINGS.warmupSeconds)));
+  if (SETTINGS.warmupSeconds > 0) await Promise.all(nodes.map((n) => once(n.url, build(), SETTINGS.warmupSeconds, per)));
   const samples: number[] = [];
   const workloads = nodes.map(() => timed(build, samples)());
   const clientBefore = process.cpuUsage();
@@ -279,7 +275,7 @@ async function measureNodes(
   const backendsBefore = database ? await backendCpuSeconds(database) : new Map<number, number>();
   const machineBefore = machineTicks();
   const t0 = performance.now();
-  const results = await Promise.all(nodes.map((n, i) => run(n.url, workloads[i] as Workload, per, SETTINGS.durationSeconds)));
+  const results = await Promise.all(nodes.map((n, i) => once(n.url, workloads[i] as Workload, SETTINGS.durationSeconds, per)));
   const seconds = (performance.now() - t0) / 1000;
   const client = process.cpuUsage(clientBefore);
   const serverSeconds = nodes.reduce((sum, n, i) => sum + cpuSecondsOf(n.pid) - (serverBefore[i] as number), 0);
@@ -361,10 +357,11 @@ async function runSize(users: number): Promise<SizeResult> {
 
       log(`${name}: login, 1 node, ${SETTINGS.connections} connections`);
       const oneNode = await measureNodes([nodeA], login, SETTINGS.connections, name);
-      // Codes live 60 s: minted just before the run, about twice what the login rate suggests.
+      // Codes live 60 s: minted just before the run, four times what the login rate suggests (a
+      // token request is one statement to the login's three); the run stops if they run out.
       const codeCount = Math.min(
         40_000,
-        Math.ceil(2 * oneNode.rate * (SETTINGS.warmupSeconds + SETTINGS.durationSeconds)) + 2 * SETTINGS.connections,
+        Math.ceil(4 * oneNode.rate * (SETTINGS.warmupSeconds + SETTINGS.durationSeconds)) + 2 * SETTINGS.connections,
       );
       log(`${name}: minting ${codeCount} codes, then token, 1 node, ${SETTINGS.connections} connections`);
       const codes = await a.request<string[]>('mint', { count: codeCount });
