@@ -1,13 +1,20 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BrowserPaths, type InitiateMfaResponse, type VerifyMfaResponse } from 'service-protocol';
 import { Type } from 'typebox';
-import { emailOf, Otp } from '../http/schemas.js';
+import { emailOf, Otp, RecoveryCode } from '../http/schemas.js';
 import type { MfaService } from './service.js';
 
 const SessionId = Type.String({ minLength: 10, maxLength: 100 });
 const InitiateMfaBody = Type.Object({ userid: Type.String({ maxLength: 320 }), sessionId: SessionId }, { additionalProperties: false });
 const VerifyMfaBody = Type.Object(
-  { userid: Type.String({ maxLength: 320 }), sessionId: SessionId, otp: Otp, rememberMe: Type.Optional(Type.Boolean()) },
+  {
+    userid: Type.String({ maxLength: 320 }),
+    sessionId: SessionId,
+    // The method's 6-digit code, or at a sign-in step a recovery code (told apart by shape).
+    otp: Type.Union([Otp, RecoveryCode]),
+    rememberMe: Type.Optional(Type.Boolean()),
+    regenerateRecoveryCodes: Type.Optional(Type.Boolean()),
+  },
   { additionalProperties: false },
 );
 
@@ -25,14 +32,22 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{ mfa: MfaService }> = async (
   });
 
   app.post(BrowserPaths.mfaVerify, { schema: { body: VerifyMfaBody } }, async (request): Promise<VerifyMfaResponse> => {
-    const { userid, sessionId, otp, rememberMe } = request.body;
-    const finished = await mfa.verify(request.client, emailOf(userid), sessionId, otp, rememberMe ?? false);
+    const { userid, sessionId, otp, rememberMe, regenerateRecoveryCodes } = request.body;
+    const finished = await mfa.verify(
+      request.client,
+      emailOf(userid),
+      sessionId,
+      otp,
+      rememberMe ?? false,
+      regenerateRecoveryCodes ?? false,
+    );
     return {
       status: 'SUCCESS',
       message: 'Verified.',
       success: true,
       code: finished.code,
       ...(finished.deviceId ? { deviceId: finished.deviceId } : {}),
+      ...(finished.recoveryCodes ? { recoveryCodes: finished.recoveryCodes } : {}),
     };
   });
 };

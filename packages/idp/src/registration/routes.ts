@@ -63,6 +63,7 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ registration: Regis
           message: outcome.deviceId ? 'Device registered and remembered.' : 'Device verified.',
           code: outcome.code,
           ...(outcome.deviceId ? { deviceId: outcome.deviceId } : {}),
+          ...(outcome.recoveryCodes ? { recoveryCodes: outcome.recoveryCodes } : {}),
         };
       case 'enroll':
         return { status: 'MFA_ENROLLMENT_NEEDED', message: 'This application requires MFA: choose a method.', methods: outcome.methods };
