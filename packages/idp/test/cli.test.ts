@@ -363,5 +363,30 @@ describe('service-idp CLI', () => {
       assert.equal(bad.code, 2);
       assert.match(bad.stderr, /usage: service-idp users reset-mfa EMAIL/);
     });
+
+    it('users recovery-codes: prints a new set once for a user with MFA, and refuses a user without', async () => {
+      const keys = await service.ctx.clients.create({ name: 'Codes', origins: ['http://codes.test'] });
+      const headers = { 'content-type': 'application/json', origin: 'http://codes.test', 'x-service-key': keys.publishableKey };
+      const post = async (path: string, body: unknown) =>
+        (await fetch(service.url + path, { method: 'POST', headers, body: JSON.stringify(body) })).json();
+      const email = `codes.${clock}@example.com`;
+      const a = await post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' });
+      await post('/v1/email-otp/verify', { userid: email, deviceToken: a.deviceToken, otp: a.code });
+      const enrolled = await post('/v1/devices', { userid: email, deviceToken: a.deviceToken, mfaMethod: 'email' });
+      assert.equal(enrolled.recoveryCodes.length, 10);
+
+      const issued = await run(['users', 'recovery-codes', email, '--data', data]);
+      assert.equal(issued.code, 0, issued.stderr);
+      const printed = issued.stdout.match(/^[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}$/gm) ?? [];
+      assert.equal(printed.length, 10);
+      assert.ok(printed.every((code) => !enrolled.recoveryCodes.includes(code)));
+      const shown = await run(['users', 'show', email, '--data', data]);
+      assert.match(shown.stdout, /recovery: 10 of 10 codes unused/);
+
+      await run(['users', 'reset-mfa', email, '--data', data]);
+      const refused = await run(['users', 'recovery-codes', email, '--data', data]);
+      assert.notEqual(refused.code, 0);
+      assert.match(refused.stderr, /no second factor/);
+    });
   });
 });

@@ -9,15 +9,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { ACCOUNT_MAX_FAILURES, MFA_MAX_ATTEMPTS, RECOVERY_CODE_COUNT } from '../src/defaults.js';
 import { drawRecoveryCode } from '../src/recovery-codes/service.js';
-import {
-  deviceProof,
-  newRawDevice,
-  type RawDevice,
-  startTestService,
-  type TestService,
-  uniqueEmail,
-  verifiedRegistration,
-} from './helpers.js';
+import { deviceProof, type RawDevice, registerWithMfa, startTestService, type TestService, uniqueEmail } from './helpers.js';
 
 describe('recovery code attacks', () => {
   let service: TestService;
@@ -35,16 +27,8 @@ describe('recovery code attacks', () => {
 
   /** A user enrolled in email MFA on a remembered raw device, with the codes the enrollment showed. */
   async function enrolled(email = uniqueEmail('rc-attack')): Promise<{ email: string; device: RawDevice; codes: string[] }> {
-    const device = await newRawDevice();
-    const r = await service.post('/v1/devices', {
-      userid: email,
-      deviceToken: await verifiedRegistration(service, email),
-      devicePublicKey: device.publicJwk,
-      mfaMethod: 'email',
-    });
-    assert.equal(r.status, 200);
-    device.deviceId = r.body.deviceId;
-    return { email, device, codes: r.body.recoveryCodes };
+    const { device, body } = await registerWithMfa(service, email, 'email');
+    return { email, device, codes: body.recoveryCodes };
   }
 
   /** A fresh MFA sign-in step (not initiated: a recovery code needs nothing sent). */
@@ -120,13 +104,7 @@ describe('recovery code attacks', () => {
     assert.equal(mint.body.code, 'ERR_REQUEST_INVALID');
     // Confirming an enrollment (a TOTP secret the attacker chose) needs that method's code.
     const other = uniqueEmail('rc-enroll');
-    const fresh = await newRawDevice();
-    const started = await service.post('/v1/devices', {
-      userid: other,
-      deviceToken: await verifiedRegistration(service, other),
-      devicePublicKey: fresh.publicJwk,
-      mfaMethod: 'totp',
-    });
+    const started = await registerWithMfa(service, other, 'totp');
     const confirm = await verify(other, started.body.sessionId, codes[1] as string);
     assert.equal(confirm.body.code, 'ERR_REQUEST_INVALID');
     // Malformed codes are refused by the route's schema.

@@ -10,16 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { ServiceClient } from 'service-web';
 import { RECOVERY_CODE_COUNT } from '../src/defaults.js';
 import { base32Decode, timeStep, totpAt } from '../src/mfa/totp.js';
-import {
-  claimsOf,
-  delegationFor,
-  newRawDevice,
-  startSmtp,
-  startTestService,
-  type TestService,
-  uniqueEmail,
-  verifiedRegistration,
-} from './helpers.js';
+import { claimsOf, delegationFor, registerWithMfa, startSmtp, startTestService, type TestService, uniqueEmail } from './helpers.js';
 
 const CODE_SHAPE = /^[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}$/;
 
@@ -89,13 +80,7 @@ describe('recovery codes', () => {
 
   it('shows the codes when a TOTP enrollment is confirmed through verifyMfa', async () => {
     const email = uniqueEmail('rc-totp');
-    const device = await newRawDevice();
-    const started = await service.post('/v1/devices', {
-      userid: email,
-      deviceToken: await verifiedRegistration(service, email),
-      devicePublicKey: device.publicJwk,
-      mfaMethod: 'totp',
-    });
+    const started = await registerWithMfa(service, email, 'totp');
     assert.equal(started.body.status, 'FINALIZE_REGISTRATION_NEEDED');
     const otp = totpAt(base32Decode(started.body.secret), timeStep(Date.now()));
     const confirmed = await service.post('/v1/mfa/verify', { userid: email, sessionId: started.body.sessionId, otp });
