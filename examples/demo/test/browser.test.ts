@@ -66,8 +66,9 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
   }
 
   /** The enrollment's "save these recovery codes" step: reads the codes shown, then continues to the account. */
-  async function saveRecoveryCodes(page: Page): Promise<string[]> {
+  async function saveRecoveryCodes(page: Page, shot?: string): Promise<string[]> {
     await page.waitForSelector('#recovery-step:not([hidden])');
+    if (shot) await screenshot(page, shot);
     const codes = await page.$$eval('#recovery-codes li', (items) => items.map((li) => li.textContent ?? ''));
     assert.equal(codes.length, 10);
     for (const code of codes) assert.match(code, /^[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}$/);
@@ -145,8 +146,7 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
     await registerUpToMethod(catPage, cat);
     await catPage.check('#method-step input[value=email]');
     await catPage.click('#method-step button[type=submit]');
-    await screenshot(catPage, '03a-recovery-codes-at-enrollment');
-    catRecoveryCodes = await saveRecoveryCodes(catPage);
+    catRecoveryCodes = await saveRecoveryCodes(catPage, '03a-recovery-codes-at-enrollment');
     await signedIn(catPage, cat);
     assert.equal(await catPage.getAttribute('#mfa-method', 'data-method'), 'email');
     await signOut(catPage);
@@ -335,7 +335,8 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
     await screenshot(catPage, '11-mfa-remembered-signed-in');
   });
 
-  it('MFA by email, part 3: a new browser is asked for the second step after the email OTP, never offered another', TIMEOUT, async () => {
+  /** cat in a new browser: the email OTP, then (cat has MFA) straight to the MFA step. Returns the mail count before. */
+  async function newBrowserUpToMfa(): Promise<{ context: BrowserContext; page: Page; seen: number }> {
     await sendWindow(cat);
     const context = await stack.browser.newContext();
     const page = await openDemo(context);
@@ -345,8 +346,13 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
     lastSend.set(cat, Date.now());
     await page.fill('#otp', await stack.nextMailOtp(cat, seen));
     await page.click('#otp-step button[type=submit]');
-    // Straight to the email MFA code: no "add a second step" choice, and no wait for a send window.
     await page.waitForSelector('#mfa-step:not([hidden])');
+    return { context, page, seen };
+  }
+
+  it('MFA by email, part 3: a new browser is asked for the second step after the email OTP, never offered another', TIMEOUT, async () => {
+    // Straight to the email MFA code: no "add a second step" choice, and no wait for a send window.
+    const { context, page, seen } = await newBrowserUpToMfa();
     assert.equal(await page.isVisible('#method-step'), false);
     assert.equal(await status(page), 'MFA_INITIATED');
     await page.fill('#mfa-otp', await stack.nextMailOtp(cat, seen + 1));
@@ -359,16 +365,7 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
     'MFA by email, part 4: a recovery code (typed in lower case) passes the second step once, in place of the lost factor',
     TIMEOUT,
     async () => {
-      await sendWindow(cat);
-      const context = await stack.browser.newContext();
-      const page = await openDemo(context);
-      const seen = (await stack.mails(cat)).length;
-      await submitEmail(page, cat);
-      await page.waitForSelector('#otp-step:not([hidden])');
-      lastSend.set(cat, Date.now());
-      await page.fill('#otp', await stack.nextMailOtp(cat, seen));
-      await page.click('#otp-step button[type=submit]');
-      await page.waitForSelector('#mfa-step:not([hidden])');
+      const { context, page } = await newBrowserUpToMfa();
       await page.fill('#mfa-otp', (catRecoveryCodes[0] as string).toLowerCase());
       await page.click('#mfa-step button[type=submit]');
       await signedIn(page, cat);

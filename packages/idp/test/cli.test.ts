@@ -338,15 +338,21 @@ describe('service-idp CLI', () => {
       assert.match(messages[0]!.subject, /sign-in code/);
     });
 
-    it('users reset-mfa: the operator recovery removes a lost factor, tells the user by mail, and nothing else can', async () => {
-      const keys = await service.ctx.clients.create({ name: 'Reset', origins: ['http://reset.test'] });
-      const headers = { 'content-type': 'application/json', origin: 'http://reset.test', 'x-service-key': keys.publishableKey };
+    /** A new user of a new client `label`, enrolled in email MFA over the wire (test mode): the /v1/devices answer. */
+    async function enrolledByEmail(label: string): Promise<{ email: string; enrolled: { status: string; recoveryCodes: string[] } }> {
+      const keys = await service.ctx.clients.create({ name: label, origins: [`http://${label}.test`] });
+      const headers = { 'content-type': 'application/json', origin: `http://${label}.test`, 'x-service-key': keys.publishableKey };
       const post = async (path: string, body: unknown) =>
         (await fetch(service.url + path, { method: 'POST', headers, body: JSON.stringify(body) })).json();
-      const email = `reset.${clock}@example.com`;
+      const email = `${label}.${clock}@example.com`;
       const a = await post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' });
       await post('/v1/email-otp/verify', { userid: email, deviceToken: a.deviceToken, otp: a.code });
-      assert.equal((await post('/v1/devices', { userid: email, deviceToken: a.deviceToken, mfaMethod: 'email' })).status, 'SUCCESS');
+      return { email, enrolled: await post('/v1/devices', { userid: email, deviceToken: a.deviceToken, mfaMethod: 'email' }) };
+    }
+
+    it('users reset-mfa: the operator recovery removes a lost factor, tells the user by mail, and nothing else can', async () => {
+      const { email, enrolled } = await enrolledByEmail('reset');
+      assert.equal(enrolled.status, 'SUCCESS');
       const user = await service.ctx.accounts.findByEmail(email);
       assert.equal((await service.ctx.mfa.methodOf(user?.id as string))?.method, 'email');
 
@@ -365,14 +371,7 @@ describe('service-idp CLI', () => {
     });
 
     it('users recovery-codes: prints a new set once for a user with MFA, and refuses a user without', async () => {
-      const keys = await service.ctx.clients.create({ name: 'Codes', origins: ['http://codes.test'] });
-      const headers = { 'content-type': 'application/json', origin: 'http://codes.test', 'x-service-key': keys.publishableKey };
-      const post = async (path: string, body: unknown) =>
-        (await fetch(service.url + path, { method: 'POST', headers, body: JSON.stringify(body) })).json();
-      const email = `codes.${clock}@example.com`;
-      const a = await post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' });
-      await post('/v1/email-otp/verify', { userid: email, deviceToken: a.deviceToken, otp: a.code });
-      const enrolled = await post('/v1/devices', { userid: email, deviceToken: a.deviceToken, mfaMethod: 'email' });
+      const { email, enrolled } = await enrolledByEmail('codes');
       assert.equal(enrolled.recoveryCodes.length, 10);
 
       const issued = await run(['users', 'recovery-codes', email, '--data', data]);
