@@ -96,7 +96,7 @@
     switch (result.status) {
       case 'SUCCESS':
       case 'DEVICE_REGISTERED':
-        if (result.code) return finish(result.code);
+        if (result.code) return finish(result.code, result.recoveryCodes);
         // A DEVICE_REGISTERED without a code: the device is known now, authenticate again.
         return advance(await sdk.authenticate(state.email, authenticateOptions()));
       case 'OTP_NEEDED':
@@ -237,18 +237,36 @@
     });
   }
 
-  /** Hands the code to our backend at once; it exchanges it and opens our session. */
-  async function finish(code) {
+  /**
+   * Hands the code to our backend at once (it lives 60 s); it exchanges it and opens our
+   * session. Recovery codes from an enrollment are shown after that, once, before the account.
+   */
+  async function finish(code, recoveryCodes) {
     show('busy', { title: 'Signing in', subtitle: '' });
     $('#busy-text').textContent = 'Signing you in…';
     const response = await post('/api/login', { code, userid: state.email, code_verifier: state.pkce?.codeVerifier });
     state.pkce = undefined;
     if (response.ok) {
       app.dataset.status = 'SIGNED_IN';
+      if (recoveryCodes?.length) return showRecoveryCodes(recoveryCodes);
       location.assign('/account');
       return;
     }
     restart(response.body.message || 'Sign-in failed. Please try again.');
+  }
+
+  /** The service shows the codes only in this answer: the page keeps them nowhere. */
+  function showRecoveryCodes(codes) {
+    const list = $('#recovery-codes');
+    list.replaceChildren(
+      ...codes.map((code) => {
+        const item = document.createElement('li');
+        item.textContent = code;
+        return item;
+      }),
+    );
+    say('');
+    show('recovery', { title: 'Save these recovery codes', subtitle: 'You are signed in.' });
   }
 
   // ---- wiring -----------------------------------------------------------------------------
@@ -263,6 +281,10 @@
   on('#method-step', registerDevice);
   on('#finalize-step', confirmMethod);
   on('#mfa-step', verifyMfa);
+  on('#recovery-step', () => {
+    $('#recovery-codes').replaceChildren();
+    location.assign('/account');
+  });
   for (const button of document.querySelectorAll('.restart')) button.addEventListener('click', () => restart(''));
   $('#method-step').addEventListener('change', () => {
     $('#phone-field').hidden = $('#method-step').querySelector('input[name=mfa]:checked')?.value !== 'sms';

@@ -27,6 +27,7 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
   let annPage: Page;
   let catContext: BrowserContext;
   let catPage: Page;
+  let catRecoveryCodes: string[] = [];
 
   before(async () => {
     stack = await startStack();
@@ -62,6 +63,17 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
     await page.waitForSelector('#account[data-state="ready"]');
     assert.equal(await page.textContent('#who'), email);
     assert.equal(await page.textContent('dd[data-claim="email"]'), email);
+  }
+
+  /** The enrollment's "save these recovery codes" step: reads the codes shown, then continues to the account. */
+  async function saveRecoveryCodes(page: Page, shot?: string): Promise<string[]> {
+    await page.waitForSelector('#recovery-step:not([hidden])');
+    if (shot) await screenshot(page, shot);
+    const codes = await page.$$eval('#recovery-codes li', (items) => items.map((li) => li.textContent ?? ''));
+    assert.equal(codes.length, 10);
+    for (const code of codes) assert.match(code, /^[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}$/);
+    await page.click('#recovery-step button[type=submit]');
+    return codes;
   }
 
   async function signOut(page: Page) {
@@ -134,6 +146,7 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
     await registerUpToMethod(catPage, cat);
     await catPage.check('#method-step input[value=email]');
     await catPage.click('#method-step button[type=submit]');
+    catRecoveryCodes = await saveRecoveryCodes(catPage, '03a-recovery-codes-at-enrollment');
     await signedIn(catPage, cat);
     assert.equal(await catPage.getAttribute('#mfa-method', 'data-method'), 'email');
     await signOut(catPage);
@@ -156,6 +169,7 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
     const code = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate();
     await page.fill('#finalize-otp', code);
     await page.click('#finalize-step button[type=submit]');
+    await saveRecoveryCodes(page);
     await signedIn(page, bob);
     assert.equal(await page.getAttribute('#mfa-method', 'data-method'), 'totp');
     assert.match((await page.textContent('dd[data-claim="amr"]')) ?? '', /totp/);
@@ -321,7 +335,8 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
     await screenshot(catPage, '11-mfa-remembered-signed-in');
   });
 
-  it('MFA by email, part 3: a new browser is asked for the second step after the email OTP, never offered another', TIMEOUT, async () => {
+  /** cat in a new browser: the email OTP, then (cat has MFA) straight to the MFA step. Returns the mail count before. */
+  async function newBrowserUpToMfa(): Promise<{ context: BrowserContext; page: Page; seen: number }> {
     await sendWindow(cat);
     const context = await stack.browser.newContext();
     const page = await openDemo(context);
@@ -331,8 +346,13 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
     lastSend.set(cat, Date.now());
     await page.fill('#otp', await stack.nextMailOtp(cat, seen));
     await page.click('#otp-step button[type=submit]');
-    // Straight to the email MFA code: no "add a second step" choice, and no wait for a send window.
     await page.waitForSelector('#mfa-step:not([hidden])');
+    return { context, page, seen };
+  }
+
+  it('MFA by email, part 3: a new browser is asked for the second step after the email OTP, never offered another', TIMEOUT, async () => {
+    // Straight to the email MFA code: no "add a second step" choice, and no wait for a send window.
+    const { context, page, seen } = await newBrowserUpToMfa();
     assert.equal(await page.isVisible('#method-step'), false);
     assert.equal(await status(page), 'MFA_INITIATED');
     await page.fill('#mfa-otp', await stack.nextMailOtp(cat, seen + 1));
@@ -340,6 +360,21 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
     await signedIn(page, cat);
     await context.close();
   });
+
+  it(
+    'MFA by email, part 4: a recovery code (typed in lower case) passes the second step once, in place of the lost factor',
+    TIMEOUT,
+    async () => {
+      const { context, page } = await newBrowserUpToMfa();
+      await page.fill('#mfa-otp', (catRecoveryCodes[0] as string).toLowerCase());
+      await page.click('#mfa-step button[type=submit]');
+      await signedIn(page, cat);
+      assert.match((await page.textContent('dd[data-claim="amr"]')) ?? '', /recovery_code/);
+      const notices = (await stack.mails(cat)).filter((m) => /recovery code was used/.test(m.subject));
+      assert.equal(notices.length, 1, 'the user is told by mail');
+      await context.close();
+    },
+  );
 
   it('MFA required by the client: MFA_ENROLLMENT_NEEDED, then SMS enrollment with the code from the outbox', TIMEOUT, async () => {
     // Last: from here on the demo client requires MFA.
@@ -364,6 +399,7 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
     assert.equal(await status(page), 'FINALIZE_REGISTRATION_NEEDED');
     await page.fill('#finalize-otp', await stack.nextSmsOtp(phone, seen));
     await page.click('#finalize-step button[type=submit]');
+    await saveRecoveryCodes(page);
     await signedIn(page, dan);
     assert.equal(await page.getAttribute('#mfa-method', 'data-method'), 'sms');
     await screenshot(page, '13-sms-enrolled-signed-in');

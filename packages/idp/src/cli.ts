@@ -42,8 +42,12 @@ Usage:
       Delete a client with its devices, pending sign-ins and delegation keys; its keys stop
       working at once. Users stay (they may use other clients).
   service-idp users reset-mfa EMAIL
-      Recovery for a user who lost their second factor: removes it (and every remember_me),
-      mails the user a notice and prints what was removed. Verify who asks before running it.
+      Recovery for a user who lost their second factor and recovery codes: removes both (and
+      every remember_me), mails the user a notice and prints what was removed. Verify who asks
+      before running it.
+  service-idp users recovery-codes ID|EMAIL
+      Makes a new set of recovery codes for a user with MFA and prints it once (the old set
+      stops working; the user is told by mail). Verify who asks, and hand the codes over privately.
   service-idp users list [--email TEXT] [--limit 50] [--cursor CURSOR] [--json]
       Users, oldest first; --email keeps addresses containing TEXT. A full page ends with the
       --cursor of the next one.
@@ -281,6 +285,7 @@ async function main(argv: string[]): Promise<number> {
     'users enable',
     'users delete',
     'users export',
+    'users recovery-codes',
     'devices list',
     'devices revoke',
     'webhooks create',
@@ -528,6 +533,7 @@ async function main(argv: string[]): Promise<number> {
           `  created:  ${time(shown.createdAt)}`,
           `  status:   ${shown.disabledAt === null ? 'active' : `disabled since ${time(shown.disabledAt)}`}`,
           `  MFA:      ${shown.mfa ? `${shown.mfa.method}${shown.mfa.phone ? ` ${shown.mfa.phone}` : ''} since ${time(shown.mfa.confirmedAt)}` : 'none'}`,
+          `  recovery: ${shown.recoveryCodes ? `${shown.recoveryCodes.remaining} of ${shown.recoveryCodes.total} codes unused, made ${time(shown.recoveryCodes.createdAt)}` : 'no codes'}`,
           `  devices:  ${shown.devices.filter((d) => d.removedAt === null).length} active, ${shown.devices.length} in all (service-idp devices list --user ${shown.id})`,
           `  clients:  ${shown.clientSignIns.map((c) => `${c.clientName ?? c.clientId} (${c.clientId})`).join(', ') || 'none yet'}`,
         ];
@@ -544,6 +550,11 @@ async function main(argv: string[]): Promise<number> {
         const found = await ctx.users.find(subject);
         await ctx.users.delete(found.id, 'cli');
         process.stdout.write(`User ${found.id} deleted with every row about them.\n`);
+        return 0;
+      }
+      case 'users recovery-codes': {
+        const codes = await ctx.users.regenerateRecoveryCodes(subject, 'cli');
+        process.stdout.write(`New recovery codes (shown once; the earlier ones no longer work):\n${codes.join('\n')}\n`);
         return 0;
       }
       case 'users export':

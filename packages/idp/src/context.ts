@@ -31,6 +31,8 @@ import { loadMailTemplates } from './mail/templates.js';
 import { createMfaService } from './mfa/service.js';
 import { createMfaStore } from './mfa/store.js';
 import { createOtpService } from './otp/service.js';
+import { createRecoveryCodes } from './recovery-codes/service.js';
+import { createRecoveryCodeStore } from './recovery-codes/store.js';
 import { createRegistrationService } from './registration/service.js';
 import { createRegistrationStore } from './registration/store.js';
 import { createSignInFinisher } from './sign-in/finish.js';
@@ -131,6 +133,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const sms = options.sms ?? smsTransport(config, smsOutbox, now);
   const mfaStore = createMfaStore(db);
   const otp = createOtpService({ accounts, throttle, mailer, templates, sms, hash, events, now });
+  const recoveryCodes = createRecoveryCodes({ store: createRecoveryCodeStore(db), accounts, hash, events, mailer, templates, now });
   const mfa = createMfaService({
     store: mfaStore,
     accounts,
@@ -141,6 +144,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sealer: createSealer(serverSecret, 'totp-secret'),
     mailer,
     templates,
+    recoveryCodes,
     now,
     rememberMs: config.mfaRememberDays * 24 * 60 * 60 * 1000,
     // Shown in authenticator apps; a colon would break their label parsing (IPv6 hosts).
@@ -181,7 +185,14 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     events,
     now,
   });
-  const users = createUserService({ store: createUserStore(db, eventStore), devices, events, hash, now });
+  const users = createUserService({
+    store: createUserStore(db, eventStore),
+    devices,
+    events,
+    hash,
+    now,
+    regenerateRecoveryCodes: (email, actor) => mfa.regenerateRecoveryCodesByOperator(email, actor),
+  });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, serverSecret, now });
 
   return {

@@ -50,6 +50,23 @@ export const MFA_MAX_ATTEMPTS = 5;
 /** Default length of remember_me: MFA is skipped on that device for this long. */
 export const MFA_REMEMBER_DAYS = 30;
 
+/**
+ * Recovery codes (look-up secrets, NIST SP 800-63B 5.1.2) issued at MFA enrollment and at each
+ * regeneration: ten, as GitHub and Google issue, enough for years of lost phones. Each works once.
+ */
+export const RECOVERY_CODE_COUNT = 10;
+/**
+ * Characters of a recovery code, drawn from RECOVERY_CODE_ALPHABET (32 symbols, 5 bits each):
+ * 50 bits. NIST SP 800-63B 5.1.2.1 asks at least 20 bits when guesses are rate limited (they
+ * are: MFA_MAX_ATTEMPTS per MFA session, ACCOUNT_MAX_FAILURES per account) and 64 when not;
+ * the HMAC under the server key keeps a stolen database from testing guesses offline.
+ */
+export const RECOVERY_CODE_LENGTH = 10;
+/** Crockford base32: no I, L, O or U, so nothing reads as another character; typed I, L, O count as 1, 1, 0. */
+export const RECOVERY_CODE_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+/** Shown in groups of this many characters joined by a hyphen (XXXXX-XXXXX), for reading aloud and typing. */
+export const RECOVERY_CODE_GROUP_LENGTH = 5;
+
 /** TOTP (RFC 6238, security baseline in DESIGN.md). */
 /** Length of a time step: RFC 6238 5.2 recommends 30 s, and every authenticator app assumes it. */
 export const TOTP_PERIOD_SECONDS = 30;

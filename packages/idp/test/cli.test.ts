@@ -338,15 +338,21 @@ describe('service-idp CLI', () => {
       assert.match(messages[0]!.subject, /sign-in code/);
     });
 
-    it('users reset-mfa: the operator recovery removes a lost factor, tells the user by mail, and nothing else can', async () => {
-      const keys = await service.ctx.clients.create({ name: 'Reset', origins: ['http://reset.test'] });
-      const headers = { 'content-type': 'application/json', origin: 'http://reset.test', 'x-service-key': keys.publishableKey };
+    /** A new user of a new client `label`, enrolled in email MFA over the wire (test mode): the /v1/devices answer. */
+    async function enrolledByEmail(label: string): Promise<{ email: string; enrolled: { status: string; recoveryCodes: string[] } }> {
+      const keys = await service.ctx.clients.create({ name: label, origins: [`http://${label}.test`] });
+      const headers = { 'content-type': 'application/json', origin: `http://${label}.test`, 'x-service-key': keys.publishableKey };
       const post = async (path: string, body: unknown) =>
         (await fetch(service.url + path, { method: 'POST', headers, body: JSON.stringify(body) })).json();
-      const email = `reset.${clock}@example.com`;
+      const email = `${label}.${clock}@example.com`;
       const a = await post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' });
       await post('/v1/email-otp/verify', { userid: email, deviceToken: a.deviceToken, otp: a.code });
-      assert.equal((await post('/v1/devices', { userid: email, deviceToken: a.deviceToken, mfaMethod: 'email' })).status, 'SUCCESS');
+      return { email, enrolled: await post('/v1/devices', { userid: email, deviceToken: a.deviceToken, mfaMethod: 'email' }) };
+    }
+
+    it('users reset-mfa: the operator recovery removes a lost factor, tells the user by mail, and nothing else can', async () => {
+      const { email, enrolled } = await enrolledByEmail('reset');
+      assert.equal(enrolled.status, 'SUCCESS');
       const user = await service.ctx.accounts.findByEmail(email);
       assert.equal((await service.ctx.mfa.methodOf(user?.id as string))?.method, 'email');
 
@@ -362,6 +368,24 @@ describe('service-idp CLI', () => {
       const bad = await run(['users', 'reset-mfa', 'a@b.com,c@d.com', '--data', data]);
       assert.equal(bad.code, 2);
       assert.match(bad.stderr, /usage: service-idp users reset-mfa EMAIL/);
+    });
+
+    it('users recovery-codes: prints a new set once for a user with MFA, and refuses a user without', async () => {
+      const { email, enrolled } = await enrolledByEmail('codes');
+      assert.equal(enrolled.recoveryCodes.length, 10);
+
+      const issued = await run(['users', 'recovery-codes', email, '--data', data]);
+      assert.equal(issued.code, 0, issued.stderr);
+      const printed = issued.stdout.match(/^[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}$/gm) ?? [];
+      assert.equal(printed.length, 10);
+      assert.ok(printed.every((code) => !enrolled.recoveryCodes.includes(code)));
+      const shown = await run(['users', 'show', email, '--data', data]);
+      assert.match(shown.stdout, /recovery: 10 of 10 codes unused/);
+
+      await run(['users', 'reset-mfa', email, '--data', data]);
+      const refused = await run(['users', 'recovery-codes', email, '--data', data]);
+      assert.notEqual(refused.code, 0);
+      assert.match(refused.stderr, /no second factor/);
     });
   });
 });

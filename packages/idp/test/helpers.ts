@@ -222,6 +222,23 @@ export async function verifiedRegistration(service: TestService, email: string, 
   return a.body.deviceToken as string;
 }
 
+/**
+ * A new user registers a remembered raw device and enrolls in `mfaMethod` (raw wire protocol,
+ * test mode): the `/v1/devices` answer (SUCCESS for email, FINALIZE_REGISTRATION_NEEDED otherwise).
+ */
+export async function registerWithMfa(service: TestService, email: string, mfaMethod: 'email' | 'totp') {
+  const device = await newRawDevice();
+  const r = await service.post('/v1/devices', {
+    userid: email,
+    deviceToken: await verifiedRegistration(service, email),
+    devicePublicKey: device.publicJwk,
+    mfaMethod,
+  });
+  if (r.status !== 200) throw new Error(`register with ${mfaMethod}: ${JSON.stringify(r.body)}`);
+  if (r.body.deviceId) device.deviceId = r.body.deviceId;
+  return { device, body: r.body };
+}
+
 /** Exchanges a code at the token endpoint and returns the ID token's claims (unverified: the exchange tests verify). */
 export async function claimsOf(service: TestService, code: string): Promise<Record<string, unknown>> {
   const response = await fetch(service.tokenUrl, {

@@ -39,11 +39,11 @@ describe('mail templates', () => {
   it('lets the operator replace every mail the service sends, and documents each one', () => {
     const every = mkdtempSync(join(tmpdir(), 'templates-every-'));
     const operations = readFileSync(new URL('../../../docs/operations.md', import.meta.url), 'utf8');
-    const values = { client: 'Acme', code: '123456', method: 'totp', link: 'L' };
+    const values = { client: 'Acme', code: '123456', method: 'totp', link: 'L', remaining: '3' };
     try {
       for (const name of TEMPLATE_NAMES) {
-        writeFileSync(join(every, `${name}.txt`), `Subject: ${name} for {{client}}\ntext {{code}} {{method}} {{link}}\n`);
-        writeFileSync(join(every, `${name}.html`), `<p>html {{code}} {{method}} {{link}}</p>`);
+        writeFileSync(join(every, `${name}.txt`), `Subject: ${name} for {{client}}\ntext {{code}} {{method}} {{link}} {{remaining}}\n`);
+        writeFileSync(join(every, `${name}.html`), `<p>html {{code}} {{method}} {{link}} {{remaining}}</p>`);
         assert.match(operations, new RegExp(`\`${name}\\.txt\`, \`${name}\\.html\``), `docs/operations.md lists ${name}`);
       }
       const templates = loadMailTemplates(every);
@@ -51,7 +51,7 @@ describe('mail templates', () => {
         const mail = templates.render(name, 'a@example.com', values);
         assert.deepEqual(
           { subject: mail.subject, text: mail.text, html: mail.html },
-          { subject: `${name} for Acme`, text: 'text 123456 totp L\n', html: '<p>html 123456 totp L</p>' },
+          { subject: `${name} for Acme`, text: 'text 123456 totp L 3\n', html: '<p>html 123456 totp L 3</p>' },
         );
       }
     } finally {

@@ -78,6 +78,8 @@ export type VerifyDeviceResponse =
       code: string;
       /** Set when a device key was registered; the device signs its proofs with this id as `kid`. */
       deviceId?: string;
+      /** Set once, when this step enrolled the user in email MFA: the recovery codes to show (never again). */
+      recoveryCodes?: string[];
     }
   /** The client requires MFA and the user has none: call verifyDevice again with mfaMethod. */
   | { status: 'MFA_ENROLLMENT_NEEDED'; message: string; methods: MfaMethod[] }
@@ -106,8 +108,10 @@ export interface VerifyMfaRequest {
   userid: string;
   sessionId: string;
   otp: string;
-  /** Skip MFA on this (remembered) device for the service's remember period. */
+  /** Skip MFA on this (remembered) device for the service's remember period (ignored when `otp` is a recovery code). */
   rememberMe?: boolean;
+  /** With the factor's own code (not a recovery code): replace the user's recovery codes; the answer carries the new set. */
+  regenerateRecoveryCodes?: boolean;
 }
 
 export interface VerifyMfaResponse {
@@ -117,6 +121,8 @@ export interface VerifyMfaResponse {
   code: string;
   /** Set when this step finished a device registration that stored a device key. */
   deviceId?: string;
+  /** Set once, when this step confirmed an enrollment or regenerated the set: the recovery codes to show (never again). */
+  recoveryCodes?: string[];
 }
 
 /** POST /oauth/token, application/x-www-form-urlencoded (RFC 6749 4.1.3). */

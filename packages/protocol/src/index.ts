@@ -77,6 +77,13 @@ export const Paths = {
 /** Six decimal digits (spec: "OTP format: 6 digits"). */
 export const OTP_PATTERN = /^[0-9]{6}$/;
 
+/**
+ * A recovery code as a person types it: 10 Crockford base32 characters (no U), any case,
+ * grouped 5-5 by an optional hyphen or space. Told from a 6-digit code by its shape, so
+ * verifyMfa (and a change's current-factor step) take either in `otp`.
+ */
+export const RECOVERY_CODE_PATTERN = /^[0-9a-tv-z]{5}[- ]?[0-9a-tv-z]{5}$/i;
+
 /** RFC 7636 4.1: 43 to 128 characters of the unreserved set. */
 export const PKCE_VERIFIER_PATTERN = /^[A-Za-z0-9\-._~]{43,128}$/;
 /** An S256 challenge is a base64url SHA-256 digest without padding: exactly 43 characters. */

@@ -11,6 +11,7 @@ import {
   normalizePhone,
   OTP_PATTERN,
   PKCE_CHALLENGE_PATTERN,
+  RECOVERY_CODE_PATTERN,
 } from 'service-protocol';
 import { createDeviceProof, exportDevicePublicJwk, generateDeviceKeyPair } from './device-proof.js';
 import { createDeviceStore, type DeviceStore, deviceRecordKey } from './device-store.js';
@@ -290,7 +291,7 @@ export class ServiceClient {
       if ((status === 'SUCCESS' || status === 'DEVICE_REGISTERED') && typeof code === 'string') {
         this.#pending.delete(email);
         const kept = await this.#keepDeviceKey(session, email, pending.stale, key, body.deviceId);
-        return { status, message: withNote(message, kept.problem), code, deviceRemembered: kept.deviceRemembered };
+        return { status, message: withNote(message, kept.problem), code, deviceRemembered: kept.deviceRemembered, ...codesOf(body) };
       }
       const offered = Array.isArray(methods) ? methods.filter(isMfaMethod) : [];
       if (status === 'MFA_ENROLLMENT_NEEDED' && offered.length > 0) return { status, message, methods: offered };
@@ -362,12 +363,13 @@ export class ServiceClient {
       const pending = this.#pending.get(email);
       const sessionId = input.sessionId ?? pending?.sessionId;
       if (sessionId === undefined) return noPendingLogin();
-      if (!OTP_PATTERN.test(input.otp)) return badOtp();
+      if (!OTP_PATTERN.test(input.otp) && !RECOVERY_CODE_PATTERN.test(input.otp)) return badOtp();
       const { body, failure: failed } = await request(session.http, BrowserPaths.mfaVerify, {
         userid: email,
         sessionId,
         otp: input.otp,
         rememberMe: input.remember_me,
+        regenerateRecoveryCodes: input.regenerateRecoveryCodes,
       });
       if (failed) return this.#forgetIfExpired(email, failed);
       const { status, code } = body;
@@ -375,9 +377,16 @@ export class ServiceClient {
       this.#pending.delete(email);
       const message = messageOf(body);
       const registration = pending?.sessionId === sessionId ? pending.registration : undefined;
-      if (!registration) return { status, message, success: true, code };
+      if (!registration) return { status, message, success: true, code, ...codesOf(body) };
       const kept = await this.#keepDeviceKey(session, email, pending?.stale, registration.key, body.deviceId);
-      return { status, message: withNote(message, kept.problem), success: true, code, deviceRemembered: kept.deviceRemembered };
+      return {
+        status,
+        message: withNote(message, kept.problem),
+        success: true,
+        code,
+        deviceRemembered: kept.deviceRemembered,
+        ...codesOf(body),
+      };
     }, true);
   }
 
@@ -612,6 +621,11 @@ function isMfaMethod(value: unknown): value is MfaMethod {
 
 function withNote(message: string, problem: string | undefined): string {
   return problem === undefined ? message : `${message} This device could not be remembered: ${problem}.`;
+}
+
+/** The recovery codes an answer carries (shown once: an enrollment or a regeneration), as a spreadable field. */
+function codesOf(body: Record<string, unknown>): { recoveryCodes?: string[] } {
+  return Array.isArray(body.recoveryCodes) ? { recoveryCodes: body.recoveryCodes } : {};
 }
 
 function messageOf(body: Record<string, unknown>): string {

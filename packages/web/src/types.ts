@@ -112,6 +112,11 @@ export interface VerifyDeviceSuccessResult {
   code: string;
   /** True when a device key was stored, so the next authenticate skips the email OTP. */
   deviceRemembered: boolean;
+  /**
+   * Present once, when this step enrolled the user in email MFA: the single-use recovery codes
+   * (XXXXX-XXXXX) to show the user now, with "save these": the service never shows them again.
+   */
+  recoveryCodes?: string[];
 }
 
 /**
@@ -191,10 +196,12 @@ export type InitiateMfaResult = MfaInitiatedResult | FailureResult;
 /** Argument of {@link ServiceClient.verifyMfa}. */
 export interface VerifyMfaInput {
   userid: string;
-  /** The 6-digit code. */
+  /** The 6-digit code, or at a sign-in step one of the user's recovery codes (XXXXX-XXXXX) when the method is lost. */
   otp: string;
-  /** Skip MFA on this (remembered) device for the service's remember period. */
+  /** Skip MFA on this (remembered) device for the service's remember period (not with a recovery code). */
   remember_me?: boolean;
+  /** With the method's own code: replace the user's recovery codes; the new set comes back in `recoveryCodes`. */
+  regenerateRecoveryCodes?: boolean;
   /**
    * The MFA session. Optional: by default the one remembered from this client's authenticate,
    * verifyDevice or initiateMfa for `userid`; when given, it wins.
@@ -214,6 +221,11 @@ export interface VerifyMfaSuccessResult {
    * stored, so the next authenticate skips the email OTP.
    */
   deviceRemembered?: boolean;
+  /**
+   * Present once, when this step confirmed an MFA enrollment or `regenerateRecoveryCodes` was
+   * asked: the single-use recovery codes to show the user now; the service never shows them again.
+   */
+  recoveryCodes?: string[];
 }
 
 /** Result of {@link ServiceClient.verifyMfa}. */

@@ -45,6 +45,7 @@ const Device = Type.Object({
 const Holdings = {
   devices: Type.Array(Device),
   mfa: Nullable(Type.Object({ method: Type.String(), phone: Nullable(Type.String()), confirmedAt: Time })),
+  recoveryCodes: Nullable(Type.Object({ total: Type.Integer(), remaining: Type.Integer(), createdAt: Time, usedAt: Type.Array(Time) })),
   clientSignIns: Type.Array(Type.Object({ clientId: Type.String(), clientName: Nullable(Type.String()), firstSignedInAt: Time })),
 };
 const Event = Type.Object({
@@ -136,6 +137,13 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     app.post(`/users/:id/${change}`, { schema: { params: UserParams, response: { 200: User, ...errors } } }, async (request) =>
       users[change](request.params.id, actor(request)),
     );
+
+  // Operator recovery: a new set for a user with MFA, shown in this answer only (the old set stops working).
+  app.post(
+    '/users/:id/recovery-codes',
+    { schema: { params: UserParams, response: { 200: Type.Object({ recoveryCodes: Type.Array(Type.String()) }), ...errors } } },
+    async (request) => ({ recoveryCodes: await users.regenerateRecoveryCodes(request.params.id, actor(request)) }),
+  );
 
   app.delete('/users/:id', { schema: { params: UserParams, response: { 204: Type.Null(), ...errors } } }, async (request, reply) => {
     await users.delete(request.params.id, actor(request));

@@ -7,6 +7,8 @@ import {
   type DelegationResults,
   type MfaMethod,
   normalizePhone,
+  OTP_PATTERN,
+  RECOVERY_CODE_PATTERN,
 } from 'service-protocol';
 import type { AccountStore, User } from '../accounts/store.js';
 import type { ClientService } from '../clients/service.js';
@@ -169,7 +171,9 @@ export function createDelegationService(deps: DelegationDeps) {
   ): Promise<Result<'verify_mfa_change'>> {
     const user = await userFor(client, body.userid);
     if (!user) return { status: 'failed', message: 'This change is unknown or has ended.' };
-    if (!/^[0-9]{6}$/.test(body.otp)) return { status: 'failed', message: 'The code must be 6 digits.' };
+    // A recovery code stands in for a lost current factor (mfa/service.ts verifyChange).
+    if (!OTP_PATTERN.test(body.otp) && !RECOVERY_CODE_PATTERN.test(body.otp))
+      return { status: 'failed', message: 'The code must be 6 digits, or a recovery code.' };
     try {
       const step = await mfa.verifyChange(client, user, body.sessionId, body.otp);
       // The user is told of the change by mail (mfa/service.ts applyMethod).

@@ -8,7 +8,8 @@ import { DEVICE_NOTICE_LINK_TTL_SECONDS, OTP_TTL_SECONDS } from '../defaults.js'
  * `NAME.txt` (its first line may be `Subject: …`) and `NAME.html` (docs/operations.md lists
  * them; a test checks that it lists every one). Placeholders: {{client}}, {{minutes}}, {{days}}
  * (the "this wasn't me" link's lifetime) and the values the sender gives ({{code}}, {{method}},
- * new-device's {{device}}, {{time}}, {{place}}, {{link}}); values are HTML-escaped in the HTML part.
+ * new-device's {{device}}, {{time}}, {{place}}, {{link}};
+ * recovery-code-used's {{remaining}}); values are HTML-escaped in the HTML part.
  * A template's `required` placeholders must stay in every override: checked at start-up.
  */
 interface Template {
@@ -105,6 +106,33 @@ If you did not ask for this, contact {{client}} support at once.
 <p>You can turn it on again at your next sign-in on a new device.</p>
 <p style="color:#a00">If you did not ask for this, contact {{client}} support at once.</p>`),
     required: ['method'],
+  },
+  // A recovery code stands in for the second factor: its owner must learn of every use.
+  'recovery-code-used': {
+    subject: 'A recovery code was used for your {{client}} account',
+    text: `One of your recovery codes was just used instead of your two-step verification method for {{client}}.
+Each code works once; you have {{remaining}} left.
+
+If it was you, consider setting up a new method and new recovery codes if your device is lost.
+If it was not, contact {{client}} support at once: someone has one of your recovery codes.
+`,
+    html: page(`<p>One of your recovery codes was just used instead of your two-step verification method for <strong>{{client}}</strong>.</p>
+<p>Each code works once; you have <strong>{{remaining}}</strong> left.</p>
+<p>If it was you, consider setting up a new method and new recovery codes if your device is lost.</p>
+<p style="color:#a00">If it was not, contact {{client}} support at once: someone has one of your recovery codes.</p>`),
+    required: ['remaining'],
+  },
+  'recovery-codes-regenerated': {
+    subject: 'New recovery codes for your {{client}} account',
+    text: `A new set of recovery codes was made for your {{client}} account. Your earlier codes no longer work.
+
+If you did this, keep the new codes somewhere safe.
+If you did not, contact {{client}} support at once: someone may have access to your account.
+`,
+    html: page(`<p>A new set of recovery codes was made for your <strong>{{client}}</strong> account. Your earlier codes no longer work.</p>
+<p>If you did this, keep the new codes somewhere safe.</p>
+<p style="color:#a00">If you did not, contact {{client}} support at once: someone may have access to your account.</p>`),
+    required: [],
   },
 } satisfies Record<string, Template>;
 

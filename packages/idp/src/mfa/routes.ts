@@ -1,13 +1,20 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BrowserPaths, type InitiateMfaResponse, type VerifyMfaResponse } from 'service-protocol';
 import { Type } from 'typebox';
-import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, Otp, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, Otp, RecoveryCode, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import type { MfaService } from './service.js';
 
 const SessionId = Type.String({ minLength: 10, maxLength: 100 });
 const InitiateMfaBody = Type.Object({ userid: Type.String({ maxLength: 320 }), sessionId: SessionId }, { additionalProperties: false });
 const VerifyMfaBody = Type.Object(
-  { userid: Type.String({ maxLength: 320 }), sessionId: SessionId, otp: Otp, rememberMe: Type.Optional(Type.Boolean()) },
+  {
+    userid: Type.String({ maxLength: 320 }),
+    sessionId: SessionId,
+    // The method's 6-digit code, or at a sign-in step a recovery code (told apart by shape).
+    otp: Type.Union([Otp, RecoveryCode]),
+    rememberMe: Type.Optional(Type.Boolean()),
+    regenerateRecoveryCodes: Type.Optional(Type.Boolean()),
+  },
   { additionalProperties: false },
 );
 
@@ -21,6 +28,7 @@ const VerifyMfaAnswer = wireBody<VerifyMfaResponse>()(
     success: Type.Literal(true),
     code: Type.String(),
     deviceId: Type.Optional(Type.String()),
+    recoveryCodes: Type.Optional(Type.Array(Type.String(), { description: 'shown once: at an enrollment, or when regenerated' })),
   }),
 );
 
@@ -47,14 +55,22 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{ mfa: MfaService }> = async (
   });
 
   app.post(BrowserPaths.mfaVerify, { schema: VerifyMfaSchema }, async (request): Promise<VerifyMfaResponse> => {
-    const { userid, sessionId, otp, rememberMe } = request.body;
-    const finished = await mfa.verify(request.client, emailOf(userid), sessionId, otp, rememberMe ?? false);
+    const { userid, sessionId, otp, rememberMe, regenerateRecoveryCodes } = request.body;
+    const finished = await mfa.verify(
+      request.client,
+      emailOf(userid),
+      sessionId,
+      otp,
+      rememberMe ?? false,
+      regenerateRecoveryCodes ?? false,
+    );
     return {
       status: 'SUCCESS',
       message: 'Verified.',
       success: true,
       code: finished.code,
       ...(finished.deviceId ? { deviceId: finished.deviceId } : {}),
+      ...(finished.recoveryCodes ? { recoveryCodes: finished.recoveryCodes } : {}),
     };
   });
 };

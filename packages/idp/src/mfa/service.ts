@@ -9,6 +9,7 @@ import type { EventLog } from '../events/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
 import type { OtpChannel, OtpMatch, OtpPurpose, OtpService } from '../otp/service.js';
+import { isRecoveryCode, type RecoveryCodes } from '../recovery-codes/service.js';
 import type { FinishedSignIn, FinishSignIn, SignIn } from '../sign-in/finish.js';
 import type { MfaMethodRecord, MfaSessionRow, MfaStore } from './store.js';
 import { base32Encode, generateTotpSecret, matchTotp, otpauthUri } from './totp.js';
@@ -25,6 +26,8 @@ export interface MfaDeps {
   /** Tells the user, on the address we know, of every enrollment and change (ASVS 2.5.5). */
   mailer: Mailer;
   templates: MailTemplates;
+  /** Single-use codes that stand in for the method in force (sign-in step, a change's first step). */
+  recoveryCodes: RecoveryCodes;
   now: () => number;
   rememberMs: number;
   /** Shown in authenticator apps as the account's issuer. */
@@ -47,8 +50,11 @@ const SEND_PURPOSE: Record<SessionPurpose, OtpPurpose> = {
   change: 'mfa-change',
 };
 
+/** A finished MFA step; `recoveryCodes` when it issued a set (enrollment, regeneration), to show once. */
+export type FinishedMfa = FinishedSignIn & { recoveryCodes?: string[] };
+
 export type EnrollmentStart =
-  | { kind: 'done'; finished: FinishedSignIn }
+  | { kind: 'done'; finished: FinishedMfa }
   | { kind: 'confirm'; sessionId: string; method: MfaMethod; otpauthUri?: string; secret?: string };
 
 /**
@@ -58,7 +64,7 @@ export type EnrollmentStart =
  * and its steps (initiate, then verify) must come in order.
  */
 export function createMfaService(deps: MfaDeps) {
-  const { store, accounts, finish, otp, hash, events, sealer, now } = deps;
+  const { store, accounts, finish, otp, hash, events, sealer, recoveryCodes, now } = deps;
 
   async function newSession(signIn: SignIn, purpose: SessionPurpose, fields: Partial<MfaSessionRow> & { method: MfaMethod }) {
     const sessionId = randomToken('mfa_');
@@ -114,10 +120,18 @@ export function createMfaService(deps: MfaDeps) {
   }
 
   /**
-   * The code is right for this session: a one-time code by hash, or a TOTP step never used
-   * before. A right TOTP code of a step already used (by this or a parallel request) is `used`.
+   * The code is right for this session: a one-time code by hash, a TOTP step never used
+   * before, or (`recovery`) one of the user's unused recovery codes, spent by this very check.
+   * A right TOTP code of a step already used (by this or a parallel request) is `used`; a
+   * recovery code used before is wrong (it proves nothing but that it was once seen).
    */
-  async function codeMatches(idHash: string, session: MfaSessionRow, code: string): Promise<OtpMatch<{ totpStep?: number }>> {
+  async function codeMatches(
+    idHash: string,
+    session: MfaSessionRow,
+    code: string,
+  ): Promise<OtpMatch<{ totpStep?: number; recovery?: boolean }>> {
+    if (isRecoveryCode(code))
+      return (await recoveryCodes.consume(session.user_id, code)) ? { kind: 'match', value: { recovery: true } } : { kind: 'wrong' };
     if (session.method !== 'totp') {
       const live = Number(session.otp_expires_at) > now();
       return live && otp.matchesStored(idHash, session.otp_hash, code) ? { kind: 'match', value: {} } : { kind: 'wrong' };
@@ -140,14 +154,19 @@ export function createMfaService(deps: MfaDeps) {
     return matchTotp(secret, code, now()) === undefined ? { kind: 'wrong' } : { kind: 'used' };
   }
 
-  /** The checks every MFA code passes, by the one rule of otp/; the session completes for exactly one caller. */
+  /**
+   * The checks every MFA code passes, by the one rule of otp/ (recovery codes included: the
+   * same attempt cap and account lock-out); the session completes for exactly one caller.
+   */
   async function checkCode(idHash: string, session: MfaSessionRow, email: string, code: string) {
+    // A recovery code needs no sent code (the factor may be lost): always live, no initiateMfa needed.
+    const recovery = isRecoveryCode(code);
     const { spent, value } = await otp.check({
       email,
       maxAttempts: MFA_MAX_ATTEMPTS,
       // No live code: nothing to guess, so nothing is counted. A new code can be sent.
-      live: session.method === 'totp' || (session.otp_hash !== null && Number(session.otp_expires_at) > now()),
-      spend: () => store.spendAttempt(idHash, MFA_MAX_ATTEMPTS, now()),
+      live: recovery || session.method === 'totp' || (session.otp_hash !== null && Number(session.otp_expires_at) > now()),
+      spend: () => store.spendAttempt(idHash, MFA_MAX_ATTEMPTS, now(), { initiated: !recovery }),
       compare: (row) => codeMatches(idHash, row, code),
       refund: () => store.refundAttempt(idHash),
       complete: () => store.markVerified(idHash, now()),
@@ -215,18 +234,31 @@ export function createMfaService(deps: MfaDeps) {
       store.isRemembered(deviceId, userId, method.version, now()),
 
     /**
-     * Recovery when the factor in force is lost: the operator removes it (service-idp users
-     * reset-mfa). Not reachable over HTTP or delegation; the user is told by mail, then enrolls
-     * again at their next new-device sign-in or through an application.
+     * Recovery when the factor in force and the recovery codes are lost: the operator removes
+     * the factor and its codes (service-idp users reset-mfa). Not reachable over HTTP or
+     * delegation; the user is told by mail, then enrolls again at their next new-device
+     * sign-in or through an application.
      */
     async resetByOperator(email: string): Promise<MfaMethod | undefined> {
       const user = await accounts.findByEmail(email);
       const method = user && (await store.findMethod(user.id));
       if (!user || !method || !(await store.removeMethod(user.id))) return undefined;
+      await recoveryCodes.removeAll(user.id);
       await deps.mailer.send(deps.templates.render('mfa-reset', email, { client: deps.issuerName, method: method.method }));
       // Only the CLI reaches this (see above), so the operator's command is the actor.
       await events.record({ type: 'mfa.reset', userId: user.id, actor: 'cli', detail: { method: method.method } });
       return method.method;
+    },
+
+    /**
+     * A new set of recovery codes made by an operator (service-idp users recovery-codes, or the
+     * admin API) for a user with MFA, to hand over after checking who asks. The old set stops
+     * working; the user is told by mail. Undefined when the user is unknown or has no MFA.
+     */
+    async regenerateRecoveryCodesByOperator(email: string, actor: string): Promise<string[] | undefined> {
+      const user = await accounts.findByEmail(email);
+      if (!user || !(await store.findMethod(user.id))) return undefined;
+      return recoveryCodes.issue(user.id, { type: 'recovery_codes.regenerated', actor, clientName: deps.issuerName });
     },
 
     /** The user has MFA: open the session that initiateMfa and verifyMfa complete. */
@@ -248,7 +280,8 @@ export function createMfaService(deps: MfaDeps) {
         );
         await notify(signIn.userId, client.name, 'email', true);
         await events.record({ type: 'mfa.enrolled', userId: signIn.userId, clientId: client.id, detail: { method: 'email' } });
-        return { kind: 'done', finished: await finish({ ...signIn, amr: [...signIn.amr, 'mfa', 'email'] }) };
+        const codes = await recoveryCodes.issue(signIn.userId, { type: 'recovery_codes.generated', clientId: client.id });
+        return { kind: 'done', finished: { ...(await finish({ ...signIn, amr: [...signIn.amr, 'mfa', 'email'] })), recoveryCodes: codes } };
       }
       return { kind: 'confirm', ...(await newMethodSession(client, signIn, 'enroll', input)) };
     },
@@ -290,9 +323,10 @@ export function createMfaService(deps: MfaDeps) {
     },
 
     /**
-     * One step of a change: a right code of the factor in force opens the new method's
-     * confirmation (its code sent, or its TOTP secret returned) under the same session id; a
-     * right code of the new method applies it, once, atomically, and the user is told by mail.
+     * One step of a change: a right code of the factor in force (or a recovery code, when that
+     * factor is lost) opens the new method's confirmation (its code sent, or its TOTP secret
+     * returned) under the same session id; a right code of the new method applies it, once,
+     * atomically, and the user is told by mail. A recovery code never confirms a new method.
      */
     async verifyChange(
       client: ClientRecord,
@@ -303,7 +337,10 @@ export function createMfaService(deps: MfaDeps) {
       const { idHash, session } = await load(client, user.email, sessionId);
       if (session.purpose !== 'change' && session.purpose !== 'change-current')
         throw new ServiceError('ERR_SESSION_INVALID', 'This change is unknown or has ended.');
+      if (session.purpose === 'change' && isRecoveryCode(code))
+        throw new ServiceError('ERR_REQUEST_INVALID', 'Confirm the new method with its own code, not a recovery code.');
       const { spent, match } = await checkCode(idHash, session, user.email, code);
+      if (match.recovery) await recoveryCodes.recordUse(spent.user_id, client);
       if (spent.purpose === 'change') {
         await applyMethod(spent, match.totpStep, client.name);
         return { kind: 'done', method: spent.method as MfaMethod };
@@ -349,14 +386,31 @@ export function createMfaService(deps: MfaDeps) {
       return method;
     },
 
-    /** verifyMfa: checks the code (counted before checking), then finishes the sign-in once. */
-    async verify(client: ClientRecord, email: string, sessionId: string, otp: string, rememberMe: boolean): Promise<FinishedSignIn> {
+    /**
+     * verifyMfa: checks the code (counted before checking), then finishes the sign-in once. At
+     * a sign-in step a recovery code may stand in for the method's code (the user is told by
+     * mail; the device is not remembered). `regenerate` with the method's own code replaces
+     * the recovery codes; an enrollment's confirmation issues the first set.
+     */
+    async verify(
+      client: ClientRecord,
+      email: string,
+      sessionId: string,
+      otp: string,
+      rememberMe: boolean,
+      regenerate = false,
+    ): Promise<FinishedMfa> {
+      const recovery = isRecoveryCode(otp);
+      if (recovery && regenerate)
+        throw new ServiceError('ERR_REQUEST_INVALID', 'New recovery codes need a code of your MFA method, not a recovery code.');
       const { idHash, session } = await load(client, email, sessionId);
       if (session.purpose === 'change' || session.purpose === 'change-current')
         throw new ServiceError('ERR_SESSION_INVALID', 'This verification is unknown or has ended. Sign in again.');
-      if (session.initiated_at === null) throw new ServiceError('ERR_SESSION_STEP', 'Call initiateMfa before verifyMfa.');
+      if (recovery && session.purpose !== 'login')
+        throw new ServiceError('ERR_REQUEST_INVALID', 'Confirm the new method with its own code, not a recovery code.');
+      if (session.initiated_at === null && !recovery) throw new ServiceError('ERR_SESSION_STEP', 'Call initiateMfa before verifyMfa.');
       const { spent, match } = await checkCode(idHash, session, email, otp);
-      const method = spent.method as MfaMethod;
+      const method = match.recovery ? 'recovery_code' : (spent.method as MfaMethod);
       const version =
         spent.purpose === 'enroll'
           ? await applyMethod(spent, match.totpStep, client.name)
@@ -371,8 +425,16 @@ export function createMfaService(deps: MfaDeps) {
         authTime: Number(spent.auth_time),
       });
       const deviceId = spent.device_id ?? finished.deviceId;
-      if (rememberMe && deviceId) await store.remember(deviceId, spent.user_id, version, now() + deps.rememberMs);
-      return finished;
+      // A recovery code is a way back in, not a factor to skip later: remember_me needs the method itself.
+      if (rememberMe && deviceId && !match.recovery) await store.remember(deviceId, spent.user_id, version, now() + deps.rememberMs);
+      if (match.recovery) await recoveryCodes.recordUse(spent.user_id, client);
+      const issued =
+        spent.purpose === 'enroll'
+          ? await recoveryCodes.issue(spent.user_id, { type: 'recovery_codes.generated', clientId: client.id })
+          : regenerate && !match.recovery
+            ? await recoveryCodes.issue(spent.user_id, { type: 'recovery_codes.regenerated', clientId: client.id, clientName: client.name })
+            : undefined;
+      return issued ? { ...finished, recoveryCodes: issued } : finished;
     },
   };
 }

@@ -97,19 +97,25 @@ export function createMfaStore(db: Db) {
 
     /**
      * Spends one guess before the code is compared; the cap is part of the same statement,
-     * so parallel guesses cannot exceed it. Only initiated, live, unverified sessions qualify.
+     * so parallel guesses cannot exceed it. Only live, unverified sessions qualify, and
+     * (`initiated`, the default) only those whose code was sent or armed.
      */
-    async spendAttempt(idHash: string, maxAttempts: number, now: number): Promise<MfaSessionRow | undefined> {
-      return db
+    async spendAttempt(
+      idHash: string,
+      maxAttempts: number,
+      now: number,
+      { initiated = true }: { initiated?: boolean } = {},
+    ): Promise<MfaSessionRow | undefined> {
+      let query = db
         .updateTable('mfa_sessions')
         .set({ attempts: sql`attempts + 1` })
         .where('id', '=', idHash)
         .where('attempts', '<', maxAttempts)
         .where('verified_at', 'is', null)
-        .where('initiated_at', 'is not', null)
-        .where('expires_at', '>', now)
-        .returningAll()
-        .executeTakeFirst();
+        .where('expires_at', '>', now);
+      // A recovery code needs no initiated step (nothing was sent); every other code does.
+      if (initiated) query = query.where('initiated_at', 'is not', null);
+      return query.returningAll().executeTakeFirst();
     },
 
     /** Gives back one spent guess (a right TOTP code of a step already used proves no ignorance). */

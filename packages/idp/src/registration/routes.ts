@@ -32,7 +32,13 @@ const VerifyEmailOtpAnswer = wireBody<VerifyEmailOtpResponse>()(
 
 const VerifyDeviceAnswer = wireBody<VerifyDeviceResponse>()(
   Type.Union([
-    Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), code: Type.String(), deviceId: Type.Optional(Type.String()) }),
+    Type.Object({
+      status: Type.Literal('SUCCESS'),
+      message: Type.String(),
+      code: Type.String(),
+      deviceId: Type.Optional(Type.String()),
+      recoveryCodes: Type.Optional(Type.Array(Type.String(), { description: 'shown once, when this step enrolled the user in email MFA' })),
+    }),
     Type.Object({ status: Type.Literal('MFA_ENROLLMENT_NEEDED'), message: Type.String(), methods: Type.Array(MfaMethodSchema) }),
     Type.Object({
       status: Type.Literal('FINALIZE_REGISTRATION_NEEDED'),
@@ -92,6 +98,7 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ registration: Regis
           message: outcome.deviceId ? 'Device registered and remembered.' : 'Device verified.',
           code: outcome.code,
           ...(outcome.deviceId ? { deviceId: outcome.deviceId } : {}),
+          ...(outcome.recoveryCodes ? { recoveryCodes: outcome.recoveryCodes } : {}),
         };
       case 'enroll':
         return { status: 'MFA_ENROLLMENT_NEEDED', message: 'This application requires MFA: choose a method.', methods: outcome.methods };

@@ -173,7 +173,7 @@ export function createRegistrationService(deps: RegistrationDeps) {
 }
 
 export type RegisterDeviceOutcome =
-  | ({ kind: 'done' } & FinishedSignIn)
+  | ({ kind: 'done'; recoveryCodes?: string[] } & FinishedSignIn)
   | { kind: 'enroll'; methods: MfaMethod[] }
   | { kind: 'confirm'; sessionId: string; method: MfaMethod; otpauthUri?: string; secret?: string }
   | { kind: 'mfa'; sessionId: string; method: MfaMethod };

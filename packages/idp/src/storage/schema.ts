@@ -159,6 +159,19 @@ export interface Database {
     method_version: string;
     expires_at: number;
   };
+  /**
+   * recovery-codes/: the user's current set of single-use recovery codes, as keyed hashes. They
+   * do not expire (NIST SP 800-63B 5.1.2 look-up secrets): a regeneration or an MFA reset removes the set.
+   */
+  recovery_codes: {
+    id: string;
+    user_id: string;
+    /** HMAC under the server key of `user_id:code` (the code normalised, without its hyphen). */
+    code_hash: string;
+    created_at: number;
+    /** Set once, atomically, when the code is used. */
+    used_at: number | null;
+  };
   /** clients/: which users have signed in to which client (delegation may act only on those) */
   client_users: {
     client_id: string;

@@ -27,6 +27,8 @@ export function createUserService(deps: {
   events: EventLog;
   hash: SecretHasher;
   now: () => number;
+  /** mfa/: a new recovery-code set for a user with MFA (undefined when the user has none). */
+  regenerateRecoveryCodes: (email: string, actor: Actor) => Promise<string[] | undefined>;
 }) {
   const { store, devices, events, hash, now } = deps;
   const notFound = (key: string) => new ServiceError('ERR_NOT_FOUND', `No user ${key}.`);
@@ -78,6 +80,14 @@ export function createUserService(deps: {
     async delete(key: string, actor: Actor): Promise<void> {
       const user = await find(key);
       if (!(await store.delete(user, hash('account', user.email), { type: 'user.deleted', actor }, now()))) throw notFound(key);
+    },
+
+    /** A new set of recovery codes, to hand to the user once; the old set stops working and the user is mailed. */
+    async regenerateRecoveryCodes(key: string, actor: Actor): Promise<string[]> {
+      const user = await find(key);
+      const codes = await deps.regenerateRecoveryCodes(user.email, actor);
+      if (!codes) throw new ServiceError('ERR_REQUEST_INVALID', `User ${key} has no second factor: recovery codes back one up.`);
+      return codes;
     },
 
     /** The user's devices for every client, revoked and expired ones included. */

@@ -26,6 +26,8 @@ export interface UserHoldings {
   devices: Omit<DeviceRow, 'userId'>[];
   /** The confirmed MFA method, without its secret. */
   mfa: { method: string; phone: string | null; confirmedAt: number } | null;
+  /** The current set of recovery codes: when it was made and when each used code was used; never a code or a hash. */
+  recoveryCodes: { total: number; remaining: number; createdAt: number; usedAt: number[] } | null;
   clientSignIns: Array<{ clientId: string; clientName: string | null; firstSignedInAt: number }>;
 }
 
@@ -88,7 +90,7 @@ export function createUserStore(db: Db, events: EventStore) {
     },
 
     async holdings(userId: string): Promise<UserHoldings> {
-      const [devices, mfa, signIns] = await Promise.all([
+      const [devices, mfa, signIns, codes] = await Promise.all([
         db.selectFrom('devices').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute(),
         db.selectFrom('mfa_methods').select(['method', 'phone', 'confirmed_at']).where('user_id', '=', userId).executeTakeFirst(),
         db
@@ -98,7 +100,9 @@ export function createUserStore(db: Db, events: EventStore) {
           .where('client_users.user_id', '=', userId)
           .orderBy('client_users.first_signed_in_at')
           .execute(),
+        db.selectFrom('recovery_codes').select(['created_at', 'used_at']).where('user_id', '=', userId).orderBy('used_at').execute(),
       ]);
+      const usedAt = codes.flatMap((c) => (c.used_at === null ? [] : [Number(c.used_at)]));
       return {
         devices: devices.map((d) => ({
           id: d.id,
@@ -111,6 +115,10 @@ export function createUserStore(db: Db, events: EventStore) {
           removedAt: d.removed_at === null ? null : Number(d.removed_at),
         })),
         mfa: mfa ? { method: mfa.method, phone: mfa.phone, confirmedAt: Number(mfa.confirmed_at) } : null,
+        recoveryCodes:
+          codes.length === 0
+            ? null
+            : { total: codes.length, remaining: codes.length - usedAt.length, createdAt: Number(codes[0]?.created_at), usedAt },
         clientSignIns: signIns.map((s) => ({
           clientId: s.client_id,
           clientName: s.name,
@@ -121,7 +129,7 @@ export function createUserStore(db: Db, events: EventStore) {
 
     /**
      * Deletes every row kept about the user, in one transaction: devices and what hangs on them,
-     * the MFA method and steps, pending registrations, unspent codes, client sign-ins, the failure
+     * the MFA method, steps and recovery codes, pending registrations, unspent codes, client sign-ins, the failure
      * counter (keyed by `accountKey`, the keyed hash of the address), mail and SMS in the
      * development outboxes, and the user's events. Only `event` (which must name no one)
      * remains. The send throttles stay: keyed hashes that expire within the hour, and deleting
@@ -133,6 +141,7 @@ export function createUserStore(db: Db, events: EventStore) {
         await tx.deleteFrom('mfa_remembered').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('mfa_sessions').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('mfa_methods').where('user_id', '=', user.id).execute();
+        await tx.deleteFrom('recovery_codes').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('devices').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('registrations').where('email', '=', user.email).execute();
         await tx.deleteFrom('auth_codes').where('user_id', '=', user.id).execute();

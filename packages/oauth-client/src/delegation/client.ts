@@ -7,7 +7,9 @@ import {
   type DelegationRequestBodies,
   type DelegationResults,
   type MfaChangeStep,
+  OTP_PATTERN,
   Paths,
+  RECOVERY_CODE_PATTERN,
 } from 'service-protocol';
 import { DELEGATION_REQUEST_TTL_SECONDS, DELEGATION_TIMEOUT_MS } from '../defaults.js';
 import { openEnvelope, requestClaims, sealEnvelope } from './envelope.js';
@@ -72,7 +74,10 @@ export interface VerifyMfaChangeOptions {
   userid: string;
   /** `session_id` from initiateMfaChange. */
   sessionId: string;
-  /** The 6-digit code the user received (or reads from the authenticator app). */
+  /**
+   * The 6-digit code the user received (or reads from the authenticator app). At the current
+   * factor's step, when that factor is lost, one of the user's recovery codes (XXXXX-XXXXX).
+   */
   otp: string;
 }
 
@@ -122,7 +127,6 @@ const KEY_OPTIONS: [KeyOption, DelegationKeyKind][] = [
   ['idpEncryptionKey', 'x25519-public'],
 ];
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
-const OTP = /^\d{6}$/;
 
 interface Config {
   keys: Record<KeyOption, KeyObject>;
@@ -236,13 +240,13 @@ export class ServiceDelegationClient {
    * (answer: the next step, `otp_sent` or `totp_pending`), then the new method's code; the
    * change applies only on `'success'`.
    *
-   * @throws {@link DelegationRequestError} bad input (`otp` not 6 digits…), refusal, network or timeout
+   * @throws {@link DelegationRequestError} bad input (`otp` neither 6 digits nor a recovery code…), refusal, network or timeout
    * @throws {@link DelegationResponseError} the answer cannot be trusted
    */
   async verifyMfaChange(options: VerifyMfaChangeOptions): Promise<VerifyMfaChangeResult> {
     const { userid, sessionId, otp } = (options ?? {}) as Partial<VerifyMfaChangeOptions>;
     const body = { userid: requireInput('userid', userid), sessionId: requireInput('sessionId', sessionId), otp: requireInput('otp', otp) };
-    if (!OTP.test(body.otp)) throw inputError('otp must be 6 digits');
+    if (!OTP_PATTERN.test(body.otp) && !RECOVERY_CODE_PATTERN.test(body.otp)) throw inputError('otp must be 6 digits or a recovery code');
     const result = await this.#call('verify_mfa_change', body);
     if (result.status === 'success' || result.status === 'failed')
       return pick(result, { status: result.status }, ['message'], 'verify_mfa_change');
