@@ -74,6 +74,11 @@ export const AUTH_CODE_TTL_SECONDS = 60;
 /** Random bytes in codes, device tokens and challenges: 256 bits, above RFC 6749's 128. */
 export const TOKEN_BYTES = 32;
 
+/** Redirect URIs one client may register: enough for environments and native apps. */
+export const CLIENT_REDIRECT_URIS_MAX = 20;
+/** Longest redirect URI accepted (registration and /authorize); browsers handle URLs far longer. */
+export const REDIRECT_URI_MAX_LENGTH = 2000;
+
 /** ID token and access token lifetime. */
 export const ID_TOKEN_TTL_SECONDS = 10 * 60;
 export const ACCESS_TOKEN_TTL_SECONDS = 10 * 60;

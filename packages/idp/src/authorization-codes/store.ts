@@ -8,7 +8,14 @@ export interface AuthCode {
   authTime: number;
   /** The remembered device that signed in or was registered, if any (ID token claim device_id). */
   deviceId: string | null;
+  /** Set by the authorization endpoint (oidc/): the token request must present the same value. */
+  redirectUri?: string | null;
+  /** OIDC Core 3.1.2.1 nonce, echoed in the ID token. */
+  nonce?: string | null;
 }
+
+/** A consumed code: the optional fields read back as null when the code had none. */
+export type RedeemedCode = AuthCode & { redirectUri: string | null; nonce: string | null };
 
 /** Authorization codes, stored by keyed hash; consumption stamps a time instead of deleting. */
 export function createCodeStore(db: Db) {
@@ -24,6 +31,8 @@ export function createCodeStore(db: Db) {
           amr: JSON.stringify(code.amr),
           auth_time: code.authTime,
           device_id: code.deviceId,
+          redirect_uri: code.redirectUri ?? null,
+          nonce: code.nonce ?? null,
           expires_at: expiresAt,
           consumed_at: null,
           access_token_jti: null,
@@ -67,7 +76,11 @@ export function createCodeStore(db: Db) {
      * (no window where a replay finds nothing to revoke). A replayed, expired or unknown code
      * yields undefined.
      */
-    async consume(idHash: string, now: number, redemption: { accessTokenJti: string; keepUntil: number }): Promise<AuthCode | undefined> {
+    async consume(
+      idHash: string,
+      now: number,
+      redemption: { accessTokenJti: string; keepUntil: number },
+    ): Promise<RedeemedCode | undefined> {
       const row = await db
         .updateTable('auth_codes')
         // The row outlives the code as long as the access token does, so a replay can revoke it.
@@ -75,7 +88,7 @@ export function createCodeStore(db: Db) {
         .where('id', '=', idHash)
         .where('consumed_at', 'is', null)
         .where('expires_at', '>', now)
-        .returning(['client_id', 'user_id', 'code_challenge', 'amr', 'auth_time', 'device_id'])
+        .returning(['client_id', 'user_id', 'code_challenge', 'amr', 'auth_time', 'device_id', 'redirect_uri', 'nonce'])
         .executeTakeFirst();
       return (
         row && {
@@ -85,6 +98,8 @@ export function createCodeStore(db: Db) {
           amr: JSON.parse(row.amr) as string[],
           authTime: Number(row.auth_time),
           deviceId: row.device_id,
+          redirectUri: row.redirect_uri,
+          nonce: row.nonce,
         }
       );
     },

@@ -1,4 +1,5 @@
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+import { CLIENT_REDIRECT_URIS_MAX, REDIRECT_URI_MAX_LENGTH } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { isSigningAlg, SIGNING_ALGS } from '../keys/keyring.js';
 import type { ClientRecord, ClientStore } from './store.js';
@@ -6,7 +7,17 @@ import type { ClientRecord, ClientStore } from './store.js';
 export interface NewClientKeys {
   clientId: string;
   publishableKey: string;
-  secretKey: string;
+  /** Absent for a public client: it has none. */
+  secretKey?: string;
+}
+
+export interface NewClient {
+  name: string;
+  origins: string[];
+  idTokenSignedResponseAlg?: string;
+  redirectUris?: string[];
+  /** RFC 6749 2.1: no secret key; the token endpoint takes its client_id alone and requires PKCE. */
+  public?: boolean;
 }
 
 /**
@@ -16,24 +27,28 @@ export interface NewClientKeys {
  */
 export function createClientService({ store, hash, now }: { store: ClientStore; hash: SecretHasher; now: () => number }) {
   return {
-    async create(input: { name: string; origins: string[]; idTokenSignedResponseAlg?: string }): Promise<NewClientKeys> {
+    async create(input: NewClient): Promise<NewClientKeys> {
       const idTokenSignedResponseAlg = input.idTokenSignedResponseAlg ?? 'RS256';
       if (!isSigningAlg(idTokenSignedResponseAlg)) throw new Error(`the ID token algorithm is one of ${SIGNING_ALGS.join(', ')}`);
       const name = input.name.trim();
       if (!name || name.length > 100) throw new Error('client name must be 1 to 100 characters');
-      if (input.origins.length === 0) throw new Error('a client needs at least one --origin');
+      const redirectUris = [...new Set((input.redirectUris ?? []).map(checkRedirectUri))];
+      if (redirectUris.length > CLIENT_REDIRECT_URIS_MAX) throw new Error(`a client has at most ${CLIENT_REDIRECT_URIS_MAX} redirect URIs`);
+      if (input.origins.length === 0 && redirectUris.length === 0)
+        throw new Error('a client needs at least one --origin or --redirect-uri');
       const origins = input.origins.map(normalizeOrigin);
-      const keys: NewClientKeys = {
-        clientId: randomToken('cli_', 12),
-        publishableKey: randomToken('pk_'),
-        secretKey: randomToken('sk_'),
-      };
+      const type = input.public ? 'public' : 'confidential';
+      const clientId = randomToken('cli_', 12);
+      const publishableKey = randomToken('pk_');
+      const secretKey = randomToken('sk_');
       await store.insert(
-        { id: keys.clientId, name, origins, mfaPolicy: 'optional', idTokenSignedResponseAlg, createdAt: now() },
-        hash('publishable-key', keys.publishableKey),
-        hash('secret-key', keys.secretKey),
+        { id: clientId, name, origins, mfaPolicy: 'optional', idTokenSignedResponseAlg, createdAt: now(), redirectUris, type },
+        hash('publishable-key', publishableKey),
+        // The column predates public clients and is NOT NULL: a public client's is the hash of a
+        // value nobody is shown, and authenticateBackend refuses public clients before comparing.
+        hash('secret-key', secretKey),
       );
-      return keys;
+      return type === 'public' ? { clientId, publishableKey } : { clientId, publishableKey, secretKey };
     },
 
     list: () => store.list(),
@@ -74,12 +89,44 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       // Compare against a dummy when the client is unknown, so timing does not reveal client ids.
       const expected = found?.secretKeyHash ?? hash('secret-key', 'unknown-client');
       const matches = safeEqual(hash('secret-key', secretKey), expected);
-      return found && matches ? found.client : undefined;
+      return found && matches && found.client.type === 'confidential' ? found.client : undefined;
+    },
+
+    /**
+     * The client of a token request: a confidential one by its secret key, a public one by its
+     * client_id alone (RFC 6749 2.3, `token_endpoint_auth_method: none`). A confidential client
+     * without its secret, or a public one sending a secret, is refused.
+     */
+    async authenticateTokenClient(clientId: string, secretKey: string | undefined): Promise<ClientRecord | undefined> {
+      if (secretKey !== undefined) return this.authenticateBackend(clientId, secretKey);
+      const client = await store.findById(clientId);
+      return client?.type === 'public' ? client : undefined;
     },
   };
 }
 
 export type ClientService = ReturnType<typeof createClientService>;
+
+/**
+ * A redirect URI as registered, kept verbatim for exact matching (RFC 9700 2.1). Absolute, no
+ * fragment (RFC 6749 3.1.2), no credentials; http(s), or a private-use scheme with a dot for
+ * native apps (RFC 8252 7.1). Never javascript:, data: or the like.
+ */
+export function checkRedirectUri(input: string): string {
+  let url: URL;
+  try {
+    url = new URL(input);
+  } catch {
+    throw new Error(`not an absolute redirect URI: ${input}`);
+  }
+  const scheme = url.protocol.slice(0, -1);
+  const web = scheme === 'https' || scheme === 'http';
+  if (!web && !/^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+$/.test(scheme))
+    throw new Error(`redirect URI scheme must be https, http or a private-use scheme such as com.example.app: ${input}`);
+  if (input.includes('#') || url.username || url.password) throw new Error(`redirect URI must have no fragment or credentials: ${input}`);
+  if (input.length > REDIRECT_URI_MAX_LENGTH) throw new Error(`redirect URI is longer than ${REDIRECT_URI_MAX_LENGTH} characters`);
+  return input;
+}
 
 /** `https://App.example.com:443/` → `https://app.example.com`; refuses anything but http(s) origins. */
 export function normalizeOrigin(input: string): string {

@@ -10,6 +10,10 @@ export interface ClientRecord {
   /** OIDC Dynamic Client Registration `id_token_signed_response_alg`. */
   idTokenSignedResponseAlg: SigningAlg;
   createdAt: number;
+  /** Where the authorization endpoint may send codes: compared by exact string match (RFC 9700 2.1). */
+  redirectUris: string[];
+  /** RFC 6749 2.1: a public client has no secret key and must use PKCE. */
+  type: 'confidential' | 'public';
 }
 
 type Row = Database['clients'];
@@ -22,6 +26,8 @@ function toRecord(row: Row): ClientRecord {
     mfaPolicy: row.mfa_policy === 'required' ? 'required' : 'optional',
     idTokenSignedResponseAlg: isSigningAlg(row.id_token_signed_response_alg) ? row.id_token_signed_response_alg : 'RS256',
     createdAt: Number(row.created_at),
+    redirectUris: JSON.parse(row.redirect_uris) as string[],
+    type: row.client_type === 'public' ? 'public' : 'confidential',
   };
 }
 
@@ -40,6 +46,8 @@ export function createClientStore(db: Db) {
           publishable_key_hash: publishableKeyHash,
           secret_key_hash: secretKeyHash,
           created_at: client.createdAt,
+          redirect_uris: JSON.stringify(client.redirectUris),
+          client_type: client.type,
         })
         .execute();
     },

@@ -15,7 +15,10 @@ const TokenBody = Type.Object({
   redirect_uri: Type.Optional(Type.String({ maxLength: 2000 })),
 });
 
-/** RFC 6749 2.3.1: client_secret_basic (form-urlencoded id and secret) or client_secret_post, not both. */
+/**
+ * RFC 6749 2.3.1: client_secret_basic (form-urlencoded id and secret) or client_secret_post, not
+ * both; or `none`, client_id only, which only a public client may use.
+ */
 function clientCredentials(authorization: string | undefined, body: { client_id?: string; client_secret?: string }) {
   if (authorization?.startsWith('Basic ')) {
     if (body.client_secret !== undefined) throw new OAuthError('invalid_request', 'Use one client authentication method, not two.');
@@ -28,7 +31,8 @@ function clientCredentials(authorization: string | undefined, body: { client_id?
       throw new OAuthError('invalid_client', 'Malformed Basic credentials.');
     }
   }
-  if (!body.client_id || !body.client_secret) throw new OAuthError('invalid_client', 'Client authentication is required.');
+  if (!body.client_id) throw new OAuthError('invalid_client', 'Client authentication is required.');
+  // No secret: a public client identifies itself by client_id alone (RFC 6749 2.3.1, 3.2.1).
   return { clientId: body.client_id, clientSecret: body.client_secret };
 }
 
@@ -47,8 +51,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
     const { clientId, clientSecret } = clientCredentials(request.headers.authorization, body);
     return tokens.exchangeCode({
       clientId,
-      clientSecret,
+      ...(clientSecret !== undefined ? { clientSecret } : {}),
       code: body.code,
+      ...(body.redirect_uri !== undefined ? { redirectUri: body.redirect_uri } : {}),
       ...(body.code_verifier !== undefined ? { codeVerifier: body.code_verifier } : {}),
     });
   });
@@ -82,7 +87,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
       grant_types_supported: ['authorization_code'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: [...SIGNING_ALGS],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       code_challenge_methods_supported: ['S256'],
       scopes_supported: ['openid', 'email'],
       claims_supported: ['iss', 'sub', 'aud', 'iat', 'exp', 'nbf', 'auth_time', 'jti', 'email', 'email_verified', 'amr'],

@@ -23,9 +23,11 @@ export interface TokenDeps {
 
 export interface CodeGrant {
   clientId: string;
-  clientSecret: string;
+  /** Absent for a public client (`token_endpoint_auth_method: none`). */
+  clientSecret?: string;
   code: string;
   codeVerifier?: string;
+  redirectUri?: string;
 }
 
 export const SCOPE = 'openid email';
@@ -43,7 +45,7 @@ export function createTokenService(deps: TokenDeps) {
 
   return {
     async exchangeCode(grant: CodeGrant): Promise<TokenResponse> {
-      const client = await clients.authenticateBackend(grant.clientId, grant.clientSecret);
+      const client = await clients.authenticateTokenClient(grant.clientId, grant.clientSecret);
       if (!client) throw new OAuthError('invalid_client', 'Client authentication failed.');
       // Consumed before any other check: a code presented once is gone, whatever the outcome.
       // A second presentation also revokes the access token the first one got.
@@ -58,6 +60,12 @@ export function createTokenService(deps: TokenDeps) {
       } else if (grant.codeVerifier !== undefined) {
         throw new OAuthError('invalid_grant', 'code_verifier was sent but the code was issued without a code challenge.');
       }
+      // RFC 9700 2.1.1: a public client has no secret, so PKCE is what binds the code to it.
+      if (client.type === 'public' && code.codeChallenge === null)
+        throw new OAuthError('invalid_grant', 'A public client must use PKCE (S256).');
+      // RFC 6749 4.1.3: a code issued for a redirect_uri is redeemed only with the same one.
+      if (code.redirectUri !== null && grant.redirectUri !== code.redirectUri)
+        throw new OAuthError('invalid_grant', 'redirect_uri does not match the one of the authorization request.');
       const user = await accounts.findById(code.userId);
       if (!user) throw new OAuthError('invalid_grant', 'The user of this code no longer exists.');
       // Delegation may act only on users who signed in to this client (docs/delegation.md).
@@ -81,6 +89,8 @@ export function createTokenService(deps: TokenDeps) {
           email: user.email,
           email_verified: true,
           amr: code.amr,
+          // OIDC Core 3.1.3.6 / 2: the nonce of the authentication request, verbatim.
+          ...(code.nonce ? { nonce: code.nonce } : {}),
           // Our claim: the device behind this sign-in, so a backend can end its session when it is revoked.
           ...(code.deviceId ? { device_id: code.deviceId } : {}),
         },
