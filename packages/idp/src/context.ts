@@ -29,6 +29,8 @@ import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/maile
 import { loadMailTemplates } from './mail/templates.js';
 import { createMfaService } from './mfa/service.js';
 import { createMfaStore } from './mfa/store.js';
+import { createOidcService } from './oidc/service.js';
+import { createOidcStore } from './oidc/store.js';
 import { createOtpService } from './otp/service.js';
 import { createRegistrationService } from './registration/service.js';
 import { createRegistrationStore } from './registration/store.js';
@@ -161,6 +163,18 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const login = createLoginService({ prover, mfa, finish, registration, now });
   const users = createUserService({ store: createUserStore(db, eventStore), devices, events, hash, now });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, serverSecret, now });
+  const oidc = createOidcService({
+    issuer: config.issuer,
+    clients,
+    codes,
+    store: createOidcStore(db),
+    devices,
+    accounts,
+    events,
+    hash,
+    now,
+    deviceIdleMs: idleMs,
+  });
 
   return {
     config,
@@ -182,6 +196,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sms,
     smsOutbox,
     tokens,
+    oidc,
     events,
     users,
     adminKeys: createAdminKeys({ store: createAdminKeyStore(db), hash, events, now }),
@@ -194,6 +209,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       await throttleStore.deleteExpired(at);
       await mfaStore.deleteExpired(at);
       await delegation.sweep(at);
+      await oidc.sweep(at);
       await eventStore.deleteOlderThan(at - config.eventRetentionDays * 24 * 60 * 60 * 1000);
     },
     /** Sweeps in the background; returns the stop function. */

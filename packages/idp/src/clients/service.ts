@@ -4,6 +4,13 @@ import { ServiceError } from '../errors.js';
 import { isSigningAlg, SIGNING_ALGS } from '../keys/keyring.js';
 import type { ClientRecord, ClientStore } from './store.js';
 
+/**
+ * The first-party client the hosted sign-in pages use (oidc/): service-web runs on the
+ * issuer's own origin against it. Built in: not listed, updated or deleted by operators.
+ */
+export const HOSTED_CLIENT_ID = 'cli_hosted_signin';
+const firstParty = new Set([HOSTED_CLIENT_ID]);
+
 export interface NewClientKeys {
   clientId: string;
   publishableKey: string;
@@ -51,7 +58,29 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       return type === 'public' ? { clientId, publishableKey } : { clientId, publishableKey, secretKey };
     },
 
-    list: () => store.list(),
+    /** The operators' clients (built-in first-party ones are not theirs to see or change). */
+    list: async () => (await store.list()).filter((c) => !firstParty.has(c.id)),
+
+    /**
+     * A built-in client of the service itself (oidc/: the hosted sign-in pages), on the
+     * issuer's origin. Public: it has no secret, and its codes are redeemed only inside the service.
+     */
+    async ensureFirstParty(input: { id: string; name: string; origin: string; publishableKey: string }): Promise<void> {
+      await store.upsertFirstParty(
+        {
+          id: input.id,
+          name: input.name,
+          origins: [input.origin],
+          mfaPolicy: 'optional',
+          idTokenSignedResponseAlg: 'RS256',
+          createdAt: now(),
+          redirectUris: [],
+          type: 'public',
+        },
+        hash('publishable-key', input.publishableKey),
+        hash('secret-key', randomToken('sk_')),
+      );
+    },
     findById: (id: string) => store.findById(id),
     recordSignIn: (clientId: string, userId: string) => store.recordSignIn(clientId, userId, now()),
     hasSignedIn: (clientId: string, userId: string) => store.hasSignedIn(clientId, userId),
@@ -65,12 +94,12 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     /** `optional` (default): users choose whether to enroll in MFA; `required`: no code without it. */
     async setMfaPolicy(clientId: string, policy: string): Promise<void> {
       if (policy !== 'optional' && policy !== 'required') throw new Error('the MFA policy is optional or required');
-      if (!(await store.setMfaPolicy(clientId, policy))) throw new Error(`no client ${clientId}`);
+      if (firstParty.has(clientId) || !(await store.setMfaPolicy(clientId, policy))) throw new Error(`no client ${clientId}`);
     },
 
     /** Deletes the client and everything bound to it; its keys stop working at once. */
     async delete(clientId: string): Promise<void> {
-      if (!(await store.delete(clientId))) throw new Error(`no client ${clientId}`);
+      if (firstParty.has(clientId) || !(await store.delete(clientId))) throw new Error(`no client ${clientId}`);
     },
 
     /** The client behind a browser request, if its key is valid and the origin is one of its own. */

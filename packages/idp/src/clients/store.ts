@@ -52,6 +52,28 @@ export function createClientStore(db: Db) {
         .execute();
     },
 
+    /** Inserts a built-in client, or brings its origins and key up to date (every node may run this at start). */
+    async upsertFirstParty(client: ClientRecord, publishableKeyHash: string, secretKeyHash: string): Promise<void> {
+      await db
+        .insertInto('clients')
+        .values({
+          id: client.id,
+          name: client.name,
+          origins: JSON.stringify(client.origins),
+          mfa_policy: client.mfaPolicy,
+          id_token_signed_response_alg: client.idTokenSignedResponseAlg,
+          publishable_key_hash: publishableKeyHash,
+          secret_key_hash: secretKeyHash,
+          created_at: client.createdAt,
+          redirect_uris: JSON.stringify(client.redirectUris),
+          client_type: client.type,
+        })
+        .onConflict((oc) =>
+          oc.column('id').doUpdateSet({ origins: JSON.stringify(client.origins), publishable_key_hash: publishableKeyHash }),
+        )
+        .execute();
+    },
+
     async findByPublishableKeyHash(hash: string): Promise<ClientRecord | undefined> {
       const row = await db.selectFrom('clients').selectAll().where('publishable_key_hash', '=', hash).executeTakeFirst();
       return row && toRecord(row);

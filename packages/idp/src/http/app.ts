@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { BROWSER_PREFIX, BrowserPaths, type ErrorBody } from 'service-protocol';
 import { ADMIN_PREFIX, adminRoutes } from '../admin/routes.js';
+import { HOSTED_CLIENT_ID } from '../clients/service.js';
 import type { ServiceContext } from '../context.js';
 import { BODY_LIMIT_BYTES } from '../defaults.js';
 import { delegationRoutes } from '../delegation/routes.js';
@@ -14,6 +15,7 @@ import { recordSignInRefusals } from '../events/sign-in-refusals.js';
 import { loginRoutes } from '../login/routes.js';
 import { devMailRoutes } from '../mail/routes.js';
 import { mfaRoutes } from '../mfa/routes.js';
+import { AUTHORIZATION_REQUEST_HEADER, oidcRoutes } from '../oidc/routes.js';
 import { registrationRoutes } from '../registration/routes.js';
 import { tokenRoutes } from '../token/routes.js';
 import { browserClient } from './browser-client.js';
@@ -86,6 +88,12 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   await app.register(
     async (browser) => {
       await browserClient(browser, { clients: ctx.clients });
+      // The hosted sign-in pages' client takes the MFA policy of the app it signs in for (oidc/).
+      browser.addHook('preHandler', async (request) => {
+        if (request.client.id !== HOSTED_CLIENT_ID) return;
+        const pending = request.headers[AUTHORIZATION_REQUEST_HEADER];
+        request.client = await ctx.oidc.hostedClientFor(request.client, typeof pending === 'string' ? pending : undefined);
+      });
       recordSignInRefusals(browser, ctx.events);
       browser.get(BrowserPaths.client, async (request) => ({
         clientId: request.client.id,
@@ -109,6 +117,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices });
+  await app.register(oidcRoutes, { oidc: ctx.oidc, issuer: ctx.config.issuer });
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer });
   await app.register(sdkRoutes);
   if (ctx.config.devInbox && !ctx.config.production && (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox')) {

@@ -80,17 +80,24 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
     reply.header('cache-control', 'public, max-age=300');
     return {
       issuer,
+      authorization_endpoint: issuer + Paths.authorize,
       token_endpoint: issuer + Paths.token,
       jwks_uri: issuer + Paths.jwks,
       userinfo_endpoint: issuer + Paths.userinfo,
       response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      prompt_values_supported: ['none', 'login'],
+      // RFC 9207: every authorization response carries iss.
+      authorization_response_iss_parameter_supported: true,
+      request_parameter_supported: false,
+      request_uri_parameter_supported: false,
       grant_types_supported: ['authorization_code'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: [...SIGNING_ALGS],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       code_challenge_methods_supported: ['S256'],
       scopes_supported: ['openid', 'email'],
-      claims_supported: ['iss', 'sub', 'aud', 'iat', 'exp', 'nbf', 'auth_time', 'jti', 'email', 'email_verified', 'amr'],
+      claims_supported: ['iss', 'sub', 'aud', 'iat', 'exp', 'nbf', 'auth_time', 'jti', 'email', 'email_verified', 'amr', 'nonce'],
     };
   });
 };
