@@ -87,6 +87,12 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
 
   await app.register(
     async (browser) => {
+      // The hosted pages call this API from the issuer's own origin, and a same-origin GET carries
+      // no Origin header (Fetch standard); the browser's Sec-Fetch-Site says where it came from.
+      const issuerOrigin = new URL(ctx.config.issuer).origin;
+      browser.addHook('onRequest', async (request) => {
+        if (!request.headers.origin && request.headers['sec-fetch-site'] === 'same-origin') request.headers.origin = issuerOrigin;
+      });
       await browserClient(browser, { clients: ctx.clients });
       // The hosted sign-in pages' client takes the MFA policy of the app it signs in for (oidc/).
       browser.addHook('preHandler', async (request) => {

@@ -153,7 +153,6 @@
 
   client.init(config.publishableKey, config.issuer).then((result) => {
     if (result.status !== 'INITIALIZED') return say(result.message);
-    if (config.loginHint) $('email').value = config.loginHint;
     show('email-step');
   });
 })();
