@@ -3,7 +3,7 @@
  * with service-web itself, as the page makes them (its origin, the request header).
  */
 import { IDBFactory } from 'fake-indexeddb';
-import { ServiceClient } from 'service-web';
+import { createPkcePair, ServiceClient } from 'service-web';
 import type { TestService } from './helpers.js';
 
 export const RP_CALLBACK = 'https://rp.example/callback';
@@ -40,27 +40,9 @@ export function hostedBrowser(service: TestService) {
   return {
     jar,
     /** Runs the hosted page for the pending request at `signInLocation` (/signin?request=…); returns the app's redirect. */
-    async signIn(
-      signInLocation: string,
-      email: string,
-      options: { mfa?: (client: ServiceClient, sessionId: string) => Promise<string> } = {},
-    ) {
-      const requestId = new URL(signInLocation, service.url).searchParams.get('request') ?? '';
-      const page = await fetch(new URL(signInLocation, service.url), { headers: { cookie: jar.header() } });
-      const html = await page.text();
-      const key = html.match(/data-publishable-key="([^"]+)"/)?.[1] ?? '';
-      const client = new ServiceClient({
-        indexedDB,
-        fetch: (input, init) => {
-          const headers = new Headers(init?.headers);
-          headers.set('origin', service.url);
-          headers.set('x-service-authorization-request', requestId);
-          return fetch(input, { ...init, headers });
-        },
-      });
-      const init = await client.init(key, service.url);
-      if (init.status !== 'INITIALIZED') throw new Error(`init: ${JSON.stringify(init)}`);
-      const { createPkcePair } = await import('service-web');
+    async signIn(signInLocation: string, email: string) {
+      const requestId = requestIdOf(signInLocation);
+      const client = await hostedServiceClient(service, indexedDB, requestId, jar);
       const pkce = await createPkcePair();
       const started = await client.authenticate(email, {
         rememberDevice: true,
@@ -69,19 +51,38 @@ export function hostedBrowser(service: TestService) {
       });
       let code: string | undefined;
       if (started.status === 'SUCCESS') code = started.code;
-      else if (started.status === 'MFA_REQUIRED' && options.mfa) code = await options.mfa(client, started.sessionId);
       else if (started.status === 'OTP_NEEDED') {
         const verified = await client.verifyEmailOtp({ userid: email, otp: await service.latestOtp(email) });
         if (verified.status !== 'SUCCESS') throw new Error(`otp: ${JSON.stringify(verified)}`);
         const device = await client.verifyDevice({ userid: email });
         if (device.status === 'SUCCESS' || device.status === 'DEVICE_REGISTERED') code = device.code;
-        else if (device.status === 'MFA_REQUIRED' && options.mfa) code = await options.mfa(client, device.sessionId);
         else throw new Error(`device: ${JSON.stringify(device)}`);
       } else throw new Error(`authenticate: ${JSON.stringify(started)}`);
       return complete(service, jar, { request: requestId, code: code ?? '', codeVerifier: pkce.codeVerifier });
     },
   };
 }
+
+/** service-web as the hosted page for `requestId` runs it: the page's key, our origin, the request header. */
+export async function hostedServiceClient(service: TestService, indexedDB: IDBFactory, requestId: string, jar = new CookieJar()) {
+  const page = await fetch(`${service.url}/signin?request=${requestId}`, { headers: { cookie: jar.header() } });
+  const key = (await page.text()).match(/data-publishable-key="([^"]+)"/)?.[1] ?? '';
+  const client = new ServiceClient({
+    indexedDB,
+    fetch: (input, init) => {
+      const headers = new Headers(init?.headers);
+      headers.set('origin', service.url);
+      headers.set('x-service-authorization-request', requestId);
+      return fetch(input, { ...init, headers });
+    },
+  });
+  const init = await client.init(key, service.url);
+  if (init.status !== 'INITIALIZED') throw new Error(`init: ${JSON.stringify(init)}`);
+  return client;
+}
+
+/** The pending request id of a /signin?request=… location. */
+export const requestIdOf = (location: string | null) => new URL(location ?? '', 'http://x').searchParams.get('request') ?? '';
 
 /** POST /signin/complete as the hosted page does. */
 export async function complete(service: TestService, jar: CookieJar, body: Record<string, string>, origin = service.url) {
