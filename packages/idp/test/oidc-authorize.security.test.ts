@@ -103,6 +103,8 @@ describe('authorization endpoint: hostile requests', () => {
     [{ prompt: 'none login' }, 'invalid_request', 'prompt=none combined'],
     [{ prompt: 'consent' }, 'invalid_request', 'unsupported prompt'],
     [{ max_age: '-1' }, 'invalid_request', 'negative max_age'],
+    [{ nonce: 'n'.repeat(1001) }, 'invalid_request', 'over-long nonce'],
+    [{ login_hint: `${'a'.repeat(1000)}@example.com` }, 'invalid_request', 'over-long login_hint'],
     [{ request: 'eyJ...' }, 'request_not_supported', 'request object'],
     [{ request_uri: 'https://evil.example/r' }, 'request_uri_not_supported', 'request_uri'],
     [{ response_mode: 'fragment' }, 'invalid_request', 'other response_mode'],

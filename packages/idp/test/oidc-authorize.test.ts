@@ -105,6 +105,11 @@ describe('authorization code flow through the hosted sign-in', () => {
     assert.match(stale.location ?? '', /^\/signin\?request=/);
     const fresh = await authorize(service, request(rp.clientId, await createPkcePair(), { max_age: '3600' }), browser.jar);
     assert.ok(fresh.location?.startsWith(RP_CALLBACK), 'a recent enough sign-in satisfies max_age');
+    // max_age=0 is prompt=login (OIDC Core 3.1.2.1), even within the same second; prompt=none then says login_required.
+    const zero = await authorize(service, request(rp.clientId, await createPkcePair(), { max_age: '0' }), browser.jar);
+    assert.match(zero.location ?? '', /^\/signin\?request=/);
+    const silent = await authorize(service, request(rp.clientId, await createPkcePair(), { max_age: '60', prompt: 'none' }), browser.jar);
+    assert.equal(paramsOf(silent.location).error, 'login_required');
 
     // The remembered device signs in again with its key: a new auth_time, no email code.
     const again = await browser.signIn(stale.location ?? '', email);

@@ -31,24 +31,28 @@ function toRecord(row: Row): ClientRecord {
   };
 }
 
+function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: string): Row {
+  return {
+    id: client.id,
+    name: client.name,
+    origins: JSON.stringify(client.origins),
+    mfa_policy: client.mfaPolicy,
+    id_token_signed_response_alg: client.idTokenSignedResponseAlg,
+    publishable_key_hash: publishableKeyHash,
+    secret_key_hash: secretKeyHash,
+    created_at: client.createdAt,
+    redirect_uris: JSON.stringify(client.redirectUris),
+    client_type: client.type,
+  };
+}
+
 export function createClientStore(db: Db) {
   const recorded = new Set<string>();
   return {
     async insert(client: ClientRecord, publishableKeyHash: string, secretKeyHash: string): Promise<void> {
       await db
         .insertInto('clients')
-        .values({
-          id: client.id,
-          name: client.name,
-          origins: JSON.stringify(client.origins),
-          mfa_policy: client.mfaPolicy,
-          id_token_signed_response_alg: client.idTokenSignedResponseAlg,
-          publishable_key_hash: publishableKeyHash,
-          secret_key_hash: secretKeyHash,
-          created_at: client.createdAt,
-          redirect_uris: JSON.stringify(client.redirectUris),
-          client_type: client.type,
-        })
+        .values(rowOf(client, publishableKeyHash, secretKeyHash))
         .execute();
     },
 
@@ -56,18 +60,7 @@ export function createClientStore(db: Db) {
     async upsertFirstParty(client: ClientRecord, publishableKeyHash: string, secretKeyHash: string): Promise<void> {
       await db
         .insertInto('clients')
-        .values({
-          id: client.id,
-          name: client.name,
-          origins: JSON.stringify(client.origins),
-          mfa_policy: client.mfaPolicy,
-          id_token_signed_response_alg: client.idTokenSignedResponseAlg,
-          publishable_key_hash: publishableKeyHash,
-          secret_key_hash: secretKeyHash,
-          created_at: client.createdAt,
-          redirect_uris: JSON.stringify(client.redirectUris),
-          client_type: client.type,
-        })
+        .values(rowOf(client, publishableKeyHash, secretKeyHash))
         .onConflict((oc) =>
           oc.column('id').doUpdateSet({ origins: JSON.stringify(client.origins), publishable_key_hash: publishableKeyHash }),
         )

@@ -65,6 +65,9 @@ export async function checkAuthorizeRequest(
     }
   }
   const text = (name: string) => (typeof params[name] === 'string' ? (params[name] as string) : undefined);
+  for (const name of ['nonce', 'login_hint']) {
+    if ((text(name)?.length ?? 0) > AUTHORIZE_PARAMETER_MAX_LENGTH) return fail('invalid_request', `${name} is too long.`);
+  }
   // OIDC Core 6: request objects and dynamic registration are not supported.
   if (text('request') !== undefined) return fail('request_not_supported', 'Request objects are not supported.');
   if (text('request_uri') !== undefined) return fail('request_uri_not_supported', 'request_uri is not supported.');

@@ -61,11 +61,17 @@ export function createOidcService(deps: OidcDeps) {
     return { ...session, idHash };
   }
 
-  /** OIDC Core 3.1.2.1: prompt=login and an exceeded max_age ask for a fresh sign-in; an app requiring MFA needs it in the session. */
-  function satisfies(session: SignInSession, request: AuthorizationRequest, client: ClientRecord): boolean {
-    if (request.prompt?.split(' ').includes('login')) return false;
-    if (request.maxAgeSeconds !== null && Math.floor(now() / 1000) - session.authTime > request.maxAgeSeconds) return false;
-    return client.mfaPolicy !== 'required' || session.amr.includes('mfa');
+  /**
+   * Why a session cannot answer this request, if it cannot. OIDC Core 3.1.2.1: prompt=login
+   * and an exceeded max_age (max_age=0 is prompt=login) need a fresh sign-in; an app requiring
+   * MFA needs it in the session. The reason is the prompt=none error (OIDC Core 3.1.2.6).
+   */
+  function shortfall(session: SignInSession, request: AuthorizationRequest, client: ClientRecord) {
+    if (request.prompt?.split(' ').includes('login')) return 'login_required';
+    const age = Math.floor(now() / 1000) - session.authTime;
+    if (request.maxAgeSeconds !== null && (request.maxAgeSeconds === 0 || age > request.maxAgeSeconds)) return 'login_required';
+    if (client.mfaPolicy === 'required' && !session.amr.includes('mfa')) return 'interaction_required';
+    return undefined;
   }
 
   async function issueFor(
@@ -103,7 +109,8 @@ export function createOidcService(deps: OidcDeps) {
       if (checked.kind === 'redirect-error') return { kind: 'redirect', location: errorRedirect(checked) };
       const { client, request } = checked;
       const session = await liveSession(cookies.session);
-      if (session && satisfies(session, request, client)) {
+      const unmet = session ? shortfall(session, request, client) : 'login_required';
+      if (session && !unmet) {
         await store.touchSession(session.idHash, now());
         await events.record({
           type: 'sign_in.succeeded',
@@ -116,9 +123,11 @@ export function createOidcService(deps: OidcDeps) {
       }
       if (request.prompt === 'none') {
         // OIDC Core 3.1.2.6: no UI may be shown; say why the session did not do.
-        const error = session ? 'interaction_required' : 'login_required';
-        const description = session ? 'The sign-in session does not satisfy this request.' : 'The user is not signed in.';
-        return { kind: 'redirect', location: errorRedirect({ kind: 'redirect-error', ...request, error, description }) };
+        const description = unmet === 'interaction_required' ? 'This app requires a second factor.' : 'The user must sign in.';
+        return {
+          kind: 'redirect',
+          location: errorRedirect({ kind: 'redirect-error', ...request, error: unmet ?? 'login_required', description }),
+        };
       }
       // One binding value per browser, reused across tabs; a new one when the browser has none.
       const binding = cookies.binding && /^[A-Za-z0-9_-]{43}$/.test(cookies.binding) ? cookies.binding : randomToken('');

@@ -1,4 +1,4 @@
-import type { Db } from '../storage/database.js';
+import type { Database, Db } from '../storage/database.js';
 
 /** A validated authorization request waiting for the hosted sign-in. */
 export interface AuthorizationRequest {
@@ -19,17 +19,6 @@ export interface SignInSession {
   authTime: number;
 }
 
-type RequestRow = {
-  client_id: string;
-  redirect_uri: string;
-  state: string | null;
-  nonce: string | null;
-  code_challenge: string | null;
-  prompt: string | null;
-  max_age_seconds: number | null;
-  login_hint: string | null;
-};
-
 const REQUEST_COLUMNS = [
   'client_id',
   'redirect_uri',
@@ -40,6 +29,8 @@ const REQUEST_COLUMNS = [
   'max_age_seconds',
   'login_hint',
 ] as const;
+
+type RequestRow = Pick<Database['authorization_requests'], (typeof REQUEST_COLUMNS)[number]>;
 
 function requestOf(row: RequestRow): AuthorizationRequest {
   return {
