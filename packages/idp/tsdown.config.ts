@@ -11,5 +11,7 @@ export default defineConfig({
   copy: [
     { from: '../web/dist/service-web.global.js', to: 'dist/service-web.global.js' },
     { from: '../web/dist/service-web.global.js.map', to: 'dist/service-web.global.js.map' },
+    // The hosted sign-in pages (src/oidc/routes.ts reads them beside itself).
+    { from: 'src/oidc/pages', to: 'dist/oidc/pages' },
   ],
 });

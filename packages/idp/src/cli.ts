@@ -25,9 +25,13 @@ Usage:
       Run the service. The first start creates the data folder, the database, a signing
       key and the server secret; later starts reuse them. --dev-inbox serves /dev/mail to this
       machine; --metrics-port serves /metrics on a separate loopback listener.
-  service-idp clients create --name NAME --origin URL [--origin URL ...] [--id-token-alg RS256|ES256|EdDSA] [--json]
+  service-idp clients create --name NAME [--origin URL ...] [--redirect-uri URL ...] [--public]
+                             [--id-token-alg RS256|ES256|EdDSA] [--json]
       Register a client application. Prints its clientId, publishableKey (browser, valid
       only from the listed origins) and secretKey (backend) once; they cannot be shown again.
+      --redirect-uri: where /authorize may send codes (exact match; repeat for several).
+      --public: no secretKey (a single-page or native app); the token endpoint takes its
+      client_id alone and requires PKCE S256. Needs at least one --origin or --redirect-uri.
   service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA]
       optional (default): users choose whether to enroll in MFA; required: no code without it.
       --id-token-alg: how the client's ID tokens are signed (default RS256).
@@ -123,6 +127,8 @@ const options = {
   'metrics-port': { type: 'string' },
   name: { type: 'string' },
   origin: { type: 'string', multiple: true },
+  'redirect-uri': { type: 'string', multiple: true },
+  public: { type: 'boolean' },
   json: { type: 'boolean' },
   'mfa-policy': { type: 'string' },
   'id-token-alg': { type: 'string' },
@@ -329,6 +335,8 @@ async function main(argv: string[]): Promise<number> {
           {
             name: values.name,
             origins: values.origin ?? [],
+            redirectUris: values['redirect-uri'] ?? [],
+            public: values.public ?? false,
             ...(values['id-token-alg'] ? { idTokenSignedResponseAlg: values['id-token-alg'] } : {}),
           },
           'cli',
@@ -336,7 +344,11 @@ async function main(argv: string[]): Promise<number> {
         if (values.json) process.stdout.write(`${JSON.stringify(keys)}\n`);
         else {
           process.stdout.write(
-            `Client created. The keys are shown once; store them now.\n  clientId:       ${keys.clientId}\n  publishableKey: ${keys.publishableKey}\n  secretKey:      ${keys.secretKey}\n`,
+            `Client created. The keys are shown once; store them now.\n  clientId:       ${keys.clientId}\n  publishableKey: ${keys.publishableKey}\n${
+              keys.secretKey
+                ? `  secretKey:      ${keys.secretKey}\n`
+                : '  secretKey:      none (public client: PKCE S256 at the token endpoint)\n'
+            }`,
           );
         }
         return 0;
@@ -406,8 +418,8 @@ async function main(argv: string[]): Promise<number> {
         else
           process.stdout.write(
             `${table(
-              ['CLIENT ID', 'NAME', 'MFA', 'ORIGINS'],
-              list.map((c) => [c.id, c.name, c.mfaPolicy, c.origins.join(' ')]),
+              ['CLIENT ID', 'NAME', 'TYPE', 'MFA', 'ORIGINS', 'REDIRECT URIS'],
+              list.map((c) => [c.id, c.name, c.type, c.mfaPolicy, c.origins.join(' '), c.redirectUris.join(' ')]),
             )}\n`,
           );
         return 0;

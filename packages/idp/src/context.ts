@@ -30,6 +30,8 @@ import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/maile
 import { loadMailTemplates } from './mail/templates.js';
 import { createMfaService } from './mfa/service.js';
 import { createMfaStore } from './mfa/store.js';
+import { createOidcService } from './oidc/service.js';
+import { createOidcStore } from './oidc/store.js';
 import { createOtpService } from './otp/service.js';
 import { createRecoveryCodes } from './recovery-codes/service.js';
 import { createRecoveryCodeStore } from './recovery-codes/store.js';
@@ -194,6 +196,18 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     regenerateRecoveryCodes: (email, actor) => mfa.regenerateRecoveryCodesByOperator(email, actor),
   });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, serverSecret, now });
+  const oidc = createOidcService({
+    issuer: config.issuer,
+    clients,
+    codes,
+    store: createOidcStore(db),
+    devices,
+    accounts,
+    events,
+    hash,
+    now,
+    deviceIdleMs: idleMs,
+  });
 
   return {
     config,
@@ -215,6 +229,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sms,
     smsOutbox,
     tokens,
+    oidc,
     events,
     users,
     adminKeys: createAdminKeys({ store: createAdminKeyStore(db), hash, events, now }),
@@ -252,6 +267,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       await throttleStore.deleteExpired(at);
       await mfaStore.deleteExpired(at);
       await delegation.sweep(at);
+      await oidc.sweep(at);
       await eventStore.deleteOlderThan(at - config.eventRetentionDays * 24 * 60 * 60 * 1000);
       await webhookOutbox.sweep(at, WEBHOOK_RETRY_WINDOW_HOURS * 60 * 60 * 1000);
     },

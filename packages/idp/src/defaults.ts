@@ -91,6 +91,26 @@ export const AUTH_CODE_TTL_SECONDS = 60;
 /** Random bytes in codes, device tokens and challenges: 256 bits, above RFC 6749's 128. */
 export const TOKEN_BYTES = 32;
 
+/** Redirect URIs one client may register: enough for environments and native apps. */
+export const CLIENT_REDIRECT_URIS_MAX = 20;
+/** Longest redirect URI accepted (registration and /authorize); browsers handle URLs far longer. */
+export const REDIRECT_URI_MAX_LENGTH = 2000;
+
+/**
+ * A pending authorization request (oidc/): the hosted sign-in must finish within this time.
+ * 15 minutes covers an email OTP (5) and an MFA step (10); oidc-provider allows an hour.
+ */
+export const AUTHORIZATION_REQUEST_TTL_SECONDS = 15 * 60;
+/** Longest state, nonce or login_hint accepted at /authorize (OIDC sets none; this caps storage). */
+export const AUTHORIZE_PARAMETER_MAX_LENGTH = 1000;
+/**
+ * The service's sign-in session (the SSO cookie): ends after this long without use by any app
+ * (a working day), and in any case this long after sign-in (a week). Either way the next app
+ * asks for a sign-in, which a remembered device answers with its key.
+ */
+export const SESSION_IDLE_TIMEOUT_SECONDS = 8 * 60 * 60;
+export const SESSION_ABSOLUTE_LIFETIME_SECONDS = 7 * 24 * 60 * 60;
+
 /** ID token and access token lifetime. */
 export const ID_TOKEN_TTL_SECONDS = 10 * 60;
 export const ACCESS_TOKEN_TTL_SECONDS = 10 * 60;

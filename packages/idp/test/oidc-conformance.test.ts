@@ -39,7 +39,9 @@ describe('OIDC conformance with openid-client', () => {
       const code = await codeFor(email, pkce.codeChallenge);
       const tokens = await oidc.authorizationCodeGrant(
         config,
-        new URL(`${'http://app.test:3000'}/callback?code=${encodeURIComponent(code)}`),
+        // Discovery promises RFC 9207 iss on authorization responses; the browser library's code comes
+        // back in JSON, so the page passes the issuer along as /authorize would.
+        new URL(`http://app.test:3000/callback?code=${encodeURIComponent(code)}&iss=${encodeURIComponent(service.url)}`),
         {
           pkceCodeVerifier: pkce.codeVerifier,
           idTokenExpected: true,
@@ -106,7 +108,7 @@ describe('ID tokens signed with ES256 or EdDSA (id_token_signed_response_alg)', 
       );
       const tokens = await oidc.authorizationCodeGrant(
         config,
-        new URL(`http://app.test:3000/callback?code=${encodeURIComponent(await code())}`),
+        new URL(`http://app.test:3000/callback?code=${encodeURIComponent(await code())}&iss=${encodeURIComponent(service.url)}`),
         {
           idTokenExpected: true,
         },

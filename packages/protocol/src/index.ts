@@ -62,6 +62,10 @@ export const Paths = {
   deviceNotice: '/devices/not-me',
   /** Delegation: a nested JWT (signed, then encrypted) in, one out; docs/delegation.md. */
   delegation: '/v1/delegation',
+  /** OIDC Core 3.1.2: the authorization endpoint (GET and POST form) and its hosted sign-in pages. */
+  authorize: '/authorize',
+  signIn: '/signin',
+  signInComplete: '/signin/complete',
   token: '/oauth/token',
   userinfo: '/oauth/userinfo',
   jwks: '/.well-known/jwks.json',

@@ -1,4 +1,4 @@
-import type { ClientService, NewClientKeys } from '../clients/service.js';
+import type { ClientService, NewClient, NewClientKeys } from '../clients/service.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { Keyring } from '../keys/keyring.js';
@@ -19,10 +19,7 @@ export function createOperations({ clients, keyring, events }: { clients: Client
   };
 
   return {
-    async createClient(
-      input: { name: string; origins: string[]; idTokenSignedResponseAlg?: string },
-      actor: string,
-    ): Promise<NewClientKeys> {
+    async createClient(input: NewClient, actor: string): Promise<NewClientKeys> {
       const keys = await checked(() => clients.create(input));
       await events.record({ type: 'client.created', clientId: keys.clientId, actor });
       return keys;

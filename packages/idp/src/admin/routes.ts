@@ -67,6 +67,8 @@ const Client = Type.Object({
   mfaPolicy: Type.String(),
   idTokenSignedResponseAlg: Type.String(),
   createdAt: Time,
+  redirectUris: Type.Array(Type.String()),
+  type: Type.Union([Type.Literal('confidential'), Type.Literal('public')]),
 });
 const AdminKey = Type.Object({
   id: Type.String(),
@@ -213,12 +215,17 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
         body: Type.Object(
           {
             name: Type.String({ minLength: 1, maxLength: 100 }),
-            origins: Type.Array(Type.String({ maxLength: 2000 }), { minItems: 1, maxItems: 50 }),
+            origins: Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 50 }),
             idTokenSignedResponseAlg: Type.Optional(IdTokenAlg),
+            redirectUris: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 50 })),
+            public: Type.Optional(Type.Boolean()),
           },
           { additionalProperties: false },
         ),
-        response: { 201: Type.Object({ clientId: Type.String(), publishableKey: Type.String(), secretKey: Type.String() }), ...errors },
+        response: {
+          201: Type.Object({ clientId: Type.String(), publishableKey: Type.String(), secretKey: Type.Optional(Type.String()) }),
+          ...errors,
+        },
       },
     },
     async (request, reply) => reply.code(201).send(await operations.createClient(request.body, actor(request))),

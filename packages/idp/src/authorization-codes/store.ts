@@ -11,19 +11,26 @@ export interface AuthCode {
   authTime: number;
   /** The remembered device that signed in or was registered, if any (ID token claim device_id). */
   deviceId: string | null;
+  /** Set by the authorization endpoint (oidc/): the token request must present the same value. */
+  redirectUri?: string | null;
+  /** OIDC Core 3.1.2.1 nonce, echoed in the ID token. */
+  nonce?: string | null;
 }
 
-/** Who redeems a code: the client's id and the keyed hash of the secret it presented. */
+/** Who redeems a code: the client's id, the keyed hash of the secret it presented, and what binds the code. */
 export interface RedeemingClient {
   id: string;
-  secretKeyHash: string;
+  /** Null when no secret was presented: then only a public client (RFC 6749 2.3, auth method none) redeems. */
+  secretKeyHash: string | null;
   /** S256 of the presented code_verifier, null when none was sent (a malformed one: a value no code holds). */
   pkceChallenge: string | null;
+  /** The token request's redirect_uri (RFC 6749 4.1.3), null when absent. */
+  redirectUri: string | null;
 }
 
 /** A consumed code, the user it names (undefined when disabled or deleted) and the client's ID token algorithm. */
 export interface Redeemed {
-  code: AuthCode;
+  code: RedeemedCode;
   user: User | undefined;
   idTokenAlg: string;
 }
@@ -46,11 +53,16 @@ export function codeRow(drawn: Omit<DrawnCode, 'value'>): Database['auth_codes']
     amr: JSON.stringify(drawn.code.amr),
     auth_time: drawn.code.authTime,
     device_id: drawn.code.deviceId,
+    redirect_uri: drawn.code.redirectUri ?? null,
+    nonce: drawn.code.nonce ?? null,
     expires_at: drawn.expiresAt,
     consumed_at: null,
     access_token_jti: null,
   };
 }
+
+/** A consumed code: the optional fields read back as null when the code had none. */
+export type RedeemedCode = AuthCode & { redirectUri: string | null; nonce: string | null };
 
 /** Authorization codes, stored by keyed hash; consumption stamps a time instead of deleting. */
 export function createCodeStore(db: Db) {
@@ -117,14 +129,15 @@ export function createCodeStore(db: Db) {
         .where('id', '=', idHash)
         .where('consumed_at', 'is', null)
         .where('expires_at', '>', now)
-        .where(({ exists, selectFrom }) =>
-          exists(
-            selectFrom('clients')
-              .select('clients.id')
-              .where('clients.id', '=', client.id)
-              .where('clients.secret_key_hash', '=', client.secretKeyHash),
-          ),
-        )
+        .where(({ exists, selectFrom }) => {
+          const row = selectFrom('clients').select('clients.id').where('clients.id', '=', client.id);
+          // RFC 6749 2.3: a confidential client by its secret; a public one (no secret to keep) by its id alone.
+          return exists(
+            client.secretKeyHash === null
+              ? row.where('clients.client_type', '=', 'public')
+              : row.where('clients.client_type', '=', 'confidential').where('clients.secret_key_hash', '=', client.secretKeyHash),
+          );
+        })
         .returning((eb) => [
           'auth_codes.client_id',
           'auth_codes.user_id',
@@ -132,6 +145,8 @@ export function createCodeStore(db: Db) {
           'auth_codes.amr',
           'auth_codes.auth_time',
           'auth_codes.device_id',
+          'auth_codes.redirect_uri',
+          'auth_codes.nonce',
           eb
             .selectFrom('users')
             .select('users.email')
@@ -140,8 +155,13 @@ export function createCodeStore(db: Db) {
             .as('email'),
           eb.selectFrom('clients').select('clients.id_token_signed_response_alg').where('clients.id', '=', client.id).as('id_token_alg'),
         ]);
-      const signsIn = (row: { client_id: string; code_challenge: string | null; email: string | null }) =>
-        row.email !== null && row.client_id === client.id && row.code_challenge === client.pkceChallenge;
+      // The token request succeeds only if these hold too (token/service.ts); the pair is recorded only then.
+      const signsIn = (row: { client_id: string; code_challenge: string | null; email: string | null; redirect_uri: string | null }) =>
+        row.email !== null &&
+        row.client_id === client.id &&
+        row.code_challenge === client.pkceChallenge &&
+        (client.secretKeyHash !== null || row.code_challenge !== null) &&
+        (row.redirect_uri === null || row.redirect_uri === client.redirectUri);
       let row: Awaited<ReturnType<typeof consumed.executeTakeFirst>>;
       if (isPostgres(db)) {
         row = await db
@@ -156,7 +176,9 @@ export function createCodeStore(db: Db) {
                   .select(['consumed.client_id', 'consumed.user_id', sql<number>`${now}::bigint`.as('first_signed_in_at')])
                   .where('consumed.email', 'is not', null)
                   .where('consumed.client_id', '=', client.id)
-                  .where('consumed.code_challenge', 'is not distinct from', client.pkceChallenge),
+                  .where('consumed.code_challenge', 'is not distinct from', client.pkceChallenge)
+                  .$if(client.secretKeyHash === null, (q) => q.where('consumed.code_challenge', 'is not', null))
+                  .where((w) => w.or([w('consumed.redirect_uri', 'is', null), w('consumed.redirect_uri', '=', client.redirectUri)])),
               )
               .onConflict((oc) => oc.doNothing()),
           )
@@ -182,6 +204,8 @@ export function createCodeStore(db: Db) {
             amr: JSON.parse(row.amr) as string[],
             authTime: Number(row.auth_time),
             deviceId: row.device_id,
+            redirectUri: row.redirect_uri,
+            nonce: row.nonce,
           },
           user: row.email === null ? undefined : { id: row.user_id, email: row.email },
           idTokenAlg: row.id_token_alg ?? 'RS256',

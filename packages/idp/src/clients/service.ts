@@ -1,12 +1,30 @@
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+import { CLIENT_REDIRECT_URIS_MAX, REDIRECT_URI_MAX_LENGTH } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { isSigningAlg, SIGNING_ALGS } from '../keys/keyring.js';
 import type { ClientRecord, ClientStore } from './store.js';
 
+/**
+ * The first-party client the hosted sign-in pages use (oidc/): service-web runs on the
+ * issuer's own origin against it. Built in: not listed, updated or deleted by operators.
+ */
+export const HOSTED_CLIENT_ID = 'cli_hosted_signin';
+const firstParty = new Set([HOSTED_CLIENT_ID]);
+
 export interface NewClientKeys {
   clientId: string;
   publishableKey: string;
-  secretKey: string;
+  /** Absent for a public client: it has none. */
+  secretKey?: string;
+}
+
+export interface NewClient {
+  name: string;
+  origins: string[];
+  idTokenSignedResponseAlg?: string;
+  redirectUris?: string[];
+  /** RFC 6749 2.1: no secret key; the token endpoint takes its client_id alone and requires PKCE. */
+  public?: boolean;
 }
 
 /**
@@ -16,27 +34,53 @@ export interface NewClientKeys {
  */
 export function createClientService({ store, hash, now }: { store: ClientStore; hash: SecretHasher; now: () => number }) {
   return {
-    async create(input: { name: string; origins: string[]; idTokenSignedResponseAlg?: string }): Promise<NewClientKeys> {
+    async create(input: NewClient): Promise<NewClientKeys> {
       const idTokenSignedResponseAlg = input.idTokenSignedResponseAlg ?? 'RS256';
       if (!isSigningAlg(idTokenSignedResponseAlg)) throw new Error(`the ID token algorithm is one of ${SIGNING_ALGS.join(', ')}`);
       const name = input.name.trim();
       if (!name || name.length > 100) throw new Error('client name must be 1 to 100 characters');
-      if (input.origins.length === 0) throw new Error('a client needs at least one --origin');
+      const redirectUris = [...new Set((input.redirectUris ?? []).map(checkRedirectUri))];
+      if (redirectUris.length > CLIENT_REDIRECT_URIS_MAX) throw new Error(`a client has at most ${CLIENT_REDIRECT_URIS_MAX} redirect URIs`);
+      if (input.origins.length === 0 && redirectUris.length === 0)
+        throw new Error('a client needs at least one --origin or --redirect-uri');
       const origins = input.origins.map(normalizeOrigin);
-      const keys: NewClientKeys = {
-        clientId: randomToken('cli_', 12),
-        publishableKey: randomToken('pk_'),
-        secretKey: randomToken('sk_'),
-      };
+      const type = input.public ? 'public' : 'confidential';
+      const clientId = randomToken('cli_', 12);
+      const publishableKey = randomToken('pk_');
+      const secretKey = randomToken('sk_');
       await store.insert(
-        { id: keys.clientId, name, origins, mfaPolicy: 'optional', idTokenSignedResponseAlg, createdAt: now() },
-        hash('publishable-key', keys.publishableKey),
-        hash('secret-key', keys.secretKey),
+        { id: clientId, name, origins, mfaPolicy: 'optional', idTokenSignedResponseAlg, createdAt: now(), redirectUris, type },
+        hash('publishable-key', publishableKey),
+        // The column predates public clients and is NOT NULL: a public client's is the hash of a
+        // value nobody is shown, and authenticateBackend refuses public clients before comparing.
+        hash('secret-key', secretKey),
       );
-      return keys;
+      return type === 'public' ? { clientId, publishableKey } : { clientId, publishableKey, secretKey };
     },
 
-    list: () => store.list(),
+    /** The operators' clients (built-in first-party ones are not theirs to see or change). */
+    list: async () => (await store.list()).filter((c) => !firstParty.has(c.id)),
+
+    /**
+     * A built-in client of the service itself (oidc/: the hosted sign-in pages), on the
+     * issuer's origin. Public: it has no secret, and its codes are redeemed only inside the service.
+     */
+    async ensureFirstParty(input: { id: string; name: string; origin: string; publishableKey: string }): Promise<void> {
+      await store.upsertFirstParty(
+        {
+          id: input.id,
+          name: input.name,
+          origins: [input.origin],
+          mfaPolicy: 'optional',
+          idTokenSignedResponseAlg: 'RS256',
+          createdAt: now(),
+          redirectUris: [],
+          type: 'public',
+        },
+        hash('publishable-key', input.publishableKey),
+        hash('secret-key', randomToken('sk_')),
+      );
+    },
     findById: (id: string) => store.findById(id),
     recordSignIn: (clientId: string, userId: string) => store.recordSignIn(clientId, userId, now()),
     hasSignedIn: (clientId: string, userId: string) => store.hasSignedIn(clientId, userId),
@@ -50,12 +94,12 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     /** `optional` (default): users choose whether to enroll in MFA; `required`: no code without it. */
     async setMfaPolicy(clientId: string, policy: string): Promise<void> {
       if (policy !== 'optional' && policy !== 'required') throw new Error('the MFA policy is optional or required');
-      if (!(await store.setMfaPolicy(clientId, policy))) throw new Error(`no client ${clientId}`);
+      if (firstParty.has(clientId) || !(await store.setMfaPolicy(clientId, policy))) throw new Error(`no client ${clientId}`);
     },
 
     /** Deletes the client and everything bound to it; its keys stop working at once. */
     async delete(clientId: string): Promise<void> {
-      if (!(await store.delete(clientId))) throw new Error(`no client ${clientId}`);
+      if (firstParty.has(clientId) || !(await store.delete(clientId))) throw new Error(`no client ${clientId}`);
     },
 
     /** The client behind a browser request, if its key is valid and the origin is one of its own. */
@@ -80,7 +124,18 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       // Compare against a dummy when the client is unknown, so timing does not reveal client ids.
       const expected = found?.secretKeyHash ?? hash('secret-key', 'unknown-client');
       const matches = safeEqual(hash('secret-key', secretKey), expected);
-      return found && matches ? found.client : undefined;
+      return found && matches && found.client.type === 'confidential' ? found.client : undefined;
+    },
+
+    /**
+     * The client of a token request: a confidential one by its secret key, a public one by its
+     * client_id alone (RFC 6749 2.3, `token_endpoint_auth_method: none`). A confidential client
+     * without its secret, or a public one sending a secret, is refused.
+     */
+    async authenticateTokenClient(clientId: string, secretKey: string | undefined): Promise<ClientRecord | undefined> {
+      if (secretKey !== undefined) return this.authenticateBackend(clientId, secretKey);
+      const client = await store.findById(clientId);
+      return client?.type === 'public' ? client : undefined;
     },
   };
 }
@@ -94,6 +149,27 @@ function checkBrowserOrigin(client: ClientRecord | undefined, origin: string | u
     throw new ServiceError('ERR_CLIENT_ORIGIN_NOT_ALLOWED', 'This origin is not registered for the publishable key.');
   }
   return client;
+}
+
+/**
+ * A redirect URI as registered, kept verbatim for exact matching (RFC 9700 2.1). Absolute, no
+ * fragment (RFC 6749 3.1.2), no credentials; http(s), or a private-use scheme with a dot for
+ * native apps (RFC 8252 7.1). Never javascript:, data: or the like.
+ */
+export function checkRedirectUri(input: string): string {
+  let url: URL;
+  try {
+    url = new URL(input);
+  } catch {
+    throw new Error(`not an absolute redirect URI: ${input}`);
+  }
+  const scheme = url.protocol.slice(0, -1);
+  const web = scheme === 'https' || scheme === 'http';
+  if (!web && !/^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+$/.test(scheme))
+    throw new Error(`redirect URI scheme must be https, http or a private-use scheme such as com.example.app: ${input}`);
+  if (input.includes('#') || url.username || url.password) throw new Error(`redirect URI must have no fragment or credentials: ${input}`);
+  if (input.length > REDIRECT_URI_MAX_LENGTH) throw new Error(`redirect URI is longer than ${REDIRECT_URI_MAX_LENGTH} characters`);
+  return input;
 }
 
 /** `https://App.example.com:443/` → `https://app.example.com`; refuses anything but http(s) origins. */

@@ -10,6 +10,10 @@ export interface ClientRecord {
   /** OIDC Dynamic Client Registration `id_token_signed_response_alg`. */
   idTokenSignedResponseAlg: SigningAlg;
   createdAt: number;
+  /** Where the authorization endpoint may send codes: compared by exact string match (RFC 9700 2.1). */
+  redirectUris: string[];
+  /** RFC 6749 2.1: a public client has no secret key and must use PKCE. */
+  type: 'confidential' | 'public';
 }
 
 type Row = Database['clients'];
@@ -23,6 +27,23 @@ export function toRecord(row: Row): ClientRecord {
     mfaPolicy: row.mfa_policy === 'required' ? 'required' : 'optional',
     idTokenSignedResponseAlg: isSigningAlg(row.id_token_signed_response_alg) ? row.id_token_signed_response_alg : 'RS256',
     createdAt: Number(row.created_at),
+    redirectUris: JSON.parse(row.redirect_uris) as string[],
+    type: row.client_type === 'public' ? 'public' : 'confidential',
+  };
+}
+
+function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: string): Row {
+  return {
+    id: client.id,
+    name: client.name,
+    origins: JSON.stringify(client.origins),
+    mfa_policy: client.mfaPolicy,
+    id_token_signed_response_alg: client.idTokenSignedResponseAlg,
+    publishable_key_hash: publishableKeyHash,
+    secret_key_hash: secretKeyHash,
+    created_at: client.createdAt,
+    redirect_uris: JSON.stringify(client.redirectUris),
+    client_type: client.type,
   };
 }
 
@@ -32,16 +53,18 @@ export function createClientStore(db: Db) {
     async insert(client: ClientRecord, publishableKeyHash: string, secretKeyHash: string): Promise<void> {
       await db
         .insertInto('clients')
-        .values({
-          id: client.id,
-          name: client.name,
-          origins: JSON.stringify(client.origins),
-          mfa_policy: client.mfaPolicy,
-          id_token_signed_response_alg: client.idTokenSignedResponseAlg,
-          publishable_key_hash: publishableKeyHash,
-          secret_key_hash: secretKeyHash,
-          created_at: client.createdAt,
-        })
+        .values(rowOf(client, publishableKeyHash, secretKeyHash))
+        .execute();
+    },
+
+    /** Inserts a built-in client, or brings its origins and key up to date (every node may run this at start). */
+    async upsertFirstParty(client: ClientRecord, publishableKeyHash: string, secretKeyHash: string): Promise<void> {
+      await db
+        .insertInto('clients')
+        .values(rowOf(client, publishableKeyHash, secretKeyHash))
+        .onConflict((oc) =>
+          oc.column('id').doUpdateSet({ origins: JSON.stringify(client.origins), publishable_key_hash: publishableKeyHash }),
+        )
         .execute();
     },
 

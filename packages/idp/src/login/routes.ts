@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { type AuthenticateResponse, BrowserPaths, CRYPTO_VERSIONS, type DeviceChallengeResponse } from 'service-protocol';
 import { Type } from 'typebox';
+import type { ClientRecord } from '../clients/store.js';
 import { ServiceError } from '../errors.js';
 import { browserCredentials } from '../http/browser-client.js';
 import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, PkceChallenge, SERVER_ERRORS, wireBody } from '../http/schemas.js';
@@ -41,7 +43,12 @@ const AuthenticateSchema = {
   response: { 200: AuthenticateAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 429, ...SERVER_ERRORS) },
 };
 
-export const loginRoutes: FastifyPluginAsyncTypebox<{ login: LoginService; testMode: boolean }> = async (app, { login, testMode }) => {
+export const loginRoutes: FastifyPluginAsyncTypebox<{
+  login: LoginService;
+  testMode: boolean;
+  /** The client a request acts for, from the one its key names (the hosted pages' client takes its app's policy, http/app.ts). */
+  clientFor: (client: ClientRecord, request: FastifyRequest) => Promise<ClientRecord>;
+}> = async (app, { login, testMode, clientFor }) => {
   app.post(
     BrowserPaths.deviceChallenge,
     { schema: { response: { 200: DeviceChallengeAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, ...SERVER_ERRORS) } } },
@@ -52,7 +59,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{ login: LoginService; testM
     const body = request.body;
     // The client is read with the device a proof names, in one statement (login/store.ts).
     const { client, read } = await login.open(browserCredentials(request), body.deviceProof);
-    request.client = client;
+    request.client = await clientFor(client, request);
     const email = emailOf(body.userid);
     if (body.codeChallenge !== undefined && body.codeChallengeMethod !== 'S256') {
       throw new ServiceError('ERR_REQUEST_INVALID', 'codeChallengeMethod must be S256 when a code challenge is sent.');

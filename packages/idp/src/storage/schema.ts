@@ -17,6 +17,10 @@ export interface Database {
     /** RS256 (default), ES256 or EdDSA: how this client's ID tokens are signed. */
     id_token_signed_response_alg: string;
     created_at: number;
+    /** JSON array of redirect URIs, matched exactly by the authorization endpoint (oidc/). */
+    redirect_uris: string;
+    /** RFC 6749 2.1: 'confidential' (has a secret key) or 'public' (none; PKCE required). */
+    client_type: string;
   };
   /** accounts/ */
   users: {
@@ -92,6 +96,41 @@ export interface Database {
     consumed_at: number | null;
     /** The access token the redemption issued: revoked if the code is presented again. */
     access_token_jti: string | null;
+    /** Set when issued by the authorization endpoint: the token request must repeat it (RFC 6749 4.1.3). */
+    redirect_uri: string | null;
+    /** OIDC Core 3.1.2.1: echoed in the ID token. */
+    nonce: string | null;
+  };
+  /** oidc/: an authorization request waiting for the hosted sign-in (single use, short-lived) */
+  authorization_requests: {
+    /** Keyed hash of the request id the hosted page carries. */
+    id: string;
+    /** Keyed hash of the cookie that binds the request to the browser that made it. */
+    browser_binding_hash: string;
+    client_id: string;
+    redirect_uri: string;
+    state: string | null;
+    nonce: string | null;
+    code_challenge: string | null;
+    prompt: string | null;
+    max_age_seconds: number | null;
+    login_hint: string | null;
+    created_at: number;
+    expires_at: number;
+    consumed_at: number | null;
+  };
+  /** oidc/: the service's own sign-in session (the SSO cookie), bound to a remembered device */
+  sign_in_sessions: {
+    /** Keyed hash of the cookie value. */
+    id: string;
+    user_id: string;
+    device_id: string;
+    amr: string; // JSON array
+    auth_time: number;
+    last_used_at: number;
+    /** Absolute end; the idle end is last_used_at plus the idle timeout. */
+    expires_at: number;
+    ended_at: number | null;
   };
   /** authorization-codes/: access tokens revoked before their expiry (code reuse). */
   revoked_access_tokens: {

@@ -65,7 +65,10 @@ const UserinfoSchema = { response: { 200: UserinfoAnswer, 401: BearerError, ...e
 const JwksSchema = { response: { 200: JwksAnswer, ...errorResponses(...SERVER_ERRORS) } };
 const DiscoverySchema = { response: { 200: DiscoveryAnswer } };
 
-/** RFC 6749 2.3.1: client_secret_basic (form-urlencoded id and secret) or client_secret_post, not both. */
+/**
+ * RFC 6749 2.3.1: client_secret_basic (form-urlencoded id and secret) or client_secret_post, not
+ * both; or `none`, client_id only, which only a public client may use.
+ */
 function clientCredentials(authorization: string | undefined, body: { client_id?: string; client_secret?: string }) {
   if (authorization?.startsWith('Basic ')) {
     if (body.client_secret !== undefined) throw new OAuthError('invalid_request', 'Use one client authentication method, not two.');
@@ -78,7 +81,8 @@ function clientCredentials(authorization: string | undefined, body: { client_id?
       throw new OAuthError('invalid_client', 'Malformed Basic credentials.');
     }
   }
-  if (!body.client_id || !body.client_secret) throw new OAuthError('invalid_client', 'Client authentication is required.');
+  if (!body.client_id) throw new OAuthError('invalid_client', 'Client authentication is required.');
+  // No secret: a public client identifies itself by client_id alone (RFC 6749 2.3.1, 3.2.1).
   return { clientId: body.client_id, clientSecret: body.client_secret };
 }
 
@@ -97,8 +101,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
     const { clientId, clientSecret } = clientCredentials(request.headers.authorization, body);
     return tokens.exchangeCode({
       clientId,
-      clientSecret,
+      ...(clientSecret !== undefined ? { clientSecret } : {}),
       code: body.code,
+      ...(body.redirect_uri !== undefined ? { redirectUri: body.redirect_uri } : {}),
       ...(body.code_verifier !== undefined ? { codeVerifier: body.code_verifier } : {}),
     });
   });
@@ -126,17 +131,24 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
     reply.header('cache-control', 'public, max-age=300');
     return {
       issuer,
+      authorization_endpoint: issuer + Paths.authorize,
       token_endpoint: issuer + Paths.token,
       jwks_uri: issuer + Paths.jwks,
       userinfo_endpoint: issuer + Paths.userinfo,
       response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      prompt_values_supported: ['none', 'login'],
+      // RFC 9207: every authorization response carries iss.
+      authorization_response_iss_parameter_supported: true,
+      request_parameter_supported: false,
+      request_uri_parameter_supported: false,
       grant_types_supported: ['authorization_code'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: [...SIGNING_ALGS],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       code_challenge_methods_supported: ['S256'],
       scopes_supported: ['openid', 'email'],
-      claims_supported: ['iss', 'sub', 'aud', 'iat', 'exp', 'nbf', 'auth_time', 'jti', 'email', 'email_verified', 'amr'],
+      claims_supported: ['iss', 'sub', 'aud', 'iat', 'exp', 'nbf', 'auth_time', 'jti', 'email', 'email_verified', 'amr', 'nonce'],
     };
   });
 };

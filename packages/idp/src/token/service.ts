@@ -23,9 +23,11 @@ export interface TokenDeps {
 
 export interface CodeGrant {
   clientId: string;
-  clientSecret: string;
+  /** Absent for a public client (`token_endpoint_auth_method: none`). */
+  clientSecret?: string;
   code: string;
   codeVerifier?: string;
+  redirectUri?: string;
 }
 
 export const SCOPE = 'openid email';
@@ -54,12 +56,13 @@ export function createTokenService(deps: TokenDeps) {
       const pkceChallenge = grant.codeVerifier === undefined ? null : (pkceChallengeOf(grant.codeVerifier) ?? MALFORMED_VERIFIER);
       const redeemed = await codes.redeem(grant.code, accessTokenJti, {
         id: grant.clientId,
-        secretKeyHash: clients.secretKeyHash(grant.clientSecret),
+        secretKeyHash: grant.clientSecret === undefined ? null : clients.secretKeyHash(grant.clientSecret),
         pkceChallenge,
+        redirectUri: grant.redirectUri ?? null,
       });
       if (!redeemed) {
         // Nothing was consumed: either the client failed to authenticate or the code is not live.
-        if (!(await clients.authenticateBackend(grant.clientId, grant.clientSecret)))
+        if (!(await clients.authenticateTokenClient(grant.clientId, grant.clientSecret)))
           throw new OAuthError('invalid_client', 'Client authentication failed.');
         await codes.revokeReplayed(grant.code);
         throw new OAuthError('invalid_grant', 'The authorization code is invalid, expired or already used.');
@@ -74,6 +77,13 @@ export function createTokenService(deps: TokenDeps) {
       } else if (grant.codeVerifier !== undefined) {
         throw new OAuthError('invalid_grant', 'code_verifier was sent but the code was issued without a code challenge.');
       }
+      // RFC 9700 2.1.1: a public client has no secret, so PKCE is what binds the code to it (the
+      // redeeming statement let a request without a secret through only for a public client).
+      if (grant.clientSecret === undefined && code.codeChallenge === null)
+        throw new OAuthError('invalid_grant', 'A public client must use PKCE (S256).');
+      // RFC 6749 4.1.3: a code issued for a redirect_uri is redeemed only with the same one.
+      if (code.redirectUri !== null && grant.redirectUri !== code.redirectUri)
+        throw new OAuthError('invalid_grant', 'redirect_uri does not match the one of the authorization request.');
       if (!user) throw new OAuthError('invalid_grant', 'The user of this code no longer exists.');
       // Delegation may act only on users who signed in to this client (docs/delegation.md): the
       // redeeming statement recorded the pair when the checks above pass (code of this client,
@@ -97,6 +107,8 @@ export function createTokenService(deps: TokenDeps) {
           email: user.email,
           email_verified: true,
           amr: code.amr,
+          // OIDC Core 3.1.3.6 / 2: the nonce of the authentication request, verbatim.
+          ...(code.nonce ? { nonce: code.nonce } : {}),
           // Our claim: the device behind this sign-in, so a backend can end its session when it is revoked.
           ...(code.deviceId ? { device_id: code.deviceId } : {}),
         },

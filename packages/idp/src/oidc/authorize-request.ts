@@ -1,0 +1,135 @@
+import { PKCE_CHALLENGE_PATTERN } from 'service-protocol';
+import type { ClientRecord } from '../clients/store.js';
+import { AUTHORIZE_PARAMETER_MAX_LENGTH, REDIRECT_URI_MAX_LENGTH } from '../defaults.js';
+import type { AuthorizationRequest } from './store.js';
+
+/** RFC 6749 4.1.2.1 and OIDC Core 3.1.2.6 error codes the authorization endpoint redirects with. */
+export type AuthorizeErrorCode =
+  | 'invalid_request'
+  | 'unauthorized_client'
+  | 'unsupported_response_type'
+  | 'invalid_scope'
+  | 'login_required'
+  | 'interaction_required'
+  | 'request_not_supported'
+  | 'request_uri_not_supported'
+  | 'registration_not_supported';
+
+/** The outcome of checking a request: shown on our own page, or sent back to the client. */
+export type CheckedRequest =
+  /** No trustworthy redirect URI: RFC 6749 4.1.2.1 forbids redirecting; the user sees our page. */
+  | { kind: 'page'; message: string }
+  | { kind: 'redirect-error'; redirectUri: string; state: string | null; error: AuthorizeErrorCode; description: string }
+  | { kind: 'valid'; client: ClientRecord; request: AuthorizationRequest };
+
+export const PROMPT_VALUES = ['none', 'login'] as const;
+
+type Params = Record<string, unknown>;
+
+/**
+ * Checks an authorization request (RFC 6749 4.1.1, OIDC Core 3.1.2.1/3.1.2.2), in the order
+ * the RFC's error rules need: the client and its exact redirect URI first (an error there is
+ * never redirected, so this endpoint is no open redirector), then everything else, whose
+ * errors go back to that redirect URI with the state.
+ */
+export async function checkAuthorizeRequest(
+  params: Params,
+  findClient: (id: string) => Promise<ClientRecord | undefined>,
+): Promise<CheckedRequest> {
+  // RFC 6749 3.1: a parameter sent twice is an error; for these two nobody can be told.
+  const clientId = single(params.client_id);
+  if (clientId === undefined || clientId === '') return { kind: 'page', message: 'The request names no client (client_id).' };
+  const client = clientId.length <= 200 ? await findClient(clientId) : undefined;
+  if (!client) return { kind: 'page', message: 'The application that sent you here is not registered with this service.' };
+  const redirectUri = single(params.redirect_uri);
+  // OIDC Core 3.1.2.1: redirect_uri is required; RFC 9700 2.1: compared by exact string match.
+  if (redirectUri === undefined || redirectUri.length > REDIRECT_URI_MAX_LENGTH || !client.redirectUris.includes(redirectUri)) {
+    return { kind: 'page', message: `The return address is not one ${client.name} registered, so you were not sent back.` };
+  }
+  const state = single(params.state);
+  if (state !== undefined && state.length > AUTHORIZE_PARAMETER_MAX_LENGTH) {
+    return { kind: 'page', message: 'The request`s state is too long to return.' };
+  }
+  const fail = (error: AuthorizeErrorCode, description: string): CheckedRequest => ({
+    kind: 'redirect-error',
+    redirectUri,
+    state: state ?? null,
+    error,
+    description,
+  });
+
+  for (const [name, value] of Object.entries(params)) {
+    if (Array.isArray(value)) return fail('invalid_request', `${name} is sent more than once.`);
+    if (typeof value === 'string' && value.length > Math.max(AUTHORIZE_PARAMETER_MAX_LENGTH, REDIRECT_URI_MAX_LENGTH)) {
+      return fail('invalid_request', `${name} is too long.`);
+    }
+  }
+  const text = (name: string) => (typeof params[name] === 'string' ? (params[name] as string) : undefined);
+  for (const name of ['nonce', 'login_hint']) {
+    if ((text(name)?.length ?? 0) > AUTHORIZE_PARAMETER_MAX_LENGTH) return fail('invalid_request', `${name} is too long.`);
+  }
+  // OIDC Core 6: request objects and dynamic registration are not supported.
+  if (text('request') !== undefined) return fail('request_not_supported', 'Request objects are not supported.');
+  if (text('request_uri') !== undefined) return fail('request_uri_not_supported', 'request_uri is not supported.');
+  if (text('registration') !== undefined) return fail('registration_not_supported', 'registration is not supported.');
+  if (text('response_type') !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported.');
+  const responseMode = text('response_mode');
+  if (responseMode !== undefined && responseMode !== 'query') return fail('invalid_request', 'Only response_mode=query is supported.');
+  // OIDC Core 3.1.2.1: openid is required; other scopes are ignored (RFC 6749 3.3 lets us grant fewer).
+  const scopes = (text('scope') ?? '').split(' ');
+  if (!scopes.includes('openid')) return fail('invalid_scope', 'The scope must include openid.');
+
+  const codeChallenge = text('code_challenge');
+  const method = text('code_challenge_method');
+  if (codeChallenge === undefined) {
+    if (method !== undefined) return fail('invalid_request', 'code_challenge_method without code_challenge.');
+    // RFC 9700 2.1.1: a public client has no other way to bind the code to itself.
+    if (client.type === 'public') return fail('invalid_request', 'A public client must send a PKCE code_challenge (S256).');
+  } else {
+    // RFC 7636 4.3 defaults the method to plain, which RFC 9700 2.1.1 rules out: S256 must be named.
+    if (method !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256.');
+    if (!PKCE_CHALLENGE_PATTERN.test(codeChallenge)) return fail('invalid_request', 'code_challenge is not an S256 challenge.');
+  }
+
+  const prompt = text('prompt');
+  if (prompt !== undefined) {
+    const values = prompt.split(' ');
+    if (!values.every((v) => (PROMPT_VALUES as readonly string[]).includes(v))) {
+      return fail('invalid_request', `prompt may be ${PROMPT_VALUES.join(' or ')}.`);
+    }
+    // OIDC Core 3.1.2.1: none with any other value is an error.
+    if (values.includes('none') && values.length > 1) return fail('invalid_request', 'prompt=none cannot be combined.');
+  }
+  const maxAge = text('max_age');
+  if (maxAge !== undefined && !/^\d{1,10}$/.test(maxAge)) return fail('invalid_request', 'max_age must be a number of seconds.');
+
+  return {
+    kind: 'valid',
+    client,
+    request: {
+      clientId: client.id,
+      redirectUri,
+      state: state ?? null,
+      nonce: text('nonce') ?? null,
+      codeChallenge: codeChallenge ?? null,
+      prompt: prompt ?? null,
+      maxAgeSeconds: maxAge === undefined ? null : Number(maxAge),
+      loginHint: text('login_hint') ?? null,
+    },
+  };
+}
+
+function single(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * The redirect back to the client: the registered URI with its own query kept (RFC 6749
+ * 3.1.2), the response parameters, and `iss` (RFC 9207) so the client can tell which
+ * authorization server answered.
+ */
+export function redirectTo(redirectUri: string, params: Record<string, string | null>): string {
+  const url = new URL(redirectUri);
+  for (const [name, value] of Object.entries(params)) if (value !== null) url.searchParams.append(name, value);
+  return url.href;
+}

@@ -1,0 +1,158 @@
+// The hosted sign-in page: service-web (loaded before this file) against the service's own
+// first-party client. Every call names the pending authorization request, so the service applies
+// the requesting app's MFA policy; the code it ends with is traded for the app's code at
+// /signin/complete. docs/protocol.md ("Sign-in with redirects").
+(() => {
+  const config = document.querySelector('meta[name="service-sign-in"]').dataset;
+  const $ = (id) => document.getElementById(id);
+  const status = $('status');
+  const steps = ['email-step', 'otp-step', 'enroll-step', 'mfa-step'];
+  const client = new ServiceWeb.ServiceClient({
+    fetch: (url, init) => {
+      const headers = new Headers(init?.headers);
+      headers.set('x-service-authorization-request', config.request);
+      return fetch(url, { ...init, headers });
+    },
+  });
+  let email = '';
+  let pkce;
+  let sessionId;
+
+  /** Shows one step and moves keyboard focus to its first field. */
+  function show(step) {
+    for (const id of steps) $(id).hidden = id !== step;
+    $(step).querySelector('input:not([type="checkbox"])')?.focus();
+  }
+
+  function say(message) {
+    status.textContent = message;
+  }
+
+  /** Runs a step's call with its button disabled; a failure is said, not thrown. */
+  function onSubmit(form, run) {
+    $(form).addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const button = $(form).querySelector('button');
+      button.disabled = true;
+      say('');
+      try {
+        await run();
+      } catch {
+        say('Something went wrong. Try again.');
+      } finally {
+        button.disabled = false;
+      }
+    });
+  }
+
+  async function complete(code) {
+    say('Signing you in…');
+    const response = await fetch('/signin/complete', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ request: config.request, code, codeVerifier: pkce.codeVerifier }),
+    });
+    const body = await response.json();
+    if (!response.ok) return say(body.message ?? 'This sign-in has expired. Go back to the app and start again.');
+    location.assign(body.location);
+  }
+
+  async function startMfa(id, method) {
+    sessionId = id;
+    const started = await client.initiateMfa({ userid: email, sessionId });
+    if (started.status !== 'MFA_INITIATED') return say(started.message);
+    showMfa(method, false);
+  }
+
+  function showMfa(method, enrolling, result) {
+    $('totp-setup').hidden = !(enrolling && method === 'totp');
+    if (result?.otpauthUri) $('totp-link').href = result.otpauthUri;
+    $('totp-secret').textContent = result?.secret ?? '';
+    $('mfa-label').textContent =
+      method === 'totp'
+        ? 'The 6-digit code from your authenticator app'
+        : `The 6-digit code we sent by ${method === 'sms' ? 'SMS' : 'email'}`;
+    show('mfa-step');
+  }
+
+  /** The answers of verifyDevice (after the email code, or after choosing a method to enroll). */
+  async function afterDevice(result) {
+    switch (result.status) {
+      case 'SUCCESS':
+      case 'DEVICE_REGISTERED':
+        return complete(result.code);
+      case 'MFA_REQUIRED':
+        return startMfa(result.sessionId, result.method);
+      case 'MFA_ENROLLMENT_NEEDED': {
+        const methods = $('enroll-methods');
+        methods.replaceChildren();
+        for (const [index, method] of result.methods.entries()) {
+          const label = document.createElement('label');
+          label.className = 'check';
+          const input = Object.assign(document.createElement('input'), {
+            type: 'radio',
+            name: 'method',
+            value: method,
+            checked: index === 0,
+          });
+          input.addEventListener('change', () => {
+            $('phone-field').hidden = method !== 'sms';
+          });
+          label.append(input, ` ${{ email: 'A code by email', sms: 'A code by SMS', totp: 'An authenticator app' }[method] ?? method}`);
+          methods.append(label);
+        }
+        $('phone-field').hidden = result.methods[0] !== 'sms';
+        return show('enroll-step');
+      }
+      case 'FINALIZE_REGISTRATION_NEEDED':
+        sessionId = result.sessionId;
+        return showMfa(result.method, true, result);
+      default:
+        return say(result.message);
+    }
+  }
+
+  onSubmit('email-step', async () => {
+    email = $('email').value.trim();
+    pkce = await ServiceWeb.createPkcePair();
+    const result = await client.authenticate(email, {
+      rememberDevice: $('remember').checked,
+      code_challenge: pkce.codeChallenge,
+      code_challenge_method: 'S256',
+    });
+    if (result.status === 'SUCCESS') return complete(result.code);
+    if (result.status === 'MFA_REQUIRED') return startMfa(result.sessionId, result.method);
+    if (result.status !== 'OTP_NEEDED') return say(result.message);
+    $('otp-email').textContent = email;
+    show('otp-step');
+  });
+
+  onSubmit('otp-step', async () => {
+    const verified = await client.verifyEmailOtp({ userid: email, otp: $('otp').value.trim() });
+    if (verified.status !== 'SUCCESS') return say(verified.message);
+    await afterDevice(await client.verifyDevice({ userid: email }));
+  });
+
+  onSubmit('enroll-step', async () => {
+    const method = document.querySelector('input[name="method"]:checked')?.value;
+    const input = { userid: email, mfaMethod: method };
+    if (method === 'sms') input.phoneNumber = $('phone').value.trim();
+    await afterDevice(await client.verifyDevice(input));
+  });
+
+  onSubmit('mfa-step', async () => {
+    const result = await client.verifyMfa({
+      userid: email,
+      otp: $('mfa-code').value.trim(),
+      remember_me: $('mfa-remember').checked,
+      sessionId,
+    });
+    if (result.status !== 'SUCCESS') return say(result.message);
+    await complete(result.code);
+  });
+
+  client.init(config.publishableKey, config.issuer).then((result) => {
+    if (result.status !== 'INITIALIZED') return say(result.message);
+    show('email-step');
+  });
+})();

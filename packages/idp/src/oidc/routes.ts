@@ -1,0 +1,131 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Paths } from 'service-protocol';
+import { Type } from 'typebox';
+import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS } from '../defaults.js';
+import { ServiceError } from '../errors.js';
+import type { OidcService } from './service.js';
+
+/** The header the hosted page's service-web adds to every call: which pending request it serves. */
+export const AUTHORIZATION_REQUEST_HEADER = 'x-service-authorization-request';
+
+/**
+ * The hosted pages' policy: our own files only, no inline script or style, never framed
+ * (clickjacking), forms and calls only to this origin.
+ */
+const PAGE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+const asset = (name: string) => readFileSync(new URL(`./pages/${name}`, import.meta.url), 'utf8');
+
+const CompleteBody = Type.Object(
+  {
+    request: Type.String({ maxLength: 100 }),
+    code: Type.String({ maxLength: 200 }),
+    codeVerifier: Type.String({ maxLength: 200 }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * The authorization endpoint (GET and POST, OIDC Core 3.1.2.1) and the hosted sign-in pages
+ * that finish it. Design and threat model: docs/protocol.md ("Sign-in with redirects"),
+ * docs/security.md.
+ */
+export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; issuer: string }> = async (app, { oidc, issuer }) => {
+  const origin = new URL(issuer).origin;
+  // Secure cookies need https; the __Host- prefix then pins them to this host and path /.
+  const secure = issuer.startsWith('https:');
+  const sessionCookie = secure ? '__Host-service_session' : 'service_session';
+  const bindingCookie = secure ? '__Host-service_authorization' : 'service_authorization';
+  const cookie = (name: string, value: string, maxAgeSeconds: number) =>
+    `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+  const [pageTemplate, script, style] = [asset('signin.html'), asset('signin.js'), asset('signin.css')];
+  await oidc.ensureHostedClient();
+
+  const page = (reply: FastifyReply, status: number, title: string, body: string) =>
+    reply
+      .code(status)
+      .header('content-security-policy', PAGE_CSP)
+      .header('x-frame-options', 'DENY')
+      .type('text/html; charset=utf-8')
+      .send(
+        `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><link rel="stylesheet" href="${Paths.signIn}/signin.css"></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>\n`,
+      );
+
+  const authorize = async (params: Record<string, unknown>, request: FastifyRequest, reply: FastifyReply) => {
+    const cookies = parseCookies(request.headers.cookie);
+    const sessionValue = cookies.get(sessionCookie);
+    const bindingValue = cookies.get(bindingCookie);
+    const outcome = await oidc.authorize(params, {
+      ...(sessionValue ? { session: sessionValue } : {}),
+      ...(bindingValue ? { binding: bindingValue } : {}),
+    });
+    if (outcome.kind === 'page') return page(reply, 400, 'Sign-in request refused', `<p>${escapeHtml(outcome.message)}</p>`);
+    if (outcome.kind === 'redirect') return reply.code(303).header('location', outcome.location).send();
+    reply.header('set-cookie', cookie(bindingCookie, outcome.binding, AUTHORIZATION_REQUEST_TTL_SECONDS));
+    return reply.code(303).header('location', `${Paths.signIn}?request=${outcome.requestId}`).send();
+  };
+
+  app.get(Paths.authorize, async (request, reply) => authorize(request.query as Record<string, unknown>, request, reply));
+  app.post(Paths.authorize, async (request, reply) => {
+    if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
+      return page(reply, 400, 'Sign-in request refused', '<p>The request must be a form (application/x-www-form-urlencoded).</p>');
+    }
+    return authorize((request.body ?? {}) as Record<string, unknown>, request, reply);
+  });
+
+  app.get(Paths.signIn, async (request, reply) => {
+    const requestId = (request.query as Record<string, unknown>).request;
+    const pending = typeof requestId === 'string' && requestId.length <= 100 ? await oidc.pendingRequest(requestId) : undefined;
+    if (!pending || typeof requestId !== 'string') {
+      return page(reply, 400, 'This sign-in has expired', '<p>Go back to the app and start signing in again.</p>');
+    }
+    const html = pageTemplate
+      .replaceAll('{{appName}}', escapeHtml(pending.client.name))
+      .replaceAll('{{issuer}}', escapeHtml(issuer))
+      .replaceAll('{{publishableKey}}', escapeHtml(oidc.hostedPublishableKey))
+      .replaceAll('{{requestId}}', escapeHtml(requestId))
+      .replaceAll('{{loginHint}}', escapeHtml(pending.request.loginHint ?? ''));
+    return reply.header('content-security-policy', PAGE_CSP).header('x-frame-options', 'DENY').type('text/html; charset=utf-8').send(html);
+  });
+  app.get(`${Paths.signIn}/signin.js`, async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(script),
+  );
+  app.get(`${Paths.signIn}/signin.css`, async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=300').type('text/css; charset=utf-8').send(style),
+  );
+
+  app.post(Paths.signInComplete, { schema: { body: CompleteBody } }, async (request, reply) => {
+    // CSRF: only our own page may finish a sign-in (browsers send Origin on every POST), and
+    // only in the browser that made the request (the binding cookie).
+    if (request.headers.origin !== origin) throw new ServiceError('ERR_REQUEST_INVALID', 'Cross-origin requests are refused.');
+    const cookies = parseCookies(request.headers.cookie);
+    const done = await oidc.completeSignIn({
+      requestId: request.body.request,
+      binding: cookies.get(bindingCookie),
+      code: request.body.code,
+      codeVerifier: request.body.codeVerifier,
+      previousSession: cookies.get(sessionCookie),
+    });
+    if (done.session) reply.header('set-cookie', cookie(sessionCookie, done.session, SESSION_ABSOLUTE_LIFETIME_SECONDS));
+    return { location: done.location };
+  });
+};
+
+/** Cookie header → map; the first of duplicate names wins (RFC 6265 5.4 orders the most specific first). */
+export function parseCookies(header: string | undefined): Map<string, string> {
+  const cookies = new Map<string, string>();
+  for (const part of header?.split(';') ?? []) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    const name = part.slice(0, eq).trim();
+    if (!cookies.has(name)) cookies.set(name, part.slice(eq + 1).trim());
+  }
+  return cookies;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

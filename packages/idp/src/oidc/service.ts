@@ -1,0 +1,228 @@
+import type { AccountStore } from '../accounts/store.js';
+import type { CodeService } from '../authorization-codes/service.js';
+import { type ClientService, HOSTED_CLIENT_ID } from '../clients/service.js';
+import type { ClientRecord } from '../clients/store.js';
+import { pkceChallengeOf, pkceVerifies } from '../crypto/pkce.js';
+import { randomToken, type SecretHasher } from '../crypto/secrets.js';
+import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS, SESSION_IDLE_TIMEOUT_SECONDS } from '../defaults.js';
+import type { DeviceStore } from '../devices/store.js';
+import { ServiceError } from '../errors.js';
+import type { EventLog } from '../events/service.js';
+import { type CheckedRequest, checkAuthorizeRequest, redirectTo } from './authorize-request.js';
+import type { AuthorizationRequest, OidcStore, SignInSession } from './store.js';
+
+export interface OidcDeps {
+  issuer: string;
+  clients: ClientService;
+  codes: CodeService;
+  store: OidcStore;
+  devices: DeviceStore;
+  accounts: AccountStore;
+  events: EventLog;
+  hash: SecretHasher;
+  now: () => number;
+  /** A device unused for this long is no longer trusted (its session ends with it). */
+  deviceIdleMs: number;
+}
+
+/** What /authorize answers: our error page, or a redirect (to the client, or to the hosted sign-in). */
+export type AuthorizeOutcome =
+  | { kind: 'page'; message: string }
+  | { kind: 'redirect'; location: string }
+  /** The hosted sign-in: `requestId` goes in its URL, `binding` in a cookie of this browser. */
+  | { kind: 'sign-in'; requestId: string; binding: string };
+
+/**
+ * The authorization endpoint's logic (OIDC Core 3.1.2): check the request, answer from a live
+ * sign-in session when it satisfies the request (SSO), otherwise park the request for the
+ * hosted sign-in and, once that finishes, issue the code through the same single-use code
+ * store and token endpoint as the browser library's flow.
+ */
+export function createOidcService(deps: OidcDeps) {
+  const { issuer, clients, codes, store, devices, accounts, events, hash, now } = deps;
+  const hostedPublishableKey = `pk_hosted_${hash('hosted-publishable-key', issuer).slice(0, 32)}`;
+
+  const errorRedirect = (checked: Extract<CheckedRequest, { kind: 'redirect-error' }>) =>
+    redirectTo(checked.redirectUri, { error: checked.error, error_description: checked.description, state: checked.state, iss: issuer });
+
+  /** The session behind the cookie, if live, its device still trusted and its user enabled. */
+  async function liveSession(cookie: string | undefined): Promise<(SignInSession & { idHash: string }) | undefined> {
+    if (!cookie) return undefined;
+    const idHash = hash('sign-in-session', cookie);
+    const at = now();
+    const session = await store.findLiveSession(idHash, at, at - SESSION_IDLE_TIMEOUT_SECONDS * 1000);
+    if (!session) return undefined;
+    // Bound to the device: revoking or expiring it ends the session too.
+    const [device, user] = await Promise.all([
+      devices.findActive(session.deviceId, at - deps.deviceIdleMs),
+      accounts.findById(session.userId),
+    ]);
+    if (!device || device.userId !== session.userId || !user) return undefined;
+    return { ...session, idHash };
+  }
+
+  /**
+   * Why a session cannot answer this request, if it cannot. OIDC Core 3.1.2.1: prompt=login
+   * and an exceeded max_age (max_age=0 is prompt=login) need a fresh sign-in; an app requiring
+   * MFA needs it in the session. The reason is the prompt=none error (OIDC Core 3.1.2.6).
+   */
+  function shortfall(session: SignInSession, request: AuthorizationRequest, client: ClientRecord) {
+    if (request.prompt?.split(' ').includes('login')) return 'login_required';
+    const age = Math.floor(now() / 1000) - session.authTime;
+    if (request.maxAgeSeconds !== null && (request.maxAgeSeconds === 0 || age > request.maxAgeSeconds)) return 'login_required';
+    if (client.mfaPolicy === 'required' && !session.amr.includes('mfa')) return 'interaction_required';
+    return undefined;
+  }
+
+  async function issueFor(
+    request: AuthorizationRequest,
+    signedIn: Omit<SignInSession, 'deviceId'> & { deviceId: string | null },
+  ): Promise<string> {
+    const code = await codes.issue({
+      clientId: request.clientId,
+      userId: signedIn.userId,
+      codeChallenge: request.codeChallenge,
+      amr: signedIn.amr,
+      authTime: signedIn.authTime,
+      deviceId: signedIn.deviceId,
+      redirectUri: request.redirectUri,
+      nonce: request.nonce,
+    });
+    return redirectTo(request.redirectUri, { code, state: request.state, iss: issuer });
+  }
+
+  return {
+    hostedPublishableKey,
+
+    /** Creates or refreshes the hosted pages' client (its origin follows the configured issuer). */
+    ensureHostedClient: () =>
+      clients.ensureFirstParty({
+        id: HOSTED_CLIENT_ID,
+        name: 'Hosted sign-in',
+        origin: new URL(issuer).origin,
+        publishableKey: hostedPublishableKey,
+      }),
+
+    async authorize(params: Record<string, unknown>, cookies: { session?: string; binding?: string }): Promise<AuthorizeOutcome> {
+      const checked = await checkAuthorizeRequest(params, async (id) => (id === HOSTED_CLIENT_ID ? undefined : clients.findById(id)));
+      if (checked.kind === 'page') return checked;
+      if (checked.kind === 'redirect-error') return { kind: 'redirect', location: errorRedirect(checked) };
+      const { client, request } = checked;
+      const session = await liveSession(cookies.session);
+      const unmet = session ? shortfall(session, request, client) : 'login_required';
+      if (session && !unmet) {
+        await store.touchSession(session.idHash, now());
+        await events.record({
+          type: 'sign_in.succeeded',
+          userId: session.userId,
+          clientId: client.id,
+          deviceId: session.deviceId,
+          detail: { amr: session.amr.join(' '), via: 'session' },
+        });
+        return { kind: 'redirect', location: await issueFor(request, session) };
+      }
+      if (request.prompt === 'none') {
+        // OIDC Core 3.1.2.6: no UI may be shown; say why the session did not do.
+        const description = unmet === 'interaction_required' ? 'This app requires a second factor.' : 'The user must sign in.';
+        return {
+          kind: 'redirect',
+          location: errorRedirect({ kind: 'redirect-error', ...request, error: unmet ?? 'login_required', description }),
+        };
+      }
+      // One binding value per browser, reused across tabs; a new one when the browser has none.
+      const binding = cookies.binding && /^[A-Za-z0-9_-]{43}$/.test(cookies.binding) ? cookies.binding : randomToken('');
+      const requestId = randomToken('');
+      const at = now();
+      await store.insertRequest(
+        hash('authorization-request', requestId),
+        hash('authorization-binding', binding),
+        request,
+        at,
+        at + AUTHORIZATION_REQUEST_TTL_SECONDS * 1000,
+      );
+      return { kind: 'sign-in', requestId, binding };
+    },
+
+    /** The pending request a hosted page shows, with its app; undefined when expired, used or unknown. */
+    async pendingRequest(requestId: string): Promise<{ request: AuthorizationRequest; client: ClientRecord } | undefined> {
+      const request = await store.findLiveRequest(hash('authorization-request', requestId), now());
+      const client = request && (await clients.findById(request.clientId));
+      return client && request && { request, client };
+    },
+
+    /**
+     * The hosted client as the browser API should see it for one pending request: the app's
+     * name (mails say which app) and the app's MFA policy, so the sign-in enforces what the
+     * app requires.
+     */
+    async hostedClientFor(hosted: ClientRecord, requestId: string | undefined): Promise<ClientRecord> {
+      const pending = requestId ? await this.pendingRequest(requestId) : undefined;
+      if (!pending) throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in has expired. Go back to the app and start again.');
+      return { ...hosted, name: pending.client.name, mfaPolicy: pending.client.mfaPolicy };
+    },
+
+    /**
+     * The hosted page's last step: the code service-web got for the hosted client (consumed
+     * here, PKCE-checked) becomes a sign-in session bound to the device, and the pending
+     * request (consumed, and only from the browser that made it) gets its own code.
+     */
+    async completeSignIn(input: {
+      requestId: string;
+      binding: string | undefined;
+      code: string;
+      codeVerifier: string;
+      previousSession: string | undefined;
+    }): Promise<{ location: string; session?: string }> {
+      const invalid = () => new ServiceError('ERR_SESSION_INVALID', 'This sign-in has expired. Go back to the app and start again.');
+      if (!input.binding) throw invalid();
+      // The hosted client is public: no secret, the code bound by PKCE (and its user still enabled).
+      const redeemed = await codes.redeem(input.code, randomToken('', 16), {
+        id: HOSTED_CLIENT_ID,
+        secretKeyHash: null,
+        pkceChallenge: pkceChallengeOf(input.codeVerifier) ?? null,
+        redirectUri: null,
+      });
+      const hostedCode = redeemed?.user && redeemed.code;
+      if (!hostedCode || hostedCode.clientId !== HOSTED_CLIENT_ID || !hostedCode.codeChallenge) throw invalid();
+      if (!pkceVerifies(input.codeVerifier, hostedCode.codeChallenge)) throw invalid();
+      const at = now();
+      const request = await store.consumeRequest(
+        hash('authorization-request', input.requestId),
+        hash('authorization-binding', input.binding),
+        at,
+      );
+      const client = request && (await clients.findById(request.clientId));
+      if (!request || !client) throw invalid();
+      // The sign-in ran under this app's policy (hostedClientFor); checked again where it counts.
+      if (client.mfaPolicy === 'required' && !hostedCode.amr.includes('mfa')) throw invalid();
+      const signedIn = {
+        userId: hostedCode.userId,
+        deviceId: hostedCode.deviceId,
+        amr: hostedCode.amr,
+        authTime: hostedCode.authTime,
+      };
+      // A new session value at every sign-in (no session fixation); the old one ends.
+      if (input.previousSession) await store.endSession(hash('sign-in-session', input.previousSession), at);
+      let session: string | undefined;
+      // Only a remembered device gets a session: it is what the session is bound to.
+      if (signedIn.deviceId) {
+        session = randomToken('');
+        await store.insertSession(
+          hash('sign-in-session', session),
+          { ...signedIn, deviceId: signedIn.deviceId },
+          at,
+          at + SESSION_ABSOLUTE_LIFETIME_SECONDS * 1000,
+        );
+      }
+      const location = await issueFor(request, signedIn);
+      return session ? { location, session } : { location };
+    },
+
+    /** Ends the session behind a cookie (a sign-out). */
+    endSession: async (cookie: string) => store.endSession(hash('sign-in-session', cookie), now()),
+
+    sweep: (at: number) => store.deleteExpired(at),
+  };
+}
+
+export type OidcService = ReturnType<typeof createOidcService>;

@@ -1,0 +1,145 @@
+import type { Database, Db } from '../storage/database.js';
+
+/** A validated authorization request waiting for the hosted sign-in. */
+export interface AuthorizationRequest {
+  clientId: string;
+  redirectUri: string;
+  state: string | null;
+  nonce: string | null;
+  codeChallenge: string | null;
+  prompt: string | null;
+  maxAgeSeconds: number | null;
+  loginHint: string | null;
+}
+
+export interface SignInSession {
+  userId: string;
+  deviceId: string;
+  amr: string[];
+  authTime: number;
+}
+
+const REQUEST_COLUMNS = [
+  'client_id',
+  'redirect_uri',
+  'state',
+  'nonce',
+  'code_challenge',
+  'prompt',
+  'max_age_seconds',
+  'login_hint',
+] as const;
+
+type RequestRow = Pick<Database['authorization_requests'], (typeof REQUEST_COLUMNS)[number]>;
+
+function requestOf(row: RequestRow): AuthorizationRequest {
+  return {
+    clientId: row.client_id,
+    redirectUri: row.redirect_uri,
+    state: row.state,
+    nonce: row.nonce,
+    codeChallenge: row.code_challenge,
+    prompt: row.prompt,
+    maxAgeSeconds: row.max_age_seconds === null ? null : Number(row.max_age_seconds),
+    loginHint: row.login_hint,
+  };
+}
+
+/**
+ * Pending authorization requests and sign-in sessions, each stored by the keyed hash of the
+ * value the browser holds. A request is consumed by stamping a time in one conditional UPDATE.
+ */
+export function createOidcStore(db: Db) {
+  return {
+    async insertRequest(idHash: string, bindingHash: string, request: AuthorizationRequest, now: number, expiresAt: number) {
+      await db
+        .insertInto('authorization_requests')
+        .values({
+          id: idHash,
+          browser_binding_hash: bindingHash,
+          client_id: request.clientId,
+          redirect_uri: request.redirectUri,
+          state: request.state,
+          nonce: request.nonce,
+          code_challenge: request.codeChallenge,
+          prompt: request.prompt,
+          max_age_seconds: request.maxAgeSeconds,
+          login_hint: request.loginHint,
+          created_at: now,
+          expires_at: expiresAt,
+          consumed_at: null,
+        })
+        .execute();
+    },
+
+    /** A live, unconsumed request (the hosted page and the browser API read it; only completion consumes it). */
+    async findLiveRequest(idHash: string, now: number): Promise<(AuthorizationRequest & { bindingHash: string }) | undefined> {
+      const row = await db
+        .selectFrom('authorization_requests')
+        .select([...REQUEST_COLUMNS, 'browser_binding_hash'])
+        .where('id', '=', idHash)
+        .where('consumed_at', 'is', null)
+        .where('expires_at', '>', now)
+        .executeTakeFirst();
+      return row && { ...requestOf(row), bindingHash: row.browser_binding_hash };
+    },
+
+    /** Consumes a live request bound to this browser: of concurrent callers exactly one gets it. */
+    async consumeRequest(idHash: string, bindingHash: string, now: number): Promise<AuthorizationRequest | undefined> {
+      const row = await db
+        .updateTable('authorization_requests')
+        .set({ consumed_at: now })
+        .where('id', '=', idHash)
+        .where('browser_binding_hash', '=', bindingHash)
+        .where('consumed_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returning([...REQUEST_COLUMNS])
+        .executeTakeFirst();
+      return row && requestOf(row);
+    },
+
+    async insertSession(idHash: string, session: SignInSession, now: number, expiresAt: number): Promise<void> {
+      await db
+        .insertInto('sign_in_sessions')
+        .values({
+          id: idHash,
+          user_id: session.userId,
+          device_id: session.deviceId,
+          amr: JSON.stringify(session.amr),
+          auth_time: session.authTime,
+          last_used_at: now,
+          expires_at: expiresAt,
+          ended_at: null,
+        })
+        .execute();
+    },
+
+    /** A session neither ended, past its absolute end, nor idle since `idleSince`. */
+    async findLiveSession(idHash: string, now: number, idleSince: number): Promise<SignInSession | undefined> {
+      const row = await db
+        .selectFrom('sign_in_sessions')
+        .select(['user_id', 'device_id', 'amr', 'auth_time'])
+        .where('id', '=', idHash)
+        .where('ended_at', 'is', null)
+        .where('expires_at', '>', now)
+        .where('last_used_at', '>', idleSince)
+        .executeTakeFirst();
+      return row && { userId: row.user_id, deviceId: row.device_id, amr: JSON.parse(row.amr) as string[], authTime: Number(row.auth_time) };
+    },
+
+    async touchSession(idHash: string, now: number): Promise<void> {
+      await db.updateTable('sign_in_sessions').set({ last_used_at: now }).where('id', '=', idHash).execute();
+    },
+
+    async endSession(idHash: string, now: number): Promise<void> {
+      await db.updateTable('sign_in_sessions').set({ ended_at: now }).where('id', '=', idHash).where('ended_at', 'is', null).execute();
+    },
+
+    async deleteExpired(now: number): Promise<void> {
+      await db.deleteFrom('authorization_requests').where('expires_at', '<', now).execute();
+      await db.deleteFrom('sign_in_sessions').where('expires_at', '<', now).execute();
+    },
+  };
+}
+
+export type OidcStore = ReturnType<typeof createOidcStore>;
