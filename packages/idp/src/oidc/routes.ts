@@ -5,6 +5,7 @@ import { Paths } from 'service-protocol';
 import { Type } from 'typebox';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS } from '../defaults.js';
 import { ServiceError } from '../errors.js';
+import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
 import type { OidcService } from './service.js';
 
 /** The header the hosted page's service-web adds to every call: which pending request it serves. */
@@ -27,6 +28,28 @@ const CompleteBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+const HTML = 'text/html';
+const refusedPage = rawResponse(HTML, 'an error page: the client or redirect_uri is unknown (never a redirect), or the sign-in expired');
+/** Every answer of /authorize is a redirect, except the error page for a client or redirect_uri it cannot trust. */
+const AuthorizeSchema = {
+  response: {
+    303: { description: "to the app's redirect_uri (code or error, state, iss), or to the hosted sign-in page" },
+    400: refusedPage,
+    ...errorResponses(...SERVER_ERRORS),
+  },
+};
+const SignInPageSchema = {
+  response: { 200: rawResponse(HTML, 'the hosted sign-in page'), 400: refusedPage, ...errorResponses(...SERVER_ERRORS) },
+};
+const assetSchema = (mediaType: string, description: string) => ({ response: { 200: rawResponse(mediaType, description) } });
+const CompleteSchema = {
+  body: CompleteBody,
+  response: {
+    200: Type.Object({ location: Type.String({ description: "the app's redirect_uri with its code, state and iss" }) }),
+    ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS),
+  },
+};
 
 /**
  * The authorization endpoint (GET and POST, OIDC Core 3.1.2.1) and the hosted sign-in pages
@@ -68,15 +91,17 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; issuer: 
     return reply.code(303).header('location', `${Paths.signIn}?request=${outcome.requestId}`).send();
   };
 
-  app.get(Paths.authorize, async (request, reply) => authorize(request.query as Record<string, unknown>, request, reply));
-  app.post(Paths.authorize, async (request, reply) => {
+  app.get(Paths.authorize, { schema: AuthorizeSchema }, async (request, reply) =>
+    authorize(request.query as Record<string, unknown>, request, reply),
+  );
+  app.post(Paths.authorize, { schema: AuthorizeSchema }, async (request, reply) => {
     if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
       return page(reply, 400, 'Sign-in request refused', '<p>The request must be a form (application/x-www-form-urlencoded).</p>');
     }
     return authorize((request.body ?? {}) as Record<string, unknown>, request, reply);
   });
 
-  app.get(Paths.signIn, async (request, reply) => {
+  app.get(Paths.signIn, { schema: SignInPageSchema }, async (request, reply) => {
     const requestId = (request.query as Record<string, unknown>).request;
     const pending = typeof requestId === 'string' && requestId.length <= 100 ? await oidc.pendingRequest(requestId) : undefined;
     if (!pending || typeof requestId !== 'string') {
@@ -90,14 +115,16 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; issuer: 
       .replaceAll('{{loginHint}}', escapeHtml(pending.request.loginHint ?? ''));
     return reply.header('content-security-policy', PAGE_CSP).header('x-frame-options', 'DENY').type('text/html; charset=utf-8').send(html);
   });
-  app.get(`${Paths.signIn}/signin.js`, async (_request, reply) =>
-    reply.header('cache-control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(script),
+  app.get(
+    `${Paths.signIn}/signin.js`,
+    { schema: assetSchema('text/javascript', "the hosted page's script (it loads service-web)") },
+    async (_request, reply) => reply.header('cache-control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(script),
   );
-  app.get(`${Paths.signIn}/signin.css`, async (_request, reply) =>
+  app.get(`${Paths.signIn}/signin.css`, { schema: assetSchema('text/css', "the hosted page's style sheet") }, async (_request, reply) =>
     reply.header('cache-control', 'public, max-age=300').type('text/css; charset=utf-8').send(style),
   );
 
-  app.post(Paths.signInComplete, { schema: { body: CompleteBody } }, async (request, reply) => {
+  app.post(Paths.signInComplete, { schema: CompleteSchema }, async (request, reply) => {
     // CSRF: only our own page may finish a sign-in (browsers send Origin on every POST), and
     // only in the browser that made the request (the binding cookie).
     if (request.headers.origin !== origin) throw new ServiceError('ERR_REQUEST_INVALID', 'Cross-origin requests are refused.');
