@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { User } from '../accounts/store.js';
+import { compiledQuery } from '../storage/compiled.js';
 import { type Database, type Db, isPostgres } from '../storage/database.js';
 import { deleteBefore } from '../storage/sweeper.js';
 
@@ -122,77 +123,32 @@ export function createCodeStore(db: Db) {
       redemption: { accessTokenJti: string; keepUntil: number },
       client: RedeemingClient,
     ): Promise<Redeemed | undefined> {
-      const consumed = db
-        .updateTable('auth_codes')
-        // The row outlives the code as long as the access token does, so a replay can revoke it.
-        .set({ consumed_at: now, access_token_jti: redemption.accessTokenJti, expires_at: redemption.keepUntil })
-        .where('id', '=', idHash)
-        .where('consumed_at', 'is', null)
-        .where('expires_at', '>', now)
-        .where(({ exists, selectFrom }) => {
-          const row = selectFrom('clients').select('clients.id').where('clients.id', '=', client.id);
-          // RFC 6749 2.3: a confidential client by its secret; a public one (no secret to keep) by its id alone.
-          return exists(
-            client.secretKeyHash === null
-              ? row.where('clients.client_type', '=', 'public')
-              : row.where('clients.client_type', '=', 'confidential').where('clients.secret_key_hash', '=', client.secretKeyHash),
-          );
-        })
-        .returning((eb) => [
-          'auth_codes.client_id',
-          'auth_codes.user_id',
-          'auth_codes.code_challenge',
-          'auth_codes.amr',
-          'auth_codes.auth_time',
-          'auth_codes.device_id',
-          'auth_codes.redirect_uri',
-          'auth_codes.nonce',
-          eb
-            .selectFrom('users')
-            .select('users.email')
-            .whereRef('users.id', '=', 'auth_codes.user_id')
-            .where('users.disabled_at', 'is', null)
-            .as('email'),
-          eb.selectFrom('clients').select('clients.id_token_signed_response_alg').where('clients.id', '=', client.id).as('id_token_alg'),
-        ]);
-      // The token request succeeds only if these hold too (token/service.ts); the pair is recorded only then.
-      const signsIn = (row: { client_id: string; code_challenge: string | null; email: string | null; redirect_uri: string | null }) =>
-        row.email !== null &&
-        row.client_id === client.id &&
-        row.code_challenge === client.pkceChallenge &&
-        (client.secretKeyHash !== null || row.code_challenge !== null) &&
-        (row.redirect_uri === null || row.redirect_uri === client.redirectUri);
-      let row: Awaited<ReturnType<typeof consumed.executeTakeFirst>>;
+      const args: ConsumeArgs = {
+        idHash,
+        now,
+        accessTokenJti: redemption.accessTokenJti,
+        keepUntil: redemption.keepUntil,
+        clientId: client.id,
+        secretKeyHash: client.secretKeyHash,
+        pkceChallenge: client.pkceChallenge,
+        redirectUri: client.redirectUri,
+      };
+      const shape = client.secretKeyHash === null ? 'public' : 'confidential';
+      let row: ConsumedRow | undefined;
       if (isPostgres(db)) {
-        row = await db
-          .with('consumed', () => consumed)
-          .with('signed_in', (qb) =>
-            qb
-              .insertInto('client_users')
-              .columns(['client_id', 'user_id', 'first_signed_in_at'])
-              .expression((eb) =>
-                eb
-                  .selectFrom('consumed')
-                  .select(['consumed.client_id', 'consumed.user_id', sql<number>`${now}::bigint`.as('first_signed_in_at')])
-                  .where('consumed.email', 'is not', null)
-                  .where('consumed.client_id', '=', client.id)
-                  .where('consumed.code_challenge', 'is not distinct from', client.pkceChallenge)
-                  .$if(client.secretKeyHash === null, (q) => q.where('consumed.code_challenge', 'is not', null))
-                  .where((w) => w.or([w('consumed.redirect_uri', 'is', null), w('consumed.redirect_uri', '=', client.redirectUri)])),
-              )
-              .onConflict((oc) => oc.doNothing()),
-          )
-          .selectFrom('consumed')
-          .selectAll()
-          .executeTakeFirst();
+        [row] = await consumeAndRecordPair(db, args, shape);
       } else {
-        row = await consumed.executeTakeFirst();
-        if (row && signsIn(row)) {
-          await db
-            .insertInto('client_users')
-            .values({ client_id: row.client_id, user_id: row.user_id, first_signed_in_at: now })
-            .onConflict((oc) => oc.doNothing())
-            .execute();
+        [row] = await consumeCode(db, args, shape);
+        // The token request succeeds only if these hold too (token/service.ts); the pair is recorded only then.
+        if (
+          row &&
+          row.email !== null &&
+          row.client_id === client.id &&
+          row.code_challenge === client.pkceChallenge &&
+          (client.secretKeyHash !== null || row.code_challenge !== null) &&
+          (row.redirect_uri === null || row.redirect_uri === client.redirectUri)
+        ) {
+          await recordPair(db, { clientId: row.client_id, userId: row.user_id, now });
         }
       }
       return (
@@ -216,3 +172,89 @@ export function createCodeStore(db: Db) {
 }
 
 export type CodeStore = ReturnType<typeof createCodeStore>;
+
+interface ConsumeArgs extends Record<string, unknown> {
+  idHash: string;
+  now: number;
+  accessTokenJti: string;
+  keepUntil: number;
+  clientId: string;
+  secretKeyHash: string | null;
+  pkceChallenge: string | null;
+  redirectUri: string | null;
+}
+type ClientShape = 'public' | 'confidential';
+
+/** The redeeming UPDATE (see consume): compiled once per dialect and client shape (storage/compiled.ts). */
+function consumeQuery(db: Db, a: ConsumeArgs, shape: ClientShape) {
+  return (
+    db
+      .updateTable('auth_codes')
+      // The row outlives the code as long as the access token does, so a replay can revoke it.
+      .set({ consumed_at: a.now, access_token_jti: a.accessTokenJti, expires_at: a.keepUntil })
+      .where('id', '=', a.idHash)
+      .where('consumed_at', 'is', null)
+      .where('expires_at', '>', a.now)
+      .where(({ exists, selectFrom }) => {
+        const row = selectFrom('clients').select('clients.id').where('clients.id', '=', a.clientId);
+        // RFC 6749 2.3: a confidential client by its secret; a public one (no secret to keep) by its id alone.
+        return exists(
+          shape === 'public'
+            ? row.where('clients.client_type', '=', 'public')
+            : row.where('clients.client_type', '=', 'confidential').where('clients.secret_key_hash', '=', a.secretKeyHash),
+        );
+      })
+      .returning((eb) => [
+        'auth_codes.client_id',
+        'auth_codes.user_id',
+        'auth_codes.code_challenge',
+        'auth_codes.amr',
+        'auth_codes.auth_time',
+        'auth_codes.device_id',
+        'auth_codes.redirect_uri',
+        'auth_codes.nonce',
+        eb
+          .selectFrom('users')
+          .select('users.email')
+          .whereRef('users.id', '=', 'auth_codes.user_id')
+          .where('users.disabled_at', 'is', null)
+          .as('email'),
+        eb.selectFrom('clients').select('clients.id_token_signed_response_alg').where('clients.id', '=', a.clientId).as('id_token_alg'),
+      ])
+  );
+}
+type ConsumedRow = Awaited<ReturnType<ReturnType<typeof consumeQuery>['executeTakeFirstOrThrow']>>;
+
+const consumeCode = compiledQuery(consumeQuery);
+
+/** PostgreSQL: the redeeming UPDATE and, when the token request will succeed, the client/user pair, in one statement. */
+const consumeAndRecordPair = compiledQuery((db: Db, a: ConsumeArgs, shape: ClientShape) =>
+  db
+    .with('consumed', () => consumeQuery(db, a, shape))
+    .with('signed_in', (qb) =>
+      qb
+        .insertInto('client_users')
+        .columns(['client_id', 'user_id', 'first_signed_in_at'])
+        .expression((eb) =>
+          eb
+            .selectFrom('consumed')
+            .select(['consumed.client_id', 'consumed.user_id', sql<number>`${a.now}::bigint`.as('first_signed_in_at')])
+            .where('consumed.email', 'is not', null)
+            .where('consumed.client_id', '=', a.clientId)
+            .where('consumed.code_challenge', 'is not distinct from', a.pkceChallenge)
+            .$if(shape === 'public', (q) => q.where('consumed.code_challenge', 'is not', null))
+            .where((w) => w.or([w('consumed.redirect_uri', 'is', null), w('consumed.redirect_uri', '=', a.redirectUri)])),
+        )
+        .onConflict((oc) => oc.doNothing()),
+    )
+    .selectFrom('consumed')
+    .selectAll(),
+);
+
+/** SQLite: the pair, after the UPDATE (no data-modifying CTE there). */
+const recordPair = compiledQuery((db: Db, a: { clientId: string; userId: string; now: number }) =>
+  db
+    .insertInto('client_users')
+    .values({ client_id: a.clientId, user_id: a.userId, first_signed_in_at: a.now })
+    .onConflict((oc) => oc.doNothing()),
+);
