@@ -50,7 +50,10 @@ test('constants written in the builder stay bound beside the placeholders', asyn
 
 test('each shape is compiled on its own', async () => {
   const byShape = compiledQuery((d: Db, a: { value: string }, shape: 'id' | 'email') =>
-    d.selectFrom('users').select('id').where(shape === 'id' ? 'id' : 'email', '=', a.value),
+    d
+      .selectFrom('users')
+      .select('id')
+      .where(shape === 'id' ? 'id' : 'email', '=', a.value),
   );
   assert.deepEqual(await byShape(db, { value: 'u1' }, 'id'), [{ id: 'u1' }]);
   assert.deepEqual(await byShape(db, { value: 'two@example.com' }, 'email'), [{ id: 'u2' }]);
@@ -58,8 +61,15 @@ test('each shape is compiled on its own', async () => {
 });
 
 test('stale value: a placeholder changed by the builder is refused, not baked into the query', async () => {
-  const changed = compiledQuery((d: Db, a: { email: string }) => d.selectFrom('users').select('id').where('email', '=', a.email.toLowerCase()));
+  const changed = compiledQuery((d: Db, a: { email: string }) =>
+    d.selectFrom('users').select('id').where('email', '=', a.email.toLowerCase()),
+  );
   await assert.rejects(changed(db, { email: 'one@example.com' }), /placeholder was changed/);
-  const inText = compiledQuery((d: Db, a: { email: string }) => d.selectFrom('users').select('id').where(sql.raw(`email = '${a.email}'`)));
+  const inText = compiledQuery((d: Db, a: { email: string }) =>
+    d
+      .selectFrom('users')
+      .select('id')
+      .where(sql.raw(`email = '${a.email}'`)),
+  );
   await assert.rejects(inText(db, { email: 'one@example.com' }), /reached the SQL text/);
 });

@@ -5,6 +5,7 @@ import { type ClientRecord, toRecord } from '../clients/store.js';
 import { type Device, type DeviceStore, deviceOf, type SpentChallenge } from '../devices/store.js';
 import type { PreparedEvent } from '../events/store.js';
 import { type MfaMethodRecord, methodRecordOf } from '../mfa/store.js';
+import { compiledQuery } from '../storage/compiled.js';
 import { type Db, isPostgres } from '../storage/database.js';
 
 /** What a trusted-device login needs to decide, read in one statement. */
@@ -39,46 +40,10 @@ export function createLoginStore(db: Db, devices: DeviceStore) {
       usedSince: number,
       now: number,
     ): Promise<LoginRead | undefined> {
-      const row = await db
-        .selectFrom('clients')
-        .leftJoin('devices', (join) =>
-          join
-            .on('devices.id', '=', deviceId)
-            .onRef('devices.client_id', '=', 'clients.id')
-            .on('devices.removed_at', 'is', null)
-            .on(sql<SqlBool>`coalesce(devices.last_used_at, devices.created_at) > ${usedSince}`),
-        )
-        .leftJoin('users', (join) => join.onRef('users.id', '=', 'devices.user_id').on('users.disabled_at', 'is', null))
-        .leftJoin('mfa_methods', 'mfa_methods.user_id', 'users.id')
-        .leftJoin('mfa_remembered', (join) =>
-          join
-            .onRef('mfa_remembered.device_id', '=', 'devices.id')
-            .onRef('mfa_remembered.user_id', '=', 'users.id')
-            .onRef('mfa_remembered.method_version', '=', 'mfa_methods.version')
-            .on('mfa_remembered.expires_at', '>', now),
-        )
-        .selectAll('clients')
-        .select([
-          'devices.id as device_id',
-          'devices.user_id as device_user_id',
-          'devices.client_id as device_client_id',
-          'devices.public_jwk',
-          'devices.crypto_version',
-          'devices.last_used_at as device_last_used_at',
-          'users.email as user_email',
-          'mfa_methods.method as mfa_method',
-          'mfa_methods.phone as mfa_phone',
-          'mfa_methods.totp_secret_sealed as mfa_totp_secret_sealed',
-          'mfa_methods.last_totp_step as mfa_last_totp_step',
-          'mfa_methods.version as mfa_version',
-          'mfa_remembered.device_id as remembered',
-        ])
-        .where(
-          'publishableKeyHash' in by ? 'clients.publishable_key_hash' : 'clients.id',
-          '=',
-          'publishableKeyHash' in by ? by.publishableKeyHash : by.clientId,
-        )
-        .executeTakeFirst();
+      const [row] =
+        'publishableKeyHash' in by
+          ? await readLogin(db, { key: by.publishableKeyHash, deviceId, usedSince, now }, 'publishable_key_hash')
+          : await readLogin(db, { key: by.clientId, deviceId, usedSince, now }, 'id');
       if (!row) return undefined;
       const device =
         row.device_id !== null &&
@@ -151,6 +116,46 @@ export function createLoginStore(db: Db, devices: DeviceStore) {
     },
   };
 }
+
+/** The login's one read (see read()), compiled once per dialect and client key (storage/compiled.ts). */
+const readLogin = compiledQuery(
+  (db: Db, a: { key: string; deviceId: string; usedSince: number; now: number }, clientKey: 'publishable_key_hash' | 'id') =>
+    db
+      .selectFrom('clients')
+      .leftJoin('devices', (join) =>
+        join
+          .on('devices.id', '=', a.deviceId)
+          .onRef('devices.client_id', '=', 'clients.id')
+          .on('devices.removed_at', 'is', null)
+          .on(sql<SqlBool>`coalesce(devices.last_used_at, devices.created_at) > ${a.usedSince}`),
+      )
+      .leftJoin('users', (join) => join.onRef('users.id', '=', 'devices.user_id').on('users.disabled_at', 'is', null))
+      .leftJoin('mfa_methods', 'mfa_methods.user_id', 'users.id')
+      .leftJoin('mfa_remembered', (join) =>
+        join
+          .onRef('mfa_remembered.device_id', '=', 'devices.id')
+          .onRef('mfa_remembered.user_id', '=', 'users.id')
+          .onRef('mfa_remembered.method_version', '=', 'mfa_methods.version')
+          .on('mfa_remembered.expires_at', '>', a.now),
+      )
+      .selectAll('clients')
+      .select([
+        'devices.id as device_id',
+        'devices.user_id as device_user_id',
+        'devices.client_id as device_client_id',
+        'devices.public_jwk',
+        'devices.crypto_version',
+        'devices.last_used_at as device_last_used_at',
+        'users.email as user_email',
+        'mfa_methods.method as mfa_method',
+        'mfa_methods.phone as mfa_phone',
+        'mfa_methods.totp_secret_sealed as mfa_totp_secret_sealed',
+        'mfa_methods.last_totp_step as mfa_last_totp_step',
+        'mfa_methods.version as mfa_version',
+        'mfa_remembered.device_id as remembered',
+      ])
+      .where(`clients.${clientKey}`, '=', a.key),
+);
 
 /** SQLite: the event, and its outbox rows in one transaction with it when endpoints subscribe (events/store.ts append). */
 async function writeEvent(db: Db, { event, deliveries }: PreparedEvent): Promise<void> {
