@@ -5,8 +5,6 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, 
 import { BROWSER_PREFIX, BrowserPaths, type ClientInfoResponse, type ErrorBody, type HealthResponse, Paths } from 'service-protocol';
 import { Type } from 'typebox';
 import { ADMIN_PREFIX, adminRoutes } from '../admin/routes.js';
-import { HOSTED_CLIENT_ID } from '../clients/service.js';
-import type { ClientRecord } from '../clients/store.js';
 import type { ServiceContext } from '../context.js';
 import { BODY_LIMIT_BYTES } from '../defaults.js';
 import { delegationRoutes } from '../delegation/routes.js';
@@ -17,7 +15,7 @@ import { recordSignInRefusals } from '../events/sign-in-refusals.js';
 import { loginRoutes } from '../login/routes.js';
 import { devMailRoutes } from '../mail/routes.js';
 import { mfaRoutes } from '../mfa/routes.js';
-import { AUTHORIZATION_REQUEST_HEADER, oidcRoutes } from '../oidc/routes.js';
+import { oidcRoutes } from '../oidc/routes.js';
 import { registrationRoutes } from '../registration/routes.js';
 import { tokenRoutes } from '../token/routes.js';
 import { browserClient } from './browser-client.js';
@@ -96,23 +94,10 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
 
   await app.register(
     async (browser) => {
-      // The hosted pages call this API from the issuer's own origin, and a same-origin GET carries
-      // no Origin header (Fetch standard); the browser's Sec-Fetch-Site says where it came from.
-      const issuerOrigin = new URL(ctx.config.issuer).origin;
-      browser.addHook('onRequest', async (request) => {
-        if (!request.headers.origin && request.headers['sec-fetch-site'] === 'same-origin') request.headers.origin = issuerOrigin;
-      });
-      await browserClient(browser, { clients: ctx.clients });
-      // The hosted sign-in pages' client takes the name and MFA policy of the app it signs in for
-      // (oidc/): here for every route whose client the hook above set, and in the authenticate
-      // handler, which reads its client itself (login/routes.ts).
-      const clientFor = async (client: ClientRecord, request: FastifyRequest): Promise<ClientRecord> => {
-        if (client.id !== HOSTED_CLIENT_ID) return client;
-        const pending = request.headers[AUTHORIZATION_REQUEST_HEADER];
-        return ctx.oidc.hostedClientFor(client, typeof pending === 'string' ? pending : undefined);
-      };
-      browser.addHook('preHandler', async (request) => {
-        if (request.client) request.client = await clientFor(request.client, request);
+      const resolveClient = await browserClient(browser, {
+        clients: ctx.clients,
+        issuer: ctx.config.issuer,
+        hostedClientFor: (hosted, requestId) => ctx.oidc.hostedClientFor(hosted, requestId),
       });
       recordSignInRefusals(browser, ctx.events);
       browser.get(BrowserPaths.client, { schema: ClientInfoSchema }, async (request) => ({
@@ -120,7 +105,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         name: request.client.name,
         issuer: ctx.config.issuer,
       }));
-      await browser.register(loginRoutes, { login: ctx.login, testMode: ctx.config.testMode, clientFor });
+      await browser.register(loginRoutes, { login: ctx.login, testMode: ctx.config.testMode, resolveClient });
       await browser.register(registrationRoutes, { registration: ctx.registration, placeHeader: ctx.config.placeHeader });
       await browser.register(deviceRoutes, { devices: ctx.deviceService });
       await browser.register(mfaRoutes, { mfa: ctx.mfa });
