@@ -152,36 +152,49 @@ function checkBrowserOrigin(client: ClientRecord | undefined, origin: string | u
 }
 
 /**
+ * What an error message may say of a URI the operator gave: its scheme and host, never the
+ * whole input, whose user info, path or query may hold a credential (`https://user:pass@host`), nor a scheme
+ * that is not one we accept (`user:pass@host` parses as scheme `user`). Errors reach the admin API's answers, the CLI's output and logs.
+ */
+function shownUri(url: URL): string {
+  return url.host ? `${url.protocol}//${url.host}` : url.protocol;
+}
+
+/**
  * A redirect URI as registered, kept verbatim for exact matching (RFC 9700 2.1). Absolute, no
  * fragment (RFC 6749 3.1.2), no credentials; http(s), or a private-use scheme with a dot for
- * native apps (RFC 8252 7.1). Never javascript:, data: or the like.
+ * native apps (RFC 8252 7.1). Never javascript:, data: or the like. Errors never repeat the input (shownUri).
  */
 export function checkRedirectUri(input: string): string {
+  if (input.length > REDIRECT_URI_MAX_LENGTH) throw new Error(`redirect URI is longer than ${REDIRECT_URI_MAX_LENGTH} characters`);
   let url: URL;
   try {
     url = new URL(input);
   } catch {
-    throw new Error(`not an absolute redirect URI: ${input}`);
+    throw new Error('redirect URI must be an absolute URI');
   }
   const scheme = url.protocol.slice(0, -1);
   const web = scheme === 'https' || scheme === 'http';
   if (!web && !/^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+$/.test(scheme))
-    throw new Error(`redirect URI scheme must be https, http or a private-use scheme such as com.example.app: ${input}`);
-  if (input.includes('#') || url.username || url.password) throw new Error(`redirect URI must have no fragment or credentials: ${input}`);
-  if (input.length > REDIRECT_URI_MAX_LENGTH) throw new Error(`redirect URI is longer than ${REDIRECT_URI_MAX_LENGTH} characters`);
+    throw new Error('redirect URI scheme must be https, http or a private-use scheme such as com.example.app');
+  if (url.username || url.password) throw new Error(`redirect URI must have no user name or password (${shownUri(url)})`);
+  if (input.includes('#')) throw new Error(`redirect URI must have no fragment (${shownUri(url)})`);
   return input;
 }
 
-/** `https://App.example.com:443/` → `https://app.example.com`; refuses anything but http(s) origins. */
+/**
+ * `https://App.example.com:443/` → `https://app.example.com`; refuses anything but http(s)
+ * origins. Errors never repeat the input (shownUri).
+ */
 export function normalizeOrigin(input: string): string {
   let url: URL;
   try {
     url = new URL(input);
   } catch {
-    throw new Error(`not an origin: ${input}`);
+    throw new Error('origin must be an absolute http(s) origin such as https://app.example.com');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`origin must be http or https: ${input}`);
-  if (url.pathname !== '/' || url.search || url.hash || url.username)
-    throw new Error(`origin must have no path, query or credentials: ${input}`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('origin must be http or https');
+  if (url.username || url.password) throw new Error(`origin must have no user name or password (${shownUri(url)})`);
+  if (url.pathname !== '/' || url.search || url.hash) throw new Error(`origin must have no path, query or fragment (${shownUri(url)})`);
   return url.origin;
 }
