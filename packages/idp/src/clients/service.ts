@@ -1,5 +1,5 @@
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
-import { CLIENT_REDIRECT_URIS_MAX, REDIRECT_URI_MAX_LENGTH } from '../defaults.js';
+import { BROWSER_CLIENT_CACHE_ENTRIES, BROWSER_CLIENT_CACHE_MS, CLIENT_REDIRECT_URIS_MAX, REDIRECT_URI_MAX_LENGTH } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { isSigningAlg, SIGNING_ALGS } from '../keys/keyring.js';
 import type { ClientRecord, ClientStore } from './store.js';
@@ -33,6 +33,20 @@ export interface NewClient {
  * and shown once, at creation.
  */
 export function createClientService({ store, hash, now }: { store: ClientStore; hash: SecretHasher; now: () => number }) {
+  /** Client records by publishable-key hash, for authenticateBrowserCached only (BROWSER_CLIENT_CACHE_MS). */
+  const recent = new Map<string, { client: ClientRecord; until: number }>();
+  /** Bumped by every change: a read that a change overlapped is not cached. */
+  let changes = 0;
+  /** Runs a change of the client, then drops its cached record (after: a read made meanwhile may hold the old row). */
+  const changing = async <T>(clientId: string, change: () => Promise<T>): Promise<T> => {
+    changes += 1;
+    try {
+      return await change();
+    } finally {
+      changes += 1;
+      for (const [key, entry] of recent) if (entry.client.id === clientId) recent.delete(key);
+    }
+  };
   return {
     async create(input: NewClient): Promise<NewClientKeys> {
       const idTokenSignedResponseAlg = input.idTokenSignedResponseAlg ?? 'RS256';
@@ -66,19 +80,21 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
      * issuer's origin. Public: it has no secret, and its codes are redeemed only inside the service.
      */
     async ensureFirstParty(input: { id: string; name: string; origin: string; publishableKey: string }): Promise<void> {
-      await store.upsertFirstParty(
-        {
-          id: input.id,
-          name: input.name,
-          origins: [input.origin],
-          mfaPolicy: 'optional',
-          idTokenSignedResponseAlg: 'RS256',
-          createdAt: now(),
-          redirectUris: [],
-          type: 'public',
-        },
-        hash('publishable-key', input.publishableKey),
-        hash('secret-key', randomToken('sk_')),
+      await changing(input.id, () =>
+        store.upsertFirstParty(
+          {
+            id: input.id,
+            name: input.name,
+            origins: [input.origin],
+            mfaPolicy: 'optional',
+            idTokenSignedResponseAlg: 'RS256',
+            createdAt: now(),
+            redirectUris: [],
+            type: 'public',
+          },
+          hash('publishable-key', input.publishableKey),
+          hash('secret-key', randomToken('sk_')),
+        ),
       );
     },
     findById: (id: string) => store.findById(id),
@@ -88,18 +104,19 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     /** RS256 (default, the spec's), ES256 or EdDSA: how the client's ID tokens are signed. */
     async setIdTokenAlg(clientId: string, alg: string): Promise<void> {
       if (!isSigningAlg(alg)) throw new Error(`the ID token algorithm is one of ${SIGNING_ALGS.join(', ')}`);
-      if (!(await store.setIdTokenAlg(clientId, alg))) throw new Error(`no client ${clientId}`);
+      if (!(await changing(clientId, () => store.setIdTokenAlg(clientId, alg)))) throw new Error(`no client ${clientId}`);
     },
 
     /** `optional` (default): users choose whether to enroll in MFA; `required`: no code without it. */
     async setMfaPolicy(clientId: string, policy: string): Promise<void> {
       if (policy !== 'optional' && policy !== 'required') throw new Error('the MFA policy is optional or required');
-      if (firstParty.has(clientId) || !(await store.setMfaPolicy(clientId, policy))) throw new Error(`no client ${clientId}`);
+      if (firstParty.has(clientId) || !(await changing(clientId, () => store.setMfaPolicy(clientId, policy))))
+        throw new Error(`no client ${clientId}`);
     },
 
     /** Deletes the client and everything bound to it; its keys stop working at once. */
     async delete(clientId: string): Promise<void> {
-      if (firstParty.has(clientId) || !(await store.delete(clientId))) throw new Error(`no client ${clientId}`);
+      if (firstParty.has(clientId) || !(await changing(clientId, () => store.delete(clientId)))) throw new Error(`no client ${clientId}`);
     },
 
     /** The client behind a browser request, if its key is valid and the origin is one of its own. */
@@ -108,6 +125,29 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
         publishableKey ? await store.findByPublishableKeyHash(hash('publishable-key', publishableKey)) : undefined,
         origin,
       );
+    },
+
+    /**
+     * authenticateBrowser for a request whose answer is worth nothing without a later request
+     * that authenticates the client afresh (the device challenge: only an authenticate spends
+     * it). The record may be up to BROWSER_CLIENT_CACHE_MS old when changed on another node; a
+     * change on this node drops it at once. Only known keys are kept; the origin is checked
+     * every time.
+     */
+    async authenticateBrowserCached(publishableKey: string | undefined, origin: string | undefined): Promise<ClientRecord> {
+      if (!publishableKey) return checkBrowserOrigin(undefined, origin);
+      const keyHash = hash('publishable-key', publishableKey);
+      const at = now();
+      const cached = recent.get(keyHash);
+      if (cached && cached.until > at) return checkBrowserOrigin(cached.client, origin);
+      const before = changes;
+      const client = await store.findByPublishableKeyHash(keyHash);
+      recent.delete(keyHash);
+      if (client && changes === before) {
+        if (recent.size >= BROWSER_CLIENT_CACHE_ENTRIES) recent.delete(recent.keys().next().value as string);
+        recent.set(keyHash, { client, until: at + BROWSER_CLIENT_CACHE_MS });
+      }
+      return checkBrowserOrigin(client, origin);
     },
 
     /** The keyed hash a publishable key is stored as (for reads that join the client, login/store.ts). */

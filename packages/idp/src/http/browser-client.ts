@@ -23,6 +23,14 @@ export const AUTHORIZATION_REQUEST_HEADER = 'x-service-authorization-request';
 const CLIENT_IN_HANDLER = new Set([`${BROWSER_PREFIX}${BrowserPaths.authenticate}`]);
 
 /**
+ * Routes whose answer is worth nothing without a later request that authenticates the client
+ * afresh, so their client may come from the short-lived cache (clients/service.ts
+ * `authenticateBrowserCached`, BROWSER_CLIENT_CACHE_MS): the device challenge, a nonce bound to
+ * the client's id that only the authenticate request spends.
+ */
+const CLIENT_FROM_CACHE = new Set([`${BROWSER_PREFIX}${BrowserPaths.deviceChallenge}`]);
+
+/**
  * The client a browser request acts for, set as `request.client`. `authenticated`: the client a
  * route read itself (CLIENT_IN_HANDLER); otherwise the publishable key and Origin are checked
  * here. The hosted sign-in pages' client then takes the name and MFA policy of the app whose
@@ -88,7 +96,11 @@ export async function browserClient(
 
   const resolve: ClientResolver = async (request, authenticated) => {
     const { publishableKey, origin } = browserCredentials(request);
-    const client = authenticated ?? (await clients.authenticateBrowser(publishableKey, origin));
+    const client =
+      authenticated ??
+      (CLIENT_FROM_CACHE.has(request.routeOptions.url ?? '')
+        ? await clients.authenticateBrowserCached(publishableKey, origin)
+        : await clients.authenticateBrowser(publishableKey, origin));
     // Set before the hosted client's own check, so a refusal there is recorded against it.
     request.client = client;
     if (client.id !== HOSTED_CLIENT_ID) return client;
