@@ -1,5 +1,4 @@
 import formbody from '@fastify/formbody';
-import helmet from '@fastify/helmet';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { BROWSER_PREFIX, BrowserPaths, type ClientInfoResponse, type ErrorBody, type HealthResponse, Paths } from 'service-protocol';
@@ -24,6 +23,7 @@ import { registerMetrics } from './metrics.js';
 import { registerOpenApi } from './openapi.js';
 import { errorResponses, SERVER_ERRORS, wireBody } from './schemas.js';
 import { sdkRoutes } from './sdk.js';
+import { securityHeaders } from './security-headers.js';
 
 export interface AppOptions {
   /**
@@ -84,12 +84,9 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   await registerOpenApi(app, { issuer: ctx.config.issuer });
   trackRequestOrigin(app);
   registerMetrics(app);
-  // The caching rule (protocol.md): nothing is stored by a cache unless its route says so
+  // Helmet's headers, and the caching rule (protocol.md): nothing is stored by a cache unless its route says so
   // (only the JWKS, the discovery document, the SDK script and the OpenAPI document are public and cacheable).
-  app.addHook('onSend', async (_request, reply) => {
-    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
-  });
-  await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } });
+  securityHeaders(app);
   await app.register(formbody);
 
   await app.register(

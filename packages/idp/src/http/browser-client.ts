@@ -67,8 +67,9 @@ export async function browserClient(
   // The hosted pages call this API from the issuer's own origin, and a same-origin GET carries
   // no Origin header (Fetch standard); the browser's Sec-Fetch-Site says where it came from.
   const issuerOrigin = new URL(issuer).origin;
-  scope.addHook('onRequest', async (request) => {
+  scope.addHook('onRequest', (request, _reply, done) => {
     if (!request.headers.origin && request.headers['sec-fetch-site'] === 'same-origin') request.headers.origin = issuerOrigin;
+    done();
   });
   const origins = registeredOrigins(clients);
   await scope.register(cors, {
@@ -88,10 +89,7 @@ export async function browserClient(
     maxAge: 600,
   });
   scope.decorateRequest('client', null as unknown as ClientRecord);
-  // Answers carry codes and device tokens: never store them in any cache.
-  scope.addHook('onSend', async (_request, reply) => {
-    reply.header('cache-control', 'no-store');
-  });
+  // Answers carry codes and device tokens: never stored by a cache (the default of every answer, http/security-headers.ts).
   scope.setNotFoundHandler(notFound);
 
   const resolve: ClientResolver = async (request, authenticated) => {
