@@ -226,6 +226,18 @@ export const BODY_LIMIT_BYTES = 16 * 1024;
  */
 export const IMMUTABLE_ROW_CACHE_ENTRIES = 50_000;
 
+/**
+ * The device-challenge request may take its client from a per-process cache of client records
+ * (by publishable key) this young, instead of reading it: a challenge is a nonce bound to the
+ * client's id and is worth nothing until an authenticate request, which reads the client
+ * afresh, spends it. A client deleted or changed on this node leaves the cache at once; on
+ * another node (or by the CLI) within this time, during which that node still hands out
+ * challenges for it and nothing more (docs/security.md).
+ */
+export const BROWSER_CLIENT_CACHE_MS = 5000;
+/** Entries of that cache (client records; the oldest goes first when full). */
+export const BROWSER_CLIENT_CACHE_ENTRIES = 1000;
+
 /** SQLite: a worker thread checkpoints the WAL this often (storage/database.ts). */
 export const SQLITE_CHECKPOINT_INTERVAL_MS = 200;
 /** SQLite: the main connection checkpoints itself only past this many WAL pages (4 KiB each). */

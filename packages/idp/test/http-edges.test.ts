@@ -4,6 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import helmet from '@fastify/helmet';
+import Fastify from 'fastify';
+import { SECURITY_HEADERS } from '../src/http/security-headers.js';
 import { APP_ORIGIN, startTestService, type TestService, uniqueEmail } from './helpers.js';
 
 describe('HTTP edges', () => {
@@ -60,6 +63,38 @@ describe('HTTP edges', () => {
       const ok = await service.post('/v1/device-challenges', {});
       assert.equal(ok.status, 200);
       assert.equal(ok.headers.get('cache-control'), 'no-store');
+    });
+
+    it("sends helmet's headers, as @fastify/helmet with the service's options set them, on every answer", async () => {
+      const reference = Fastify({ logger: false });
+      await reference.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } });
+      reference.get('/', async () => ({}));
+      const { headers } = await reference.inject('/');
+      const expected = Object.fromEntries(Object.keys(SECURITY_HEADERS).map((name) => [name, String(headers[name])]));
+      // Nothing helmet sets is missing here (x-powered-by is one it removes).
+      assert.deepEqual(
+        Object.keys(headers).filter(
+          (name) => !(name in SECURITY_HEADERS) && !['content-type', 'content-length', 'date', 'connection', 'keep-alive'].includes(name),
+        ),
+        [],
+      );
+      assert.deepEqual(SECURITY_HEADERS, expected);
+      await reference.close();
+      const answers = [
+        await fetch(`${service.url}/healthz`),
+        await fetch(`${service.url}/v1/client`, { headers: { origin: APP_ORIGIN, 'x-service-key': 'pk_wrong' } }),
+        await fetch(`${service.url}/nope`),
+        await preflight('/v1/authenticate', APP_ORIGIN),
+        await fetch(`${service.url}/.well-known/jwks.json`),
+      ];
+      for (const answer of answers) {
+        for (const [name, value] of Object.entries(SECURITY_HEADERS))
+          assert.equal(answer.headers.get(name), value, `${answer.url} ${name}`);
+      }
+      assert.deepEqual(
+        answers.map((a) => a.headers.get('cache-control')),
+        ['no-store', 'no-store', 'no-store', 'no-store', 'public, max-age=300'],
+      );
     });
 
     it('refuses an unknown or missing publishable key', async () => {

@@ -1,5 +1,5 @@
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
-import { CLIENT_REDIRECT_URIS_MAX, REDIRECT_URI_MAX_LENGTH } from '../defaults.js';
+import { BROWSER_CLIENT_CACHE_ENTRIES, BROWSER_CLIENT_CACHE_MS, CLIENT_REDIRECT_URIS_MAX, REDIRECT_URI_MAX_LENGTH } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { isSigningAlg, SIGNING_ALGS } from '../keys/keyring.js';
 import type { ClientRecord, ClientStore } from './store.js';
@@ -33,6 +33,20 @@ export interface NewClient {
  * and shown once, at creation.
  */
 export function createClientService({ store, hash, now }: { store: ClientStore; hash: SecretHasher; now: () => number }) {
+  /** Client records by publishable-key hash, for authenticateBrowserCached only (BROWSER_CLIENT_CACHE_MS). */
+  const recent = new Map<string, { client: ClientRecord; until: number }>();
+  /** Bumped by every change: a read that a change overlapped is not cached. */
+  let changes = 0;
+  /** Runs a change of the client, then drops its cached record (after: a read made meanwhile may hold the old row). */
+  const changing = async <T>(clientId: string, change: () => Promise<T>): Promise<T> => {
+    changes += 1;
+    try {
+      return await change();
+    } finally {
+      changes += 1;
+      for (const [key, entry] of recent) if (entry.client.id === clientId) recent.delete(key);
+    }
+  };
   return {
     async create(input: NewClient): Promise<NewClientKeys> {
       const idTokenSignedResponseAlg = input.idTokenSignedResponseAlg ?? 'RS256';
@@ -66,19 +80,21 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
      * issuer's origin. Public: it has no secret, and its codes are redeemed only inside the service.
      */
     async ensureFirstParty(input: { id: string; name: string; origin: string; publishableKey: string }): Promise<void> {
-      await store.upsertFirstParty(
-        {
-          id: input.id,
-          name: input.name,
-          origins: [input.origin],
-          mfaPolicy: 'optional',
-          idTokenSignedResponseAlg: 'RS256',
-          createdAt: now(),
-          redirectUris: [],
-          type: 'public',
-        },
-        hash('publishable-key', input.publishableKey),
-        hash('secret-key', randomToken('sk_')),
+      await changing(input.id, () =>
+        store.upsertFirstParty(
+          {
+            id: input.id,
+            name: input.name,
+            origins: [input.origin],
+            mfaPolicy: 'optional',
+            idTokenSignedResponseAlg: 'RS256',
+            createdAt: now(),
+            redirectUris: [],
+            type: 'public',
+          },
+          hash('publishable-key', input.publishableKey),
+          hash('secret-key', randomToken('sk_')),
+        ),
       );
     },
     findById: (id: string) => store.findById(id),
@@ -88,18 +104,19 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     /** RS256 (default, the spec's), ES256 or EdDSA: how the client's ID tokens are signed. */
     async setIdTokenAlg(clientId: string, alg: string): Promise<void> {
       if (!isSigningAlg(alg)) throw new Error(`the ID token algorithm is one of ${SIGNING_ALGS.join(', ')}`);
-      if (!(await store.setIdTokenAlg(clientId, alg))) throw new Error(`no client ${clientId}`);
+      if (!(await changing(clientId, () => store.setIdTokenAlg(clientId, alg)))) throw new Error(`no client ${clientId}`);
     },
 
     /** `optional` (default): users choose whether to enroll in MFA; `required`: no code without it. */
     async setMfaPolicy(clientId: string, policy: string): Promise<void> {
       if (policy !== 'optional' && policy !== 'required') throw new Error('the MFA policy is optional or required');
-      if (firstParty.has(clientId) || !(await store.setMfaPolicy(clientId, policy))) throw new Error(`no client ${clientId}`);
+      if (firstParty.has(clientId) || !(await changing(clientId, () => store.setMfaPolicy(clientId, policy))))
+        throw new Error(`no client ${clientId}`);
     },
 
     /** Deletes the client and everything bound to it; its keys stop working at once. */
     async delete(clientId: string): Promise<void> {
-      if (firstParty.has(clientId) || !(await store.delete(clientId))) throw new Error(`no client ${clientId}`);
+      if (firstParty.has(clientId) || !(await changing(clientId, () => store.delete(clientId)))) throw new Error(`no client ${clientId}`);
     },
 
     /** The client behind a browser request, if its key is valid and the origin is one of its own. */
@@ -108,6 +125,29 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
         publishableKey ? await store.findByPublishableKeyHash(hash('publishable-key', publishableKey)) : undefined,
         origin,
       );
+    },
+
+    /**
+     * authenticateBrowser for a request whose answer is worth nothing without a later request
+     * that authenticates the client afresh (the device challenge: only an authenticate spends
+     * it). The record may be up to BROWSER_CLIENT_CACHE_MS old when changed on another node; a
+     * change on this node drops it at once. Only known keys are kept; the origin is checked
+     * every time.
+     */
+    async authenticateBrowserCached(publishableKey: string | undefined, origin: string | undefined): Promise<ClientRecord> {
+      if (!publishableKey) return checkBrowserOrigin(undefined, origin);
+      const keyHash = hash('publishable-key', publishableKey);
+      const at = now();
+      const cached = recent.get(keyHash);
+      if (cached && cached.until > at) return checkBrowserOrigin(cached.client, origin);
+      const before = changes;
+      const client = await store.findByPublishableKeyHash(keyHash);
+      recent.delete(keyHash);
+      if (client && changes === before) {
+        if (recent.size >= BROWSER_CLIENT_CACHE_ENTRIES) recent.delete(recent.keys().next().value as string);
+        recent.set(keyHash, { client, until: at + BROWSER_CLIENT_CACHE_MS });
+      }
+      return checkBrowserOrigin(client, origin);
     },
 
     /** The keyed hash a publishable key is stored as (for reads that join the client, login/store.ts). */
@@ -152,36 +192,49 @@ function checkBrowserOrigin(client: ClientRecord | undefined, origin: string | u
 }
 
 /**
+ * What an error message may say of a URI the operator gave: its scheme and host, never the
+ * whole input, whose user info, path or query may hold a credential (`https://user:pass@host`), nor a scheme
+ * that is not one we accept (`user:pass@host` parses as scheme `user`). Errors reach the admin API's answers, the CLI's output and logs.
+ */
+function shownUri(url: URL): string {
+  return url.host ? `${url.protocol}//${url.host}` : url.protocol;
+}
+
+/**
  * A redirect URI as registered, kept verbatim for exact matching (RFC 9700 2.1). Absolute, no
  * fragment (RFC 6749 3.1.2), no credentials; http(s), or a private-use scheme with a dot for
- * native apps (RFC 8252 7.1). Never javascript:, data: or the like.
+ * native apps (RFC 8252 7.1). Never javascript:, data: or the like. Errors never repeat the input (shownUri).
  */
 export function checkRedirectUri(input: string): string {
+  if (input.length > REDIRECT_URI_MAX_LENGTH) throw new Error(`redirect URI is longer than ${REDIRECT_URI_MAX_LENGTH} characters`);
   let url: URL;
   try {
     url = new URL(input);
   } catch {
-    throw new Error(`not an absolute redirect URI: ${input}`);
+    throw new Error('redirect URI must be an absolute URI');
   }
   const scheme = url.protocol.slice(0, -1);
   const web = scheme === 'https' || scheme === 'http';
   if (!web && !/^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+$/.test(scheme))
-    throw new Error(`redirect URI scheme must be https, http or a private-use scheme such as com.example.app: ${input}`);
-  if (input.includes('#') || url.username || url.password) throw new Error(`redirect URI must have no fragment or credentials: ${input}`);
-  if (input.length > REDIRECT_URI_MAX_LENGTH) throw new Error(`redirect URI is longer than ${REDIRECT_URI_MAX_LENGTH} characters`);
+    throw new Error('redirect URI scheme must be https, http or a private-use scheme such as com.example.app');
+  if (url.username || url.password) throw new Error(`redirect URI must have no user name or password (${shownUri(url)})`);
+  if (input.includes('#')) throw new Error(`redirect URI must have no fragment (${shownUri(url)})`);
   return input;
 }
 
-/** `https://App.example.com:443/` → `https://app.example.com`; refuses anything but http(s) origins. */
+/**
+ * `https://App.example.com:443/` → `https://app.example.com`; refuses anything but http(s)
+ * origins. Errors never repeat the input (shownUri).
+ */
 export function normalizeOrigin(input: string): string {
   let url: URL;
   try {
     url = new URL(input);
   } catch {
-    throw new Error(`not an origin: ${input}`);
+    throw new Error('origin must be an absolute http(s) origin such as https://app.example.com');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`origin must be http or https: ${input}`);
-  if (url.pathname !== '/' || url.search || url.hash || url.username)
-    throw new Error(`origin must have no path, query or credentials: ${input}`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('origin must be http or https');
+  if (url.username || url.password) throw new Error(`origin must have no user name or password (${shownUri(url)})`);
+  if (url.pathname !== '/' || url.search || url.hash) throw new Error(`origin must have no path, query or fragment (${shownUri(url)})`);
   return url.origin;
 }

@@ -1,12 +1,9 @@
 import formbody from '@fastify/formbody';
-import helmet from '@fastify/helmet';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { BROWSER_PREFIX, BrowserPaths, type ClientInfoResponse, type ErrorBody, type HealthResponse, Paths } from 'service-protocol';
 import { Type } from 'typebox';
 import { ADMIN_PREFIX, adminRoutes } from '../admin/routes.js';
-import { HOSTED_CLIENT_ID } from '../clients/service.js';
-import type { ClientRecord } from '../clients/store.js';
 import type { ServiceContext } from '../context.js';
 import { BODY_LIMIT_BYTES } from '../defaults.js';
 import { delegationRoutes } from '../delegation/routes.js';
@@ -17,7 +14,7 @@ import { recordSignInRefusals } from '../events/sign-in-refusals.js';
 import { loginRoutes } from '../login/routes.js';
 import { devMailRoutes } from '../mail/routes.js';
 import { mfaRoutes } from '../mfa/routes.js';
-import { AUTHORIZATION_REQUEST_HEADER, oidcRoutes } from '../oidc/routes.js';
+import { oidcRoutes } from '../oidc/routes.js';
 import { registrationRoutes } from '../registration/routes.js';
 import { tokenRoutes } from '../token/routes.js';
 import { browserClient } from './browser-client.js';
@@ -26,6 +23,7 @@ import { registerMetrics } from './metrics.js';
 import { registerOpenApi } from './openapi.js';
 import { errorResponses, SERVER_ERRORS, wireBody } from './schemas.js';
 import { sdkRoutes } from './sdk.js';
+import { securityHeaders } from './security-headers.js';
 
 export interface AppOptions {
   /**
@@ -86,33 +84,17 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   await registerOpenApi(app, { issuer: ctx.config.issuer });
   trackRequestOrigin(app);
   registerMetrics(app);
-  // The caching rule (protocol.md): nothing is stored by a cache unless its route says so
+  // Helmet's headers, and the caching rule (protocol.md): nothing is stored by a cache unless its route says so
   // (only the JWKS, the discovery document, the SDK script and the OpenAPI document are public and cacheable).
-  app.addHook('onSend', async (_request, reply) => {
-    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
-  });
-  await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'cross-origin' } });
+  securityHeaders(app);
   await app.register(formbody);
 
   await app.register(
     async (browser) => {
-      // The hosted pages call this API from the issuer's own origin, and a same-origin GET carries
-      // no Origin header (Fetch standard); the browser's Sec-Fetch-Site says where it came from.
-      const issuerOrigin = new URL(ctx.config.issuer).origin;
-      browser.addHook('onRequest', async (request) => {
-        if (!request.headers.origin && request.headers['sec-fetch-site'] === 'same-origin') request.headers.origin = issuerOrigin;
-      });
-      await browserClient(browser, { clients: ctx.clients });
-      // The hosted sign-in pages' client takes the name and MFA policy of the app it signs in for
-      // (oidc/): here for every route whose client the hook above set, and in the authenticate
-      // handler, which reads its client itself (login/routes.ts).
-      const clientFor = async (client: ClientRecord, request: FastifyRequest): Promise<ClientRecord> => {
-        if (client.id !== HOSTED_CLIENT_ID) return client;
-        const pending = request.headers[AUTHORIZATION_REQUEST_HEADER];
-        return ctx.oidc.hostedClientFor(client, typeof pending === 'string' ? pending : undefined);
-      };
-      browser.addHook('preHandler', async (request) => {
-        if (request.client) request.client = await clientFor(request.client, request);
+      const resolveClient = await browserClient(browser, {
+        clients: ctx.clients,
+        issuer: ctx.config.issuer,
+        hostedClientFor: (hosted, requestId) => ctx.oidc.hostedClientFor(hosted, requestId),
       });
       recordSignInRefusals(browser, ctx.events);
       browser.get(BrowserPaths.client, { schema: ClientInfoSchema }, async (request) => ({
@@ -120,7 +102,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         name: request.client.name,
         issuer: ctx.config.issuer,
       }));
-      await browser.register(loginRoutes, { login: ctx.login, testMode: ctx.config.testMode, clientFor });
+      await browser.register(loginRoutes, { login: ctx.login, testMode: ctx.config.testMode, resolveClient });
       await browser.register(registrationRoutes, { registration: ctx.registration, placeHeader: ctx.config.placeHeader });
       await browser.register(deviceRoutes, { devices: ctx.deviceService });
       await browser.register(mfaRoutes, { mfa: ctx.mfa });

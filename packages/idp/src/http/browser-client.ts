@@ -1,22 +1,50 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BROWSER_PREFIX, BrowserPaths, PUBLISHABLE_KEY_HEADER } from 'service-protocol';
-import type { ClientService } from '../clients/service.js';
+import { type ClientService, HOSTED_CLIENT_ID } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
 import { notFound } from './error-handler.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The client application behind a browser request, set by the browser-client hook. */
+    /** The client application behind a browser request, set by the browser-client resolver. */
     client: ClientRecord;
   }
 }
 
+/** The header the hosted page's service-web adds to every call: which pending authorization request it serves (oidc/). */
+export const AUTHORIZATION_REQUEST_HEADER = 'x-service-authorization-request';
+
 /**
- * Routes that authenticate their client themselves, with the same checks and errors: the
- * trusted-device login folds the client's read into its own (login/store.ts).
+ * Routes that authenticate their client themselves, with the same checks and errors, and then
+ * hand it to the resolver: the trusted-device login folds the client's read into its own
+ * (login/store.ts).
  */
 const CLIENT_IN_HANDLER = new Set([`${BROWSER_PREFIX}${BrowserPaths.authenticate}`]);
+
+/**
+ * Routes whose answer is worth nothing without a later request that authenticates the client
+ * afresh, so their client may come from the short-lived cache (clients/service.ts
+ * `authenticateBrowserCached`, BROWSER_CLIENT_CACHE_MS): the device challenge, a nonce bound to
+ * the client's id that only the authenticate request spends.
+ */
+const CLIENT_FROM_CACHE = new Set([`${BROWSER_PREFIX}${BrowserPaths.deviceChallenge}`]);
+
+/**
+ * The client a browser request acts for, set as `request.client`. `authenticated`: the client a
+ * route read itself (CLIENT_IN_HANDLER); otherwise the publishable key and Origin are checked
+ * here. The hosted sign-in pages' client then takes the name and MFA policy of the app whose
+ * pending authorization request the page serves.
+ */
+export type ClientResolver = (request: FastifyRequest, authenticated?: ClientRecord) => Promise<ClientRecord>;
+
+export interface BrowserClientOptions {
+  clients: ClientService;
+  /** The issuer: the hosted pages call this API from its origin. */
+  issuer: string;
+  /** The hosted client as it acts for a pending authorization request (oidc/service.ts), or ERR_SESSION_INVALID. */
+  hostedClientFor: (hosted: ClientRecord, requestId: string | undefined) => Promise<ClientRecord>;
+}
 
 /** The publishable key and Origin of a browser request. */
 export function browserCredentials(request: FastifyRequest): { publishableKey?: string; origin?: string } {
@@ -28,9 +56,21 @@ export function browserCredentials(request: FastifyRequest): { publishableKey?: 
 /**
  * For every route registered inside `scope`: CORS only for origins some client registered
  * (a preflight carries no key, so it can only be checked against all of them), then the
- * publishable key must name a client whose origins include the request's Origin.
+ * publishable key must name a client whose origins include the request's Origin. Returns the
+ * one resolver every browser route's client goes through (routes in CLIENT_IN_HANDLER call it
+ * with the client they read).
  */
-export async function browserClient(scope: FastifyInstance, { clients }: { clients: ClientService }): Promise<void> {
+export async function browserClient(
+  scope: FastifyInstance,
+  { clients, issuer, hostedClientFor }: BrowserClientOptions,
+): Promise<ClientResolver> {
+  // The hosted pages call this API from the issuer's own origin, and a same-origin GET carries
+  // no Origin header (Fetch standard); the browser's Sec-Fetch-Site says where it came from.
+  const issuerOrigin = new URL(issuer).origin;
+  scope.addHook('onRequest', (request, _reply, done) => {
+    if (!request.headers.origin && request.headers['sec-fetch-site'] === 'same-origin') request.headers.origin = issuerOrigin;
+    done();
+  });
   const origins = registeredOrigins(clients);
   await scope.register(cors, {
     origin: (origin, callback) => {
@@ -49,16 +89,27 @@ export async function browserClient(scope: FastifyInstance, { clients }: { clien
     maxAge: 600,
   });
   scope.decorateRequest('client', null as unknown as ClientRecord);
-  // Answers carry codes and device tokens: never store them in any cache.
-  scope.addHook('onSend', async (_request, reply) => {
-    reply.header('cache-control', 'no-store');
-  });
+  // Answers carry codes and device tokens: never stored by a cache (the default of every answer, http/security-headers.ts).
   scope.setNotFoundHandler(notFound);
-  scope.addHook('preHandler', async (request: FastifyRequest) => {
-    if (CLIENT_IN_HANDLER.has(request.routeOptions.url ?? '')) return;
+
+  const resolve: ClientResolver = async (request, authenticated) => {
     const { publishableKey, origin } = browserCredentials(request);
-    request.client = await clients.authenticateBrowser(publishableKey, origin);
+    const client =
+      authenticated ??
+      (CLIENT_FROM_CACHE.has(request.routeOptions.url ?? '')
+        ? await clients.authenticateBrowserCached(publishableKey, origin)
+        : await clients.authenticateBrowser(publishableKey, origin));
+    // Set before the hosted client's own check, so a refusal there is recorded against it.
+    request.client = client;
+    if (client.id !== HOSTED_CLIENT_ID) return client;
+    const pending = request.headers[AUTHORIZATION_REQUEST_HEADER];
+    request.client = await hostedClientFor(client, typeof pending === 'string' ? pending : undefined);
+    return request.client;
+  };
+  scope.addHook('preHandler', async (request: FastifyRequest) => {
+    if (!CLIENT_IN_HANDLER.has(request.routeOptions.url ?? '')) await resolve(request);
   });
+  return resolve;
 }
 
 /** A cached set of every client's origins; an unknown origin triggers at most one reload per second. */

@@ -28,13 +28,14 @@ function countRequests(app: FastifyInstance): () => string {
   const startedAt = Date.now() / 1000;
   const requests = new Map<string, { count: number; seconds: number }>();
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const key = `method="${request.method}",route="${route.replace(/["\\\n]/g, '_')}",status="${reply.statusCode}"`;
     const entry = requests.get(key) ?? { count: 0, seconds: 0 };
     entry.count += 1;
     entry.seconds += reply.elapsedTime / 1000;
     requests.set(key, entry);
+    done();
   });
 
   return () =>

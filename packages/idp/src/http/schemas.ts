@@ -30,14 +30,44 @@ export function emailOf(userid: string): string {
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 
+/** Every key of an object, and of the objects nested in it (arrays and unions looked through), as dotted paths. */
+type KeyPaths<T> = T extends readonly (infer E)[]
+  ? KeyPaths<E>
+  : T extends object
+    ? { [K in keyof T & string]-?: K | `${K}.${KeyPaths<NonNullable<T[K]>>}` }[keyof T & string]
+    : never;
+
+/** Same types and the same keys: mutual assignability alone lets an optional field be missing or extra. */
+type SameShape<A, B> = Same<A, B> extends true ? Same<KeyPaths<A>, KeyPaths<B>> : false;
+
+/** The members of union A that no member of B matches shape for shape. */
+type Unmatched<A, B> = A extends unknown ? (true extends (B extends unknown ? SameShape<A, B> : never) ? never : A) : never;
+
+/** What differs between a schema's type and the wire type, shown in the compile error. */
+interface WireMismatch<S, T> {
+  schemaMembersNotOnTheWire: Unmatched<S, T>;
+  wireMembersNotInTheSchema: Unmatched<T, S>;
+  keysOnlyInTheSchema: Exclude<KeyPaths<S>, KeyPaths<T>>;
+  keysOnlyOnTheWire: Exclude<KeyPaths<T>, KeyPaths<S>>;
+}
+
 /**
- * A response schema that must describe exactly the protocol's type of that body (a compile
- * error otherwise). The schema also drives serialization, which drops any property it omits,
- * so a field added to the protocol and not here fails the build instead of vanishing.
+ * A response schema that must describe exactly the protocol's type of that body: the same
+ * types and, member by member of a union, the same keys, optional ones included (a compile
+ * error otherwise, naming the difference). The schema also drives serialization, which drops
+ * any property it omits, so a field added to the protocol and not here fails the build
+ * instead of vanishing, and a field the protocol does not have cannot be documented.
  */
 export const wireBody =
   <T>() =>
-  <S extends TSchema>(schema: S, ..._exact: Same<Static<S>, T> extends true ? [] : [never]): S =>
+  <S extends TSchema>(
+    schema: S,
+    ..._exact: [Unmatched<Static<S>, T> | Unmatched<T, Static<S>>] extends [never]
+      ? Same<Static<S>, T> extends true
+        ? []
+        : [mismatch: WireMismatch<Static<S>, T>]
+      : [mismatch: WireMismatch<Static<S>, T>]
+  ): S =>
     schema;
 
 const ERROR_CODES = Object.keys(ErrorHttpStatus) as ErrorCode[];

@@ -1,10 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import { type AuthenticateResponse, BrowserPaths, CRYPTO_VERSIONS, type DeviceChallengeResponse } from 'service-protocol';
 import { Type } from 'typebox';
-import type { ClientRecord } from '../clients/store.js';
 import { ServiceError } from '../errors.js';
-import { browserCredentials } from '../http/browser-client.js';
+import { browserCredentials, type ClientResolver } from '../http/browser-client.js';
 import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, PkceChallenge, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import type { LoginService } from './service.js';
 
@@ -46,9 +44,9 @@ const AuthenticateSchema = {
 export const loginRoutes: FastifyPluginAsyncTypebox<{
   login: LoginService;
   testMode: boolean;
-  /** The client a request acts for, from the one its key names (the hosted pages' client takes its app's policy, http/app.ts). */
-  clientFor: (client: ClientRecord, request: FastifyRequest) => Promise<ClientRecord>;
-}> = async (app, { login, testMode, clientFor }) => {
+  /** The browser routes' client resolver (http/browser-client.ts), given the client this route reads itself. */
+  resolveClient: ClientResolver;
+}> = async (app, { login, testMode, resolveClient }) => {
   app.post(
     BrowserPaths.deviceChallenge,
     { schema: { response: { 200: DeviceChallengeAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, ...SERVER_ERRORS) } } },
@@ -58,20 +56,20 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{
   app.post(BrowserPaths.authenticate, { schema: AuthenticateSchema }, async (request): Promise<AuthenticateResponse> => {
     const body = request.body;
     // The client is read with the device a proof names, in one statement (login/store.ts).
-    const { client, read } = await login.open(browserCredentials(request), body.deviceProof);
-    request.client = await clientFor(client, request);
+    const opened = await login.open(browserCredentials(request), body.deviceProof);
+    const client = await resolveClient(request, opened.client);
     const email = emailOf(body.userid);
     if (body.codeChallenge !== undefined && body.codeChallengeMethod !== 'S256') {
       throw new ServiceError('ERR_REQUEST_INVALID', 'codeChallengeMethod must be S256 when a code challenge is sent.');
     }
-    const outcome = await login.authenticate(request.client, {
+    const outcome = await login.authenticate(client, {
       email,
       cryptoVersion: body.cryptoVersion,
       rememberDevice: body.rememberDevice ?? false,
       codeChallenge: body.codeChallenge ?? null,
       ...(body.deviceProof ? { deviceProof: body.deviceProof } : {}),
       ip: request.ip,
-      ...(read ? { read } : {}),
+      ...(opened.read ? { read: opened.read } : {}),
     });
     if (outcome.kind === 'mfa') {
       return {

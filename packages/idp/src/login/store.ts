@@ -82,17 +82,22 @@ export function createLoginStore(db: Db, devices: DeviceStore) {
      * PostgreSQL: one statement. The later CTEs select from `spent`, so they write nothing
      * when the challenge was spent before (data-modifying CTEs all run, whatever the outer
      * query reads; gating each on `spent` is what makes them conditional). SQLite has no
-     * data-modifying CTE and runs in process: the same writes as statements in turn.
+     * data-modifying CTE and runs in process: the same writes as statements in turn, in one
+     * transaction, so a failure midway (the code insert, the event) leaves the challenge
+     * unspent and nothing written, as the single statement does.
      */
     async spendAndIssue(challenge: SpentChallenge, deviceId: string, touch: boolean, now: number, issue?: LoginIssue): Promise<boolean> {
       if (!isPostgres(db)) {
-        if (!(await devices.spendChallenge(challenge.idHash, challenge.clientId, challenge.expiresAt, now))) return false;
-        await Promise.all([
-          touch ? devices.touch(deviceId, now) : undefined,
-          issue ? db.insertInto('auth_codes').values(codeRow(issue.code)).execute() : undefined,
-          issue ? writeEvent(db, issue) : undefined,
-        ]);
-        return true;
+        return db.transaction().execute(async (tx) => {
+          if ((await tx.executeQuery(devices.spendChallengeQuery(challenge, now))).rows.length === 0) return false;
+          if (touch) await tx.updateTable('devices').set({ last_used_at: now }).where('id', '=', deviceId).execute();
+          if (issue) {
+            await tx.insertInto('auth_codes').values(codeRow(issue.code)).execute();
+            await tx.insertInto('events').values(issue.event).execute();
+            if (issue.deliveries.length > 0) await tx.insertInto('webhook_deliveries').values(issue.deliveries).execute();
+          }
+          return true;
+        });
       }
       const spent = db
         .with('spent', () => devices.spendChallengeQuery(challenge, now))
@@ -156,18 +161,6 @@ const readLogin = compiledQuery(
       ])
       .where(`clients.${clientKey}`, '=', a.key),
 );
-
-/** SQLite: the event, and its outbox rows in one transaction with it when endpoints subscribe (events/store.ts append). */
-async function writeEvent(db: Db, { event, deliveries }: PreparedEvent): Promise<void> {
-  if (deliveries.length === 0) {
-    await db.insertInto('events').values(event).execute();
-    return;
-  }
-  await db.transaction().execute(async (tx) => {
-    await tx.insertInto('events').values(event).execute();
-    await tx.insertInto('webhook_deliveries').values(deliveries).execute();
-  });
-}
 
 /** `select <row's values> from spent`: the row, once, only if the challenge was spent. Columns in the table's order. */
 function fromSpent(row: Record<string, unknown>) {

@@ -8,9 +8,6 @@ import { ServiceError } from '../errors.js';
 import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
 import type { OidcService } from './service.js';
 
-/** The header the hosted page's service-web adds to every call: which pending request it serves. */
-export const AUTHORIZATION_REQUEST_HEADER = 'x-service-authorization-request';
-
 /**
  * The hosted pages' policy: our own files only, no inline script or style, never framed
  * (clickjacking), forms and calls only to this origin.
