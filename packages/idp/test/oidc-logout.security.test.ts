@@ -147,6 +147,7 @@ describe('RP-initiated logout', () => {
     assert.match(page.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
     assert.match(page.headers.get('content-security-policy') ?? '', /form-action 'self' https:\/\/rp\.example/);
     assert.equal(page.headers.get('x-frame-options'), 'DENY');
+    assert.equal(page.headers.get('referrer-policy'), 'same-origin', 'so the browser sends its Origin with the form');
     assert.ok(await signedIn(jar), 'a bare GET ends nothing');
     const fields = formFields(page.body);
     assert.ok(fields.confirmation);

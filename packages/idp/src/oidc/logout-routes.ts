@@ -73,6 +73,8 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{ logout: LogoutService; is
       const hidden = Object.entries(outcome.fields)
         .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
         .join('');
+      // no-referrer (the default, helmet) makes a browser send `Origin: null` on the form's POST, which the CSRF check refuses.
+      reply.header('referrer-policy', 'same-origin');
       return page(
         reply,
         200,
