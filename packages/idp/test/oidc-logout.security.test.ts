@@ -10,11 +10,14 @@
  * spec's advice). Runs on SQLite and PostgreSQL (helpers.ts).
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { generateKeyPair, SignJWT } from 'jose';
 import { createPkcePair } from 'service-web';
 import { ID_TOKEN_TTL_SECONDS } from '../src/defaults.js';
-import { sendClock, startTestService, type TestService, uniqueEmail } from './helpers.js';
+import { runCli, sendClock, startTestService, type TestService, uniqueEmail } from './helpers.js';
 import { authorize, type CookieJar, idTokenClaims, paramsOf } from './oidc-helpers.js';
 import { type RelyingParty, relyingParty, signIn } from './oidc-token-helpers.js';
 
@@ -227,5 +230,53 @@ describe('RP-initiated logout', () => {
     const client = await service.ctx.clients.findById(other.clientId);
     assert.deepEqual(client?.postLogoutRedirectUris, ['https://other.example/later']);
     await assert.rejects(service.ctx.operations.setPostLogoutRedirectUris(other.clientId, ['https://x.example/#f'], 'test'), /fragment/);
+  });
+});
+
+describe('service-idp clients create|update --post-logout-redirect-uri', () => {
+  it('registers, lists, replaces and clears a client`s post-logout redirect URIs, refusing unsafe ones', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'service-idp-cli-'));
+    const cli = (...args: string[]) => runCli([...args, '--data', data]);
+    try {
+      const created = await cli(
+        'clients',
+        'create',
+        '--name',
+        'Portal',
+        '--redirect-uri',
+        'https://portal.example/cb',
+        '--post-logout-redirect-uri',
+        'https://portal.example/bye',
+        '--json',
+      );
+      assert.equal(created.code, 0, created.stderr);
+      const { clientId } = JSON.parse(created.stdout);
+      const listed = async () =>
+        (JSON.parse((await cli('clients', 'list', '--json')).stdout) as Array<{ id: string; postLogoutRedirectUris: string[] }>).find(
+          (c) => c.id === clientId,
+        )?.postLogoutRedirectUris;
+      assert.deepEqual(await listed(), ['https://portal.example/bye']);
+      assert.match((await cli('clients', 'list')).stdout, /POST-LOGOUT URIS/);
+
+      const replaced = await cli(
+        'clients',
+        'update',
+        clientId,
+        '--post-logout-redirect-uri',
+        'https://portal.example/a',
+        '--post-logout-redirect-uri',
+        'https://portal.example/b',
+      );
+      assert.equal(replaced.code, 0, replaced.stderr);
+      assert.deepEqual(await listed(), ['https://portal.example/a', 'https://portal.example/b']);
+      const refused = await cli('clients', 'update', clientId, '--post-logout-redirect-uri', 'javascript:alert(1)');
+      assert.equal(refused.code, 2, 'a bad value is status 2, as every refused input');
+      assert.match(refused.stderr, /post-logout redirect URI/);
+      assert.deepEqual(await listed(), ['https://portal.example/a', 'https://portal.example/b'], 'unchanged');
+      assert.equal((await cli('clients', 'update', clientId, '--post-logout-redirect-uri', '')).code, 0);
+      assert.deepEqual(await listed(), []);
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
   });
 });
