@@ -134,6 +134,12 @@ describe('refresh tokens', () => {
     clock.at += (REFRESH_TOKEN_ABSOLUTE_LIFETIME_SECONDS - elapsed + 1) * 1000;
     const ended = await refresh(service, { refresh_token: token, ...credentials(rp) });
     assert.deepEqual([ended.status, ended.body.error], [400, 'invalid_grant'], 'the family ended');
+
+    // The sweep then deletes the ended family and its tokens, spent ones included (kept until now to recognise reuse).
+    await service.ctx.sweepExpired(clock.at);
+    const { db } = service.ctx;
+    assert.deepEqual(await db.selectFrom('refresh_tokens').select('id').where('family_expires_at', '<', clock.at).execute(), []);
+    assert.deepEqual(await db.selectFrom('refresh_token_families').select('id').where('expires_at', '<', clock.at).execute(), []);
   });
 
   it('ends with the device of its sign-in when it is revoked', async () => {

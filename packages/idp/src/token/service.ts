@@ -191,8 +191,8 @@ export function createTokenService(deps: TokenDeps) {
 
       // OIDC Core 11: offline access only for a sign-in bound to a remembered device, which is
       // what revokes it; otherwise the grant is narrowed and the answer's scope says so (RFC 6749 3.3).
-      const offline = code.scope !== null && hasOfflineAccess(code.scope) && code.deviceId !== null ? code.deviceId : null;
-      const scope = offline ? (code.scope ?? SCOPE) : SCOPE;
+      const offlineDevice = code.scope !== null && hasOfflineAccess(code.scope) ? code.deviceId : null;
+      const scope = offlineDevice ? (code.scope ?? SCOPE) : SCOPE;
       const signed = await signTokens({
         clientId: client.id,
         alg: client.idTokenSignedResponseAlg,
@@ -204,12 +204,12 @@ export function createTokenService(deps: TokenDeps) {
         scope,
         accessTokenJti,
       });
-      const refreshToken = offline
+      const refreshToken = offlineDevice
         ? await refreshTokens.issue({
             id: accessTokenJti,
             clientId: client.id,
             userId: user.id,
-            deviceId: offline,
+            deviceId: offlineDevice,
             scope,
             amr: code.amr,
             authTime: code.authTime,
