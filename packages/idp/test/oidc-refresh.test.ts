@@ -164,6 +164,33 @@ describe('refresh tokens', () => {
     assert.deepEqual([still.status, still.body.error], [400, 'invalid_grant'], 'revoked, not only suspended');
   });
 
+  it('deletes the refresh tokens with their user, and with their client', async () => {
+    const { db } = service.ctx;
+    const families = (column: 'user_id' | 'client_id', id: string) =>
+      db.selectFrom('refresh_token_families').select('id').where(column, '=', id).execute();
+    const tokensOf = async (familyIds: string[]) =>
+      familyIds.length ? db.selectFrom('refresh_tokens').select('id').where('family_id', 'in', familyIds).execute() : [];
+
+    clock.tick();
+    const email = uniqueEmail('deleted');
+    const { tokens } = await signIn(service, rp, email);
+    const userId = String(idTokenClaims(tokens.id_token ?? '').sub);
+    const before = (await families('user_id', userId)).map((f) => f.id);
+    assert.equal(before.length, 1);
+    await service.ctx.users.delete(email, 'test');
+    assert.deepEqual(await families('user_id', userId), []);
+    assert.deepEqual(await tokensOf(before), []);
+
+    clock.tick();
+    const doomed = await relyingParty(service, { name: 'Doomed', redirectUri: 'https://doomed.example/cb' });
+    await signIn(service, doomed, uniqueEmail('doomed-client'));
+    const ofClient = (await families('client_id', doomed.clientId)).map((f) => f.id);
+    assert.equal(ofClient.length, 1);
+    await service.ctx.clients.delete(doomed.clientId);
+    assert.deepEqual(await families('client_id', doomed.clientId), []);
+    assert.deepEqual(await tokensOf(ofClient), []);
+  });
+
   it('revokes the family of a replayed code (RFC 6749 4.1.2: every token of that code)', async () => {
     clock.tick();
     const { tokens, code, codeVerifier } = await signIn(service, rp, uniqueEmail('code-replay'));
