@@ -26,15 +26,19 @@ Usage:
       key and the server secret; later starts reuse them. --dev-inbox serves /dev/mail to this
       machine; --metrics-port serves /metrics on a separate loopback listener.
   service-idp clients create --name NAME [--origin URL ...] [--redirect-uri URL ...] [--public]
-                             [--id-token-alg RS256|ES256|EdDSA] [--json]
+                             [--post-logout-redirect-uri URL ...] [--id-token-alg RS256|ES256|EdDSA] [--json]
       Register a client application. Prints its clientId, publishableKey (browser, valid
       only from the listed origins) and secretKey (backend) once; they cannot be shown again.
       --redirect-uri: where /authorize may send codes (exact match; repeat for several).
       --public: no secretKey (a single-page or native app); the token endpoint takes its
       client_id alone and requires PKCE S256. Needs at least one --origin or --redirect-uri.
+      --post-logout-redirect-uri: where the end-session endpoint (/logout) may send the browser
+      back after signing out (exact match; repeat for several).
   service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA]
+                             [--post-logout-redirect-uri URL ...]
       optional (default): users choose whether to enroll in MFA; required: no code without it.
       --id-token-alg: how the client's ID tokens are signed (default RS256).
+      --post-logout-redirect-uri: replaces the list (one empty value, "", clears it).
   service-idp clients delegation-keys CLIENT_ID [--json] [--issuer URL] [--sp-signing-key FILE --sp-encryption-key FILE]
       Delegation keys for the client's backend: prints SERVICE_BASE_URL (the URL the service
       last started on this data folder serves, or --issuer), OAUTH_CLIENT_ID, the
@@ -128,6 +132,7 @@ const options = {
   name: { type: 'string' },
   origin: { type: 'string', multiple: true },
   'redirect-uri': { type: 'string', multiple: true },
+  'post-logout-redirect-uri': { type: 'string', multiple: true },
   public: { type: 'boolean' },
   json: { type: 'boolean' },
   'mfa-policy': { type: 'string' },
@@ -337,6 +342,7 @@ async function main(argv: string[]): Promise<number> {
             origins: values.origin ?? [],
             redirectUris: values['redirect-uri'] ?? [],
             public: values.public ?? false,
+            postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
             ...(values['id-token-alg'] ? { idTokenSignedResponseAlg: values['id-token-alg'] } : {}),
           },
           'cli',
@@ -355,9 +361,10 @@ async function main(argv: string[]): Promise<number> {
       }
       case 'clients update': {
         const [, , clientId] = positionals;
-        if (!clientId || (!values['mfa-policy'] && !values['id-token-alg']))
+        const postLogout = values['post-logout-redirect-uri'];
+        if (!clientId || (!values['mfa-policy'] && !values['id-token-alg'] && !postLogout))
           throw new UsageError(
-            'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA]',
+            'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...]',
           );
         if (values['mfa-policy']) {
           await ctx.operations.setMfaPolicy(clientId, values['mfa-policy'], 'cli');
@@ -366,6 +373,11 @@ async function main(argv: string[]): Promise<number> {
         if (values['id-token-alg']) {
           await ctx.operations.setIdTokenAlg(clientId, values['id-token-alg'], 'cli');
           process.stdout.write(`Client ${clientId}: ID tokens signed with ${values['id-token-alg']}.\n`);
+        }
+        if (postLogout) {
+          const uris = postLogout.filter((uri) => uri !== '');
+          await ctx.operations.setPostLogoutRedirectUris(clientId, uris, 'cli');
+          process.stdout.write(`Client ${clientId}: post-logout redirect URIs ${uris.length ? uris.join(' ') : 'none'}.\n`);
         }
         return 0;
       }
@@ -418,8 +430,16 @@ async function main(argv: string[]): Promise<number> {
         else
           process.stdout.write(
             `${table(
-              ['CLIENT ID', 'NAME', 'TYPE', 'MFA', 'ORIGINS', 'REDIRECT URIS'],
-              list.map((c) => [c.id, c.name, c.type, c.mfaPolicy, c.origins.join(' '), c.redirectUris.join(' ')]),
+              ['CLIENT ID', 'NAME', 'TYPE', 'MFA', 'ORIGINS', 'REDIRECT URIS', 'POST-LOGOUT URIS'],
+              list.map((c) => [
+                c.id,
+                c.name,
+                c.type,
+                c.mfaPolicy,
+                c.origins.join(' '),
+                c.redirectUris.join(' '),
+                c.postLogoutRedirectUris.join(' '),
+              ]),
             )}\n`,
           );
         return 0;

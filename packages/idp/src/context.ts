@@ -30,6 +30,9 @@ import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/maile
 import { loadMailTemplates } from './mail/templates.js';
 import { createMfaService } from './mfa/service.js';
 import { createMfaStore } from './mfa/store.js';
+import { createLogoutService } from './oidc/logout.js';
+import { createRefreshTokenStore } from './oidc/refresh-store.js';
+import { createRefreshTokens } from './oidc/refresh-tokens.js';
 import { createOidcService } from './oidc/service.js';
 import { createOidcStore } from './oidc/store.js';
 import { createOtpService } from './otp/service.js';
@@ -187,6 +190,14 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     events,
     now,
   });
+  const refreshTokens = createRefreshTokens({
+    store: createRefreshTokenStore(db),
+    codes,
+    events,
+    hash,
+    now,
+    deviceIdleMs: idleMs,
+  });
   const users = createUserService({
     store: createUserStore(db, eventStore),
     devices,
@@ -194,8 +205,9 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     hash,
     now,
     regenerateRecoveryCodes: (email, actor) => mfa.regenerateRecoveryCodesByOperator(email, actor),
+    revokeRefreshTokens: (userId) => refreshTokens.revokeUser(userId),
   });
-  const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, serverSecret, now });
+  const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now });
   const oidc = createOidcService({
     issuer: config.issuer,
     clients,
@@ -208,6 +220,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     now,
     deviceIdleMs: idleMs,
   });
+  const logout = createLogoutService({ issuer: config.issuer, clients, keyring, oidc, events, hash });
 
   return {
     config,
@@ -229,7 +242,9 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sms,
     smsOutbox,
     tokens,
+    refreshTokens,
     oidc,
+    logout,
     events,
     users,
     adminKeys: createAdminKeys({ store: createAdminKeyStore(db), hash, events, now }),
@@ -268,6 +283,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       await mfaStore.deleteExpired(at);
       await delegation.sweep(at);
       await oidc.sweep(at);
+      await refreshTokens.sweep(at);
       await eventStore.deleteOlderThan(at - config.eventRetentionDays * 24 * 60 * 60 * 1000);
       await webhookOutbox.sweep(at, WEBHOOK_RETRY_WINDOW_HOURS * 60 * 60 * 1000);
     },

@@ -115,6 +115,17 @@ export const SESSION_ABSOLUTE_LIFETIME_SECONDS = 7 * 24 * 60 * 60;
 export const ID_TOKEN_TTL_SECONDS = 10 * 60;
 export const ACCESS_TOKEN_TTL_SECONDS = 10 * 60;
 
+/**
+ * Refresh tokens (scope offline_access, oidc/): each one is used once and replaced (rotation,
+ * RFC 9700 4.14.2). One unused for 14 days dies (oidc-provider's default refresh token life);
+ * whatever the use, the family ends 30 days after the sign-in, when the user signs in again.
+ * Both stay well inside the device idle expiry, and the device's revocation ends them sooner.
+ */
+export const REFRESH_TOKEN_IDLE_TTL_SECONDS = 14 * 24 * 60 * 60;
+export const REFRESH_TOKEN_ABSOLUTE_LIFETIME_SECONDS = 30 * 24 * 60 * 60;
+/** Longest refresh or revoked token the token and revocation endpoints read (ours are far shorter). */
+export const TOKEN_PARAMETER_MAX_LENGTH = 4000;
+
 /** How long a node may serve a signing-key set before re-reading it from storage. */
 export const KEY_CACHE_SECONDS = 30;
 /** RSA modulus length of signing keys (RFC 8725 asks for at least 2048). */

@@ -96,10 +96,13 @@ describe('admin API', () => {
     assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, { mfaPolicy: 'required' })).status, 204);
     assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, { idTokenSignedResponseAlg: 'ES256' })).status, 204);
     assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, {})).status, 400);
+    const bye = ['https://shop.test/bye'];
+    assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, { postLogoutRedirectUris: bye })).status, 204);
+    assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, { postLogoutRedirectUris: ['data:,x'] })).status, 400);
     const listed = await api('GET', '/clients');
     assert.deepEqual(listed.body.clients, await cli('clients', 'list'));
     const client = listed.body.clients.find((c: { id: string }) => c.id === created.body.clientId);
-    assert.deepEqual([client.mfaPolicy, client.idTokenSignedResponseAlg], ['required', 'ES256']);
+    assert.deepEqual([client.mfaPolicy, client.idTokenSignedResponseAlg, client.postLogoutRedirectUris], ['required', 'ES256', bye]);
     assert.equal((await api('DELETE', `/clients/${created.body.clientId}`)).status, 204);
     const rotated = await api('POST', '/signing-keys/rotate');
     assert.equal(rotated.status, 200);

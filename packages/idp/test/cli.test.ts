@@ -308,7 +308,7 @@ describe('service-idp CLI', () => {
         });
       assert.equal((await signIn()).status, 200);
       const table = (await run(['clients', 'list', '--data', data])).stdout.split('\n');
-      assert.match(table[0] ?? '', /^CLIENT ID +NAME +TYPE +MFA +ORIGINS +REDIRECT URIS$/);
+      assert.match(table[0] ?? '', /^CLIENT ID +NAME +TYPE +MFA +ORIGINS +REDIRECT URIS +POST-LOGOUT URIS$/);
       assert.ok(table.some((line) => line.startsWith(created.clientId) && line.includes('Short-lived')));
 
       const deleted = await run(['clients', 'delete', created.clientId, '--data', data]);

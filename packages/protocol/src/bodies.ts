@@ -135,6 +135,16 @@ export interface TokenRequest {
   redirect_uri?: string;
 }
 
+/** POST /oauth/token with grant_type=refresh_token (RFC 6749 6); client authentication as for a code. */
+export interface RefreshTokenRequest {
+  grant_type: 'refresh_token';
+  refresh_token: string;
+  /** At most the scope originally granted. */
+  scope?: string;
+  client_id?: string;
+  client_secret?: string;
+}
+
 /** RFC 6749 5.1 plus the OIDC id_token. */
 export interface TokenResponse {
   access_token: string;
@@ -142,7 +152,24 @@ export interface TokenResponse {
   expires_in: number;
   id_token: string;
   scope: string;
+  /**
+   * Present when the grant includes `offline_access` (a code from /authorize whose sign-in used a
+   * remembered device), and on every refresh: the token to use next time (each works once).
+   */
+  refresh_token?: string;
 }
+
+/** POST /oauth/revoke, application/x-www-form-urlencoded (RFC 7009 2.1); client authentication as at /oauth/token. */
+export interface RevocationRequest {
+  token: string;
+  /** Ignored: the service tells its refresh and access tokens apart itself (RFC 7009 2.1 allows it). */
+  token_type_hint?: 'refresh_token' | 'access_token';
+  client_id?: string;
+  client_secret?: string;
+}
+
+/** POST /oauth/revoke answers 200 with this empty object, whether or not the token was known (RFC 7009 2.2). */
+export type RevocationResponse = Record<string, never>;
 
 /** GET /oauth/userinfo (OIDC Core 5.3) for the `openid email` scope. */
 export interface UserinfoResponse {

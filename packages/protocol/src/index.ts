@@ -67,6 +67,10 @@ export const Paths = {
   signIn: '/signin',
   signInComplete: '/signin/complete',
   token: '/oauth/token',
+  /** RFC 7009 token revocation (refresh and access tokens). */
+  revocation: '/oauth/revoke',
+  /** OpenID Connect RP-Initiated Logout 1.0: the end-session endpoint (GET and POST form). */
+  endSession: '/logout',
   userinfo: '/oauth/userinfo',
   jwks: '/.well-known/jwks.json',
   discovery: '/.well-known/openid-configuration',

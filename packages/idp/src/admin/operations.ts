@@ -35,6 +35,11 @@ export function createOperations({ clients, keyring, events }: { clients: Client
       await events.record({ type: 'client.updated', clientId, actor, detail: { idTokenAlg: alg } });
     },
 
+    async setPostLogoutRedirectUris(clientId: string, uris: string[], actor: string): Promise<void> {
+      await checked(() => clients.setPostLogoutRedirectUris(clientId, uris));
+      await events.record({ type: 'client.updated', clientId, actor, detail: { postLogoutRedirectUris: uris.join(' ') } });
+    },
+
     async deleteClient(clientId: string, actor: string): Promise<void> {
       await checked(() => clients.delete(clientId));
       await events.record({ type: 'client.deleted', clientId, actor });

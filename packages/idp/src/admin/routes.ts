@@ -69,6 +69,7 @@ const Client = Type.Object({
   createdAt: Time,
   redirectUris: Type.Array(Type.String()),
   type: Type.Union([Type.Literal('confidential'), Type.Literal('public')]),
+  postLogoutRedirectUris: Type.Array(Type.String()),
 });
 const AdminKey = Type.Object({
   id: Type.String(),
@@ -219,6 +220,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
             idTokenSignedResponseAlg: Type.Optional(IdTokenAlg),
             redirectUris: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 50 })),
             public: Type.Optional(Type.Boolean()),
+            postLogoutRedirectUris: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 50 })),
           },
           { additionalProperties: false },
         ),
@@ -240,6 +242,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
           {
             mfaPolicy: Type.Optional(Type.Union([Type.Literal('optional'), Type.Literal('required')])),
             idTokenSignedResponseAlg: Type.Optional(IdTokenAlg),
+            /** Replaces the list; [] removes them all. */
+            postLogoutRedirectUris: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 50 })),
           },
           { additionalProperties: false, minProperties: 1 },
         ),
@@ -247,9 +251,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      const { mfaPolicy, idTokenSignedResponseAlg } = request.body;
+      const { mfaPolicy, idTokenSignedResponseAlg, postLogoutRedirectUris } = request.body;
       if (mfaPolicy) await operations.setMfaPolicy(request.params.id, mfaPolicy, actor(request));
       if (idTokenSignedResponseAlg) await operations.setIdTokenAlg(request.params.id, idTokenSignedResponseAlg, actor(request));
+      if (postLogoutRedirectUris) await operations.setPostLogoutRedirectUris(request.params.id, postLogoutRedirectUris, actor(request));
       return reply.code(204).send(null);
     },
   );

@@ -27,8 +27,14 @@ export function createCodeService({ store, hash, now }: { store: CodeStore; hash
       return store.consume(hash('auth-code', value), at, { accessTokenJti, keepUntil: at + ACCESS_TOKEN_TTL_SECONDS * 1000 }, client);
     },
 
-    /** A used code presented again by its client: revokes the access token its redemption issued (RFC 6749 4.1.2). */
+    /**
+     * A used code presented again by its client: revokes the access token its redemption issued
+     * (RFC 6749 4.1.2) and returns its jti (a refresh token family started by that redemption
+     * bears it as its id), or undefined.
+     */
     revokeReplayed: (value: string) => store.revokeAccessTokenOf(hash('auth-code', value)),
+
+    revokeAccessTokens: (tokens: { jti: string; expiresAt: number }[]) => store.revokeAccessTokens(tokens),
 
     isAccessTokenRevoked: (jti: string) => store.isAccessTokenRevoked(jti),
   };

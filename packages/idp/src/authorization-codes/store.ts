@@ -16,6 +16,8 @@ export interface AuthCode {
   redirectUri?: string | null;
   /** OIDC Core 3.1.2.1 nonce, echoed in the ID token. */
   nonce?: string | null;
+  /** The granted scope of a code from /authorize; absent (null) means `openid email`, no offline access. */
+  scope?: string | null;
 }
 
 /** Who redeems a code: the client's id, the keyed hash of the secret it presented, and what binds the code. */
@@ -56,6 +58,7 @@ export function codeRow(drawn: Omit<DrawnCode, 'value'>): Database['auth_codes']
     device_id: drawn.code.deviceId,
     redirect_uri: drawn.code.redirectUri ?? null,
     nonce: drawn.code.nonce ?? null,
+    scope: drawn.code.scope ?? null,
     expires_at: drawn.expiresAt,
     consumed_at: null,
     access_token_jti: null,
@@ -63,7 +66,7 @@ export function codeRow(drawn: Omit<DrawnCode, 'value'>): Database['auth_codes']
 }
 
 /** A consumed code: the optional fields read back as null when the code had none. */
-export type RedeemedCode = AuthCode & { redirectUri: string | null; nonce: string | null };
+export type RedeemedCode = AuthCode & { redirectUri: string | null; nonce: string | null; scope: string | null };
 
 /** Authorization codes, stored by keyed hash; consumption stamps a time instead of deleting. */
 export function createCodeStore(db: Db) {
@@ -79,22 +82,32 @@ export function createCodeStore(db: Db) {
 
     /**
      * A consumed code presented again: revokes the access token its redemption issued (until
-     * that token would have expired anyway). True when there was one to revoke.
+     * that token would have expired anyway). Returns its jti when there was one to revoke.
      */
-    async revokeAccessTokenOf(idHash: string): Promise<boolean> {
+    async revokeAccessTokenOf(idHash: string): Promise<string | undefined> {
       const row = await db
         .selectFrom('auth_codes')
         .select(['access_token_jti', 'expires_at'])
         .where('id', '=', idHash)
         .where('consumed_at', 'is not', null)
         .executeTakeFirst();
-      if (!row?.access_token_jti) return false;
+      if (!row?.access_token_jti) return undefined;
       await db
         .insertInto('revoked_access_tokens')
         .values({ jti: row.access_token_jti, expires_at: Number(row.expires_at) })
         .onConflict((oc) => oc.column('jti').doNothing())
         .execute();
-      return true;
+      return row.access_token_jti;
+    },
+
+    /** Revokes access tokens by jti, each until it would have expired anyway (a refresh family's, oidc/). */
+    async revokeAccessTokens(tokens: { jti: string; expiresAt: number }[]): Promise<void> {
+      if (tokens.length === 0) return;
+      await db
+        .insertInto('revoked_access_tokens')
+        .values(tokens.map((t) => ({ jti: t.jti, expires_at: t.expiresAt })))
+        .onConflict((oc) => oc.column('jti').doNothing())
+        .execute();
     },
 
     async isAccessTokenRevoked(jti: string): Promise<boolean> {
@@ -162,6 +175,7 @@ export function createCodeStore(db: Db) {
             deviceId: row.device_id,
             redirectUri: row.redirect_uri,
             nonce: row.nonce,
+            scope: row.scope,
           },
           user: row.email === null ? undefined : { id: row.user_id, email: row.email },
           idTokenAlg: row.id_token_alg ?? 'RS256',
@@ -213,6 +227,7 @@ function consumeQuery(db: Db, a: ConsumeArgs, shape: ClientShape) {
         'auth_codes.device_id',
         'auth_codes.redirect_uri',
         'auth_codes.nonce',
+        'auth_codes.scope',
         eb
           .selectFrom('users')
           .select('users.email')

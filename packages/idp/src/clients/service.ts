@@ -25,6 +25,8 @@ export interface NewClient {
   redirectUris?: string[];
   /** RFC 6749 2.1: no secret key; the token endpoint takes its client_id alone and requires PKCE. */
   public?: boolean;
+  /** OIDC RP-Initiated Logout 1.0 3.1: where the end-session endpoint may send the browser back. */
+  postLogoutRedirectUris?: string[];
 }
 
 /**
@@ -53,17 +55,28 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       if (!isSigningAlg(idTokenSignedResponseAlg)) throw new Error(`the ID token algorithm is one of ${SIGNING_ALGS.join(', ')}`);
       const name = input.name.trim();
       if (!name || name.length > 100) throw new Error('client name must be 1 to 100 characters');
-      const redirectUris = [...new Set((input.redirectUris ?? []).map(checkRedirectUri))];
+      const redirectUris = [...new Set((input.redirectUris ?? []).map((uri) => checkRedirectUri(uri)))];
       if (redirectUris.length > CLIENT_REDIRECT_URIS_MAX) throw new Error(`a client has at most ${CLIENT_REDIRECT_URIS_MAX} redirect URIs`);
       if (input.origins.length === 0 && redirectUris.length === 0)
         throw new Error('a client needs at least one --origin or --redirect-uri');
+      const postLogoutRedirectUris = checkPostLogoutRedirectUris(input.postLogoutRedirectUris ?? []);
       const origins = input.origins.map(normalizeOrigin);
       const type = input.public ? 'public' : 'confidential';
       const clientId = randomToken('cli_', 12);
       const publishableKey = randomToken('pk_');
       const secretKey = randomToken('sk_');
       await store.insert(
-        { id: clientId, name, origins, mfaPolicy: 'optional', idTokenSignedResponseAlg, createdAt: now(), redirectUris, type },
+        {
+          id: clientId,
+          name,
+          origins,
+          mfaPolicy: 'optional',
+          idTokenSignedResponseAlg,
+          createdAt: now(),
+          redirectUris,
+          type,
+          postLogoutRedirectUris,
+        },
         hash('publishable-key', publishableKey),
         // The column predates public clients and is NOT NULL: a public client's is the hash of a
         // value nobody is shown, and authenticateBackend refuses public clients before comparing.
@@ -91,6 +104,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
             createdAt: now(),
             redirectUris: [],
             type: 'public',
+            postLogoutRedirectUris: [],
           },
           hash('publishable-key', input.publishableKey),
           hash('secret-key', randomToken('sk_')),
@@ -105,6 +119,12 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     async setIdTokenAlg(clientId: string, alg: string): Promise<void> {
       if (!isSigningAlg(alg)) throw new Error(`the ID token algorithm is one of ${SIGNING_ALGS.join(', ')}`);
       if (!(await changing(clientId, () => store.setIdTokenAlg(clientId, alg)))) throw new Error(`no client ${clientId}`);
+    },
+
+    /** Replaces the client's post-logout redirect URIs (an empty list: the end-session endpoint never redirects for it). */
+    async setPostLogoutRedirectUris(clientId: string, uris: string[]): Promise<void> {
+      const checked = checkPostLogoutRedirectUris(uris);
+      if (firstParty.has(clientId) || !(await changing(clientId, () => store.setPostLogoutRedirectUris(clientId, checked)))) throw new Error(`no client ${clientId}`);
     },
 
     /** `optional` (default): users choose whether to enroll in MFA; `required`: no code without it. */
@@ -205,21 +225,28 @@ function shownUri(url: URL): string {
  * fragment (RFC 6749 3.1.2), no credentials; http(s), or a private-use scheme with a dot for
  * native apps (RFC 8252 7.1). Never javascript:, data: or the like. Errors never repeat the input (shownUri).
  */
-export function checkRedirectUri(input: string): string {
-  if (input.length > REDIRECT_URI_MAX_LENGTH) throw new Error(`redirect URI is longer than ${REDIRECT_URI_MAX_LENGTH} characters`);
+export function checkRedirectUri(input: string, what = 'redirect URI'): string {
+  if (input.length > REDIRECT_URI_MAX_LENGTH) throw new Error(`${what} is longer than ${REDIRECT_URI_MAX_LENGTH} characters`);
   let url: URL;
   try {
     url = new URL(input);
   } catch {
-    throw new Error('redirect URI must be an absolute URI');
+    throw new Error(`${what} must be an absolute URI`);
   }
   const scheme = url.protocol.slice(0, -1);
   const web = scheme === 'https' || scheme === 'http';
   if (!web && !/^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+$/.test(scheme))
-    throw new Error('redirect URI scheme must be https, http or a private-use scheme such as com.example.app');
-  if (url.username || url.password) throw new Error(`redirect URI must have no user name or password (${shownUri(url)})`);
-  if (input.includes('#')) throw new Error(`redirect URI must have no fragment (${shownUri(url)})`);
+    throw new Error(`${what} scheme must be https, http or a private-use scheme such as com.example.app`);
+  if (url.username || url.password) throw new Error(`${what} must have no user name or password (${shownUri(url)})`);
+  if (input.includes('#')) throw new Error(`${what} must have no fragment (${shownUri(url)})`);
   return input;
+}
+
+/** Post-logout redirect URIs: each checked as a redirect URI is (kept verbatim for exact matching), at most as many. */
+function checkPostLogoutRedirectUris(input: string[]): string[] {
+  const uris = [...new Set(input.map((uri) => checkRedirectUri(uri, 'post-logout redirect URI')))];
+  if (uris.length > CLIENT_REDIRECT_URIS_MAX) throw new Error(`a client has at most ${CLIENT_REDIRECT_URIS_MAX} post-logout redirect URIs`);
+  return uris;
 }
 
 /**

@@ -14,6 +14,8 @@ export interface ClientRecord {
   redirectUris: string[];
   /** RFC 6749 2.1: a public client has no secret key and must use PKCE. */
   type: 'confidential' | 'public';
+  /** Where the end-session endpoint may return (OIDC RP-Initiated Logout 1.0 3.1): exact string match. */
+  postLogoutRedirectUris: string[];
 }
 
 type Row = Database['clients'];
@@ -29,6 +31,7 @@ export function toRecord(row: Row): ClientRecord {
     createdAt: Number(row.created_at),
     redirectUris: JSON.parse(row.redirect_uris) as string[],
     type: row.client_type === 'public' ? 'public' : 'confidential',
+    postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
   };
 }
 
@@ -44,6 +47,7 @@ function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: 
     created_at: client.createdAt,
     redirect_uris: JSON.stringify(client.redirectUris),
     client_type: client.type,
+    post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
   };
 }
 
@@ -82,6 +86,16 @@ export function createClientStore(db: Db) {
       const row = await db
         .updateTable('clients')
         .set({ id_token_signed_response_alg: alg })
+        .where('id', '=', id)
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async setPostLogoutRedirectUris(id: string, uris: string[]): Promise<boolean> {
+      const row = await db
+        .updateTable('clients')
+        .set({ post_logout_redirect_uris: JSON.stringify(uris) })
         .where('id', '=', id)
         .returning('id')
         .executeTakeFirst();
@@ -134,7 +148,7 @@ export function createClientStore(db: Db) {
 
     /**
      * Deletes the client and everything bound to it (its devices and what hangs on them,
-     * pending registrations and MFA steps, unspent codes, sign-in records, delegation keys) in
+     * pending registrations and MFA steps, unspent codes, refresh tokens, sign-in records, delegation keys) in
      * one transaction. The users stay: they may use other clients. False when unknown.
      */
     async delete(id: string): Promise<boolean> {
@@ -146,6 +160,9 @@ export function createClientStore(db: Db) {
         await tx.deleteFrom('device_challenges').where('client_id', '=', id).execute();
         await tx.deleteFrom('registrations').where('client_id', '=', id).execute();
         await tx.deleteFrom('auth_codes').where('client_id', '=', id).execute();
+        const families = tx.selectFrom('refresh_token_families').select('id').where('client_id', '=', id);
+        await tx.deleteFrom('refresh_tokens').where('family_id', 'in', families).execute();
+        await tx.deleteFrom('refresh_token_families').where('client_id', '=', id).execute();
         await tx.deleteFrom('client_users').where('client_id', '=', id).execute();
         await tx.deleteFrom('delegation_sp_keys').where('client_id', '=', id).execute();
         const row = await tx.deleteFrom('clients').where('id', '=', id).returning('id').executeTakeFirst();

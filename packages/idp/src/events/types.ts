@@ -14,6 +14,8 @@ export const EVENT_TYPES = [
   'device.registered',
   'device.revoked',
   'device.expired',
+  'session.ended',
+  'refresh_token.reused',
   'mfa.enrolled',
   'mfa.changed',
   'mfa.reset',

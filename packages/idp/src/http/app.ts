@@ -14,6 +14,7 @@ import { recordSignInRefusals } from '../events/sign-in-refusals.js';
 import { loginRoutes } from '../login/routes.js';
 import { devMailRoutes } from '../mail/routes.js';
 import { mfaRoutes } from '../mfa/routes.js';
+import { logoutRoutes } from '../oidc/logout-routes.js';
 import { oidcRoutes } from '../oidc/routes.js';
 import { registrationRoutes } from '../registration/routes.js';
 import { tokenRoutes } from '../token/routes.js';
@@ -121,6 +122,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices });
   await app.register(oidcRoutes, { oidc: ctx.oidc, issuer: ctx.config.issuer });
+  await app.register(logoutRoutes, { logout: ctx.logout, issuer: ctx.config.issuer });
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer });
   await app.register(sdkRoutes);
   if (ctx.config.devInbox && !ctx.config.production && (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox')) {

@@ -75,9 +75,12 @@ export async function checkAuthorizeRequest(
   if (text('response_type') !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported.');
   const responseMode = text('response_mode');
   if (responseMode !== undefined && responseMode !== 'query') return fail('invalid_request', 'Only response_mode=query is supported.');
-  // OIDC Core 3.1.2.1: openid is required; other scopes are ignored (RFC 6749 3.3 lets us grant fewer).
+  // OIDC Core 3.1.2.1: openid is required; other scopes are ignored (RFC 6749 3.3 lets us grant
+  // fewer). The grant is `openid email`, and offline_access (OIDC Core 11) when asked for: every
+  // client is registered by an operator, which stands for the consent OIDC Core 11 otherwise asks.
   const scopes = (text('scope') ?? '').split(' ');
   if (!scopes.includes('openid')) return fail('invalid_scope', 'The scope must include openid.');
+  const scope = scopes.includes('offline_access') ? 'openid email offline_access' : 'openid email';
 
   const codeChallenge = text('code_challenge');
   const method = text('code_challenge_method');
@@ -115,6 +118,7 @@ export async function checkAuthorizeRequest(
       prompt: prompt ?? null,
       maxAgeSeconds: maxAge === undefined ? null : Number(maxAge),
       loginHint: text('login_hint') ?? null,
+      scope,
     },
   };
 }

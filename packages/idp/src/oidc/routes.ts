@@ -12,7 +12,7 @@ import type { OidcService } from './service.js';
  * The hosted pages' policy: our own files only, no inline script or style, never framed
  * (clickjacking), forms and calls only to this origin.
  */
-const PAGE_CSP =
+export const PAGE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 const asset = (name: string) => readFileSync(new URL(`./pages/${name}`, import.meta.url), 'utf8');
@@ -57,7 +57,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; issuer: 
   const origin = new URL(issuer).origin;
   // Secure cookies need https; the __Host- prefix then pins them to this host and path /.
   const secure = issuer.startsWith('https:');
-  const sessionCookie = secure ? '__Host-service_session' : 'service_session';
+  const sessionCookie = sessionCookieName(issuer);
   const bindingCookie = secure ? '__Host-service_authorization' : 'service_authorization';
   const cookie = (name: string, value: string, maxAgeSeconds: number) =>
     `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
@@ -138,6 +138,9 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; issuer: 
   });
 };
 
+/** The service session cookie's name: with an https issuer, the __Host- prefix pins it to this host and path /. */
+export const sessionCookieName = (issuer: string) => (issuer.startsWith('https:') ? '__Host-service_session' : 'service_session');
+
 /** Cookie header → map; the first of duplicate names wins (RFC 6265 5.4 orders the most specific first). */
 export function parseCookies(header: string | undefined): Map<string, string> {
   const cookies = new Map<string, string>();
@@ -150,6 +153,6 @@ export function parseCookies(header: string | undefined): Map<string, string> {
   return cookies;
 }
 
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -87,6 +87,7 @@ export function createOidcService(deps: OidcDeps) {
       deviceId: signedIn.deviceId,
       redirectUri: request.redirectUri,
       nonce: request.nonce,
+      scope: request.scope,
     });
     return redirectTo(request.redirectUri, { code, state: request.state, iss: issuer });
   }
@@ -217,6 +218,9 @@ export function createOidcService(deps: OidcDeps) {
       const location = await issueFor(request, signedIn);
       return session ? { location, session } : { location };
     },
+
+    /** The live session behind a cookie (its user and device), if any. */
+    session: liveSession,
 
     /** Ends the session behind a cookie (a sign-out). */
     endSession: async (cookie: string) => store.endSession(hash('sign-in-session', cookie), now()),

@@ -10,6 +10,8 @@ export interface AuthorizationRequest {
   prompt: string | null;
   maxAgeSeconds: number | null;
   loginHint: string | null;
+  /** What a successful sign-in grants: `openid email`, plus `offline_access` when asked for. */
+  scope: string;
 }
 
 export interface SignInSession {
@@ -28,6 +30,7 @@ const REQUEST_COLUMNS = [
   'prompt',
   'max_age_seconds',
   'login_hint',
+  'scope',
 ] as const;
 
 type RequestRow = Pick<Database['authorization_requests'], (typeof REQUEST_COLUMNS)[number]>;
@@ -42,6 +45,7 @@ function requestOf(row: RequestRow): AuthorizationRequest {
     prompt: row.prompt,
     maxAgeSeconds: row.max_age_seconds === null ? null : Number(row.max_age_seconds),
     loginHint: row.login_hint,
+    scope: row.scope ?? 'openid email',
   };
 }
 
@@ -65,6 +69,7 @@ export function createOidcStore(db: Db) {
           prompt: request.prompt,
           max_age_seconds: request.maxAgeSeconds,
           login_hint: request.loginHint,
+          scope: request.scope,
           created_at: now,
           expires_at: expiresAt,
           consumed_at: null,

@@ -21,6 +21,8 @@ export interface Database {
     redirect_uris: string;
     /** RFC 6749 2.1: 'confidential' (has a secret key) or 'public' (none; PKCE required). */
     client_type: string;
+    /** JSON array of URIs the end-session endpoint may return to (OIDC RP-Initiated Logout 1.0 3.1), matched exactly. */
+    post_logout_redirect_uris: string;
   };
   /** accounts/ */
   users: {
@@ -100,6 +102,8 @@ export interface Database {
     redirect_uri: string | null;
     /** OIDC Core 3.1.2.1: echoed in the ID token. */
     nonce: string | null;
+    /** The granted scope of a code from /authorize (`openid email`, maybe `offline_access`); null: `openid email`. */
+    scope: string | null;
   };
   /** oidc/: an authorization request waiting for the hosted sign-in (single use, short-lived) */
   authorization_requests: {
@@ -115,6 +119,8 @@ export interface Database {
     prompt: string | null;
     max_age_seconds: number | null;
     login_hint: string | null;
+    /** The scope granted if the sign-in succeeds (space-separated). */
+    scope: string | null;
     created_at: number;
     expires_at: number;
     consumed_at: number | null;
@@ -131,6 +137,40 @@ export interface Database {
     /** Absolute end; the idle end is last_used_at plus the idle timeout. */
     expires_at: number;
     ended_at: number | null;
+  };
+  /**
+   * oidc/: one sign-in's grant of offline access (RFC 9700 4.14.2): its tokens rotate on every
+   * use, and a reused one revokes the whole family. The id is the access token jti of the code
+   * exchange that started it (a replayed code revokes the family by it).
+   */
+  refresh_token_families: {
+    id: string;
+    client_id: string;
+    user_id: string;
+    /** The remembered device the sign-in used: revoking or expiring it ends the family. */
+    device_id: string;
+    scope: string;
+    amr: string; // JSON array
+    auth_time: number;
+    created_at: number;
+    /** Absolute end (REFRESH_TOKEN_ABSOLUTE_LIFETIME_SECONDS after the sign-in's code exchange). */
+    expires_at: number;
+    revoked_at: number | null;
+    /** reuse, revocation, code_replay, user_disabled */
+    revoked_reason: string | null;
+  };
+  /** oidc/: each refresh token of a family, by the keyed hash of its value; used once (`used_at`). */
+  refresh_tokens: {
+    id: string;
+    family_id: string;
+    /** The access token issued with this refresh token: revoked with the family. */
+    access_token_jti: string;
+    created_at: number;
+    /** This token's idle end (REFRESH_TOKEN_IDLE_TTL_SECONDS), never past the family's. */
+    expires_at: number;
+    /** Kept until the family ends, so a used token presented again is recognised as reuse. */
+    family_expires_at: number;
+    used_at: number | null;
   };
   /** authorization-codes/: access tokens revoked before their expiry (code reuse). */
   revoked_access_tokens: {

@@ -1,12 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type BearerErrorBody, Paths, type TokenResponse, type UserinfoResponse } from 'service-protocol';
 import { type Static, Type } from 'typebox';
+import { AUTHORIZE_PARAMETER_MAX_LENGTH, TOKEN_PARAMETER_MAX_LENGTH } from '../defaults.js';
 import { OAuthError } from '../errors.js';
 import { errorResponses, OAuthErrorBodySchema, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { type Keyring, SIGNING_ALGS } from '../keys/keyring.js';
-import type { TokenService } from './service.js';
+import { ACR_VALUES } from '../oidc/acr.js';
+import { SCOPES_SUPPORTED, type TokenService } from './service.js';
 
-/** RFC 6749 4.1.3; extra parameters are ignored as 3.2 requires, but each known one must be a single string. */
+/** RFC 6749 4.1.3 and 6; extra parameters are ignored as 3.2 requires, but each known one must be a single string. */
 const TokenBody = Type.Object({
   grant_type: Type.String(),
   code: Type.Optional(Type.String({ maxLength: 200 })),
@@ -14,6 +16,16 @@ const TokenBody = Type.Object({
   client_id: Type.Optional(Type.String({ maxLength: 200 })),
   client_secret: Type.Optional(Type.String({ maxLength: 200 })),
   redirect_uri: Type.Optional(Type.String({ maxLength: 2000 })),
+  refresh_token: Type.Optional(Type.String({ maxLength: 200 })),
+  scope: Type.Optional(Type.String({ maxLength: AUTHORIZE_PARAMETER_MAX_LENGTH })),
+});
+
+/** RFC 7009 2.1: the token, an optional hint, and the client's credentials as at the token endpoint. */
+const RevocationBody = Type.Object({
+  token: Type.Optional(Type.String({ maxLength: TOKEN_PARAMETER_MAX_LENGTH })),
+  token_type_hint: Type.Optional(Type.String({ maxLength: 100 })),
+  client_id: Type.Optional(Type.String({ maxLength: 200 })),
+  client_secret: Type.Optional(Type.String({ maxLength: 200 })),
 });
 
 const TokenAnswer = wireBody<TokenResponse>()(
@@ -23,8 +35,11 @@ const TokenAnswer = wireBody<TokenResponse>()(
     expires_in: Type.Integer({ description: 'seconds' }),
     id_token: Type.String(),
     scope: Type.String(),
+    refresh_token: Type.Optional(Type.String({ description: 'with offline_access, and on every refresh; each works once' })),
   }),
 );
+/** RFC 7009 2.2: the status says it all; the body is an empty object. */
+const RevocationAnswer = Type.Object({}, { additionalProperties: false, description: 'revoked, or unknown (RFC 7009 2.2)' });
 const UserinfoAnswer = wireBody<UserinfoResponse>()(
   Type.Object({ sub: Type.String(), email: Type.String(), email_verified: Type.Literal(true) }),
 );
@@ -44,6 +59,8 @@ const DiscoveryAnswer = Type.Object(
     token_endpoint: Type.String(),
     jwks_uri: Type.String(),
     userinfo_endpoint: Type.String(),
+    revocation_endpoint: Type.String(),
+    end_session_endpoint: Type.String(),
     response_types_supported: Type.Array(Type.String()),
     grant_types_supported: Type.Array(Type.String()),
     subject_types_supported: Type.Array(Type.String()),
@@ -52,6 +69,7 @@ const DiscoveryAnswer = Type.Object(
     code_challenge_methods_supported: Type.Array(Type.String()),
     scopes_supported: Type.Array(Type.String()),
     claims_supported: Type.Array(Type.String()),
+    acr_values_supported: Type.Array(Type.String()),
   },
   { additionalProperties: true },
 );
@@ -60,6 +78,10 @@ const TokenSchema = {
   body: TokenBody,
   // Refusals, a malformed body included, are RFC 6749 5.2 bodies; failures of the service itself stay `{ code, message }`.
   response: { 200: TokenAnswer, 400: OAuthErrorBodySchema, 401: OAuthErrorBodySchema, ...errorResponses(...SERVER_ERRORS) },
+};
+const RevocationSchema = {
+  body: RevocationBody,
+  response: { 200: RevocationAnswer, 400: OAuthErrorBodySchema, 401: OAuthErrorBodySchema, ...errorResponses(...SERVER_ERRORS) },
 };
 const UserinfoSchema = { response: { 200: UserinfoAnswer, 401: BearerError, ...errorResponses(...SERVER_ERRORS) } };
 const JwksSchema = { response: { 200: JwksAnswer, ...errorResponses(...SERVER_ERRORS) } };
@@ -96,7 +118,18 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
       throw new OAuthError('invalid_request', 'The token request must be application/x-www-form-urlencoded.');
     }
     const body = request.body;
-    if (body.grant_type !== 'authorization_code') throw new OAuthError('unsupported_grant_type', 'Only authorization_code is supported.');
+    if (body.grant_type === 'refresh_token') {
+      if (!body.refresh_token) throw new OAuthError('invalid_request', 'refresh_token is required.');
+      const { clientId, clientSecret } = clientCredentials(request.headers.authorization, body);
+      return tokens.refresh({
+        clientId,
+        ...(clientSecret !== undefined ? { clientSecret } : {}),
+        refreshToken: body.refresh_token,
+        ...(body.scope !== undefined ? { scope: body.scope } : {}),
+      });
+    }
+    if (body.grant_type !== 'authorization_code')
+      throw new OAuthError('unsupported_grant_type', 'Only authorization_code and refresh_token are supported.');
     if (!body.code) throw new OAuthError('invalid_request', 'code is required.');
     const { clientId, clientSecret } = clientCredentials(request.headers.authorization, body);
     return tokens.exchangeCode({
@@ -106,6 +139,18 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
       ...(body.redirect_uri !== undefined ? { redirectUri: body.redirect_uri } : {}),
       ...(body.code_verifier !== undefined ? { codeVerifier: body.code_verifier } : {}),
     });
+  });
+
+  app.post(Paths.revocation, { schema: RevocationSchema, config: { oauthErrors: true } }, async (request, reply) => {
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+    if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
+      throw new OAuthError('invalid_request', 'The revocation request must be application/x-www-form-urlencoded.');
+    }
+    const body = request.body;
+    if (!body.token) throw new OAuthError('invalid_request', 'token is required.');
+    const { clientId, clientSecret } = clientCredentials(request.headers.authorization, body);
+    await tokens.revoke({ clientId, ...(clientSecret !== undefined ? { clientSecret } : {}), token: body.token });
+    return {};
   });
 
   app.get(Paths.userinfo, { schema: UserinfoSchema }, async (request, reply) => {
@@ -135,6 +180,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
       token_endpoint: issuer + Paths.token,
       jwks_uri: issuer + Paths.jwks,
       userinfo_endpoint: issuer + Paths.userinfo,
+      revocation_endpoint: issuer + Paths.revocation,
+      end_session_endpoint: issuer + Paths.endSession,
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
       prompt_values_supported: ['none', 'login'],
@@ -142,13 +189,16 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
       authorization_response_iss_parameter_supported: true,
       request_parameter_supported: false,
       request_uri_parameter_supported: false,
-      grant_types_supported: ['authorization_code'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: [...SIGNING_ALGS],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       code_challenge_methods_supported: ['S256'],
-      scopes_supported: ['openid', 'email'],
-      claims_supported: ['iss', 'sub', 'aud', 'iat', 'exp', 'nbf', 'auth_time', 'jti', 'email', 'email_verified', 'amr', 'nonce'],
+      scopes_supported: [...SCOPES_SUPPORTED],
+      claims_supported: ['iss', 'sub', 'aud', 'iat', 'exp', 'nbf', 'auth_time', 'jti', 'email', 'email_verified', 'amr', 'acr', 'nonce'],
+      // OIDC Core 2: the values the ID token's acr takes (oidc/acr.ts); acr_values requests are voluntary and not needed.
+      acr_values_supported: [...ACR_VALUES],
     };
   });
 };

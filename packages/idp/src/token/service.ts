@@ -9,7 +9,9 @@ import { pkceChallengeOf, pkceVerifies } from '../crypto/pkce.js';
 import { randomToken } from '../crypto/secrets.js';
 import { ACCESS_TOKEN_TTL_SECONDS, ID_TOKEN_TTL_SECONDS } from '../defaults.js';
 import { OAuthError } from '../errors.js';
-import { isSigningAlg, type Keyring } from '../keys/keyring.js';
+import { isSigningAlg, type Keyring, type SigningAlg } from '../keys/keyring.js';
+import { acrOf } from '../oidc/acr.js';
+import type { RefreshTokens } from '../oidc/refresh-tokens.js';
 
 export interface TokenDeps {
   issuer: string;
@@ -17,6 +19,7 @@ export interface TokenDeps {
   codes: CodeService;
   accounts: AccountStore;
   keyring: Keyring;
+  refreshTokens: RefreshTokens;
   serverSecret: Buffer;
   now: () => number;
 }
@@ -30,7 +33,31 @@ export interface CodeGrant {
   redirectUri?: string;
 }
 
+/** RFC 6749 6 refresh request (grant_type=refresh_token). */
+export interface RefreshGrant {
+  clientId: string;
+  /** Absent for a public client. */
+  clientSecret?: string;
+  refreshToken: string;
+  /** RFC 6749 6: at most the scope originally granted. */
+  scope?: string;
+}
+
+/** RFC 7009 2.1 revocation request. */
+export interface Revocation {
+  clientId: string;
+  clientSecret?: string;
+  token: string;
+}
+
+/** The scope of every code from the /v1 API, and the least /authorize grants. */
 export const SCOPE = 'openid email';
+/** OIDC Core 11: asks for a refresh token (granted when the sign-in used a remembered device). */
+export const OFFLINE_ACCESS = 'offline_access';
+/** Every scope value this service grants (discovery's scopes_supported). */
+export const SCOPES_SUPPORTED = ['openid', 'email', OFFLINE_ACCESS] as const;
+
+const hasOfflineAccess = (scope: string) => scope.split(' ').includes(OFFLINE_ACCESS);
 
 /** Stands for a malformed code_verifier in the redeeming statement: no stored challenge has a `!`. */
 const MALFORMED_VERIFIER = '!';
@@ -40,11 +67,82 @@ const MALFORMED_VERIFIER = '!';
  * client, consume the code once, check its binding and PKCE, sign the ID token.
  */
 export function createTokenService(deps: TokenDeps) {
-  const { issuer, clients, codes, accounts, keyring, now } = deps;
+  const { issuer, clients, codes, accounts, keyring, refreshTokens, now } = deps;
   // Access tokens are only for this service's userinfo endpoint: an HMAC (HS256) JWT under a
   // key derived from the server secret is enough, and costs no second RSA signature.
   const accessKey = new Uint8Array(hkdfSync('sha256', deps.serverSecret, Buffer.alloc(0), 'service-idp access-token', 32));
   const userinfoAudience = `${issuer}/oauth/userinfo`;
+
+  /** The ID token and access token of one grant (a code exchange or a refresh). */
+  async function signTokens(grant: {
+    clientId: string;
+    alg: SigningAlg;
+    user: { id: string; email: string };
+    amr: string[];
+    authTime: number;
+    nonce?: string | null;
+    deviceId: string | null;
+    scope: string;
+    accessTokenJti: string;
+  }): Promise<{ idToken: string; accessToken: string }> {
+    // The client's registered algorithm (OIDC Dynamic Client Registration 2): RS256 unless it chose ES256 or EdDSA.
+    const key = await keyring.active(grant.alg);
+    const iat = Math.floor(now() / 1000);
+    const idToken = await signJws(
+      key.alg,
+      { kid: key.kid, typ: 'JWT' },
+      {
+        iss: issuer,
+        sub: grant.user.id,
+        aud: grant.clientId,
+        iat,
+        nbf: iat,
+        exp: iat + ID_TOKEN_TTL_SECONDS,
+        auth_time: grant.authTime,
+        jti: randomToken('', 16),
+        email: grant.user.email,
+        email_verified: true,
+        amr: grant.amr,
+        acr: acrOf(grant.amr),
+        // OIDC Core 3.1.3.6 / 2: the nonce of the authentication request, verbatim.
+        ...(grant.nonce ? { nonce: grant.nonce } : {}),
+        // Our claim: the device behind this sign-in, so a backend can end its session when it is revoked.
+        ...(grant.deviceId ? { device_id: grant.deviceId } : {}),
+      },
+      key.privateKey,
+    );
+    const accessToken = signHs256(
+      { typ: 'at+jwt' },
+      {
+        iss: issuer,
+        sub: grant.user.id,
+        aud: userinfoAudience,
+        client_id: grant.clientId,
+        scope: grant.scope,
+        iat,
+        exp: iat + ACCESS_TOKEN_TTL_SECONDS,
+        jti: grant.accessTokenJti,
+      },
+      accessKey,
+    );
+    return { idToken, accessToken };
+  }
+
+  /** The payload of one of our access tokens (signature, issuer, audience, type checked), or undefined. */
+  async function accessTokenClaims(accessToken: string, currentDate: Date) {
+    try {
+      const { payload } = await jwtVerify(accessToken, accessKey, {
+        issuer,
+        audience: userinfoAudience,
+        algorithms: ['HS256'],
+        typ: 'at+jwt',
+        currentDate,
+      });
+      return payload;
+    } catch {
+      return undefined;
+    }
+  }
 
   return {
     async exchangeCode(grant: CodeGrant): Promise<TokenResponse> {
@@ -64,7 +162,9 @@ export function createTokenService(deps: TokenDeps) {
         // Nothing was consumed: either the client failed to authenticate or the code is not live.
         if (!(await clients.authenticateTokenClient(grant.clientId, grant.clientSecret)))
           throw new OAuthError('invalid_client', 'Client authentication failed.');
-        await codes.revokeReplayed(grant.code);
+        // RFC 6749 4.1.2: every token the first redemption issued is revoked, its refresh token family included.
+        const firstAccessToken = await codes.revokeReplayed(grant.code);
+        if (firstAccessToken) await refreshTokens.revokeFamily(firstAccessToken, 'code_replay');
         throw new OAuthError('invalid_grant', 'The authorization code is invalid, expired or already used.');
       }
       const { code, user } = redeemed;
@@ -89,67 +189,111 @@ export function createTokenService(deps: TokenDeps) {
       // redeeming statement recorded the pair when the checks above pass (code of this client,
       // PKCE binding equal, user enabled).
 
-      // The client's registered algorithm (OIDC Dynamic Client Registration 2): RS256 unless it chose ES256 or EdDSA.
-      const key = await keyring.active(client.idTokenSignedResponseAlg);
-      const iat = Math.floor(now() / 1000);
-      const idToken = await signJws(
-        key.alg,
-        { kid: key.kid, typ: 'JWT' },
-        {
-          iss: issuer,
-          sub: user.id,
-          aud: client.id,
-          iat,
-          nbf: iat,
-          exp: iat + ID_TOKEN_TTL_SECONDS,
-          auth_time: code.authTime,
-          jti: randomToken('', 16),
-          email: user.email,
-          email_verified: true,
-          amr: code.amr,
-          // OIDC Core 3.1.3.6 / 2: the nonce of the authentication request, verbatim.
-          ...(code.nonce ? { nonce: code.nonce } : {}),
-          // Our claim: the device behind this sign-in, so a backend can end its session when it is revoked.
-          ...(code.deviceId ? { device_id: code.deviceId } : {}),
-        },
-        key.privateKey,
+      // OIDC Core 11: offline access only for a sign-in bound to a remembered device, which is
+      // what revokes it; otherwise the grant is narrowed and the answer's scope says so (RFC 6749 3.3).
+      const offlineDevice = code.scope !== null && hasOfflineAccess(code.scope) ? code.deviceId : null;
+      const scope = offlineDevice ? (code.scope ?? SCOPE) : SCOPE;
+      const signed = await signTokens({
+        clientId: client.id,
+        alg: client.idTokenSignedResponseAlg,
+        user,
+        amr: code.amr,
+        authTime: code.authTime,
+        nonce: code.nonce,
+        deviceId: code.deviceId,
+        scope,
+        accessTokenJti,
+      });
+      const refreshToken = offlineDevice
+        ? await refreshTokens.issue({
+            id: accessTokenJti,
+            clientId: client.id,
+            userId: user.id,
+            deviceId: offlineDevice,
+            scope,
+            amr: code.amr,
+            authTime: code.authTime,
+          })
+        : undefined;
+      return {
+        access_token: signed.accessToken,
+        token_type: 'Bearer',
+        expires_in: ACCESS_TOKEN_TTL_SECONDS,
+        id_token: signed.idToken,
+        scope,
+        ...(refreshToken ? { refresh_token: refreshToken } : {}),
+      };
+    },
+
+    /**
+     * RFC 6749 6 with rotation (RFC 9700 4.14.2): the presented token is spent and a new one
+     * issued with a new access token and ID token (OIDC Core 12.2: same sub, aud and auth_time,
+     * no nonce). A spent token presented again revokes its family.
+     */
+    async refresh(grant: RefreshGrant): Promise<TokenResponse> {
+      // RFC 6749 6: nothing beyond the original grant; every grant holds all of SCOPES_SUPPORTED but offline_access, which a family always has.
+      if (
+        grant.scope !== undefined &&
+        !grant.scope.split(' ').every((s) => s === '' || (SCOPES_SUPPORTED as readonly string[]).includes(s))
+      )
+        throw new OAuthError('invalid_scope', 'The scope asks for more than was granted.');
+      const accessTokenJti = randomToken('', 16);
+      const rotated = await refreshTokens.rotate(
+        grant.refreshToken,
+        { id: grant.clientId, secretKeyHash: grant.clientSecret === undefined ? null : clients.secretKeyHash(grant.clientSecret) },
+        accessTokenJti,
       );
-      const accessToken = signHs256(
-        { typ: 'at+jwt' },
-        {
-          iss: issuer,
-          sub: user.id,
-          aud: userinfoAudience,
-          client_id: client.id,
-          scope: SCOPE,
-          iat,
-          exp: iat + ACCESS_TOKEN_TTL_SECONDS,
-          jti: accessTokenJti,
-        },
-        accessKey,
-      );
-      return { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS, id_token: idToken, scope: SCOPE };
+      if (!rotated) {
+        if (!(await clients.authenticateTokenClient(grant.clientId, grant.clientSecret)))
+          throw new OAuthError('invalid_client', 'Client authentication failed.');
+        await refreshTokens.detectReuse(grant.refreshToken, grant.clientId);
+        throw new OAuthError('invalid_grant', 'The refresh token is invalid, expired or revoked.');
+      }
+      const { family } = rotated;
+      const signed = await signTokens({
+        clientId: family.clientId,
+        alg: isSigningAlg(rotated.idTokenAlg) ? rotated.idTokenAlg : 'RS256',
+        user: { id: family.userId, email: rotated.email },
+        amr: family.amr,
+        authTime: family.authTime,
+        deviceId: family.deviceId,
+        scope: family.scope,
+        accessTokenJti,
+      });
+      return {
+        access_token: signed.accessToken,
+        token_type: 'Bearer',
+        expires_in: ACCESS_TOKEN_TTL_SECONDS,
+        id_token: signed.idToken,
+        scope: family.scope,
+        refresh_token: rotated.refreshToken,
+      };
+    },
+
+    /**
+     * RFC 7009 2.1: the client authenticates as at the token endpoint; then its own refresh
+     * token (and the family) or access token is revoked. An unknown token, or one issued to
+     * another client, changes nothing and is answered like a revoked one (2.2).
+     */
+    async revoke(request: Revocation): Promise<void> {
+      if (!(await clients.authenticateTokenClient(request.clientId, request.clientSecret)))
+        throw new OAuthError('invalid_client', 'Client authentication failed.');
+      // Ours are told apart by their form, so token_type_hint is not needed (RFC 7009 2.1 lets the server search).
+      if (request.token.split('.').length === 3) {
+        const claims = await accessTokenClaims(request.token, new Date(now()));
+        if (claims?.jti && claims.client_id === request.clientId && typeof claims.exp === 'number')
+          await codes.revokeAccessTokens([{ jti: claims.jti, expiresAt: claims.exp * 1000 }]);
+        return;
+      }
+      await refreshTokens.revoke(request.token, request.clientId);
     },
 
     /** OIDC Core 5.3 userinfo for a valid access token, or undefined. */
     async userinfo(accessToken: string): Promise<{ sub: string; email: string; email_verified: true } | undefined> {
-      let subject: string | undefined;
-      let jti: string | undefined;
-      try {
-        const { payload } = await jwtVerify(accessToken, accessKey, {
-          issuer,
-          audience: userinfoAudience,
-          algorithms: ['HS256'],
-          typ: 'at+jwt',
-          currentDate: new Date(now()),
-        });
-        subject = payload.sub;
-        jti = payload.jti;
-      } catch {
-        return undefined; // a bad token is a 401; a database outage below stays a 503
-      }
-      if (!jti || (await codes.isAccessTokenRevoked(jti))) return undefined;
-      const user = subject ? await accounts.findById(subject) : undefined;
+      // A bad token is a 401; a database outage below stays a 503.
+      const claims = await accessTokenClaims(accessToken, new Date(now()));
+      if (!claims?.jti || (await codes.isAccessTokenRevoked(claims.jti))) return undefined;
+      const user = claims.sub ? await accounts.findById(claims.sub) : undefined;
       return user && { sub: user.id, email: user.email, email_verified: true };
     },
   };

@@ -29,6 +29,8 @@ export function createUserService(deps: {
   now: () => number;
   /** mfa/: a new recovery-code set for a user with MFA (undefined when the user has none). */
   regenerateRecoveryCodes: (email: string, actor: Actor) => Promise<string[] | undefined>;
+  /** oidc/: ends every refresh token family of a user being disabled (enabling does not bring them back). */
+  revokeRefreshTokens: (userId: string) => Promise<unknown>;
 }) {
   const { store, devices, events, hash, now } = deps;
   const notFound = (key: string) => new ServiceError('ERR_NOT_FOUND', `No user ${key}.`);
@@ -45,6 +47,8 @@ export function createUserService(deps: {
     const at = disabled ? now() : null;
     const event = { type: disabled ? 'user.disabled' : 'user.enabled', userId: user.id, actor } as const;
     if (!(await store.setDisabled(user.id, at, event, now()))) throw notFound(key);
+    // The redeeming statement refuses a disabled user's refresh tokens already; this makes it final.
+    if (disabled) await deps.revokeRefreshTokens(user.id);
     return { ...user, disabledAt: at };
   }
 

@@ -145,6 +145,9 @@ export function createUserStore(db: Db, events: EventStore) {
         await tx.deleteFrom('devices').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('registrations').where('email', '=', user.email).execute();
         await tx.deleteFrom('auth_codes').where('user_id', '=', user.id).execute();
+        const families = tx.selectFrom('refresh_token_families').select('id').where('user_id', '=', user.id);
+        await tx.deleteFrom('refresh_tokens').where('family_id', 'in', families).execute();
+        await tx.deleteFrom('refresh_token_families').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('client_users').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('account_failures').where('user_key', '=', accountKey).execute();
         await tx.deleteFrom('mailbox').where('recipient', '=', user.email).execute();
