@@ -190,7 +190,7 @@ describe('the front door: a fresh clone and the README as written', { timeout: 1
     assert.deepEqual(names.sort(), ['Acme Wiki', 'Demo', 'My App'], 'one "My App" after two runs');
   });
 
-  step('Ctrl-C stops both', async () => {
+  step('Ctrl-C stops all three', async () => {
     const running = start as NonNullable<typeof start>;
     await interrupt(running.child);
     start = undefined;
