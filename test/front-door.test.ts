@@ -4,7 +4,7 @@
  * codes with `npx service-idp mail`, the curl walkthrough (taken from the README itself, so the
  * README cannot drift from what is tested) twice, Ctrl-C, and "run the service alone".
  *
- * It uses the README's ports (8080 and 3000) and the npm registry (through the local cache).
+ * It uses the README's ports (8080, 3000 and 3001) and the npm registry (through the local cache).
  * Run with `npm run test:front-door`; CI runs it from `.ci/run`.
  */
 import assert from 'node:assert/strict';
@@ -20,6 +20,7 @@ const REPOSITORY = fileURLToPath(new URL('..', import.meta.url));
 const README = readFileSync(join(REPOSITORY, 'README.md'), 'utf8');
 const SERVICE = 'http://127.0.0.1:8080';
 const DEMO = 'http://localhost:3000';
+const SECOND_APP = 'http://localhost:3001';
 
 /** The body of the first fenced block of `language` after `heading` in the README. */
 function readmeBlock(heading: string, language: string): string {
@@ -129,7 +130,7 @@ describe('the front door: a fresh clone and the README as written', { timeout: 1
     });
 
   before(async () => {
-    for (const port of [8080, 3000]) assert.ok(await portFree(port), `port ${port} is free (the README's commands use it)`);
+    for (const port of [8080, 3000, 3001]) assert.ok(await portFree(port), `port ${port} is free (the README's commands use it)`);
     clone = mkdtempSync(join(tmpdir(), 'service-front-door-'));
     execFileSync('git', ['clone', '--quiet', '--no-hardlinks', REPOSITORY, clone]);
   });
@@ -150,12 +151,20 @@ describe('the front door: a fresh clone and the README as written', { timeout: 1
     assert.ok(statSync(bin).mode & 0o111, 'and is executable');
   });
 
-  step('`npm start` runs the service and the demo', async () => {
+  step('`npm start` runs the service and the two demo apps', async () => {
     assert.equal(startCommand, 'npm start');
     start = background(clone, startCommand as string);
     await waitFor(`${SERVICE}/healthz`, start, 300_000);
     await waitFor(DEMO, start, 60_000);
+    await waitFor(SECOND_APP, start, 60_000);
     assert.match(start.output(), /npx service-idp mail/, 'the banner says how to read the codes');
+    // The SDK-free app's sign-in: express-openid-connect discovered the service and sends the
+    // browser to its /authorize with the registered redirect URI.
+    const login = await fetch(`${SECOND_APP}/login`, { redirect: 'manual' });
+    const location = new URL(login.headers.get('location') ?? '', SECOND_APP);
+    assert.equal(`${location.origin}${location.pathname}`, `${SERVICE}/authorize`);
+    assert.equal(location.searchParams.get('redirect_uri'), `${SECOND_APP}/callback`);
+    assert.equal(location.searchParams.get('response_type'), 'code');
   });
 
   step('`npx service-idp mail` reads the development mailbox, as the README and the banner say', async () => {
@@ -178,15 +187,15 @@ describe('the front door: a fresh clone and the README as written', { timeout: 1
     assert.doesNotMatch(again.output, /SyntaxError|TypeError|Cannot read/, `it stops at the failed step:\n${again.output}`);
     const clients = await sh(clone, 'npx service-idp clients list --json');
     const names = (JSON.parse(clients.output.slice(clients.output.indexOf('['))) as Array<{ name: string }>).map((c) => c.name);
-    assert.deepEqual(names.sort(), ['Demo', 'My App'], 'one "My App" after two runs');
+    assert.deepEqual(names.sort(), ['Acme Wiki', 'Demo', 'My App'], 'one "My App" after two runs');
   });
 
-  step('Ctrl-C stops both', async () => {
+  step('Ctrl-C stops all three', async () => {
     const running = start as NonNullable<typeof start>;
     await interrupt(running.child);
     start = undefined;
     assert.match(running.output(), /Stopped\./);
-    for (const port of [8080, 3000]) assert.ok(await portFree(port), `port ${port} is free again`);
+    for (const port of [8080, 3000, 3001]) assert.ok(await portFree(port), `port ${port} is free again`);
   });
 
   step('"run the service alone": `npm run build && npx service-idp start`', async () => {

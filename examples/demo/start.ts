@@ -1,10 +1,15 @@
 /**
  * `npm start`: runs service-idp on its embedded default (data in ./data, port 8080), registers
- * the demo client once (keys in ./data/demo-client.json, delegation keys in
- * ./data/demo-delegation.json, both mode 0600), then serves the demo on http://localhost:3000.
- * Ctrl-C stops both. A second start reuses the data.
+ * the demo clients once, then serves the two demo applications:
+ * - Acme Notes on http://localhost:3000: service-web in the page, service-oauth-client in the
+ *   backend (keys in ./data/demo-client.json, delegation keys in ./data/demo-delegation.json);
+ * - Acme Wiki on http://localhost:3001: no SDK, express-openid-connect sends the user to the
+ *   hosted sign-in pages (a confidential client whose redirect URI is /callback; keys in
+ *   ./data/demo-oidc-client.json).
+ * Key files are mode 0600. Ctrl-C stops all three. A second start reuses the data.
  *
- * Environment: SERVICE_IDP_PORT (8080), DEMO_PORT (3000), DEMO_DATA (the repository's ./data).
+ * Environment: SERVICE_IDP_PORT (8080), DEMO_PORT (3000), DEMO_OIDC_PORT (3001), DEMO_DATA (the
+ * repository's ./data).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,6 +18,7 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { type RunningOidcApp, startOidcApp } from './src/oidc-app.ts';
 import { type RunningDemo, startDemo } from './src/server.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -20,8 +26,13 @@ const CLI = join(ROOT, 'packages/idp/dist/cli.js');
 const DATA = resolve(process.env.DEMO_DATA ?? join(ROOT, 'data'));
 const SERVICE_PORT = Number(process.env.SERVICE_IDP_PORT ?? 8080);
 const DEMO_PORT = Number(process.env.DEMO_PORT ?? 3000);
+const OIDC_APP_PORT = Number(process.env.DEMO_OIDC_PORT ?? 3001);
 const SERVICE_URL = `http://127.0.0.1:${SERVICE_PORT}`;
 const DEMO_ORIGIN = `http://localhost:${DEMO_PORT}`;
+const OIDC_APP_ORIGIN = `http://localhost:${OIDC_APP_PORT}`;
+const OIDC_APP_REDIRECT_URI = `${OIDC_APP_ORIGIN}/callback`;
+const OIDC_CLIENT_FILE = join(DATA, 'demo-oidc-client.json');
+const OIDC_CLIENT_NAME = 'Acme Wiki';
 const CLIENT_FILE = join(DATA, 'demo-client.json');
 const DELEGATION_FILE = join(DATA, 'demo-delegation.json');
 const CLIENT_NAME = 'Demo';
@@ -35,6 +46,7 @@ interface ClientInfo {
   id: string;
   name: string;
   origins: string[];
+  redirectUris: string[];
 }
 
 const run = promisify(execFile);
@@ -136,6 +148,28 @@ async function demoClient(): Promise<ClientKeys> {
   return created;
 }
 
+/** The second app's confidential client (redirect URI only): the one whose keys we kept, else a new one. */
+async function oidcAppClient(): Promise<ClientKeys> {
+  const clients = await idp<ClientInfo[]>('clients', 'list');
+  const kept = readJson<ClientKeys>(OIDC_CLIENT_FILE);
+  const known = kept && clients.find((c) => c.id === kept.clientId);
+  if (kept && known) {
+    if (!known.redirectUris.includes(OIDC_APP_REDIRECT_URI)) {
+      say(
+        `  ! The "${known.name}" client redirects to ${known.redirectUris.join(', ')}, not ${OIDC_APP_REDIRECT_URI}: delete ${shown(OIDC_CLIENT_FILE)} to register again.`,
+      );
+    }
+    say(`  Reusing the "${known.name}" client ${known.id} (keys in ${shown(OIDC_CLIENT_FILE)}).`);
+    return kept;
+  }
+  const created = await idp<ClientKeys>('clients', 'create', '--name', OIDC_CLIENT_NAME, '--redirect-uri', OIDC_APP_REDIRECT_URI);
+  writeSecret(OIDC_CLIENT_FILE, created);
+  say(
+    `  Registered the "${OIDC_CLIENT_NAME}" client ${created.clientId} for ${OIDC_APP_REDIRECT_URI} (keys in ${shown(OIDC_CLIENT_FILE)}).`,
+  );
+  return created;
+}
+
 /** Delegation keys for the client, made once: the SP private keys are printed only when made. */
 async function delegationKeys(clientId: string): Promise<Record<string, string>> {
   const kept = readJson<Record<string, string>>(DELEGATION_FILE);
@@ -151,6 +185,7 @@ async function main() {
   for (const [port, what] of [
     [SERVICE_PORT, 'service-idp (set SERVICE_IDP_PORT to move it)'],
     [DEMO_PORT, 'the demo (set DEMO_PORT to move it)'],
+    [OIDC_APP_PORT, 'the second demo app (set DEMO_OIDC_PORT to move it)'],
   ] as const) {
     if (await portInUse(port)) throw new Error(`port ${port} is already in use; it is needed by ${what}. Is another npm start running?`);
   }
@@ -159,12 +194,14 @@ async function main() {
   say(`Starting service-idp on ${SERVICE_URL} (data in ${shown(DATA)})…`);
   const child = startService();
   let demo: RunningDemo | undefined;
+  let oidcApp: RunningOidcApp | undefined;
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
     say('\nStopping…');
     await demo?.close().catch(() => undefined);
+    await oidcApp?.close().catch(() => undefined);
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
@@ -203,6 +240,16 @@ async function main() {
       hosts: ['127.0.0.1', '::1'],
       log: (line) => say(`  ${line}`),
     });
+    const wiki = await oidcAppClient();
+    oidcApp = await startOidcApp({
+      issuerBaseURL: SERVICE_URL,
+      publicOrigin: OIDC_APP_ORIGIN,
+      clientId: wiki.clientId,
+      clientSecret: wiki.secretKey,
+      port: OIDC_APP_PORT,
+      hosts: ['127.0.0.1', '::1'],
+      log: (line) => say(`  ${line}`),
+    });
   } catch (error) {
     say(`\nCould not start: ${error instanceof Error ? error.message : error}`);
     await stop(1);
@@ -213,7 +260,8 @@ async function main() {
   ┌──────────────────────────────────────────────────────────────────────┐
     The demo is running.
 
-    Open the demo      ${DEMO_ORIGIN}
+    Open the demo      ${DEMO_ORIGIN}   (Acme Notes: service-web in the page)
+    Second app         ${OIDC_APP_ORIGIN}   (Acme Wiki: no SDK, signs in by redirect)
     Identity service   ${SERVICE_URL}   (data in ${shown(DATA)})
 
     Sign-in codes go to the development mailbox and SMS outbox:
@@ -221,7 +269,7 @@ async function main() {
       npx service-idp sms
       ${SERVICE_URL}/dev/mail
 
-    Ctrl-C stops both.
+    Ctrl-C stops all three.
   └──────────────────────────────────────────────────────────────────────┘
 `);
 }

@@ -184,6 +184,16 @@ describe('authorization code flow through the hosted sign-in', () => {
     assert.equal(paramsOf(response.headers.get('location')).error, 'login_required');
   });
 
+  it('serves the QR encoder of the TOTP enrollment step from its own origin, as an ES module', async () => {
+    const response = await fetch(`${service.url}/signin/qr.js`);
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/javascript/);
+    const source = await response.text();
+    assert.match(source, /export \{[^}]*\bencode\b/, 'it exports encode, which signin.js imports');
+    assert.doesNotMatch(source, /^\s*import\s/m, 'self-contained: no further request');
+    assert.match(await (await fetch(`${service.url}/signin/signin.js`)).text(), /import\('\/signin\/qr\.js'\)/);
+  });
+
   it('publishes the authorization endpoint in discovery', async () => {
     const metadata = await (await fetch(`${service.url}/.well-known/openid-configuration`)).json();
     assert.equal(metadata.authorization_endpoint, `${service.url}/authorize`);

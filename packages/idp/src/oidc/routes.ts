@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Paths } from 'service-protocol';
@@ -16,6 +17,13 @@ export const PAGE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 const asset = (name: string) => readFileSync(new URL(`./pages/${name}`, import.meta.url), 'utf8');
+
+/**
+ * The QR encoder of the TOTP enrollment step: `uqr`'s own dependency-free ES module build, as
+ * published and locked, served from our origin (no third-party asset, the CSP unchanged); the
+ * page imports it only when it shows a QR code.
+ */
+const qrModule = () => readFileSync(fileURLToPath(import.meta.resolve('uqr')), 'utf8');
 
 const CompleteBody = Type.Object(
   {
@@ -61,7 +69,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; issuer: 
   const bindingCookie = secure ? '__Host-service_authorization' : 'service_authorization';
   const cookie = (name: string, value: string, maxAgeSeconds: number) =>
     `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
-  const [pageTemplate, script, style] = [asset('signin.html'), asset('signin.js'), asset('signin.css')];
+  const [pageTemplate, script, style, qr] = [asset('signin.html'), asset('signin.js'), asset('signin.css'), qrModule()];
   await oidc.ensureHostedClient();
 
   const page = (reply: FastifyReply, status: number, title: string, body: string) =>
@@ -116,6 +124,11 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; issuer: 
     `${Paths.signIn}/signin.js`,
     { schema: assetSchema('text/javascript', "the hosted page's script (it loads service-web)") },
     async (_request, reply) => reply.header('cache-control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(script),
+  );
+  app.get(
+    `${Paths.signIn}/qr.js`,
+    { schema: assetSchema('text/javascript', "the QR encoder the hosted page's TOTP enrollment imports (uqr, an ES module)") },
+    async (_request, reply) => reply.header('cache-control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(qr),
   );
   app.get(`${Paths.signIn}/signin.css`, { schema: assetSchema('text/css', "the hosted page's style sheet") }, async (_request, reply) =>
     reply.header('cache-control', 'public, max-age=300').type('text/css; charset=utf-8').send(style),

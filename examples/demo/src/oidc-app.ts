@@ -1,0 +1,167 @@
+/**
+ * The demo's second application, "Acme Wiki": no service SDK at all. It sends the user to the
+ * service's /authorize and its hosted sign-in pages through `express-openid-connect`, a
+ * third-party relying-party middleware, configured only from the service's discovery document
+ * (issuerBaseURL): the authorization code flow with a confidential client (client_secret_basic,
+ * PKCE S256, state, nonce, iss), the ID token checked by the middleware. Sessions live in the
+ * middleware's encrypted cookie.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import expressOpenIdConnect from 'express-openid-connect';
+
+// CommonJS whose `requiresAuth` Node cannot see as a named export: take both from the default one.
+const { auth, requiresAuth } = expressOpenIdConnect;
+
+export interface OidcAppOptions {
+  /** The identity service's issuer URL, e.g. http://127.0.0.1:8080: everything else comes from its discovery document. */
+  issuerBaseURL: string;
+  /** Where users open the app; its `/callback` must be the client's registered redirect URI. */
+  publicOrigin: string;
+  clientId: string;
+  clientSecret: string;
+  /** Encrypts the session cookie; a fresh random one (sessions end with the process) when absent. */
+  cookieSecret?: string;
+  port: number;
+  /** Addresses to listen on; default loopback only. */
+  hosts?: string[];
+  log?: (line: string) => void;
+}
+
+export interface RunningOidcApp {
+  url: string;
+  close(): Promise<void>;
+}
+
+const CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+const STYLE = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f5f5f7;color:#1d1d1f}
+main{max-width:34rem;margin:4rem auto;padding:2rem;background:#fff;border-radius:.5rem}
+a.button{display:inline-block;padding:.5rem 1rem;background:#0a64d8;color:#fff;border-radius:.3rem;text-decoration:none}
+dt{font-weight:600}dd{margin:0 0 .5rem;word-break:break-all}:focus-visible{outline:3px solid #0a64d8;outline-offset:2px}`;
+
+const escapeHtml = (value: string) =>
+  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+
+const page = (title: string, body: string) => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} · Acme Wiki</title><link rel="stylesheet" href="/style.css"></head>
+<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>\n`;
+
+/** Starts the app; resolves once it listens. */
+export async function startOidcApp(options: OidcAppOptions): Promise<RunningOidcApp> {
+  const publicOrigin = new URL(options.publicOrigin).origin;
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const app = express();
+  app.disable('x-powered-by');
+  app.use((request: Request, response: Response, next: NextFunction) => {
+    response.set({
+      'content-security-policy': CSP,
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      'referrer-policy': 'no-referrer',
+      'cache-control': 'no-store',
+    });
+    // The middleware's state cookie is set on the host the user opened and read back on the
+    // callback's: send a visitor who typed another name for this host to the registered one.
+    if (request.headers.host !== new URL(publicOrigin).host && request.path !== '/style.css') {
+      response.redirect(302, `${publicOrigin}${request.originalUrl}`);
+      return;
+    }
+    next();
+  });
+  app.get('/style.css', (_request, response) => {
+    response.set('cache-control', 'no-cache').type('text/css').send(STYLE);
+  });
+  app.use(
+    auth({
+      issuerBaseURL: options.issuerBaseURL,
+      baseURL: publicOrigin,
+      clientID: options.clientId,
+      clientSecret: options.clientSecret,
+      secret: options.cookieSecret ?? randomBytes(32).toString('base64url'),
+      authRequired: false,
+      authorizationParams: { response_type: 'code', scope: 'openid email' },
+      // The service has no end_session_endpoint yet (RP-initiated logout is not built): /logout
+      // ends this app's session only; the service's own session lives on (docs/protocol.md).
+      idpLogout: false,
+      enableTelemetry: false,
+    }),
+  );
+
+  app.get('/', (request, response) => {
+    const user = request.oidc.user;
+    response.send(
+      user
+        ? page(
+            'Acme Wiki',
+            `<p>Signed in as <strong id="who">${escapeHtml(String(user.email))}</strong>.</p><p><a href="/profile">Your profile</a> · <a href="/logout">Sign out</a></p>`,
+          )
+        : page(
+            'Acme Wiki',
+            '<p>This app has no sign-in code of its own: it sends you to the identity service, which signs you in and sends you back.</p><p><a class="button" href="/login">Sign in</a></p>',
+          ),
+    );
+  });
+
+  // "Confirm it's you": a fresh sign-in at the service (OIDC Core 3.1.2.1 prompt=login), for
+  // the same account; a remembered device answers it, with the second factor if the user has one.
+  app.get('/login/fresh', requiresAuth(), async (request, response) => {
+    await response.oidc.login({
+      returnTo: '/profile',
+      authorizationParams: { prompt: 'login', ...(request.oidc.user?.email ? { login_hint: String(request.oidc.user.email) } : {}) },
+    });
+  });
+
+  app.get('/profile', requiresAuth(), (request, response) => {
+    const claims: Record<string, unknown> = request.oidc.idTokenClaims ?? {};
+    const rows = ['email', 'email_verified', 'sub', 'amr', 'auth_time', 'iss', 'aud']
+      .filter((name) => claims[name] !== undefined)
+      .map((name) => `<dt>${name}</dt><dd data-claim="${name}">${escapeHtml(JSON.stringify(claims[name]))}</dd>`)
+      .join('');
+    response.send(
+      page(
+        'Your profile',
+        `<p>The ID token's claims, as the middleware verified them:</p><dl>${rows}</dl><p><a href="/login/fresh">Confirm it's you (sign in again)</a> · <a href="/logout">Sign out</a></p>`,
+      ),
+    );
+  });
+
+  app.use((error: Error, _request: Request, response: Response, _next: NextFunction) => {
+    log(`acme-wiki: ${error.message}`);
+    const status = (error as { status?: number }).status ?? 500;
+    response
+      .status(status >= 400 && status < 600 ? status : 500)
+      .send(page('Sign-in failed', '<p>Something went wrong. <a href="/">Start again</a>.</p>'));
+  });
+
+  const servers: Server[] = [];
+  for (const host of options.hosts ?? ['127.0.0.1']) {
+    try {
+      servers.push(
+        await new Promise<Server>((resolve, reject) => {
+          const server = app.listen(options.port, host, (error?: Error) => (error ? reject(error) : resolve(server)));
+        }),
+      );
+    } catch (error) {
+      // An extra address (say ::1 on a host without IPv6) is optional; the first is not.
+      if (servers.length === 0) throw error;
+    }
+  }
+  const address = servers[0]?.address() as AddressInfo;
+  return {
+    url: `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`,
+    async close() {
+      await Promise.all(
+        servers.map(
+          (server) =>
+            new Promise<void>((resolve) => {
+              server.close(() => resolve());
+              server.closeAllConnections();
+            }),
+        ),
+      );
+    },
+  };
+}

@@ -1,0 +1,239 @@
+/**
+ * Sign-in with redirects through a relying party nobody on this team wrote, in a real browser
+ * (issue 14): the demo's SDK-free app (src/oidc-app.ts) runs `express-openid-connect`,
+ * configured only with the service's issuer URL (its discovery document does the rest), a
+ * confidential client, the authorization code flow. Chromium signs in on the hosted pages:
+ * - the email code, then SSO after the app's own logout (idpLogout is off: no end_session_endpoint yet);
+ * - for an app that requires MFA: SMS enrollment (code from the outbox) and, on a fresh sign-in
+ *   (prompt=login), SMS verification; TOTP enrollment with the QR code drawn on the page (the
+ *   matrix checked against the encoder, the key also as text) and TOTP verification, the codes
+ *   from `otpauth`;
+ * - the hosted page refuses to be framed by another site (clickjacking), and a cross-site form
+ *   posted to /signin/complete (login CSRF) is refused while the real sign-in still finishes;
+ * - and not one Content Security Policy violation on the way.
+ */
+import assert from 'node:assert/strict';
+import { randomInt } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import * as OTPAuth from 'otpauth';
+import type { BrowserContext, Page } from 'playwright-core';
+import { encode } from 'uqr';
+import { type RunningOidcApp, startOidcApp } from '../src/oidc-app.ts';
+import { freePort, type Stack, screenshot, startStack } from './harness.ts';
+
+describe('an SDK-free app with express-openid-connect on the hosted pages, in a real browser', { timeout: 5 * 60_000 }, () => {
+  let stack: Stack;
+  /** Acme Wiki: MFA optional. */
+  let wiki: RunningOidcApp;
+  /** The same middleware for a client whose policy requires MFA. */
+  let strict: RunningOidcApp;
+  const contexts: BrowserContext[] = [];
+  const violations: string[] = [];
+  const run = Date.now().toString(36);
+
+  async function app(name: string, mfaPolicy?: 'required'): Promise<RunningOidcApp> {
+    const port = await freePort();
+    const origin = `http://127.0.0.1:${port}`;
+    const keys = await stack.idp<{ clientId: string; secretKey: string }>(
+      'clients',
+      'create',
+      '--name',
+      name,
+      '--redirect-uri',
+      `${origin}/callback`,
+    );
+    if (mfaPolicy) await stack.cli('clients', 'update', keys.clientId, '--mfa-policy', mfaPolicy);
+    return startOidcApp({
+      issuerBaseURL: stack.serviceUrl,
+      publicOrigin: origin,
+      clientId: keys.clientId,
+      clientSecret: keys.secretKey,
+      port,
+      log: (line) => {
+        if (process.env.DEBUG_OIDC) console.log(line);
+      },
+    });
+  }
+
+  before(async () => {
+    stack = await startStack();
+    wiki = await app('Acme Wiki');
+    strict = await app('Strict Wiki', 'required');
+  });
+  after(async () => {
+    await wiki?.close();
+    await strict?.close();
+    await stack?.close();
+  });
+
+  /** A page in a browser context of its own (a device of its own). */
+  async function freshPage(): Promise<Page> {
+    const context = await stack.browser.newContext();
+    contexts.push(context);
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    page.on('console', (message) => {
+      if (process.env.DEBUG_OIDC) console.log('page:', message.text());
+      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
+    });
+    return page;
+  }
+
+  /** The hosted page's first two steps for a new device: the address, then the code from the mailbox. */
+  async function emailAndCode(page: Page, email: string) {
+    await page.getByLabel('Email address').fill(email);
+    const seen = (await stack.mails(email)).length;
+    await page.getByRole('button', { name: 'Continue' }).click();
+    const otp = page.getByLabel(/6-digit code we emailed/);
+    await otp.fill(await stack.nextMailOtp(email, seen));
+    await otp.press('Enter');
+  }
+
+  const claim = async (page: Page, name: string) => JSON.parse((await page.locator(`[data-claim="${name}"]`).textContent()) ?? 'null');
+
+  it('signs in through the hosted pages; after the app`s own logout, SSO signs in again with no typing', async () => {
+    const email = `wiki.${run}@example.com`;
+    const page = await freshPage();
+    await page.goto(wiki.url);
+    await page.getByRole('link', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('heading', { name: 'Sign in to Acme Wiki' }).waitFor();
+    assert.ok(page.url().startsWith(`${stack.serviceUrl}/signin?request=`), 'the middleware sent the browser to the hosted page');
+    await emailAndCode(page, email);
+    await page.waitForURL(`${wiki.url}/`);
+    assert.equal(await page.locator('#who').textContent(), email);
+
+    await page.goto(`${wiki.url}/profile`);
+    assert.equal(await claim(page, 'email'), email);
+    assert.equal(await claim(page, 'email_verified'), true);
+    assert.deepEqual(await claim(page, 'amr'), ['otp']);
+    await screenshot(page, 'oidc-express-profile');
+
+    // The middleware's /logout ends the app's session only (idpLogout: false).
+    await page.getByRole('link', { name: 'Sign out', exact: true }).click();
+    await page.getByRole('link', { name: 'Sign in', exact: true }).waitFor();
+    const mails = (await stack.mails(email)).length;
+    await page.getByRole('link', { name: 'Sign in', exact: true }).click();
+    await page.waitForURL(`${wiki.url}/`);
+    assert.equal(await page.locator('#who').textContent(), email, 'signed in again by the service session');
+    assert.equal((await stack.mails(email)).length, mails, 'no email code');
+  });
+
+  it('SMS: an app that requires MFA enrolls the user on the hosted pages, then a fresh sign-in asks for the SMS code', async () => {
+    const email = `sms.${run}@example.com`;
+    const phone = `+1415555${String(randomInt(10_000)).padStart(4, '0')}`;
+    const page = await freshPage();
+    await page.goto(`${strict.url}/login`);
+    await page.getByRole('heading', { name: 'Sign in to Strict Wiki' }).waitFor();
+    await emailAndCode(page, email);
+
+    await page.getByRole('group', { name: /Strict Wiki requires a second factor/ }).waitFor();
+    await page.getByLabel('A code by SMS').check();
+    await page.getByLabel(/Mobile number/).fill(phone);
+    let seen = (await stack.smses(phone)).length;
+    await page.getByRole('button', { name: 'Continue' }).click();
+    let code = page.getByLabel('The 6-digit code we sent by SMS');
+    await code.fill(await stack.nextSmsOtp(phone, seen));
+    await code.press('Enter');
+    await page.waitForURL(`${strict.url}/`);
+    await page.goto(`${strict.url}/profile`);
+    assert.deepEqual(await claim(page, 'amr'), ['otp', 'mfa', 'sms']);
+
+    // A fresh sign-in (prompt=login): the remembered device, then the SMS code.
+    seen = (await stack.smses(phone)).length;
+    await page.getByRole('link', { name: /Confirm it's you/ }).click();
+    await page.getByRole('heading', { name: 'Sign in to Strict Wiki' }).waitFor();
+    assert.equal(await page.getByLabel('Email address').inputValue(), email, 'login_hint fills the address');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    code = page.getByLabel('The 6-digit code we sent by SMS');
+    await code.fill(await stack.nextSmsOtp(phone, seen));
+    await code.press('Enter');
+    await page.waitForURL(`${strict.url}/profile`);
+    assert.deepEqual(await claim(page, 'amr'), ['swk', 'mfa', 'sms']);
+  });
+
+  it('TOTP: enrollment shows a QR code drawn on the page and the key as text; a fresh sign-in asks for the TOTP code', async () => {
+    const email = `totp.${run}@example.com`;
+    const page = await freshPage();
+    await page.goto(`${strict.url}/login`);
+    await emailAndCode(page, email);
+    await page.getByLabel('An authenticator app').check();
+    await page.getByRole('button', { name: 'Continue' }).click();
+
+    const qr = page.getByRole('img', { name: /QR code/ });
+    await qr.waitFor();
+    const secret = (await page.locator('#totp-secret').textContent()) ?? '';
+    const uri = (await page.getByRole('link', { name: /open it in your authenticator/ }).getAttribute('href')) ?? '';
+    assert.match(secret, /^[A-Z2-7]{16,}$/, 'the key is shown as text');
+    assert.equal(new URL(uri).searchParams.get('secret'), secret);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'mfa-code', 'focus is on the code field');
+    // The drawn modules are exactly the QR code of the otpauth URI (uqr's matrix, quiet zone 2).
+    const expected = encode(uri, { ecc: 'M', border: 2 });
+    let modules = '';
+    expected.data.forEach((row, y) => {
+      row.forEach((dark, x) => {
+        if (dark) modules += `M${x} ${y}h1v1h-1z`;
+      });
+    });
+    assert.equal(await qr.locator('path').getAttribute('d'), modules);
+    assert.equal(await qr.getAttribute('viewBox'), `0 0 ${expected.size} ${expected.size}`);
+    await screenshot(page, 'oidc-hosted-totp-qr');
+
+    const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 });
+    const code = page.getByLabel('The 6-digit code from your authenticator app');
+    await code.fill(totp.generate());
+    await code.press('Enter');
+    await page.waitForURL(`${strict.url}/`);
+
+    await page.goto(`${strict.url}/login/fresh`);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    // A step never passes twice (RFC 6238 5.2): the next step's code, within the ±1 step window.
+    await code.fill(totp.generate({ timestamp: Date.now() + 30_000 }));
+    await code.press('Enter');
+    await page.waitForURL(`${strict.url}/profile`);
+    assert.deepEqual(await claim(page, 'amr'), ['swk', 'mfa', 'totp']);
+  });
+
+  it('is never framed by another site, and a cross-site form cannot finish a sign-in', async () => {
+    const page = await freshPage();
+    await page.goto(`${wiki.url}/login`);
+    await page.getByRole('heading', { name: 'Sign in to Acme Wiki' }).waitFor();
+    const signIn = page.url();
+    const requestId = new URL(signIn).searchParams.get('request') ?? '';
+
+    // Clickjacking: another site frames the live hosted page; Chromium refuses to show it.
+    const attacker = await freshPage();
+    stack.foreign.pages.set('/frame', `<!doctype html><title>frame</title><iframe src="${signIn}" width="600" height="600"></iframe>`);
+    await attacker.goto(`${stack.foreign.origin}/frame`);
+    const frame = attacker.frames()[1];
+    assert.ok(frame);
+    await frame.waitForLoadState();
+    if (process.env.DEBUG_OIDC) console.log('framed:', frame.url());
+    assert.equal(await frame.locator('#email-step').count(), 0, 'the hosted page did not render in the frame');
+
+    // Login CSRF: a JSON-shaped text/plain form from another site, in the victim's browser.
+    // name=value makes {"request":…,"code":…,"codeVerifier":"xxx=xxx"}: the classic JSON CSRF.
+    const field = JSON.stringify({ request: requestId, code: 'ac_forged', codeVerifier: 'x'.repeat(43) }).slice(0, -2);
+    stack.foreign.pages.set(
+      '/csrf',
+      `<!doctype html><title>csrf</title><form method="post" enctype="text/plain" action="${stack.serviceUrl}/signin/complete"><input type="hidden" name='${field}' value='xxx"}'><button>Win a prize</button></form>`,
+    );
+    const victim = await page.context().newPage();
+    await victim.goto(`${stack.foreign.origin}/csrf`);
+    const [refused] = await Promise.all([
+      victim.waitForResponse(`${stack.serviceUrl}/signin/complete`),
+      victim.getByRole('button').click(),
+    ]);
+    assert.ok(refused.status() >= 400 && refused.status() < 500, `refused with ${refused.status()}`);
+    await victim.close();
+
+    // The real sign-in in the same browser is unharmed.
+    await emailAndCode(page, `framed.${run}@example.com`);
+    await page.waitForURL(`${wiki.url}/`);
+    violations.splice(0, violations.length, ...violations.filter((line) => !/frame-ancestors|X-Frame-Options/i.test(line)));
+  });
+
+  it('ran without a Content Security Policy violation (beyond the refused frame)', async () => {
+    for (const context of contexts) await context.close();
+    assert.deepEqual(violations, []);
+  });
+});
