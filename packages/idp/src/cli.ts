@@ -32,7 +32,7 @@ Usage:
       --redirect-uri: where /authorize may send codes (exact match; repeat for several).
       --public: no secretKey (a single-page or native app); the token endpoint takes its
       client_id alone and requires PKCE S256. Needs at least one --origin or --redirect-uri.
-  service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA]
+  service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--passkey-mfa yes|no]
       optional (default): users choose whether to enroll in MFA; required: no code without it.
       --id-token-alg: how the client's ID tokens are signed (default RS256).
   service-idp clients delegation-keys CLIENT_ID [--json] [--issuer URL] [--sp-signing-key FILE --sp-encryption-key FILE]
@@ -131,6 +131,7 @@ const options = {
   public: { type: 'boolean' },
   json: { type: 'boolean' },
   'mfa-policy': { type: 'string' },
+  'passkey-mfa': { type: 'string' },
   'id-token-alg': { type: 'string' },
   'sp-signing-key': { type: 'string' },
   'sp-encryption-key': { type: 'string' },
@@ -355,13 +356,19 @@ async function main(argv: string[]): Promise<number> {
       }
       case 'clients update': {
         const [, , clientId] = positionals;
-        if (!clientId || (!values['mfa-policy'] && !values['id-token-alg']))
+        if (!clientId || (!values['mfa-policy'] && !values['id-token-alg'] && !values['passkey-mfa']))
           throw new UsageError(
-            'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA]',
+            'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--passkey-mfa yes|no]',
           );
         if (values['mfa-policy']) {
           await ctx.operations.setMfaPolicy(clientId, values['mfa-policy'], 'cli');
           process.stdout.write(`Client ${clientId}: MFA ${values['mfa-policy']}.\n`);
+        }
+        if (values['passkey-mfa']) {
+          await ctx.operations.setPasskeyMfa(clientId, values['passkey-mfa'], 'cli');
+          process.stdout.write(
+            `Client ${clientId}: a passkey sign-in ${values['passkey-mfa'] === 'yes' ? 'also passes' : 'does not pass'} MFA.\n`,
+          );
         }
         if (values['id-token-alg']) {
           await ctx.operations.setIdTokenAlg(clientId, values['id-token-alg'], 'cli');

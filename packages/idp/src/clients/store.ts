@@ -14,6 +14,8 @@ export interface ClientRecord {
   redirectUris: string[];
   /** RFC 6749 2.1: a public client has no secret key and must use PKCE. */
   type: 'confidential' | 'public';
+  /** A passkey sign-in (user verification required) also passes this app's MFA; false: the user's MFA step follows it. Default true. */
+  passkeySatisfiesMfa?: boolean;
 }
 
 type Row = Database['clients'];
@@ -29,6 +31,7 @@ export function toRecord(row: Row): ClientRecord {
     createdAt: Number(row.created_at),
     redirectUris: JSON.parse(row.redirect_uris) as string[],
     type: row.client_type === 'public' ? 'public' : 'confidential',
+    passkeySatisfiesMfa: Number(row.passkey_satisfies_mfa ?? 1) !== 0,
   };
 }
 
@@ -44,6 +47,7 @@ function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: 
     created_at: client.createdAt,
     redirect_uris: JSON.stringify(client.redirectUris),
     client_type: client.type,
+    passkey_satisfies_mfa: client.passkeySatisfiesMfa === false ? 0 : 1,
   };
 }
 
@@ -90,6 +94,16 @@ export function createClientStore(db: Db) {
 
     async setMfaPolicy(id: string, policy: ClientRecord['mfaPolicy']): Promise<boolean> {
       const row = await db.updateTable('clients').set({ mfa_policy: policy }).where('id', '=', id).returning('id').executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async setPasskeySatisfiesMfa(id: string, satisfies: boolean): Promise<boolean> {
+      const row = await db
+        .updateTable('clients')
+        .set({ passkey_satisfies_mfa: satisfies ? 1 : 0 })
+        .where('id', '=', id)
+        .returning('id')
+        .executeTakeFirst();
       return row !== undefined;
     },
 
