@@ -6,6 +6,8 @@
   const page = $('#account');
   const sdk = window.ServiceWeb?.ServiceInitializer;
   let email = '';
+  /** service-web/passkeys, initialized in load() when the browser can use passkeys. */
+  let passkeys;
 
   const LABELS = {
     sub: 'Subject (sub)',
@@ -35,7 +37,12 @@
     tag.hidden = !device.current;
     const details = document.createElement('p');
     details.className = 'muted';
-    details.textContent = `${[device.browser, device.os].filter(Boolean).join(' · ') || 'Unknown browser'} · added ${when(device.createdAt)} · last used ${when(device.lastUsedAt)}`;
+    const kind =
+      device.kind === 'passkey'
+        ? `Passkey · ${device.synced ? 'synced to your other devices' : 'on one device only'}`
+        : [device.browser, device.os].filter(Boolean).join(' · ') || 'Unknown browser';
+    li.dataset.kind = device.kind;
+    details.textContent = `${kind} · added ${when(device.createdAt)} · last used ${when(device.lastUsedAt)}`;
     const form = document.createElement('form');
     form.className = 'row';
     const name = document.createElement('input');
@@ -101,6 +108,24 @@
     for (const device of r.devices) list.append(renderDevice(device));
   }
 
+  $('#add-passkey').addEventListener('click', (event) =>
+    busy(event.currentTarget.parentElement, async () => {
+      const r = await passkeys.add({ userid: email });
+      page.dataset.passkey = r.status;
+      if (r.status !== 'SUCCESS') {
+        return say(
+          {
+            PASSKEY_CANCELLED: 'No passkey was created.',
+            PASSKEY_EXISTS: 'This device already holds a passkey for your account.',
+            NO_AUTHENTICATOR: 'No authenticator on this device can hold a passkey.',
+          }[r.status] ?? r.message,
+        );
+      }
+      say('Passkey added: next time, sign in with it, no email needed.', 'success');
+      await loadDevices();
+    }),
+  );
+
   $('#revoke-others').addEventListener('click', (event) =>
     busy(event.currentTarget.parentElement, async () => {
       const r = await sdk.revokeOtherDevices(email);
@@ -163,7 +188,14 @@
       const init = await sdk.init(document.body.dataset.publishableKey, document.body.dataset.serviceUrl);
       if (!init.success) say(`The sign-in library could not start: ${init.message}`);
     }
+    if (window.ServiceWebPasskeys) {
+      const candidate = new window.ServiceWebPasskeys.ServicePasskeys();
+      const ready = await candidate.init(document.body.dataset.publishableKey, document.body.dataset.serviceUrl);
+      if (ready.success && (await candidate.support()).passkeys) passkeys = candidate;
+    }
     await Promise.all([loadMethod(), loadDevices()]);
+    // A passkey is added from a remembered device (its key proves the signed-in user).
+    $('#add-passkey').hidden = !passkeys || $('#devices').dataset.state !== 'SUCCESS';
     page.dataset.state = 'ready';
   }
 

@@ -9,6 +9,8 @@
   /** Login state kept in memory only: the PKCE verifier and the code never touch storage. */
   const state = { email: '', pkce: undefined, method: undefined };
   let sdk;
+  /** service-web/passkeys (window.ServiceWebPasskeys), when the browser can use passkeys. */
+  let passkeys;
 
   // ---- steps ------------------------------------------------------------------------------
 
@@ -269,6 +271,28 @@
     show('recovery', { title: 'Save these recovery codes', subtitle: 'You are signed in.' });
   }
 
+  /** Sign-in with a passkey: no address needed; the code goes to our backend like any other. */
+  async function passkeySignIn(button) {
+    say('');
+    await busy(button.form, async () => {
+      state.pkce = await window.ServiceWeb.createPkcePair();
+      // An address typed already binds the passkey to it (and lets an MFA step that follows name the user).
+      state.email = $('#email').value.trim();
+      const pkce = { code_challenge: state.pkce.codeChallenge, code_challenge_method: 'S256' };
+      const r = record(await passkeys.signIn(state.email ? { userid: state.email, ...pkce } : pkce));
+      if (r.status === 'SUCCESS') return finish(r.code);
+      if (r.status === 'MFA_REQUIRED') return advance(r);
+      const messages = {
+        PASSKEY_CANCELLED: 'No passkey was used. Enter your email instead, or try again.',
+        PASSKEY_REFUSED: 'That passkey was not accepted (it may have been revoked). Sign in with your email.',
+        NO_AUTHENTICATOR: 'No passkey is available on this device. Sign in with your email.',
+        PASSKEY_NOT_SUPPORTED: 'This browser cannot use passkeys here. Sign in with your email.',
+      };
+      if (messages[r.status]) return say(messages[r.status]);
+      fail(r);
+    });
+  }
+
   // ---- wiring -----------------------------------------------------------------------------
 
   const on = (id, handler) =>
@@ -286,6 +310,7 @@
     location.assign('/account');
   });
   for (const button of document.querySelectorAll('.restart')) button.addEventListener('click', () => restart(''));
+  $('#passkey-signin').addEventListener('click', (event) => passkeySignIn(event.currentTarget));
   $('#method-step').addEventListener('change', () => {
     $('#phone-field').hidden = $('#method-step').querySelector('input[name=mfa]:checked')?.value !== 'sms';
   });
@@ -304,6 +329,14 @@
     if (!init.success) {
       fail(init);
       return;
+    }
+    if (window.ServiceWebPasskeys) {
+      const candidate = new window.ServiceWebPasskeys.ServicePasskeys();
+      const ready = await candidate.init(publishableKey, serviceUrl);
+      if (ready.success && (await candidate.support()).passkeys) {
+        passkeys = candidate;
+        $('#passkey-signin').hidden = false;
+      }
     }
     app.dataset.ready = 'true';
   }

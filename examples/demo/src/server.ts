@@ -57,6 +57,8 @@ const COOKIE = 'demo_session';
 const SESSION_TTL_MS = 8 * 60 * 60 * 1000;
 const BODY_LIMIT = 16 * 1024;
 const PUBLIC_DIR = fileURLToPath(new URL('../public/', import.meta.url));
+/** service-web/passkeys for a <script> tag (window.ServiceWebPasskeys), from the workspace's build. */
+const PASSKEYS_SCRIPT = fileURLToPath(new URL('../../../packages/web/dist/service-web-passkeys.global.js', import.meta.url));
 const STATIC: Record<string, string> = {
   '/static/app.js': 'text/javascript; charset=utf-8',
   '/static/account.js': 'text/javascript; charset=utf-8',
@@ -166,7 +168,8 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     switch (path) {
       case '/api/login': {
         const code = stringField(body, 'code', 2048);
-        const userid = stringField(body, 'userid', 320);
+        // A passkey sign-in needs no address: then the account is the one the token names.
+        const userid = body.userid === undefined || body.userid === '' ? undefined : stringField(body, 'userid', 320);
         const codeVerifier = body.code_verifier === undefined ? undefined : stringField(body, 'code_verifier', 128);
         let claims: Claims;
         try {
@@ -184,7 +187,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
         } catch (error) {
           throw loginFailure(error, log);
         }
-        if (typeof claims.email !== 'string' || claims.email.toLowerCase() !== userid.trim().toLowerCase()) {
+        if (typeof claims.email !== 'string' || (userid !== undefined && claims.email.toLowerCase() !== userid.trim().toLowerCase())) {
           throw new HttpError(401, 'account_mismatch', 'The service signed in a different account than the one entered.');
         }
         const previous = sessionOf(request);
@@ -282,6 +285,10 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     if (request.headers.host !== new URL(publicOrigin).host && !path.startsWith('/static/')) {
       response.setHeader('location', `${publicOrigin}${path}${url.search}`);
       return send(response, 302, 'text/plain; charset=utf-8', `Open ${publicOrigin}`);
+    }
+    if (path === '/static/service-web-passkeys.js') {
+      response.setHeader('cache-control', 'no-cache');
+      return send(response, 200, 'text/javascript; charset=utf-8', readFileSync(PASSKEYS_SCRIPT));
     }
     const type = STATIC[path];
     if (type) {

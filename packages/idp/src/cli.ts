@@ -35,10 +35,12 @@ Usage:
       --post-logout-redirect-uri: where the end-session endpoint (/logout) may send the browser
       back after signing out (exact match; repeat for several).
   service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA]
-                             [--post-logout-redirect-uri URL ...]
+                             [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no]
       optional (default): users choose whether to enroll in MFA; required: no code without it.
       --id-token-alg: how the client's ID tokens are signed (default RS256).
       --post-logout-redirect-uri: replaces the list (one empty value, "", clears it).
+      --passkey-mfa: yes (default): a passkey sign-in also passes this client's MFA; no: the
+      user's MFA step follows it.
   service-idp clients delegation-keys CLIENT_ID [--json] [--issuer URL] [--sp-signing-key FILE --sp-encryption-key FILE]
       Delegation keys for the client's backend: prints SERVICE_BASE_URL (the URL the service
       last started on this data folder serves, or --issuer), OAUTH_CLIENT_ID, the
@@ -136,6 +138,7 @@ const options = {
   public: { type: 'boolean' },
   json: { type: 'boolean' },
   'mfa-policy': { type: 'string' },
+  'passkey-mfa': { type: 'string' },
   'id-token-alg': { type: 'string' },
   'sp-signing-key': { type: 'string' },
   'sp-encryption-key': { type: 'string' },
@@ -362,13 +365,19 @@ async function main(argv: string[]): Promise<number> {
       case 'clients update': {
         const [, , clientId] = positionals;
         const postLogout = values['post-logout-redirect-uri'];
-        if (!clientId || (!values['mfa-policy'] && !values['id-token-alg'] && !postLogout))
+        if (!clientId || (!values['mfa-policy'] && !values['id-token-alg'] && !postLogout && !values['passkey-mfa']))
           throw new UsageError(
-            'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...]',
+            'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no]',
           );
         if (values['mfa-policy']) {
           await ctx.operations.setMfaPolicy(clientId, values['mfa-policy'], 'cli');
           process.stdout.write(`Client ${clientId}: MFA ${values['mfa-policy']}.\n`);
+        }
+        if (values['passkey-mfa']) {
+          await ctx.operations.setPasskeyMfa(clientId, values['passkey-mfa'], 'cli');
+          process.stdout.write(
+            `Client ${clientId}: a passkey sign-in ${values['passkey-mfa'] === 'yes' ? 'also passes' : 'does not pass'} MFA.\n`,
+          );
         }
         if (values['id-token-alg']) {
           await ctx.operations.setIdTokenAlg(clientId, values['id-token-alg'], 'cli');

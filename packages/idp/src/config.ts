@@ -47,6 +47,12 @@ export interface ServiceConfig {
   deviceIdleDays: number;
   /** Audit events older than this many days are swept. */
   eventRetentionDays: number;
+  /**
+   * WebAuthn relying party id for passkeys (SERVICE_IDP_PASSKEY_RP_ID), e.g. example.com: each
+   * ceremony's origin must be this domain or under it. Unset: the host of the page's origin
+   * (one of the client's registered origins), so each application has its own passkeys.
+   */
+  passkeyRpId?: string | undefined;
   /** Request header (lower case) holding an approximate place set by the operator's proxy, e.g. cf-ipcountry. */
   placeHeader: string | undefined;
   /**
@@ -80,6 +86,8 @@ export const ENVIRONMENT = {
   SERVICE_IDP_TRUST_PROXY: 'addresses/CIDRs of proxies allowed to set X-Forwarded-For, e.g. 10.0.0.0/8 (default: none)',
   SERVICE_IDP_MFA_REMEMBER_DAYS: 'days remember_me skips MFA on a device (default 30)',
   SERVICE_IDP_DEVICE_IDLE_DAYS: `days a device may go unused before it stops being trusted (default ${DEVICE_IDLE_EXPIRY_DAYS})`,
+  SERVICE_IDP_PASSKEY_RP_ID:
+    "passkeys' relying party id, a domain every app origin is under, e.g. example.com (default: each page's own host)",
   SERVICE_IDP_EVENT_RETENTION_DAYS: `days the audit trail keeps an event (default ${EVENT_RETENTION_DAYS})`,
   SERVICE_IDP_PLACE_HEADER:
     'request header with an approximate place set by your proxy or CDN (e.g. cf-ipcountry), shown in new-device mail (default: none)',
@@ -176,9 +184,19 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     deviceIdleDays: integerSetting(env, 'SERVICE_IDP_DEVICE_IDLE_DAYS', DEVICE_IDLE_EXPIRY_DAYS, 1, 3650),
     eventRetentionDays: integerSetting(env, 'SERVICE_IDP_EVENT_RETENTION_DAYS', EVENT_RETENTION_DAYS, 1, 3650),
     placeHeader: env.SERVICE_IDP_PLACE_HEADER?.trim().toLowerCase() || undefined,
+    passkeyRpId: passkeyRpIdSetting(env.SERVICE_IDP_PASSKEY_RP_ID),
     devInbox,
     metrics: metricsPort === undefined ? undefined : { host: env.SERVICE_IDP_METRICS_HOST || '127.0.0.1', port: metricsPort },
   };
+}
+
+/** A relying party id is a domain (WebAuthn L3 5.1.2: a valid domain string); an IP address never is. */
+function passkeyRpIdSetting(raw: string | undefined): string | undefined {
+  const value = raw?.trim().toLowerCase();
+  if (!value) return undefined;
+  if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(value) || /^[0-9.]+$/.test(value))
+    throw new ConfigError(`invalid SERVICE_IDP_PASSKEY_RP_ID: ${raw} (a domain such as example.com)`);
+  return value;
 }
 
 function integerSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

@@ -54,6 +54,8 @@ import { createThrottleStore } from './throttle/store.js';
 import { createTokenService } from './token/service.js';
 import { createUserService } from './users/service.js';
 import { createUserStore } from './users/store.js';
+import { createPasskeyService } from './webauthn/service.js';
+import { createPasskeyStore } from './webauthn/store.js';
 import { createWebhookFanOut } from './webhooks/fan-out.js';
 import { createWebhookOutboxStore } from './webhooks/outbox-store.js';
 import { createWebhooks } from './webhooks/service.js';
@@ -133,7 +135,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     },
   });
   const prover = createDeviceProver({ devices, accounts, hash, now, idleMs });
-  const deviceService = createDeviceService({ store: devices, prover, events, now, idleMs });
+  const passkeyStore = createPasskeyStore(db);
+  const deviceService = createDeviceService({ store: devices, prover, events, now, idleMs, passkeys: passkeyStore });
   const smsOutbox = createSmsOutboxStore(db);
   const sms = options.sms ?? smsTransport(config, smsOutbox, now);
   const mfaStore = createMfaStore(db);
@@ -157,6 +160,17 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   // SMS through the development outbox is refused in production: the code would reach nobody.
   const mfaMethods: MfaMethod[] = config.production && config.sms.transport === 'outbox' ? ['email', 'totp'] : ['email', 'sms', 'totp'];
+  const passkeys = createPasskeyService({
+    store: passkeyStore,
+    devices: deviceService,
+    accounts,
+    mfa,
+    finish,
+    events,
+    hash,
+    now,
+    rpId: config.passkeyRpId,
+  });
   const registration = createRegistrationService({
     store: registrationStore,
     accounts,
@@ -238,6 +252,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     registration,
     login,
     mfa,
+    passkeys,
     delegation,
     sms,
     smsOutbox,
@@ -278,6 +293,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       await registrationStore.deleteExpired(at);
       await codeStore.deleteExpired(at);
       await devices.deleteExpired(at);
+      await passkeyStore.deleteExpired(at);
       await devices.expireIdle(at - idleMs, at, eventStore);
       await throttleStore.deleteExpired(at);
       await mfaStore.deleteExpired(at);

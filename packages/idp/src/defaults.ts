@@ -86,6 +86,23 @@ export const SMS_ATTEMPT_TIMEOUT_MS = 3000;
 /** Lifetime of a delegation response envelope (requests may live up to 300 s, the envelope's cap). */
 export const DELEGATION_RESPONSE_TTL_SECONDS = 60;
 
+/**
+ * Passkeys (webauthn/). A ceremony's challenge lives 5 minutes, WebAuthn L3's recommended
+ * timeout when user verification is required (15.1: 300 000 ms), and is spent once; the
+ * browser's own prompt times out with it.
+ */
+export const PASSKEY_CEREMONY_TTL_SECONDS = 5 * 60;
+/**
+ * COSE algorithms accepted for a new passkey, in the order offered: ES256 (every platform
+ * authenticator), EdDSA (some security keys), RS256 (Windows Hello). WebAuthn L3 5.4 asks RPs
+ * to list at least -7 and -257.
+ */
+export const PASSKEY_ALGORITHMS = [-7, -8, -257] as const;
+/** Passkeys one user may hold per application: each is a row and a way in; a family's devices fit. */
+export const PASSKEYS_PER_USER_MAX = 20;
+/** A passkey's name when the page gives none (the user can rename it like any device). */
+export const PASSKEY_DEFAULT_NAME = 'Passkey';
+
 /** Authorization code: RFC 9700 and oidc-provider use 60 s at most. */
 export const AUTH_CODE_TTL_SECONDS = 60;
 /** Random bytes in codes, device tokens and challenges: 256 bits, above RFC 6749's 128. */

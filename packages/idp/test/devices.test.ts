@@ -65,6 +65,7 @@ describe('device lifecycle', () => {
       createdAt: registeredAt,
       lastUsedAt: clock,
       current: true,
+      kind: 'browser',
     });
     assert.equal((byId.get(windows.deviceId) as { name: string }).name, 'Firefox 133 on Windows 10');
     assert.equal((byId.get(windows.deviceId) as { current: boolean }).current, false);

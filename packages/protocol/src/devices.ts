@@ -48,6 +48,13 @@ export interface DeviceInfo {
   lastUsedAt: number | null;
   /** True for the device that made the request. */
   current: boolean;
+  /** 'browser': a remembered browser's device key; 'passkey': a WebAuthn passkey (passkeys.ts). */
+  kind: 'browser' | 'passkey';
+  /**
+   * Passkeys only: the authenticator's backup state (WebAuthn BS flag) at the last use, true when
+   * the passkey is synced to the user's other devices (a password manager or platform account).
+   */
+  synced?: boolean;
 }
 
 /** POST /v1/devices/list */

@@ -33,6 +33,12 @@ export const ErrorStatus = {
   ERR_DELEGATION_REPLAYED: Status.INVALID_REQUEST,
   /** Delegation: no keys were made for this client (service-idp clients delegation-keys). */
   ERR_DELEGATION_NOT_CONFIGURED: Status.INVALID_REQUEST,
+  /**
+   * A passkey ceremony was refused: the credential is unknown, revoked, another site's or
+   * another user's, its signature or user verification failed, or its counter went back
+   * (a cloned authenticator). service-web/passkeys shows it as PASSKEY_REFUSED.
+   */
+  ERR_PASSKEY_INVALID: Status.INVALID_REQUEST,
   ERR_UNAVAILABLE: Status.SERVICE_ERROR,
   ERR_INTERNAL: Status.SERVICE_ERROR,
 } as const;
@@ -61,6 +67,7 @@ export const ErrorHttpStatus = {
   ERR_DELEGATION_INVALID: 401,
   ERR_DELEGATION_REPLAYED: 409,
   ERR_DELEGATION_NOT_CONFIGURED: 403,
+  ERR_PASSKEY_INVALID: 401,
   ERR_UNAVAILABLE: 503,
   ERR_INTERNAL: 500,
 } as const satisfies Record<ErrorCode, number>;

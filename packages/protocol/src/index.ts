@@ -12,6 +12,7 @@ export * from './device-proof.js';
 export * from './devices.js';
 export * from './email.js';
 export * from './errors.js';
+export * from './passkeys.js';
 export * from './phone.js';
 export * from './statuses.js';
 
@@ -58,6 +59,11 @@ export const Paths = {
   renameDevice: '/v1/devices/rename',
   revokeDevice: '/v1/devices/revoke',
   revokeOtherDevices: '/v1/devices/revoke-others',
+  /** Passkeys (passkeys.ts PasskeyPaths), under BROWSER_PREFIX like every browser endpoint. */
+  passkeyRegistrationOptions: '/v1/passkeys/registration/options',
+  passkeyRegistration: '/v1/passkeys/registration',
+  passkeyAuthenticationOptions: '/v1/passkeys/authentication/options',
+  passkeyAuthentication: '/v1/passkeys/authentication',
   /** The plain page a new-device mail links to ("this wasn't me"): GET shows, POST revokes. */
   deviceNotice: '/devices/not-me',
   /** Delegation: a nested JWT (signed, then encrypted) in, one out; docs/delegation.md. */

@@ -30,6 +30,11 @@ export function createOperations({ clients, keyring, events }: { clients: Client
       await events.record({ type: 'client.updated', clientId, actor, detail: { mfaPolicy: policy } });
     },
 
+    async setPasskeyMfa(clientId: string, value: string, actor: string): Promise<void> {
+      await checked(() => clients.setPasskeyMfa(clientId, value));
+      await events.record({ type: 'client.updated', clientId, actor, detail: { passkeyMfa: value } });
+    },
+
     async setIdTokenAlg(clientId: string, alg: string, actor: string): Promise<void> {
       await checked(() => clients.setIdTokenAlg(clientId, alg));
       await events.record({ type: 'client.updated', clientId, actor, detail: { idTokenAlg: alg } });

@@ -134,6 +134,13 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
         throw new Error(`no client ${clientId}`);
     },
 
+    /** `yes` (default): a passkey sign-in also passes the app's MFA (amr `mfa`); `no`: the user's MFA step follows it. */
+    async setPasskeyMfa(clientId: string, value: string): Promise<void> {
+      if (value !== 'yes' && value !== 'no') throw new Error('--passkey-mfa is yes or no');
+      if (firstParty.has(clientId) || !(await store.setPasskeySatisfiesMfa(clientId, value === 'yes')))
+        throw new Error(`no client ${clientId}`);
+    },
+
     /** Deletes the client and everything bound to it; its keys stop working at once. */
     async delete(clientId: string): Promise<void> {
       if (firstParty.has(clientId) || !(await changing(clientId, () => store.delete(clientId)))) throw new Error(`no client ${clientId}`);

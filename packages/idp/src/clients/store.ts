@@ -16,6 +16,8 @@ export interface ClientRecord {
   type: 'confidential' | 'public';
   /** Where the end-session endpoint may return (OIDC RP-Initiated Logout 1.0 3.1): exact string match. */
   postLogoutRedirectUris: string[];
+  /** A passkey sign-in (user verification required) also passes this app's MFA; false: the user's MFA step follows it. Default true. */
+  passkeySatisfiesMfa?: boolean;
 }
 
 type Row = Database['clients'];
@@ -32,6 +34,7 @@ export function toRecord(row: Row): ClientRecord {
     redirectUris: JSON.parse(row.redirect_uris) as string[],
     type: row.client_type === 'public' ? 'public' : 'confidential',
     postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
+    passkeySatisfiesMfa: Number(row.passkey_satisfies_mfa ?? 1) !== 0,
   };
 }
 
@@ -48,6 +51,7 @@ function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: 
     redirect_uris: JSON.stringify(client.redirectUris),
     client_type: client.type,
     post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
+    passkey_satisfies_mfa: client.passkeySatisfiesMfa === false ? 0 : 1,
   };
 }
 
@@ -104,6 +108,16 @@ export function createClientStore(db: Db) {
 
     async setMfaPolicy(id: string, policy: ClientRecord['mfaPolicy']): Promise<boolean> {
       const row = await db.updateTable('clients').set({ mfa_policy: policy }).where('id', '=', id).returning('id').executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async setPasskeySatisfiesMfa(id: string, satisfies: boolean): Promise<boolean> {
+      const row = await db
+        .updateTable('clients')
+        .set({ passkey_satisfies_mfa: satisfies ? 1 : 0 })
+        .where('id', '=', id)
+        .returning('id')
+        .executeTakeFirst();
       return row !== undefined;
     },
 

@@ -36,6 +36,8 @@ const DeviceInfoSchema = wireBody<DeviceInfo>()(
     createdAt: Time,
     lastUsedAt: Type.Union([Time, Type.Null()]),
     current: Type.Boolean(),
+    kind: Type.Union([Type.Literal('browser'), Type.Literal('passkey')]),
+    synced: Type.Optional(Type.Boolean()),
   }),
 );
 const ListDevicesAnswer = wireBody<ListDevicesResponse>()(

@@ -2,6 +2,7 @@ import type { DeviceInfo } from 'service-protocol';
 import type { ClientRecord } from '../clients/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
+import type { PasskeyStore } from '../webauthn/store.js';
 import type { DeviceProver } from './prover.js';
 import type { DeviceRow, DeviceStore } from './store.js';
 import { defaultDeviceName } from './user-agent.js';
@@ -13,6 +14,8 @@ export interface DeviceServiceDeps {
   now: () => number;
   /** A device unused for this long is no longer trusted (DEVICE_IDLE_EXPIRY_DAYS). */
   idleMs: number;
+  /** The user's passkeys (webauthn/), listed, renamed and revoked with the devices. */
+  passkeys?: PasskeyStore;
 }
 
 export interface DeviceCaller {
@@ -27,7 +30,7 @@ export interface DeviceCaller {
  * browser, each call is authenticated by a fresh proof of one of those devices, made for that
  * operation; from the client's backend (delegation), by the client's signed envelope.
  */
-export function createDeviceService({ store, prover, events, now, idleMs }: DeviceServiceDeps) {
+export function createDeviceService({ store, prover, events, now, idleMs, passkeys }: DeviceServiceDeps) {
   const scope = (clientId: string, userId: string) => ({ clientId, userId, usedSince: now() - idleMs });
 
   /** The caller's user and device, or ERR_DEVICE_UNTRUSTED (the browser drops its key). */
@@ -45,25 +48,48 @@ export function createDeviceService({ store, prover, events, now, idleMs }: Devi
     authorize,
 
     async list(clientId: string, userId: string, currentId?: string): Promise<DeviceInfo[]> {
-      const rows = await store.list(scope(clientId, userId));
-      return rows.map((row: DeviceRow) => ({
-        id: row.id,
-        name: row.name ?? defaultDeviceName(row.browser, row.os),
-        browser: row.browser ?? '',
-        os: row.os ?? '',
-        createdAt: row.createdAt,
-        lastUsedAt: row.lastUsedAt,
-        current: row.id === currentId,
-      }));
+      const [rows, keys] = await Promise.all([store.list(scope(clientId, userId)), passkeys?.list({ clientId, userId }) ?? []]);
+      const browsers = rows.map(
+        (row: DeviceRow): DeviceInfo => ({
+          id: row.id,
+          name: row.name ?? defaultDeviceName(row.browser, row.os),
+          browser: row.browser ?? '',
+          os: row.os ?? '',
+          createdAt: row.createdAt,
+          lastUsedAt: row.lastUsedAt,
+          current: row.id === currentId,
+          kind: 'browser',
+        }),
+      );
+      const passkeyInfos = keys.map(
+        (key): DeviceInfo => ({
+          id: key.id,
+          name: key.name,
+          browser: '',
+          os: '',
+          createdAt: key.createdAt,
+          lastUsedAt: key.lastUsedAt,
+          current: false,
+          kind: 'passkey',
+          synced: key.backedUp,
+        }),
+      );
+      return [...browsers, ...passkeyInfos].sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? -1 : 1));
     },
 
     async rename(clientId: string, userId: string, deviceId: string, name: string): Promise<void> {
-      if (!(await store.rename(scope(clientId, userId), deviceId, name.trim()))) throw notFound();
+      if (await store.rename(scope(clientId, userId), deviceId, name.trim())) return;
+      if (!(await passkeys?.rename({ clientId, userId }, deviceId, name.trim()))) throw notFound();
     },
 
+    /** Revokes a remembered browser or a passkey (both have `dev_` ids): it no longer signs in, from the next request on. */
     async revoke(clientId: string, userId: string, deviceId: string): Promise<void> {
-      if (!(await store.revoke(scope(clientId, userId), deviceId, now()))) throw notFound();
-      await events.record({ type: 'device.revoked', userId, clientId, deviceId });
+      if (await store.revoke(scope(clientId, userId), deviceId, now())) {
+        await events.record({ type: 'device.revoked', userId, clientId, deviceId });
+        return;
+      }
+      if (!(await passkeys?.revoke({ clientId, userId }, deviceId, now()))) throw notFound();
+      await events.record({ type: 'passkey.revoked', userId, clientId, deviceId });
     },
 
     /** Revokes every device of the user for this client except `keepId`; returns how many. */

@@ -1,13 +1,18 @@
 import type { FastifyInstance } from 'fastify';
-import { BROWSER_PREFIX, BrowserPaths } from 'service-protocol';
+import { BROWSER_PREFIX, BrowserPaths, PasskeyPaths } from 'service-protocol';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from './service.js';
 
 /** The browser steps of a sign-in; a refusal on any of them is a failed sign-in. */
 const SIGN_IN_PATHS = new Set(
-  [BrowserPaths.authenticate, BrowserPaths.verifyEmailOtp, BrowserPaths.verifyDevice, BrowserPaths.mfaInitiate, BrowserPaths.mfaVerify].map(
-    (path) => `${BROWSER_PREFIX}${path}`,
-  ),
+  [
+    BrowserPaths.authenticate,
+    BrowserPaths.verifyEmailOtp,
+    BrowserPaths.verifyDevice,
+    BrowserPaths.mfaInitiate,
+    BrowserPaths.mfaVerify,
+    PasskeyPaths.authenticate,
+  ].map((path) => `${BROWSER_PREFIX}${path}`),
 );
 
 /**

@@ -18,6 +18,7 @@ import { logoutRoutes } from '../oidc/logout-routes.js';
 import { oidcRoutes } from '../oidc/routes.js';
 import { registrationRoutes } from '../registration/routes.js';
 import { tokenRoutes } from '../token/routes.js';
+import { passkeyRoutes } from '../webauthn/routes.js';
 import { browserClient } from './browser-client.js';
 import { registerErrorHandler } from './error-handler.js';
 import { registerMetrics } from './metrics.js';
@@ -107,6 +108,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
       await browser.register(registrationRoutes, { registration: ctx.registration, placeHeader: ctx.config.placeHeader });
       await browser.register(deviceRoutes, { devices: ctx.deviceService });
       await browser.register(mfaRoutes, { mfa: ctx.mfa });
+      await browser.register(passkeyRoutes, { passkeys: ctx.passkeys });
     },
     { prefix: BROWSER_PREFIX },
   );

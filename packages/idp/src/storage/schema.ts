@@ -23,6 +23,8 @@ export interface Database {
     client_type: string;
     /** JSON array of URIs the end-session endpoint may return to (OIDC RP-Initiated Logout 1.0 3.1), matched exactly. */
     post_logout_redirect_uris: string;
+    /** 1: a passkey sign-in (user verification required) also passes this app's MFA; 0: the user's MFA step follows it. */
+    passkey_satisfies_mfa: number;
   };
   /** accounts/ */
   users: {
@@ -192,6 +194,42 @@ export interface Database {
     private_jwk_sealed: string;
     created_at: number;
     retired_at: number | null;
+  };
+  /** webauthn/: passkeys (WebAuthn discoverable credentials), listed with the user's devices */
+  passkeys: {
+    /** `dev_…`, the id the device list, rename and revoke use. */
+    id: string;
+    user_id: string;
+    client_id: string;
+    /** The relying party id the passkey was created for; an assertion must be for the same. */
+    rp_id: string;
+    /** base64url credential id (unique: an authenticator's second registration is refused). */
+    credential_id: string;
+    /** base64url COSE public key (RFC 9053). */
+    public_key: string;
+    /** base64url user handle given to the authenticator (user.id); an assertion's must match. */
+    user_handle: string;
+    /** The authenticator's signature counter at the last use (0: the authenticator keeps none). */
+    sign_count: number;
+    /** JSON array of transports the browser reported (hints for later ceremonies only). */
+    transports: string;
+    /** WebAuthn BE flag at registration: the passkey may be synced (multi-device). Fixed for its life. */
+    backup_eligible: number;
+    /** WebAuthn BS flag at the last use: the passkey is backed up (synced) now. */
+    backed_up: number;
+    /** The authenticator's model (AAGUID); all zeros with attestation none from many authenticators. */
+    aaguid: string;
+    name: string;
+    created_at: number;
+    last_used_at: number | null;
+    /** Revoked by the user, the application's backend or an operator. */
+    removed_at: number | null;
+  };
+  /** webauthn/: passkey challenges already spent (replay cache), kept until they would have expired */
+  passkey_challenges_spent: {
+    id: string;
+    expires_at: number;
+    consumed_at: number;
   };
   /** mfa/: each user's confirmed MFA method */
   mfa_methods: {

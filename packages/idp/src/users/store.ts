@@ -143,6 +143,7 @@ export function createUserStore(db: Db, events: EventStore) {
         await tx.deleteFrom('mfa_methods').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('recovery_codes').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('devices').where('user_id', '=', user.id).execute();
+        await tx.deleteFrom('passkeys').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('registrations').where('email', '=', user.email).execute();
         await tx.deleteFrom('auth_codes').where('user_id', '=', user.id).execute();
         const families = tx.selectFrom('refresh_token_families').select('id').where('user_id', '=', user.id);

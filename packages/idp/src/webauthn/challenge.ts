@@ -1,0 +1,66 @@
+import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+
+/** What a passkey challenge is bound to: the ceremony, the application, the page's origin and relying party id, and (registration) the user. */
+export interface CeremonyBinding {
+  ceremony: 'registration' | 'authentication';
+  clientId: string;
+  origin: string;
+  rpId: string;
+  /** Registration only: the signed-in user the passkey will belong to. */
+  userId?: string;
+}
+
+/**
+ * Passkey challenges are stateless, like device challenges (devices/challenge.ts): the challenge
+ * the authenticator signs is the UTF-8 text `ceremony.user.expiry.nonce.mac`, where the MAC (HMAC
+ * under the server secret) binds the random nonce to everything in CeremonyBinding and to the
+ * expiry. Issuing one writes nothing, so the anonymous options endpoint cannot fill the
+ * database; a challenge is recorded only when a ceremony spends it (store.spendChallenge), which
+ * refuses its replay. WebAuthn L3 13.4.3 asks for at least 16 random bytes: the nonce has 16.
+ */
+export function createCeremonyChallenges(hash: SecretHasher) {
+  const mac = (b: CeremonyBinding, expiry: string, nonce: string) =>
+    hash('passkey-challenge', [b.ceremony, b.clientId, b.origin, b.rpId, b.userId ?? '', expiry, nonce].join('\n'));
+  const tag = (ceremony: CeremonyBinding['ceremony']) => (ceremony === 'registration' ? 'r' : 'a');
+
+  return {
+    /** The challenge's text (the authenticator signs its UTF-8 bytes). */
+    issue(binding: CeremonyBinding, expiresAt: number): string {
+      const expiry = expiresAt.toString(36);
+      const nonce = randomToken('', 16);
+      return [tag(binding.ceremony), binding.userId ?? '', expiry, nonce, mac(binding, expiry, nonce)].join('.');
+    },
+
+    /**
+     * The challenge's expiry and user when it was issued for this ceremony, application, origin
+     * and relying party id and is still live; undefined otherwise.
+     */
+    check(
+      challenge: string,
+      binding: Omit<CeremonyBinding, 'userId'>,
+      now: number,
+    ): { expiresAt: number; userId: string | undefined } | undefined {
+      const parts = challenge.split('.');
+      if (parts.length !== 5) return undefined;
+      const [ceremony, userId, expiry, nonce, given] = parts as [string, string, string, string, string];
+      if (ceremony !== tag(binding.ceremony) || !expiry || !nonce) return undefined;
+      const bound = { ...binding, ...(userId ? { userId } : {}) };
+      if (!safeEqual(given, mac(bound, expiry, nonce))) return undefined;
+      const expiresAt = Number.parseInt(expiry, 36);
+      if (!Number.isSafeInteger(expiresAt) || expiresAt <= now) return undefined;
+      return { expiresAt, userId: userId || undefined };
+    },
+  };
+}
+
+/** The challenge text inside a ceremony's clientDataJSON (base64url JSON), or undefined when unreadable. */
+export function challengeOfClientData(clientDataJson: unknown): string | undefined {
+  if (typeof clientDataJson !== 'string') return undefined;
+  try {
+    const data: unknown = JSON.parse(Buffer.from(clientDataJson, 'base64url').toString('utf8'));
+    const challenge = (data as { challenge?: unknown } | null)?.challenge;
+    return typeof challenge === 'string' ? Buffer.from(challenge, 'base64url').toString('utf8') : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,300 @@
+import {
+  type AuthenticationResponseJSON,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  type RegistrationResponseJSON,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+} from '@simplewebauthn/server';
+import {
+  type MfaMethod,
+  PASSKEY_REGISTER_OP,
+  type PasskeyAssertionJson,
+  type PasskeyAttestationJson,
+  type PasskeyCreationOptionsJson,
+  type PasskeyRequestOptionsJson,
+} from 'service-protocol';
+import type { AccountStore } from '../accounts/store.js';
+import type { ClientRecord } from '../clients/store.js';
+import { randomToken, type SecretHasher } from '../crypto/secrets.js';
+import { PASSKEY_ALGORITHMS, PASSKEY_CEREMONY_TTL_SECONDS, PASSKEY_DEFAULT_NAME, PASSKEYS_PER_USER_MAX } from '../defaults.js';
+import type { DeviceCaller, DeviceService } from '../devices/service.js';
+import { ServiceError } from '../errors.js';
+import type { EventLog } from '../events/service.js';
+import type { MfaService } from '../mfa/service.js';
+import type { FinishSignIn, SignIn } from '../sign-in/finish.js';
+import { type CeremonyBinding, challengeOfClientData, createCeremonyChallenges } from './challenge.js';
+import type { Passkey, PasskeyStore } from './store.js';
+
+export interface PasskeyDeps {
+  store: PasskeyStore;
+  devices: DeviceService;
+  accounts: AccountStore;
+  mfa: MfaService;
+  finish: FinishSignIn;
+  events: EventLog;
+  hash: SecretHasher;
+  now: () => number;
+  /** SERVICE_IDP_PASSKEY_RP_ID; undefined: each page's own host. */
+  rpId: string | undefined;
+}
+
+/** Why a ceremony was refused, kept in the `passkey.refused` event (never shown to the caller, who gets one answer). */
+export type PasskeyRefusal = 'unknown' | 'rp_id' | 'user' | 'user_handle' | 'verification' | 'counter' | 'duplicate';
+
+export type PasskeySignInOutcome = { kind: 'code'; code: string } | { kind: 'mfa'; sessionId: string; method: MfaMethod };
+
+const IP_ADDRESS = /^(\d+\.){3}\d+$|^\[/;
+
+/**
+ * Passkeys (WebAuthn Level 3) through @simplewebauthn/server: registration by a signed-in
+ * device, sign-in with a discoverable credential. Every ceremony:
+ * - takes its relying party id from configuration (SERVICE_IDP_PASSKEY_RP_ID) or, unset, from the
+ *   page's origin, which the browser-client hook already matched against the application's
+ *   registered origins; the origin must be the rp id or a subdomain (WebAuthn L3 5.1.3 step 8);
+ * - expects exactly that origin and rp id in the signed client data and authenticator data;
+ * - requires user verification (UV flag) and accepts attestation `none` only;
+ * - spends its challenge once, before verifying anything else (stateless until spent, challenge.ts),
+ *   within PASSKEY_CEREMONY_TTL_SECONDS.
+ * A sign-in also checks the credential is active, the application's and the rp id's, the named
+ * user's and the user handle's, and moves the signature counter forward atomically (a counter
+ * that does not grow means a cloned authenticator, WebAuthn L3 6.1.1: refused and recorded).
+ */
+export function createPasskeyService(deps: PasskeyDeps) {
+  const { store, devices, accounts, mfa, finish, events, hash, now } = deps;
+  const challenges = createCeremonyChallenges(hash);
+  const ttlMs = PASSKEY_CEREMONY_TTL_SECONDS * 1000;
+
+  /** WebAuthn L3 5.1.3 step 8: the rp id is the origin's host or a registrable suffix of it. */
+  function rpIdFor(origin: string | undefined): { origin: string; rpId: string } {
+    let host: string;
+    try {
+      host = new URL(origin ?? '').hostname;
+    } catch {
+      throw new ServiceError('ERR_REQUEST_INVALID', 'Passkeys need the request to come from a page (an Origin header).');
+    }
+    const rpId = deps.rpId ?? host;
+    if (IP_ADDRESS.test(rpId) || !(host === rpId || host.endsWith(`.${rpId}`))) {
+      throw new ServiceError(
+        'ERR_REQUEST_INVALID',
+        'Passkeys are not available on this page: its origin is not under the relying party id.',
+      );
+    }
+    return { origin: origin as string, rpId };
+  }
+
+  /** The user handle given to authenticators (user.id): a keyed hash of the user id, so it names nobody elsewhere. */
+  const userHandleOf = (userId: string) => hash('passkey-user-handle', userId);
+
+  async function refuse(reason: PasskeyRefusal, client: ClientRecord, passkey?: Passkey): Promise<never> {
+    await events.record({
+      type: 'passkey.refused',
+      clientId: client.id,
+      ...(passkey ? { userId: passkey.userId, deviceId: passkey.id } : {}),
+      detail: { reason },
+    });
+    throw new ServiceError('ERR_PASSKEY_INVALID', 'This passkey was not accepted. Sign in another way, or use another passkey.');
+  }
+
+  function ceremonyChallenge(clientData: unknown, binding: Omit<CeremonyBinding, 'userId'>) {
+    const text = challengeOfClientData(clientData);
+    const checked = text === undefined ? undefined : challenges.check(text, binding, now());
+    if (!text || !checked) {
+      throw new ServiceError('ERR_SESSION_INVALID', 'This passkey request has expired or was already used. Start again.');
+    }
+    return { text, expected: Buffer.from(text, 'utf8').toString('base64url'), ...checked };
+  }
+
+  async function spend(text: string, expiresAt: number): Promise<void> {
+    if (!(await store.spendChallenge(hash('passkey-challenge-spent', text), expiresAt, now()))) {
+      throw new ServiceError('ERR_SESSION_INVALID', 'This passkey request has expired or was already used. Start again.');
+    }
+  }
+
+  return {
+    /** Creation options for a signed-in user, whose device proves itself with op PASSKEY_REGISTER_OP. */
+    async registrationOptions(caller: DeviceCaller, originHeader: string | undefined): Promise<PasskeyCreationOptionsJson> {
+      const { origin, rpId } = rpIdFor(originHeader);
+      const { userId } = await devices.authorize(caller, PASSKEY_REGISTER_OP);
+      const client = caller.client;
+      const existing = await store.list({ userId, clientId: client.id });
+      if (existing.length >= PASSKEYS_PER_USER_MAX) {
+        throw new ServiceError('ERR_REQUEST_INVALID', `At most ${PASSKEYS_PER_USER_MAX} passkeys: revoke one first.`);
+      }
+      const challenge = challenges.issue({ ceremony: 'registration', clientId: client.id, origin, rpId, userId }, now() + ttlMs);
+      const options = await generateRegistrationOptions({
+        rpName: client.name,
+        rpID: rpId,
+        userName: caller.email,
+        userDisplayName: caller.email,
+        userID: Buffer.from(userHandleOf(userId), 'base64url'),
+        challenge: Buffer.from(challenge, 'utf8'),
+        timeout: ttlMs,
+        attestationType: 'none',
+        excludeCredentials: existing.map((p) => ({ id: p.credentialId })),
+        authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
+        supportedAlgorithmIDs: [...PASSKEY_ALGORITHMS],
+      });
+      return {
+        rp: { id: rpId, name: client.name },
+        user: { id: options.user.id, name: options.user.name, displayName: options.user.displayName },
+        challenge: options.challenge,
+        pubKeyCredParams: options.pubKeyCredParams.map((p) => ({ type: 'public-key' as const, alg: p.alg })),
+        timeout: ttlMs,
+        excludeCredentials: existing.map((p) => ({
+          type: 'public-key' as const,
+          id: p.credentialId,
+          ...(p.transports.length > 0 ? { transports: p.transports } : {}),
+        })),
+        authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
+        attestation: 'none',
+      };
+    },
+
+    /** Verifies an attestation made with registrationOptions' challenge and stores the passkey. */
+    async register(
+      client: ClientRecord,
+      originHeader: string | undefined,
+      credential: PasskeyAttestationJson,
+      name: string | undefined,
+    ): Promise<{ deviceId: string; synced: boolean }> {
+      const { origin, rpId } = rpIdFor(originHeader);
+      const challenge = ceremonyChallenge(credential.response.clientDataJSON, {
+        ceremony: 'registration',
+        clientId: client.id,
+        origin,
+        rpId,
+      });
+      const user = challenge.userId === undefined ? undefined : await accounts.findById(challenge.userId);
+      if (!user) throw new ServiceError('ERR_SESSION_INVALID', 'This passkey request has expired or was already used. Start again.');
+      // Spent before anything else is checked: one attempt per challenge, whatever its outcome.
+      await spend(challenge.text, challenge.expiresAt);
+      let info: Awaited<ReturnType<typeof verifyRegistrationResponse>>['registrationInfo'];
+      try {
+        const verified = await verifyRegistrationResponse({
+          response: credential as RegistrationResponseJSON,
+          expectedChallenge: challenge.expected,
+          expectedOrigin: origin,
+          expectedRPID: rpId,
+          requireUserVerification: true,
+          supportedAlgorithmIDs: [...PASSKEY_ALGORITHMS],
+        });
+        info = verified.verified ? verified.registrationInfo : undefined;
+      } catch {
+        info = undefined;
+      }
+      if (info?.fmt !== 'none') return refuse('verification', client);
+      const id = randomToken('dev_', 16);
+      const synced = info.credentialBackedUp;
+      const inserted = await store.insert({
+        id,
+        userId: user.id,
+        clientId: client.id,
+        rpId,
+        credentialId: info.credential.id,
+        publicKey: Buffer.from(info.credential.publicKey).toString('base64url'),
+        userHandle: userHandleOf(user.id),
+        signCount: info.credential.counter,
+        transports: info.credential.transports ?? [],
+        backupEligible: info.credentialDeviceType === 'multiDevice',
+        backedUp: synced,
+        aaguid: info.aaguid,
+        name: name?.trim() || PASSKEY_DEFAULT_NAME,
+        createdAt: now(),
+      });
+      if (!inserted) return refuse('duplicate', client);
+      await events.record({ type: 'passkey.registered', userId: user.id, clientId: client.id, deviceId: id, detail: { synced } });
+      return { deviceId: id, synced };
+    },
+
+    /** Request options for a sign-in: any discoverable passkey of this rp id may answer (no address needed). */
+    async authenticationOptions(client: ClientRecord, originHeader: string | undefined): Promise<PasskeyRequestOptionsJson> {
+      const { origin, rpId } = rpIdFor(originHeader);
+      const challenge = challenges.issue({ ceremony: 'authentication', clientId: client.id, origin, rpId }, now() + ttlMs);
+      const options = await generateAuthenticationOptions({
+        rpID: rpId,
+        challenge: Buffer.from(challenge, 'utf8'),
+        timeout: ttlMs,
+        userVerification: 'required',
+        allowCredentials: [],
+      });
+      return { rpId, challenge: options.challenge, timeout: ttlMs, userVerification: 'required' };
+    },
+
+    /** Verifies an assertion; ends, like every sign-in, in an authorization code (or the MFA step the application asks for). */
+    async authenticate(
+      client: ClientRecord,
+      originHeader: string | undefined,
+      input: { credential: PasskeyAssertionJson; email?: string; codeChallenge: string | null },
+    ): Promise<PasskeySignInOutcome> {
+      const { origin, rpId } = rpIdFor(originHeader);
+      const { credential } = input;
+      const challenge = ceremonyChallenge(credential.response.clientDataJSON, {
+        ceremony: 'authentication',
+        clientId: client.id,
+        origin,
+        rpId,
+      });
+      // Spent first: a replayed assertion is refused as such (and one attempt per challenge, whatever its outcome).
+      await spend(challenge.text, challenge.expiresAt);
+      const passkey = await store.findActiveByCredentialId(credential.id);
+      if (!passkey || passkey.clientId !== client.id) return refuse('unknown', client);
+      if (passkey.rpId !== rpId) return refuse('rp_id', client, passkey);
+      const user = await accounts.findById(passkey.userId);
+      if (!user || (input.email !== undefined && user.email !== input.email)) return refuse('user', client, passkey);
+      // WebAuthn L3 7.2 step 6: a user handle, when the authenticator returns one, must be the passkey's user's.
+      const userHandle = credential.response.userHandle;
+      if (userHandle !== undefined && userHandle !== passkey.userHandle) return refuse('user_handle', client, passkey);
+      let info: Awaited<ReturnType<typeof verifyAuthenticationResponse>>['authenticationInfo'] | undefined;
+      let counterWentBack = false;
+      try {
+        const verified = await verifyAuthenticationResponse({
+          response: credential as AuthenticationResponseJSON,
+          expectedChallenge: challenge.expected,
+          expectedOrigin: origin,
+          expectedRPID: rpId,
+          credential: { id: passkey.credentialId, publicKey: Buffer.from(passkey.publicKey, 'base64url'), counter: passkey.signCount },
+          requireUserVerification: true,
+        });
+        info = verified.verified ? verified.authenticationInfo : undefined;
+      } catch (error) {
+        counterWentBack = error instanceof Error && /counter value/i.test(error.message);
+      }
+      if (!info) return refuse(counterWentBack ? 'counter' : 'verification', client, passkey);
+      // The counter moves forward in the statement that records the use: of two assertions with one counter value, one wins.
+      if (!(await store.recordUse(passkey.id, passkey.signCount, info.newCounter, info.credentialBackedUp, now()))) {
+        return refuse('counter', client, passkey);
+      }
+
+      // RFC 8176: hwk for a device-bound key, swk for a synced one (its private key leaves the hardware);
+      // user verification is required, so the user was present (user) and verified by the authenticator.
+      const amr = [passkey.backupEligible ? 'swk' : 'hwk', 'user'];
+      const signIn: SignIn = {
+        clientId: client.id,
+        userId: user.id,
+        device: { id: passkey.id },
+        codeChallenge: input.codeChallenge,
+        amr,
+        authTime: Math.floor(now() / 1000),
+      };
+      if (client.passkeySatisfiesMfa !== false) {
+        // Possession of the authenticator and its user verification: two factors (NIST SP 800-63B 5.1.9.1).
+        return { kind: 'code', code: (await finish({ ...signIn, amr: [...amr, 'mfa'] })).code };
+      }
+      const method = await mfa.methodOf(user.id);
+      if (method) return { kind: 'mfa', ...(await mfa.startLogin(signIn, method)) };
+      if (client.mfaPolicy === 'required') {
+        throw new ServiceError(
+          'ERR_REQUEST_INVALID',
+          'This application requires a second factor: sign in with your email address once to set one up.',
+        );
+      }
+      return { kind: 'code', code: (await finish(signIn)).code };
+    },
+
+    /** The user's active passkeys for one application (the device list shows them). */
+    list: (clientId: string, userId: string) => store.list({ clientId, userId }),
+  };
+}
+
+export type PasskeyService = ReturnType<typeof createPasskeyService>;

@@ -1,0 +1,68 @@
+/**
+ * WebAuthn's binary members to and from base64url (the JSON forms of WebAuthn L3 5.1), written
+ * here instead of taking @simplewebauthn/browser: service-web ships with no runtime dependency,
+ * and these few lines are all of it we need. Browsers with `PublicKeyCredential.toJSON()` and
+ * `parse*OptionsFromJSON()` do the same; older ones (Safari before 18, Firefox before 119) lack them.
+ */
+import type { PasskeyAssertionJson, PasskeyAttestationJson, PasskeyCreationOptionsJson, PasskeyRequestOptionsJson } from 'service-protocol';
+import { base64url } from './base64url.js';
+
+export function fromBase64url(value: string): ArrayBuffer {
+  const binary = atob(value.replace(/-/g, '+').replace(/_/g, '/'));
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes.buffer;
+}
+
+const encode = (buffer: ArrayBuffer) => base64url(new Uint8Array(buffer));
+
+export function creationOptions(json: PasskeyCreationOptionsJson): PublicKeyCredentialCreationOptions {
+  return {
+    ...json,
+    challenge: fromBase64url(json.challenge),
+    user: { ...json.user, id: fromBase64url(json.user.id) },
+    excludeCredentials: json.excludeCredentials.map((c) => ({
+      ...c,
+      id: fromBase64url(c.id),
+      transports: c.transports as AuthenticatorTransport[] | undefined,
+    })),
+  };
+}
+
+export function requestOptions(json: PasskeyRequestOptionsJson): PublicKeyCredentialRequestOptions {
+  return { ...json, challenge: fromBase64url(json.challenge) };
+}
+
+export function attestationJson(credential: PublicKeyCredential): PasskeyAttestationJson {
+  const response = credential.response as AuthenticatorAttestationResponse;
+  const transports = response.getTransports?.();
+  return {
+    id: credential.id,
+    rawId: encode(credential.rawId),
+    type: 'public-key',
+    response: {
+      clientDataJSON: encode(response.clientDataJSON),
+      attestationObject: encode(response.attestationObject),
+      ...(transports ? { transports } : {}),
+    },
+    ...(credential.authenticatorAttachment ? { authenticatorAttachment: credential.authenticatorAttachment } : {}),
+    clientExtensionResults: {},
+  };
+}
+
+export function assertionJson(credential: PublicKeyCredential): PasskeyAssertionJson {
+  const response = credential.response as AuthenticatorAssertionResponse;
+  return {
+    id: credential.id,
+    rawId: encode(credential.rawId),
+    type: 'public-key',
+    response: {
+      clientDataJSON: encode(response.clientDataJSON),
+      authenticatorData: encode(response.authenticatorData),
+      signature: encode(response.signature),
+      ...(response.userHandle ? { userHandle: encode(response.userHandle) } : {}),
+    },
+    ...(credential.authenticatorAttachment ? { authenticatorAttachment: credential.authenticatorAttachment } : {}),
+    clientExtensionResults: {},
+  };
+}

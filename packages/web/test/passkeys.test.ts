@@ -1,0 +1,119 @@
+/**
+ * service-web/passkeys against a fake service and a fake CredentialsContainer: the statuses of
+ * each way a WebAuthn ceremony ends in a browser (cancelled, no authenticator, not supported,
+ * already registered), the service's refusal, and the JSON an assertion is sent as.
+ * examples/demo/test/passkeys.test.ts runs the real thing in Chromium.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { IDBFactory } from 'fake-indexeddb';
+import { ServicePasskeys } from '../src/passkeys.ts';
+import { BASE_URL, CLIENT_ROUTE, fakeFetch, type Route } from './helpers.ts';
+
+const OPTIONS: Route = () => ({
+  status: 200,
+  body: {
+    status: 'SUCCESS',
+    message: '',
+    options: { rpId: 'example.com', challenge: 'AQID', timeout: 300000, userVerification: 'required' },
+  },
+});
+
+const bytes = (...values: number[]) => new Uint8Array(values).buffer;
+
+/** A PublicKeyCredential as get() resolves it, with fixed bytes. */
+const assertion = {
+  id: 'BAU',
+  rawId: bytes(4, 5),
+  type: 'public-key',
+  authenticatorAttachment: 'platform',
+  response: { clientDataJSON: bytes(1), authenticatorData: bytes(2), signature: bytes(3), userHandle: bytes(255) },
+};
+
+async function passkeys(credentials: Partial<CredentialsContainer> | undefined, routes: Record<string, Route> = {}) {
+  const service = fakeFetch({ ...CLIENT_ROUTE, 'POST /v1/passkeys/authentication/options': OPTIONS, ...routes });
+  const client = new ServicePasskeys({
+    fetch: service.fetch,
+    indexedDB: new IDBFactory(),
+    ...(credentials ? { credentials: credentials as CredentialsContainer } : {}),
+  });
+  assert.equal((await client.init('pk_test', BASE_URL)).status, 'INITIALIZED');
+  return { client, calls: service.calls };
+}
+
+const throwing = (name: string) => ({
+  get: async () => {
+    throw new DOMException('refused', name);
+  },
+  create: async () => {
+    throw new DOMException('refused', name);
+  },
+});
+
+test('every operation before init returns NOT_INITIALIZED with success false', async () => {
+  const client = new ServicePasskeys({ fetch: fakeFetch({}).fetch });
+  const r = await client.signIn();
+  assert.deepEqual([r.status, r.success], ['NOT_INITIALIZED', false]);
+  assert.equal((await client.add({ userid: 'ann@example.com' })).status, 'NOT_INITIALIZED');
+});
+
+test('signIn: the assertion is sent as base64url JSON, and SUCCESS carries the code', async () => {
+  const { client, calls } = await passkeys(
+    { get: async () => assertion as unknown as Credential },
+    {
+      'POST /v1/passkeys/authentication': () => ({ status: 200, body: { status: 'SUCCESS', message: 'ok', success: true, code: 'ac_1' } }),
+    },
+  );
+  const r = await client.signIn({ userid: 'Ann@Example.com' });
+  assert.deepEqual(r, { status: 'SUCCESS', message: 'ok', success: true, code: 'ac_1' });
+  const sent = calls.at(-1)?.body as any;
+  assert.equal(sent.userid, 'ann@example.com');
+  assert.deepEqual(sent.credential, {
+    id: 'BAU',
+    rawId: 'BAU',
+    type: 'public-key',
+    response: { clientDataJSON: 'AQ', authenticatorData: 'Ag', signature: 'Aw', userHandle: '_w' },
+    authenticatorAttachment: 'platform',
+    clientExtensionResults: {},
+  });
+});
+
+test('maps the browser’s refusals: cancelled, no authenticator, not allowed here', async () => {
+  for (const [name, status] of [
+    ['NotAllowedError', 'PASSKEY_CANCELLED'],
+    ['AbortError', 'PASSKEY_CANCELLED'],
+    ['NotSupportedError', 'NO_AUTHENTICATOR'],
+    ['SecurityError', 'PASSKEY_NOT_SUPPORTED'],
+  ] as const) {
+    const { client } = await passkeys(throwing(name));
+    const r = await client.signIn();
+    assert.deepEqual([r.status, r.success], [status, false], name);
+  }
+});
+
+test('PASSKEY_NOT_SUPPORTED without WebAuthn, before any request', async () => {
+  const { client, calls } = await passkeys(undefined);
+  const before = calls.length;
+  assert.equal((await client.signIn()).status, 'PASSKEY_NOT_SUPPORTED');
+  assert.equal(calls.length, before);
+  assert.deepEqual(await client.support(), { passkeys: false, conditionalUi: false, platformAuthenticator: false });
+});
+
+test('the service’s refusal (401 ERR_PASSKEY_INVALID) is PASSKEY_REFUSED', async () => {
+  const { client } = await passkeys(
+    { get: async () => assertion as unknown as Credential },
+    {
+      'POST /v1/passkeys/authentication': () => ({ status: 401, body: { code: 'ERR_PASSKEY_INVALID', message: 'not accepted' } }),
+    },
+  );
+  const r = await client.signIn();
+  assert.deepEqual([r.status, r.message, r.success], ['PASSKEY_REFUSED', 'not accepted', false]);
+});
+
+test('add: DEVICE_KEY_UNAVAILABLE on a browser that is not signed in, INVALID_EMAIL for a bad address', async () => {
+  const { client, calls } = await passkeys(throwing('InvalidStateError'));
+  const before = calls.length;
+  assert.equal((await client.add({ userid: 'ann@example.com' })).status, 'DEVICE_KEY_UNAVAILABLE');
+  assert.equal((await client.add({ userid: 'not an address' })).status, 'INVALID_EMAIL');
+  assert.equal(calls.length, before, 'no request');
+});
