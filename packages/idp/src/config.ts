@@ -10,6 +10,9 @@ import {
 } from './defaults.js';
 import { WEBHOOK_SECRET_MIN_LENGTH } from './sms/webhook.js';
 
+/** In the data folder: the issuer the last start on it served (what `clients delegation-keys` prints). */
+export const ISSUER_FILE = 'issuer';
+
 export interface ServiceConfig {
   port: number;
   host: string;
