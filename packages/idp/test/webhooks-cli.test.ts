@@ -103,12 +103,13 @@ describe('a node killed mid-delivery', SQLITE_SUITE_ONLY, () => {
     await waitFor(
       'the node to be ready',
       async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200,
-      20_000,
+      // An upper bound, not a wait: generous, for a machine busy with other test files (--test-concurrency).
+      60_000,
     );
     return node;
   }
 
-  it('loses no event: another node delivers it once the dead node’s lease ends', { timeout: LEASE_MS + 60_000 }, async () => {
+  it('loses no event: another node delivers it once the dead node’s lease ends', { timeout: LEASE_MS + 180_000 }, async () => {
     const receiver = await startReceiver((_, index) => (index === 0 ? 'hang' : 204));
     try {
       const first = await startNode();
