@@ -4,16 +4,15 @@
  * development mailbox or SMS outbox. Each scenario saves a screenshot under test-results/browser/.
  *
  * The scenarios share one service and run in order. The service sends at most one code per
- * address per 30 s, so the two that need a second code for an address run last, waiting out
- * what is left of that window.
+ * address and purpose per resend spacing (the harness sets it to SEND_SPACING_SECONDS), so the
+ * two that need a second code for an address run last, waiting out what is left of that window.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as OTPAuth from 'otpauth';
 import type { BrowserContext, Page } from 'playwright-core';
-import { plainPage, type Stack, screenshot, stalledServer, startStack } from './harness.ts';
+import { plainPage, SEND_WINDOW_MS, type Stack, screenshot, stalledServer, startStack } from './harness.ts';
 
-const SEND_WINDOW_MS = 31_000;
 const TIMEOUT = { timeout: 90_000 };
 
 describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {

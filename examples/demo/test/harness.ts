@@ -23,6 +23,15 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The test service's resend spacing (SERVICE_IDP_SEND_SPACING_SECONDS): the scenarios that need a
+ * second code for one address wait it out, so it is short here; the default (30 s,
+ * SEND_SPACING_PER_PURPOSE) and its enforcement are tested in packages/idp/test/mail-bombing.security.test.ts.
+ */
+export const SEND_SPACING_SECONDS = 3;
+/** What a scenario waits after a send before the next one to the same address: the spacing and a second of margin. */
+export const SEND_WINDOW_MS = (SEND_SPACING_SECONDS + 1) * 1000;
+
 export async function freePort(): Promise<number> {
   const server = createNetServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -140,6 +149,7 @@ export async function startStack(): Promise<Stack> {
     SERVICE_IDP_HOST: '127.0.0.1',
     SERVICE_IDP_ISSUER: serviceUrl,
     SERVICE_IDP_LOG_LEVEL: 'warn',
+    SERVICE_IDP_SEND_SPACING_SECONDS: String(SEND_SPACING_SECONDS),
     SERVICE_IDP_TEST_MODE: '',
     NODE_ENV: 'development',
   };

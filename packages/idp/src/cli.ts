@@ -7,13 +7,16 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { canonicalEmail, Paths } from 'service-protocol';
-import { ADMIN_PREFIX } from './admin/routes.js';
-import { ConfigError, type ConfigFlags, ENVIRONMENT, loadConfig } from './config.js';
-import { openContext } from './context.js';
+import { ADMIN_PREFIX } from './admin/prefix.js';
+import { ConfigError, type ConfigFlags, ENVIRONMENT, ISSUER_FILE, loadConfig } from './config.js';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './defaults.js';
 import { defaultDeviceName } from './devices/user-agent.js';
 import { ServiceError } from './errors.js';
-import { ISSUER_FILE, startService } from './index.js';
+
+// Only what every command needs is imported above. A command imports the rest when it runs:
+// `start` the HTTP app (./index.js), the others storage and flows (./context.js), so `--help`
+// or a bad command line loads no database and no operator command loads Fastify (tests and
+// scripts run these commands by the hundred).
 
 const ENVIRONMENT_WIDTH = Math.max(...Object.keys(ENVIRONMENT).map((name) => name.length)) + 2;
 
@@ -251,6 +254,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write('\n  !!! TEST MODE: one-time codes are returned in API responses. Never use this with real users. !!!\n\n');
     }
     const pretty = config.logFormat ? config.logFormat === 'pretty' : Boolean(process.stdout.isTTY);
+    const { startService } = await import('./index.js');
     const service = await startService(config, { logger: { level: config.logLevel, pretty } }).catch((error: unknown) => {
       if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
         throw new UsageError(`port ${config.port} on ${config.host} is in use (another service-idp?): choose another with --port`);
@@ -334,6 +338,7 @@ async function main(argv: string[]): Promise<number> {
   const subject = target ?? '';
   const issuer = name === 'clients delegation-keys' ? servedIssuer(config.dataDir, values.issuer ?? process.env.SERVICE_IDP_ISSUER) : '';
 
+  const { openContext } = await import('./context.js');
   const ctx = await openContext(config);
   try {
     switch (name) {

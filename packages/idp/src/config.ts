@@ -7,8 +7,14 @@ import {
   DEVICE_IDLE_EXPIRY_DAYS,
   EVENT_RETENTION_DAYS,
   MFA_REMEMBER_DAYS,
+  SEND_SPACING_PER_PURPOSE,
+  WEBHOOK_LEASE_MS,
+  WEBHOOK_REQUEST_TIMEOUT_MS,
 } from './defaults.js';
 import { WEBHOOK_SECRET_MIN_LENGTH } from './sms/webhook.js';
+
+/** In the data folder: the issuer the last start on it served (what `clients delegation-keys` prints). */
+export const ISSUER_FILE = 'issuer';
 
 export interface ServiceConfig {
   port: number;
@@ -53,6 +59,12 @@ export interface ServiceConfig {
    * (one of the client's registered origins), so each application has its own passkeys.
    */
   passkeyRpId?: string | undefined;
+  /** One code per purpose and recipient per this many seconds (a resend waits); SEND_SPACING_PER_PURPOSE by default. */
+  sendSpacingSeconds: number;
+  /** Each webhook POST must answer within this time. */
+  webhookRequestTimeoutMs: number;
+  /** A node's claim on a webhook delivery: longer than the request timeout, so a live node never loses it. */
+  webhookLeaseMs: number;
   /** Request header (lower case) holding an approximate place set by the operator's proxy, e.g. cf-ipcountry. */
   placeHeader: string | undefined;
   /**
@@ -89,6 +101,9 @@ export const ENVIRONMENT = {
   SERVICE_IDP_PASSKEY_RP_ID:
     "passkeys' relying party id, a domain every app origin is under, e.g. example.com (default: each page's own host)",
   SERVICE_IDP_EVENT_RETENTION_DAYS: `days the audit trail keeps an event (default ${EVENT_RETENTION_DAYS})`,
+  SERVICE_IDP_SEND_SPACING_SECONDS: `seconds before a code of the same purpose is sent again to one address or phone (default ${SEND_SPACING_PER_PURPOSE[0].windowSeconds})`,
+  SERVICE_IDP_WEBHOOK_TIMEOUT_MS: `ms each webhook delivery may take to answer (default ${WEBHOOK_REQUEST_TIMEOUT_MS})`,
+  SERVICE_IDP_WEBHOOK_LEASE_MS: `ms a node holds a webhook delivery; longer than the timeout (default ${WEBHOOK_LEASE_MS})`,
   SERVICE_IDP_PLACE_HEADER:
     'request header with an approximate place set by your proxy or CDN (e.g. cf-ipcountry), shown in new-device mail (default: none)',
   SERVICE_IDP_DEV_INBOX:
@@ -159,6 +174,13 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
   if (production && issuerUrl.protocol !== 'https:') throw new ConfigError('the issuer must be an https URL when NODE_ENV=production');
   const devInbox = flags['dev-inbox'] ?? env.SERVICE_IDP_DEV_INBOX === '1';
   if (production && devInbox) throw new ConfigError('--dev-inbox is refused when NODE_ENV=production: it shows every one-time code');
+  const webhookRequestTimeoutMs = integerSetting(env, 'SERVICE_IDP_WEBHOOK_TIMEOUT_MS', WEBHOOK_REQUEST_TIMEOUT_MS, 100, 600_000);
+  const webhookLeaseMs = integerSetting(env, 'SERVICE_IDP_WEBHOOK_LEASE_MS', WEBHOOK_LEASE_MS, 1000, 3_600_000);
+  // The lease covers the attempt and the write of its outcome: a shorter one would hand a live node's delivery to another node.
+  if (webhookLeaseMs <= webhookRequestTimeoutMs)
+    throw new ConfigError(
+      `SERVICE_IDP_WEBHOOK_LEASE_MS (${webhookLeaseMs}) must be longer than the webhook timeout (${webhookRequestTimeoutMs} ms)`,
+    );
   const metricsPortSetting = flags['metrics-port'] ?? (env.SERVICE_IDP_METRICS_PORT || undefined);
   const metricsPort = metricsPortSetting === undefined ? undefined : Number(metricsPortSetting);
   if (metricsPort !== undefined && (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535))
@@ -183,6 +205,9 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     mfaRememberDays: rememberDays,
     deviceIdleDays: integerSetting(env, 'SERVICE_IDP_DEVICE_IDLE_DAYS', DEVICE_IDLE_EXPIRY_DAYS, 1, 3650),
     eventRetentionDays: integerSetting(env, 'SERVICE_IDP_EVENT_RETENTION_DAYS', EVENT_RETENTION_DAYS, 1, 3650),
+    sendSpacingSeconds: integerSetting(env, 'SERVICE_IDP_SEND_SPACING_SECONDS', SEND_SPACING_PER_PURPOSE[0].windowSeconds, 1, 3600),
+    webhookRequestTimeoutMs,
+    webhookLeaseMs,
     placeHeader: env.SERVICE_IDP_PLACE_HEADER?.trim().toLowerCase() || undefined,
     passkeyRpId: passkeyRpIdSetting(env.SERVICE_IDP_PASSKEY_RP_ID),
     devInbox,

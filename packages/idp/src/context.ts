@@ -70,7 +70,7 @@ export interface ContextOptions {
   now?: () => number;
   /** Overrides the SMS transport (tests). */
   sms?: SmsTransport;
-  /** Shorter webhook timings (tests); defaults.ts holds the real ones. */
+  /** Shorter webhook timings (tests), over the configured ones. */
   webhookTimings?: Partial<DeliveryTimings>;
 }
 
@@ -140,7 +140,17 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const smsOutbox = createSmsOutboxStore(db);
   const sms = options.sms ?? smsTransport(config, smsOutbox, now);
   const mfaStore = createMfaStore(db);
-  const otp = createOtpService({ accounts, throttle, mailer, templates, sms, hash, events, now });
+  const otp = createOtpService({
+    accounts,
+    throttle,
+    mailer,
+    templates,
+    sms,
+    hash,
+    events,
+    now,
+    sendSpacingSeconds: config.sendSpacingSeconds,
+  });
   const recoveryCodes = createRecoveryCodes({ store: createRecoveryCodeStore(db), accounts, hash, events, mailer, templates, now });
   const mfa = createMfaService({
     store: mfaStore,
@@ -282,7 +292,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
         sealer: webhookSealer,
         events,
         now,
-        ...(options.webhookTimings ? { timings: options.webhookTimings } : {}),
+        timings: { requestTimeoutMs: config.webhookRequestTimeoutMs, leaseMs: config.webhookLeaseMs, ...options.webhookTimings },
         onError,
       });
       worker.start();

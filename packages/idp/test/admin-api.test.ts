@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig, type RunningService, startService } from '../src/index.js';
-import { runCli } from './helpers.js';
+import { runCli, SQLITE_SUITE_ONLY } from './helpers.js';
 
 const run = runCli;
 
-describe('admin API', () => {
+describe('admin API', SQLITE_SUITE_ONLY, () => {
   let data: string;
   let service: RunningService;
   let key: string;

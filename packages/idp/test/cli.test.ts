@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { ID_TOKEN_TTL_SECONDS, KEY_CACHE_SECONDS } from '../src/defaults.js';
 import { loadConfig, type RunningService, startService } from '../src/index.js';
+import { SQLITE_SUITE_ONLY } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
@@ -25,7 +26,7 @@ function run(args: string[], env: Record<string, string> = {}): Promise<{ code: 
   });
 }
 
-describe('service-idp CLI', () => {
+describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
   let data: string;
   before(() => {
     data = mkdtempSync(join(tmpdir(), 'service-idp-cli-'));

@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ServiceDelegationClient } from 'service-oauth-client';
 import { loadConfig, type RunningService, startService } from '../src/index.js';
+import { SQLITE_SUITE_ONLY } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const run = (args: string[]) =>
@@ -24,7 +25,7 @@ const run = (args: string[]) =>
 const pem = (key: import('node:crypto').KeyObject) =>
   key.export({ format: 'pem', type: key.type === 'private' ? 'pkcs8' : 'spki' }).toString();
 
-describe('clients delegation-keys', () => {
+describe('clients delegation-keys', SQLITE_SUITE_ONLY, () => {
   let data: string;
   let service: RunningService;
   let clientId: string;

@@ -140,6 +140,14 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
 export const TEST_DATABASE_URL = process.env.SERVICE_TEST_DATABASE_URL || undefined;
 
 /**
+ * The options of a top-level describe whose tests run on SQLite whatever the suite (the built
+ * CLI on a data folder, or no database at all): `npm run test:pg` skips them, because
+ * `npm test` runs the very same tests. Files that use startTestService or openTestDatabase run
+ * on both databases and never take it.
+ */
+export const SQLITE_SUITE_ONLY = TEST_DATABASE_URL ? { skip: 'runs on SQLite whatever the database; npm test runs it' } : {};
+
+/**
  * A fresh, empty database for one service: SQLite in memory, or a new PostgreSQL schema
  * (its own tables and kysely_migration, reached through search_path) dropped by `drop()`.
  */

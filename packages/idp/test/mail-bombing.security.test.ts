@@ -27,6 +27,30 @@ async function send(service: TestService, email: string, forwardedFor?: string) 
 }
 
 describe('mail bombing', () => {
+  describe('with a longer resend spacing configured (SERVICE_IDP_SEND_SPACING_SECONDS)', () => {
+    const clock = { at: Date.now(), now: () => clock.at };
+    let service: TestService;
+    before(async () => {
+      service = await startTestService({ env: { SERVICE_IDP_SEND_SPACING_SECONDS: '120' }, now: clock.now });
+    });
+    after(() => service.close());
+
+    it('refuses a resend until the configured spacing has passed, not the default', async () => {
+      const email = uniqueEmail();
+      assert.equal((await send(service, email)).status, 200);
+      clock.at += (perRecipientBurst.windowSeconds + 1) * 1000;
+      const again = await send(service, email);
+      assert.equal(again.status, 429);
+      assert.equal(again.body.code, 'ERR_RATE_LIMITED');
+      assert.ok(
+        Number(again.retryAfter) > 0 && Number(again.retryAfter) <= 120 - perRecipientBurst.windowSeconds,
+        `retry-after ${again.retryAfter}`,
+      );
+      clock.at += 120 * 1000;
+      assert.equal((await send(service, email)).status, 200);
+    });
+  });
+
   describe('without a trusted proxy', () => {
     let service: TestService;
     before(async () => {

@@ -34,7 +34,8 @@ import { KEY_CACHE_SECONDS, OTP_MAX_ATTEMPTS, SEND_PER_IP } from '../src/default
 import { APP_ORIGIN, adminQuery, freePort, TEST_DATABASE_URL, uniqueEmail } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-const READY_TIMEOUT_MS = 20_000;
+/** An upper bound, not a wait: generous, for a machine busy with another test file (--test-concurrency=2). */
+const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 5_000;
 const EXAMPLE_CONF = fileURLToPath(new URL('../../../docs/nginx.example.conf', import.meta.url));
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx', '/usr/local/sbin/nginx'].find((path) => existsSync(path));

@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig, type RunningService, startService } from '../src/index.js';
-import { newRawDevice, runCli, sendClock } from './helpers.js';
+import { newRawDevice, runCli, SQLITE_SUITE_ONLY, sendClock } from './helpers.js';
 
 const run = runCli;
 
-describe('service-idp users, devices and events', () => {
+describe('service-idp users, devices and events', SQLITE_SUITE_ONLY, () => {
   let data: string;
   let service: RunningService;
   // Moved past the per-address send interval where a test asks for a second code.

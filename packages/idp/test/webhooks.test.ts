@@ -15,6 +15,8 @@ import { Kysely, SqliteDialect, sql } from 'kysely';
 import { openContext } from '../src/context.js';
 import {
   WEBHOOK_DISABLE_AFTER_FAILING_HOURS,
+  WEBHOOK_LEASE_MS,
+  WEBHOOK_REQUEST_TIMEOUT_MS,
   WEBHOOK_RETRY_FIRST_DELAY_SECONDS,
   WEBHOOK_RETRY_MAX_DELAY_SECONDS,
   WEBHOOK_RETRY_WINDOW_HOURS,
@@ -234,6 +236,20 @@ describe('event webhooks', () => {
       assert.ok(!row.payload.includes(user.id) && !row.payload.includes(email), 'no personal data left in the outbox');
     }
     assert.ok(after.some((r) => JSON.parse(r.payload).type === 'user.deleted'));
+  });
+});
+
+describe('webhook timings from the configuration', () => {
+  it("takes the defaults, or the operator's timeout and lease when the lease is the longer", () => {
+    const defaults = loadConfig({}, {});
+    assert.deepEqual([defaults.webhookRequestTimeoutMs, defaults.webhookLeaseMs], [WEBHOOK_REQUEST_TIMEOUT_MS, WEBHOOK_LEASE_MS]);
+    const set = loadConfig({}, { SERVICE_IDP_WEBHOOK_TIMEOUT_MS: '3000', SERVICE_IDP_WEBHOOK_LEASE_MS: '4000' });
+    assert.deepEqual([set.webhookRequestTimeoutMs, set.webhookLeaseMs], [3000, 4000]);
+    // A lease that can end while its request is still allowed to run would hand a live node's delivery to another node.
+    assert.throws(
+      () => loadConfig({}, { SERVICE_IDP_WEBHOOK_LEASE_MS: String(WEBHOOK_REQUEST_TIMEOUT_MS) }),
+      /SERVICE_IDP_WEBHOOK_LEASE_MS \(10000\) must be longer than the webhook timeout \(10000 ms\)/,
+    );
   });
 });
 

@@ -12,8 +12,7 @@ import type { Operations } from './operations.js';
 import type { AdminKeys } from './service.js';
 import type { AdminKeyRecord } from './store.js';
 
-/** Where the admin API lives: a prefix of its own, outside the browser scope and its CORS. */
-export const ADMIN_PREFIX = '/admin/v1';
+export { ADMIN_PREFIX } from './prefix.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

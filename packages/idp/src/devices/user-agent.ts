@@ -1,4 +1,9 @@
-import UAParser from 'ua-parser-js';
+import { createRequire } from 'node:module';
+import type UAParser from 'ua-parser-js';
+
+// Loaded on the first header parsed, not with the module: CLI commands only name devices.
+const require = createRequire(import.meta.url);
+let parseUserAgent: typeof UAParser | undefined;
 
 /** Longest User-Agent header parsed; real ones are under 512 characters. */
 const USER_AGENT_MAX_LENGTH = 1024;
@@ -11,7 +16,8 @@ const clean = (s: string | undefined) => (s ?? '').replace(/[^\p{L}\p{N} ._()-]/
  */
 export function describeUserAgent(header: string | undefined): { browser: string | null; os: string | null } {
   if (!header) return { browser: null, os: null };
-  const { browser, os } = UAParser(header.slice(0, USER_AGENT_MAX_LENGTH));
+  parseUserAgent ??= require('ua-parser-js') as typeof UAParser;
+  const { browser, os } = parseUserAgent(header.slice(0, USER_AGENT_MAX_LENGTH));
   const b = [clean(browser.name), clean(browser.major)].filter(Boolean).join(' ');
   const o = [clean(os.name === 'Mac OS' ? 'macOS' : os.name), clean(os.version)].filter(Boolean).join(' ');
   return { browser: b || null, os: o || null };

@@ -1,4 +1,5 @@
-import nodemailer from 'nodemailer';
+import { createRequire } from 'node:module';
+import type nodemailer from 'nodemailer';
 import { canonicalEmail } from 'service-protocol';
 import type { MailboxStore } from './mailbox-store.js';
 
@@ -33,7 +34,9 @@ export function recipientOf(mail: OutgoingMail): string {
  * parser), and the envelope names that address alone.
  */
 export function createSmtpMailer(smtpUrl: string, from: string): Mailer {
-  const transport = nodemailer.createTransport(smtpUrl);
+  // Loaded only when SMTP is configured: the development mailbox and the CLI never need it.
+  const { createTransport } = createRequire(import.meta.url)('nodemailer') as typeof nodemailer;
+  const transport = createTransport(smtpUrl);
   const target = new URL(smtpUrl);
   return {
     async send(mail) {

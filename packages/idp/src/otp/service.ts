@@ -38,6 +38,8 @@ export interface OtpDeps {
   hash: SecretHasher;
   events: EventLog;
   now: () => number;
+  /** The resend spacing in force: SEND_SPACING_PER_PURPOSE's window unless SERVICE_IDP_SEND_SPACING_SECONDS sets another. */
+  sendSpacingSeconds: number;
 }
 
 /** The flow's storage of one challenge: where the code's HMAC lives and where guesses are counted. */
@@ -90,6 +92,7 @@ export interface OtpCheck<S, T> {
  */
 export function createOtpService(deps: OtpDeps) {
   const { accounts, throttle, mailer, templates, sms, hash, events, now } = deps;
+  const sendSpacing = [{ max: SEND_SPACING_PER_PURPOSE[0].max, windowSeconds: deps.sendSpacingSeconds }];
   const accountKey = (email: string) => hash('account', email);
   /** A mailbox shares the account's key (one budget however the address was spelled); a phone has its own. */
   const recipientKey = (channel: OtpChannel) => (channel.kind === 'email' ? accountKey(channel.to) : hash('recipient', channel.to));
@@ -125,7 +128,7 @@ export function createOtpService(deps: OtpDeps) {
       const recipient = recipientKey(request.channel);
       await throttle.consume(
         `send:to:${request.purpose}:${recipient}`,
-        SEND_SPACING_PER_PURPOSE,
+        sendSpacing,
         'A code was sent moments ago. Wait before asking for another.',
       );
       await throttle.consume(`send:to:${recipient}`, SEND_PER_RECIPIENT, 'Too many codes were sent to this address. Try again later.');

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { DB_CONNECT_TIMEOUT_MS, DB_IDLE_TIMEOUT_MS, SQLITE_BACKSTOP_CHECKPOINT_PAGES, SQLITE_CHECKPOINT_INTERVAL_MS } from '../defaults.js';
 
 const require = createRequire(import.meta.url);
@@ -50,12 +50,12 @@ export const isPostgres = (db: Db): boolean => db.getExecutor().adapter instance
 
 /** int8 (BIGINT) columns hold epoch milliseconds, safe integers: read them as numbers, as SQLite does. */
 const INT8_OID = 20;
-const pgTypes = {
+const pgTypesOf = (types: typeof pg.types) => ({
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     oid === INT8_OID && format !== 'binary'
       ? (value: string) => Number(value)
-      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-};
+      : types.getTypeParser(oid, format)) as typeof types.getTypeParser,
+});
 
 /**
  * PostgreSQL through a pg Pool. A connection that drops is discarded by the pool (never
@@ -63,14 +63,16 @@ const pgTypes = {
  * database is back; meanwhile queries fail within DB_CONNECT_TIMEOUT_MS (mapped to 503).
  */
 export function openPostgres(config: DatabaseConfig, options: { searchPath?: string } = {}): Db {
-  const pool = new pg.Pool({
+  // Loaded only for PostgreSQL: a SQLite service or CLI command never pays for the driver.
+  const { Pool, types } = require('pg') as typeof pg;
+  const pool = new Pool({
     connectionString: config.databaseUrl,
     max: config.dbPoolSize,
     connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: DB_IDLE_TIMEOUT_MS,
     statement_timeout: config.dbStatementTimeoutMs,
     keepAlive: true,
-    types: pgTypes,
+    types: pgTypesOf(types),
     ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
   });
   // A connection that dies (a restart, a network cut) emits 'error': the pool reports idle
