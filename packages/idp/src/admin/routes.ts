@@ -69,6 +69,8 @@ const Client = Type.Object({
   redirectUris: Type.Array(Type.String()),
   type: Type.Union([Type.Literal('confidential'), Type.Literal('public')]),
   postLogoutRedirectUris: Type.Array(Type.String()),
+  /** A passkey sign-in also passes this client's MFA (`clients update --passkey-mfa`). */
+  passkeySatisfiesMfa: Type.Boolean(),
 });
 const AdminKey = Type.Object({
   id: Type.String(),
@@ -243,6 +245,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
             idTokenSignedResponseAlg: Type.Optional(IdTokenAlg),
             /** Replaces the list; [] removes them all. */
             postLogoutRedirectUris: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 50 })),
+            passkeySatisfiesMfa: Type.Optional(Type.Boolean()),
           },
           { additionalProperties: false, minProperties: 1 },
         ),
@@ -250,10 +253,12 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      const { mfaPolicy, idTokenSignedResponseAlg, postLogoutRedirectUris } = request.body;
+      const { mfaPolicy, idTokenSignedResponseAlg, postLogoutRedirectUris, passkeySatisfiesMfa } = request.body;
       if (mfaPolicy) await operations.setMfaPolicy(request.params.id, mfaPolicy, actor(request));
       if (idTokenSignedResponseAlg) await operations.setIdTokenAlg(request.params.id, idTokenSignedResponseAlg, actor(request));
       if (postLogoutRedirectUris) await operations.setPostLogoutRedirectUris(request.params.id, postLogoutRedirectUris, actor(request));
+      if (passkeySatisfiesMfa !== undefined)
+        await operations.setPasskeyMfa(request.params.id, passkeySatisfiesMfa ? 'yes' : 'no', actor(request));
       return reply.code(204).send(null);
     },
   );

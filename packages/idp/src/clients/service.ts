@@ -138,7 +138,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     /** `yes` (default): a passkey sign-in also passes the app's MFA (amr `mfa`); `no`: the user's MFA step follows it. */
     async setPasskeyMfa(clientId: string, value: string): Promise<void> {
       if (value !== 'yes' && value !== 'no') throw new Error('--passkey-mfa is yes or no');
-      if (firstParty.has(clientId) || !(await store.setPasskeySatisfiesMfa(clientId, value === 'yes')))
+      if (firstParty.has(clientId) || !(await changing(clientId, () => store.setPasskeySatisfiesMfa(clientId, value === 'yes'))))
         throw new Error(`no client ${clientId}`);
     },
 
