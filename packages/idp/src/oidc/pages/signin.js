@@ -6,7 +6,7 @@
   const config = document.querySelector('meta[name="service-sign-in"]').dataset;
   const $ = (id) => document.getElementById(id);
   const status = $('status');
-  const steps = ['email-step', 'otp-step', 'enroll-step', 'mfa-step'];
+  const steps = ['email-step', 'otp-step', 'enroll-step', 'mfa-step', 'codes-step'];
   const client = new ServiceWeb.ServiceClient({
     fetch: (url, init) => {
       const headers = new Headers(init?.headers);
@@ -18,10 +18,10 @@
   let pkce;
   let sessionId;
 
-  /** Shows one step and moves keyboard focus to its first field. */
+  /** Shows one step and moves keyboard focus to its first field (or its heading, when it has none). */
   function show(step) {
     for (const id of steps) $(id).hidden = id !== step;
-    $(step).querySelector('input:not([type="checkbox"])')?.focus();
+    ($(step).querySelector('input:not([type="checkbox"])') ?? $(step).querySelector('[tabindex="-1"]'))?.focus();
   }
 
   function say(message) {
@@ -45,16 +45,30 @@
     });
   }
 
-  async function complete(code) {
+  async function post(path, body) {
+    const response = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const answer = await response.json();
+    if (!response.ok) say(answer.message ?? 'This sign-in has expired. Go back to the app and start again.');
+    return response.ok ? answer : undefined;
+  }
+
+  /**
+   * The end of a successful step. With recovery codes (an MFA enrollment) the hosted code is
+   * redeemed at once and the sign-in held by the service, so nothing expires while the user
+   * copies the codes; "I have saved them" then continues it.
+   */
+  async function complete(result) {
+    const body = { request: config.request, code: result.code, codeVerifier: pkce.codeVerifier };
+    if (result.recoveryCodes?.length) {
+      if (!(await post('/signin/complete', { ...body, hold: true }))) return;
+      $('recovery-codes').replaceChildren(
+        ...result.recoveryCodes.map((code) => Object.assign(document.createElement('li'), { textContent: code })),
+      );
+      return show('codes-step');
+    }
     say('Signing you in…');
-    const response = await fetch('/signin/complete', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ request: config.request, code, codeVerifier: pkce.codeVerifier }),
-    });
-    const body = await response.json();
-    if (!response.ok) return say(body.message ?? 'This sign-in has expired. Go back to the app and start again.');
-    location.assign(body.location);
+    const done = await post('/signin/complete', body);
+    if (done) location.assign(done.location);
   }
 
   async function startMfa(id, method) {
@@ -123,7 +137,7 @@
     switch (result.status) {
       case 'SUCCESS':
       case 'DEVICE_REGISTERED':
-        return complete(result.code);
+        return complete(result);
       case 'MFA_REQUIRED':
         return startMfa(result.sessionId, result.method);
       case 'MFA_ENROLLMENT_NEEDED': {
@@ -163,7 +177,7 @@
       code_challenge: pkce.codeChallenge,
       code_challenge_method: 'S256',
     });
-    if (result.status === 'SUCCESS') return complete(result.code);
+    if (result.status === 'SUCCESS') return complete(result);
     if (result.status === 'MFA_REQUIRED') return startMfa(result.sessionId, result.method);
     if (result.status !== 'OTP_NEEDED') return say(result.message);
     $('otp-email').textContent = email;
@@ -191,7 +205,13 @@
       sessionId,
     });
     if (result.status !== 'SUCCESS') return say(result.message);
-    await complete(result.code);
+    await complete(result);
+  });
+
+  onSubmit('codes-step', async () => {
+    say('Signing you in…');
+    const done = await post('/signin/continue', { request: config.request });
+    if (done) location.assign(done.location);
   });
 
   client.init(config.publishableKey, config.issuer).then((result) => {
