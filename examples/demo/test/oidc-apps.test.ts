@@ -7,7 +7,8 @@
  * - for an app that requires MFA: SMS enrollment (code from the outbox) and, on a fresh sign-in
  *   (prompt=login), SMS verification; TOTP enrollment with the QR code drawn on the page (the
  *   matrix checked against the encoder, the key also as text) and TOTP verification, the codes
- *   from `otpauth`;
+ *   from `otpauth`; each enrollment shows its ten recovery codes before going back to the app
+ *   (by keyboard), and one of them later passes the MFA step;
  * - the hosted page refuses to be framed by another site (clickjacking), and a cross-site form
  *   posted to /signin/complete (login CSRF) is refused while the real sign-in still finishes;
  * - and not one Content Security Policy violation on the way.
@@ -89,6 +90,24 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
     await otp.press('Enter');
   }
 
+  /**
+   * The step after an MFA enrollment: the ten recovery codes as a list, focus on the step's
+   * heading; by keyboard alone, Tab reaches "I have saved them" and Enter continues to the app.
+   */
+  async function savedRecoveryCodes(page: Page): Promise<string[]> {
+    await page.getByRole('heading', { name: 'Save your recovery codes' }).waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'codes-title', 'focus is on the step');
+    const codes = await page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem').allTextContents();
+    assert.equal(codes.length, 10);
+    for (const code of codes) assert.match(code, /^[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}$/);
+    assert.equal(new Set(codes).size, 10);
+    await screenshot(page, 'oidc-hosted-recovery-codes');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'I have saved them');
+    await page.keyboard.press('Enter');
+    return codes;
+  }
+
   const claim = async (page: Page, name: string) => JSON.parse((await page.locator(`[data-claim="${name}"]`).textContent()) ?? 'null');
 
   it('signs in through the hosted pages; after the app`s own logout, SSO signs in again with no typing', async () => {
@@ -134,6 +153,7 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
     let code = page.getByLabel('The 6-digit code we sent by SMS');
     await code.fill(await stack.nextSmsOtp(phone, seen));
     await code.press('Enter');
+    await savedRecoveryCodes(page);
     await page.waitForURL(`${strict.url}/`);
     await page.goto(`${strict.url}/profile`);
     assert.deepEqual(await claim(page, 'amr'), ['otp', 'mfa', 'sms']);
@@ -182,6 +202,7 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
     const code = page.getByLabel('The 6-digit code from your authenticator app');
     await code.fill(totp.generate());
     await code.press('Enter');
+    const recoveryCodes = await savedRecoveryCodes(page);
     await page.waitForURL(`${strict.url}/`);
 
     await page.goto(`${strict.url}/login/fresh`);
@@ -191,6 +212,17 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
     await code.press('Enter');
     await page.waitForURL(`${strict.url}/profile`);
     assert.deepEqual(await claim(page, 'amr'), ['swk', 'mfa', 'totp']);
+
+    // The authenticator is lost: one of the codes shown at enrollment passes the MFA step once.
+    await page.goto(`${strict.url}/login/fresh`);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('button', { name: 'Use a recovery code instead' }).click();
+    const recovery = page.getByLabel(/One of your recovery codes/);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'mfa-code', 'focus is on the field');
+    await recovery.fill(recoveryCodes[3] ?? '');
+    await recovery.press('Enter');
+    await page.waitForURL(`${strict.url}/profile`);
+    assert.deepEqual(await claim(page, 'amr'), ['swk', 'mfa', 'recovery_code']);
   });
 
   it('is never framed by another site, and a cross-site form cannot finish a sign-in', async () => {

@@ -118,6 +118,32 @@
     }
   }
 
+  let mfaLabel = '';
+  let recoveryMode = false;
+
+  /**
+   * Switches the MFA field between the method's 6-digit code and a recovery code (login only:
+   * a new method is never confirmed by one). A recovery code never remembers the device.
+   */
+  function useRecoveryCode(on) {
+    recoveryMode = on;
+    const input = $('mfa-code');
+    Object.assign(input, {
+      value: '',
+      inputMode: on ? 'text' : 'numeric',
+      maxLength: on ? 11 : 6,
+      autocomplete: on ? 'off' : 'one-time-code',
+    });
+    if (on) input.removeAttribute('pattern');
+    else input.setAttribute('pattern', '[0-9]{6}');
+    $('mfa-label').textContent = on ? 'One of your recovery codes (XXXXX-XXXXX)' : mfaLabel;
+    $('mfa-remember-field').hidden = on;
+    $('use-recovery').textContent = on ? 'Use the 6-digit code instead' : 'Use a recovery code instead';
+    input.focus();
+  }
+
+  $('use-recovery').addEventListener('click', () => useRecoveryCode(!recoveryMode));
+
   function showMfa(method, enrolling, result) {
     $('totp-setup').hidden = !(enrolling && method === 'totp');
     if (result?.otpauthUri) {
@@ -125,11 +151,13 @@
       if (enrolling && method === 'totp') void showQr(result.otpauthUri);
     }
     $('totp-secret').textContent = result?.secret ?? '';
-    $('mfa-label').textContent =
+    mfaLabel =
       method === 'totp'
         ? 'The 6-digit code from your authenticator app'
         : `The 6-digit code we sent by ${method === 'sms' ? 'SMS' : 'email'}`;
+    $('use-recovery').hidden = enrolling;
     show('mfa-step');
+    useRecoveryCode(false);
   }
 
   /** The answers of verifyDevice (after the email code, or after choosing a method to enroll). */
@@ -201,7 +229,7 @@
     const result = await client.verifyMfa({
       userid: email,
       otp: $('mfa-code').value.trim(),
-      remember_me: $('mfa-remember').checked,
+      remember_me: !recoveryMode && $('mfa-remember').checked,
       sessionId,
     });
     if (result.status !== 'SUCCESS') return say(result.message);
