@@ -3,7 +3,9 @@
  * (issue 14): the demo's SDK-free app (src/oidc-app.ts) runs `express-openid-connect`,
  * configured only with the service's issuer URL (its discovery document does the rest), a
  * confidential client, the authorization code flow. Chromium signs in on the hosted pages:
- * - the email code, then SSO after the app's own logout (idpLogout is off: no end_session_endpoint yet);
+ * - the email code, SSO once the app's own session is gone, and the app's /logout ending the
+ *   service session too (idpLogout: the end_session_endpoint, back to a registered post-logout
+ *   redirect URI), so the next sign-in asks for the address again;
  * - for an app that requires MFA: SMS enrollment (code from the outbox) and, on a fresh sign-in
  *   (prompt=login), SMS verification; TOTP enrollment with the QR code drawn on the page (the
  *   matrix checked against the encoder, the key also as text) and TOTP verification, the codes
@@ -19,7 +21,7 @@ import { after, before, describe, it } from 'node:test';
 import * as OTPAuth from 'otpauth';
 import type { BrowserContext, Page } from 'playwright-core';
 import { encode } from 'uqr';
-import { type RunningOidcApp, startOidcApp } from '../src/oidc-app.ts';
+import { postLogoutRedirectUri, type RunningOidcApp, startOidcApp } from '../src/oidc-app.ts';
 import { freePort, type Stack, screenshot, startStack } from './harness.ts';
 
 describe('an SDK-free app with express-openid-connect on the hosted pages, in a real browser', { timeout: 5 * 60_000 }, () => {
@@ -42,6 +44,8 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
       name,
       '--redirect-uri',
       `${origin}/callback`,
+      '--post-logout-redirect-uri',
+      postLogoutRedirectUri(origin),
     );
     if (mfaPolicy) await stack.cli('clients', 'update', keys.clientId, '--mfa-policy', mfaPolicy);
     return startOidcApp({
@@ -110,7 +114,7 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
 
   const claim = async (page: Page, name: string) => JSON.parse((await page.locator(`[data-claim="${name}"]`).textContent()) ?? 'null');
 
-  it('signs in through the hosted pages; after the app`s own logout, SSO signs in again with no typing', async () => {
+  it('signs in through the hosted pages, SSO signs in again with no typing, and the app`s /logout ends the service session too', async () => {
     const email = `wiki.${run}@example.com`;
     const page = await freshPage();
     await page.goto(wiki.url);
@@ -127,14 +131,33 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
     assert.deepEqual(await claim(page, 'amr'), ['otp']);
     await screenshot(page, 'oidc-express-profile');
 
-    // The middleware's /logout ends the app's session only (idpLogout: false).
-    await page.getByRole('link', { name: 'Sign out', exact: true }).click();
-    await page.getByRole('link', { name: 'Sign in', exact: true }).waitFor();
+    // The app's own session gone (its cookie expired, say): the service session answers (SSO).
+    await page.context().clearCookies({ name: 'appSession' });
+    await page.goto(wiki.url);
     const mails = (await stack.mails(email)).length;
     await page.getByRole('link', { name: 'Sign in', exact: true }).click();
     await page.waitForURL(`${wiki.url}/`);
     assert.equal(await page.locator('#who').textContent(), email, 'signed in again by the service session');
     assert.equal((await stack.mails(email)).length, mails, 'no email code');
+
+    // The middleware's /logout (idpLogout: true) ends the app's session, then sends the browser to
+    // the discovered end_session_endpoint with the ID token as hint: the service session ends and
+    // the browser comes back to the app's registered post-logout redirect URI.
+    const [ended] = await Promise.all([
+      page.waitForResponse((response) => response.url().startsWith(`${stack.serviceUrl}/logout?`)),
+      page.getByRole('link', { name: 'Sign out', exact: true }).click(),
+    ]);
+    assert.equal(ended.status(), 303);
+    assert.equal(ended.headers().location, postLogoutRedirectUri(wiki.url));
+    assert.ok(new URL(ended.url()).searchParams.get('id_token_hint'), 'the middleware sent the ID token as hint');
+    await page.waitForURL(`${wiki.url}/`);
+    await page.getByRole('link', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('heading', { name: 'Sign in to Acme Wiki' }).waitFor();
+    await page.getByLabel('Email address').waitFor();
+    assert.ok(
+      page.url().startsWith(`${stack.serviceUrl}/signin?request=`),
+      'no single sign-on after the logout: the hosted page asks again',
+    );
   });
 
   it('SMS: an app that requires MFA enrolls the user on the hosted pages, then a fresh sign-in asks for the SMS code', async () => {
