@@ -124,7 +124,8 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     /** Replaces the client's post-logout redirect URIs (an empty list: the end-session endpoint never redirects for it). */
     async setPostLogoutRedirectUris(clientId: string, uris: string[]): Promise<void> {
       const checked = checkPostLogoutRedirectUris(uris);
-      if (firstParty.has(clientId) || !(await changing(clientId, () => store.setPostLogoutRedirectUris(clientId, checked)))) throw new Error(`no client ${clientId}`);
+      if (firstParty.has(clientId) || !(await changing(clientId, () => store.setPostLogoutRedirectUris(clientId, checked))))
+        throw new Error(`no client ${clientId}`);
     },
 
     /** `optional` (default): users choose whether to enroll in MFA; `required`: no code without it. */
