@@ -4,8 +4,8 @@
  * - Acme Notes on http://localhost:3000: service-web in the page, service-oauth-client in the
  *   backend (keys in ./data/demo-client.json, delegation keys in ./data/demo-delegation.json);
  * - Acme Wiki on http://localhost:3001: no SDK, express-openid-connect sends the user to the
- *   hosted sign-in pages (a confidential client whose redirect URI is /callback; keys in
- *   ./data/demo-oidc-client.json).
+ *   hosted sign-in pages (a confidential client whose redirect URI is /callback and whose
+ *   post-logout redirect URI is its home page; keys in ./data/demo-oidc-client.json).
  * Key files are mode 0600. Ctrl-C stops all three. A second start reuses the data.
  *
  * Environment: SERVICE_IDP_PORT (8080), DEMO_PORT (3000), DEMO_OIDC_PORT (3001), DEMO_DATA (the
@@ -18,7 +18,7 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { type RunningOidcApp, startOidcApp } from './src/oidc-app.ts';
+import { postLogoutRedirectUri, type RunningOidcApp, startOidcApp } from './src/oidc-app.ts';
 import { type RunningDemo, startDemo } from './src/server.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -31,6 +31,7 @@ const SERVICE_URL = `http://127.0.0.1:${SERVICE_PORT}`;
 const DEMO_ORIGIN = `http://localhost:${DEMO_PORT}`;
 const OIDC_APP_ORIGIN = `http://localhost:${OIDC_APP_PORT}`;
 const OIDC_APP_REDIRECT_URI = `${OIDC_APP_ORIGIN}/callback`;
+const OIDC_APP_POST_LOGOUT_URI = postLogoutRedirectUri(OIDC_APP_ORIGIN);
 const OIDC_CLIENT_FILE = join(DATA, 'demo-oidc-client.json');
 const OIDC_CLIENT_NAME = 'Acme Wiki';
 const CLIENT_FILE = join(DATA, 'demo-client.json');
@@ -47,6 +48,7 @@ interface ClientInfo {
   name: string;
   origins: string[];
   redirectUris: string[];
+  postLogoutRedirectUris?: string[];
 }
 
 const run = promisify(execFile);
@@ -148,7 +150,11 @@ async function demoClient(): Promise<ClientKeys> {
   return created;
 }
 
-/** The second app's confidential client (redirect URI only): the one whose keys we kept, else a new one. */
+/**
+ * The second app's confidential client (its /callback, and its home page after logout): the one
+ * whose keys we kept, else a new one. A client registered before the app signed out at the
+ * service gets its post-logout redirect URI added.
+ */
 async function oidcAppClient(): Promise<ClientKeys> {
   const clients = await idp<ClientInfo[]>('clients', 'list');
   const kept = readJson<ClientKeys>(OIDC_CLIENT_FILE);
@@ -159,10 +165,26 @@ async function oidcAppClient(): Promise<ClientKeys> {
         `  ! The "${known.name}" client redirects to ${known.redirectUris.join(', ')}, not ${OIDC_APP_REDIRECT_URI}: delete ${shown(OIDC_CLIENT_FILE)} to register again.`,
       );
     }
+    const postLogout = known.postLogoutRedirectUris ?? [];
+    if (!postLogout.includes(OIDC_APP_POST_LOGOUT_URI)) {
+      // `clients update` replaces the list: keep what an operator added.
+      const uris = [...postLogout, OIDC_APP_POST_LOGOUT_URI].flatMap((uri) => ['--post-logout-redirect-uri', uri]);
+      await run(process.execPath, [CLI, 'clients', 'update', known.id, ...uris, '--data', DATA], { env: childEnv });
+      say(`  Added ${OIDC_APP_POST_LOGOUT_URI} to the "${known.name}" client's post-logout redirect URIs.`);
+    }
     say(`  Reusing the "${known.name}" client ${known.id} (keys in ${shown(OIDC_CLIENT_FILE)}).`);
     return kept;
   }
-  const created = await idp<ClientKeys>('clients', 'create', '--name', OIDC_CLIENT_NAME, '--redirect-uri', OIDC_APP_REDIRECT_URI);
+  const created = await idp<ClientKeys>(
+    'clients',
+    'create',
+    '--name',
+    OIDC_CLIENT_NAME,
+    '--redirect-uri',
+    OIDC_APP_REDIRECT_URI,
+    '--post-logout-redirect-uri',
+    OIDC_APP_POST_LOGOUT_URI,
+  );
   writeSecret(OIDC_CLIENT_FILE, created);
   say(
     `  Registered the "${OIDC_CLIENT_NAME}" client ${created.clientId} for ${OIDC_APP_REDIRECT_URI} (keys in ${shown(OIDC_CLIENT_FILE)}).`,

@@ -4,7 +4,8 @@
  * third-party relying-party middleware, configured only from the service's discovery document
  * (issuerBaseURL): the authorization code flow with a confidential client (client_secret_basic,
  * PKCE S256, state, nonce, iss), the ID token checked by the middleware. Sessions live in the
- * middleware's encrypted cookie.
+ * middleware's encrypted cookie; its /logout also ends the service's session (RP-initiated
+ * logout at the discovered end_session_endpoint).
  */
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -49,6 +50,13 @@ const page = (title: string, body: string) => `<!doctype html>
 <title>${escapeHtml(title)} · Acme Wiki</title><link rel="stylesheet" href="/style.css"></head>
 <body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>\n`;
 
+/**
+ * Where the service sends the browser after the app's /logout: the app's home page, exactly as
+ * the middleware builds it (`routes.postLogoutRedirect` joined to the base URL). The client must
+ * register it (`clients create|update --post-logout-redirect-uri`).
+ */
+export const postLogoutRedirectUri = (publicOrigin: string) => `${new URL(publicOrigin).origin}/`;
+
 /** Starts the app; resolves once it listens. */
 export async function startOidcApp(options: OidcAppOptions): Promise<RunningOidcApp> {
   const publicOrigin = new URL(options.publicOrigin).origin;
@@ -83,9 +91,11 @@ export async function startOidcApp(options: OidcAppOptions): Promise<RunningOidc
       secret: options.cookieSecret ?? randomBytes(32).toString('base64url'),
       authRequired: false,
       authorizationParams: { response_type: 'code', scope: 'openid email' },
-      // The service has no end_session_endpoint yet (RP-initiated logout is not built): /logout
-      // ends this app's session only; the service's own session lives on (docs/protocol.md).
-      idpLogout: false,
+      // /logout ends this app's session, then the service's: the middleware sends the browser to
+      // the discovered end_session_endpoint with the ID token as hint, and the service sends it
+      // back to the app's home page, a registered post-logout redirect URI (postLogoutRedirectUri).
+      idpLogout: true,
+      routes: { postLogoutRedirect: '/' },
       enableTelemetry: false,
     }),
   );

@@ -3,11 +3,14 @@
  * (issue 14): the demo's SDK-free app (src/oidc-app.ts) runs `express-openid-connect`,
  * configured only with the service's issuer URL (its discovery document does the rest), a
  * confidential client, the authorization code flow. Chromium signs in on the hosted pages:
- * - the email code, then SSO after the app's own logout (idpLogout is off: no end_session_endpoint yet);
+ * - the email code, SSO once the app's own session is gone, and the app's /logout ending the
+ *   service session too (idpLogout: the end_session_endpoint, back to a registered post-logout
+ *   redirect URI), so the next sign-in asks for the address again;
  * - for an app that requires MFA: SMS enrollment (code from the outbox) and, on a fresh sign-in
  *   (prompt=login), SMS verification; TOTP enrollment with the QR code drawn on the page (the
  *   matrix checked against the encoder, the key also as text) and TOTP verification, the codes
- *   from `otpauth`;
+ *   from `otpauth`; each enrollment shows its ten recovery codes before going back to the app
+ *   (by keyboard), and one of them later passes the MFA step;
  * - the hosted page refuses to be framed by another site (clickjacking), and a cross-site form
  *   posted to /signin/complete (login CSRF) is refused while the real sign-in still finishes;
  * - and not one Content Security Policy violation on the way.
@@ -18,7 +21,7 @@ import { after, before, describe, it } from 'node:test';
 import * as OTPAuth from 'otpauth';
 import type { BrowserContext, Page } from 'playwright-core';
 import { encode } from 'uqr';
-import { type RunningOidcApp, startOidcApp } from '../src/oidc-app.ts';
+import { postLogoutRedirectUri, type RunningOidcApp, startOidcApp } from '../src/oidc-app.ts';
 import { freePort, type Stack, screenshot, startStack } from './harness.ts';
 
 describe('an SDK-free app with express-openid-connect on the hosted pages, in a real browser', { timeout: 5 * 60_000 }, () => {
@@ -41,6 +44,8 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
       name,
       '--redirect-uri',
       `${origin}/callback`,
+      '--post-logout-redirect-uri',
+      postLogoutRedirectUri(origin),
     );
     if (mfaPolicy) await stack.cli('clients', 'update', keys.clientId, '--mfa-policy', mfaPolicy);
     return startOidcApp({
@@ -89,9 +94,27 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
     await otp.press('Enter');
   }
 
+  /**
+   * The step after an MFA enrollment: the ten recovery codes as a list, focus on the step's
+   * heading; by keyboard alone, Tab reaches "I have saved them" and Enter continues to the app.
+   */
+  async function savedRecoveryCodes(page: Page): Promise<string[]> {
+    await page.getByRole('heading', { name: 'Save your recovery codes' }).waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'codes-title', 'focus is on the step');
+    const codes = await page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem').allTextContents();
+    assert.equal(codes.length, 10);
+    for (const code of codes) assert.match(code, /^[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}$/);
+    assert.equal(new Set(codes).size, 10);
+    await screenshot(page, 'oidc-hosted-recovery-codes');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'I have saved them');
+    await page.keyboard.press('Enter');
+    return codes;
+  }
+
   const claim = async (page: Page, name: string) => JSON.parse((await page.locator(`[data-claim="${name}"]`).textContent()) ?? 'null');
 
-  it('signs in through the hosted pages; after the app`s own logout, SSO signs in again with no typing', async () => {
+  it('signs in through the hosted pages, SSO signs in again with no typing, and the app`s /logout ends the service session too', async () => {
     const email = `wiki.${run}@example.com`;
     const page = await freshPage();
     await page.goto(wiki.url);
@@ -108,14 +131,33 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
     assert.deepEqual(await claim(page, 'amr'), ['otp']);
     await screenshot(page, 'oidc-express-profile');
 
-    // The middleware's /logout ends the app's session only (idpLogout: false).
-    await page.getByRole('link', { name: 'Sign out', exact: true }).click();
-    await page.getByRole('link', { name: 'Sign in', exact: true }).waitFor();
+    // The app's own session gone (its cookie expired, say): the service session answers (SSO).
+    await page.context().clearCookies({ name: 'appSession' });
+    await page.goto(wiki.url);
     const mails = (await stack.mails(email)).length;
     await page.getByRole('link', { name: 'Sign in', exact: true }).click();
     await page.waitForURL(`${wiki.url}/`);
     assert.equal(await page.locator('#who').textContent(), email, 'signed in again by the service session');
     assert.equal((await stack.mails(email)).length, mails, 'no email code');
+
+    // The middleware's /logout (idpLogout: true) ends the app's session, then sends the browser to
+    // the discovered end_session_endpoint with the ID token as hint: the service session ends and
+    // the browser comes back to the app's registered post-logout redirect URI.
+    const [ended] = await Promise.all([
+      page.waitForResponse((response) => response.url().startsWith(`${stack.serviceUrl}/logout?`)),
+      page.getByRole('link', { name: 'Sign out', exact: true }).click(),
+    ]);
+    assert.equal(ended.status(), 303);
+    assert.equal(ended.headers().location, postLogoutRedirectUri(wiki.url));
+    assert.ok(new URL(ended.url()).searchParams.get('id_token_hint'), 'the middleware sent the ID token as hint');
+    await page.waitForURL(`${wiki.url}/`);
+    await page.getByRole('link', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('heading', { name: 'Sign in to Acme Wiki' }).waitFor();
+    await page.getByLabel('Email address').waitFor();
+    assert.ok(
+      page.url().startsWith(`${stack.serviceUrl}/signin?request=`),
+      'no single sign-on after the logout: the hosted page asks again',
+    );
   });
 
   it('SMS: an app that requires MFA enrolls the user on the hosted pages, then a fresh sign-in asks for the SMS code', async () => {
@@ -134,6 +176,7 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
     let code = page.getByLabel('The 6-digit code we sent by SMS');
     await code.fill(await stack.nextSmsOtp(phone, seen));
     await code.press('Enter');
+    await savedRecoveryCodes(page);
     await page.waitForURL(`${strict.url}/`);
     await page.goto(`${strict.url}/profile`);
     assert.deepEqual(await claim(page, 'amr'), ['otp', 'mfa', 'sms']);
@@ -182,6 +225,7 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
     const code = page.getByLabel('The 6-digit code from your authenticator app');
     await code.fill(totp.generate());
     await code.press('Enter');
+    const recoveryCodes = await savedRecoveryCodes(page);
     await page.waitForURL(`${strict.url}/`);
 
     await page.goto(`${strict.url}/login/fresh`);
@@ -191,6 +235,17 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
     await code.press('Enter');
     await page.waitForURL(`${strict.url}/profile`);
     assert.deepEqual(await claim(page, 'amr'), ['swk', 'mfa', 'totp']);
+
+    // The authenticator is lost: one of the codes shown at enrollment passes the MFA step once.
+    await page.goto(`${strict.url}/login/fresh`);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('button', { name: 'Use a recovery code instead' }).click();
+    const recovery = page.getByLabel(/One of your recovery codes/);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'mfa-code', 'focus is on the field');
+    await recovery.fill(recoveryCodes[3] ?? '');
+    await recovery.press('Enter');
+    await page.waitForURL(`${strict.url}/profile`);
+    assert.deepEqual(await claim(page, 'amr'), ['swk', 'mfa', 'recovery_code']);
   });
 
   it('is never framed by another site, and a cross-site form cannot finish a sign-in', async () => {

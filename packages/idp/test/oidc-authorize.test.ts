@@ -198,7 +198,7 @@ describe('authorization code flow through the hosted sign-in', () => {
     const metadata = await (await fetch(`${service.url}/.well-known/openid-configuration`)).json();
     assert.equal(metadata.authorization_endpoint, `${service.url}/authorize`);
     assert.deepEqual(metadata.code_challenge_methods_supported, ['S256']);
-    assert.deepEqual(metadata.prompt_values_supported, ['none', 'login']);
+    assert.deepEqual(metadata.prompt_values_supported, ['none', 'login', 'consent']);
     assert.deepEqual(metadata.response_types_supported, ['code']);
     assert.equal(metadata.authorization_response_iss_parameter_supported, true);
   });

@@ -6,10 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { createPkcePair } from 'service-web';
 import { REFRESH_TOKEN_ABSOLUTE_LIFETIME_SECONDS, REFRESH_TOKEN_IDLE_TTL_SECONDS } from '../src/defaults.js';
 import { ACR, ACR_VALUES, acrOf } from '../src/oidc/acr.js';
 import { sendClock, startTestService, type TestService, uniqueEmail } from './helpers.js';
-import { idTokenClaims } from './oidc-helpers.js';
+import { authorize, idTokenClaims, paramsOf } from './oidc-helpers.js';
 import { credentials, type RelyingParty, refresh, relyingParty, signIn, userinfoStatus } from './oidc-token-helpers.js';
 
 describe('refresh tokens', () => {
@@ -62,6 +63,46 @@ describe('refresh tokens', () => {
     assert.equal(acrOf(['otp', 'mfa', 'totp']), ACR.mfa);
     assert.equal(acrOf(['swk', 'mfa', 'sms']), ACR.mfa);
     assert.equal(acrOf(['hwk']), ACR.phishingResistant);
+  });
+
+  it('serves prompt=consent with offline_access: the operator`s registration stands for consent, no page, SSO still answers', async () => {
+    clock.tick();
+    const email = uniqueEmail('consent');
+    const { tokens, browser } = await signIn(service, rp, email, { extra: { prompt: 'consent' } });
+    assert.equal(tokens.scope, 'openid email offline_access');
+    assert.ok(tokens.refresh_token, 'a refresh token');
+    // With a live service session, prompt=consent asks nothing more: the code comes at once.
+    const pkce = await createPkcePair();
+    const again = await authorize(
+      service,
+      {
+        response_type: 'code',
+        client_id: rp.clientId,
+        redirect_uri: rp.redirectUri,
+        scope: 'openid email offline_access',
+        prompt: 'consent',
+        code_challenge: pkce.codeChallenge,
+        code_challenge_method: 'S256',
+      },
+      browser.jar,
+    );
+    assert.equal(again.status, 303);
+    assert.ok(paramsOf(again.location).code, `a code, no page: ${again.location}`);
+    // Combined with login, login still asks for a fresh sign-in.
+    const fresh = await authorize(
+      service,
+      {
+        response_type: 'code',
+        client_id: rp.clientId,
+        redirect_uri: rp.redirectUri,
+        scope: 'openid email offline_access',
+        prompt: 'login consent',
+        code_challenge: pkce.codeChallenge,
+        code_challenge_method: 'S256',
+      },
+      browser.jar,
+    );
+    assert.match(fresh.location ?? '', /^\/signin\?request=/);
   });
 
   it('grants none without offline_access, and says so in scope', async () => {

@@ -218,6 +218,43 @@ describe('users', () => {
           expires_at: Date.now() + 60_000,
         })
         .execute();
+      // The service session of a hosted sign-in, and a hosted sign-in held while its page shows recovery codes.
+      await db
+        .insertInto('sign_in_sessions')
+        .values({
+          id: 'sis_x',
+          user_id: userId,
+          device_id: device.deviceId,
+          amr: '["swk"]',
+          auth_time: 1,
+          last_used_at: 1,
+          expires_at: Date.now() + 60_000,
+          ended_at: null,
+        })
+        .execute();
+      await db
+        .insertInto('authorization_requests')
+        .values({
+          id: 'req_x',
+          browser_binding_hash: 'b',
+          client_id: service.clientId,
+          redirect_uri: 'https://rp.example/callback',
+          state: null,
+          nonce: null,
+          code_challenge: null,
+          prompt: null,
+          max_age_seconds: null,
+          login_hint: null,
+          scope: 'openid email',
+          created_at: 1,
+          expires_at: Date.now() + 60_000,
+          consumed_at: null,
+          held_user_id: userId,
+          held_device_id: device.deviceId,
+          held_amr: '["otp"]',
+          held_auth_time: 1,
+        })
+        .execute();
       const held = await everything();
       assert.ok(held.includes(email) && held.includes(userId) && held.includes(device.deviceId), 'the test seeded rows about the user');
 

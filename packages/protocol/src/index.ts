@@ -72,6 +72,8 @@ export const Paths = {
   authorize: '/authorize',
   signIn: '/signin',
   signInComplete: '/signin/complete',
+  /** Finishes a sign-in held by /signin/complete while the page showed its recovery codes. */
+  signInContinue: '/signin/continue',
   token: '/oauth/token',
   /** RFC 7009 token revocation (refresh and access tokens). */
   revocation: '/oauth/revoke',

@@ -22,7 +22,13 @@ export type CheckedRequest =
   | { kind: 'redirect-error'; redirectUri: string; state: string | null; error: AuthorizeErrorCode; description: string }
   | { kind: 'valid'; client: ClientRecord; request: AuthorizationRequest };
 
-export const PROMPT_VALUES = ['none', 'login'] as const;
+/**
+ * OIDC Core 3.1.2.1 prompt values we accept. `consent` is always satisfied and shows no page:
+ * every client is registered by an operator, which stands for the user's consent (OIDC Core 11
+ * asks for it before offline_access), so an app that sends it with offline_access is served.
+ * `select_account` is refused (one account per browser session).
+ */
+export const PROMPT_VALUES = ['none', 'login', 'consent'] as const;
 
 type Params = Record<string, unknown>;
 
@@ -98,7 +104,7 @@ export async function checkAuthorizeRequest(
   if (prompt !== undefined) {
     const values = prompt.split(' ');
     if (!values.every((v) => (PROMPT_VALUES as readonly string[]).includes(v))) {
-      return fail('invalid_request', `prompt may be ${PROMPT_VALUES.join(' or ')}.`);
+      return fail('invalid_request', `prompt may be ${PROMPT_VALUES.join(', ')}.`);
     }
     // OIDC Core 3.1.2.1: none with any other value is an error.
     if (values.includes('none') && values.length > 1) return fail('invalid_request', 'prompt=none cannot be combined.');

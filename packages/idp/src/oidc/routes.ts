@@ -30,9 +30,16 @@ const CompleteBody = Type.Object(
     request: Type.String({ maxLength: 100 }),
     code: Type.String({ maxLength: 200 }),
     codeVerifier: Type.String({ maxLength: 200 }),
+    hold: Type.Optional(
+      Type.Boolean({
+        description: 'true: redeem the hosted code and hold the sign-in (the page shows recovery codes); /signin/continue finishes it',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
+const ContinueBody = Type.Object({ request: Type.String({ maxLength: 100 }) }, { additionalProperties: false });
+const Redirect = Type.Object({ location: Type.String({ description: "the app's redirect_uri with its code, state and iss" }) });
 
 const HTML = 'text/html';
 const refusedPage = rawResponse(HTML, 'an error page: the client or redirect_uri is unknown (never a redirect), or the sign-in expired');
@@ -51,10 +58,11 @@ const assetSchema = (mediaType: string, description: string) => ({ response: { 2
 const CompleteSchema = {
   body: CompleteBody,
   response: {
-    200: Type.Object({ location: Type.String({ description: "the app's redirect_uri with its code, state and iss" }) }),
+    200: Type.Union([Redirect, Type.Object({ held: Type.Literal(true, { description: 'the sign-in is held: POST /signin/continue' }) })]),
     ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS),
   },
 };
+const ContinueSchema = { body: ContinueBody, response: { 200: Redirect, ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS) } };
 
 /**
  * The authorization endpoint (GET and POST, OIDC Core 3.1.2.1) and the hosted sign-in pages
@@ -134,20 +142,40 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; issuer: 
     reply.header('cache-control', 'public, max-age=300').type('text/css; charset=utf-8').send(style),
   );
 
-  app.post(Paths.signInComplete, { schema: CompleteSchema }, async (request, reply) => {
-    // CSRF: only our own page may finish a sign-in (browsers send Origin on every POST), and
-    // only in the browser that made the request (the binding cookie).
+  // CSRF: only our own page may finish a sign-in (browsers send Origin on every POST), and
+  // only in the browser that made the request (the binding cookie).
+  const sameOrigin = (request: FastifyRequest) => {
     if (request.headers.origin !== origin) throw new ServiceError('ERR_REQUEST_INVALID', 'Cross-origin requests are refused.');
-    const cookies = parseCookies(request.headers.cookie);
-    const done = await oidc.completeSignIn({
+    return parseCookies(request.headers.cookie);
+  };
+  const finished = (reply: FastifyReply, done: { location: string; session?: string }) => {
+    if (done.session) reply.header('set-cookie', cookie(sessionCookie, done.session, SESSION_ABSOLUTE_LIFETIME_SECONDS));
+    return { location: done.location };
+  };
+
+  app.post(Paths.signInComplete, { schema: CompleteSchema }, async (request, reply) => {
+    const cookies = sameOrigin(request);
+    const completion = {
       requestId: request.body.request,
       binding: cookies.get(bindingCookie),
       code: request.body.code,
       codeVerifier: request.body.codeVerifier,
+    };
+    if (request.body.hold) {
+      await oidc.holdSignIn(completion);
+      return { held: true as const };
+    }
+    return finished(reply, await oidc.completeSignIn({ ...completion, previousSession: cookies.get(sessionCookie) }));
+  });
+
+  app.post(Paths.signInContinue, { schema: ContinueSchema }, async (request, reply) => {
+    const cookies = sameOrigin(request);
+    const done = await oidc.continueSignIn({
+      requestId: request.body.request,
+      binding: cookies.get(bindingCookie),
       previousSession: cookies.get(sessionCookie),
     });
-    if (done.session) reply.header('set-cookie', cookie(sessionCookie, done.session, SESSION_ABSOLUTE_LIFETIME_SECONDS));
-    return { location: done.location };
+    return finished(reply, done);
   });
 };
 

@@ -9,7 +9,7 @@ import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import { type CheckedRequest, checkAuthorizeRequest, redirectTo } from './authorize-request.js';
-import type { AuthorizationRequest, OidcStore, SignInSession } from './store.js';
+import type { AuthorizationRequest, HeldSignIn, OidcStore, SignInSession } from './store.js';
 
 export interface OidcDeps {
   issuer: string;
@@ -24,6 +24,17 @@ export interface OidcDeps {
   /** A device unused for this long is no longer trusted (its session ends with it). */
   deviceIdleMs: number;
 }
+
+/** What the hosted page sends to finish: its pending request, the browser's binding cookie, the hosted code and its PKCE verifier. */
+export interface HostedCompletion {
+  requestId: string;
+  binding: string | undefined;
+  code: string;
+  codeVerifier: string;
+}
+
+/** A finished hosted sign-in: the app's redirect (with its code), and the new session cookie value if any. */
+export type SignInFinished = { location: string; session?: string };
 
 /** What /authorize answers: our error page, or a redirect (to the client, or to the hosted sign-in). */
 export type AuthorizeOutcome =
@@ -74,10 +85,7 @@ export function createOidcService(deps: OidcDeps) {
     return undefined;
   }
 
-  async function issueFor(
-    request: AuthorizationRequest,
-    signedIn: Omit<SignInSession, 'deviceId'> & { deviceId: string | null },
-  ): Promise<string> {
+  async function issueFor(request: AuthorizationRequest, signedIn: HeldSignIn): Promise<string> {
     const code = await codes.issue({
       clientId: request.clientId,
       userId: signedIn.userId,
@@ -90,6 +98,47 @@ export function createOidcService(deps: OidcDeps) {
       scope: request.scope,
     });
     return redirectTo(request.redirectUri, { code, state: request.state, iss: issuer });
+  }
+
+  const expired = () => new ServiceError('ERR_SESSION_INVALID', 'This sign-in has expired. Go back to the app and start again.');
+
+  /** The hosted page's code (the hosted client is public: PKCE binds it; its user still enabled) → who signed in, how. */
+  async function redeemHosted(input: HostedCompletion): Promise<HeldSignIn> {
+    if (!input.binding) throw expired();
+    const redeemed = await codes.redeem(input.code, randomToken('', 16), {
+      id: HOSTED_CLIENT_ID,
+      secretKeyHash: null,
+      pkceChallenge: pkceChallengeOf(input.codeVerifier) ?? null,
+      redirectUri: null,
+    });
+    const hostedCode = redeemed?.user && redeemed.code;
+    if (!hostedCode || hostedCode.clientId !== HOSTED_CLIENT_ID || !hostedCode.codeChallenge) throw expired();
+    if (!pkceVerifies(input.codeVerifier, hostedCode.codeChallenge)) throw expired();
+    return { userId: hostedCode.userId, deviceId: hostedCode.deviceId, amr: hostedCode.amr, authTime: hostedCode.authTime };
+  }
+
+  /** A consumed request and its sign-in → a new session (remembered device only) and the app's code. */
+  async function finish(request: AuthorizationRequest, signedIn: HeldSignIn, previousSession: string | undefined): Promise<SignInFinished> {
+    const client = await clients.findById(request.clientId);
+    if (!client) throw expired();
+    // The sign-in ran under this app's policy (hostedClientFor); checked again where it counts.
+    if (client.mfaPolicy === 'required' && !signedIn.amr.includes('mfa')) throw expired();
+    const at = now();
+    // A new session value at every sign-in (no session fixation); the old one ends.
+    if (previousSession) await store.endSession(hash('sign-in-session', previousSession), at);
+    let session: string | undefined;
+    // Only a remembered device gets a session: it is what the session is bound to.
+    if (signedIn.deviceId) {
+      session = randomToken('');
+      await store.insertSession(
+        hash('sign-in-session', session),
+        { ...signedIn, deviceId: signedIn.deviceId },
+        at,
+        at + SESSION_ABSOLUTE_LIFETIME_SECONDS * 1000,
+      );
+    }
+    const location = await issueFor(request, signedIn);
+    return session ? { location, session } : { location };
   }
 
   return {
@@ -167,56 +216,49 @@ export function createOidcService(deps: OidcDeps) {
      * here, PKCE-checked) becomes a sign-in session bound to the device, and the pending
      * request (consumed, and only from the browser that made it) gets its own code.
      */
-    async completeSignIn(input: {
-      requestId: string;
-      binding: string | undefined;
-      code: string;
-      codeVerifier: string;
-      previousSession: string | undefined;
-    }): Promise<{ location: string; session?: string }> {
-      const invalid = () => new ServiceError('ERR_SESSION_INVALID', 'This sign-in has expired. Go back to the app and start again.');
-      if (!input.binding) throw invalid();
-      // The hosted client is public: no secret, the code bound by PKCE (and its user still enabled).
-      const redeemed = await codes.redeem(input.code, randomToken('', 16), {
-        id: HOSTED_CLIENT_ID,
-        secretKeyHash: null,
-        pkceChallenge: pkceChallengeOf(input.codeVerifier) ?? null,
-        redirectUri: null,
-      });
-      const hostedCode = redeemed?.user && redeemed.code;
-      if (!hostedCode || hostedCode.clientId !== HOSTED_CLIENT_ID || !hostedCode.codeChallenge) throw invalid();
-      if (!pkceVerifies(input.codeVerifier, hostedCode.codeChallenge)) throw invalid();
-      const at = now();
+    async completeSignIn(input: HostedCompletion & { previousSession: string | undefined }): Promise<SignInFinished> {
+      const signedIn = await redeemHosted(input);
       const request = await store.consumeRequest(
         hash('authorization-request', input.requestId),
-        hash('authorization-binding', input.binding),
-        at,
+        hash('authorization-binding', input.binding ?? ''),
+        now(),
       );
-      const client = request && (await clients.findById(request.clientId));
-      if (!request || !client) throw invalid();
-      // The sign-in ran under this app's policy (hostedClientFor); checked again where it counts.
-      if (client.mfaPolicy === 'required' && !hostedCode.amr.includes('mfa')) throw invalid();
-      const signedIn = {
-        userId: hostedCode.userId,
-        deviceId: hostedCode.deviceId,
-        amr: hostedCode.amr,
-        authTime: hostedCode.authTime,
-      };
-      // A new session value at every sign-in (no session fixation); the old one ends.
-      if (input.previousSession) await store.endSession(hash('sign-in-session', input.previousSession), at);
-      let session: string | undefined;
-      // Only a remembered device gets a session: it is what the session is bound to.
-      if (signedIn.deviceId) {
-        session = randomToken('');
-        await store.insertSession(
-          hash('sign-in-session', session),
-          { ...signedIn, deviceId: signedIn.deviceId },
-          at,
-          at + SESSION_ABSOLUTE_LIFETIME_SECONDS * 1000,
-        );
-      }
-      const location = await issueFor(request, signedIn);
-      return session ? { location, session } : { location };
+      if (!request) throw expired();
+      return finish(request, signedIn, input.previousSession);
+    },
+
+    /**
+     * The same last step for a sign-in that issued recovery codes: the hosted code (60 s) is
+     * redeemed now and the sign-in is held on the pending request, so nothing short-lived waits
+     * while the user copies the codes; `continueSignIn` then finishes it within the request's
+     * lifetime.
+     */
+    async holdSignIn(input: HostedCompletion): Promise<void> {
+      const signedIn = await redeemHosted(input);
+      const held = await store.holdSignIn(
+        hash('authorization-request', input.requestId),
+        hash('authorization-binding', input.binding ?? ''),
+        signedIn,
+        now(),
+      );
+      if (!held) throw expired();
+    },
+
+    /** Finishes a held sign-in (the user saved the codes): the request is consumed and the app gets its code. */
+    async continueSignIn(input: {
+      requestId: string;
+      binding: string | undefined;
+      previousSession: string | undefined;
+    }): Promise<SignInFinished> {
+      if (!input.binding) throw expired();
+      const held = await store.consumeHeldRequest(
+        hash('authorization-request', input.requestId),
+        hash('authorization-binding', input.binding),
+        now(),
+      );
+      // The user may have been disabled or deleted while reading.
+      if (!held || !(await accounts.findById(held.signedIn.userId))) throw expired();
+      return finish(held.request, held.signedIn, input.previousSession);
     },
 
     /** The live session behind a cookie (its user and device), if any. */

@@ -21,6 +21,9 @@ export interface SignInSession {
   authTime: number;
 }
 
+/** A finished hosted sign-in: a session's facts, the device null when it was not remembered. */
+export type HeldSignIn = Omit<SignInSession, 'deviceId'> & { deviceId: string | null };
+
 const REQUEST_COLUMNS = [
   'client_id',
   'redirect_uri',
@@ -101,6 +104,56 @@ export function createOidcStore(db: Db) {
         .returning([...REQUEST_COLUMNS])
         .executeTakeFirst();
       return row && requestOf(row);
+    },
+
+    /**
+     * Holds a finished sign-in on a live request bound to this browser, while the hosted page
+     * shows the recovery codes it issued; the request stays pending until `consumeHeldRequest`.
+     */
+    async holdSignIn(idHash: string, bindingHash: string, signedIn: HeldSignIn, now: number): Promise<boolean> {
+      const row = await db
+        .updateTable('authorization_requests')
+        .set({
+          held_user_id: signedIn.userId,
+          held_device_id: signedIn.deviceId,
+          held_amr: JSON.stringify(signedIn.amr),
+          held_auth_time: signedIn.authTime,
+        })
+        .where('id', '=', idHash)
+        .where('browser_binding_hash', '=', bindingHash)
+        .where('consumed_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    /** Consumes a live request bound to this browser that holds a sign-in: of concurrent callers exactly one gets it. */
+    async consumeHeldRequest(
+      idHash: string,
+      bindingHash: string,
+      now: number,
+    ): Promise<{ request: AuthorizationRequest; signedIn: HeldSignIn } | undefined> {
+      const row = await db
+        .updateTable('authorization_requests')
+        .set({ consumed_at: now })
+        .where('id', '=', idHash)
+        .where('browser_binding_hash', '=', bindingHash)
+        .where('consumed_at', 'is', null)
+        .where('expires_at', '>', now)
+        .where('held_user_id', 'is not', null)
+        .returning([...REQUEST_COLUMNS, 'held_user_id', 'held_device_id', 'held_amr', 'held_auth_time'])
+        .executeTakeFirst();
+      if (!row?.held_user_id || row.held_amr === null || row.held_auth_time === null) return undefined;
+      return {
+        request: requestOf(row),
+        signedIn: {
+          userId: row.held_user_id,
+          deviceId: row.held_device_id,
+          amr: JSON.parse(row.held_amr) as string[],
+          authTime: Number(row.held_auth_time),
+        },
+      };
     },
 
     async insertSession(idHash: string, session: SignInSession, now: number, expiresAt: number): Promise<void> {

@@ -126,6 +126,11 @@ export interface Database {
     created_at: number;
     expires_at: number;
     consumed_at: number | null;
+    /** A finished sign-in held while the hosted page shows its recovery codes (all null otherwise). */
+    held_user_id: string | null;
+    held_device_id: string | null;
+    held_amr: string | null; // JSON array
+    held_auth_time: number | null;
   };
   /** oidc/: the service's own sign-in session (the SSO cookie), bound to a remembered device */
   sign_in_sessions: {

@@ -6,6 +6,7 @@ import { OAuthError } from '../errors.js';
 import { errorResponses, OAuthErrorBodySchema, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { type Keyring, SIGNING_ALGS } from '../keys/keyring.js';
 import { ACR_VALUES } from '../oidc/acr.js';
+import { PROMPT_VALUES } from '../oidc/authorize-request.js';
 import { SCOPES_SUPPORTED, type TokenService } from './service.js';
 
 /** RFC 6749 4.1.3 and 6; extra parameters are ignored as 3.2 requires, but each known one must be a single string. */
@@ -184,7 +185,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
       end_session_endpoint: issuer + Paths.endSession,
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
-      prompt_values_supported: ['none', 'login'],
+      prompt_values_supported: [...PROMPT_VALUES],
       // RFC 9207: every authorization response carries iss.
       authorization_response_iss_parameter_supported: true,
       request_parameter_supported: false,

@@ -129,7 +129,8 @@ export function createUserStore(db: Db, events: EventStore) {
 
     /**
      * Deletes every row kept about the user, in one transaction: devices and what hangs on them,
-     * the MFA method, steps and recovery codes, pending registrations, unspent codes, client sign-ins, the failure
+     * the MFA method, steps and recovery codes, pending registrations, unspent codes, client sign-ins,
+     * service sessions and hosted sign-ins held for their recovery codes, the failure
      * counter (keyed by `accountKey`, the keyed hash of the address), mail and SMS in the
      * development outboxes, and the user's events. Only `event` (which must name no one)
      * remains. The send throttles stay: keyed hashes that expire within the hour, and deleting
@@ -150,6 +151,8 @@ export function createUserStore(db: Db, events: EventStore) {
         await tx.deleteFrom('refresh_tokens').where('family_id', 'in', families).execute();
         await tx.deleteFrom('refresh_token_families').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('client_users').where('user_id', '=', user.id).execute();
+        await tx.deleteFrom('sign_in_sessions').where('user_id', '=', user.id).execute();
+        await tx.deleteFrom('authorization_requests').where('held_user_id', '=', user.id).execute();
         await tx.deleteFrom('account_failures').where('user_key', '=', accountKey).execute();
         await tx.deleteFrom('mailbox').where('recipient', '=', user.email).execute();
         if (phone?.phone) await tx.deleteFrom('sms_outbox').where('recipient', '=', phone.phone).execute();

@@ -6,7 +6,7 @@
   const config = document.querySelector('meta[name="service-sign-in"]').dataset;
   const $ = (id) => document.getElementById(id);
   const status = $('status');
-  const steps = ['email-step', 'otp-step', 'enroll-step', 'mfa-step'];
+  const steps = ['email-step', 'otp-step', 'enroll-step', 'mfa-step', 'codes-step'];
   const client = new ServiceWeb.ServiceClient({
     fetch: (url, init) => {
       const headers = new Headers(init?.headers);
@@ -18,10 +18,10 @@
   let pkce;
   let sessionId;
 
-  /** Shows one step and moves keyboard focus to its first field. */
+  /** Shows one step and moves keyboard focus to its first field (or its heading, when it has none). */
   function show(step) {
     for (const id of steps) $(id).hidden = id !== step;
-    $(step).querySelector('input:not([type="checkbox"])')?.focus();
+    ($(step).querySelector('input:not([type="checkbox"])') ?? $(step).querySelector('[tabindex="-1"]'))?.focus();
   }
 
   function say(message) {
@@ -45,16 +45,30 @@
     });
   }
 
-  async function complete(code) {
+  async function post(path, body) {
+    const response = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const answer = await response.json();
+    if (!response.ok) say(answer.message ?? 'This sign-in has expired. Go back to the app and start again.');
+    return response.ok ? answer : undefined;
+  }
+
+  /**
+   * The end of a successful step. With recovery codes (an MFA enrollment) the hosted code is
+   * redeemed at once and the sign-in held by the service, so nothing expires while the user
+   * copies the codes; "I have saved them" then continues it.
+   */
+  async function complete(result) {
+    const body = { request: config.request, code: result.code, codeVerifier: pkce.codeVerifier };
+    if (result.recoveryCodes?.length) {
+      if (!(await post('/signin/complete', { ...body, hold: true }))) return;
+      $('recovery-codes').replaceChildren(
+        ...result.recoveryCodes.map((code) => Object.assign(document.createElement('li'), { textContent: code })),
+      );
+      return show('codes-step');
+    }
     say('Signing you in…');
-    const response = await fetch('/signin/complete', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ request: config.request, code, codeVerifier: pkce.codeVerifier }),
-    });
-    const body = await response.json();
-    if (!response.ok) return say(body.message ?? 'This sign-in has expired. Go back to the app and start again.');
-    location.assign(body.location);
+    const done = await post('/signin/complete', body);
+    if (done) location.assign(done.location);
   }
 
   async function startMfa(id, method) {
@@ -104,6 +118,32 @@
     }
   }
 
+  let mfaLabel = '';
+  let recoveryMode = false;
+
+  /**
+   * Switches the MFA field between the method's 6-digit code and a recovery code (login only:
+   * a new method is never confirmed by one). A recovery code never remembers the device.
+   */
+  function useRecoveryCode(on) {
+    recoveryMode = on;
+    const input = $('mfa-code');
+    Object.assign(input, {
+      value: '',
+      inputMode: on ? 'text' : 'numeric',
+      maxLength: on ? 11 : 6,
+      autocomplete: on ? 'off' : 'one-time-code',
+    });
+    if (on) input.removeAttribute('pattern');
+    else input.setAttribute('pattern', '[0-9]{6}');
+    $('mfa-label').textContent = on ? 'One of your recovery codes (XXXXX-XXXXX)' : mfaLabel;
+    $('mfa-remember-field').hidden = on;
+    $('use-recovery').textContent = on ? 'Use the 6-digit code instead' : 'Use a recovery code instead';
+    input.focus();
+  }
+
+  $('use-recovery').addEventListener('click', () => useRecoveryCode(!recoveryMode));
+
   function showMfa(method, enrolling, result) {
     $('totp-setup').hidden = !(enrolling && method === 'totp');
     if (result?.otpauthUri) {
@@ -111,11 +151,13 @@
       if (enrolling && method === 'totp') void showQr(result.otpauthUri);
     }
     $('totp-secret').textContent = result?.secret ?? '';
-    $('mfa-label').textContent =
+    mfaLabel =
       method === 'totp'
         ? 'The 6-digit code from your authenticator app'
         : `The 6-digit code we sent by ${method === 'sms' ? 'SMS' : 'email'}`;
+    $('use-recovery').hidden = enrolling;
     show('mfa-step');
+    useRecoveryCode(false);
   }
 
   /** The answers of verifyDevice (after the email code, or after choosing a method to enroll). */
@@ -123,7 +165,7 @@
     switch (result.status) {
       case 'SUCCESS':
       case 'DEVICE_REGISTERED':
-        return complete(result.code);
+        return complete(result);
       case 'MFA_REQUIRED':
         return startMfa(result.sessionId, result.method);
       case 'MFA_ENROLLMENT_NEEDED': {
@@ -163,7 +205,7 @@
       code_challenge: pkce.codeChallenge,
       code_challenge_method: 'S256',
     });
-    if (result.status === 'SUCCESS') return complete(result.code);
+    if (result.status === 'SUCCESS') return complete(result);
     if (result.status === 'MFA_REQUIRED') return startMfa(result.sessionId, result.method);
     if (result.status !== 'OTP_NEEDED') return say(result.message);
     $('otp-email').textContent = email;
@@ -187,11 +229,17 @@
     const result = await client.verifyMfa({
       userid: email,
       otp: $('mfa-code').value.trim(),
-      remember_me: $('mfa-remember').checked,
+      remember_me: !recoveryMode && $('mfa-remember').checked,
       sessionId,
     });
     if (result.status !== 'SUCCESS') return say(result.message);
-    await complete(result.code);
+    await complete(result);
+  });
+
+  onSubmit('codes-step', async () => {
+    say('Signing you in…');
+    const done = await post('/signin/continue', { request: config.request });
+    if (done) location.assign(done.location);
   });
 
   client.init(config.publishableKey, config.issuer).then((result) => {
