@@ -76,6 +76,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
           redirectUris,
           type,
           postLogoutRedirectUris,
+          passkeySatisfiesMfa: true,
         },
         hash('publishable-key', publishableKey),
         // The column predates public clients and is NOT NULL: a public client's is the hash of a
@@ -105,6 +106,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
             redirectUris: [],
             type: 'public',
             postLogoutRedirectUris: [],
+            passkeySatisfiesMfa: true,
           },
           hash('publishable-key', input.publishableKey),
           hash('secret-key', randomToken('sk_')),

@@ -17,7 +17,7 @@ export interface ClientRecord {
   /** Where the end-session endpoint may return (OIDC RP-Initiated Logout 1.0 3.1): exact string match. */
   postLogoutRedirectUris: string[];
   /** A passkey sign-in (user verification required) also passes this app's MFA; false: the user's MFA step follows it. Default true. */
-  passkeySatisfiesMfa?: boolean;
+  passkeySatisfiesMfa: boolean;
 }
 
 type Row = Database['clients'];
@@ -51,7 +51,7 @@ function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: 
     redirect_uris: JSON.stringify(client.redirectUris),
     client_type: client.type,
     post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
-    passkey_satisfies_mfa: client.passkeySatisfiesMfa === false ? 0 : 1,
+    passkey_satisfies_mfa: client.passkeySatisfiesMfa ? 1 : 0,
   };
 }
 
