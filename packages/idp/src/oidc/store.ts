@@ -1,3 +1,4 @@
+import type { ExpressionBuilder } from 'kysely';
 import type { Database, Db } from '../storage/database.js';
 
 /** A validated authorization request waiting for the hosted sign-in. */
@@ -97,10 +98,7 @@ export function createOidcStore(db: Db) {
       const row = await db
         .updateTable('authorization_requests')
         .set({ consumed_at: now })
-        .where('id', '=', idHash)
-        .where('browser_binding_hash', '=', bindingHash)
-        .where('consumed_at', 'is', null)
-        .where('expires_at', '>', now)
+        .where(liveAndBound(idHash, bindingHash, now))
         .returning([...REQUEST_COLUMNS])
         .executeTakeFirst();
       return row && requestOf(row);
@@ -119,10 +117,7 @@ export function createOidcStore(db: Db) {
           held_amr: JSON.stringify(signedIn.amr),
           held_auth_time: signedIn.authTime,
         })
-        .where('id', '=', idHash)
-        .where('browser_binding_hash', '=', bindingHash)
-        .where('consumed_at', 'is', null)
-        .where('expires_at', '>', now)
+        .where(liveAndBound(idHash, bindingHash, now))
         .returning('id')
         .executeTakeFirst();
       return row !== undefined;
@@ -137,10 +132,7 @@ export function createOidcStore(db: Db) {
       const row = await db
         .updateTable('authorization_requests')
         .set({ consumed_at: now })
-        .where('id', '=', idHash)
-        .where('browser_binding_hash', '=', bindingHash)
-        .where('consumed_at', 'is', null)
-        .where('expires_at', '>', now)
+        .where(liveAndBound(idHash, bindingHash, now))
         .where('held_user_id', 'is not', null)
         .returning([...REQUEST_COLUMNS, 'held_user_id', 'held_device_id', 'held_amr', 'held_auth_time'])
         .executeTakeFirst();
@@ -201,3 +193,14 @@ export function createOidcStore(db: Db) {
 }
 
 export type OidcStore = ReturnType<typeof createOidcStore>;
+
+/** A pending request that is live (not consumed, not expired) and bound to the browser presenting it. */
+function liveAndBound(idHash: string, bindingHash: string, now: number) {
+  return (eb: ExpressionBuilder<Database, 'authorization_requests'>) =>
+    eb.and([
+      eb('id', '=', idHash),
+      eb('browser_binding_hash', '=', bindingHash),
+      eb('consumed_at', 'is', null),
+      eb('expires_at', '>', now),
+    ]);
+}
