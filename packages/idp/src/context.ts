@@ -225,6 +225,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const users = createUserService({
     store: createUserStore(db, eventStore),
     devices,
+    passkeys: passkeyStore,
     events,
     hash,
     now,
