@@ -178,6 +178,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     finish,
     events,
     hash,
+    throttle,
     now,
     rpId: config.passkeyRpId,
   });

@@ -102,6 +102,24 @@ export const PASSKEY_ALGORITHMS = [-7, -8, -257] as const;
 export const PASSKEYS_PER_USER_MAX = 20;
 /** A passkey's name when the page gives none (the user can rename it like any device). */
 export const PASSKEY_DEFAULT_NAME = 'Passkey';
+/**
+ * Passkey sign-in options (`/v1/passkeys/authentication/options`) per client IP address. The
+ * route is unauthenticated and each page load with passkey autofill asks once: a minute's
+ * budget covers a busy NAT's users; the hour's bounds a flood of challenges to verify.
+ */
+export const PASSKEY_OPTIONS_PER_IP = [
+  { max: 60, windowSeconds: 60 },
+  { max: 600, windowSeconds: 60 * 60 },
+] as const;
+/**
+ * Passkey sign-in attempts (`/v1/passkeys/authentication`) per client IP address, success or
+ * not. Each verifies a signature and may write a spent challenge; half the options budget,
+ * since a person needs one attempt per options request at most.
+ */
+export const PASSKEY_SIGN_IN_PER_IP = [
+  { max: 30, windowSeconds: 60 },
+  { max: 300, windowSeconds: 60 * 60 },
+] as const;
 
 /** Authorization code: RFC 9700 and oidc-provider use 60 s at most. */
 export const AUTH_CODE_TTL_SECONDS = 60;
