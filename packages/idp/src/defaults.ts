@@ -36,6 +36,8 @@ export const DEVICE_LAST_USED_RESOLUTION_SECONDS = 60;
  * A device unused for this long stops being trusted (its next login falls back to the email
  * OTP). 180 days: about the longest a lost or sold laptop should keep a way in, yet long
  * enough that a device used twice a year stays remembered. SERVICE_IDP_DEVICE_IDLE_DAYS overrides.
+ * Remembered browsers only: a passkey needs user verification at every use and does not expire
+ * when idle (docs/security.md, "Why passkeys do not expire when idle").
  */
 export const DEVICE_IDLE_EXPIRY_DAYS = 180;
 /** Lifetime of the "this wasn't me" link in a new-device mail: a week covers a holiday without mail. */
