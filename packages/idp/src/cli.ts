@@ -77,9 +77,10 @@ Usage:
       Everything held about the user, as JSON: account, devices, MFA method without secrets,
       client sign-ins, events.
   service-idp devices list --user ID|EMAIL [--json]
-      The user's devices for every client, revoked and expired ones included.
+      The user's devices for every client (remembered browsers and passkeys, with their
+      kind; a synced passkey is marked), revoked and expired ones included.
   service-idp devices revoke DEVICE_ID
-      The device's key stops working on every node at once.
+      The device's key (or the passkey) stops working on every node at once.
   service-idp events [--user ID|EMAIL] [--type TYPE] [--since 2026-01-31|24h|7d] [--limit 50] [--cursor CURSOR] [--json]
       The audit trail, newest first.
   service-idp admin-keys create --name NAME [--json]
@@ -580,7 +581,7 @@ async function main(argv: string[]): Promise<number> {
           `  status:   ${shown.disabledAt === null ? 'active' : `disabled since ${time(shown.disabledAt)}`}`,
           `  MFA:      ${shown.mfa ? `${shown.mfa.method}${shown.mfa.phone ? ` ${shown.mfa.phone}` : ''} since ${time(shown.mfa.confirmedAt)}` : 'none'}`,
           `  recovery: ${shown.recoveryCodes ? `${shown.recoveryCodes.remaining} of ${shown.recoveryCodes.total} codes unused, made ${time(shown.recoveryCodes.createdAt)}` : 'no codes'}`,
-          `  devices:  ${shown.devices.filter((d) => d.removedAt === null).length} active, ${shown.devices.length} in all (service-idp devices list --user ${shown.id})`,
+          `  devices:  ${shown.devices.filter((d) => d.removedAt === null).length} active, ${shown.devices.length} in all, of which ${shown.devices.filter((d) => d.removedAt === null && d.kind === 'passkey').length} active passkeys (service-idp devices list --user ${shown.id})`,
           `  clients:  ${shown.clientSignIns.map((c) => `${c.clientName ?? c.clientId} (${c.clientId})`).join(', ') || 'none yet'}`,
         ];
         process.stdout.write(`${lines.join('\n')}\n`);
@@ -613,10 +614,11 @@ async function main(argv: string[]): Promise<number> {
         else
           process.stdout.write(
             `${table(
-              ['DEVICE ID', 'CLIENT ID', 'NAME', 'CREATED', 'LAST USED', 'STATUS'],
+              ['DEVICE ID', 'CLIENT ID', 'KIND', 'NAME', 'CREATED', 'LAST USED', 'STATUS'],
               devices.map((d) => [
                 d.id,
                 d.clientId,
+                d.kind === 'passkey' ? `passkey${d.synced ? ' (synced)' : ''}` : 'browser',
                 d.name ?? defaultDeviceName(d.browser, d.os),
                 time(d.createdAt),
                 time(d.lastUsedAt),

@@ -178,6 +178,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     finish,
     events,
     hash,
+    throttle,
     now,
     rpId: config.passkeyRpId,
   });
@@ -225,6 +226,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const users = createUserService({
     store: createUserStore(db, eventStore),
     devices,
+    passkeys: passkeyStore,
     events,
     hash,
     now,

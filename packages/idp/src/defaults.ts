@@ -36,6 +36,8 @@ export const DEVICE_LAST_USED_RESOLUTION_SECONDS = 60;
  * A device unused for this long stops being trusted (its next login falls back to the email
  * OTP). 180 days: about the longest a lost or sold laptop should keep a way in, yet long
  * enough that a device used twice a year stays remembered. SERVICE_IDP_DEVICE_IDLE_DAYS overrides.
+ * Remembered browsers only: a passkey needs user verification at every use and does not expire
+ * when idle (docs/security.md, "Why passkeys do not expire when idle").
  */
 export const DEVICE_IDLE_EXPIRY_DAYS = 180;
 /** Lifetime of the "this wasn't me" link in a new-device mail: a week covers a holiday without mail. */
@@ -102,6 +104,24 @@ export const PASSKEY_ALGORITHMS = [-7, -8, -257] as const;
 export const PASSKEYS_PER_USER_MAX = 20;
 /** A passkey's name when the page gives none (the user can rename it like any device). */
 export const PASSKEY_DEFAULT_NAME = 'Passkey';
+/**
+ * Passkey sign-in options (`/v1/passkeys/authentication/options`) per client IP address. The
+ * route is unauthenticated and each page load with passkey autofill asks once: a minute's
+ * budget covers a busy NAT's users; the hour's bounds a flood of challenges to verify.
+ */
+export const PASSKEY_OPTIONS_PER_IP = [
+  { max: 60, windowSeconds: 60 },
+  { max: 600, windowSeconds: 60 * 60 },
+] as const;
+/**
+ * Passkey sign-in attempts (`/v1/passkeys/authentication`) per client IP address, success or
+ * not. Each verifies a signature and may write a spent challenge; half the options budget,
+ * since a person needs one attempt per options request at most.
+ */
+export const PASSKEY_SIGN_IN_PER_IP = [
+  { max: 30, windowSeconds: 60 },
+  { max: 300, windowSeconds: 60 * 60 },
+] as const;
 
 /** Authorization code: RFC 9700 and oidc-provider use 60 s at most. */
 export const AUTH_CODE_TTL_SECONDS = 60;

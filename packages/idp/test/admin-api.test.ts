@@ -80,6 +80,58 @@ describe('admin API', SQLITE_SUITE_ONLY, () => {
       ],
     );
     assert.deepEqual((await api('GET', `/users/${id}/devices`)).body, { devices: [] });
+    // A passkey shows with the devices (kind, name, synced), as the CLI shows it, and is revoked the same way.
+    const passkeyId = `dev_pk${Date.now()}`;
+    const clientId = (await service.ctx.clients.create({ name: 'Keys', origins: ['https://keys.test'] })).clientId;
+    await service.ctx.db
+      .insertInto('passkeys')
+      .values({
+        id: passkeyId,
+        user_id: id,
+        client_id: clientId,
+        rp_id: 'keys.test',
+        credential_id: `cred-${passkeyId}`,
+        public_key: 'pk',
+        user_handle: 'uh',
+        sign_count: 0,
+        transports: '[]',
+        backup_eligible: 1,
+        backed_up: 1,
+        aaguid: '00000000-0000-0000-0000-000000000000',
+        name: 'Work phone',
+        created_at: 1000,
+        last_used_at: 2000,
+        removed_at: null,
+      })
+      .execute();
+    const devices = await api('GET', `/users/${id}/devices`);
+    assert.deepEqual(devices.body, {
+      devices: [
+        {
+          id: passkeyId,
+          clientId,
+          kind: 'passkey',
+          name: 'Work phone',
+          browser: null,
+          os: null,
+          createdAt: 1000,
+          lastUsedAt: 2000,
+          removedAt: null,
+          synced: true,
+        },
+      ],
+    });
+    assert.deepEqual(devices.body.devices, await cli('devices', 'list', '--user', id));
+    assert.deepEqual((await api('GET', `/users/${id}`)).body.devices, devices.body.devices);
+    assert.deepEqual((await api('GET', `/users/${id}/export`)).body.devices, devices.body.devices);
+    assert.equal((await api('POST', `/devices/${passkeyId}/revoke`)).status, 204);
+    assert.equal(typeof (await api('GET', `/users/${id}/devices`)).body.devices[0].removedAt, 'number');
+    assert.equal((await api('POST', `/devices/${passkeyId}/revoke`)).status, 404);
+    const revoked = (await api('GET', `/events?user=${id}&type=passkey.revoked`)).body.events;
+    assert.deepEqual(
+      revoked.map((e: { deviceId: string; actor: string }) => [e.deviceId, e.actor]),
+      [[passkeyId, keyId]],
+    );
     const events = await api('GET', `/events?user=${id}&type=user.disabled`);
     assert.deepEqual(events.body, await cli('events', '--user', id, '--type', 'user.disabled'));
     assert.equal((await api('DELETE', `/users/${id}`)).status, 204);

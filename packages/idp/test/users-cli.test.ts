@@ -33,6 +33,33 @@ describe('service-idp users, devices and events', SQLITE_SUITE_ONLY, () => {
     assert.equal(typeof d.deviceId, 'string', JSON.stringify(d));
     return d.deviceId as string;
   }
+  /** A passkey row as webauthn/ stores one (the ceremonies are covered by webauthn.test.ts and users.test.ts). */
+  async function addPasskey(userId: string, input: { name: string; synced: boolean }) {
+    const id = `dev_pk${Date.now()}`;
+    const client = (await service.ctx.clients.list())[0];
+    await service.ctx.db
+      .insertInto('passkeys')
+      .values({
+        id,
+        user_id: userId,
+        client_id: client?.id as string,
+        rp_id: 'shop.test',
+        credential_id: `cred-${id}`,
+        public_key: 'pk',
+        user_handle: 'uh',
+        sign_count: 0,
+        transports: '[]',
+        backup_eligible: input.synced ? 1 : 0,
+        backed_up: input.synced ? 1 : 0,
+        aaguid: '00000000-0000-0000-0000-000000000000',
+        name: input.name,
+        created_at: clock.now() + 1,
+        last_used_at: null,
+        removed_at: null,
+      })
+      .execute();
+    return id;
+  }
 
   before(async () => {
     data = mkdtempSync(join(tmpdir(), 'service-idp-users-'));
@@ -67,7 +94,7 @@ describe('service-idp users, devices and events', SQLITE_SUITE_ONLY, () => {
     const shown = await cli('users', 'show', email);
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, new RegExp(`User ${userId}`));
-    assert.match(shown.stdout, /devices: +1 active, 1 in all/);
+    assert.match(shown.stdout, /devices: +1 active, 1 in all, of which 0 active passkeys/);
 
     const mails = (await service.ctx.mailbox.list(10, email)).length;
     assert.equal((await cli('users', 'disable', userId)).code, 0);
@@ -84,15 +111,39 @@ describe('service-idp users, devices and events', SQLITE_SUITE_ONLY, () => {
       devices.map((d: { id: string }) => d.id),
       [deviceId],
     );
-    assert.match((await cli('devices', 'list', '--user', userId)).stdout, /^DEVICE ID +CLIENT ID +NAME +CREATED +LAST USED +STATUS\n/);
+    assert.match(
+      (await cli('devices', 'list', '--user', userId)).stdout,
+      /^DEVICE ID +CLIENT ID +KIND +NAME +CREATED +LAST USED +STATUS\n/,
+    );
     assert.equal((await cli('devices', 'revoke', deviceId)).code, 0);
     assert.notEqual((await json('devices', 'list', '--user', userId))[0].removedAt, null);
+
+    // A passkey is listed with the devices (kind, name, synced) and revoked by the same command.
+    const passkeyId = await addPasskey(userId, { name: 'Work phone', synced: true });
+    assert.match((await cli('users', 'show', userId)).stdout, /devices: +1 active, 2 in all, of which 1 active passkeys/);
+    const withPasskey = (await json('devices', 'list', '--user', userId)) as Array<Record<string, unknown>>;
+    assert.deepEqual(
+      withPasskey.map((d) => [d.id, d.kind, d.name, d.synced]),
+      [
+        [deviceId, 'browser', null, null],
+        [passkeyId, 'passkey', 'Work phone', true],
+      ],
+    );
+    assert.match(
+      (await cli('devices', 'list', '--user', userId)).stdout,
+      new RegExp(`${passkeyId} +\\S+ +passkey \\(synced\\) +Work phone `),
+    );
+    assert.equal((await cli('devices', 'revoke', passkeyId)).code, 0);
+    assert.notEqual((await json('devices', 'list', '--user', userId))[1].removedAt, null);
+    const again = await cli('devices', 'revoke', passkeyId);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /already revoked/);
 
     const exported = JSON.parse((await cli('users', 'export', email)).stdout);
     assert.equal(exported.account.id, userId);
     assert.deepEqual(
       exported.events.map((e: { type: string }) => e.type),
-      ['device.revoked', 'user.enabled', 'user.disabled', 'sign_in.succeeded', 'device.registered', 'user.created'],
+      ['passkey.revoked', 'device.revoked', 'user.enabled', 'user.disabled', 'sign_in.succeeded', 'device.registered', 'user.created'],
     );
 
     const events = await json('events', '--user', userId, '--type', 'user.disabled', '--since', '1h');

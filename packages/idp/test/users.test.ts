@@ -9,6 +9,7 @@ import { ErrorStatus } from 'service-protocol';
 import { PAGE_SIZE_MAX } from '../src/defaults.js';
 import type { ServiceError } from '../src/errors.js';
 import { loginWithDevice, registerRawDevice, sendClock, startTestService, type TestService, uniqueEmail } from './helpers.js';
+import { signInWithPasskey, userWithPasskey } from './webauthn-helpers.js';
 
 describe('users', () => {
   let service: TestService;
@@ -334,6 +335,45 @@ describe('users', () => {
       assert.deepEqual(
         events.map((e) => [e.deviceId, e.actor]),
         [[device.deviceId, 'cli']],
+      );
+    });
+
+    it('lists passkeys with the devices (kind, name, synced), exports them, and revokes one by id: it stops signing in', async () => {
+      tick();
+      const { email, device, credential, passkeyId } = await userWithPasskey(service, { synced: true, name: 'Work phone' });
+      const user = await service.ctx.users.find(email);
+      // Both made at the same (frozen) millisecond: the listing orders them by id then, so compare by kind.
+      const byKind = <T extends { kind: string }>(list: T[]) => [...list].sort((a, b) => a.kind.localeCompare(b.kind));
+      const listed = byKind(await service.ctx.users.devices(user.id));
+      assert.deepEqual(
+        listed.map((d) => [d.id, d.kind, d.name, d.synced, d.removedAt]),
+        [
+          [device.deviceId, 'browser', null, null, null],
+          [passkeyId, 'passkey', 'Work phone', true, null],
+        ],
+      );
+      assert.equal((await signInWithPasskey(service, credential)).status, 200);
+      const used = (await service.ctx.users.devices(email)).find((d) => d.id === passkeyId);
+      assert.equal(typeof used?.lastUsedAt, 'number', 'the last use shows');
+      assert.deepEqual(
+        byKind((await service.ctx.users.export(email)).devices).map((d) => [d.id, d.kind]),
+        [
+          [device.deviceId, 'browser'],
+          [passkeyId, 'passkey'],
+        ],
+      );
+      assert.deepEqual((await service.ctx.users.show(email)).devices, await service.ctx.users.devices(email));
+
+      await service.ctx.users.revokeDevice(passkeyId, 'cli');
+      tick();
+      assert.equal((await signInWithPasskey(service, credential)).status, 401, 'a revoked passkey no longer signs in');
+      assert.notEqual((await service.ctx.users.devices(email)).find((d) => d.id === passkeyId)?.removedAt, null);
+      assert.equal((await service.ctx.users.devices(email)).find((d) => d.id === device.deviceId)?.removedAt, null, 'the browser stays');
+      await rejects(service.ctx.users.revokeDevice(passkeyId, 'cli'), 'ERR_DEVICE_NOT_FOUND');
+      const { events } = await service.ctx.events.list({ userId: user.id, type: 'passkey.revoked', limit: 5 });
+      assert.deepEqual(
+        events.map((e) => [e.deviceId, e.clientId, e.actor]),
+        [[passkeyId, service.clientId, 'cli']],
       );
     });
   });

@@ -34,12 +34,16 @@ const User = Type.Object({ id: Type.String(), email: Type.String(), createdAt: T
 const Device = Type.Object({
   id: Type.String(),
   clientId: Type.String(),
+  kind: Type.Union([Type.Literal('browser'), Type.Literal('passkey')], {
+    description: 'browser: a remembered browser (device key); passkey: a WebAuthn credential',
+  }),
   name: Nullable(Type.String()),
   browser: Nullable(Type.String()),
   os: Nullable(Type.String()),
   createdAt: Time,
   lastUsedAt: Nullable(Time),
   removedAt: Nullable(Time),
+  synced: Nullable(Type.Boolean({ description: 'passkeys: backed up (synced) at the last use; null for a browser' })),
 });
 const Holdings = {
   devices: Type.Array(Device),
@@ -94,7 +98,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   users: UserService;
   events: EventLog;
   operations: Operations;
-  clients: { list(): Promise<Static<typeof Client>[]> };
+  /** ClientRecord's passkeySatisfiesMfa is optional (a new client defaults to true); every stored row has it. */
+  clients: { list(): Promise<Array<Omit<Static<typeof Client>, 'passkeySatisfiesMfa'> & { passkeySatisfiesMfa?: boolean }>> };
   webhooks: Webhooks;
 }> = async (app, { adminKeys, users, events, operations, clients, webhooks }) => {
   app.decorateRequest('adminKey', null as unknown as AdminKeyRecord);
@@ -207,7 +212,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   );
 
   app.get('/clients', { schema: { response: { 200: Type.Object({ clients: Type.Array(Client) }), ...errors } } }, async () => ({
-    clients: await clients.list(),
+    clients: (await clients.list()).map((c) => ({ ...c, passkeySatisfiesMfa: c.passkeySatisfiesMfa !== false })),
   }));
 
   app.post(

@@ -6,6 +6,7 @@ import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { AuditEvent } from '../events/store.js';
 import { checkPageSize, decodeCursor, encodeCursor } from '../storage/pagination.js';
+import type { PasskeyStore } from '../webauthn/store.js';
 import type { UserHoldings, UserRecord, UserStore } from './store.js';
 
 /** Who asked: 'cli', or an admin key's id. Recorded with every change. */
@@ -24,6 +25,8 @@ export interface UserExport extends UserHoldings {
 export function createUserService(deps: {
   store: UserStore;
   devices: DeviceStore;
+  /** webauthn/: passkeys are listed and revoked with the devices (same `dev_` ids). */
+  passkeys: PasskeyStore;
   events: EventLog;
   hash: SecretHasher;
   now: () => number;
@@ -32,7 +35,7 @@ export function createUserService(deps: {
   /** oidc/: ends every refresh token family of a user being disabled (enabling does not bring them back). */
   revokeRefreshTokens: (userId: string) => Promise<unknown>;
 }) {
-  const { store, devices, events, hash, now } = deps;
+  const { store, devices, passkeys, events, hash, now } = deps;
   const notFound = (key: string) => new ServiceError('ERR_NOT_FOUND', `No user ${key}.`);
 
   /** A user by id (usr_…) or email address; ERR_NOT_FOUND when there is none. */
@@ -94,15 +97,22 @@ export function createUserService(deps: {
       return codes;
     },
 
-    /** The user's devices for every client, revoked and expired ones included. */
+    /** The user's devices (remembered browsers and passkeys) for every client, revoked and expired ones included. */
     async devices(key: string): Promise<UserHoldings['devices']> {
       return (await store.holdings((await find(key)).id)).devices;
     },
 
-    /** Revokes one device by id: its key stops working on every node at once. */
+    /** Revokes one device or passkey by id: its key stops working on every node at once. */
     async revokeDevice(deviceId: string, actor: Actor): Promise<void> {
       const device = await devices.find(deviceId);
-      if (!device) throw new ServiceError('ERR_DEVICE_NOT_FOUND', `No device ${deviceId}.`);
+      if (!device) {
+        const passkey = await passkeys.findById(deviceId);
+        if (!passkey) throw new ServiceError('ERR_DEVICE_NOT_FOUND', `No device ${deviceId}.`);
+        if (!(await passkeys.revokeById(deviceId, now())))
+          throw new ServiceError('ERR_DEVICE_NOT_FOUND', `Passkey ${deviceId} is already revoked.`);
+        await events.record({ type: 'passkey.revoked', userId: passkey.userId, clientId: passkey.clientId, deviceId, actor });
+        return;
+      }
       if (!(await devices.revokeById(deviceId, now())))
         throw new ServiceError('ERR_DEVICE_NOT_FOUND', `Device ${deviceId} is already revoked.`);
       await events.record({ type: 'device.revoked', userId: device.userId, clientId: device.clientId, deviceId, actor });

@@ -21,9 +21,18 @@ export interface UserFilter {
 }
 
 /** Everything the service holds about one person but the events (users/service.ts adds them). */
+/**
+ * A device as operators see it: a remembered browser (`kind: 'browser'`, `synced` null) or a
+ * passkey (`kind: 'passkey'`, no browser or OS; `synced` is the WebAuthn BS flag at its last use).
+ */
+export interface OperatorDevice extends Omit<DeviceRow, 'userId'> {
+  kind: 'browser' | 'passkey';
+  synced: boolean | null;
+}
+
 export interface UserHoldings {
-  /** Every device of the user, for every client, revoked and expired ones included. */
-  devices: Omit<DeviceRow, 'userId'>[];
+  /** Every device of the user (remembered browsers and passkeys), for every client, revoked and expired ones included; oldest first. */
+  devices: OperatorDevice[];
   /** The confirmed MFA method, without its secret. */
   mfa: { method: string; phone: string | null; confirmedAt: number } | null;
   /** The current set of recovery codes: when it was made and when each used code was used; never a code or a hash. */
@@ -90,8 +99,13 @@ export function createUserStore(db: Db, events: EventStore) {
     },
 
     async holdings(userId: string): Promise<UserHoldings> {
-      const [devices, mfa, signIns, codes] = await Promise.all([
+      const [devices, passkeys, mfa, signIns, codes] = await Promise.all([
         db.selectFrom('devices').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute(),
+        db
+          .selectFrom('passkeys')
+          .select(['id', 'client_id', 'name', 'created_at', 'last_used_at', 'removed_at', 'backed_up'])
+          .where('user_id', '=', userId)
+          .execute(),
         db.selectFrom('mfa_methods').select(['method', 'phone', 'confirmed_at']).where('user_id', '=', userId).executeTakeFirst(),
         db
           .selectFrom('client_users')
@@ -103,17 +117,36 @@ export function createUserStore(db: Db, events: EventStore) {
         db.selectFrom('recovery_codes').select(['created_at', 'used_at']).where('user_id', '=', userId).orderBy('used_at').execute(),
       ]);
       const usedAt = codes.flatMap((c) => (c.used_at === null ? [] : [Number(c.used_at)]));
-      return {
-        devices: devices.map((d) => ({
+      const browsers = devices.map(
+        (d): OperatorDevice => ({
           id: d.id,
           clientId: d.client_id,
+          kind: 'browser',
           name: d.name,
           browser: d.browser,
           os: d.os,
           createdAt: Number(d.created_at),
           lastUsedAt: d.last_used_at === null ? null : Number(d.last_used_at),
           removedAt: d.removed_at === null ? null : Number(d.removed_at),
-        })),
+          synced: null,
+        }),
+      );
+      const keys = passkeys.map(
+        (p): OperatorDevice => ({
+          id: p.id,
+          clientId: p.client_id,
+          kind: 'passkey',
+          name: p.name,
+          browser: null,
+          os: null,
+          createdAt: Number(p.created_at),
+          lastUsedAt: p.last_used_at == null ? null : Number(p.last_used_at),
+          removedAt: p.removed_at == null ? null : Number(p.removed_at),
+          synced: Number(p.backed_up) === 1,
+        }),
+      );
+      return {
+        devices: [...browsers, ...keys].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
         mfa: mfa ? { method: mfa.method, phone: mfa.phone, confirmedAt: Number(mfa.confirmed_at) } : null,
         recoveryCodes:
           codes.length === 0

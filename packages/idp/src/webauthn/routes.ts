@@ -125,7 +125,8 @@ const AuthenticateAnswer = wireBody<PasskeyAuthenticationResponse>()(
  * POST /v1/passkeys/{registration/options, registration, authentication/options, authentication}.
  * 401 answers ERR_DEVICE_UNTRUSTED (registration options: the device proof was refused) or
  * ERR_PASSKEY_INVALID (the ceremony was refused); 400 ERR_SESSION_INVALID a challenge that is
- * expired, already spent, or not this page's.
+ * expired, already spent, or not this page's; 429 ERR_RATE_LIMITED past the sign-in routes'
+ * per-IP budgets (PASSKEY_OPTIONS_PER_IP, PASSKEY_SIGN_IN_PER_IP).
  */
 export const passkeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService }> = async (app, { passkeys }) => {
   app.post(
@@ -174,11 +175,11 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService
     {
       schema: {
         body: Type.Object({}, { additionalProperties: false }),
-        response: { 200: AuthenticationOptionsAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, ...SERVER_ERRORS) },
+        response: { 200: AuthenticationOptionsAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 429, ...SERVER_ERRORS) },
       },
     },
     async (request): Promise<PasskeyAuthenticationOptionsResponse> => {
-      const options = await passkeys.authenticationOptions(request.client, request.headers.origin);
+      const options = await passkeys.authenticationOptions(request.client, request.headers.origin, request.ip);
       return { status: 'SUCCESS', message: 'Ask for a passkey with these options (navigator.credentials.get).', options };
     },
   );
@@ -188,7 +189,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService
     {
       schema: {
         body: AuthenticateBody,
-        response: { 200: AuthenticateAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, ...SERVER_ERRORS) },
+        response: { 200: AuthenticateAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 429, ...SERVER_ERRORS) },
       },
     },
     async (request): Promise<PasskeyAuthenticationResponse> => {
@@ -196,11 +197,16 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService
       if (body.codeChallenge !== undefined && body.codeChallengeMethod !== 'S256') {
         throw new ServiceError('ERR_REQUEST_INVALID', 'codeChallengeMethod must be S256 when a code challenge is sent.');
       }
-      const outcome = await passkeys.authenticate(request.client, request.headers.origin, {
-        credential: body.credential,
-        ...(body.userid !== undefined ? { email: emailOf(body.userid) } : {}),
-        codeChallenge: body.codeChallenge ?? null,
-      });
+      const outcome = await passkeys.authenticate(
+        request.client,
+        request.headers.origin,
+        {
+          credential: body.credential,
+          ...(body.userid !== undefined ? { email: emailOf(body.userid) } : {}),
+          codeChallenge: body.codeChallenge ?? null,
+        },
+        request.ip,
+      );
       if (outcome.kind === 'mfa') {
         return {
           status: 'MFA_REQUIRED',

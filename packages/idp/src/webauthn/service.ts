@@ -17,12 +17,20 @@ import {
 import type { AccountStore } from '../accounts/store.js';
 import type { ClientRecord } from '../clients/store.js';
 import { randomToken, type SecretHasher } from '../crypto/secrets.js';
-import { PASSKEY_ALGORITHMS, PASSKEY_CEREMONY_TTL_SECONDS, PASSKEY_DEFAULT_NAME, PASSKEYS_PER_USER_MAX } from '../defaults.js';
+import {
+  PASSKEY_ALGORITHMS,
+  PASSKEY_CEREMONY_TTL_SECONDS,
+  PASSKEY_DEFAULT_NAME,
+  PASSKEY_OPTIONS_PER_IP,
+  PASSKEY_SIGN_IN_PER_IP,
+  PASSKEYS_PER_USER_MAX,
+} from '../defaults.js';
 import type { DeviceCaller, DeviceService } from '../devices/service.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { MfaService } from '../mfa/service.js';
 import type { FinishSignIn, SignIn } from '../sign-in/finish.js';
+import type { Throttle } from '../throttle/service.js';
 import { type CeremonyBinding, challengeOfClientData, createCeremonyChallenges } from './challenge.js';
 import type { Passkey, PasskeyStore } from './store.js';
 
@@ -34,6 +42,8 @@ export interface PasskeyDeps {
   finish: FinishSignIn;
   events: EventLog;
   hash: SecretHasher;
+  /** The per-IP limits of the unauthenticated sign-in routes (PASSKEY_OPTIONS_PER_IP, PASSKEY_SIGN_IN_PER_IP). */
+  throttle: Throttle;
   now: () => number;
   /** SERVICE_IDP_PASSKEY_RP_ID; undefined: each page's own host. */
   rpId: string | undefined;
@@ -61,7 +71,12 @@ const IP_ADDRESS = /^(\d+\.){3}\d+$|^\[/;
  * that does not grow means a cloned authenticator, WebAuthn L3 6.1.1: refused and recorded).
  */
 export function createPasskeyService(deps: PasskeyDeps) {
-  const { store, devices, accounts, mfa, finish, events, hash, now } = deps;
+  const { store, devices, accounts, mfa, finish, events, hash, throttle, now } = deps;
+  /** ERR_RATE_LIMITED (429, with retryAfter) past the IP's budget for the route; no IP (not behind HTTP): no limit. */
+  const limitIp = async (route: string, ip: string | undefined, limits: typeof PASSKEY_OPTIONS_PER_IP | typeof PASSKEY_SIGN_IN_PER_IP) => {
+    if (ip !== undefined)
+      await throttle.consume(`passkey:${route}:ip:${ip}`, limits, 'Too many passkey sign-ins from this network. Try again later.');
+  };
   const challenges = createCeremonyChallenges(hash);
   const ttlMs = PASSKEY_CEREMONY_TTL_SECONDS * 1000;
 
@@ -208,7 +223,8 @@ export function createPasskeyService(deps: PasskeyDeps) {
     },
 
     /** Request options for a sign-in: any discoverable passkey of this rp id may answer (no address needed). */
-    async authenticationOptions(client: ClientRecord, originHeader: string | undefined): Promise<PasskeyRequestOptionsJson> {
+    async authenticationOptions(client: ClientRecord, originHeader: string | undefined, ip?: string): Promise<PasskeyRequestOptionsJson> {
+      await limitIp('options', ip, PASSKEY_OPTIONS_PER_IP);
       const { origin, rpId } = rpIdFor(originHeader);
       const challenge = challenges.issue({ ceremony: 'authentication', clientId: client.id, origin, rpId }, now() + ttlMs);
       const options = await generateAuthenticationOptions({
@@ -226,7 +242,9 @@ export function createPasskeyService(deps: PasskeyDeps) {
       client: ClientRecord,
       originHeader: string | undefined,
       input: { credential: PasskeyAssertionJson; email?: string; codeChallenge: string | null },
+      ip?: string,
     ): Promise<PasskeySignInOutcome> {
+      await limitIp('sign-in', ip, PASSKEY_SIGN_IN_PER_IP);
       const { origin, rpId } = rpIdFor(originHeader);
       const { credential } = input;
       const challenge = ceremonyChallenge(credential.response.clientDataJSON, {

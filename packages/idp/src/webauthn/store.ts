@@ -97,6 +97,23 @@ export function createPasskeyStore(db: Db) {
       return row && passkeyOf(row);
     },
 
+    /** Any passkey by id, revoked or not (the operator's revocation names it either way). */
+    async findById(id: string): Promise<Passkey | undefined> {
+      const row = await db.selectFrom('passkeys').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && passkeyOf(row);
+    },
+
+    /** Revokes one passkey by id, whoever holds it (operators); true when it was active until now. */
+    async revokeById(id: string, now: number): Promise<boolean> {
+      const result = await db
+        .updateTable('passkeys')
+        .set({ removed_at: now })
+        .where('id', '=', id)
+        .where('removed_at', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+
     /** The user's active passkeys for one application, newest first. */
     async list(scope: PasskeyScope): Promise<Passkey[]> {
       const rows = await db
