@@ -98,8 +98,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   users: UserService;
   events: EventLog;
   operations: Operations;
-  /** ClientRecord's passkeySatisfiesMfa is optional (a new client defaults to true); every stored row has it. */
-  clients: { list(): Promise<Array<Omit<Static<typeof Client>, 'passkeySatisfiesMfa'> & { passkeySatisfiesMfa?: boolean }>> };
+  clients: { list(): Promise<Array<Static<typeof Client>>> };
   webhooks: Webhooks;
 }> = async (app, { adminKeys, users, events, operations, clients, webhooks }) => {
   app.decorateRequest('adminKey', null as unknown as AdminKeyRecord);
@@ -212,7 +211,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   );
 
   app.get('/clients', { schema: { response: { 200: Type.Object({ clients: Type.Array(Client) }), ...errors } } }, async () => ({
-    clients: (await clients.list()).map((c) => ({ ...c, passkeySatisfiesMfa: c.passkeySatisfiesMfa !== false })),
+    clients: await clients.list(),
   }));
 
   app.post(
