@@ -492,9 +492,15 @@ export async function migrate(db: Kysely<any>): Promise<string[]> {
   if (unknown.length > 0) {
     throw new Error(`database schema is newer than this build (unknown migrations: ${unknown.join(', ')}); upgrade service-idp`);
   }
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error;
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    // Kysely looks for its migration table through an introspection of every schema's tables;
+    // a schema dropped meanwhile by another client (another tenant, a test run beside this one)
+    // fails that look-up with "relation does not exist" (42P01). Nothing was migrated: try again.
+    if (error && (error as { code?: string }).code === '42P01' && attempt < 3) continue;
+    if (error) throw error;
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  }
 }
 
 /**
