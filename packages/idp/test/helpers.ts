@@ -22,6 +22,7 @@ import { type ContextOptions, loadConfig, type RunningService, startService } fr
 import type { Mailer } from '../src/mail/mailer.js';
 import type { SmsTransport } from '../src/sms/transport.js';
 import { type Db, openPostgres, openSqlite } from '../src/storage/database.js';
+import { testSigningKeys } from './signing-keys.js';
 
 export const APP_ORIGIN = 'http://app.test:3000';
 
@@ -89,6 +90,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.logStream ? { logger: { level: 'info', stream: options.logStream } } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.webhookTimings ? { webhookTimings: options.webhookTimings } : {}),
+    generateSigningKey: testSigningKeys(),
   }).catch(async (error: unknown) => {
     await database.db.destroy();
     await database.drop();
