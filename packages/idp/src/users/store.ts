@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { DeviceRow } from '../devices/store.js';
 import type { EventStore, NewEvent } from '../events/store.js';
-import type { Db } from '../storage/database.js';
+import type { Database, Db } from '../storage/database.js';
 
 /** A user as an operator sees it. */
 export interface UserRecord {
@@ -48,14 +48,7 @@ const toRecord = (row: { id: string; email: string; created_at: number; disabled
 });
 
 /** What a remembered browser's row and a passkey's row have in common. */
-interface OperatorDeviceRow {
-  id: string;
-  client_id: string;
-  name: string | null;
-  created_at: number;
-  last_used_at: number | null;
-  removed_at: number | null;
-}
+type OperatorDeviceRow = Pick<Database['devices'], 'id' | 'client_id' | 'name' | 'created_at' | 'last_used_at' | 'removed_at'>;
 
 /** Either kind of device as operators see it; `seen` holds what only one kind records. */
 const operatorDevice = (
