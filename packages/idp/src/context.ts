@@ -126,6 +126,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     store: createKeyStore(db),
     sealer: createSealer(serverSecret, 'signing-key'),
     now,
+    cacheSeconds: config.keyCacheSeconds,
     ...(options.generateSigningKey ? { generate: options.generateSigningKey } : {}),
   });
   const idleMs = config.deviceIdleDays * 24 * 60 * 60 * 1000;

@@ -5,7 +5,8 @@
  * key of each algorithm: one pair per algorithm, made once per test run (the `node --test`
  * process, this file's parent) and kept as private JWKs in the temporary folder, so the files
  * of a run share them. Each service has a database of its own, so a kid never repeats within
- * one; any later key (a rotation) is generated fresh. Tests only: the service itself, and every
+ * one (two keyrings on one database must not both take these); any later key (a rotation) is
+ * generated fresh. Tests only: the service itself, and every
  * `service-idp start` the tests run, generate each key.
  */
 import { createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
