@@ -8,15 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sendClock, type TestService, uniqueEmail } from './helpers.js';
-import {
-  credentials,
-  type RelyingParty,
-  refresh,
-  revoke,
-  signIn,
-  startWithRelyingParties,
-  userinfoStatus,
-} from './oidc-token-helpers.js';
+import { credentials, type RelyingParty, refresh, revoke, signIn, startWithRelyingParties, userinfoStatus } from './oidc-token-helpers.js';
 
 describe('token revocation (RFC 7009)', () => {
   let service: TestService;
