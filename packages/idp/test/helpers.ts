@@ -61,8 +61,13 @@ export interface TestService extends RunningService {
   newDevice(): Promise<ServiceClient>;
   /** The OTP in the newest mail to `email`. */
   latestOtp(email: string): Promise<string>;
-  /** Calls a browser endpoint directly. */
-  post(path: string, body: unknown, origin?: string): Promise<{ status: number; body: any; headers: Headers }>;
+  /** Calls a browser endpoint directly (`headers`: more request headers, e.g. X-Forwarded-For). */
+  post(
+    path: string,
+    body: unknown,
+    origin?: string,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
 export interface TestServiceOptions {
@@ -102,10 +107,10 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     headers.set('origin', APP_ORIGIN);
     return fetch(input, { ...init, headers });
   };
-  const post: TestService['post'] = async (path, body, origin = APP_ORIGIN) => {
+  const post: TestService['post'] = async (path, body, origin = APP_ORIGIN, headers = {}) => {
     const response = await fetch(service.url + path, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', origin, 'x-service-key': keys.publishableKey },
+      headers: { 'content-type': 'application/json', origin, 'x-service-key': keys.publishableKey, ...headers },
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await response.text();
