@@ -10,14 +10,16 @@
  * `service-idp start` the tests run, generate each key.
  */
 import { createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateSigningKeyPair, SIGNING_ALGS, type SigningAlg, type SigningKeyGenerator } from '../src/keys/keyring.js';
 
 type KeyPair = { publicKey: KeyObject; privateKey: KeyObject };
 
-const FILE = join(tmpdir(), `service-idp-test-signing-keys-${process.ppid}.json`);
+const PREFIX = 'service-idp-test-signing-keys-';
+const FILE = join(tmpdir(), `${PREFIX}${process.ppid}.json`);
+const RUN_FILE = new RegExp(`^${PREFIX}(\\d+)\\.json$`);
 let shared: Map<SigningAlg, KeyPair> | undefined;
 
 function pairOf(jwk: JsonWebKey): KeyPair {
@@ -37,8 +39,23 @@ function sharedPairs(): Map<SigningAlg, KeyPair> {
     const partial = `${FILE}.${process.pid}`;
     writeFileSync(partial, JSON.stringify(jwks), { mode: 0o600 });
     renameSync(partial, FILE);
+    removeEndedRuns();
   }
   return shared;
+}
+
+/** Deletes the files of earlier runs whose `node --test` process has ended. */
+function removeEndedRuns(): void {
+  for (const name of readdirSync(tmpdir())) {
+    const pid = Number(RUN_FILE.exec(name)?.[1]);
+    if (!pid || pid === process.ppid) continue;
+    try {
+      process.kill(pid, 0);
+    } catch (error) {
+      // ESRCH: no such process (EPERM: alive, someone else's).
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') rmSync(join(tmpdir(), name), { force: true });
+    }
+  }
 }
 
 /** For one service: the run's pair for the first key of each algorithm, a fresh one after. */
