@@ -8,10 +8,9 @@
  * logout at the discovered end_session_endpoint).
  */
 import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import expressOpenIdConnect from 'express-openid-connect';
+import { escapeHtml, listen, securityHeaders } from './http.ts';
 
 // CommonJS whose `requiresAuth` Node cannot see as a named export: take both from the default one.
 const { auth, requiresAuth } = expressOpenIdConnect;
@@ -42,9 +41,6 @@ main{max-width:34rem;margin:4rem auto;padding:2rem;background:#fff;border-radius
 a.button{display:inline-block;padding:.5rem 1rem;background:#0a64d8;color:#fff;border-radius:.3rem;text-decoration:none}
 dt{font-weight:600}dd{margin:0 0 .5rem;word-break:break-all}:focus-visible{outline:3px solid #0a64d8;outline-offset:2px}`;
 
-const escapeHtml = (value: string) =>
-  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
-
 const page = (title: string, body: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)} · Acme Wiki</title><link rel="stylesheet" href="/style.css"></head>
@@ -64,13 +60,7 @@ export async function startOidcApp(options: OidcAppOptions): Promise<RunningOidc
   const app = express();
   app.disable('x-powered-by');
   app.use((request: Request, response: Response, next: NextFunction) => {
-    response.set({
-      'content-security-policy': CSP,
-      'x-content-type-options': 'nosniff',
-      'x-frame-options': 'DENY',
-      'referrer-policy': 'no-referrer',
-      'cache-control': 'no-store',
-    });
+    response.set(securityHeaders(CSP));
     // The middleware's state cookie is set on the host the user opened and read back on the
     // callback's: send a visitor who typed another name for this host to the registered one.
     if (request.headers.host !== new URL(publicOrigin).host && request.path !== '/style.css') {
@@ -146,32 +136,5 @@ export async function startOidcApp(options: OidcAppOptions): Promise<RunningOidc
       .send(page('Sign-in failed', '<p>Something went wrong. <a href="/">Start again</a>.</p>'));
   });
 
-  const servers: Server[] = [];
-  for (const host of options.hosts ?? ['127.0.0.1']) {
-    try {
-      servers.push(
-        await new Promise<Server>((resolve, reject) => {
-          const server = app.listen(options.port, host, (error?: Error) => (error ? reject(error) : resolve(server)));
-        }),
-      );
-    } catch (error) {
-      // An extra address (say ::1 on a host without IPv6) is optional; the first is not.
-      if (servers.length === 0) throw error;
-    }
-  }
-  const address = servers[0]?.address() as AddressInfo;
-  return {
-    url: `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`,
-    async close() {
-      await Promise.all(
-        servers.map(
-          (server) =>
-            new Promise<void>((resolve) => {
-              server.close(() => resolve());
-              server.closeAllConnections();
-            }),
-        ),
-      );
-    },
-  };
+  return listen(app, options.port, options.hosts);
 }

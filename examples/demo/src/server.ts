@@ -5,8 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import {
   type Claims,
@@ -20,6 +19,7 @@ import {
   ServiceOAuthError,
 } from 'service-oauth-client';
 import { renderSVG } from 'uqr';
+import { escapeHtml, listen, securityHeaders } from './http.ts';
 
 export interface DemoOptions {
   /** The identity service's issuer URL, e.g. http://127.0.0.1:8080. */
@@ -76,9 +76,6 @@ class HttpError extends Error {
     super(message);
   }
 }
-
-const escapeHtml = (value: string) =>
-  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
 /** Starts the demo backend; resolves once it listens. */
 export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
@@ -262,11 +259,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   async function handle(request: IncomingMessage, response: ServerResponse) {
     const url = new URL(request.url ?? '/', publicOrigin);
     const path = url.pathname;
-    response.setHeader('content-security-policy', csp);
-    response.setHeader('x-content-type-options', 'nosniff');
-    response.setHeader('referrer-policy', 'no-referrer');
-    response.setHeader('x-frame-options', 'DENY');
-    response.setHeader('cache-control', 'no-store');
+    for (const [name, value] of Object.entries(securityHeaders(csp))) response.setHeader(name, value);
 
     if (path.startsWith('/api/')) {
       try {
@@ -307,48 +300,27 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     send(response, 404, 'text/plain; charset=utf-8', 'Not found');
   }
 
-  const servers: Server[] = [];
-  for (const host of options.hosts ?? ['127.0.0.1']) {
-    const server = createServer((request, response) => {
+  const listening = await listen(
+    (request, response) => {
       handle(request, response).catch((error) => {
         log(`demo: ${error instanceof Error ? error.stack : error}`);
         if (!response.headersSent) send(response, 500, 'text/plain; charset=utf-8', 'Internal error');
         else response.destroy();
       });
-    });
-    try {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(options.port, host, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
-      servers.push(server);
-    } catch (error) {
-      // An extra address (say ::1 on a host without IPv6) is optional; the first is not.
-      if (servers.length === 0) throw error;
-    }
-  }
-  const address = servers[0]?.address() as AddressInfo;
+    },
+    options.port,
+    options.hosts,
+  );
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const [id, session] of sessions) if (session.expiresAt <= now) sessions.delete(id);
   }, 60_000);
   sweep.unref();
   return {
-    url: `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`,
+    url: listening.url,
     async close() {
       clearInterval(sweep);
-      await Promise.all(
-        servers.map(
-          (server) =>
-            new Promise<void>((resolve) => {
-              server.close(() => resolve());
-              server.closeAllConnections();
-            }),
-        ),
-      );
+      await listening.close();
     },
   };
 }

@@ -1,8 +1,9 @@
 /**
  * Real-browser test harness: the built service-idp CLI on a free loopback port (its own data
- * folder, no test mode: codes are read from the development mailbox and SMS outbox with
- * `service-idp mail --json` / `sms --json`, as a developer would), the demo backend, small
- * static page servers, a stalled server, and Debian's chromium through playwright-core.
+ * folder, no test mode: codes are read from the development mailbox and SMS outbox on the
+ * running service's /dev/mail and /dev/sms, as the demo's own `npm start` does), the demo
+ * backend, small static page servers, a stalled server, and Debian's chromium through
+ * playwright-core.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -31,6 +32,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const SEND_SPACING_SECONDS = 3;
 /** What a scenario waits after a send before the next one to the same address: the spacing and a second of margin. */
 export const SEND_WINDOW_MS = (SEND_SPACING_SECONDS + 1) * 1000;
+
+/**
+ * How many messages /dev/mail and /dev/sms list (mail/routes.ts DEV_LIST_LIMIT). A full list may
+ * have left older ones out: then the harness asks `service-idp mail|sms --json --limit 200`.
+ */
+const DEV_INBOX_LIST = 50;
 
 export async function freePort(): Promise<number> {
   const server = createNetServer();
@@ -150,6 +157,8 @@ export async function startStack(): Promise<Stack> {
     SERVICE_IDP_ISSUER: serviceUrl,
     SERVICE_IDP_LOG_LEVEL: 'warn',
     SERVICE_IDP_SEND_SPACING_SECONDS: String(SEND_SPACING_SECONDS),
+    // /dev/mail and /dev/sms, for this machine only: the scenarios read their codes there.
+    SERVICE_IDP_DEV_INBOX: '1',
     SERVICE_IDP_TEST_MODE: '',
     NODE_ENV: 'development',
   };
@@ -238,8 +247,19 @@ export async function startStack(): Promise<Stack> {
     });
     cleanups.push(() => browser.close());
 
-    const mails = async (to: string) => (await idp<Mail[]>('mail', '--limit', '200')).filter((m) => m.to === to);
-    const smses = async (to: string) => (await idp<Sms[]>('sms', '--limit', '200')).filter((m) => m.to === to);
+    // One HTTP request to the running service, where a CLI run is a new process opening the
+    // database (about 200 ms of CPU; the waits below ask every 200 ms).
+    const inbox = async <T>(path: string, command: string): Promise<T[]> => {
+      const response = await fetch(`${serviceUrl}${path}`, {
+        headers: { accept: 'application/json' },
+        signal: AbortSignal.timeout(10_000),
+      });
+      if (!response.ok) throw new Error(`${path}: HTTP ${response.status} ${await response.text()}`);
+      const list = (await response.json()) as T[];
+      return list.length < DEV_INBOX_LIST ? list : idp<T[]>(command, '--limit', '200');
+    };
+    const mails = async (to: string) => (await inbox<Mail>('/dev/mail', 'mail')).filter((m) => m.to === to);
+    const smses = async (to: string) => (await inbox<Sms>('/dev/sms', 'sms')).filter((m) => m.to === to);
     const waitFor = async (what: string, read: () => Promise<string | undefined>) => {
       const until = Date.now() + 15_000;
       for (;;) {

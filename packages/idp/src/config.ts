@@ -6,6 +6,7 @@ import {
   DEFAULT_PORT,
   DEVICE_IDLE_EXPIRY_DAYS,
   EVENT_RETENTION_DAYS,
+  KEY_CACHE_SECONDS,
   MFA_REMEMBER_DAYS,
   SEND_SPACING_PER_PURPOSE,
   WEBHOOK_LEASE_MS,
@@ -61,6 +62,8 @@ export interface ServiceConfig {
   passkeyRpId?: string | undefined;
   /** One code per purpose and recipient per this many seconds (a resend waits); SEND_SPACING_PER_PURPOSE by default. */
   sendSpacingSeconds: number;
+  /** How long a node serves its signing keys before re-reading them (KEY_CACHE_SECONDS by default); the same on every node. */
+  keyCacheSeconds: number;
   /** Each webhook POST must answer within this time. */
   webhookRequestTimeoutMs: number;
   /** A node's claim on a webhook delivery: longer than the request timeout, so a live node never loses it. */
@@ -102,6 +105,7 @@ export const ENVIRONMENT = {
     "passkeys' relying party id, a domain every app origin is under, e.g. example.com (default: each page's own host)",
   SERVICE_IDP_EVENT_RETENTION_DAYS: `days the audit trail keeps an event (default ${EVENT_RETENTION_DAYS})`,
   SERVICE_IDP_SEND_SPACING_SECONDS: `seconds before a code of the same purpose is sent again to one address or phone (default ${SEND_SPACING_PER_PURPOSE[0].windowSeconds})`,
+  SERVICE_IDP_KEY_CACHE_SECONDS: `seconds a node serves its signing keys before re-reading them, so a rotation reaches it; the same on every node (default ${KEY_CACHE_SECONDS})`,
   SERVICE_IDP_WEBHOOK_TIMEOUT_MS: `ms each webhook delivery may take to answer (default ${WEBHOOK_REQUEST_TIMEOUT_MS})`,
   SERVICE_IDP_WEBHOOK_LEASE_MS: `ms a node holds a webhook delivery; longer than the timeout (default ${WEBHOOK_LEASE_MS})`,
   SERVICE_IDP_PLACE_HEADER:
@@ -206,6 +210,7 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     deviceIdleDays: integerSetting(env, 'SERVICE_IDP_DEVICE_IDLE_DAYS', DEVICE_IDLE_EXPIRY_DAYS, 1, 3650),
     eventRetentionDays: integerSetting(env, 'SERVICE_IDP_EVENT_RETENTION_DAYS', EVENT_RETENTION_DAYS, 1, 3650),
     sendSpacingSeconds: integerSetting(env, 'SERVICE_IDP_SEND_SPACING_SECONDS', SEND_SPACING_PER_PURPOSE[0].windowSeconds, 1, 3600),
+    keyCacheSeconds: integerSetting(env, 'SERVICE_IDP_KEY_CACHE_SECONDS', KEY_CACHE_SECONDS, 1, 300),
     webhookRequestTimeoutMs,
     webhookLeaseMs,
     placeHeader: env.SERVICE_IDP_PLACE_HEADER?.trim().toLowerCase() || undefined,

@@ -21,7 +21,7 @@ import { createDeviceService } from './devices/service.js';
 import { createDeviceStore } from './devices/store.js';
 import { createEventLog } from './events/service.js';
 import { createEventStore } from './events/store.js';
-import { createKeyring } from './keys/keyring.js';
+import { createKeyring, type SigningKeyGenerator } from './keys/keyring.js';
 import { createKeyStore } from './keys/store.js';
 import { createLoginService } from './login/service.js';
 import { createLoginStore } from './login/store.js';
@@ -72,6 +72,8 @@ export interface ContextOptions {
   sms?: SmsTransport;
   /** Shorter webhook timings (tests), over the configured ones. */
   webhookTimings?: Partial<DeliveryTimings>;
+  /** Makes signing key pairs (tests hand out pre-generated first keys); default: a fresh pair each time. */
+  generateSigningKey?: SigningKeyGenerator;
 }
 
 function smsTransport(config: ServiceConfig, outbox: SmsOutboxStore, now: () => number): SmsTransport {
@@ -120,7 +122,13 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const throttleStore = createThrottleStore(db);
   const throttle = createThrottle({ store: throttleStore, now });
   const registrationStore = createRegistrationStore(db);
-  const keyring = createKeyring({ store: createKeyStore(db), sealer: createSealer(serverSecret, 'signing-key'), now });
+  const keyring = createKeyring({
+    store: createKeyStore(db),
+    sealer: createSealer(serverSecret, 'signing-key'),
+    now,
+    cacheSeconds: config.keyCacheSeconds,
+    ...(options.generateSigningKey ? { generate: options.generateSigningKey } : {}),
+  });
   const idleMs = config.deviceIdleDays * 24 * 60 * 60 * 1000;
   const templates = loadMailTemplates(config.mailTemplatesDir);
   const notices = createDeviceNotices({ store: devices, accounts, clients, mailer, templates, hash, events, issuer: config.issuer, now });

@@ -22,6 +22,7 @@ import { type ContextOptions, loadConfig, type RunningService, startService } fr
 import type { Mailer } from '../src/mail/mailer.js';
 import type { SmsTransport } from '../src/sms/transport.js';
 import { type Db, openPostgres, openSqlite } from '../src/storage/database.js';
+import { testSigningKeys } from './signing-keys.js';
 
 export const APP_ORIGIN = 'http://app.test:3000';
 
@@ -60,8 +61,13 @@ export interface TestService extends RunningService {
   newDevice(): Promise<ServiceClient>;
   /** The OTP in the newest mail to `email`. */
   latestOtp(email: string): Promise<string>;
-  /** Calls a browser endpoint directly. */
-  post(path: string, body: unknown, origin?: string): Promise<{ status: number; body: any; headers: Headers }>;
+  /** Calls a browser endpoint directly (`headers`: more request headers, e.g. X-Forwarded-For). */
+  post(
+    path: string,
+    body: unknown,
+    origin?: string,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
 export interface TestServiceOptions {
@@ -89,6 +95,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.logStream ? { logger: { level: 'info', stream: options.logStream } } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.webhookTimings ? { webhookTimings: options.webhookTimings } : {}),
+    generateSigningKey: testSigningKeys(),
   }).catch(async (error: unknown) => {
     await database.db.destroy();
     await database.drop();
@@ -100,10 +107,10 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     headers.set('origin', APP_ORIGIN);
     return fetch(input, { ...init, headers });
   };
-  const post: TestService['post'] = async (path, body, origin = APP_ORIGIN) => {
+  const post: TestService['post'] = async (path, body, origin = APP_ORIGIN, headers = {}) => {
     const response = await fetch(service.url + path, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', origin, 'x-service-key': keys.publishableKey },
+      headers: { 'content-type': 'application/json', origin, 'x-service-key': keys.publishableKey, ...headers },
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await response.text();

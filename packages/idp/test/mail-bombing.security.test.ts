@@ -13,17 +13,9 @@ const perIp = SEND_PER_IP[0].max;
 const perRecipientBurst = SEND_SPACING_PER_PURPOSE[0];
 
 async function send(service: TestService, email: string, forwardedFor?: string) {
-  const response = await fetch(`${service.url}/v1/authenticate`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      origin: APP_ORIGIN,
-      'x-service-key': service.publishableKey,
-      ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}),
-    },
-    body: JSON.stringify({ userid: email, cryptoVersion: 'v1' }),
-  });
-  return { status: response.status, retryAfter: response.headers.get('retry-after'), body: await response.json() };
+  const body = { userid: email, cryptoVersion: 'v1' };
+  const answer = await service.post('/v1/authenticate', body, APP_ORIGIN, forwardedFor ? { 'x-forwarded-for': forwardedFor } : {});
+  return { ...answer, retryAfter: answer.headers.get('retry-after') };
 }
 
 describe('mail bombing', () => {

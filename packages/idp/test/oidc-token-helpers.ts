@@ -3,7 +3,7 @@
  * them, on top of the hosted sign-in of oidc-helpers.ts.
  */
 import { createPkcePair } from 'service-web';
-import type { TestService } from './helpers.js';
+import { startTestService, type TestService } from './helpers.js';
 import { authorize, hostedBrowser, paramsOf, RP_CALLBACK, redeem } from './oidc-helpers.js';
 
 export interface RelyingParty {
@@ -26,6 +26,20 @@ export async function relyingParty(
     postLogoutRedirectUris: options.postLogoutRedirectUris ?? [],
   });
   return { clientId: keys.clientId, ...(keys.secretKey ? { secretKey: keys.secretKey } : {}), redirectUri };
+}
+
+/**
+ * A service on `now` with three relying parties: `rp` (confidential, RP_CALLBACK), `other`
+ * (another confidential app) and `spa` (public): the cast of the token theft and revocation cases.
+ */
+export async function startWithRelyingParties(now: () => number) {
+  const service = await startTestService({ now });
+  return {
+    service,
+    rp: await relyingParty(service),
+    other: await relyingParty(service, { name: 'Other App', redirectUri: 'https://other.example/cb' }),
+    spa: await relyingParty(service, { name: 'SPA', public: true, redirectUri: 'https://spa.example/cb' }),
+  };
 }
 
 /** The client's credentials as form fields (client_secret_post, or client_id alone for a public client). */

@@ -25,17 +25,8 @@ describe('passkey sign-in flood from one IP', () => {
   after(() => service.close());
 
   const post = async (path: string, body: unknown, forwardedFor?: string) => {
-    const response = await fetch(`${service.url}${path}`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        origin: APP_ORIGIN,
-        'x-service-key': service.publishableKey,
-        ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}),
-      },
-      body: JSON.stringify(body),
-    });
-    return { status: response.status, retryAfter: response.headers.get('retry-after'), body: await response.json() };
+    const answer = await service.post(path, body, APP_ORIGIN, forwardedFor ? { 'x-forwarded-for': forwardedFor } : {});
+    return { ...answer, retryAfter: answer.headers.get('retry-after') };
   };
   const limited = (r: { status: number; retryAfter: string | null; body: any }, windowSeconds: number) => {
     assert.equal(r.status, 429, JSON.stringify(r.body));

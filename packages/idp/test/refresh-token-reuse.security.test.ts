@@ -9,8 +9,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sendClock, startTestService, type TestService, uniqueEmail } from './helpers.js';
-import { credentials, type RelyingParty, refresh, relyingParty, signIn, userinfoStatus } from './oidc-token-helpers.js';
+import { sendClock, type TestService, uniqueEmail } from './helpers.js';
+import {
+  credentials,
+  type RelyingParty,
+  refresh,
+  relyingParty,
+  signIn,
+  startWithRelyingParties,
+  userinfoStatus,
+} from './oidc-token-helpers.js';
 
 describe('refresh token reuse and theft', () => {
   let service: TestService;
@@ -19,10 +27,7 @@ describe('refresh token reuse and theft', () => {
   let other: RelyingParty;
   let spa: RelyingParty;
   before(async () => {
-    service = await startTestService({ now: clock.now });
-    rp = await relyingParty(service);
-    other = await relyingParty(service, { name: 'Other App', redirectUri: 'https://other.example/cb' });
-    spa = await relyingParty(service, { name: 'SPA', public: true, redirectUri: 'https://spa.example/cb' });
+    ({ service, rp, other, spa } = await startWithRelyingParties(clock.now));
   });
   after(() => service.close());
 

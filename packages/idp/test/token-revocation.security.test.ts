@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sendClock, startTestService, type TestService, uniqueEmail } from './helpers.js';
-import { credentials, type RelyingParty, refresh, relyingParty, revoke, signIn, userinfoStatus } from './oidc-token-helpers.js';
+import { sendClock, type TestService, uniqueEmail } from './helpers.js';
+import { credentials, type RelyingParty, refresh, revoke, signIn, startWithRelyingParties, userinfoStatus } from './oidc-token-helpers.js';
 
 describe('token revocation (RFC 7009)', () => {
   let service: TestService;
@@ -17,10 +17,7 @@ describe('token revocation (RFC 7009)', () => {
   let other: RelyingParty;
   let spa: RelyingParty;
   before(async () => {
-    service = await startTestService({ now: clock.now });
-    rp = await relyingParty(service);
-    other = await relyingParty(service, { name: 'Other App', redirectUri: 'https://other.example/cb' });
-    spa = await relyingParty(service, { name: 'SPA', public: true, redirectUri: 'https://spa.example/cb' });
+    ({ service, rp, other, spa } = await startWithRelyingParties(clock.now));
   });
   after(() => service.close());
 

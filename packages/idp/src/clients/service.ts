@@ -231,9 +231,18 @@ function shownUri(url: URL): string {
 }
 
 /**
- * A redirect URI as registered, kept verbatim for exact matching (RFC 9700 2.1). Absolute, no
- * fragment (RFC 6749 3.1.2), no credentials; http(s), or a private-use scheme with a dot for
- * native apps (RFC 8252 7.1). Never javascript:, data: or the like. Errors never repeat the input (shownUri).
+ * The characters a URI may hold (RFC 3986 2): unreserved, reserved, and `%` with two hex digits.
+ * Not a space, a control character, `"`, `<`, `>`, `\`, `^`, `` ` ``, `{`, `|`, `}` or non-ASCII:
+ * WHATWG URL parsing would take them (and drop tabs and line breaks unseen), but a URI kept
+ * verbatim for exact matching must be one as the client sends it, percent-encoded.
+ */
+const URI_CHARACTERS = /^(?:[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*$/;
+
+/**
+ * A redirect URI as registered, kept verbatim for exact matching (RFC 9700 2.1). A URI (RFC 3986:
+ * a space or any other character outside it percent-encoded), absolute, no fragment (RFC 6749
+ * 3.1.2), no credentials; http(s), or a private-use scheme with a dot for native apps (RFC 8252
+ * 7.1). Never javascript:, data: or the like. Errors never repeat the input (shownUri).
  */
 export function checkRedirectUri(input: string, what = 'redirect URI'): string {
   if (input.length > REDIRECT_URI_MAX_LENGTH) throw new Error(`${what} is longer than ${REDIRECT_URI_MAX_LENGTH} characters`);
@@ -248,6 +257,8 @@ export function checkRedirectUri(input: string, what = 'redirect URI'): string {
   if (!web && !/^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+$/.test(scheme))
     throw new Error(`${what} scheme must be https, http or a private-use scheme such as com.example.app`);
   if (url.username || url.password) throw new Error(`${what} must have no user name or password (${shownUri(url)})`);
+  if (!URI_CHARACTERS.test(input))
+    throw new Error(`${what} must hold only URI characters (RFC 3986): percent-encode a space or any other (${shownUri(url)})`);
   if (input.includes('#')) throw new Error(`${what} must have no fragment (${shownUri(url)})`);
   return input;
 }

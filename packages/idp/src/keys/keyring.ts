@@ -33,22 +33,43 @@ export interface Keyring {
   ensure(): Promise<void>;
 }
 
-const GENERATE: Record<SigningAlg, () => { publicKey: KeyObject; privateKey: KeyObject }> = {
+/** Makes a signing key pair of `alg`. */
+export type SigningKeyGenerator = (alg: SigningAlg) => { publicKey: KeyObject; privateKey: KeyObject };
+
+const GENERATE: Record<SigningAlg, () => ReturnType<SigningKeyGenerator>> = {
   RS256: () => generateKeyPairSync('rsa', { modulusLength: SIGNING_KEY_BITS }),
   ES256: () => generateKeyPairSync('ec', { namedCurve: 'P-256' }),
   EdDSA: () => generateKeyPairSync('ed25519'),
 };
 
-/** Signing keys (one current per algorithm) stored sealed in the database, cached per node for KEY_CACHE_SECONDS. */
-export function createKeyring({ store, sealer, now }: { store: KeyStore; sealer: Sealer; now: () => number }): Keyring {
-  // A node may sign with a retired key for up to KEY_CACHE_SECONDS after a rotation elsewhere,
+/** A fresh key pair every time: what the service uses (a test may start its services with pre-generated first keys). */
+export const generateSigningKeyPair: SigningKeyGenerator = (alg) => GENERATE[alg]();
+
+/**
+ * Signing keys (one current per algorithm) stored sealed in the database, cached per node for
+ * `cacheSeconds` (KEY_CACHE_SECONDS unless configured: SERVICE_IDP_KEY_CACHE_SECONDS).
+ */
+export function createKeyring({
+  store,
+  sealer,
+  now,
+  cacheSeconds = KEY_CACHE_SECONDS,
+  generate = generateSigningKeyPair,
+}: {
+  store: KeyStore;
+  sealer: Sealer;
+  now: () => number;
+  cacheSeconds?: number;
+  generate?: SigningKeyGenerator;
+}): Keyring {
+  // A node may sign with a retired key for up to cacheSeconds after a rotation elsewhere,
   // so the key stays published for that long beyond the lifetime of the tokens it signed.
-  const graceMs = (ID_TOKEN_TTL_SECONDS + KEY_CACHE_SECONDS) * 1000;
+  const graceMs = (ID_TOKEN_TTL_SECONDS + cacheSeconds) * 1000;
   let cache: { loadedAt: number; active: Map<SigningAlg, ActiveKey>; jwks: { keys: JWK[] } } | undefined;
 
   async function load() {
     const at = now();
-    if (cache && at - cache.loadedAt < KEY_CACHE_SECONDS * 1000) return cache;
+    if (cache && at - cache.loadedAt < cacheSeconds * 1000) return cache;
     const rows = await store.listPublishable(at, graceMs);
     const active = new Map<SigningAlg, ActiveKey>();
     // Rows come newest first: the first current row of an algorithm is its active key.
@@ -62,7 +83,7 @@ export function createKeyring({ store, sealer, now }: { store: KeyStore; sealer:
   }
 
   async function newKey(alg: SigningAlg): Promise<SigningKeyRow> {
-    const { publicKey, privateKey } = GENERATE[alg]();
+    const { publicKey, privateKey } = generate(alg);
     const publicJwk = publicKey.export({ format: 'jwk' }) as JWK;
     const kid = await calculateJwkThumbprint(publicJwk);
     return {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { DeviceRow } from '../devices/store.js';
 import type { EventStore, NewEvent } from '../events/store.js';
-import type { Db } from '../storage/database.js';
+import type { Database, Db } from '../storage/database.js';
 
 /** A user as an operator sees it. */
 export interface UserRecord {
@@ -20,7 +20,6 @@ export interface UserFilter {
   limit: number;
 }
 
-/** Everything the service holds about one person but the events (users/service.ts adds them). */
 /**
  * A device as operators see it: a remembered browser (`kind: 'browser'`, `synced` null) or a
  * passkey (`kind: 'passkey'`, no browser or OS; `synced` is the WebAuthn BS flag at its last use).
@@ -30,6 +29,7 @@ export interface OperatorDevice extends Omit<DeviceRow, 'userId'> {
   synced: boolean | null;
 }
 
+/** Everything the service holds about one person but the events (users/service.ts adds them). */
 export interface UserHoldings {
   /** Every device of the user (remembered browsers and passkeys), for every client, revoked and expired ones included; oldest first. */
   devices: OperatorDevice[];
@@ -45,6 +45,27 @@ const toRecord = (row: { id: string; email: string; created_at: number; disabled
   email: row.email,
   createdAt: Number(row.created_at),
   disabledAt: row.disabled_at === null ? null : Number(row.disabled_at),
+});
+
+/** What a remembered browser's row and a passkey's row have in common. */
+type OperatorDeviceRow = Pick<Database['devices'], 'id' | 'client_id' | 'name' | 'created_at' | 'last_used_at' | 'removed_at'>;
+
+/** Either kind of device as operators see it; `seen` holds what only one kind records. */
+const operatorDevice = (
+  row: OperatorDeviceRow,
+  kind: OperatorDevice['kind'],
+  seen: Pick<OperatorDevice, 'browser' | 'os' | 'synced'>,
+): OperatorDevice => ({
+  id: row.id,
+  clientId: row.client_id,
+  kind,
+  name: row.name,
+  browser: seen.browser,
+  os: seen.os,
+  createdAt: Number(row.created_at),
+  lastUsedAt: row.last_used_at == null ? null : Number(row.last_used_at),
+  removedAt: row.removed_at == null ? null : Number(row.removed_at),
+  synced: seen.synced,
 });
 
 /** `%` and `_` in an operator's filter are letters, not wildcards. */
@@ -117,34 +138,8 @@ export function createUserStore(db: Db, events: EventStore) {
         db.selectFrom('recovery_codes').select(['created_at', 'used_at']).where('user_id', '=', userId).orderBy('used_at').execute(),
       ]);
       const usedAt = codes.flatMap((c) => (c.used_at === null ? [] : [Number(c.used_at)]));
-      const browsers = devices.map(
-        (d): OperatorDevice => ({
-          id: d.id,
-          clientId: d.client_id,
-          kind: 'browser',
-          name: d.name,
-          browser: d.browser,
-          os: d.os,
-          createdAt: Number(d.created_at),
-          lastUsedAt: d.last_used_at === null ? null : Number(d.last_used_at),
-          removedAt: d.removed_at === null ? null : Number(d.removed_at),
-          synced: null,
-        }),
-      );
-      const keys = passkeys.map(
-        (p): OperatorDevice => ({
-          id: p.id,
-          clientId: p.client_id,
-          kind: 'passkey',
-          name: p.name,
-          browser: null,
-          os: null,
-          createdAt: Number(p.created_at),
-          lastUsedAt: p.last_used_at == null ? null : Number(p.last_used_at),
-          removedAt: p.removed_at == null ? null : Number(p.removed_at),
-          synced: Number(p.backed_up) === 1,
-        }),
-      );
+      const browsers = devices.map((d) => operatorDevice(d, 'browser', { browser: d.browser, os: d.os, synced: null }));
+      const keys = passkeys.map((p) => operatorDevice(p, 'passkey', { browser: null, os: null, synced: Number(p.backed_up) === 1 }));
       return {
         devices: [...browsers, ...keys].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
         mfa: mfa ? { method: mfa.method, phone: mfa.phone, confirmedAt: Number(mfa.confirmed_at) } : null,
