@@ -12,7 +12,17 @@ import { after, before, describe, it } from 'node:test';
 import { Paths } from 'service-protocol';
 import { RECOVERY_CODE_COUNT } from '../src/defaults.js';
 import { ACR } from '../src/oidc/acr.js';
-import { claimsOf, delegationFor, loginWithDevice, sendClock, startTestService, type TestService } from './helpers.js';
+import {
+  APP_ORIGIN,
+  claimsOf,
+  delegationFor,
+  loginWithDevice,
+  newRawDevice,
+  sendClock,
+  startTestService,
+  type TestService,
+} from './helpers.js';
+import { getAssertion } from './webauthn-authenticator.js';
 import {
   newDeviceMfaSession,
   passkeyMfaOptions,
@@ -108,6 +118,37 @@ describe('a passkey as the MFA method', () => {
     assert.equal(claims.acr, ACR.phishingResistant);
     const attempts = await service.ctx.events.list({ type: 'passkey.refused', limit: 100 });
     assert.ok(!attempts.events.some((e) => e.userId === claims.sub), 'nothing was refused');
+  });
+
+  it('a new device remembered at the MFA step keeps the key service-web/passkeys sends (devicePublicKey), checked before anything is spent', async () => {
+    const { email, credential } = await userWithPasskeyMfa(service);
+    clock.tick();
+    const { device: sentAtDevices, sessionId } = await newDeviceMfaSession(service, email);
+    const kept = await newRawDevice();
+    const options = await passkeyMfaOptions(service, email, sessionId);
+    const assertion = getAssertion(options, credential, { origin: APP_ORIGIN });
+    const bad = await service.post(Paths.passkeyMfaVerify, {
+      userid: email,
+      sessionId,
+      credential: assertion,
+      devicePublicKey: { ...kept.publicJwk, y: kept.publicJwk.x },
+    });
+    assert.equal(bad.status, 400, JSON.stringify(bad.body));
+    assert.equal(bad.body.code, 'ERR_DEVICE_KEY_INVALID');
+    const r = await service.post(Paths.passkeyMfaVerify, {
+      userid: email,
+      sessionId,
+      credential: assertion,
+      devicePublicKey: kept.publicJwk,
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.match(r.body.deviceId, /^dev_/);
+    kept.deviceId = r.body.deviceId;
+    sentAtDevices.deviceId = r.body.deviceId;
+    assert.equal((await loginWithDevice(service, kept, email)).status, 'MFA_REQUIRED', 'the kept key proves the device');
+    // The key sent at /v1/devices was replaced: its proof is refused (the email OTP follows, here still within its send spacing).
+    const old = await loginWithDevice(service, sentAtDevices, email);
+    assert.ok(old.status !== 'MFA_REQUIRED' && old.status !== 'SUCCESS', JSON.stringify(old));
   });
 
   it('a synced passkey reports swk (acr mfa, not phishing-resistant), on a remembered device', async () => {

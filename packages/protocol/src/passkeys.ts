@@ -5,6 +5,7 @@
  * spell them. Kept apart from BrowserPaths and DeviceOps so that the core service-web bundle
  * (which does not offer passkeys) carries none of it; `service-web/passkeys` imports it.
  */
+import type { DevicePublicJwk } from './bodies.js';
 import type { DeviceRequestBase } from './devices.js';
 import type { MfaMethod } from './statuses.js';
 
@@ -179,6 +180,11 @@ export interface PasskeyMfaVerifyRequest {
   credential: PasskeyAssertionJson;
   /** As verifyMfa's: this device skips MFA for SERVICE_IDP_MFA_REMEMBER_DAYS. */
   rememberMe?: boolean;
+  /**
+   * A new device's key, made by service-web/passkeys, which keeps it: it replaces the key sent
+   * at /v1/devices (held by the core library) when that step asked to remember the device.
+   */
+  devicePublicKey?: DevicePublicJwk;
 }
 
 /** POST /v1/passkeys/mfa/enrollment: the attestation made with PasskeyMfaEnrollmentOptionsResponse's challenge. */
@@ -189,6 +195,8 @@ export interface PasskeyMfaEnrollRequest {
   /** The name shown in the device list; "Passkey" when omitted. */
   name?: string;
   rememberMe?: boolean;
+  /** As PasskeyMfaVerifyRequest's. */
+  devicePublicKey?: DevicePublicJwk;
 }
 
 /** Both MFA routes answer as verifyMfa does (VerifyMfaResponse); an enrollment also returns the first recovery codes, to show once. */

@@ -19,6 +19,7 @@ import {
   BrowserPaths,
   CRYPTO_VERSIONS,
   type CryptoVersion,
+  type DevicePublicJwk,
   isValidEmail,
   normalizeEmail,
   PASSKEY_REGISTER_OP,
@@ -28,7 +29,7 @@ import {
   PasskeyStatus,
   PKCE_CHALLENGE_PATTERN,
 } from 'service-protocol';
-import { createDeviceProof } from './device-proof.js';
+import { createDeviceProof, exportDevicePublicJwk, generateDeviceKeyPair } from './device-proof.js';
 import { createDeviceStore, deviceRecordKey } from './device-store.js';
 import { failure, type HttpConfig, type HttpOutcome, reasonOf, request } from './http.js';
 import type { FailureResult, FailureStatus, InitializationResult, InitOptions, MfaRequiredResult } from './types.js';
@@ -61,7 +62,16 @@ export type PasskeySignInResult =
  * verifyMfa's shape (a code for the backend; `recoveryCodes` once, at the enrollment).
  */
 export type PasskeyMfaResult =
-  | { status: 'SUCCESS'; message: string; success: true; code: string; deviceId?: string; recoveryCodes?: string[] }
+  | {
+      status: 'SUCCESS';
+      message: string;
+      success: true;
+      code: string;
+      deviceId?: string;
+      /** A new device whose first step asked to remember it is now remembered (as the core verifyMfa's). */
+      deviceRemembered?: boolean;
+      recoveryCodes?: string[];
+    }
   | (PasskeyFailureResult & { success: false });
 
 /** Input of {@link ServicePasskeys.verifyMfa} and {@link ServicePasskeys.enrollMfa}. */
@@ -284,12 +294,14 @@ export class ServicePasskeys {
         return ceremonyFailure(error, false);
       }
       if (!credential) return fail(PasskeyStatus.PASSKEY_CANCELLED, 'No passkey was chosen');
+      const key = await this.#newDeviceKey();
       const answer = await request(session.http, PasskeyPaths.mfaVerify, {
         ...body,
         credential: assertionJson(credential as PublicKeyCredential),
         rememberMe: input.remember_me === true,
+        devicePublicKey: key?.publicJwk,
       });
-      return answer.failure ? passkeyFailure(answer) : mfaSuccess(answer.body);
+      return answer.failure ? passkeyFailure(answer) : this.#mfaSuccess(session, body.userid, answer.body, key);
     });
   }
 
@@ -326,13 +338,15 @@ export class ServicePasskeys {
         return ceremonyFailure(error, true);
       }
       if (!credential) return fail(PasskeyStatus.PASSKEY_CANCELLED, 'No passkey was created');
+      const key = await this.#newDeviceKey();
       const answer = await request(session.http, PasskeyPaths.mfaEnroll, {
         ...body,
         credential: attestationJson(credential as PublicKeyCredential),
         name: input.name,
         rememberMe: input.remember_me === true,
+        devicePublicKey: key?.publicJwk,
       });
-      return answer.failure ? passkeyFailure(answer) : mfaSuccess(answer.body);
+      return answer.failure ? passkeyFailure(answer) : this.#mfaSuccess(session, body.userid, answer.body, key);
     });
   }
 
@@ -375,6 +389,45 @@ export class ServicePasskeys {
         return { status: 'MFA_REQUIRED', message: String(message), sessionId, method: mfaMethod, userid: user } as PasskeySignInResult;
       return failure('SERVICE_ERROR', 'Unexpected response from the service');
     });
+  }
+
+  /**
+   * A device key for a new device finishing its sign-in here: the core library holds the one it
+   * sent to verifyDevice, so this step sends its own, and keeps it when the service registers the
+   * device (a deviceId comes back only when that step asked to remember the device).
+   */
+  async #newDeviceKey(): Promise<{ keyPair: CryptoKeyPair; publicJwk: DevicePublicJwk } | undefined> {
+    const crypto = this.#deps.crypto ?? globalThis.crypto;
+    try {
+      const keyPair = await generateDeviceKeyPair(crypto);
+      return { keyPair, publicJwk: await exportDevicePublicJwk(crypto, keyPair.publicKey) };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A SUCCESS of an MFA step: the device key kept under the new deviceId, as the core verifyMfa does. */
+  async #mfaSuccess(
+    session: Session,
+    email: string,
+    body: Record<string, unknown>,
+    key: { keyPair: CryptoKeyPair } | undefined,
+  ): Promise<PasskeyMfaResult | PasskeyFailureResult> {
+    const result = mfaSuccess(body);
+    if (result.status !== 'SUCCESS' || !('deviceId' in result) || !result.deviceId || !key) return result;
+    const factory = this.#deps.indexedDB ?? (globalThis as { indexedDB?: IDBFactory }).indexedDB;
+    try {
+      if (!factory) throw new Error('no IndexedDB');
+      await createDeviceStore(factory, session.http.timeoutMs).put(deviceRecordKey(session.http.baseUrl, session.clientId, email), {
+        deviceId: result.deviceId,
+        keyPair: key.keyPair,
+        cryptoVersion: session.cryptoVersion,
+        createdAt: Date.now(),
+      });
+      return { ...result, deviceRemembered: true };
+    } catch (error) {
+      return { ...result, message: `${result.message} (this device could not be remembered: ${reasonOf(error)})`, deviceRemembered: false };
+    }
   }
 
   #credentials(): CredentialsContainer | undefined {

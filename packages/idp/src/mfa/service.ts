@@ -1,4 +1,4 @@
-import type { MfaMethod } from 'service-protocol';
+import type { DevicePublicJwk, MfaMethod } from 'service-protocol';
 import type { AccountStore } from '../accounts/store.js';
 import type { ClientRecord } from '../clients/store.js';
 import type { Sealer } from '../crypto/seal.js';
@@ -468,6 +468,7 @@ export function createMfaService(deps: MfaDeps) {
       idHash: string,
       prove: (session: MfaSessionRow) => Promise<FactorProof>,
       rememberMe: boolean,
+      devicePublicKey?: DevicePublicJwk,
     ): Promise<FinishedMfa> {
       let amr: string[] = [];
       let spent: MfaSessionRow;
@@ -499,7 +500,7 @@ export function createMfaService(deps: MfaDeps) {
           throw new ServiceError('ERR_SESSION_INVALID', 'This verification has ended or too many passkeys were refused. Sign in again.');
         throw error;
       }
-      return finishStep(client, spent, { amr, totpStep: undefined, recovery: false, rememberMe, regenerate: false });
+      return finishStep(client, spent, { amr, totpStep: undefined, recovery: false, rememberMe, regenerate: false, devicePublicKey });
     },
 
     /**
@@ -533,7 +534,15 @@ export function createMfaService(deps: MfaDeps) {
   async function finishStep(
     client: ClientRecord,
     spent: MfaSessionRow,
-    step: { amr: string[]; totpStep: number | undefined; recovery: boolean; rememberMe: boolean; regenerate: boolean },
+    step: {
+      amr: string[];
+      totpStep: number | undefined;
+      recovery: boolean;
+      rememberMe: boolean;
+      regenerate: boolean;
+      /** A new device's key made by service-web/passkeys (which keeps it): replaces the pending one. */
+      devicePublicKey?: DevicePublicJwk | undefined;
+    },
   ): Promise<FinishedMfa> {
     const { rememberMe, regenerate } = step;
     const match = { recovery: step.recovery, totpStep: step.totpStep };
@@ -541,7 +550,9 @@ export function createMfaService(deps: MfaDeps) {
       spent.purpose === 'enroll'
         ? await applyMethod(spent, match.totpStep, client.name)
         : ((await store.findMethod(spent.user_id))?.version ?? '');
-    const pending = spent.pending_device ? (JSON.parse(spent.pending_device) as SignIn['device']) : null;
+    const pending = spent.pending_device ? (JSON.parse(spent.pending_device) as Extract<SignIn['device'], { publicJwk: unknown }>) : null;
+    // Only a step that asked to remember a new device registers one: the key just changes hands.
+    if (pending && step.devicePublicKey) pending.publicJwk = { ...step.devicePublicKey };
     const finished = await finish({
       clientId: spent.client_id,
       userId: spent.user_id,

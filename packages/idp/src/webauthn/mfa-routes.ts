@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   DEVICE_NAME_MAX_LENGTH,
+  type DevicePublicJwk,
   isValidDeviceName,
   type PasskeyMfaEnrollmentOptionsResponse,
   type PasskeyMfaOptionsResponse,
@@ -8,6 +9,7 @@ import {
   PasskeyPaths,
 } from 'service-protocol';
 import { Type } from 'typebox';
+import { isValidDevicePublicKey } from '../devices/public-key.js';
 import { ServiceError } from '../errors.js';
 import { BODY_ERRORS, emailOf, errorResponses, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import type { FinishedMfa } from '../mfa/service.js';
@@ -15,6 +17,12 @@ import { Assertion, Attestation, CreationOptions, RequestOptions } from './route
 import type { PasskeyService } from './service.js';
 
 const SessionId = Type.String({ minLength: 10, maxLength: 100 });
+const Base64Url = Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' });
+// EC P-256 public key only, as /v1/devices takes it: exactly the four members, so no private `d`.
+const DevicePublicKey = Type.Object(
+  { kty: Type.Literal('EC'), crv: Type.Literal('P-256'), x: Base64Url, y: Base64Url },
+  { additionalProperties: false },
+);
 const SessionBody = Type.Object({ userid: Type.String({ maxLength: 320 }), sessionId: SessionId }, { additionalProperties: false });
 const VerifyBody = Type.Object(
   {
@@ -22,6 +30,7 @@ const VerifyBody = Type.Object(
     sessionId: SessionId,
     credential: Assertion,
     rememberMe: Type.Optional(Type.Boolean()),
+    devicePublicKey: Type.Optional(DevicePublicKey),
   },
   { additionalProperties: false },
 );
@@ -32,6 +41,7 @@ const EnrollBody = Type.Object(
     credential: Attestation,
     name: Type.Optional(Type.String({ maxLength: DEVICE_NAME_MAX_LENGTH * 4 })),
     rememberMe: Type.Optional(Type.Boolean()),
+    devicePublicKey: Type.Optional(DevicePublicKey),
   },
   { additionalProperties: false },
 );
@@ -52,6 +62,12 @@ const MfaAnswer = wireBody<PasskeyMfaResponse>()(
     recoveryCodes: Type.Optional(Type.Array(Type.String(), { description: 'shown once: at the enrollment' })),
   }),
 );
+
+/** At the edge, before any challenge is spent: a key that is not a point of P-256 changes nothing. */
+function checkDeviceKey(key: DevicePublicJwk | undefined) {
+  if (key && !isValidDevicePublicKey(key))
+    throw new ServiceError('ERR_DEVICE_KEY_INVALID', 'The device public key is not a valid P-256 key.');
+}
 
 const answerOf = (finished: FinishedMfa, message: string): PasskeyMfaResponse => ({
   status: 'SUCCESS',
@@ -87,7 +103,8 @@ export const passkeyMfaRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyServ
     PasskeyPaths.mfaEnroll,
     { schema: { body: EnrollBody, response: { 200: MfaAnswer, ...errors } } },
     async (request): Promise<PasskeyMfaResponse> => {
-      const { userid, sessionId, credential, name, rememberMe } = request.body;
+      const { userid, sessionId, credential, name, rememberMe, devicePublicKey } = request.body;
+      checkDeviceKey(devicePublicKey);
       if (name !== undefined && !isValidDeviceName(name)) {
         throw new ServiceError(
           'ERR_REQUEST_INVALID',
@@ -100,6 +117,7 @@ export const passkeyMfaRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyServ
         credential,
         ...(name !== undefined ? { name } : {}),
         rememberMe: rememberMe ?? false,
+        ...(devicePublicKey ? { devicePublicKey } : {}),
       });
       return answerOf(finished, 'Passkey added as your second factor.');
     },
@@ -119,12 +137,14 @@ export const passkeyMfaRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyServ
     PasskeyPaths.mfaVerify,
     { schema: { body: VerifyBody, response: { 200: MfaAnswer, ...errors } } },
     async (request): Promise<PasskeyMfaResponse> => {
-      const { userid, sessionId, credential, rememberMe } = request.body;
+      const { userid, sessionId, credential, rememberMe, devicePublicKey } = request.body;
+      checkDeviceKey(devicePublicKey);
       const finished = await passkeys.mfaVerify(request.client, request.headers.origin, {
         email: emailOf(userid),
         sessionId,
         credential,
         rememberMe: rememberMe ?? false,
+        ...(devicePublicKey ? { devicePublicKey } : {}),
       });
       return answerOf(finished, 'Verified.');
     },

@@ -7,6 +7,7 @@ import {
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
 import {
+  type DevicePublicJwk,
   type MfaMethod,
   PASSKEY_REGISTER_OP,
   type PasskeyAssertionJson,
@@ -411,7 +412,14 @@ export function createPasskeyService(deps: PasskeyDeps) {
     async mfaEnroll(
       client: ClientRecord,
       originHeader: string | undefined,
-      input: { email: string; sessionId: string; credential: PasskeyAttestationJson; name?: string; rememberMe: boolean },
+      input: {
+        email: string;
+        sessionId: string;
+        credential: PasskeyAttestationJson;
+        name?: string;
+        rememberMe: boolean;
+        devicePublicKey?: DevicePublicJwk;
+      },
     ): Promise<FinishedMfa> {
       const { origin, rpId } = rpIdFor(originHeader);
       const { idHash, user } = await mfa.passkeySession(client, input.email, input.sessionId, 'enroll', false);
@@ -434,6 +442,7 @@ export function createPasskeyService(deps: PasskeyDeps) {
           return { kind: 'match', amr: amrOf(stored) };
         },
         input.rememberMe,
+        input.devicePublicKey,
       );
       if (added) {
         await events.record({
@@ -488,7 +497,7 @@ export function createPasskeyService(deps: PasskeyDeps) {
     async mfaVerify(
       client: ClientRecord,
       originHeader: string | undefined,
-      input: { email: string; sessionId: string; credential: PasskeyAssertionJson; rememberMe: boolean },
+      input: { email: string; sessionId: string; credential: PasskeyAssertionJson; rememberMe: boolean; devicePublicKey?: DevicePublicJwk },
     ): Promise<FinishedMfa> {
       const { origin, rpId } = rpIdFor(originHeader);
       const { idHash, user } = await mfa.passkeySession(client, input.email, input.sessionId, 'login', false);
@@ -513,6 +522,7 @@ export function createPasskeyService(deps: PasskeyDeps) {
           return { kind: 'match', amr: amrOf(passkey) };
         },
         input.rememberMe,
+        input.devicePublicKey,
       );
     },
 
