@@ -5,7 +5,7 @@
  * address). A new user chooses "A passkey" at the enrollment step, creates it, saves the
  * recovery codes and lands on the callback (amr otp mfa hwk user); a later sign-in on that
  * remembered browser (prompt=login) asks for the passkey and passes with it (amr swk mfa hwk
- * user). No Content Security Policy violation.
+ * user), and without it a recovery code passes the step. No Content Security Policy violation.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -104,7 +104,8 @@ describe('a passkey as the MFA method on the hosted sign-in pages', { timeout: 5
     await screenshot(page, 'oidc-hosted-passkey-mfa-create');
     await page.getByRole('button', { name: 'Create a passkey' }).click();
     await page.locator('#codes-step:not([hidden])').waitFor();
-    assert.equal(await page.locator('#recovery-codes li').count(), 10);
+    const codes = await page.locator('#recovery-codes li').allTextContents();
+    assert.equal(codes.length, 10);
     await page.getByRole('button', { name: 'I have saved them' }).click();
     await page.waitForURL(`${app.redirectUri}?**`);
     const enrolled = (await oidc.authorizationCodeGrant(app.config, new URL(page.url()), first.expected)).claims();
@@ -123,6 +124,17 @@ describe('a passkey as the MFA method on the hosted sign-in pages', { timeout: 5
     const claims = (await oidc.authorizationCodeGrant(app.config, new URL(page.url()), second.expected)).claims();
     assert.deepEqual(claims?.amr, ['swk', 'mfa', 'hwk', 'user']);
     assert.equal((await stack.mails(email)).length, mailsBefore, 'no email code was needed');
+
+    // Without the passkey: a recovery code still passes the step.
+    const third = await start({ prompt: 'login' });
+    await page.goto(third.url.href);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('button', { name: 'Use a recovery code instead' }).click();
+    await page.getByLabel('One of your recovery codes (XXXXX-XXXXX)').fill(codes[0] as string);
+    await page.locator('#mfa-step button[type=submit]').click();
+    await page.waitForURL(`${app.redirectUri}?**`);
+    const recovered = (await oidc.authorizationCodeGrant(app.config, new URL(page.url()), third.expected)).claims();
+    assert.deepEqual(recovered?.amr, ['swk', 'mfa', 'recovery_code']);
     await page.close();
   });
 

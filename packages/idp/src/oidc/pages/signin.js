@@ -73,7 +73,7 @@
 
   async function startMfa(id, method) {
     sessionId = id;
-    if (method === 'passkey' && passkeyMfaAvailable()) return showPasskeyMfa(false);
+    if (method === 'passkey') return passkeyMfaAvailable() ? showPasskeyMfa(false) : passkeyMfaRecovery();
     const started = await client.initiateMfa({ userid: email, sessionId });
     if (started.status !== 'MFA_INITIATED') return say(started.message);
     showMfa(method, false);
@@ -358,11 +358,14 @@
     await complete(result);
   });
 
-  $('passkey-mfa-recovery').addEventListener('click', () => {
+  /** The code field in recovery-code mode: the way through a passkey step without the passkey (or without WebAuthn). */
+  function passkeyMfaRecovery() {
     showMfa('passkey', false);
     useRecoveryCode(true);
     $('use-recovery').hidden = true; // no 6-digit code for a passkey: back is a new sign-in
-  });
+  }
+
+  $('passkey-mfa-recovery').addEventListener('click', passkeyMfaRecovery);
 
   onSubmit('codes-step', async () => {
     say('Signing you in…');
