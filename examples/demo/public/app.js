@@ -7,7 +7,7 @@
   const publishableKey = document.body.dataset.publishableKey;
 
   /** Login state kept in memory only: the PKCE verifier and the code never touch storage. */
-  const state = { email: '', pkce: undefined, method: undefined };
+  const state = { email: '', pkce: undefined, method: undefined, sessionId: undefined, enrolling: false };
   let sdk;
   /** service-web/passkeys (window.ServiceWebPasskeys), when the browser can use passkeys. */
   let passkeys;
@@ -144,14 +144,15 @@
       if (verified.status !== 'SUCCESS') return fail(verified);
       // A user who has a second step already is asked for it, never offered another one.
       if (verified.mfaEnrolled) return advance(await sdk.verifyDevice({ userid: state.email }));
-      chooseMethod(['email', 'sms', 'totp'], false);
+      chooseMethod(['email', 'sms', 'totp', 'passkey'], false);
     });
   }
 
   function chooseMethod(methods, required) {
     for (const option of document.querySelectorAll('#method-step .option')) {
       const method = option.dataset.method;
-      option.hidden = method === 'none' ? required : !methods.includes(method);
+      // A passkey is offered only where this browser can make one (service-web/passkeys loaded and supported).
+      option.hidden = method === 'none' ? required : !methods.includes(method) || (method === 'passkey' && !passkeys);
       option.querySelector('input').checked = false;
     }
     const first = document.querySelector('#method-step .option:not([hidden]) input');
@@ -180,6 +181,7 @@
 
   async function finalize(result) {
     state.method = result.method;
+    if (result.method === 'passkey') return askPasskey(result.sessionId, true);
     $('#totp-setup').hidden = result.method !== 'totp';
     $('#sms-setup').hidden = result.method !== 'sms';
     if (result.method === 'totp') {
@@ -210,6 +212,9 @@
 
   async function challenge(required) {
     say('');
+    state.sessionId = required.sessionId;
+    // A passkey step sends nothing: no initiateMfa, the browser asks for the passkey.
+    if (required.method === 'passkey' && passkeys) return askPasskey(required.sessionId, false);
     show('busy', { title: 'Verification', subtitle: '' });
     $('#busy-text').textContent = 'Sending your code…';
     const initiated = record(await sdk.initiateMfa({ userid: state.email, sessionId: required.sessionId }));
@@ -232,9 +237,50 @@
     say('');
     const otp = $('#mfa-otp').value.replace(/\s+/g, '');
     await busy(form, async () => {
-      const result = await sdk.verifyMfa({ userid: state.email, otp, remember_me: $('#remember-me').checked });
+      const result = await sdk.verifyMfa({
+        userid: state.email,
+        otp,
+        remember_me: $('#remember-me').checked,
+        ...(state.sessionId ? { sessionId: state.sessionId } : {}),
+      });
       if (result.status === 'SUCCESS') return advance(result);
       record(result);
+      fail(result);
+    });
+  }
+
+  /** The passkey step: create the passkey that becomes the second step (enrolling), or use it. */
+  function askPasskey(sessionId, enrolling) {
+    state.sessionId = sessionId;
+    state.enrolling = enrolling;
+    $('#passkey-mfa-prompt').textContent = enrolling
+      ? 'Create a passkey on this device: it becomes your second sign-in step.'
+      : 'Confirm it is you with your passkey.';
+    $('#passkey-mfa-button').textContent = enrolling ? 'Create my passkey' : 'Use my passkey';
+    $('#passkey-use-recovery').hidden = enrolling;
+    $('#passkey-remember-field').hidden = enrolling;
+    say('');
+    show('passkey-mfa', { title: enrolling ? 'Add your passkey' : 'Verify it is you', subtitle: '' });
+  }
+
+  async function passkeyMfa(form) {
+    say('');
+    await busy(form, async () => {
+      const input = { userid: state.email, sessionId: state.sessionId };
+      const result = record(
+        state.enrolling
+          ? await passkeys.enrollMfa(input)
+          : await passkeys.verifyMfa({ ...input, remember_me: $('#passkey-remember-me').checked }),
+      );
+      if (result.status === 'SUCCESS') return advance(result);
+      const messages = {
+        PASSKEY_CANCELLED: 'No passkey was used. Try again, or use a recovery code.',
+        PASSKEY_EXISTS: 'This device already holds a passkey for your account.',
+        PASSKEY_REFUSED: `That passkey was not accepted.${result.attemptsRemaining !== undefined ? ` ${result.attemptsRemaining} tries left.` : ''}`,
+        NO_AUTHENTICATOR: 'No passkey is available on this device. Use a recovery code.',
+        PASSKEY_NOT_SUPPORTED: 'This browser cannot use passkeys here. Use a recovery code.',
+      };
+      if (messages[result.status]) return say(messages[result.status]);
       fail(result);
     });
   }
@@ -281,7 +327,11 @@
       const pkce = { code_challenge: state.pkce.codeChallenge, code_challenge_method: 'S256' };
       const r = record(await passkeys.signIn(state.email ? { userid: state.email, ...pkce } : pkce));
       if (r.status === 'SUCCESS') return finish(r.code);
-      if (r.status === 'MFA_REQUIRED') return advance(r);
+      if (r.status === 'MFA_REQUIRED') {
+        // A sign-in without an address learns it here, for the MFA step.
+        state.email = r.userid;
+        return advance(r);
+      }
       const messages = {
         PASSKEY_CANCELLED: 'No passkey was used. Enter your email instead, or try again.',
         PASSKEY_REFUSED: 'That passkey was not accepted (it may have been revoked). Sign in with your email.',
@@ -305,6 +355,11 @@
   on('#method-step', registerDevice);
   on('#finalize-step', confirmMethod);
   on('#mfa-step', verifyMfa);
+  on('#passkey-mfa-step', passkeyMfa);
+  $('#passkey-use-recovery').addEventListener('click', () => {
+    $('#mfa-prompt').textContent = 'Enter one of your recovery codes.';
+    show('mfa', { title: 'Use a recovery code', subtitle: '' });
+  });
   on('#recovery-step', () => {
     $('#recovery-codes').replaceChildren();
     location.assign('/account');

@@ -144,7 +144,16 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   const prover = createDeviceProver({ devices, accounts, hash, now, idleMs });
   const passkeyStore = createPasskeyStore(db);
-  const deviceService = createDeviceService({ store: devices, prover, events, now, idleMs, passkeys: passkeyStore });
+  const deviceService = createDeviceService({
+    store: devices,
+    prover,
+    events,
+    now,
+    idleMs,
+    passkeys: passkeyStore,
+    // A passkey-MFA user's last passkey gone: email MFA, and the user is told (mfa/service.ts passkeyRevoked).
+    onPasskeyRevoked: (userId, client) => mfa.passkeyRevoked(userId, client),
+  });
   const smsOutbox = createSmsOutboxStore(db);
   const sms = options.sms ?? smsTransport(config, smsOutbox, now);
   const mfaStore = createMfaStore(db);
@@ -175,9 +184,12 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     rememberMs: config.mfaRememberDays * 24 * 60 * 60 * 1000,
     // Shown in authenticator apps; a colon would break their label parsing (IPv6 hosts).
     issuerName: new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.'),
+    activePasskeys: (userId) => passkeyStore.countForUser(userId),
   });
   // SMS through the development outbox is refused in production: the code would reach nobody.
-  const mfaMethods: MfaMethod[] = config.production && config.sms.transport === 'outbox' ? ['email', 'totp'] : ['email', 'sms', 'totp'];
+  // A passkey is enrolled through service-web/passkeys (webauthn/, mfaEnrollmentOptions), never through delegation.
+  const mfaMethods: MfaMethod[] =
+    config.production && config.sms.transport === 'outbox' ? ['email', 'totp', 'passkey'] : ['email', 'sms', 'totp', 'passkey'];
   const passkeys = createPasskeyService({
     store: passkeyStore,
     devices: deviceService,
@@ -239,6 +251,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     hash,
     now,
     regenerateRecoveryCodes: (email, actor) => mfa.regenerateRecoveryCodesByOperator(email, actor),
+    onPasskeyRevoked: (userId, context) => mfa.passkeyRevoked(userId, context),
     revokeRefreshTokens: (userId) => refreshTokens.revokeUser(userId),
   });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now });

@@ -180,7 +180,7 @@ describe('MFA policy and new devices', () => {
       const deviceToken = await verifiedRegistration(service, email);
       const needed = await service.post('/v1/devices', { userid: email, deviceToken });
       assert.equal(needed.body.status, 'MFA_ENROLLMENT_NEEDED');
-      assert.deepEqual(needed.body.methods, ['email', 'sms', 'totp']);
+      assert.deepEqual(needed.body.methods, ['email', 'sms', 'totp', 'passkey']);
       assert.equal(needed.body.code, undefined);
       const enrolled = await service.post('/v1/devices', { userid: email, deviceToken, mfaMethod: 'email' });
       assert.equal(enrolled.body.status, 'SUCCESS');

@@ -1,7 +1,16 @@
 /** Passkey steps the passkey tests share: a user with a passkey, a sign-in with it (software authenticator). */
 import assert from 'node:assert/strict';
 import { PASSKEY_REGISTER_OP, Paths } from 'service-protocol';
-import { APP_ORIGIN, deviceProof, type RawDevice, registerRawDevice, type TestService, uniqueEmail } from './helpers.js';
+import {
+  APP_ORIGIN,
+  deviceProof,
+  newRawDevice,
+  type RawDevice,
+  registerRawDevice,
+  type TestService,
+  uniqueEmail,
+  verifiedRegistration,
+} from './helpers.js';
 import { createCredential, getAssertion, type SoftCredential } from './webauthn-authenticator.js';
 
 /** Creation options for a signed-in device's user (its proof made for PASSKEY_REGISTER_OP). */
@@ -45,4 +54,67 @@ export async function signInWithPasskey(
     origin,
   );
   return { ...answer, assertion, options: asked.body.options };
+}
+
+/**
+ * A new user registers a remembered raw device choosing a passkey as the MFA method
+ * (verifyDevice with mfaMethod passkey), then enrolls one with the software authenticator.
+ */
+export async function userWithPasskeyMfa(service: TestService, input: { synced?: boolean; email?: string } = {}) {
+  const email = input.email ?? uniqueEmail('pkmfa');
+  const device: RawDevice = await newRawDevice();
+  const started = await service.post(Paths.verifyDevice, {
+    userid: email,
+    deviceToken: await verifiedRegistration(service, email),
+    devicePublicKey: device.publicJwk,
+    mfaMethod: 'passkey',
+  });
+  assert.equal(started.body.status, 'FINALIZE_REGISTRATION_NEEDED', JSON.stringify(started.body));
+  assert.equal(started.body.method, 'passkey');
+  const sessionId = started.body.sessionId as string;
+  const asked = await service.post(Paths.passkeyMfaEnrollmentOptions, { userid: email, sessionId });
+  assert.equal(asked.status, 200, JSON.stringify(asked.body));
+  const { credential, json } = createCredential(asked.body.options, { origin: APP_ORIGIN, ...(input.synced ? { synced: true } : {}) });
+  const enrolled = await service.post(Paths.passkeyMfaEnrollment, { userid: email, sessionId, credential: json });
+  assert.equal(enrolled.status, 200, JSON.stringify(enrolled.body));
+  if (enrolled.body.deviceId) device.deviceId = enrolled.body.deviceId;
+  return { email, device, credential, sessionId, options: asked.body.options, enrolled: enrolled.body };
+}
+
+/** A new device's registration for a user with MFA: the MFA_REQUIRED session it opens. */
+export async function newDeviceMfaSession(service: TestService, email: string) {
+  const device: RawDevice = await newRawDevice();
+  const r = await service.post(Paths.verifyDevice, {
+    userid: email,
+    deviceToken: await verifiedRegistration(service, email),
+    devicePublicKey: device.publicJwk,
+  });
+  assert.equal(r.body.status, 'MFA_REQUIRED', JSON.stringify(r.body));
+  return { device, sessionId: r.body.sessionId as string, method: r.body.method as string };
+}
+
+/** Request options for an MFA session (they arm it). */
+export async function passkeyMfaOptions(service: TestService, email: string, sessionId: string, origin = APP_ORIGIN) {
+  const asked = await service.post(Paths.passkeyMfaOptions, { userid: email, sessionId }, origin);
+  assert.equal(asked.status, 200, JSON.stringify(asked.body));
+  return asked.body.options;
+}
+
+/** The passkey MFA step: options for the session, the authenticator's assertion, then the verification. */
+export async function passkeyMfaStep(
+  service: TestService,
+  email: string,
+  sessionId: string,
+  credential: SoftCredential,
+  extra: { ceremony?: Partial<Parameters<typeof getAssertion>[2]>; rememberMe?: boolean; origin?: string } = {},
+) {
+  const origin = extra.origin ?? APP_ORIGIN;
+  const options = await passkeyMfaOptions(service, email, sessionId, origin);
+  const assertion = getAssertion(options, credential, { origin, ...extra.ceremony });
+  const answer = await service.post(
+    Paths.passkeyMfaVerify,
+    { userid: email, sessionId, credential: assertion, ...(extra.rememberMe ? { rememberMe: true } : {}) },
+    origin,
+  );
+  return { ...answer, assertion, options };
 }

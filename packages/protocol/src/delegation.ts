@@ -62,8 +62,12 @@ export interface MfaChangeStep {
   session_id: string;
   status: 'current_factor_needed' | 'otp_sent' | 'totp_pending' | 'failed';
   message?: string;
-  /** `current_factor_needed` only: the method in force, whose code is asked for first. */
-  current_method?: 'email' | 'sms' | 'totp';
+  /**
+   * `current_factor_needed` only: the method in force, whose code is asked for first. For
+   * `passkey` no code is sent (a passkey cannot be proven through a backend): a recovery code
+   * stands in for it.
+   */
+  current_method?: 'email' | 'sms' | 'totp' | 'passkey';
   /** `totp_pending` only: the `otpauth://` URI to show as a QR code. */
   otpauth_uri?: string;
   /** `totp_pending` only: the base32 secret, for manual entry. */

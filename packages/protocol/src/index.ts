@@ -64,6 +64,10 @@ export const Paths = {
   passkeyRegistration: '/v1/passkeys/registration',
   passkeyAuthenticationOptions: '/v1/passkeys/authentication/options',
   passkeyAuthentication: '/v1/passkeys/authentication',
+  passkeyMfaEnrollmentOptions: '/v1/passkeys/mfa/enrollment/options',
+  passkeyMfaEnrollment: '/v1/passkeys/mfa/enrollment',
+  passkeyMfaOptions: '/v1/passkeys/mfa/options',
+  passkeyMfaVerify: '/v1/passkeys/mfa/verify',
   /** The plain page a new-device mail links to ("this wasn't me"): GET shows, POST revokes. */
   deviceNotice: '/devices/not-me',
   /** Delegation: a nested JWT (signed, then encrypted) in, one out; docs/delegation.md. */

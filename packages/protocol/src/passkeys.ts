@@ -5,6 +5,7 @@
  * spell them. Kept apart from BrowserPaths and DeviceOps so that the core service-web bundle
  * (which does not offer passkeys) carries none of it; `service-web/passkeys` imports it.
  */
+import type { DevicePublicJwk } from './bodies.js';
 import type { DeviceRequestBase } from './devices.js';
 import type { MfaMethod } from './statuses.js';
 
@@ -18,6 +19,14 @@ export const PasskeyPaths = {
   authenticationOptions: '/passkeys/authentication/options',
   /** The authenticator's assertion: an authorization code, as every other sign-in ends. */
   authenticate: '/passkeys/authentication',
+  /** A passkey as the MFA method, at a registration's MFA enrollment (FINALIZE_REGISTRATION_NEEDED, method passkey): creation options bound to the MFA session. */
+  mfaEnrollmentOptions: '/passkeys/mfa/enrollment/options',
+  /** The enrollment's attestation: the passkey is stored, becomes the user's MFA method, and the sign-in ends in a code. */
+  mfaEnroll: '/passkeys/mfa/enrollment',
+  /** The MFA step of a sign-in (MFA_REQUIRED, method passkey): request options bound to the MFA session, for this user's passkeys. */
+  mfaOptions: '/passkeys/mfa/options',
+  /** The MFA step's assertion: a code, as verifyMfa ends. */
+  mfaVerify: '/passkeys/mfa/verify',
 } as const;
 
 /** `op` of the device proof that authorizes registering a passkey for the signed-in user. */
@@ -64,6 +73,8 @@ export interface PasskeyRequestOptionsJson {
   challenge: Base64Url;
   timeout: number;
   userVerification: 'required';
+  /** The MFA step only: the user's passkeys (a sign-in leaves it out: any passkey of the site may answer). */
+  allowCredentials?: PublicKeyCredentialDescriptorJson[];
 }
 
 /** RegistrationResponseJSON (WebAuthn L3 5.1): what the browser's PublicKeyCredential gives back from create(). */
@@ -132,4 +143,68 @@ export interface PasskeyAuthenticationRequest {
 export type PasskeyAuthenticationResponse =
   | { status: 'SUCCESS'; message: string; success: true; code: string }
   /** The application does not count a passkey as MFA and the user has a second factor: go on as after authenticate(). */
-  | { status: 'MFA_REQUIRED'; message: string; sessionId: string; method: MfaMethod };
+  | {
+      status: 'MFA_REQUIRED';
+      message: string;
+      sessionId: string;
+      method: MfaMethod;
+      /**
+       * The signed-in user's address, which initiateMfa and verifyMfa take: a sign-in without an
+       * address has no other way to know it. Sent only after the passkey was verified.
+       */
+      userid: string;
+    };
+
+/** POST /v1/passkeys/mfa/options and /v1/passkeys/mfa/enrollment/options: the MFA session of the sign-in. */
+export interface PasskeyMfaOptionsRequest {
+  userid: string;
+  sessionId: string;
+}
+
+export interface PasskeyMfaOptionsResponse {
+  status: 'SUCCESS';
+  message: string;
+  options: PasskeyRequestOptionsJson;
+}
+
+export interface PasskeyMfaEnrollmentOptionsResponse {
+  status: 'SUCCESS';
+  message: string;
+  options: PasskeyCreationOptionsJson;
+}
+
+/** POST /v1/passkeys/mfa/verify: the assertion made with PasskeyMfaOptionsResponse's challenge. */
+export interface PasskeyMfaVerifyRequest {
+  userid: string;
+  sessionId: string;
+  credential: PasskeyAssertionJson;
+  /** As verifyMfa's: this device skips MFA for SERVICE_IDP_MFA_REMEMBER_DAYS. */
+  rememberMe?: boolean;
+  /**
+   * A new device's key, made by service-web/passkeys, which keeps it: it replaces the key sent
+   * at /v1/devices (held by the core library) when that step asked to remember the device.
+   */
+  devicePublicKey?: DevicePublicJwk;
+}
+
+/** POST /v1/passkeys/mfa/enrollment: the attestation made with PasskeyMfaEnrollmentOptionsResponse's challenge. */
+export interface PasskeyMfaEnrollRequest {
+  userid: string;
+  sessionId: string;
+  credential: PasskeyAttestationJson;
+  /** The name shown in the device list; "Passkey" when omitted. */
+  name?: string;
+  rememberMe?: boolean;
+  /** As PasskeyMfaVerifyRequest's. */
+  devicePublicKey?: DevicePublicJwk;
+}
+
+/** Both MFA routes answer as verifyMfa does (VerifyMfaResponse); an enrollment also returns the first recovery codes, to show once. */
+export interface PasskeyMfaResponse {
+  status: 'SUCCESS';
+  message: string;
+  success: true;
+  code: string;
+  deviceId?: string;
+  recoveryCodes?: string[];
+}

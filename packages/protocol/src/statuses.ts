@@ -33,6 +33,9 @@ export const Status = Object.fromEntries(STATUSES.map((status) => [status, statu
 
 export type Status = (typeof Status)[keyof typeof Status];
 
-/** MFA methods, as the spec's MfaMethod enumeration gives them. */
-export const MfaMethod = { EMAIL: 'email', SMS: 'sms', TOTP: 'totp' } as const;
+/**
+ * MFA methods, as the spec's MfaMethod enumeration gives them, and ours beside them: PASSKEY, a
+ * passkey enrolled as the second factor (its ceremonies live in service-web/passkeys).
+ */
+export const MfaMethod = { EMAIL: 'email', SMS: 'sms', TOTP: 'totp', PASSKEY: 'passkey' } as const;
 export type MfaMethod = (typeof MfaMethod)[keyof typeof MfaMethod];

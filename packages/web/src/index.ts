@@ -52,7 +52,9 @@ export const Status = ProtocolStatus;
 export type Status = ProtocolStatus;
 
 /**
- * The spec's MFA methods: `MfaMethod.EMAIL` ('email'), `MfaMethod.SMS` ('sms'), `MfaMethod.TOTP` ('totp').
+ * The spec's MFA methods: `MfaMethod.EMAIL` ('email'), `MfaMethod.SMS` ('sms'), `MfaMethod.TOTP` ('totp'),
+ * and ours, `MfaMethod.PASSKEY` ('passkey'): its enrollment and MFA step are ceremonies of
+ * service-web/passkeys (`enrollMfa`, `verifyMfa`).
  *
  * @example
  * ```ts

@@ -19,6 +19,7 @@ import {
   BrowserPaths,
   CRYPTO_VERSIONS,
   type CryptoVersion,
+  type DevicePublicJwk,
   isValidEmail,
   normalizeEmail,
   PASSKEY_REGISTER_OP,
@@ -28,7 +29,7 @@ import {
   PasskeyStatus,
   PKCE_CHALLENGE_PATTERN,
 } from 'service-protocol';
-import { createDeviceProof } from './device-proof.js';
+import { createDeviceProof, exportDevicePublicJwk, generateDeviceKeyPair } from './device-proof.js';
 import { createDeviceStore, deviceRecordKey } from './device-store.js';
 import { failure, type HttpConfig, type HttpOutcome, reasonOf, request } from './http.js';
 import type { FailureResult, FailureStatus, InitializationResult, InitOptions, MfaRequiredResult } from './types.js';
@@ -46,11 +47,43 @@ export type AddPasskeyResult =
   | { status: 'SUCCESS'; message: string; success: true; deviceId: string; synced: boolean }
   | (PasskeyFailureResult & { success: false });
 
-/** Result of {@link ServicePasskeys.signIn}: a code for the backend, as authenticate's SUCCESS, or the MFA step an application asks for. */
+/**
+ * Result of {@link ServicePasskeys.signIn}: a code for the backend, as authenticate's SUCCESS, or
+ * the MFA step an application asks for, with the signed-in user's address (`userid`, which
+ * initiateMfa and verifyMfa take: a sign-in without an address has no other way to know it).
+ */
 export type PasskeySignInResult =
   | { status: 'SUCCESS'; message: string; success: true; code: string }
-  | MfaRequiredResult
+  | (MfaRequiredResult & { userid: string })
   | (PasskeyFailureResult & { success: false });
+
+/**
+ * Result of {@link ServicePasskeys.verifyMfa} and {@link ServicePasskeys.enrollMfa}: the core
+ * verifyMfa's shape (a code for the backend; `recoveryCodes` once, at the enrollment).
+ */
+export type PasskeyMfaResult =
+  | {
+      status: 'SUCCESS';
+      message: string;
+      success: true;
+      code: string;
+      deviceId?: string;
+      /** A new device whose first step asked to remember it is now remembered (as the core verifyMfa's). */
+      deviceRemembered?: boolean;
+      recoveryCodes?: string[];
+    }
+  | (PasskeyFailureResult & { success: false });
+
+/** Input of {@link ServicePasskeys.verifyMfa} and {@link ServicePasskeys.enrollMfa}. */
+export interface PasskeyMfaInput {
+  userid: string;
+  /** The MFA session: MFA_REQUIRED's (verifyMfa) or FINALIZE_REGISTRATION_NEEDED's (enrollMfa). */
+  sessionId: string;
+  /** As the core verifyMfa's: this device skips MFA for a while. */
+  remember_me?: boolean;
+  /** enrollMfa only: the name shown in the device list. */
+  name?: string;
+}
 
 /** Options of {@link ServicePasskeys.signIn}. */
 export interface PasskeySignInOptions {
@@ -229,6 +262,94 @@ export class ServicePasskeys {
     return this.#signIn(options, 'conditional');
   }
 
+  /**
+   * The MFA step with a passkey: after MFA_REQUIRED with `method: 'passkey'` (from the core's
+   * authenticate or verifyDevice, or from signIn), the browser asks for one of the user's
+   * passkeys, bound to that MFA session. Ends as the core verifyMfa does. Statuses: SUCCESS,
+   * PASSKEY_REFUSED (an attempt counted), PASSKEY_CANCELLED, NO_AUTHENTICATOR,
+   * PASSKEY_NOT_SUPPORTED, SESSION_EXPIRED, ACCOUNT_LOCKED, INVALID_REQUEST (no passkey of the
+   * user works on this page: a recovery code, through the core verifyMfa, still does).
+   *
+   * @example
+   * ```ts
+   * if (r.status === 'MFA_REQUIRED' && r.method === 'passkey') {
+   *   const v = await passkeys.verifyMfa({ userid, sessionId: r.sessionId, remember_me: true });
+   *   if (v.status === 'SUCCESS') await sendToBackend(v.code);
+   * }
+   * ```
+   */
+  verifyMfa(input: PasskeyMfaInput): Promise<PasskeyMfaResult> {
+    return this.#run<PasskeyMfaResult>(async (session): Promise<PasskeyMfaResult | PasskeyFailureResult> => {
+      const checked = checkMfaInput(input);
+      if (checked) return checked;
+      const credentials = this.#credentials();
+      if (!credentials) return notSupported();
+      const body = { userid: normalizeEmail(input.userid), sessionId: input.sessionId };
+      const asked = await request(session.http, PasskeyPaths.mfaOptions, body);
+      if (asked.failure) return passkeyFailure(asked);
+      let credential: Credential | null;
+      try {
+        credential = await credentials.get({ publicKey: requestOptions(asked.body.options as PasskeyRequestOptionsJson) });
+      } catch (error) {
+        return ceremonyFailure(error, false);
+      }
+      if (!credential) return fail(PasskeyStatus.PASSKEY_CANCELLED, 'No passkey was chosen');
+      const key = await this.#newDeviceKey();
+      const answer = await request(session.http, PasskeyPaths.mfaVerify, {
+        ...body,
+        credential: assertionJson(credential as PublicKeyCredential),
+        rememberMe: input.remember_me === true,
+        devicePublicKey: key?.publicJwk,
+      });
+      return answer.failure ? passkeyFailure(answer) : this.#mfaSuccess(session, body.userid, answer.body, key);
+    });
+  }
+
+  /**
+   * Enrolls a passkey as the user's MFA method, at a new device's registration: after the core
+   * verifyDevice({ userid, mfaMethod: 'passkey' }) answered FINALIZE_REGISTRATION_NEEDED, the
+   * browser creates the passkey bound to that session. Ends as the core verifyMfa does at an
+   * enrollment: a code, and the first recovery codes to show once. Statuses: SUCCESS,
+   * PASSKEY_CANCELLED, PASSKEY_EXISTS, NO_AUTHENTICATOR, PASSKEY_NOT_SUPPORTED, PASSKEY_REFUSED,
+   * SESSION_EXPIRED, and the core's failures.
+   *
+   * @example
+   * ```ts
+   * const r = await ServiceInitializer.verifyDevice({ userid, mfaMethod: 'passkey' });
+   * if (r.status === 'FINALIZE_REGISTRATION_NEEDED' && r.method === 'passkey') {
+   *   const e = await passkeys.enrollMfa({ userid, sessionId: r.sessionId });
+   *   if (e.status === 'SUCCESS') { showOnce(e.recoveryCodes); await sendToBackend(e.code); }
+   * }
+   * ```
+   */
+  enrollMfa(input: PasskeyMfaInput): Promise<PasskeyMfaResult> {
+    return this.#run<PasskeyMfaResult>(async (session): Promise<PasskeyMfaResult | PasskeyFailureResult> => {
+      const checked = checkMfaInput(input);
+      if (checked) return checked;
+      const credentials = this.#credentials();
+      if (!credentials) return notSupported();
+      const body = { userid: normalizeEmail(input.userid), sessionId: input.sessionId };
+      const asked = await request(session.http, PasskeyPaths.mfaEnrollmentOptions, body);
+      if (asked.failure) return passkeyFailure(asked);
+      let credential: Credential | null;
+      try {
+        credential = await credentials.create({ publicKey: creationOptions(asked.body.options as PasskeyCreationOptionsJson) });
+      } catch (error) {
+        return ceremonyFailure(error, true);
+      }
+      if (!credential) return fail(PasskeyStatus.PASSKEY_CANCELLED, 'No passkey was created');
+      const key = await this.#newDeviceKey();
+      const answer = await request(session.http, PasskeyPaths.mfaEnroll, {
+        ...body,
+        credential: attestationJson(credential as PublicKeyCredential),
+        name: input.name,
+        rememberMe: input.remember_me === true,
+        devicePublicKey: key?.publicJwk,
+      });
+      return answer.failure ? passkeyFailure(answer) : this.#mfaSuccess(session, body.userid, answer.body, key);
+    });
+  }
+
   #signIn(options: PasskeySignInOptions, mediation: 'conditional' | undefined): Promise<PasskeySignInResult> {
     return this.#run<PasskeySignInResult>(async (session): Promise<PasskeySignInResult | PasskeyFailureResult> => {
       const { userid, code_challenge: codeChallenge, code_challenge_method: method, signal } = options ?? {};
@@ -262,12 +383,51 @@ export class ServicePasskeys {
         codeChallengeMethod: codeChallenge && 'S256',
       });
       if (answer.failure) return passkeyFailure(answer);
-      const { status, message, code, sessionId, method: mfaMethod } = answer.body;
+      const { status, message, code, sessionId, method: mfaMethod, userid: user } = answer.body;
       if (status === 'SUCCESS' && typeof code === 'string') return { status: 'SUCCESS', message: String(message), success: true, code };
-      if (status === 'MFA_REQUIRED' && typeof sessionId === 'string')
-        return { status: 'MFA_REQUIRED', message: String(message), sessionId, method: mfaMethod } as MfaRequiredResult;
+      if (status === 'MFA_REQUIRED' && typeof sessionId === 'string' && typeof user === 'string')
+        return { status: 'MFA_REQUIRED', message: String(message), sessionId, method: mfaMethod, userid: user } as PasskeySignInResult;
       return failure('SERVICE_ERROR', 'Unexpected response from the service');
     });
+  }
+
+  /**
+   * A device key for a new device finishing its sign-in here: the core library holds the one it
+   * sent to verifyDevice, so this step sends its own, and keeps it when the service registers the
+   * device (a deviceId comes back only when that step asked to remember the device).
+   */
+  async #newDeviceKey(): Promise<{ keyPair: CryptoKeyPair; publicJwk: DevicePublicJwk } | undefined> {
+    const crypto = this.#deps.crypto ?? globalThis.crypto;
+    try {
+      const keyPair = await generateDeviceKeyPair(crypto);
+      return { keyPair, publicJwk: await exportDevicePublicJwk(crypto, keyPair.publicKey) };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A SUCCESS of an MFA step: the device key kept under the new deviceId, as the core verifyMfa does. */
+  async #mfaSuccess(
+    session: Session,
+    email: string,
+    body: Record<string, unknown>,
+    key: { keyPair: CryptoKeyPair } | undefined,
+  ): Promise<PasskeyMfaResult | PasskeyFailureResult> {
+    const result = mfaSuccess(body);
+    if (result.status !== 'SUCCESS' || !('deviceId' in result) || !result.deviceId || !key) return result;
+    const factory = this.#deps.indexedDB ?? (globalThis as { indexedDB?: IDBFactory }).indexedDB;
+    try {
+      if (!factory) throw new Error('no IndexedDB');
+      await createDeviceStore(factory, session.http.timeoutMs).put(deviceRecordKey(session.http.baseUrl, session.clientId, email), {
+        deviceId: result.deviceId,
+        keyPair: key.keyPair,
+        cryptoVersion: session.cryptoVersion,
+        createdAt: Date.now(),
+      });
+      return { ...result, deviceRemembered: true };
+    } catch (error) {
+      return { ...result, message: `${result.message} (this device could not be remembered: ${reasonOf(error)})`, deviceRemembered: false };
+    }
   }
 
   #credentials(): CredentialsContainer | undefined {
@@ -326,6 +486,25 @@ function passkeyFailure(outcome: HttpOutcome): PasskeyFailureResult {
   // ERR_PASSKEY_INVALID is the only browser-route error that is a 401 with INVALID_REQUEST (protocol errors.ts).
   if (outcome.httpStatus === 401 && failed.status === 'INVALID_REQUEST') return { ...failed, status: PasskeyStatus.PASSKEY_REFUSED };
   return failed;
+}
+
+function checkMfaInput(input: PasskeyMfaInput): PasskeyFailureResult | undefined {
+  if (typeof input?.userid !== 'string' || !isValidEmail(input.userid)) return failure('INVALID_EMAIL', 'Enter a valid email address');
+  if (typeof input.sessionId !== 'string' || input.sessionId.length === 0) return failure('INVALID_REQUEST', 'sessionId is required');
+  return undefined;
+}
+
+function mfaSuccess(body: Record<string, unknown>): PasskeyMfaResult | PasskeyFailureResult {
+  const { code, message, deviceId, recoveryCodes } = body;
+  if (body.status !== 'SUCCESS' || typeof code !== 'string') return failure('SERVICE_ERROR', 'Unexpected response from the service');
+  return {
+    status: 'SUCCESS',
+    message: String(message),
+    success: true,
+    code,
+    ...(typeof deviceId === 'string' ? { deviceId } : {}),
+    ...(Array.isArray(recoveryCodes) ? { recoveryCodes: recoveryCodes.map(String) } : {}),
+  };
 }
 
 function fail(status: FailureStatus | PasskeyStatus, message: string): PasskeyFailureResult {

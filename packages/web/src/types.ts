@@ -53,13 +53,14 @@ export type InitializationResult = { status: 'INITIALIZED'; message: string; suc
 
 /**
  * MFA_REQUIRED: the user has MFA, so this login must pass it. Returned by authenticate (a known
- * device) and by verifyDevice (a new device). Call initiateMfa with `sessionId`, then verifyMfa.
+ * device) and by verifyDevice (a new device). Call initiateMfa with `sessionId`, then verifyMfa
+ * (for `method: 'passkey'`, service-web/passkeys `verifyMfa` instead: nothing is sent).
  *
  * @example
  * ```ts
  * if (r.status === 'MFA_REQUIRED') {
  *   await ServiceInitializer.initiateMfa({ userid, sessionId: r.sessionId });
- *   showOtpForm(r.method); // 'email' | 'sms' | 'totp'
+ *   showOtpForm(r.method); // 'email' | 'sms' | 'totp' ('passkey': passkeys.verifyMfa)
  * }
  * ```
  */

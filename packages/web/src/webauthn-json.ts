@@ -30,7 +30,21 @@ export function creationOptions(json: PasskeyCreationOptionsJson): PublicKeyCred
 }
 
 export function requestOptions(json: PasskeyRequestOptionsJson): PublicKeyCredentialRequestOptions {
-  return { ...json, challenge: fromBase64url(json.challenge) };
+  const { allowCredentials, ...rest } = json;
+  return {
+    ...rest,
+    challenge: fromBase64url(json.challenge),
+    // The MFA step names the user's passkeys; a sign-in leaves the list out (any passkey of the site).
+    ...(allowCredentials
+      ? {
+          allowCredentials: allowCredentials.map((c) => ({
+            ...c,
+            id: fromBase64url(c.id),
+            transports: c.transports as AuthenticatorTransport[] | undefined,
+          })),
+        }
+      : {}),
+  };
 }
 
 export function attestationJson(credential: PublicKeyCredential): PasskeyAttestationJson {

@@ -117,3 +117,117 @@ test('add: DEVICE_KEY_UNAVAILABLE on a browser that is not signed in, INVALID_EM
   assert.equal((await client.add({ userid: 'not an address' })).status, 'INVALID_EMAIL');
   assert.equal(calls.length, before, 'no request');
 });
+
+const MFA_OPTIONS: Route = () => ({
+  status: 200,
+  body: {
+    status: 'SUCCESS',
+    message: '',
+    options: {
+      rpId: 'example.com',
+      challenge: 'AQID',
+      timeout: 300000,
+      userVerification: 'required',
+      allowCredentials: [{ type: 'public-key', id: 'BAU', transports: ['internal'] }],
+    },
+  },
+});
+
+test("verifyMfa: asks for the user's passkeys (allowCredentials), sends the assertion bound to the session, ends like the core verifyMfa", async () => {
+  let asked: PublicKeyCredentialRequestOptions | undefined;
+  const { client, calls } = await passkeys(
+    {
+      get: async (options?: CredentialRequestOptions) => {
+        asked = options?.publicKey;
+        return assertion as unknown as Credential;
+      },
+    },
+    {
+      'POST /v1/passkeys/mfa/options': MFA_OPTIONS,
+      'POST /v1/passkeys/mfa/verify': () => ({
+        status: 200,
+        body: { status: 'SUCCESS', message: 'Verified.', success: true, code: 'ac_2' },
+      }),
+    },
+  );
+  const r = await client.verifyMfa({ userid: 'Ann@Example.com', sessionId: 'mfa_123456789', remember_me: true });
+  assert.deepEqual(r, { status: 'SUCCESS', message: 'Verified.', success: true, code: 'ac_2' });
+  assert.deepEqual(
+    asked?.allowCredentials?.map((c) => [new Uint8Array(c.id as ArrayBuffer).join(','), c.transports]),
+    [['4,5', ['internal']]],
+  );
+  const sent = calls.at(-1)?.body as any;
+  assert.deepEqual([sent.userid, sent.sessionId, sent.rememberMe, sent.credential.id], ['ann@example.com', 'mfa_123456789', true, 'BAU']);
+  assert.deepEqual(Object.keys(sent.devicePublicKey ?? {}).sort(), ['crv', 'kty', 'x', 'y'], 'a device key of its own, public half only');
+});
+
+test('verifyMfa: a refused passkey is PASSKEY_REFUSED with the attempts left; a bad input sends nothing', async () => {
+  const { client, calls } = await passkeys(
+    { get: async () => assertion as unknown as Credential },
+    {
+      'POST /v1/passkeys/mfa/options': MFA_OPTIONS,
+      'POST /v1/passkeys/mfa/verify': () => ({
+        status: 401,
+        body: { code: 'ERR_PASSKEY_INVALID', message: 'not accepted', attemptsRemaining: 4 },
+      }),
+    },
+  );
+  const r = await client.verifyMfa({ userid: 'ann@example.com', sessionId: 'mfa_123456789' });
+  assert.deepEqual([r.status, r.success, (r as { attemptsRemaining?: number }).attemptsRemaining], ['PASSKEY_REFUSED', false, 4]);
+  const before = calls.length;
+  assert.equal((await client.verifyMfa({ userid: 'nope', sessionId: 'mfa_1' })).status, 'INVALID_EMAIL');
+  assert.equal((await client.verifyMfa({ userid: 'ann@example.com', sessionId: '' })).status, 'INVALID_REQUEST');
+  assert.equal(calls.length, before, 'no request');
+});
+
+test('enrollMfa: creates the passkey for the session and returns the code and the recovery codes; a new device keeps its key', async () => {
+  const indexedDB = new IDBFactory();
+  const service = fakeFetch({
+    ...CLIENT_ROUTE,
+    'POST /v1/passkeys/mfa/enrollment/options': () => ({
+      status: 200,
+      body: {
+        status: 'SUCCESS',
+        message: '',
+        options: {
+          rp: { id: 'example.com', name: 'App' },
+          user: { id: 'AQ', name: 'ann@example.com', displayName: 'ann@example.com' },
+          challenge: 'AQID',
+          pubKeyCredParams: [{ type: 'public-key', alg: -7 }],
+          timeout: 300000,
+          excludeCredentials: [],
+          authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
+          attestation: 'none',
+        },
+      },
+    }),
+    'POST /v1/passkeys/mfa/enrollment': () => ({
+      status: 200,
+      body: { status: 'SUCCESS', message: 'ok', success: true, code: 'ac_3', deviceId: 'dev_new', recoveryCodes: ['AAAAA-BBBBB'] },
+    }),
+  });
+  const attestation = {
+    id: 'BAU',
+    rawId: bytes(4, 5),
+    type: 'public-key',
+    response: { clientDataJSON: bytes(1), attestationObject: bytes(6), getTransports: () => ['internal'] },
+  };
+  const client = new ServicePasskeys({
+    fetch: service.fetch,
+    indexedDB,
+    credentials: { create: async () => attestation as unknown as Credential } as unknown as CredentialsContainer,
+  });
+  await client.init('pk_test', BASE_URL);
+  const r = await client.enrollMfa({ userid: 'ann@example.com', sessionId: 'mfa_123456789' });
+  assert.deepEqual(r, {
+    status: 'SUCCESS',
+    message: 'ok',
+    success: true,
+    code: 'ac_3',
+    deviceId: 'dev_new',
+    recoveryCodes: ['AAAAA-BBBBB'],
+    deviceRemembered: true,
+  });
+  const sent = service.calls.at(-1)?.body as any;
+  assert.deepEqual(sent.credential.response, { clientDataJSON: 'AQ', attestationObject: 'Bg', transports: ['internal'] });
+});

@@ -121,9 +121,13 @@ export function createDelegationService(deps: DelegationDeps) {
   /** What the SP's backend shows next: the current factor's code to ask for, or the new method's. */
   function changeResult(step: Exclude<ChangeStep, { kind: 'done' }>): Result<'initiate_mfa_change'> {
     if (step.kind === 'current') {
-      const how = { email: 'a code sent by email', sms: 'a code sent by SMS', totp: 'the code from the authenticator app' }[
-        step.currentMethod
-      ];
+      const how = {
+        email: 'a code sent by email',
+        sms: 'a code sent by SMS',
+        totp: 'the code from the authenticator app',
+        // A passkey cannot be proven through a backend: nothing was sent, a recovery code stands in for it.
+        passkey: 'the user has a passkey, which a backend cannot check; enter one of their recovery codes',
+      }[step.currentMethod];
       return {
         session_id: step.sessionId,
         status: 'current_factor_needed',
@@ -147,6 +151,13 @@ export function createDelegationService(deps: DelegationDeps) {
     client: ClientRecord,
     body: { userid: string; mfaMethod: MfaMethod; phoneNumber?: string },
   ): Promise<Result<'initiate_mfa_change'>> {
+    // The passkey's ceremony needs the user's authenticator, in the browser: an application's backend cannot enroll it.
+    if (body.mfaMethod === 'passkey')
+      return {
+        session_id: '',
+        status: 'failed',
+        message: 'A passkey is enrolled by the user in the browser (service-web/passkeys), not through delegation.',
+      };
     if (!deps.mfaMethods.includes(body.mfaMethod))
       return { session_id: '', status: 'failed', message: `MFA by ${body.mfaMethod} is not available.` };
     const phone = body.mfaMethod === 'sms' ? normalizePhone(body.phoneNumber) : undefined;

@@ -16,6 +16,8 @@ export interface DeviceServiceDeps {
   idleMs: number;
   /** The user's passkeys (webauthn/), listed, renamed and revoked with the devices. */
   passkeys?: PasskeyStore;
+  /** After a passkey is revoked (mfa/: the last passkey of a passkey-MFA user falls back to email MFA). */
+  onPasskeyRevoked?: (userId: string, client: { clientId: string }) => Promise<unknown>;
 }
 
 export interface DeviceCaller {
@@ -30,7 +32,7 @@ export interface DeviceCaller {
  * browser, each call is authenticated by a fresh proof of one of those devices, made for that
  * operation; from the client's backend (delegation), by the client's signed envelope.
  */
-export function createDeviceService({ store, prover, events, now, idleMs, passkeys }: DeviceServiceDeps) {
+export function createDeviceService({ store, prover, events, now, idleMs, passkeys, onPasskeyRevoked }: DeviceServiceDeps) {
   const scope = (clientId: string, userId: string) => ({ clientId, userId, usedSince: now() - idleMs });
 
   /** The caller's user and device, or ERR_DEVICE_UNTRUSTED (the browser drops its key). */
@@ -90,6 +92,7 @@ export function createDeviceService({ store, prover, events, now, idleMs, passke
       }
       if (!(await passkeys?.revoke({ clientId, userId }, deviceId, now()))) throw notFound();
       await events.record({ type: 'passkey.revoked', userId, clientId, deviceId });
+      await onPasskeyRevoked?.(userId, { clientId });
     },
 
     /** Revokes every device of the user for this client except `keepId`; returns how many. */

@@ -18,6 +18,7 @@ import { logoutRoutes } from '../oidc/logout-routes.js';
 import { oidcRoutes } from '../oidc/routes.js';
 import { registrationRoutes } from '../registration/routes.js';
 import { tokenRoutes } from '../token/routes.js';
+import { passkeyMfaRoutes } from '../webauthn/mfa-routes.js';
 import { passkeyRoutes } from '../webauthn/routes.js';
 import { browserClient } from './browser-client.js';
 import { registerErrorHandler } from './error-handler.js';
@@ -109,6 +110,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
       await browser.register(deviceRoutes, { devices: ctx.deviceService });
       await browser.register(mfaRoutes, { mfa: ctx.mfa });
       await browser.register(passkeyRoutes, { passkeys: ctx.passkeys });
+      await browser.register(passkeyMfaRoutes, { passkeys: ctx.passkeys });
     },
     { prefix: BROWSER_PREFIX },
   );

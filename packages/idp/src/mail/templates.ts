@@ -107,6 +107,19 @@ If you did not ask for this, contact {{client}} support at once.
 <p style="color:#a00">If you did not ask for this, contact {{client}} support at once.</p>`),
     required: ['method'],
   },
+  // A passkey-MFA user's last passkey was revoked: the factor falls back to email, never silently.
+  'mfa-passkey-fallback': {
+    subject: 'Your {{client}} sign-in now asks for a code by email',
+    text: `The last passkey of your {{client}} account was removed, so two-step verification now sends a code to this address instead ({{method}}).
+
+You can make a passkey your second factor again at your next sign-in on a new device.
+If you did not remove it, contact {{client}} support at once: someone may have access to your account.
+`,
+    html: page(`<p>The last passkey of your <strong>{{client}}</strong> account was removed, so two-step verification now sends a code to this address instead (<strong>{{method}}</strong>).</p>
+<p>You can make a passkey your second factor again at your next sign-in on a new device.</p>
+<p style="color:#a00">If you did not remove it, contact {{client}} support at once: someone may have access to your account.</p>`),
+    required: [],
+  },
   // A recovery code stands in for the second factor: its owner must learn of every use.
   'recovery-code-used': {
     subject: 'A recovery code was used for your {{client}} account',

@@ -45,6 +45,8 @@ const SENT: Record<string, string> = {
   email: 'We emailed you a verification code.',
   sms: 'We sent a verification code by SMS.',
   totp: 'Enter the current code from your authenticator app.',
+  // Nothing is sent: the passkey step has its own routes (service-web/passkeys verifyMfa).
+  passkey: 'Nothing was sent: confirm with your passkey (service-web/passkeys verifyMfa), or enter a recovery code.',
 };
 
 export const mfaRoutes: FastifyPluginAsyncTypebox<{ mfa: MfaService }> = async (app, { mfa }) => {

@@ -1,4 +1,4 @@
-import type { MfaMethod } from 'service-protocol';
+import type { DevicePublicJwk, MfaMethod } from 'service-protocol';
 import type { AccountStore } from '../accounts/store.js';
 import type { ClientRecord } from '../clients/store.js';
 import type { Sealer } from '../crypto/seal.js';
@@ -32,7 +32,18 @@ export interface MfaDeps {
   rememberMs: number;
   /** Shown in authenticator apps as the account's issuer. */
   issuerName: string;
+  /** How many active passkeys the user holds (any application): a passkey-MFA user keeps at least one, or falls back to email. */
+  activePasskeys: (userId: string) => Promise<number>;
 }
+
+/**
+ * A second factor proven outside this module (webauthn/: a passkey assertion or, at an
+ * enrollment, an attestation): `match` with the amr it adds, or `wrong` (counted like a wrong code).
+ */
+export type FactorProof = { kind: 'match'; amr: string[] } | { kind: 'wrong' };
+
+/** Said when a code is sent for a passkey step: the passkey is the factor, and a code cannot stand in for it (a recovery code can). */
+const PASSKEY_NOT_A_CODE = 'This step needs your passkey (service-web/passkeys verifyMfa), or a recovery code.';
 
 /** Where a change of method stands after a step: the current factor to prove, the new one to confirm, or done. */
 export type ChangeStep =
@@ -132,6 +143,7 @@ export function createMfaService(deps: MfaDeps) {
   ): Promise<OtpMatch<{ totpStep?: number; recovery?: boolean }>> {
     if (isRecoveryCode(code))
       return (await recoveryCodes.consume(session.user_id, code)) ? { kind: 'match', value: { recovery: true } } : { kind: 'wrong' };
+    if (session.method === 'passkey') return { kind: 'wrong' };
     if (session.method !== 'totp') {
       const live = Number(session.otp_expires_at) > now();
       return live && otp.matchesStored(idHash, session.otp_hash, code) ? { kind: 'match', value: {} } : { kind: 'wrong' };
@@ -207,6 +219,10 @@ export function createMfaService(deps: MfaDeps) {
     purpose: 'enroll' | 'change',
     input: { method: MfaMethod; phone?: string; email: string; ip?: string },
   ) {
+    if (input.method === 'passkey') {
+      // Nothing is sent: the passkey's creation options (webauthn/, mfaEnrollmentOptions) arm the session.
+      return { sessionId: await newSession(signIn, purpose, { method: 'passkey' }), method: 'passkey' as const };
+    }
     if (input.method === 'totp') {
       const secret = generateTotpSecret();
       const sessionId = await newSession(signIn, purpose, {
@@ -314,7 +330,8 @@ export function createMfaService(deps: MfaDeps) {
         change_to: JSON.stringify({ method: input.method, phone: input.phone ?? null }),
         initiated_at: current.method === 'totp' ? now() : null,
       });
-      if (current.method !== 'totp') {
+      // A passkey cannot be proven through a backend: a recovery code stands in for it (verifyChange).
+      if (current.method !== 'totp' && current.method !== 'passkey') {
         const channel: OtpChannel =
           current.method === 'sms' ? { kind: 'sms', to: current.phone as string } : { kind: 'email', to: user.email };
         await sendCode(hash('mfa-session', sessionId), 'change-current', channel, client.name, undefined);
@@ -339,6 +356,8 @@ export function createMfaService(deps: MfaDeps) {
         throw new ServiceError('ERR_SESSION_INVALID', 'This change is unknown or has ended.');
       if (session.purpose === 'change' && isRecoveryCode(code))
         throw new ServiceError('ERR_REQUEST_INVALID', 'Confirm the new method with its own code, not a recovery code.');
+      if (session.method === 'passkey' && !isRecoveryCode(code))
+        throw new ServiceError('ERR_REQUEST_INVALID', 'The current method is a passkey: confirm the change with a recovery code.');
       const { spent, match } = await checkCode(idHash, session, user.email, code);
       if (match.recovery) await recoveryCodes.recordUse(spent.user_id, client);
       if (spent.purpose === 'change') {
@@ -375,6 +394,8 @@ export function createMfaService(deps: MfaDeps) {
       const { idHash, session } = await load(client, email, sessionId);
       if (session.purpose !== 'login') throw new ServiceError('ERR_SESSION_STEP', 'Confirm the new method with verifyMfa.');
       const method = session.method as MfaMethod;
+      // Nothing to send: the passkey's request options (webauthn/, mfaOptions) arm the session.
+      if (method === 'passkey') return method;
       if (method === 'totp') {
         if (!(await store.initiate(idHash, null, null, now())))
           throw new ServiceError('ERR_SESSION_INVALID', 'This verification has ended.');
@@ -408,35 +429,151 @@ export function createMfaService(deps: MfaDeps) {
         throw new ServiceError('ERR_SESSION_INVALID', 'This verification is unknown or has ended. Sign in again.');
       if (recovery && session.purpose !== 'login')
         throw new ServiceError('ERR_REQUEST_INVALID', 'Confirm the new method with its own code, not a recovery code.');
+      if (session.method === 'passkey' && !recovery) throw new ServiceError('ERR_REQUEST_INVALID', PASSKEY_NOT_A_CODE);
       if (session.initiated_at === null && !recovery) throw new ServiceError('ERR_SESSION_STEP', 'Call initiateMfa before verifyMfa.');
       const { spent, match } = await checkCode(idHash, session, email, otp);
-      const method = match.recovery ? 'recovery_code' : (spent.method as MfaMethod);
-      const version =
-        spent.purpose === 'enroll'
-          ? await applyMethod(spent, match.totpStep, client.name)
-          : ((await store.findMethod(spent.user_id))?.version ?? '');
-      const pending = spent.pending_device ? (JSON.parse(spent.pending_device) as SignIn['device']) : null;
-      const finished = await finish({
-        clientId: spent.client_id,
-        userId: spent.user_id,
-        device: spent.device_id ? { id: spent.device_id } : pending,
-        codeChallenge: spent.code_challenge,
-        amr: [...(JSON.parse(spent.amr) as string[]), 'mfa', method],
-        authTime: Number(spent.auth_time),
+      return finishStep(client, spent, {
+        amr: [match.recovery ? 'recovery_code' : (spent.method as MfaMethod)],
+        totpStep: match.totpStep,
+        recovery: match.recovery === true,
+        rememberMe,
+        regenerate,
       });
-      const deviceId = spent.device_id ?? finished.deviceId;
-      // A recovery code is a way back in, not a factor to skip later: remember_me needs the method itself.
-      if (rememberMe && deviceId && !match.recovery) await store.remember(deviceId, spent.user_id, version, now() + deps.rememberMs);
-      if (match.recovery) await recoveryCodes.recordUse(spent.user_id, client);
-      const issued =
-        spent.purpose === 'enroll'
-          ? await recoveryCodes.issue(spent.user_id, { type: 'recovery_codes.generated', clientId: client.id })
-          : regenerate && !match.recovery
-            ? await recoveryCodes.issue(spent.user_id, { type: 'recovery_codes.regenerated', clientId: client.id, clientName: client.name })
-            : undefined;
-      return issued ? { ...finished, recoveryCodes: issued } : finished;
+    },
+
+    /**
+     * The MFA session of a passkey step (webauthn/): a live, unverified session of this client
+     * and user whose method is a passkey; `login` (the sign-in's MFA step) or `enroll` (a passkey
+     * chosen as the method at registration). `arm` marks it initiated, so its attempts count.
+     */
+    async passkeySession(client: ClientRecord, email: string, sessionId: string, purpose: 'login' | 'enroll', arm: boolean) {
+      const { idHash, session, user } = await load(client, email, sessionId);
+      if (session.purpose !== purpose || session.method !== 'passkey')
+        throw new ServiceError('ERR_SESSION_STEP', 'This verification does not ask for a passkey here.');
+      if (arm && !(await store.initiate(idHash, null, null, now())))
+        throw new ServiceError('ERR_SESSION_INVALID', 'This verification has ended.');
+      return { idHash, session, user };
+    },
+
+    /**
+     * Completes a passkey step as verifyMfa completes a code's: the attempt is counted before
+     * `prove` runs (the same MFA_MAX_ATTEMPTS and account lock-out), the session completes for
+     * one caller, then the sign-in finishes (remember_me as for every method; an enrollment makes
+     * the passkey the user's method and issues the first recovery codes). `prove` throwing
+     * leaves the attempt spent.
+     */
+    async verifyPasskey(
+      client: ClientRecord,
+      email: string,
+      idHash: string,
+      prove: (session: MfaSessionRow) => Promise<FactorProof>,
+      rememberMe: boolean,
+      devicePublicKey?: DevicePublicJwk,
+    ): Promise<FinishedMfa> {
+      let amr: string[] = [];
+      let spent: MfaSessionRow;
+      try {
+        ({ spent } = await otp.check({
+          email,
+          maxAttempts: MFA_MAX_ATTEMPTS,
+          live: true, // spendAttempt refuses an ended or unarmed session itself
+          spend: () => store.spendAttempt(idHash, MFA_MAX_ATTEMPTS, now()),
+          compare: async (row) => {
+            const proof = await prove(row);
+            if (proof.kind === 'wrong') return { kind: 'wrong' };
+            amr = proof.amr;
+            return { kind: 'match', value: null };
+          },
+          refund: () => store.refundAttempt(idHash),
+          complete: () => store.markVerified(idHash, now()),
+          attemptsOf: (row) => Number(row.attempts),
+        }));
+      } catch (error) {
+        // The same counting as a wrong code, said as a passkey's refusal (PASSKEY_REFUSED in service-web/passkeys).
+        if (error instanceof ServiceError && error.code === 'ERR_OTP_INVALID')
+          throw new ServiceError(
+            'ERR_PASSKEY_INVALID',
+            'This passkey was not accepted. Use another passkey, or a recovery code.',
+            error.details,
+          );
+        if (error instanceof ServiceError && error.code === 'ERR_OTP_EXPIRED')
+          throw new ServiceError('ERR_SESSION_INVALID', 'This verification has ended or too many passkeys were refused. Sign in again.');
+        throw error;
+      }
+      return finishStep(client, spent, { amr, totpStep: undefined, recovery: false, rememberMe, regenerate: false, devicePublicKey });
+    },
+
+    /**
+     * The last passkey of a user whose MFA method is a passkey was revoked (by the user, the
+     * application's backend or an operator): the method falls back to email rather than lock the
+     * user out, the user is told by mail (the fall-back is never silent), and the event is
+     * recorded. Nothing happens while the user keeps another passkey or has another method.
+     */
+    async passkeyRevoked(userId: string, context: { clientId?: string; clientName?: string; actor?: string }): Promise<boolean> {
+      if ((await deps.activePasskeys(userId)) > 0) return false;
+      const email = { method: 'email' as const, phone: null, totpSecretSealed: null, lastTotpStep: null, version: randomToken('', 12) };
+      if (!(await store.replaceMethod(userId, 'passkey', email, now()))) return false;
+      const user = await accounts.findById(userId);
+      const notice =
+        user &&
+        deps.templates.render('mfa-passkey-fallback', user.email, { client: context.clientName ?? deps.issuerName, method: 'email' });
+      // A lost notice must not undo the fall-back (the event below records it).
+      if (notice) await deps.mailer.send(notice).catch(() => undefined);
+      await events.record({
+        type: 'mfa.changed',
+        userId,
+        ...(context.clientId ? { clientId: context.clientId } : {}),
+        ...(context.actor ? { actor: context.actor } : {}),
+        detail: { method: 'email', from: 'passkey', reason: 'last_passkey_revoked' },
+      });
+      return true;
     },
   };
+
+  /** The end of every MFA step: the method applied (enrollment), the sign-in finished, remember_me, recovery codes. */
+  async function finishStep(
+    client: ClientRecord,
+    spent: MfaSessionRow,
+    step: {
+      amr: string[];
+      totpStep: number | undefined;
+      recovery: boolean;
+      rememberMe: boolean;
+      regenerate: boolean;
+      /** A new device's key made by service-web/passkeys (which keeps it): replaces the pending one. */
+      devicePublicKey?: DevicePublicJwk | undefined;
+    },
+  ): Promise<FinishedMfa> {
+    const { rememberMe, regenerate } = step;
+    const match = { recovery: step.recovery, totpStep: step.totpStep };
+    const version =
+      spent.purpose === 'enroll'
+        ? await applyMethod(spent, match.totpStep, client.name)
+        : ((await store.findMethod(spent.user_id))?.version ?? '');
+    const pending = spent.pending_device ? (JSON.parse(spent.pending_device) as Extract<SignIn['device'], { publicJwk: unknown }>) : null;
+    // Only a step that asked to remember a new device registers one: the key just changes hands.
+    if (pending && step.devicePublicKey) pending.publicJwk = { ...step.devicePublicKey };
+    const finished = await finish({
+      clientId: spent.client_id,
+      userId: spent.user_id,
+      device: spent.device_id ? { id: spent.device_id } : pending,
+      codeChallenge: spent.code_challenge,
+      // Once each (RFC 8176 lists methods): a remembered device's swk and a synced passkey's swk are one value.
+      amr: [...new Set([...(JSON.parse(spent.amr) as string[]), 'mfa', ...step.amr])],
+      authTime: Number(spent.auth_time),
+    });
+    const deviceId = spent.device_id ?? finished.deviceId;
+    // A recovery code is a way back in, not a factor to skip later: remember_me needs the method itself.
+    if (rememberMe && deviceId && !match.recovery) await store.remember(deviceId, spent.user_id, version, now() + deps.rememberMs);
+    if (match.recovery) await recoveryCodes.recordUse(spent.user_id, client);
+    const issued =
+      spent.purpose === 'enroll'
+        ? await recoveryCodes.issue(spent.user_id, { type: 'recovery_codes.generated', clientId: client.id })
+        : regenerate && !match.recovery
+          ? await recoveryCodes.issue(spent.user_id, { type: 'recovery_codes.regenerated', clientId: client.id, clientName: client.name })
+          : undefined;
+    return issued ? { ...finished, recoveryCodes: issued } : finished;
+  }
 }
 
 export type MfaService = ReturnType<typeof createMfaService>;

@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
+import type { MfaMethod } from 'service-protocol';
 import type { Database, Db } from '../storage/database.js';
 import { deleteBefore } from '../storage/sweeper.js';
 
 export interface MfaMethodRecord {
-  method: 'email' | 'sms' | 'totp';
+  method: MfaMethod;
   phone: string | null;
   totpSecretSealed: string | null;
   lastTotpStep: number | null;
@@ -46,6 +47,28 @@ export function createMfaStore(db: Db) {
         .values({ user_id: userId, ...values })
         .onConflict((oc) => oc.column('user_id').doUpdateSet(values))
         .execute();
+    },
+
+    /**
+     * Replaces the method `from` with `to` (a new version) in one conditional statement: of two
+     * callers that see the same state (two last passkeys revoked at once), one replaces it.
+     */
+    async replaceMethod(userId: string, from: MfaMethod, to: MfaMethodRecord, now: number): Promise<boolean> {
+      const row = await db
+        .updateTable('mfa_methods')
+        .set({
+          method: to.method,
+          phone: to.phone,
+          totp_secret_sealed: to.totpSecretSealed,
+          last_totp_step: to.lastTotpStep,
+          version: to.version,
+          confirmed_at: now,
+        })
+        .where('user_id', '=', userId)
+        .where('method', '=', from)
+        .returning('user_id')
+        .executeTakeFirst();
+      return row !== undefined;
     },
 
     /** Removes the user's method, its remembered devices and open sessions (operator recovery). True when there was one. */

@@ -20,7 +20,7 @@ const VerifyDeviceBody = Type.Object(
       // EC P-256 public key only: exactly the four members, so no private `d` can be sent.
       Type.Object({ kty: Type.Literal('EC'), crv: Type.Literal('P-256'), x: Base64Url, y: Base64Url }, { additionalProperties: false }),
     ),
-    mfaMethod: Type.Optional(Type.Union([Type.Literal('email'), Type.Literal('sms'), Type.Literal('totp')])),
+    mfaMethod: Type.Optional(MfaMethodSchema),
     phoneNumber: Type.Optional(Type.String({ maxLength: 32 })),
   },
   { additionalProperties: false },
@@ -107,7 +107,9 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ registration: Regis
         const message =
           outcome.method === 'totp'
             ? 'Add this account to your authenticator app, then enter its current code.'
-            : 'We sent a code by SMS. Enter it to confirm your phone number.';
+            : outcome.method === 'passkey'
+              ? 'Create your passkey to finish (service-web/passkeys enrollMfa).'
+              : 'We sent a code by SMS. Enter it to confirm your phone number.';
         return { status: 'FINALIZE_REGISTRATION_NEEDED', message, ...rest };
       }
       case 'mfa':

@@ -32,6 +32,8 @@ export function createUserService(deps: {
   now: () => number;
   /** mfa/: a new recovery-code set for a user with MFA (undefined when the user has none). */
   regenerateRecoveryCodes: (email: string, actor: Actor) => Promise<string[] | undefined>;
+  /** After a passkey is revoked (mfa/: the last passkey of a passkey-MFA user falls back to email MFA, the user told by mail). */
+  onPasskeyRevoked?: (userId: string, context: { clientId: string; actor: string }) => Promise<unknown>;
   /** oidc/: ends every refresh token family of a user being disabled (enabling does not bring them back). */
   revokeRefreshTokens: (userId: string) => Promise<unknown>;
 }) {
@@ -111,6 +113,7 @@ export function createUserService(deps: {
         if (!(await passkeys.revokeById(deviceId, now())))
           throw new ServiceError('ERR_DEVICE_NOT_FOUND', `Passkey ${deviceId} is already revoked.`);
         await events.record({ type: 'passkey.revoked', userId: passkey.userId, clientId: passkey.clientId, deviceId, actor });
+        await deps.onPasskeyRevoked?.(passkey.userId, { clientId: passkey.clientId, actor });
         return;
       }
       if (!(await devices.revokeById(deviceId, now())))

@@ -2,12 +2,15 @@ import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js'
 
 /** What a passkey challenge is bound to: the ceremony, the application, the page's origin and relying party id, and (registration) the user. */
 export interface CeremonyBinding {
-  ceremony: 'registration' | 'authentication';
+  /** `mfa-*`: a passkey as the second factor, bound to one MFA session (`session`). */
+  ceremony: 'registration' | 'authentication' | 'mfa-registration' | 'mfa-authentication';
   clientId: string;
   origin: string;
   rpId: string;
   /** Registration only: the signed-in user the passkey will belong to. */
   userId?: string;
+  /** `mfa-*` only: the keyed hash of the MFA session's id, so that a challenge serves that session alone. */
+  session?: string;
 }
 
 /**
@@ -20,8 +23,13 @@ export interface CeremonyBinding {
  */
 export function createCeremonyChallenges(hash: SecretHasher) {
   const mac = (b: CeremonyBinding, expiry: string, nonce: string) =>
-    hash('passkey-challenge', [b.ceremony, b.clientId, b.origin, b.rpId, b.userId ?? '', expiry, nonce].join('\n'));
-  const tag = (ceremony: CeremonyBinding['ceremony']) => (ceremony === 'registration' ? 'r' : 'a');
+    hash(
+      'passkey-challenge',
+      // The session joins the MAC only when there is one, so that the sign-in challenges keep their form.
+      [b.ceremony, b.clientId, b.origin, b.rpId, b.userId ?? '', expiry, nonce, ...(b.session ? [b.session] : [])].join('\n'),
+    );
+  const TAGS = { registration: 'r', authentication: 'a', 'mfa-registration': 'e', 'mfa-authentication': 'm' } as const;
+  const tag = (ceremony: CeremonyBinding['ceremony']) => TAGS[ceremony];
 
   return {
     /** The challenge's text (the authenticator signs its UTF-8 bytes). */
@@ -44,7 +52,7 @@ export function createCeremonyChallenges(hash: SecretHasher) {
       if (parts.length !== 5) return undefined;
       const [ceremony, userId, expiry, nonce, given] = parts as [string, string, string, string, string];
       if (ceremony !== tag(binding.ceremony) || !expiry || !nonce) return undefined;
-      const bound = { ...binding, ...(userId ? { userId } : {}) };
+      const bound: CeremonyBinding = { ...binding, ...(userId ? { userId } : {}) };
       if (!safeEqual(given, mac(bound, expiry, nonce))) return undefined;
       const expiresAt = Number.parseInt(expiry, 36);
       if (!Number.isSafeInteger(expiresAt) || expiresAt <= now) return undefined;

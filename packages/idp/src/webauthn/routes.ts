@@ -24,7 +24,7 @@ const Descriptor = Type.Object({
   transports: Type.Optional(Type.Array(Type.String())),
 });
 
-const Attestation = Type.Object(
+export const Attestation = Type.Object(
   {
     id: B64(1366),
     rawId: B64(1366),
@@ -38,7 +38,7 @@ const Attestation = Type.Object(
   },
   { additionalProperties: false },
 );
-const Assertion = Type.Object(
+export const Assertion = Type.Object(
   {
     id: B64(1366),
     rawId: B64(1366),
@@ -66,25 +66,23 @@ const RegistrationOptionsBody = Type.Object(
   },
   { additionalProperties: false },
 );
-const RegistrationOptionsAnswer = wireBody<PasskeyRegistrationOptionsResponse>()(
-  Type.Object({
-    status: Type.Literal('SUCCESS'),
-    message: Type.String(),
-    options: Type.Object({
-      rp: Type.Object({ id: Type.String(), name: Type.String() }),
-      user: Type.Object({ id: Type.String(), name: Type.String(), displayName: Type.String() }),
-      challenge: Type.String(),
-      pubKeyCredParams: Type.Array(Type.Object({ type: Type.Literal('public-key'), alg: Type.Integer() })),
-      timeout: Type.Integer({ description: 'milliseconds' }),
-      excludeCredentials: Type.Array(Descriptor),
-      authenticatorSelection: Type.Object({
-        residentKey: Type.Literal('required'),
-        requireResidentKey: Type.Literal(true),
-        userVerification: Type.Literal('required'),
-      }),
-      attestation: Type.Literal('none'),
-    }),
+/** PublicKeyCredentialCreationOptionsJSON as the service sends it. */
+export const CreationOptions = Type.Object({
+  rp: Type.Object({ id: Type.String(), name: Type.String() }),
+  user: Type.Object({ id: Type.String(), name: Type.String(), displayName: Type.String() }),
+  challenge: Type.String(),
+  pubKeyCredParams: Type.Array(Type.Object({ type: Type.Literal('public-key'), alg: Type.Integer() })),
+  timeout: Type.Integer({ description: 'milliseconds' }),
+  excludeCredentials: Type.Array(Descriptor),
+  authenticatorSelection: Type.Object({
+    residentKey: Type.Literal('required'),
+    requireResidentKey: Type.Literal(true),
+    userVerification: Type.Literal('required'),
   }),
+  attestation: Type.Literal('none'),
+});
+const RegistrationOptionsAnswer = wireBody<PasskeyRegistrationOptionsResponse>()(
+  Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), options: CreationOptions }),
 );
 const RegisterBody = Type.Object(
   { credential: Attestation, name: Type.Optional(Type.String({ maxLength: DEVICE_NAME_MAX_LENGTH * 4 })) },
@@ -93,17 +91,16 @@ const RegisterBody = Type.Object(
 const RegisterAnswer = wireBody<PasskeyRegistrationResponse>()(
   Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), deviceId: Type.String(), synced: Type.Boolean() }),
 );
+/** PublicKeyCredentialRequestOptionsJSON as the service sends it; allowCredentials at an MFA step only. */
+export const RequestOptions = Type.Object({
+  rpId: Type.String(),
+  challenge: Type.String(),
+  timeout: Type.Integer({ description: 'milliseconds' }),
+  userVerification: Type.Literal('required'),
+  allowCredentials: Type.Optional(Type.Array(Descriptor)),
+});
 const AuthenticationOptionsAnswer = wireBody<PasskeyAuthenticationOptionsResponse>()(
-  Type.Object({
-    status: Type.Literal('SUCCESS'),
-    message: Type.String(),
-    options: Type.Object({
-      rpId: Type.String(),
-      challenge: Type.String(),
-      timeout: Type.Integer({ description: 'milliseconds' }),
-      userVerification: Type.Literal('required'),
-    }),
-  }),
+  Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), options: RequestOptions }),
 );
 const AuthenticateBody = Type.Object(
   {
@@ -117,7 +114,13 @@ const AuthenticateBody = Type.Object(
 const AuthenticateAnswer = wireBody<PasskeyAuthenticationResponse>()(
   Type.Union([
     Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), success: Type.Literal(true), code: Type.String() }),
-    Type.Object({ status: Type.Literal('MFA_REQUIRED'), message: Type.String(), sessionId: Type.String(), method: MfaMethodSchema }),
+    Type.Object({
+      status: Type.Literal('MFA_REQUIRED'),
+      message: Type.String(),
+      sessionId: Type.String(),
+      method: MfaMethodSchema,
+      userid: Type.String({ description: "the user's address, for initiateMfa and verifyMfa" }),
+    }),
   ]),
 );
 
@@ -213,6 +216,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService
           message: 'Verify with your second factor to finish signing in.',
           sessionId: outcome.sessionId,
           method: outcome.method,
+          userid: outcome.email,
         };
       }
       return { status: 'SUCCESS', message: 'Signed in with a passkey.', success: true, code: outcome.code };

@@ -7,6 +7,7 @@ import {
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
 import {
+  type DevicePublicJwk,
   type MfaMethod,
   PASSKEY_REGISTER_OP,
   type PasskeyAssertionJson,
@@ -28,7 +29,7 @@ import {
 import type { DeviceCaller, DeviceService } from '../devices/service.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
-import type { MfaService } from '../mfa/service.js';
+import type { FinishedMfa, MfaService } from '../mfa/service.js';
 import type { FinishSignIn, SignIn } from '../sign-in/finish.js';
 import type { Throttle } from '../throttle/service.js';
 import { type CeremonyBinding, challengeOfClientData, createCeremonyChallenges } from './challenge.js';
@@ -52,7 +53,10 @@ export interface PasskeyDeps {
 /** Why a ceremony was refused, kept in the `passkey.refused` event (never shown to the caller, who gets one answer). */
 export type PasskeyRefusal = 'unknown' | 'rp_id' | 'user' | 'user_handle' | 'verification' | 'counter' | 'duplicate';
 
-export type PasskeySignInOutcome = { kind: 'code'; code: string } | { kind: 'mfa'; sessionId: string; method: MfaMethod };
+export type PasskeySignInOutcome = { kind: 'code'; code: string } | { kind: 'mfa'; sessionId: string; method: MfaMethod; email: string };
+
+type Verified<T extends (...args: never[]) => unknown> = NonNullable<Awaited<ReturnType<T>>>;
+type RegistrationInfo = NonNullable<Verified<typeof verifyRegistrationResponse>['registrationInfo']>;
 
 const IP_ADDRESS = /^(\d+\.){3}\d+$|^\[/;
 
@@ -101,14 +105,156 @@ export function createPasskeyService(deps: PasskeyDeps) {
   /** The user handle given to authenticators (user.id): a keyed hash of the user id, so it names nobody elsewhere. */
   const userHandleOf = (userId: string) => hash('passkey-user-handle', userId);
 
-  async function refuse(reason: PasskeyRefusal, client: ClientRecord, passkey?: Passkey): Promise<never> {
+  /** Records a refused ceremony (`mfa`: at an MFA step, where the step's user is known). */
+  async function recordRefusal(reason: PasskeyRefusal, client: ClientRecord, passkey?: Passkey, mfaUserId?: string) {
+    const userId = mfaUserId ?? passkey?.userId;
     await events.record({
       type: 'passkey.refused',
       clientId: client.id,
-      ...(passkey ? { userId: passkey.userId, deviceId: passkey.id } : {}),
-      detail: { reason },
+      ...(userId ? { userId } : {}),
+      ...(passkey ? { deviceId: passkey.id } : {}),
+      detail: { reason, ...(mfaUserId ? { step: 'mfa' } : {}) },
     });
+  }
+
+  async function refuse(reason: PasskeyRefusal, client: ClientRecord, passkey?: Passkey): Promise<never> {
+    await recordRefusal(reason, client, passkey);
     throw new ServiceError('ERR_PASSKEY_INVALID', 'This passkey was not accepted. Sign in another way, or use another passkey.');
+  }
+
+  /** Verifies an attestation (user verification, attestation none); undefined when refused. */
+  async function verifyAttestation(
+    credential: PasskeyAttestationJson,
+    expectedChallenge: string,
+    origin: string,
+    rpId: string,
+  ): Promise<RegistrationInfo | undefined> {
+    try {
+      const verified = await verifyRegistrationResponse({
+        response: credential as RegistrationResponseJSON,
+        expectedChallenge,
+        expectedOrigin: origin,
+        expectedRPID: rpId,
+        requireUserVerification: true,
+        supportedAlgorithmIDs: [...PASSKEY_ALGORITHMS],
+      });
+      const info = verified.verified ? verified.registrationInfo : undefined;
+      return info?.fmt === 'none' ? info : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Stores a verified passkey for the user; undefined when its credential id is registered already. */
+  async function storePasskey(user: { id: string }, client: ClientRecord, rpId: string, info: RegistrationInfo, name: string | undefined) {
+    const id = randomToken('dev_', 16);
+    const backupEligible = info.credentialDeviceType === 'multiDevice';
+    const inserted = await store.insert({
+      id,
+      userId: user.id,
+      clientId: client.id,
+      rpId,
+      credentialId: info.credential.id,
+      publicKey: Buffer.from(info.credential.publicKey).toString('base64url'),
+      userHandle: userHandleOf(user.id),
+      signCount: info.credential.counter,
+      transports: info.credential.transports ?? [],
+      backupEligible,
+      backedUp: info.credentialBackedUp,
+      aaguid: info.aaguid,
+      name: name?.trim() || PASSKEY_DEFAULT_NAME,
+      createdAt: now(),
+    });
+    return inserted ? { id, synced: info.credentialBackedUp, backupEligible } : undefined;
+  }
+
+  /**
+   * Checks an assertion against the stored passkey it names (rp id, user handle, signature, user
+   * verification) and moves the counter forward atomically; the refusal's reason, or undefined.
+   */
+  async function checkAssertion(
+    credential: PasskeyAssertionJson,
+    expectedChallenge: string,
+    origin: string,
+    rpId: string,
+    passkey: Passkey,
+  ): Promise<PasskeyRefusal | undefined> {
+    if (passkey.rpId !== rpId) return 'rp_id';
+    // WebAuthn L3 7.2 step 6: a user handle, when the authenticator returns one, must be the passkey's user's.
+    const userHandle = credential.response.userHandle;
+    if (userHandle !== undefined && userHandle !== passkey.userHandle) return 'user_handle';
+    let info: Verified<typeof verifyAuthenticationResponse>['authenticationInfo'] | undefined;
+    let counterWentBack = false;
+    try {
+      const verified = await verifyAuthenticationResponse({
+        response: credential as AuthenticationResponseJSON,
+        expectedChallenge,
+        expectedOrigin: origin,
+        expectedRPID: rpId,
+        credential: { id: passkey.credentialId, publicKey: Buffer.from(passkey.publicKey, 'base64url'), counter: passkey.signCount },
+        requireUserVerification: true,
+      });
+      info = verified.verified ? verified.authenticationInfo : undefined;
+    } catch (error) {
+      counterWentBack = error instanceof Error && /counter value/i.test(error.message);
+    }
+    if (!info) return counterWentBack ? 'counter' : 'verification';
+    // The counter moves forward in the statement that records the use: of two assertions with one counter value, one wins.
+    if (!(await store.recordUse(passkey.id, passkey.signCount, info.newCounter, info.credentialBackedUp, now()))) return 'counter';
+    return undefined;
+  }
+
+  /** RFC 8176: hwk for a device-bound key, swk for a synced one (its private key leaves the hardware); user verification was required (user). */
+  const amrOf = (passkey: { backupEligible: boolean }) => [passkey.backupEligible ? 'swk' : 'hwk', 'user'];
+
+  /** A challenge of an MFA step: bound to this session and issued for its user, or ERR_SESSION_INVALID. */
+  function mfaChallenge(
+    credential: PasskeyAssertionJson | PasskeyAttestationJson,
+    binding: Omit<CeremonyBinding, 'userId'>,
+    userId: string,
+  ) {
+    const challenge = ceremonyChallenge(credential.response.clientDataJSON, binding);
+    if (challenge.userId !== userId) {
+      throw new ServiceError('ERR_SESSION_INVALID', 'This passkey request has expired or was already used. Start again.');
+    }
+    return challenge;
+  }
+
+  /** Creation options (WebAuthn L3 5.4) for a user and a challenge; `existing` are excluded (the authenticator says PASSKEY_EXISTS). */
+  async function creationOptionsFor(
+    client: ClientRecord,
+    rpId: string,
+    user: { id: string; email: string },
+    challenge: string,
+    existing: Passkey[],
+  ): Promise<PasskeyCreationOptionsJson> {
+    const options = await generateRegistrationOptions({
+      rpName: client.name,
+      rpID: rpId,
+      userName: user.email,
+      userDisplayName: user.email,
+      userID: Buffer.from(userHandleOf(user.id), 'base64url'),
+      challenge: Buffer.from(challenge, 'utf8'),
+      timeout: ttlMs,
+      attestationType: 'none',
+      excludeCredentials: existing.map((p) => ({ id: p.credentialId })),
+      authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
+      supportedAlgorithmIDs: [...PASSKEY_ALGORITHMS],
+    });
+    return {
+      rp: { id: rpId, name: client.name },
+      user: { id: options.user.id, name: options.user.name, displayName: options.user.displayName },
+      challenge: options.challenge,
+      pubKeyCredParams: options.pubKeyCredParams.map((p) => ({ type: 'public-key' as const, alg: p.alg })),
+      timeout: ttlMs,
+      excludeCredentials: existing.map((p) => ({
+        type: 'public-key' as const,
+        id: p.credentialId,
+        ...(p.transports.length ? { transports: p.transports } : {}),
+      })),
+      authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
+      attestation: 'none',
+    };
   }
 
   function ceremonyChallenge(clientData: unknown, binding: Omit<CeremonyBinding, 'userId'>) {
@@ -137,33 +283,7 @@ export function createPasskeyService(deps: PasskeyDeps) {
         throw new ServiceError('ERR_REQUEST_INVALID', `At most ${PASSKEYS_PER_USER_MAX} passkeys: revoke one first.`);
       }
       const challenge = challenges.issue({ ceremony: 'registration', clientId: client.id, origin, rpId, userId }, now() + ttlMs);
-      const options = await generateRegistrationOptions({
-        rpName: client.name,
-        rpID: rpId,
-        userName: caller.email,
-        userDisplayName: caller.email,
-        userID: Buffer.from(userHandleOf(userId), 'base64url'),
-        challenge: Buffer.from(challenge, 'utf8'),
-        timeout: ttlMs,
-        attestationType: 'none',
-        excludeCredentials: existing.map((p) => ({ id: p.credentialId })),
-        authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
-        supportedAlgorithmIDs: [...PASSKEY_ALGORITHMS],
-      });
-      return {
-        rp: { id: rpId, name: client.name },
-        user: { id: options.user.id, name: options.user.name, displayName: options.user.displayName },
-        challenge: options.challenge,
-        pubKeyCredParams: options.pubKeyCredParams.map((p) => ({ type: 'public-key' as const, alg: p.alg })),
-        timeout: ttlMs,
-        excludeCredentials: existing.map((p) => ({
-          type: 'public-key' as const,
-          id: p.credentialId,
-          ...(p.transports.length > 0 ? { transports: p.transports } : {}),
-        })),
-        authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
-        attestation: 'none',
-      };
+      return creationOptionsFor(client, rpId, { id: userId, email: caller.email }, challenge, existing);
     },
 
     /** Verifies an attestation made with registrationOptions' challenge and stores the passkey. */
@@ -184,42 +304,18 @@ export function createPasskeyService(deps: PasskeyDeps) {
       if (!user) throw new ServiceError('ERR_SESSION_INVALID', 'This passkey request has expired or was already used. Start again.');
       // Spent before anything else is checked: one attempt per challenge, whatever its outcome.
       await spend(challenge.text, challenge.expiresAt);
-      let info: Awaited<ReturnType<typeof verifyRegistrationResponse>>['registrationInfo'];
-      try {
-        const verified = await verifyRegistrationResponse({
-          response: credential as RegistrationResponseJSON,
-          expectedChallenge: challenge.expected,
-          expectedOrigin: origin,
-          expectedRPID: rpId,
-          requireUserVerification: true,
-          supportedAlgorithmIDs: [...PASSKEY_ALGORITHMS],
-        });
-        info = verified.verified ? verified.registrationInfo : undefined;
-      } catch {
-        info = undefined;
-      }
-      if (info?.fmt !== 'none') return refuse('verification', client);
-      const id = randomToken('dev_', 16);
-      const synced = info.credentialBackedUp;
-      const inserted = await store.insert({
-        id,
+      const info = await verifyAttestation(credential, challenge.expected, origin, rpId);
+      if (!info) return refuse('verification', client);
+      const stored = await storePasskey(user, client, rpId, info, name);
+      if (!stored) return refuse('duplicate', client);
+      await events.record({
+        type: 'passkey.registered',
         userId: user.id,
         clientId: client.id,
-        rpId,
-        credentialId: info.credential.id,
-        publicKey: Buffer.from(info.credential.publicKey).toString('base64url'),
-        userHandle: userHandleOf(user.id),
-        signCount: info.credential.counter,
-        transports: info.credential.transports ?? [],
-        backupEligible: info.credentialDeviceType === 'multiDevice',
-        backedUp: synced,
-        aaguid: info.aaguid,
-        name: name?.trim() || PASSKEY_DEFAULT_NAME,
-        createdAt: now(),
+        deviceId: stored.id,
+        detail: { synced: stored.synced },
       });
-      if (!inserted) return refuse('duplicate', client);
-      await events.record({ type: 'passkey.registered', userId: user.id, clientId: client.id, deviceId: id, detail: { synced } });
-      return { deviceId: id, synced };
+      return { deviceId: stored.id, synced: stored.synced };
     },
 
     /** Request options for a sign-in: any discoverable passkey of this rp id may answer (no address needed). */
@@ -257,36 +353,12 @@ export function createPasskeyService(deps: PasskeyDeps) {
       await spend(challenge.text, challenge.expiresAt);
       const passkey = await store.findActiveByCredentialId(credential.id);
       if (!passkey || passkey.clientId !== client.id) return refuse('unknown', client);
-      if (passkey.rpId !== rpId) return refuse('rp_id', client, passkey);
       const user = await accounts.findById(passkey.userId);
       if (!user || (input.email !== undefined && user.email !== input.email)) return refuse('user', client, passkey);
-      // WebAuthn L3 7.2 step 6: a user handle, when the authenticator returns one, must be the passkey's user's.
-      const userHandle = credential.response.userHandle;
-      if (userHandle !== undefined && userHandle !== passkey.userHandle) return refuse('user_handle', client, passkey);
-      let info: Awaited<ReturnType<typeof verifyAuthenticationResponse>>['authenticationInfo'] | undefined;
-      let counterWentBack = false;
-      try {
-        const verified = await verifyAuthenticationResponse({
-          response: credential as AuthenticationResponseJSON,
-          expectedChallenge: challenge.expected,
-          expectedOrigin: origin,
-          expectedRPID: rpId,
-          credential: { id: passkey.credentialId, publicKey: Buffer.from(passkey.publicKey, 'base64url'), counter: passkey.signCount },
-          requireUserVerification: true,
-        });
-        info = verified.verified ? verified.authenticationInfo : undefined;
-      } catch (error) {
-        counterWentBack = error instanceof Error && /counter value/i.test(error.message);
-      }
-      if (!info) return refuse(counterWentBack ? 'counter' : 'verification', client, passkey);
-      // The counter moves forward in the statement that records the use: of two assertions with one counter value, one wins.
-      if (!(await store.recordUse(passkey.id, passkey.signCount, info.newCounter, info.credentialBackedUp, now()))) {
-        return refuse('counter', client, passkey);
-      }
+      const refusal = await checkAssertion(credential, challenge.expected, origin, rpId, passkey);
+      if (refusal) return refuse(refusal, client, passkey);
 
-      // RFC 8176: hwk for a device-bound key, swk for a synced one (its private key leaves the hardware);
-      // user verification is required, so the user was present (user) and verified by the authenticator.
-      const amr = [passkey.backupEligible ? 'swk' : 'hwk', 'user'];
+      const amr = amrOf(passkey);
       const signIn: SignIn = {
         clientId: client.id,
         userId: user.id,
@@ -300,7 +372,8 @@ export function createPasskeyService(deps: PasskeyDeps) {
         return { kind: 'code', code: (await finish({ ...signIn, amr: [...amr, 'mfa'] })).code };
       }
       const method = await mfa.methodOf(user.id);
-      if (method) return { kind: 'mfa', ...(await mfa.startLogin(signIn, method)) };
+      // The address goes back with the session: a sign-in without one could not call initiateMfa otherwise.
+      if (method) return { kind: 'mfa', ...(await mfa.startLogin(signIn, method)), email: user.email };
       if (client.mfaPolicy === 'required') {
         throw new ServiceError(
           'ERR_REQUEST_INVALID',
@@ -308,6 +381,149 @@ export function createPasskeyService(deps: PasskeyDeps) {
         );
       }
       return { kind: 'code', code: (await finish(signIn)).code };
+    },
+
+    /**
+     * Creation options for a passkey chosen as the MFA method at a registration
+     * (verifyDevice with mfaMethod passkey answered FINALIZE_REGISTRATION_NEEDED): the challenge
+     * is bound to that MFA session and its user, and arms the session.
+     */
+    async mfaEnrollmentOptions(
+      client: ClientRecord,
+      originHeader: string | undefined,
+      email: string,
+      sessionId: string,
+    ): Promise<PasskeyCreationOptionsJson> {
+      const { origin, rpId } = rpIdFor(originHeader);
+      const { idHash, user } = await mfa.passkeySession(client, email, sessionId, 'enroll', true);
+      const existing = await store.list({ userId: user.id, clientId: client.id });
+      if (existing.length >= PASSKEYS_PER_USER_MAX) {
+        throw new ServiceError('ERR_REQUEST_INVALID', `At most ${PASSKEYS_PER_USER_MAX} passkeys: revoke one first.`);
+      }
+      const binding = { ceremony: 'mfa-registration' as const, clientId: client.id, origin, rpId, userId: user.id, session: idHash };
+      return creationOptionsFor(client, rpId, user, challenges.issue(binding, now() + ttlMs), existing);
+    },
+
+    /**
+     * The enrollment's attestation: counted as an MFA attempt before it is verified; the passkey
+     * is stored, becomes the user's MFA method (mail, event), and the sign-in ends in a code with
+     * the first recovery codes. amr: the first factor, then mfa, hwk or swk, user.
+     */
+    async mfaEnroll(
+      client: ClientRecord,
+      originHeader: string | undefined,
+      input: {
+        email: string;
+        sessionId: string;
+        credential: PasskeyAttestationJson;
+        name?: string;
+        rememberMe: boolean;
+        devicePublicKey?: DevicePublicJwk;
+      },
+    ): Promise<FinishedMfa> {
+      const { origin, rpId } = rpIdFor(originHeader);
+      const { idHash, user } = await mfa.passkeySession(client, input.email, input.sessionId, 'enroll', false);
+      const binding = { ceremony: 'mfa-registration' as const, clientId: client.id, origin, rpId, session: idHash };
+      const challenge = mfaChallenge(input.credential, binding, user.id);
+      await spend(challenge.text, challenge.expiresAt);
+      let added: { id: string; synced: boolean } | undefined;
+      const finished = await mfa.verifyPasskey(
+        client,
+        input.email,
+        idHash,
+        async () => {
+          const info = await verifyAttestation(input.credential, challenge.expected, origin, rpId);
+          const stored = info && (await storePasskey(user, client, rpId, info, input.name));
+          if (!stored) {
+            await recordRefusal(info ? 'duplicate' : 'verification', client, undefined, user.id);
+            return { kind: 'wrong' };
+          }
+          added = stored;
+          return { kind: 'match', amr: amrOf(stored) };
+        },
+        input.rememberMe,
+        input.devicePublicKey,
+      );
+      if (added) {
+        await events.record({
+          type: 'passkey.registered',
+          userId: user.id,
+          clientId: client.id,
+          deviceId: added.id,
+          detail: { synced: added.synced, mfa: true },
+        });
+      }
+      return finished;
+    },
+
+    /**
+     * Request options for the MFA step of a sign-in whose user's method is a passkey: the
+     * challenge is bound to that MFA session and its user, allowCredentials lists the user's
+     * passkeys for this rp id (any application's: the factor is the user's), and the session is
+     * armed. ERR_REQUEST_INVALID when the user holds none here (a recovery code still passes).
+     */
+    async mfaOptions(
+      client: ClientRecord,
+      originHeader: string | undefined,
+      email: string,
+      sessionId: string,
+    ): Promise<PasskeyRequestOptionsJson> {
+      const { origin, rpId } = rpIdFor(originHeader);
+      const { idHash, user } = await mfa.passkeySession(client, email, sessionId, 'login', true);
+      const mine = (await store.listForUser(user.id)).filter((p) => p.rpId === rpId);
+      if (mine.length === 0) {
+        throw new ServiceError('ERR_REQUEST_INVALID', 'None of your passkeys works on this page: use a recovery code.');
+      }
+      const binding = { ceremony: 'mfa-authentication' as const, clientId: client.id, origin, rpId, userId: user.id, session: idHash };
+      const challenge = challenges.issue(binding, now() + ttlMs);
+      return {
+        rpId,
+        challenge: Buffer.from(challenge, 'utf8').toString('base64url'),
+        timeout: ttlMs,
+        userVerification: 'required',
+        allowCredentials: mine.map((p) => ({
+          type: 'public-key' as const,
+          id: p.credentialId,
+          ...(p.transports.length > 0 ? { transports: p.transports } : {}),
+        })),
+      };
+    },
+
+    /**
+     * The MFA step's assertion: its challenge must be this session's (and is spent first, so a
+     * replay is refused); the attempt is counted before the assertion is checked; the passkey
+     * must be active and the session user's. Then the sign-in finishes as verifyMfa's does.
+     */
+    async mfaVerify(
+      client: ClientRecord,
+      originHeader: string | undefined,
+      input: { email: string; sessionId: string; credential: PasskeyAssertionJson; rememberMe: boolean; devicePublicKey?: DevicePublicJwk },
+    ): Promise<FinishedMfa> {
+      const { origin, rpId } = rpIdFor(originHeader);
+      const { idHash, user } = await mfa.passkeySession(client, input.email, input.sessionId, 'login', false);
+      const binding = { ceremony: 'mfa-authentication' as const, clientId: client.id, origin, rpId, session: idHash };
+      const challenge = mfaChallenge(input.credential, binding, user.id);
+      await spend(challenge.text, challenge.expiresAt);
+      return mfa.verifyPasskey(
+        client,
+        input.email,
+        idHash,
+        async () => {
+          const passkey = await store.findActiveByCredentialId(input.credential.id);
+          const refusal = !passkey
+            ? 'unknown'
+            : passkey.userId !== user.id
+              ? 'user'
+              : await checkAssertion(input.credential, challenge.expected, origin, rpId, passkey);
+          if (!passkey || refusal) {
+            await recordRefusal(refusal ?? 'unknown', client, passkey, user.id);
+            return { kind: 'wrong' };
+          }
+          return { kind: 'match', amr: amrOf(passkey) };
+        },
+        input.rememberMe,
+        input.devicePublicKey,
+      );
     },
 
     /** The user's active passkeys for one application (the device list shows them). */

@@ -155,6 +155,30 @@ export function createPasskeyStore(db: Db) {
       return Number(result.numUpdatedRows) === 1;
     },
 
+    /** The user's active passkeys for every application, newest first (the MFA step accepts any of them under its rp id). */
+    async listForUser(userId: string): Promise<Passkey[]> {
+      const rows = await db
+        .selectFrom('passkeys')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .where('removed_at', 'is', null)
+        .orderBy('created_at', 'desc')
+        .orderBy('id')
+        .execute();
+      return rows.map(passkeyOf);
+    },
+
+    /** How many active passkeys the user holds, all applications together (a passkey-MFA user must keep one). */
+    async countForUser(userId: string): Promise<number> {
+      const row = await db
+        .selectFrom('passkeys')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('user_id', '=', userId)
+        .where('removed_at', 'is', null)
+        .executeTakeFirst();
+      return Number(row?.n ?? 0);
+    },
+
     /** How many active passkeys the user holds for the application (the PASSKEYS_PER_USER_MAX cap). */
     async count(scope: PasskeyScope): Promise<number> {
       const row = await db

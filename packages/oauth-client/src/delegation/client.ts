@@ -17,7 +17,10 @@ import { DelegationConfigError, DelegationEnvelopeError, DelegationRequestError,
 import { type DelegationKeyKind, loadDelegationKey } from './keys.js';
 
 /**
- * The MFA methods (spec: MfaMethod). Use the names (`MfaMethod.SMS`) or the values (`'sms'`).
+ * The MFA methods a backend can move a user to (spec: MfaMethod). Use the names (`MfaMethod.SMS`)
+ * or the values (`'sms'`). A passkey is not among them: its ceremony needs the user's
+ * authenticator, so the user enrolls it in the browser (service-web/passkeys); a user whose
+ * method is a passkey shows `current_method: 'passkey'`, and a recovery code stands in for it.
  */
 export const MfaMethod = { EMAIL: 'email', SMS: 'sms', TOTP: 'totp' } as const;
 /** One of `'email'`, `'sms'`, `'totp'`. */
@@ -498,7 +501,8 @@ function changeStep(result: Record<string, unknown>, allowed: MfaChangeStep['sta
     ['message', 'current_method', 'otpauth_uri', 'secret'],
     op,
   );
-  if (step.current_method !== undefined && !Object.values(MfaMethod).includes(step.current_method)) throw invalidResult(op);
+  // A user's method in force may also be a passkey, which a backend cannot enroll (so MfaMethod leaves it out).
+  if (step.current_method !== undefined && ![...MFA_METHODS, 'passkey'].includes(step.current_method)) throw invalidResult(op);
   return step;
 }
 

@@ -6,12 +6,12 @@
   const config = document.querySelector('meta[name="service-sign-in"]').dataset;
   const $ = (id) => document.getElementById(id);
   const status = $('status');
-  const steps = ['email-step', 'otp-step', 'enroll-step', 'mfa-step', 'codes-step'];
+  const steps = ['email-step', 'otp-step', 'enroll-step', 'mfa-step', 'codes-step', 'passkey-mfa-step'];
   const client = new ServiceWeb.ServiceClient({
     fetch: (url, init) => {
       const headers = new Headers(init?.headers);
       headers.set('x-service-authorization-request', config.request);
-      return fetch(url, { ...init, headers });
+      return fetch(...passkeyMfaRoute(url, { ...init, headers }));
     },
   });
   let email = '';
@@ -73,6 +73,7 @@
 
   async function startMfa(id, method) {
     sessionId = id;
+    if (method === 'passkey') return passkeyMfaAvailable() ? showPasskeyMfa(false) : passkeyMfaRecovery();
     const started = await client.initiateMfa({ userid: email, sessionId });
     if (started.status !== 'MFA_INITIATED') return say(started.message);
     showMfa(method, false);
@@ -171,7 +172,7 @@
       case 'MFA_ENROLLMENT_NEEDED': {
         const methods = $('enroll-methods');
         methods.replaceChildren();
-        for (const [index, method] of result.methods.entries()) {
+        for (const [index, method] of result.methods.filter((m) => m !== 'passkey' || passkeyMfaAvailable()).entries()) {
           const label = document.createElement('label');
           label.className = 'check';
           const input = Object.assign(document.createElement('input'), {
@@ -183,7 +184,10 @@
           input.addEventListener('change', () => {
             $('phone-field').hidden = method !== 'sms';
           });
-          label.append(input, ` ${{ email: 'A code by email', sms: 'A code by SMS', totp: 'An authenticator app' }[method] ?? method}`);
+          label.append(
+            input,
+            ` ${{ email: 'A code by email', sms: 'A code by SMS', totp: 'An authenticator app', passkey: 'A passkey' }[method] ?? method}`,
+          );
           methods.append(label);
         }
         $('phone-field').hidden = result.methods[0] !== 'sms';
@@ -191,6 +195,7 @@
       }
       case 'FINALIZE_REGISTRATION_NEEDED':
         sessionId = result.sessionId;
+        if (result.method === 'passkey') return showPasskeyMfa(true);
         return showMfa(result.method, true, result);
       default:
         return say(result.message);
@@ -235,6 +240,132 @@
     if (result.status !== 'SUCCESS') return say(result.message);
     await complete(result);
   });
+
+  // A passkey as the MFA method: the ceremony runs here (WebAuthn, no library), and its answer
+  // finishes through the client's verifyMfa, whose request passkeyMfaRoute sends to the passkey
+  // route instead: the client then keeps a new device's key as after any MFA step.
+  // docs/protocol.md ("POST /v1/passkeys/mfa/…").
+  let passkeyMfa; // { enrolling, credential } while one verifyMfa goes to the passkey route
+
+  const passkeyMfaB64 = {
+    decode: (text) => Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0)).buffer,
+    encode: (buffer) =>
+      btoa(String.fromCharCode(...new Uint8Array(buffer)))
+        .replace(/\+/g, '-')
+        .replace(/\//g, '_')
+        .replace(/=+$/, ''),
+  };
+
+  function passkeyMfaAvailable() {
+    return !!window.PublicKeyCredential && !!navigator.credentials && !/^[\d.]+$|:|^\[/.test(location.hostname);
+  }
+
+  /** The client's /v1/mfa/verify request, sent to the passkey route with the credential while a passkey step is under way. */
+  function passkeyMfaRoute(url, init) {
+    if (!passkeyMfa || !String(url).endsWith('/v1/mfa/verify')) return [url, init];
+    const { enrolling, credential } = passkeyMfa;
+    passkeyMfa = undefined;
+    const { otp: _otp, regenerateRecoveryCodes: _regenerate, ...body } = JSON.parse(init.body);
+    const path = enrolling ? '/v1/passkeys/mfa/enrollment' : '/v1/passkeys/mfa/verify';
+    return [String(url).replace('/v1/mfa/verify', path), { ...init, body: JSON.stringify({ ...body, credential }) }];
+  }
+
+  function showPasskeyMfa(enrolling) {
+    $('passkey-mfa-prompt').textContent = enrolling
+      ? 'Create a passkey on this device: it becomes your second factor.'
+      : 'Confirm it is you with your passkey.';
+    $('passkey-mfa-button').textContent = enrolling ? 'Create a passkey' : 'Use my passkey';
+    $('passkey-mfa-recovery').hidden = enrolling;
+    $('passkey-mfa-remember-field').hidden = enrolling;
+    $('passkey-mfa-step').dataset.enrolling = enrolling ? 'true' : '';
+    show('passkey-mfa-step');
+  }
+
+  async function passkeyMfaOptions(enrolling) {
+    const response = await fetch(`/v1/passkeys/mfa/${enrolling ? 'enrollment/options' : 'options'}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-service-key': config.publishableKey,
+        'x-service-authorization-request': config.request,
+      },
+      body: JSON.stringify({ userid: email, sessionId }),
+    });
+    const answer = await response.json();
+    if (!response.ok) throw Object.assign(new Error(answer.message), { shown: answer.message });
+    return answer.options;
+  }
+
+  /** One WebAuthn ceremony of the MFA step, its result in the JSON form the service reads. */
+  async function passkeyMfaCredential(enrolling) {
+    const options = await passkeyMfaOptions(enrolling);
+    const { decode, encode } = passkeyMfaB64;
+    const ids = (list) => (list ?? []).map((c) => ({ ...c, id: decode(c.id) }));
+    const made = enrolling
+      ? await navigator.credentials.create({
+          publicKey: {
+            ...options,
+            challenge: decode(options.challenge),
+            user: { ...options.user, id: decode(options.user.id) },
+            excludeCredentials: ids(options.excludeCredentials),
+          },
+        })
+      : await navigator.credentials.get({
+          publicKey: { ...options, challenge: decode(options.challenge), allowCredentials: ids(options.allowCredentials) },
+        });
+    if (!made) throw Object.assign(new Error('no passkey'), { name: 'NotAllowedError' });
+    const r = made.response;
+    const response = enrolling
+      ? {
+          clientDataJSON: encode(r.clientDataJSON),
+          attestationObject: encode(r.attestationObject),
+          ...(r.getTransports ? { transports: r.getTransports() } : {}),
+        }
+      : {
+          clientDataJSON: encode(r.clientDataJSON),
+          authenticatorData: encode(r.authenticatorData),
+          signature: encode(r.signature),
+          ...(r.userHandle ? { userHandle: encode(r.userHandle) } : {}),
+        };
+    return {
+      id: made.id,
+      rawId: encode(made.rawId),
+      type: 'public-key',
+      response,
+      ...(made.authenticatorAttachment ? { authenticatorAttachment: made.authenticatorAttachment } : {}),
+      clientExtensionResults: {},
+    };
+  }
+
+  onSubmit('passkey-mfa-step', async () => {
+    const enrolling = $('passkey-mfa-step').dataset.enrolling === 'true';
+    let credential;
+    try {
+      credential = await passkeyMfaCredential(enrolling);
+    } catch (error) {
+      return say(error?.shown ?? 'No passkey was used. Try again, or use a recovery code.');
+    }
+    passkeyMfa = { enrolling, credential };
+    // The client checks a code's shape before sending: the placeholder never leaves this page.
+    const result = await client.verifyMfa({
+      userid: email,
+      otp: '000000',
+      remember_me: !enrolling && $('passkey-mfa-remember').checked,
+      sessionId,
+    });
+    passkeyMfa = undefined;
+    if (result.status !== 'SUCCESS') return say(result.message);
+    await complete(result);
+  });
+
+  /** The code field in recovery-code mode: the way through a passkey step without the passkey (or without WebAuthn). */
+  function passkeyMfaRecovery() {
+    showMfa('passkey', false);
+    useRecoveryCode(true);
+    $('use-recovery').hidden = true; // no 6-digit code for a passkey: back is a new sign-in
+  }
+
+  $('passkey-mfa-recovery').addEventListener('click', passkeyMfaRecovery);
 
   onSubmit('codes-step', async () => {
     say('Signing you in…');
