@@ -132,7 +132,11 @@ export interface Stack {
 
 const otpOf = (text: string) => text.match(/\b(\d{6})\b/)?.[1];
 
-export async function startStack(): Promise<Stack> {
+/**
+ * `serviceHost`: the host name of the service's URL and issuer (default 127.0.0.1). The hosted
+ * pages' passkeys need a domain (a relying party id is never an IP address): `localhost`.
+ */
+export async function startStack(options: { serviceHost?: string } = {}): Promise<Stack> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`No chromium at ${CHROMIUM}: install Debian's chromium (bash .ci/browser.sh does) or set CHROMIUM_PATH.`);
   }
@@ -140,7 +144,7 @@ export async function startStack(): Promise<Stack> {
   const dataDir = mkdtempSync(join(tmpdir(), 'service-demo-browser-'));
   const servicePort = await freePort();
   const demoPort = await freePort();
-  const serviceUrl = `http://127.0.0.1:${servicePort}`;
+  const serviceUrl = `http://${options.serviceHost ?? '127.0.0.1'}:${servicePort}`;
   const demoOrigin = `http://127.0.0.1:${demoPort}`;
   // SERVICE_IDP_PORT for every command: `clients delegation-keys` prints the issuer it derives from it.
   const env = {

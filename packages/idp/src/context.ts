@@ -136,7 +136,16 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   const prover = createDeviceProver({ devices, accounts, hash, now, idleMs });
   const passkeyStore = createPasskeyStore(db);
-  const deviceService = createDeviceService({ store: devices, prover, events, now, idleMs, passkeys: passkeyStore });
+  const oidcStore = createOidcStore(db);
+  const deviceService = createDeviceService({
+    store: devices,
+    prover,
+    events,
+    now,
+    idleMs,
+    passkeys: passkeyStore,
+    endPasskeySessions: oidcStore.endPasskeySessions,
+  });
   const smsOutbox = createSmsOutboxStore(db);
   const sms = options.sms ?? smsTransport(config, smsOutbox, now);
   const mfaStore = createMfaStore(db);
@@ -238,8 +247,9 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     issuer: config.issuer,
     clients,
     codes,
-    store: createOidcStore(db),
+    store: oidcStore,
     devices,
+    passkeys: passkeyStore,
     accounts,
     events,
     hash,

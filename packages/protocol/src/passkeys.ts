@@ -132,4 +132,11 @@ export interface PasskeyAuthenticationRequest {
 export type PasskeyAuthenticationResponse =
   | { status: 'SUCCESS'; message: string; success: true; code: string }
   /** The application does not count a passkey as MFA and the user has a second factor: go on as after authenticate(). */
-  | { status: 'MFA_REQUIRED'; message: string; sessionId: string; method: MfaMethod };
+  | {
+      status: 'MFA_REQUIRED';
+      message: string;
+      sessionId: string;
+      method: MfaMethod;
+      /** The passkey's user's address (the sign-in named none), for initiateMfa and verifyMfa. */
+      userid?: string;
+    };

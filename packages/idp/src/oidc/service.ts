@@ -6,6 +6,7 @@ import { pkceChallengeOf, pkceVerifies } from '../crypto/pkce.js';
 import { randomToken, type SecretHasher } from '../crypto/secrets.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS, SESSION_IDLE_TIMEOUT_SECONDS } from '../defaults.js';
 import type { DeviceStore } from '../devices/store.js';
+import type { PasskeyStore } from '../webauthn/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import { type CheckedRequest, checkAuthorizeRequest, redirectTo } from './authorize-request.js';
@@ -17,6 +18,8 @@ export interface OidcDeps {
   codes: CodeService;
   store: OidcStore;
   devices: DeviceStore;
+  /** A session a passkey opened is bound to that passkey: revoking it ends the session. */
+  passkeys: Pick<PasskeyStore, 'findActiveById'>;
   accounts: AccountStore;
   events: EventLog;
   hash: SecretHasher;
@@ -50,25 +53,30 @@ export type AuthorizeOutcome =
  * store and token endpoint as the browser library's flow.
  */
 export function createOidcService(deps: OidcDeps) {
-  const { issuer, clients, codes, store, devices, accounts, events, hash, now } = deps;
+  const { issuer, clients, codes, store, devices, passkeys, accounts, events, hash, now } = deps;
   const hostedPublishableKey = `pk_hosted_${hash('hosted-publishable-key', issuer).slice(0, 32)}`;
 
   const errorRedirect = (checked: Extract<CheckedRequest, { kind: 'redirect-error' }>) =>
     redirectTo(checked.redirectUri, { error: checked.error, error_description: checked.description, state: checked.state, iss: issuer });
 
-  /** The session behind the cookie, if live, its device still trusted and its user enabled. */
+  /**
+   * The session behind the cookie, if live, what it is bound to still trusted and its user
+   * enabled. A session is bound to what signed in (`deviceId`): a remembered browser (revoked or
+   * idle past deviceIdleMs, it ends the session) or a passkey (revoked, it ends the session).
+   */
   async function liveSession(cookie: string | undefined): Promise<(SignInSession & { idHash: string }) | undefined> {
     if (!cookie) return undefined;
     const idHash = hash('sign-in-session', cookie);
     const at = now();
     const session = await store.findLiveSession(idHash, at, at - SESSION_IDLE_TIMEOUT_SECONDS * 1000);
     if (!session) return undefined;
-    // Bound to the device: revoking or expiring it ends the session too.
+    // Bound to the device or passkey: revoking (or a device's expiring) ends the session too.
     const [device, user] = await Promise.all([
       devices.findActive(session.deviceId, at - deps.deviceIdleMs),
       accounts.findById(session.userId),
     ]);
-    if (!device || device.userId !== session.userId || !user) return undefined;
+    const bound = device ?? (await passkeys.findActiveById(session.deviceId));
+    if (!bound || bound.userId !== session.userId || !user) return undefined;
     return { ...session, idHash };
   }
 
@@ -82,6 +90,9 @@ export function createOidcService(deps: OidcDeps) {
     const age = Math.floor(now() / 1000) - session.authTime;
     if (request.maxAgeSeconds !== null && (request.maxAgeSeconds === 0 || age > request.maxAgeSeconds)) return 'login_required';
     if (client.mfaPolicy === 'required' && !session.amr.includes('mfa')) return 'interaction_required';
+    // A passkey counted as MFA by the app that opened the session: an app that does not count
+    // it (passkeySatisfiesMfa false) asks for its second factor on the hosted page.
+    if (client.passkeySatisfiesMfa === false && passkeyAsMfa(session.amr)) return 'interaction_required';
     return undefined;
   }
 
@@ -123,11 +134,14 @@ export function createOidcService(deps: OidcDeps) {
     if (!client) throw expired();
     // The sign-in ran under this app's policy (hostedClientFor); checked again where it counts.
     if (client.mfaPolicy === 'required' && !signedIn.amr.includes('mfa')) throw expired();
+    // A hosted code of a passkey counted as MFA (another app's request, same browser) is no
+    // second factor for an app that does not count a passkey as one.
+    if (client.passkeySatisfiesMfa === false && passkeyAsMfa(signedIn.amr)) throw expired();
     const at = now();
     // A new session value at every sign-in (no session fixation); the old one ends.
     if (previousSession) await store.endSession(hash('sign-in-session', previousSession), at);
     let session: string | undefined;
-    // Only a remembered device gets a session: it is what the session is bound to.
+    // Only a remembered device or a passkey gets a session: it is what the session is bound to.
     if (signedIn.deviceId) {
       session = randomToken('');
       await store.insertSession(
@@ -202,13 +216,18 @@ export function createOidcService(deps: OidcDeps) {
 
     /**
      * The hosted client as the browser API should see it for one pending request: the app's
-     * name (mails say which app) and the app's MFA policy, so the sign-in enforces what the
-     * app requires.
+     * name (mails say which app), the app's MFA policy and whether it counts a passkey as MFA,
+     * so the sign-in enforces what the app requires.
      */
     async hostedClientFor(hosted: ClientRecord, requestId: string | undefined): Promise<ClientRecord> {
       const pending = requestId ? await this.pendingRequest(requestId) : undefined;
       if (!pending) throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in has expired. Go back to the app and start again.');
-      return { ...hosted, name: pending.client.name, mfaPolicy: pending.client.mfaPolicy };
+      return {
+        ...hosted,
+        name: pending.client.name,
+        mfaPolicy: pending.client.mfaPolicy,
+        passkeySatisfiesMfa: pending.client.passkeySatisfiesMfa,
+      };
     },
 
     /**
@@ -272,3 +291,11 @@ export function createOidcService(deps: OidcDeps) {
 }
 
 export type OidcService = ReturnType<typeof createOidcService>;
+
+/**
+ * `mfa` in `amr` only because a passkey counted as MFA (webauthn/service.ts: `user`, from the
+ * authenticator's user verification, then `mfa`), with no second factor's own method after it
+ * (mfa/service.ts appends `mfa` and the method).
+ */
+const passkeyAsMfa = (amr: readonly string[]) =>
+  amr.includes('user') && amr.includes('mfa') && !amr.some((m) => m === 'totp' || m === 'sms' || m === 'email');

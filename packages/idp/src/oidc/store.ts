@@ -185,6 +185,21 @@ export function createOidcStore(db: Db) {
       await db.updateTable('sign_in_sessions').set({ ended_at: now }).where('id', '=', idHash).where('ended_at', 'is', null).execute();
     },
 
+    /**
+     * Ends every live session of the user that a passkey opened (its device_id is the passkey's
+     * id): "sign out everywhere else" ends them, the passkeys themselves stay registered.
+     */
+    async endPasskeySessions(userId: string, now: number): Promise<number> {
+      const result = await db
+        .updateTable('sign_in_sessions')
+        .set({ ended_at: now })
+        .where('user_id', '=', userId)
+        .where('ended_at', 'is', null)
+        .where('device_id', 'in', db.selectFrom('passkeys').select('id').where('user_id', '=', userId))
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
     async deleteExpired(now: number): Promise<void> {
       await db.deleteFrom('authorization_requests').where('expires_at', '<', now).execute();
       await db.deleteFrom('sign_in_sessions').where('expires_at', '<', now).execute();

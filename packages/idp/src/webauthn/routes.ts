@@ -117,7 +117,13 @@ const AuthenticateBody = Type.Object(
 const AuthenticateAnswer = wireBody<PasskeyAuthenticationResponse>()(
   Type.Union([
     Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), success: Type.Literal(true), code: Type.String() }),
-    Type.Object({ status: Type.Literal('MFA_REQUIRED'), message: Type.String(), sessionId: Type.String(), method: MfaMethodSchema }),
+    Type.Object({
+      status: Type.Literal('MFA_REQUIRED'),
+      message: Type.String(),
+      sessionId: Type.String(),
+      method: MfaMethodSchema,
+      userid: Type.Optional(Type.String({ description: "the passkey's user's address, for initiateMfa and verifyMfa" })),
+    }),
   ]),
 );
 
@@ -213,6 +219,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService
           message: 'Verify with your second factor to finish signing in.',
           sessionId: outcome.sessionId,
           method: outcome.method,
+          userid: outcome.email,
         };
       }
       return { status: 'SUCCESS', message: 'Signed in with a passkey.', success: true, code: outcome.code };

@@ -52,7 +52,7 @@ export interface PasskeyDeps {
 /** Why a ceremony was refused, kept in the `passkey.refused` event (never shown to the caller, who gets one answer). */
 export type PasskeyRefusal = 'unknown' | 'rp_id' | 'user' | 'user_handle' | 'verification' | 'counter' | 'duplicate';
 
-export type PasskeySignInOutcome = { kind: 'code'; code: string } | { kind: 'mfa'; sessionId: string; method: MfaMethod };
+export type PasskeySignInOutcome = { kind: 'code'; code: string } | { kind: 'mfa'; sessionId: string; method: MfaMethod; email: string };
 
 const IP_ADDRESS = /^(\d+\.){3}\d+$|^\[/;
 
@@ -300,7 +300,7 @@ export function createPasskeyService(deps: PasskeyDeps) {
         return { kind: 'code', code: (await finish({ ...signIn, amr: [...amr, 'mfa'] })).code };
       }
       const method = await mfa.methodOf(user.id);
-      if (method) return { kind: 'mfa', ...(await mfa.startLogin(signIn, method)) };
+      if (method) return { kind: 'mfa', ...(await mfa.startLogin(signIn, method)), email: user.email };
       if (client.mfaPolicy === 'required') {
         throw new ServiceError(
           'ERR_REQUEST_INVALID',

@@ -120,6 +120,7 @@
 
   let mfaLabel = '';
   let recoveryMode = false;
+  let passkeyFirst = false;
 
   /**
    * Switches the MFA field between the method's 6-digit code and a recovery code (login only:
@@ -137,7 +138,8 @@
     if (on) input.removeAttribute('pattern');
     else input.setAttribute('pattern', '[0-9]{6}');
     $('mfa-label').textContent = on ? 'One of your recovery codes (XXXXX-XXXXX)' : mfaLabel;
-    $('mfa-remember-field').hidden = on;
+    // After a passkey the device is the passkey itself: nothing to remember on this browser.
+    $('mfa-remember-field').hidden = on || passkeyFirst;
     $('use-recovery').textContent = on ? 'Use the 6-digit code instead' : 'Use a recovery code instead';
     input.focus();
   }
@@ -197,7 +199,116 @@
     }
   }
 
+  // Passkeys: the service's passkey routes, called from this page (same origin, so the relying
+  // party id is this host or SERVICE_IDP_PASSKEY_RP_ID). Discoverable credentials: no address is
+  // needed. The sign-in ends, like the others, in a hosted code traded at /signin/complete.
+  const b64 = {
+    decode: (text) => Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0)).buffer,
+    encode: (buffer) =>
+      btoa(String.fromCharCode(...new Uint8Array(buffer)))
+        .replace(/\+/g, '-')
+        .replace(/\//g, '_')
+        .replace(/=+$/, ''),
+  };
+  let autofill;
+
+  async function passkeyCall(path, body) {
+    const response = await fetch(`/v1/passkeys/${path}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-service-key': config.publishableKey,
+        'x-service-authorization-request': config.request,
+      },
+      body: JSON.stringify(body),
+    });
+    const answer = await response.json();
+    if (!response.ok) throw Object.assign(new Error(answer.message), { shown: answer.message });
+    return answer;
+  }
+
+  /** One passkey ceremony: `mediation` 'conditional' offers the passkeys in the email field's autofill. */
+  async function passkeySignIn(mediation, signal) {
+    const { options } = await passkeyCall('authentication/options', {});
+    const credential = await navigator.credentials.get({
+      publicKey: { ...options, challenge: b64.decode(options.challenge), allowCredentials: [] },
+      ...(mediation ? { mediation } : {}),
+      ...(signal ? { signal } : {}),
+    });
+    if (!credential) return;
+    const r = credential.response;
+    pkce = await ServiceWeb.createPkcePair();
+    const answer = await passkeyCall('authentication', {
+      credential: {
+        id: credential.id,
+        rawId: b64.encode(credential.rawId),
+        type: 'public-key',
+        response: {
+          clientDataJSON: b64.encode(r.clientDataJSON),
+          authenticatorData: b64.encode(r.authenticatorData),
+          signature: b64.encode(r.signature),
+          ...(r.userHandle ? { userHandle: b64.encode(r.userHandle) } : {}),
+        },
+        ...(credential.authenticatorAttachment ? { authenticatorAttachment: credential.authenticatorAttachment } : {}),
+        clientExtensionResults: credential.getClientExtensionResults(),
+      },
+      codeChallenge: pkce.codeChallenge,
+      codeChallengeMethod: 'S256',
+    });
+    if (answer.status === 'SUCCESS') return complete(answer);
+    // The app does not count a passkey as MFA: its second factor, as after an email sign-in.
+    email = answer.userid;
+    passkeyFirst = true;
+    await startMfa(answer.sessionId, answer.method);
+  }
+
+  /** Says why a ceremony failed; a dismissed or aborted prompt says nothing. */
+  function passkeyFailed(error) {
+    if (error?.name === 'AbortError') return;
+    say(error?.shown ?? (error?.name === 'NotAllowedError' ? 'No passkey was chosen.' : 'Something went wrong. Try again.'));
+  }
+
+  /** Offers passkeys where this browser can use them: the button, and the autofill where it has conditional UI. */
+  async function offerPasskeys() {
+    const pkc = window.PublicKeyCredential;
+    if (!pkc || !navigator.credentials || /^[\d.]+$|:|^\[/.test(location.hostname)) return;
+    $('passkey-sign-in').hidden = false;
+    let conditional = false;
+    try {
+      conditional = (await pkc.isConditionalMediationAvailable?.()) === true;
+    } catch {}
+    if (!conditional) return;
+    $('email').setAttribute('autocomplete', 'username webauthn');
+    startAutofill();
+  }
+
+  function startAutofill() {
+    autofill = new AbortController();
+    passkeySignIn('conditional', autofill.signal).catch(passkeyFailed);
+  }
+
+  $('passkey-sign-in').addEventListener('click', async () => {
+    const button = $('passkey-sign-in');
+    button.disabled = true;
+    say('');
+    // One ceremony at a time: the autofill's request is withdrawn, and offered again after.
+    const hadAutofill = autofill !== undefined;
+    autofill?.abort();
+    autofill = undefined;
+    try {
+      await passkeySignIn(undefined);
+    } catch (error) {
+      passkeyFailed(error);
+    } finally {
+      button.disabled = false;
+      if (hadAutofill && !$('email-step').hidden) startAutofill();
+    }
+  });
+
   onSubmit('email-step', async () => {
+    passkeyFirst = false;
+    autofill?.abort();
+    autofill = undefined;
     email = $('email').value.trim();
     pkce = await ServiceWeb.createPkcePair();
     const result = await client.authenticate(email, {
@@ -245,5 +356,6 @@
   client.init(config.publishableKey, config.issuer).then((result) => {
     if (result.status !== 'INITIALIZED') return say(result.message);
     show('email-step');
+    void offerPasskeys();
   });
 })();

@@ -1,0 +1,238 @@
+/**
+ * Passkeys on the hosted sign-in pages in a real browser (issue 15): openid-client relying
+ * parties, Chromium with its virtual authenticator (DevTools WebAuthn, as in passkeys.test.ts),
+ * the service on http://localhost:PORT (a relying party id is a domain, never an IP address).
+ * A user signs up on the hosted page of an app that requires MFA and does not count a passkey
+ * as MFA (email enrolled), adds a passkey from that signed-in browser (service-web/passkeys on
+ * the hosted origin), then: "Sign in with a passkey" on the hosted page → code → tokens with amr
+ * hwk user mfa and the phishing-resistant acr; a second app signs in without a prompt (SSO);
+ * the strict app leads to the hosted MFA step after the passkey; a revoked passkey ends the SSO
+ * session; a browser without WebAuthn sees neither the button nor the autofill. No CSP
+ * violation anywhere.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import * as oidc from 'openid-client';
+import type { BrowserContext, Page } from 'playwright-core';
+import { type PageServer, ROOT, type Stack, screenshot, servePages, startStack } from './harness.ts';
+
+describe('passkeys on the hosted sign-in pages with openid-client in a real browser', { timeout: 5 * 60_000 }, () => {
+  let stack: Stack;
+  let rpPages: PageServer;
+  let context: BrowserContext;
+  let page: Page;
+  let passkeyId = '';
+  const email = `hosted.pk.${Date.now().toString(36)}@example.com`;
+  const apps: Array<{ config: oidc.Configuration; redirectUri: string }> = [];
+  const violations: string[] = [];
+  const gets: Array<{ mediation: string; autocomplete: string }> = [];
+
+  before(async () => {
+    stack = await startStack({ serviceHost: 'localhost' });
+    rpPages = await servePages();
+    for (const [name, path, type] of [
+      ['Research Portal', '/callback', 'confidential'],
+      ['Second App', '/second/callback', 'public'],
+      ['Strict App', '/strict/callback', 'confidential'],
+    ] as const) {
+      const redirectUri = `${rpPages.origin}${path}`;
+      rpPages.pages.set(path, '<!doctype html><title>callback</title><p>back at the app</p>');
+      const keys = await stack.idp<{ clientId: string; secretKey?: string }>(
+        'clients',
+        'create',
+        '--name',
+        name,
+        '--redirect-uri',
+        redirectUri,
+        ...(type === 'public' ? ['--public'] : []),
+      );
+      if (name === 'Strict App') await stack.cli('clients', 'update', keys.clientId, '--mfa-policy', 'required', '--passkey-mfa', 'no');
+      const auth = keys.secretKey ? oidc.ClientSecretPost(keys.secretKey) : oidc.None();
+      const config = await oidc.discovery(new URL(stack.serviceUrl), keys.clientId, undefined, auth, {
+        execute: [oidc.allowInsecureRequests], // loopback over http
+      });
+      apps.push({ config, redirectUri });
+    }
+    context = await stack.browser.newContext();
+    page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    page.on('console', (message) => {
+      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
+    });
+    // Every navigator.credentials.get the hosted page makes: its mediation, and the email field's autocomplete then.
+    await page.exposeFunction('recordGet', (call: { mediation: string; autocomplete: string }) => gets.push(call));
+    await context.addInitScript(`{
+      const get = navigator.credentials.get.bind(navigator.credentials);
+      navigator.credentials.get = (options) => {
+        window.recordGet({ mediation: options?.mediation ?? 'optional', autocomplete: document.getElementById('email')?.getAttribute('autocomplete') ?? '' });
+        return get(options);
+      };
+    }`);
+    // The virtual authenticator belongs to this tab, across its navigations.
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable', { enableUI: false });
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2',
+        ctap2Version: 'ctap2_1',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+  });
+  after(async () => {
+    await rpPages?.close();
+    await stack?.close();
+  });
+
+  /** A fresh authorization request of app `index` (0 Research Portal, 1 Second App, 2 Strict App). */
+  async function start(index: number, extra: Record<string, string> = {}) {
+    const app = apps[index];
+    assert.ok(app);
+    const verifier = oidc.randomPKCECodeVerifier();
+    const expected = { pkceCodeVerifier: verifier, expectedState: oidc.randomState(), expectedNonce: oidc.randomNonce() };
+    const url = oidc.buildAuthorizationUrl(app.config, {
+      redirect_uri: app.redirectUri,
+      scope: 'openid email',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state: expected.expectedState,
+      nonce: expected.expectedNonce,
+      ...extra,
+    });
+    return { app, url, expected };
+  }
+
+  const claimsAt = async (started: Awaited<ReturnType<typeof start>>) => {
+    await page.waitForURL(`${started.app.redirectUri}?**`);
+    const tokens = await oidc.authorizationCodeGrant(started.app.config, new URL(page.url()), started.expected);
+    const claims = tokens.claims();
+    assert.ok(claims);
+    assert.equal(claims.email, email);
+    return claims;
+  };
+
+  it('signs up on the strict app`s hosted page (email code, email as second factor) and adds a passkey from that browser', async () => {
+    const strict = await start(2, { login_hint: email });
+    await page.goto(strict.url.href);
+    let seen = (await stack.mails(email)).length;
+    await page.getByRole('button', { name: 'Continue' }).click();
+    const otp = page.getByLabel(/6-digit code we emailed/);
+    await otp.fill(await stack.nextMailOtp(email, seen));
+    seen = (await stack.mails(email)).length;
+    await otp.press('Enter');
+    await page.getByLabel('A code by email').check();
+    await page.locator('#enroll-step').getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('button', { name: 'I have saved them' }).click();
+    await claimsAt(strict);
+
+    // The remembered hosted browser adds a passkey, as a hosted "add a passkey" would: the
+    // published service-web/passkeys against the hosted client, on the issuer's own page.
+    const withLogin = await start(0, { prompt: 'login' });
+    await page.goto(withLogin.url.href);
+    await page.getByRole('heading', { name: 'Sign in to Research Portal' }).waitFor();
+    await page.evaluate(readFileSync(join(ROOT, 'packages/web/dist/service-web-passkeys.global.js'), 'utf8'));
+    // A string, not a function: tsx's transform would add helpers the page does not have.
+    const added = await page.evaluate(`(async (userid) => {
+      const config = document.querySelector('meta[name="service-sign-in"]').dataset;
+      const passkeys = new ServiceWebPasskeys.ServicePasskeys({
+        fetch: (url, init) => {
+          const headers = new Headers(init?.headers);
+          headers.set('x-service-authorization-request', config.request);
+          return fetch(url, { ...init, headers });
+        },
+      });
+      await passkeys.init(config.publishableKey, config.issuer);
+      return passkeys.add({ userid, name: 'Hosted laptop' });
+    })(${JSON.stringify(email)})`);
+    assert.equal(added.status, 'SUCCESS', JSON.stringify(added));
+    passkeyId = added.deviceId;
+  });
+
+  it('offers the passkey in the email field`s autofill (conditional UI), which signs in to the app: amr hwk user mfa, phishing-resistant acr', async () => {
+    await context.clearCookies(); // no SSO session: the hosted page shows
+    gets.splice(0); // the sign-up's pages offered the autofill too
+    const research = await start(0);
+    await page.goto(research.url.href);
+    // The virtual authenticator answers a conditional request at once, as a user picking the
+    // passkey from the autofill would: the page goes on to the app by itself.
+    const claims = await claimsAt(research);
+    assert.deepEqual(claims.amr, ['hwk', 'user', 'mfa']);
+    assert.equal(claims.acr, 'urn:service:acr:phishing-resistant');
+    assert.deepEqual(gets.splice(0), [{ mediation: 'conditional', autocomplete: 'username webauthn' }]);
+  });
+
+  it('signs a second app in without a prompt (the SSO session the passkey opened)', async () => {
+    const second = await start(1);
+    await page.goto(second.url.href);
+    const claims = await claimsAt(second);
+    assert.deepEqual(claims.amr, ['hwk', 'user', 'mfa']);
+  });
+
+  it('an app that does not count a passkey as MFA gets the hosted MFA step after the passkey', async () => {
+    const strict = await start(2);
+    const seen = (await stack.mails(email)).length;
+    await page.goto(strict.url.href); // the session does not do for this app: its page, whose autofill offers the passkey
+    const code = page.getByLabel('The 6-digit code we sent by email');
+    await code.waitFor();
+    assert.equal(await page.locator('#mfa-remember-field').isHidden(), true, 'nothing to remember after a passkey');
+    await code.fill(await stack.nextMailOtp(email, seen));
+    await code.press('Enter');
+    const claims = await claimsAt(strict);
+    assert.deepEqual(claims.amr, ['hwk', 'user', 'mfa', 'email']);
+    assert.equal(claims.acr, 'urn:service:acr:phishing-resistant');
+    gets.splice(0);
+  });
+
+  it('"Sign in with a passkey" where the browser has no conditional UI: the button, the address field left as it was', async () => {
+    await context.addInitScript('PublicKeyCredential.isConditionalMediationAvailable = async () => false;');
+    await context.clearCookies();
+    const research = await start(0);
+    await page.goto(research.url.href);
+    const button = page.getByRole('button', { name: 'Sign in with a passkey' });
+    await button.waitFor();
+    assert.equal(await page.getByLabel('Email address').getAttribute('autocomplete'), 'email');
+    await screenshot(page, 'oidc-hosted-passkey-button');
+    await button.click();
+    const claims = await claimsAt(research);
+    assert.deepEqual(claims.amr, ['hwk', 'user', 'mfa']);
+    assert.deepEqual(gets.splice(0), [{ mediation: 'optional', autocomplete: 'email' }]);
+  });
+
+  it('a revoked passkey ends the SSO session: the next app shows the sign-in page', async () => {
+    const second = await start(1);
+    await page.goto(second.url.href);
+    await claimsAt(second); // still signed in
+    await stack.cli('devices', 'revoke', passkeyId);
+    const again = await start(1);
+    await page.goto(again.url.href);
+    await page.getByRole('heading', { name: 'Sign in to Second App' }).waitFor();
+    assert.ok(page.url().startsWith(`${stack.serviceUrl}/signin?`), page.url());
+  });
+
+  it('shows neither the passkey button nor the autofill where the browser has no WebAuthn', async () => {
+    const bare = await stack.browser.newContext();
+    await bare.addInitScript('delete window.PublicKeyCredential;');
+    const other = await bare.newPage();
+    other.on('console', (message) => {
+      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
+    });
+    const research = await start(0);
+    await other.goto(research.url.href);
+    await other.getByRole('button', { name: 'Continue' }).waitFor();
+    // The page offers passkeys once service-web is initialised (a request): wait until the network is quiet.
+    await other.waitForLoadState('networkidle');
+    assert.equal(await other.locator('#passkey-sign-in').isHidden(), true);
+    assert.equal(await other.getByLabel('Email address').getAttribute('autocomplete'), 'email');
+    await bare.close();
+  });
+
+  it('ran without a single Content Security Policy violation', () => {
+    assert.deepEqual(violations, []);
+  });
+});
