@@ -262,10 +262,16 @@ export class ServicePasskeys {
         codeChallengeMethod: codeChallenge && 'S256',
       });
       if (answer.failure) return passkeyFailure(answer);
-      const { status, message, code, sessionId, method: mfaMethod } = answer.body;
+      const { status, message, code, sessionId, method: mfaMethod, userid: mfaUser } = answer.body;
       if (status === 'SUCCESS' && typeof code === 'string') return { status: 'SUCCESS', message: String(message), success: true, code };
       if (status === 'MFA_REQUIRED' && typeof sessionId === 'string')
-        return { status: 'MFA_REQUIRED', message: String(message), sessionId, method: mfaMethod } as MfaRequiredResult;
+        return {
+          status: 'MFA_REQUIRED',
+          message: String(message),
+          sessionId,
+          method: mfaMethod,
+          ...(typeof mfaUser === 'string' ? { userid: mfaUser } : {}),
+        } as MfaRequiredResult;
       return failure('SERVICE_ERROR', 'Unexpected response from the service');
     });
   }
