@@ -4,9 +4,12 @@
  * ended, and the sign-in gets a new value. Cross-site POST: another site's page cannot finish
  * the sign-in (/signin/complete checks Origin) nor run the passkey ceremony as the hosted page
  * (the hosted key only works from the issuer's origin), and a refused attempt changes nothing.
- * Assertion for another pending request: the hosted code a passkey earned cannot finish a
- * request of another browser (the binding cookie), nor, in the same browser, the request of an
- * app that does not count a passkey as MFA when the passkey counted as MFA for the first app.
+ * Assertion for another pending request: the hosted page's ceremony is bound to its pending
+ * request and that request to this browser (its binding cookie), so an assertion captured
+ * before it was sent is refused for another request or from another browser; a sent one is
+ * refused as a replay; the hosted code a passkey earned finishes nothing without the page's PKCE
+ * verifier, nor, in the same browser, the request of an app that does not count a passkey as MFA
+ * when the passkey counted as MFA for the first app.
  * Runs on SQLite and, with SERVICE_TEST_DATABASE_URL, on PostgreSQL.
  */
 import assert from 'node:assert/strict';
@@ -24,6 +27,7 @@ import {
   passkeyToApp,
   startHostedPasskeyService,
 } from './oidc-passkey-helpers.js';
+import { getAssertion } from './webauthn-authenticator.js';
 
 type App = { clientId: string; secretKey?: string };
 
@@ -95,6 +99,38 @@ describe('attacks on the hosted passkey sign-in and its session', () => {
     const asked = await hostedPost(service, 'no-such-request')(Paths.passkeyAuthenticationOptions, {});
     assert.equal(asked.status, 400);
     assert.equal(asked.body.code, 'ERR_SESSION_INVALID');
+  });
+
+  it('assertion for another pending request: an assertion captured before it was sent is refused for another request and from another browser', async () => {
+    const { credential } = await hostedUserWithPasskey(service, app.clientId);
+    const victimJar = new CookieJar();
+    const victimRequest = await pending(victimJar);
+    const attackerJar = new CookieJar();
+    const attackerRequest = await pending(attackerJar);
+    const asked = await hostedPost(service, victimRequest, victimJar)(Paths.passkeyAuthenticationOptions, {});
+    assert.equal(asked.status, 200);
+    const captured = getAssertion(asked.body.options, credential, { origin: service.url });
+    const sent = async (requestId: string, jar: CookieJar) =>
+      hostedPost(
+        service,
+        requestId,
+        jar,
+      )(Paths.passkeyAuthentication, {
+        credential: captured,
+        codeChallenge: (await createPkcePair()).codeChallenge,
+        codeChallengeMethod: 'S256',
+      });
+    // For the attacker's own pending request: the challenge was made for the victim's.
+    const forOther = await sent(attackerRequest, attackerJar);
+    assert.equal(forOther.status, 400);
+    assert.equal(forOther.body.code, 'ERR_SESSION_INVALID');
+    // For the victim's request, from the attacker's browser (not the request's binding cookie).
+    const fromOther = await sent(victimRequest, attackerJar);
+    assert.equal(fromOther.status, 400);
+    assert.equal(fromOther.body.code, 'ERR_SESSION_INVALID');
+    // Neither attempt spent the challenge: the victim's own browser still signs in with it.
+    const own = await sent(victimRequest, victimJar);
+    assert.equal(own.body.status, 'SUCCESS', JSON.stringify(own.body));
   });
 
   it('assertion for another pending request: a replayed assertion is refused (its challenge is spent), a hosted code without its verifier finishes nothing', async () => {

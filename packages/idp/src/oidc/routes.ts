@@ -74,7 +74,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; issuer: 
   // Secure cookies need https; the __Host- prefix then pins them to this host and path /.
   const secure = issuer.startsWith('https:');
   const sessionCookie = sessionCookieName(issuer);
-  const bindingCookie = secure ? '__Host-service_authorization' : 'service_authorization';
+  const bindingCookie = bindingCookieName(issuer);
   const cookie = (name: string, value: string, maxAgeSeconds: number) =>
     `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
   const [pageTemplate, script, style, qr] = [asset('signin.html'), asset('signin.js'), asset('signin.css'), qrModule()];
@@ -178,6 +178,10 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; issuer: 
     return finished(reply, done);
   });
 };
+
+/** The cookie binding pending requests to the browser that made them (__Host- with an https issuer). */
+export const bindingCookieName = (issuer: string) =>
+  issuer.startsWith('https:') ? '__Host-service_authorization' : 'service_authorization';
 
 /** The service session cookie's name: with an https issuer, the __Host- prefix pins it to this host and path /. */
 export const sessionCookieName = (issuer: string) => (issuer.startsWith('https:') ? '__Host-service_session' : 'service_session');

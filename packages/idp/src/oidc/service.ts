@@ -3,12 +3,12 @@ import type { CodeService } from '../authorization-codes/service.js';
 import { type ClientService, HOSTED_CLIENT_ID } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
 import { pkceChallengeOf, pkceVerifies } from '../crypto/pkce.js';
-import { randomToken, type SecretHasher } from '../crypto/secrets.js';
+import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS, SESSION_IDLE_TIMEOUT_SECONDS } from '../defaults.js';
 import type { DeviceStore } from '../devices/store.js';
-import type { PasskeyStore } from '../webauthn/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
+import type { PasskeyStore } from '../webauthn/store.js';
 import { type CheckedRequest, checkAuthorizeRequest, redirectTo } from './authorize-request.js';
 import type { AuthorizationRequest, HeldSignIn, OidcStore, SignInSession } from './store.js';
 
@@ -278,6 +278,18 @@ export function createOidcService(deps: OidcDeps) {
       // The user may have been disabled or deleted while reading.
       if (!held || !(await accounts.findById(held.signedIn.userId))) throw expired();
       return finish(held.request, held.signedIn, input.previousSession);
+    },
+
+    /**
+     * The context a hosted passkey sign-in is bound to: the pending request (a keyed hash of its
+     * id), live and bound to this browser (its binding cookie), or ERR_SESSION_INVALID. So an
+     * assertion is spent only for the request, and in the browser, it was made for.
+     */
+    async hostedCeremonyContext(requestId: string | undefined, binding: string | undefined): Promise<string> {
+      const idHash = requestId ? hash('authorization-request', requestId) : '';
+      const pending = idHash && binding ? await store.findLiveRequest(idHash, now()) : undefined;
+      if (!pending || !safeEqual(pending.bindingHash, hash('authorization-binding', binding ?? ''))) throw expired();
+      return idHash;
     },
 
     /** The live session behind a cookie (its user and device), if any. */

@@ -8,6 +8,11 @@ export interface CeremonyBinding {
   rpId: string;
   /** Registration only: the signed-in user the passkey will belong to. */
   userId?: string;
+  /**
+   * The hosted pages only: the pending authorization request the sign-in serves (a keyed hash of
+   * its id), so an assertion made for one request is spent on no other.
+   */
+  context?: string;
 }
 
 /**
@@ -20,7 +25,10 @@ export interface CeremonyBinding {
  */
 export function createCeremonyChallenges(hash: SecretHasher) {
   const mac = (b: CeremonyBinding, expiry: string, nonce: string) =>
-    hash('passkey-challenge', [b.ceremony, b.clientId, b.origin, b.rpId, b.userId ?? '', expiry, nonce].join('\n'));
+    hash(
+      'passkey-challenge',
+      [b.ceremony, b.clientId, b.origin, b.rpId, b.userId ?? '', expiry, nonce, ...(b.context ? [b.context] : [])].join('\n'),
+    );
   const tag = (ceremony: CeremonyBinding['ceremony']) => (ceremony === 'registration' ? 'r' : 'a');
 
   return {

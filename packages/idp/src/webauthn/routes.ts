@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import {
   CRYPTO_VERSIONS,
   DEVICE_NAME_MAX_LENGTH,
@@ -134,7 +135,15 @@ const AuthenticateAnswer = wireBody<PasskeyAuthenticationResponse>()(
  * expired, already spent, or not this page's; 429 ERR_RATE_LIMITED past the sign-in routes'
  * per-IP budgets (PASSKEY_OPTIONS_PER_IP, PASSKEY_SIGN_IN_PER_IP).
  */
-export const passkeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService }> = async (app, { passkeys }) => {
+export const passkeyRoutes: FastifyPluginAsyncTypebox<{
+  passkeys: PasskeyService;
+  /**
+   * The sign-in ceremony's context (challenge.ts `context`): for the hosted pages, the pending
+   * request they serve, checked against this browser's binding cookie (oidc/service.ts
+   * `hostedCeremonyContext`); undefined for every other client.
+   */
+  ceremonyContext?: (request: FastifyRequest) => Promise<string | undefined>;
+}> = async (app, { passkeys, ceremonyContext }) => {
   app.post(
     PasskeyPaths.registrationOptions,
     {
@@ -185,7 +194,12 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService
       },
     },
     async (request): Promise<PasskeyAuthenticationOptionsResponse> => {
-      const options = await passkeys.authenticationOptions(request.client, request.headers.origin, request.ip);
+      const options = await passkeys.authenticationOptions(
+        request.client,
+        request.headers.origin,
+        request.ip,
+        await ceremonyContext?.(request),
+      );
       return { status: 'SUCCESS', message: 'Ask for a passkey with these options (navigator.credentials.get).', options };
     },
   );
@@ -212,6 +226,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService
           codeChallenge: body.codeChallenge ?? null,
         },
         request.ip,
+        await ceremonyContext?.(request),
       );
       if (outcome.kind === 'mfa') {
         return {

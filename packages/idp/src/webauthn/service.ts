@@ -223,10 +223,18 @@ export function createPasskeyService(deps: PasskeyDeps) {
     },
 
     /** Request options for a sign-in: any discoverable passkey of this rp id may answer (no address needed). */
-    async authenticationOptions(client: ClientRecord, originHeader: string | undefined, ip?: string): Promise<PasskeyRequestOptionsJson> {
+    async authenticationOptions(
+      client: ClientRecord,
+      originHeader: string | undefined,
+      ip?: string,
+      context?: string,
+    ): Promise<PasskeyRequestOptionsJson> {
       await limitIp('options', ip, PASSKEY_OPTIONS_PER_IP);
       const { origin, rpId } = rpIdFor(originHeader);
-      const challenge = challenges.issue({ ceremony: 'authentication', clientId: client.id, origin, rpId }, now() + ttlMs);
+      const challenge = challenges.issue(
+        { ceremony: 'authentication', clientId: client.id, origin, rpId, ...(context ? { context } : {}) },
+        now() + ttlMs,
+      );
       const options = await generateAuthenticationOptions({
         rpID: rpId,
         challenge: Buffer.from(challenge, 'utf8'),
@@ -243,6 +251,7 @@ export function createPasskeyService(deps: PasskeyDeps) {
       originHeader: string | undefined,
       input: { credential: PasskeyAssertionJson; email?: string; codeChallenge: string | null },
       ip?: string,
+      context?: string,
     ): Promise<PasskeySignInOutcome> {
       await limitIp('sign-in', ip, PASSKEY_SIGN_IN_PER_IP);
       const { origin, rpId } = rpIdFor(originHeader);
@@ -252,6 +261,7 @@ export function createPasskeyService(deps: PasskeyDeps) {
         clientId: client.id,
         origin,
         rpId,
+        ...(context ? { context } : {}),
       });
       // Spent first: a replayed assertion is refused as such (and one attempt per challenge, whatever its outcome).
       await spend(challenge.text, challenge.expiresAt);
