@@ -33,6 +33,7 @@ import { createMfaStore } from './mfa/store.js';
 import { createLogoutService } from './oidc/logout.js';
 import { createRefreshTokenStore } from './oidc/refresh-store.js';
 import { createRefreshTokens } from './oidc/refresh-tokens.js';
+import { createPasskeyOffer } from './oidc/passkey-offer.js';
 import { createOidcService } from './oidc/service.js';
 import { createOidcStore } from './oidc/store.js';
 import { createOtpService } from './otp/service.js';
@@ -256,6 +257,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     now,
     deviceIdleMs: idleMs,
   });
+  const passkeyOffer = createPasskeyOffer({ oidc, passkeys, clients, mailer, templates, now });
   const logout = createLogoutService({ issuer: config.issuer, clients, keyring, oidc, events, hash });
 
   return {
@@ -281,6 +283,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     tokens,
     refreshTokens,
     oidc,
+    passkeyOffer,
     logout,
     events,
     users,

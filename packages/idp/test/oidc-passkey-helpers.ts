@@ -4,11 +4,12 @@
  * origin, the hosted key, the pending request's header), and the software authenticator.
  */
 import assert from 'node:assert/strict';
+import { IDBFactory } from 'fake-indexeddb';
 import { CompactSign } from 'jose';
 import { PASSKEY_REGISTER_OP, Paths } from 'service-protocol';
 import { createPkcePair } from 'service-web';
 import { newRawDevice, startTestService, type TestService, type TestServiceOptions, uniqueEmail } from './helpers.js';
-import { authorize, CookieJar, complete, RP_CALLBACK, requestIdOf } from './oidc-helpers.js';
+import { authorize, CookieJar, complete, hostedServiceClient, RP_CALLBACK, requestIdOf } from './oidc-helpers.js';
 import { createCredential, getAssertion, type SoftCredential } from './webauthn-authenticator.js';
 
 /** A test service whose issuer (and so the hosted pages' origin and rp id) is http://localhost:PORT. */
@@ -132,4 +133,64 @@ export async function passkeyToApp(
   const done = await complete(service, jar, { request: requestId, code: signedIn.body.code, codeVerifier: signedIn.codeVerifier });
   assert.equal(done.status, 200, JSON.stringify(done.body));
   return { ...done, rp, requestId };
+}
+
+/**
+ * A new user signs in on the hosted page of `clientId` with an email code (remembered browser,
+ * service-web as the page runs it), and the page holds the sign-in as it does before offering a
+ * passkey (/signin/complete with `hold`). Returns the browser, the request, the app's PKCE pair
+ * and the hold's answer.
+ */
+export async function heldHostedSignIn(service: TestService, clientId: string, input: { email?: string; jar?: CookieJar } = {}) {
+  const email = input.email ?? uniqueEmail('offer');
+  const jar = input.jar ?? new CookieJar();
+  const rp = await createPkcePair();
+  const start = await authorize(service, appParams(clientId, rp), jar);
+  const requestId = requestIdOf(start.location);
+  assert.ok(requestId, `expected the hosted page, got ${start.location}`);
+  const client = await hostedServiceClient(service, new IDBFactory(), requestId, jar);
+  const pkce = await createPkcePair();
+  const started = await client.authenticate(email, {
+    rememberDevice: true,
+    code_challenge: pkce.codeChallenge,
+    code_challenge_method: 'S256',
+  });
+  assert.equal(started.status, 'OTP_NEEDED', JSON.stringify(started));
+  assert.equal((await client.verifyEmailOtp({ userid: email, otp: await service.latestOtp(email) })).status, 'SUCCESS');
+  const device = await client.verifyDevice({ userid: email });
+  assert.ok(device.status === 'SUCCESS' || device.status === 'DEVICE_REGISTERED', JSON.stringify(device));
+  const held = await complete(service, jar, {
+    request: requestId,
+    code: device.code,
+    codeVerifier: pkce.codeVerifier,
+    hold: true,
+  } as never);
+  assert.equal(held.status, 200, JSON.stringify(held.body));
+  const user = await service.ctx.accounts.findByEmail(email);
+  assert.ok(user);
+  return { email, userId: user.id, jar, requestId, rp, held: held.body as { held: true; passkeyOffer: boolean } };
+}
+
+/** POST to a /signin/… route as the hosted page does: JSON, its Origin, this browser's cookies. */
+export function signInPost(service: TestService, jar: CookieJar, origin = service.url) {
+  return async (path: string, body: unknown) => {
+    const response = await fetch(service.url + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin, cookie: jar.header() },
+      body: JSON.stringify(body),
+    });
+    jar.store(response);
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  };
+}
+
+/** "Add a passkey" on a held sign-in: the options, the software authenticator's new credential, the registration. */
+export async function addOfferedPasskey(service: TestService, jar: CookieJar, requestId: string, input: { synced?: boolean } = {}) {
+  const post = signInPost(service, jar);
+  const asked = await post(Paths.signInPasskeyOptions, { request: requestId });
+  assert.equal(asked.status, 200, JSON.stringify(asked.body));
+  const { credential, json } = createCredential(asked.body.options, { origin: service.url, ...(input.synced ? { synced: true } : {}) });
+  const added = await post(Paths.signInPasskey, { request: requestId, credential: json });
+  return { ...added, credential, json, options: asked.body.options };
 }

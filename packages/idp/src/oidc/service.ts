@@ -18,8 +18,11 @@ export interface OidcDeps {
   codes: CodeService;
   store: OidcStore;
   devices: DeviceStore;
-  /** A session a passkey opened is bound to that passkey: revoking it ends the session. */
-  passkeys: Pick<PasskeyStore, 'findActiveById'>;
+  /**
+   * A session a passkey opened is bound to that passkey: revoking it ends the session. A held
+   * sign-in of a user with no passkey for the hosted pages offers to add one.
+   */
+  passkeys: Pick<PasskeyStore, 'findActiveById' | 'list'>;
   accounts: AccountStore;
   events: EventLog;
   hash: SecretHasher;
@@ -155,6 +158,15 @@ export function createOidcService(deps: OidcDeps) {
     return session ? { location, session } : { location };
   }
 
+  /**
+   * Whether a held sign-in may add a passkey for the hosted pages: not one a passkey made (amr
+   * hwk/swk), and only while its user has none (the offer is for users without one).
+   */
+  async function offersPasskey(signedIn: HeldSignIn): Promise<boolean> {
+    if (signedIn.amr.includes('hwk') || signedIn.amr.includes('swk')) return false;
+    return (await passkeys.list({ userId: signedIn.userId, clientId: HOSTED_CLIENT_ID })).length === 0;
+  }
+
   return {
     hostedPublishableKey,
 
@@ -252,7 +264,7 @@ export function createOidcService(deps: OidcDeps) {
      * while the user copies the codes; `continueSignIn` then finishes it within the request's
      * lifetime.
      */
-    async holdSignIn(input: HostedCompletion): Promise<void> {
+    async holdSignIn(input: HostedCompletion): Promise<{ passkeyOffer: boolean }> {
       const signedIn = await redeemHosted(input);
       const held = await store.holdSignIn(
         hash('authorization-request', input.requestId),
@@ -261,6 +273,32 @@ export function createOidcService(deps: OidcDeps) {
         now(),
       );
       if (!held) throw expired();
+      return { passkeyOffer: await offersPasskey(signedIn) };
+    },
+
+    /**
+     * The sign-in held on this browser's live pending request, for the "Add a passkey" offer
+     * (oidc/passkey-offer.ts): who signed in, the request's keyed id hash (the ceremony's
+     * context) and its app's name; ERR_SESSION_INVALID when there is none (expired, continued,
+     * another browser's, not held) or its user is disabled or deleted, or was offered nothing.
+     */
+    async heldSignIn(
+      requestId: string,
+      binding: string | undefined,
+    ): Promise<{ userId: string; email: string; context: string; appName: string }> {
+      if (!binding) throw expired();
+      const idHash = hash('authorization-request', requestId);
+      const at = now();
+      const [signedIn, request] = await Promise.all([
+        store.findHeldSignIn(idHash, hash('authorization-binding', binding), at),
+        store.findLiveRequest(idHash, at),
+      ]);
+      const [user, client] = await Promise.all([
+        signedIn && accounts.findById(signedIn.userId),
+        request && clients.findById(request.clientId),
+      ]);
+      if (!signedIn || !user || !client || !(await offersPasskey(signedIn))) throw expired();
+      return { userId: user.id, email: user.email, context: idHash, appName: client.name };
     },
 
     /** Finishes a held sign-in (the user saved the codes): the request is consumed and the app gets its code. */

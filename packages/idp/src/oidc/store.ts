@@ -123,6 +123,23 @@ export function createOidcStore(db: Db) {
       return row !== undefined;
     },
 
+    /** The sign-in held on a live request bound to this browser (not consumed): the hosted passkey offer reads it. */
+    async findHeldSignIn(idHash: string, bindingHash: string, now: number): Promise<HeldSignIn | undefined> {
+      const row = await db
+        .selectFrom('authorization_requests')
+        .select(['held_user_id', 'held_device_id', 'held_amr', 'held_auth_time'])
+        .where(liveAndBound(idHash, bindingHash, now))
+        .where('held_user_id', 'is not', null)
+        .executeTakeFirst();
+      if (!row?.held_user_id || row.held_amr === null || row.held_auth_time === null) return undefined;
+      return {
+        userId: row.held_user_id,
+        deviceId: row.held_device_id,
+        amr: JSON.parse(row.held_amr) as string[],
+        authTime: Number(row.held_auth_time),
+      };
+    },
+
     /** Consumes a live request bound to this browser that holds a sign-in: of concurrent callers exactly one gets it. */
     async consumeHeldRequest(
       idHash: string,

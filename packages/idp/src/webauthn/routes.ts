@@ -25,7 +25,8 @@ const Descriptor = Type.Object({
   transports: Type.Optional(Type.Array(Type.String())),
 });
 
-const Attestation = Type.Object(
+/** A new credential (navigator.credentials.create) as base64url JSON; the hosted pages' offer takes it too. */
+export const Attestation = Type.Object(
   {
     id: B64(1366),
     rawId: B64(1366),
@@ -67,25 +68,23 @@ const RegistrationOptionsBody = Type.Object(
   },
   { additionalProperties: false },
 );
-const RegistrationOptionsAnswer = wireBody<PasskeyRegistrationOptionsResponse>()(
-  Type.Object({
-    status: Type.Literal('SUCCESS'),
-    message: Type.String(),
-    options: Type.Object({
-      rp: Type.Object({ id: Type.String(), name: Type.String() }),
-      user: Type.Object({ id: Type.String(), name: Type.String(), displayName: Type.String() }),
-      challenge: Type.String(),
-      pubKeyCredParams: Type.Array(Type.Object({ type: Type.Literal('public-key'), alg: Type.Integer() })),
-      timeout: Type.Integer({ description: 'milliseconds' }),
-      excludeCredentials: Type.Array(Descriptor),
-      authenticatorSelection: Type.Object({
-        residentKey: Type.Literal('required'),
-        requireResidentKey: Type.Literal(true),
-        userVerification: Type.Literal('required'),
-      }),
-      attestation: Type.Literal('none'),
-    }),
+/** Creation options (navigator.credentials.create's publicKey, base64url); the hosted pages' offer answers them too. */
+export const CreationOptions = Type.Object({
+  rp: Type.Object({ id: Type.String(), name: Type.String() }),
+  user: Type.Object({ id: Type.String(), name: Type.String(), displayName: Type.String() }),
+  challenge: Type.String(),
+  pubKeyCredParams: Type.Array(Type.Object({ type: Type.Literal('public-key'), alg: Type.Integer() })),
+  timeout: Type.Integer({ description: 'milliseconds' }),
+  excludeCredentials: Type.Array(Descriptor),
+  authenticatorSelection: Type.Object({
+    residentKey: Type.Literal('required'),
+    requireResidentKey: Type.Literal(true),
+    userVerification: Type.Literal('required'),
   }),
+  attestation: Type.Literal('none'),
+});
+const RegistrationOptionsAnswer = wireBody<PasskeyRegistrationOptionsResponse>()(
+  Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), options: CreationOptions }),
 );
 const RegisterBody = Type.Object(
   { credential: Attestation, name: Type.Optional(Type.String({ maxLength: DEVICE_NAME_MAX_LENGTH * 4 })) },
@@ -180,8 +179,8 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{
           `A passkey name is 1 to ${DEVICE_NAME_MAX_LENGTH} characters, without control or direction characters.`,
         );
       }
-      const added = await passkeys.register(request.client, request.headers.origin, credential, name);
-      return { status: 'SUCCESS', message: 'Passkey added: it is listed with your devices.', ...added };
+      const { deviceId, synced } = await passkeys.register(request.client, request.headers.origin, credential, name);
+      return { status: 'SUCCESS', message: 'Passkey added: it is listed with your devices.', deviceId, synced };
     },
   );
 

@@ -126,102 +126,146 @@ export function createPasskeyService(deps: PasskeyDeps) {
     }
   }
 
+  /** Creation options for `user` (resident key, user verification, attestation none), the challenge bound to them and to `context`. */
+  async function creationOptions(
+    client: ClientRecord,
+    origin: string,
+    rpId: string,
+    user: { id: string; email: string },
+    context?: string,
+  ): Promise<PasskeyCreationOptionsJson> {
+    const existing = await store.list({ userId: user.id, clientId: client.id });
+    if (existing.length >= PASSKEYS_PER_USER_MAX) {
+      throw new ServiceError('ERR_REQUEST_INVALID', `At most ${PASSKEYS_PER_USER_MAX} passkeys: revoke one first.`);
+    }
+    const challenge = challenges.issue(
+      { ceremony: 'registration', clientId: client.id, origin, rpId, userId: user.id, ...(context ? { context } : {}) },
+      now() + ttlMs,
+    );
+    const options = await generateRegistrationOptions({
+      rpName: client.name,
+      rpID: rpId,
+      userName: user.email,
+      userDisplayName: user.email,
+      userID: Buffer.from(userHandleOf(user.id), 'base64url'),
+      challenge: Buffer.from(challenge, 'utf8'),
+      timeout: ttlMs,
+      attestationType: 'none',
+      excludeCredentials: existing.map((p) => ({ id: p.credentialId })),
+      authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
+      supportedAlgorithmIDs: [...PASSKEY_ALGORITHMS],
+    });
+    return {
+      rp: { id: rpId, name: client.name },
+      user: { id: options.user.id, name: options.user.name, displayName: options.user.displayName },
+      challenge: options.challenge,
+      pubKeyCredParams: options.pubKeyCredParams.map((p) => ({ type: 'public-key' as const, alg: p.alg })),
+      timeout: ttlMs,
+      excludeCredentials: existing.map((p) => ({
+        type: 'public-key' as const,
+        id: p.credentialId,
+        ...(p.transports.length > 0 ? { transports: p.transports } : {}),
+      })),
+      authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
+      attestation: 'none',
+    };
+  }
+
+  /**
+   * Verifies an attestation made with a creation challenge and stores the passkey. `held` (the
+   * hosted pages' offer): the challenge must have been issued for that pending request
+   * (`context`) and that request's user, else ERR_SESSION_INVALID before anything is spent.
+   */
+  async function register(
+    client: ClientRecord,
+    originHeader: string | undefined,
+    credential: PasskeyAttestationJson,
+    name: string | undefined,
+    held?: { context: string; userId: string },
+  ): Promise<{ deviceId: string; synced: boolean; userId: string }> {
+    const { origin, rpId } = rpIdFor(originHeader);
+    const challenge = ceremonyChallenge(credential.response.clientDataJSON, {
+      ceremony: 'registration',
+      clientId: client.id,
+      origin,
+      rpId,
+      ...(held ? { context: held.context } : {}),
+    });
+    const user = challenge.userId === undefined ? undefined : await accounts.findById(challenge.userId);
+    if (!user || (held && user.id !== held.userId)) {
+      throw new ServiceError('ERR_SESSION_INVALID', 'This passkey request has expired or was already used. Start again.');
+    }
+    // Spent before anything else is checked: one attempt per challenge, whatever its outcome.
+    await spend(challenge.text, challenge.expiresAt);
+    let info: Awaited<ReturnType<typeof verifyRegistrationResponse>>['registrationInfo'];
+    try {
+      const verified = await verifyRegistrationResponse({
+        response: credential as RegistrationResponseJSON,
+        expectedChallenge: challenge.expected,
+        expectedOrigin: origin,
+        expectedRPID: rpId,
+        requireUserVerification: true,
+        supportedAlgorithmIDs: [...PASSKEY_ALGORITHMS],
+      });
+      info = verified.verified ? verified.registrationInfo : undefined;
+    } catch {
+      info = undefined;
+    }
+    if (info?.fmt !== 'none') return refuse('verification', client);
+    const id = randomToken('dev_', 16);
+    const synced = info.credentialBackedUp;
+    const inserted = await store.insert({
+      id,
+      userId: user.id,
+      clientId: client.id,
+      rpId,
+      credentialId: info.credential.id,
+      publicKey: Buffer.from(info.credential.publicKey).toString('base64url'),
+      userHandle: userHandleOf(user.id),
+      signCount: info.credential.counter,
+      transports: info.credential.transports ?? [],
+      backupEligible: info.credentialDeviceType === 'multiDevice',
+      backedUp: synced,
+      aaguid: info.aaguid,
+      name: name?.trim() || PASSKEY_DEFAULT_NAME,
+      createdAt: now(),
+    });
+    if (!inserted) return refuse('duplicate', client);
+    await events.record({
+      type: 'passkey.registered',
+      userId: user.id,
+      clientId: client.id,
+      deviceId: id,
+      detail: held ? { synced, via: 'hosted_offer' } : { synced },
+    });
+    return { deviceId: id, synced, userId: user.id };
+  }
+
   return {
     /** Creation options for a signed-in user, whose device proves itself with op PASSKEY_REGISTER_OP. */
     async registrationOptions(caller: DeviceCaller, originHeader: string | undefined): Promise<PasskeyCreationOptionsJson> {
       const { origin, rpId } = rpIdFor(originHeader);
       const { userId } = await devices.authorize(caller, PASSKEY_REGISTER_OP);
-      const client = caller.client;
-      const existing = await store.list({ userId, clientId: client.id });
-      if (existing.length >= PASSKEYS_PER_USER_MAX) {
-        throw new ServiceError('ERR_REQUEST_INVALID', `At most ${PASSKEYS_PER_USER_MAX} passkeys: revoke one first.`);
-      }
-      const challenge = challenges.issue({ ceremony: 'registration', clientId: client.id, origin, rpId, userId }, now() + ttlMs);
-      const options = await generateRegistrationOptions({
-        rpName: client.name,
-        rpID: rpId,
-        userName: caller.email,
-        userDisplayName: caller.email,
-        userID: Buffer.from(userHandleOf(userId), 'base64url'),
-        challenge: Buffer.from(challenge, 'utf8'),
-        timeout: ttlMs,
-        attestationType: 'none',
-        excludeCredentials: existing.map((p) => ({ id: p.credentialId })),
-        authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
-        supportedAlgorithmIDs: [...PASSKEY_ALGORITHMS],
-      });
-      return {
-        rp: { id: rpId, name: client.name },
-        user: { id: options.user.id, name: options.user.name, displayName: options.user.displayName },
-        challenge: options.challenge,
-        pubKeyCredParams: options.pubKeyCredParams.map((p) => ({ type: 'public-key' as const, alg: p.alg })),
-        timeout: ttlMs,
-        excludeCredentials: existing.map((p) => ({
-          type: 'public-key' as const,
-          id: p.credentialId,
-          ...(p.transports.length > 0 ? { transports: p.transports } : {}),
-        })),
-        authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
-        attestation: 'none',
-      };
+      return creationOptions(caller.client, origin, rpId, { id: userId, email: caller.email });
     },
 
-    /** Verifies an attestation made with registrationOptions' challenge and stores the passkey. */
-    async register(
+    /**
+     * Creation options for the hosted pages' "Add a passkey" offer: the user is the one whose
+     * sign-in the pending request holds (oidc/passkey-offer.ts found it, bound to this browser),
+     * and the challenge is bound to that request (`context`), so only `register` for the same
+     * request and user spends it. The same rp id, origin and user-verification rules as above.
+     */
+    async heldRegistrationOptions(
       client: ClientRecord,
       originHeader: string | undefined,
-      credential: PasskeyAttestationJson,
-      name: string | undefined,
-    ): Promise<{ deviceId: string; synced: boolean }> {
+      user: { id: string; email: string },
+      context: string,
+    ): Promise<PasskeyCreationOptionsJson> {
       const { origin, rpId } = rpIdFor(originHeader);
-      const challenge = ceremonyChallenge(credential.response.clientDataJSON, {
-        ceremony: 'registration',
-        clientId: client.id,
-        origin,
-        rpId,
-      });
-      const user = challenge.userId === undefined ? undefined : await accounts.findById(challenge.userId);
-      if (!user) throw new ServiceError('ERR_SESSION_INVALID', 'This passkey request has expired or was already used. Start again.');
-      // Spent before anything else is checked: one attempt per challenge, whatever its outcome.
-      await spend(challenge.text, challenge.expiresAt);
-      let info: Awaited<ReturnType<typeof verifyRegistrationResponse>>['registrationInfo'];
-      try {
-        const verified = await verifyRegistrationResponse({
-          response: credential as RegistrationResponseJSON,
-          expectedChallenge: challenge.expected,
-          expectedOrigin: origin,
-          expectedRPID: rpId,
-          requireUserVerification: true,
-          supportedAlgorithmIDs: [...PASSKEY_ALGORITHMS],
-        });
-        info = verified.verified ? verified.registrationInfo : undefined;
-      } catch {
-        info = undefined;
-      }
-      if (info?.fmt !== 'none') return refuse('verification', client);
-      const id = randomToken('dev_', 16);
-      const synced = info.credentialBackedUp;
-      const inserted = await store.insert({
-        id,
-        userId: user.id,
-        clientId: client.id,
-        rpId,
-        credentialId: info.credential.id,
-        publicKey: Buffer.from(info.credential.publicKey).toString('base64url'),
-        userHandle: userHandleOf(user.id),
-        signCount: info.credential.counter,
-        transports: info.credential.transports ?? [],
-        backupEligible: info.credentialDeviceType === 'multiDevice',
-        backedUp: synced,
-        aaguid: info.aaguid,
-        name: name?.trim() || PASSKEY_DEFAULT_NAME,
-        createdAt: now(),
-      });
-      if (!inserted) return refuse('duplicate', client);
-      await events.record({ type: 'passkey.registered', userId: user.id, clientId: client.id, deviceId: id, detail: { synced } });
-      return { deviceId: id, synced };
+      return creationOptions(client, origin, rpId, user, context);
     },
 
+    register,
     /** Request options for a sign-in: any discoverable passkey of this rp id may answer (no address needed). */
     async authenticationOptions(
       client: ClientRecord,

@@ -6,7 +6,7 @@
   const config = document.querySelector('meta[name="service-sign-in"]').dataset;
   const $ = (id) => document.getElementById(id);
   const status = $('status');
-  const steps = ['email-step', 'otp-step', 'enroll-step', 'mfa-step', 'codes-step'];
+  const steps = ['email-step', 'otp-step', 'enroll-step', 'mfa-step', 'codes-step', 'passkey-step'];
   const client = new ServiceWeb.ServiceClient({
     fetch: (url, init) => {
       const headers = new Headers(init?.headers);
@@ -52,22 +52,56 @@
     return response.ok ? answer : undefined;
   }
 
+  let offerPasskey = false;
+
   /**
-   * The end of a successful step. With recovery codes (an MFA enrollment) the hosted code is
-   * redeemed at once and the sign-in held by the service, so nothing expires while the user
-   * copies the codes; "I have saved them" then continues it.
+   * Whether this browser can create a passkey here: WebAuthn with a user-verifying platform
+   * authenticator (fingerprint, face, screen lock), on a host name (never an IP address), and
+   * the sign-in was not itself made with a passkey.
+   */
+  async function canAddPasskey() {
+    const pkc = window.PublicKeyCredential;
+    if (passkeyFirst || !pkc || !navigator.credentials?.create || /^[\d.]+$|:|^\[/.test(location.hostname)) return false;
+    try {
+      return (await pkc.isUserVerifyingPlatformAuthenticatorAvailable?.()) === true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * The end of a successful step. With recovery codes (an MFA enrollment), or where the page may
+   * offer to add a passkey, the hosted code is redeemed at once and the sign-in held by the
+   * service, so nothing expires while the user copies the codes or makes a passkey; "I have
+   * saved them", then "Add a passkey" or "Not now", continue it.
    */
   async function complete(result) {
     const body = { request: config.request, code: result.code, codeVerifier: pkce.codeVerifier };
-    if (result.recoveryCodes?.length) {
-      if (!(await post('/signin/complete', { ...body, hold: true }))) return;
-      $('recovery-codes').replaceChildren(
-        ...result.recoveryCodes.map((code) => Object.assign(document.createElement('li'), { textContent: code })),
-      );
+    const codes = result.recoveryCodes ?? [];
+    const mayOffer = await canAddPasskey();
+    if (codes.length || mayOffer) {
+      const held = await post('/signin/complete', { ...body, hold: true });
+      if (!held) return;
+      // The service says whether the user has no passkey for these pages yet.
+      offerPasskey = mayOffer && held.passkeyOffer === true;
+      if (!codes.length) return afterHold();
+      $('recovery-codes').replaceChildren(...codes.map((code) => Object.assign(document.createElement('li'), { textContent: code })));
       return show('codes-step');
     }
     say('Signing you in…');
     const done = await post('/signin/complete', body);
+    if (done) location.assign(done.location);
+  }
+
+  /** After the recovery codes (if any): the passkey offer, or straight on to the app. */
+  function afterHold() {
+    return offerPasskey ? show('passkey-step') : continueSignIn();
+  }
+
+  /** Finishes the held sign-in: the app gets its code (once: the service consumes the request). */
+  async function continueSignIn() {
+    say('Signing you in…');
+    const done = await post('/signin/continue', { request: config.request });
     if (done) location.assign(done.location);
   }
 
@@ -237,6 +271,7 @@
     });
     if (!credential) return;
     const r = credential.response;
+    passkeyFirst = true; // nothing to remember, no passkey to offer after a passkey
     pkce = await ServiceWeb.createPkcePair();
     const answer = await passkeyCall('authentication', {
       credential: {
@@ -347,10 +382,66 @@
     await complete(result);
   });
 
-  onSubmit('codes-step', async () => {
-    say('Signing you in…');
-    const done = await post('/signin/continue', { request: config.request });
-    if (done) location.assign(done.location);
+  onSubmit('codes-step', afterHold);
+
+  /**
+   * "Add a passkey": creation options for the held sign-in's user, the browser's ceremony, the
+   * new credential to the service. Whatever happens (added, cancelled, refused), the sign-in
+   * then continues to the app: the offer never stands in the way.
+   */
+  onSubmit('passkey-step', async () => {
+    $('passkey-not-now').disabled = true;
+    try {
+      const asked = await post('/signin/passkey/options', { request: config.request });
+      if (asked) {
+        const o = asked.options;
+        const credential = await navigator.credentials.create({
+          publicKey: {
+            ...o,
+            challenge: b64.decode(o.challenge),
+            user: { ...o.user, id: b64.decode(o.user.id) },
+            excludeCredentials: o.excludeCredentials.map((c) => ({ ...c, id: b64.decode(c.id) })),
+          },
+        });
+        const r = credential.response;
+        const added = await post('/signin/passkey', {
+          request: config.request,
+          credential: {
+            id: credential.id,
+            rawId: b64.encode(credential.rawId),
+            type: 'public-key',
+            response: {
+              clientDataJSON: b64.encode(r.clientDataJSON),
+              attestationObject: b64.encode(r.attestationObject),
+              ...(r.getTransports ? { transports: r.getTransports() } : {}),
+            },
+            ...(credential.authenticatorAttachment ? { authenticatorAttachment: credential.authenticatorAttachment } : {}),
+            clientExtensionResults: credential.getClientExtensionResults(),
+          },
+        });
+        if (added) say('Passkey added.');
+      }
+    } catch {
+      // Cancelled, or no authenticator: no passkey this time.
+    }
+    try {
+      await continueSignIn();
+    } finally {
+      $('passkey-not-now').disabled = false;
+    }
+  });
+
+  $('passkey-not-now').addEventListener('click', async () => {
+    const buttons = $('passkey-step').querySelectorAll('button');
+    for (const button of buttons) button.disabled = true;
+    say('');
+    try {
+      await continueSignIn();
+    } catch {
+      say('Something went wrong. Try again.');
+    } finally {
+      for (const button of buttons) button.disabled = false;
+    }
   });
 
   client.init(config.publishableKey, config.issuer).then((result) => {
