@@ -3,20 +3,18 @@
  * parties, Chromium with its virtual authenticator (DevTools WebAuthn, as in passkeys.test.ts),
  * the service on http://localhost:PORT (a relying party id is a domain, never an IP address).
  * A user signs up on the hosted page of an app that requires MFA and does not count a passkey
- * as MFA (email enrolled), adds a passkey from that signed-in browser (service-web/passkeys on
- * the hosted origin), then: "Sign in with a passkey" on the hosted page → code → tokens with amr
+ * as MFA (email enrolled, recovery codes shown), and adds the passkey the hosted page offers
+ * then ("Add a passkey"; the app gets its code once; "Not now" goes straight on), then: "Sign in with a passkey" on the hosted page → code → tokens with amr
  * hwk user mfa and the phishing-resistant acr; a second app signs in without a prompt (SSO);
  * the strict app leads to the hosted MFA step after the passkey; a revoked passkey ends the SSO
  * session; a browser without WebAuthn sees neither the button nor the autofill. No CSP
  * violation anywhere.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as oidc from 'openid-client';
 import type { BrowserContext, Page } from 'playwright-core';
-import { type PageServer, ROOT, type Stack, screenshot, servePages, startStack } from './harness.ts';
+import { type PageServer, type Stack, screenshot, servePages, startStack } from './harness.ts';
 
 describe('passkeys on the hosted sign-in pages with openid-client in a real browser', { timeout: 5 * 60_000 }, () => {
   let stack: Stack;
@@ -70,8 +68,12 @@ describe('passkeys on the hosted sign-in pages with openid-client in a real brow
         return get(options);
       };
     }`);
-    // The virtual authenticator belongs to this tab, across its navigations.
-    const cdp = await context.newCDPSession(page);
+    await addAuthenticator(context, page);
+  });
+
+  /** A virtual platform authenticator (user-verifying) for this tab, across its navigations. */
+  async function addAuthenticator(browserContext: BrowserContext, tab: Page) {
+    const cdp = await browserContext.newCDPSession(tab);
     await cdp.send('WebAuthn.enable', { enableUI: false });
     await cdp.send('WebAuthn.addVirtualAuthenticator', {
       options: {
@@ -84,7 +86,7 @@ describe('passkeys on the hosted sign-in pages with openid-client in a real brow
         automaticPresenceSimulation: true,
       },
     });
-  });
+  }
   after(async () => {
     await rpPages?.close();
     await stack?.close();
@@ -117,8 +119,13 @@ describe('passkeys on the hosted sign-in pages with openid-client in a real brow
     return claims;
   };
 
-  it('signs up on the strict app`s hosted page (email code, email as second factor) and adds a passkey from that browser', async () => {
+  it('signs up on the strict app`s hosted page (email code, email as second factor, recovery codes), then adds the passkey it offers: the app gets its code once', async () => {
     const strict = await start(2, { login_hint: email });
+    const callbacks: string[] = [];
+    const onRequest = (request: { url(): string }) => {
+      if (request.url().startsWith(`${strict.app.redirectUri}?`)) callbacks.push(request.url());
+    };
+    page.on('request', onRequest);
     await page.goto(strict.url.href);
     let seen = (await stack.mails(email)).length;
     await page.getByRole('button', { name: 'Continue' }).click();
@@ -129,29 +136,52 @@ describe('passkeys on the hosted sign-in pages with openid-client in a real brow
     await page.getByLabel('A code by email').check();
     await page.locator('#enroll-step').getByRole('button', { name: 'Continue' }).click();
     await page.getByRole('button', { name: 'I have saved them' }).click();
-    await claimsAt(strict);
 
-    // The remembered hosted browser adds a passkey, as a hosted "add a passkey" would: the
-    // published service-web/passkeys against the hosted client, on the issuer's own page.
-    const withLogin = await start(0, { prompt: 'login' });
-    await page.goto(withLogin.url.href);
-    await page.getByRole('heading', { name: 'Sign in to Research Portal' }).waitFor();
-    await page.evaluate(readFileSync(join(ROOT, 'packages/web/dist/service-web-passkeys.global.js'), 'utf8'));
-    // A string, not a function: tsx's transform would add helpers the page does not have.
-    const added = await page.evaluate(`(async (userid) => {
-      const config = document.querySelector('meta[name="service-sign-in"]').dataset;
-      const passkeys = new ServiceWebPasskeys.ServicePasskeys({
-        fetch: (url, init) => {
-          const headers = new Headers(init?.headers);
-          headers.set('x-service-authorization-request', config.request);
-          return fetch(url, { ...init, headers });
-        },
-      });
-      await passkeys.init(config.publishableKey, config.issuer);
-      return passkeys.add({ userid, name: 'Hosted laptop' });
-    })(${JSON.stringify(email)})`);
-    assert.equal(added.status, 'SUCCESS', JSON.stringify(added));
-    passkeyId = added.deviceId;
+    // The offer: this browser has a user-verifying authenticator, the user no passkey yet.
+    await page.getByRole('heading', { name: 'Sign in faster next time with a passkey' }).waitFor();
+    await screenshot(page, 'oidc-hosted-passkey-offer');
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await claimsAt(strict);
+    await page.waitForLoadState('load');
+    page.off('request', onRequest);
+    assert.equal(callbacks.length, 1, 'the app got its code once');
+
+    const devices = await stack.idp<Array<{ id: string; kind: string; removedAt: number | null }>>('devices', 'list', '--user', email);
+    const passkeys = devices.filter((d) => d.kind === 'passkey' && d.removedAt === null);
+    assert.equal(passkeys.length, 1, JSON.stringify(devices));
+    passkeyId = passkeys[0]?.id ?? '';
+    assert.ok(
+      (await stack.mails(email)).some((m) => /A passkey was added/.test(m.subject)),
+      'the user is told',
+    );
+  });
+
+  it('"Not now" goes straight on to the app, and adds no passkey', async () => {
+    const other = `hosted.pk.later.${Date.now().toString(36)}@example.com`;
+    const fresh = await stack.browser.newContext();
+    const tab = await fresh.newPage();
+    tab.setDefaultTimeout(20_000);
+    tab.on('console', (message) => {
+      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
+    });
+    await addAuthenticator(fresh, tab);
+    const research = await start(0, { login_hint: other });
+    await tab.goto(research.url.href);
+    const seen = (await stack.mails(other)).length;
+    await tab.getByRole('button', { name: 'Continue' }).click();
+    const otp = tab.getByLabel(/6-digit code we emailed/);
+    await otp.fill(await stack.nextMailOtp(other, seen));
+    await otp.press('Enter');
+    await tab.getByRole('button', { name: 'Not now' }).click();
+    await tab.waitForURL(`${research.app.redirectUri}?**`);
+    const tokens = await oidc.authorizationCodeGrant(research.app.config, new URL(tab.url()), research.expected);
+    assert.equal(tokens.claims()?.email, other);
+    const devices = await stack.idp<Array<{ kind: string }>>('devices', 'list', '--user', other);
+    assert.deepEqual(
+      devices.filter((d) => d.kind === 'passkey'),
+      [],
+    );
+    await fresh.close();
   });
 
   it('offers the passkey in the email field`s autofill (conditional UI), which signs in to the app: amr hwk user mfa, phishing-resistant acr', async () => {
