@@ -94,7 +94,7 @@ If it was not, contact {{client}} support at once: someone may have access to yo
 <p>It now signs you in to the apps that use this sign-in page, without an emailed code.</p>
 <p>If this was you, there is nothing to do.</p>
 <p style="color:#a00">If it was not, contact {{client}} support at once: someone may have access to your account.</p>`),
-    required: ['time'],
+    required: [],
   },
   // ASVS 2.5.5 as well: a second factor added where the user may not have added it.
   'mfa-enrolled': {
