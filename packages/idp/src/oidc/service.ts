@@ -259,10 +259,11 @@ export function createOidcService(deps: OidcDeps) {
     },
 
     /**
-     * The same last step for a sign-in that issued recovery codes: the hosted code (60 s) is
-     * redeemed now and the sign-in is held on the pending request, so nothing short-lived waits
-     * while the user copies the codes; `continueSignIn` then finishes it within the request's
-     * lifetime.
+     * The same last step for a sign-in that issued recovery codes, or where the page may offer
+     * to add a passkey: the hosted code (60 s) is redeemed now and the sign-in is held on the
+     * pending request, so nothing short-lived waits while the user copies the codes or makes a
+     * passkey; `continueSignIn` then finishes it within the request's lifetime. `passkeyOffer`:
+     * the user has no passkey for the hosted pages and did not sign in with one.
      */
     async holdSignIn(input: HostedCompletion): Promise<{ passkeyOffer: boolean }> {
       const signedIn = await redeemHosted(input);

@@ -106,7 +106,8 @@ export function createOidcStore(db: Db) {
 
     /**
      * Holds a finished sign-in on a live request bound to this browser, while the hosted page
-     * shows the recovery codes it issued; the request stays pending until `consumeHeldRequest`.
+     * shows the recovery codes it issued or offers to add a passkey; the request stays pending
+     * until `consumeHeldRequest`.
      */
     async holdSignIn(idHash: string, bindingHash: string, signedIn: HeldSignIn, now: number): Promise<boolean> {
       const row = await db
