@@ -4,7 +4,8 @@
  * the service on http://localhost:PORT (a relying party id is a domain, never an IP address).
  * A user signs up on the hosted page of an app that requires MFA and does not count a passkey
  * as MFA (email enrolled, recovery codes shown), and adds the passkey the hosted page offers
- * then ("Add a passkey"; the app gets its code once; "Not now" goes straight on), then: "Sign in with a passkey" on the hosted page → code → tokens with amr
+ * then ("Add a passkey"; the app gets its code once; "Not now", or a ceremony that fails, goes
+ * straight on), then: "Sign in with a passkey" on the hosted page → code → tokens with amr
  * hwk user mfa and the phishing-resistant acr; a second app signs in without a prompt (SSO);
  * the strict app leads to the hosted MFA step after the passkey; a revoked passkey ends the SSO
  * session; a browser without WebAuthn sees neither the button nor the autofill. No CSP
@@ -72,7 +73,7 @@ describe('passkeys on the hosted sign-in pages with openid-client in a real brow
   });
 
   /** A virtual platform authenticator (user-verifying) for this tab, across its navigations. */
-  async function addAuthenticator(browserContext: BrowserContext, tab: Page) {
+  async function addAuthenticator(browserContext: BrowserContext, tab: Page, userVerified = true) {
     const cdp = await browserContext.newCDPSession(tab);
     await cdp.send('WebAuthn.enable', { enableUI: false });
     await cdp.send('WebAuthn.addVirtualAuthenticator', {
@@ -82,7 +83,7 @@ describe('passkeys on the hosted sign-in pages with openid-client in a real brow
         transport: 'internal',
         hasResidentKey: true,
         hasUserVerification: true,
-        isUserVerified: true,
+        isUserVerified: userVerified,
         automaticPresenceSimulation: true,
       },
     });
@@ -156,15 +157,16 @@ describe('passkeys on the hosted sign-in pages with openid-client in a real brow
     );
   });
 
-  it('"Not now" goes straight on to the app, and adds no passkey', async () => {
-    const other = `hosted.pk.later.${Date.now().toString(36)}@example.com`;
+  /** A new user's email sign-in to Research Portal in a fresh browser, up to the passkey offer; `choose` answers it. */
+  async function signInThenOffer(label: string, choose: (tab: Page) => Promise<void>, userVerified = true) {
+    const other = `hosted.pk.${label}.${Date.now().toString(36)}@example.com`;
     const fresh = await stack.browser.newContext();
     const tab = await fresh.newPage();
     tab.setDefaultTimeout(20_000);
     tab.on('console', (message) => {
       if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
     });
-    await addAuthenticator(fresh, tab);
+    await addAuthenticator(fresh, tab, userVerified);
     const research = await start(0, { login_hint: other });
     await tab.goto(research.url.href);
     const seen = (await stack.mails(other)).length;
@@ -172,7 +174,8 @@ describe('passkeys on the hosted sign-in pages with openid-client in a real brow
     const otp = tab.getByLabel(/6-digit code we emailed/);
     await otp.fill(await stack.nextMailOtp(other, seen));
     await otp.press('Enter');
-    await tab.getByRole('button', { name: 'Not now' }).click();
+    await tab.getByRole('heading', { name: 'Sign in faster next time with a passkey' }).waitFor();
+    await choose(tab);
     await tab.waitForURL(`${research.app.redirectUri}?**`);
     const tokens = await oidc.authorizationCodeGrant(research.app.config, new URL(tab.url()), research.expected);
     assert.equal(tokens.claims()?.email, other);
@@ -182,6 +185,14 @@ describe('passkeys on the hosted sign-in pages with openid-client in a real brow
       [],
     );
     await fresh.close();
+  }
+
+  it('"Not now" goes straight on to the app, and adds no passkey', async () => {
+    await signInThenOffer('later', (tab) => tab.getByRole('button', { name: 'Not now' }).click());
+  });
+
+  it('a failed ceremony (the authenticator cannot verify the user) still goes on to the app, and adds no passkey', async () => {
+    await signInThenOffer('failed', (tab) => tab.getByRole('button', { name: 'Add a passkey' }).click(), false);
   });
 
   it('offers the passkey in the email field`s autofill (conditional UI), which signs in to the app: amr hwk user mfa, phishing-resistant acr', async () => {
