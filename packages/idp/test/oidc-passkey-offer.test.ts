@@ -8,12 +8,22 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { IDBFactory } from 'fake-indexeddb';
 import { Paths } from 'service-protocol';
+import { createPkcePair } from 'service-web';
 import { HOSTED_CLIENT_ID } from '../src/clients/service.js';
 import { sendClock, type TestService } from './helpers.js';
-import { CookieJar, idTokenClaims, paramsOf, RP_CALLBACK, redeem } from './oidc-helpers.js';
+import { authorize, CookieJar, complete, idTokenClaims, paramsOf, RP_CALLBACK, redeem, requestIdOf } from './oidc-helpers.js';
 import { createCredential } from './webauthn-authenticator.js';
-import { addOfferedPasskey, heldHostedSignIn, passkeyToApp, signInPost, startHostedPasskeyService } from './oidc-passkey-helpers.js';
+import {
+  addOfferedPasskey,
+  appParams,
+  heldHostedSignIn,
+  hostedPasskeySignIn,
+  passkeyToApp,
+  signInPost,
+  startHostedPasskeyService,
+} from './oidc-passkey-helpers.js';
 
 type App = { clientId: string; secretKey?: string };
 
@@ -125,6 +135,42 @@ describe('"Add a passkey" after a hosted sign-in', () => {
     assert.equal(asked.status, 400);
     assert.equal(asked.body.code, 'ERR_SESSION_INVALID');
     assert.equal((await continueSignIn(second.jar, second.requestId)).status, 200);
+  });
+
+  it('offers a passkey after a remembered-browser sign-in too (no code mailed, amr swk)', async () => {
+    clock.tick();
+    const indexedDB = new IDBFactory();
+    const first = await heldHostedSignIn(service, app.clientId, { indexedDB });
+    await continueSignIn(first.jar, first.requestId); // "Not now"
+    // A new tab without the SSO cookie: the browser's device key signs in.
+    const again = await heldHostedSignIn(service, app.clientId, { email: first.email, indexedDB });
+    assert.deepEqual(again.held, { held: true, passkeyOffer: true });
+    const added = await addOfferedPasskey(service, again.jar, again.requestId);
+    assert.equal(added.status, 200, JSON.stringify(added.body));
+    const done = await continueSignIn(again.jar, again.requestId);
+    assert.deepEqual(idTokenClaims((await tokensOf(done.body.location, again.rp)).id_token).amr, ['swk']);
+  });
+
+  it('offers nothing after a passkey sign-in (held: passkeyOffer false, options refused)', async () => {
+    clock.tick();
+    const owner = await heldHostedSignIn(service, app.clientId);
+    const added = await addOfferedPasskey(service, owner.jar, owner.requestId);
+    await continueSignIn(owner.jar, owner.requestId);
+    const jar = new CookieJar();
+    const start = await authorize(service, appParams(app.clientId, await createPkcePair()), jar);
+    const requestId = requestIdOf(start.location);
+    const signedIn = await hostedPasskeySignIn(service, jar, requestId, added.credential);
+    assert.equal(signedIn.body.status, 'SUCCESS', JSON.stringify(signedIn.body));
+    const held = await complete(service, jar, {
+      request: requestId,
+      code: signedIn.body.code,
+      codeVerifier: signedIn.codeVerifier,
+      hold: true,
+    } as never);
+    assert.deepEqual(held.body, { held: true, passkeyOffer: false });
+    const asked = await signInPost(service, jar)(Paths.signInPasskeyOptions, { request: requestId });
+    assert.equal(asked.status, 400);
+    assert.equal(asked.body.code, 'ERR_SESSION_INVALID');
   });
 
   it('refuses a malformed body with 400 and no state change', async () => {

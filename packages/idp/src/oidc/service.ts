@@ -159,11 +159,12 @@ export function createOidcService(deps: OidcDeps) {
   }
 
   /**
-   * Whether a held sign-in may add a passkey for the hosted pages: not one a passkey made (amr
-   * hwk/swk), and only while its user has none (the offer is for users without one).
+   * Whether a held sign-in may add a passkey for the hosted pages: not one a passkey made (its
+   * `amr` has `user`, the authenticator's user verification, webauthn/service.ts; a remembered
+   * browser's is `swk` alone), and only while its user has none (the offer is for users without one).
    */
   async function offersPasskey(signedIn: HeldSignIn): Promise<boolean> {
-    if (signedIn.amr.includes('hwk') || signedIn.amr.includes('swk')) return false;
+    if (signedIn.amr.includes('user')) return false;
     return (await passkeys.list({ userId: signedIn.userId, clientId: HOSTED_CLIENT_ID })).length === 0;
   }
 
