@@ -33,6 +33,7 @@ import { createMfaStore } from './mfa/store.js';
 import { createLogoutService } from './oidc/logout.js';
 import { createRefreshTokenStore } from './oidc/refresh-store.js';
 import { createRefreshTokens } from './oidc/refresh-tokens.js';
+import { createPasskeyOffer } from './oidc/passkey-offer.js';
 import { createOidcService } from './oidc/service.js';
 import { createOidcStore } from './oidc/store.js';
 import { createOtpService } from './otp/service.js';
@@ -144,6 +145,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   const prover = createDeviceProver({ devices, accounts, hash, now, idleMs });
   const passkeyStore = createPasskeyStore(db);
+  const oidcStore = createOidcStore(db);
   const deviceService = createDeviceService({
     store: devices,
     prover,
@@ -153,6 +155,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     passkeys: passkeyStore,
     // A passkey-MFA user's last passkey gone: email MFA, and the user is told (mfa/service.ts passkeyRevoked).
     onPasskeyRevoked: (userId, client) => mfa.passkeyRevoked(userId, client),
+    endPasskeySessions: oidcStore.endPasskeySessions,
   });
   const smsOutbox = createSmsOutboxStore(db);
   const sms = options.sms ?? smsTransport(config, smsOutbox, now);
@@ -259,14 +262,16 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     issuer: config.issuer,
     clients,
     codes,
-    store: createOidcStore(db),
+    store: oidcStore,
     devices,
+    passkeys: passkeyStore,
     accounts,
     events,
     hash,
     now,
     deviceIdleMs: idleMs,
   });
+  const passkeyOffer = createPasskeyOffer({ oidc, passkeys, clients, mailer, templates, now });
   const logout = createLogoutService({ issuer: config.issuer, clients, keyring, oidc, events, hash });
 
   return {
@@ -292,6 +297,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     tokens,
     refreshTokens,
     oidc,
+    passkeyOffer,
     logout,
     events,
     users,

@@ -76,7 +76,7 @@ describe('hosted sign-in held while the recovery codes are shown', () => {
     const { jar, requestId, rpPkce, hosted } = await enrollOnHostedPage(email);
     const held = await complete(service, jar, { ...hosted, hold: true } as unknown as Record<string, string>);
     assert.equal(held.status, 200, JSON.stringify(held.body));
-    assert.deepEqual(held.body, { held: true });
+    assert.deepEqual(held.body, { held: true, passkeyOffer: true }, 'a user with no passkey for the hosted pages is offered one');
     assert.equal(jar.cookies.has('service_session'), false, 'no session before the user continues');
 
     // The user reads and copies for far longer than any code lives.

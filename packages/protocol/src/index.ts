@@ -78,6 +78,12 @@ export const Paths = {
   signInComplete: '/signin/complete',
   /** Finishes a sign-in held by /signin/complete while the page showed its recovery codes. */
   signInContinue: '/signin/continue',
+  /**
+   * The hosted pages' "Add a passkey" offer on a held sign-in (after /signin/complete with
+   * `hold`): creation options, then the new credential; /signin/continue then finishes.
+   */
+  signInPasskeyOptions: '/signin/passkey/options',
+  signInPasskey: '/signin/passkey',
   token: '/oauth/token',
   /** RFC 7009 token revocation (refresh and access tokens). */
   revocation: '/oauth/revoke',

@@ -71,6 +71,8 @@ export interface MfaRequiredResult {
   sessionId: string;
   /** The user's MFA method. */
   method: MfaMethod;
+  /** service-web/passkeys signIn() only: the passkey's user, the `userid` for initiateMfa and verifyMfa (a sign-in without an address). */
+  userid?: string;
 }
 
 /** Result of {@link ServiceClient.authenticate}; the fields present depend on `status`. */

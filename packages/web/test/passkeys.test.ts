@@ -78,6 +78,20 @@ test('signIn: the assertion is sent as base64url JSON, and SUCCESS carries the c
   });
 });
 
+test('signIn: MFA_REQUIRED carries the passkey`s user, whom a sign-in without an address did not name', async () => {
+  const { client } = await passkeys(
+    { get: async () => assertion as unknown as Credential },
+    {
+      'POST /v1/passkeys/authentication': () => ({
+        status: 200,
+        body: { status: 'MFA_REQUIRED', message: 'mfa', sessionId: 'ms_1', method: 'totp', userid: 'ann@example.com' },
+      }),
+    },
+  );
+  const r = await client.signIn();
+  assert.deepEqual(r, { status: 'MFA_REQUIRED', message: 'mfa', sessionId: 'ms_1', method: 'totp', userid: 'ann@example.com' });
+});
+
 test('maps the browser’s refusals: cancelled, no authenticator, not allowed here', async () => {
   for (const [name, status] of [
     ['NotAllowedError', 'PASSKEY_CANCELLED'],

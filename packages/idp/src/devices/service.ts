@@ -18,6 +18,8 @@ export interface DeviceServiceDeps {
   passkeys?: PasskeyStore;
   /** After a passkey is revoked (mfa/: the last passkey of a passkey-MFA user falls back to email MFA). */
   onPasskeyRevoked?: (userId: string, client: { clientId: string }) => Promise<unknown>;
+  /** Ends the user's hosted SSO sessions that a passkey opened (oidc/store.ts); returns how many. */
+  endPasskeySessions?: (userId: string, now: number) => Promise<number>;
 }
 
 export interface DeviceCaller {
@@ -32,7 +34,7 @@ export interface DeviceCaller {
  * browser, each call is authenticated by a fresh proof of one of those devices, made for that
  * operation; from the client's backend (delegation), by the client's signed envelope.
  */
-export function createDeviceService({ store, prover, events, now, idleMs, passkeys, onPasskeyRevoked }: DeviceServiceDeps) {
+export function createDeviceService({ store, prover, events, now, idleMs, passkeys, onPasskeyRevoked, endPasskeySessions }: DeviceServiceDeps) {
   const scope = (clientId: string, userId: string) => ({ clientId, userId, usedSince: now() - idleMs });
 
   /** The caller's user and device, or ERR_DEVICE_UNTRUSTED (the browser drops its key). */
@@ -95,10 +97,25 @@ export function createDeviceService({ store, prover, events, now, idleMs, passke
       await onPasskeyRevoked?.(userId, { clientId });
     },
 
-    /** Revokes every device of the user for this client except `keepId`; returns how many. */
+    /**
+     * Revokes every device of the user for this client except `keepId`; returns how many. The
+     * user's hosted SSO sessions opened by a passkey end too (those opened by a remembered
+     * browser end with it): passkeys stay registered, but no browser stays signed in by one.
+     */
     async revokeAll(clientId: string, userId: string, keepId?: string): Promise<number> {
-      const count = await store.revokeAll(scope(clientId, userId), now(), keepId);
-      if (count > 0) await events.record({ type: 'device.revoked', userId, clientId, detail: { count, kept: keepId ?? 'none' } });
+      const at = now();
+      const [count, sessions] = await Promise.all([
+        store.revokeAll(scope(clientId, userId), at, keepId),
+        endPasskeySessions?.(userId, at) ?? 0,
+      ]);
+      if (count > 0 || sessions > 0) {
+        await events.record({
+          type: 'device.revoked',
+          userId,
+          clientId,
+          detail: { count, kept: keepId ?? 'none', passkeySessions: sessions },
+        });
+      }
       return count;
     },
   };

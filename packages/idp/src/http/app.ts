@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, 
 import { BROWSER_PREFIX, BrowserPaths, type ClientInfoResponse, type ErrorBody, type HealthResponse, Paths } from 'service-protocol';
 import { Type } from 'typebox';
 import { ADMIN_PREFIX, adminRoutes } from '../admin/routes.js';
+import { HOSTED_CLIENT_ID } from '../clients/service.js';
 import type { ServiceContext } from '../context.js';
 import { BODY_LIMIT_BYTES } from '../defaults.js';
 import { delegationRoutes } from '../delegation/routes.js';
@@ -15,12 +16,12 @@ import { loginRoutes } from '../login/routes.js';
 import { devMailRoutes } from '../mail/routes.js';
 import { mfaRoutes } from '../mfa/routes.js';
 import { logoutRoutes } from '../oidc/logout-routes.js';
-import { oidcRoutes } from '../oidc/routes.js';
+import { bindingCookieName, oidcRoutes, parseCookies } from '../oidc/routes.js';
 import { registrationRoutes } from '../registration/routes.js';
 import { tokenRoutes } from '../token/routes.js';
 import { passkeyMfaRoutes } from '../webauthn/mfa-routes.js';
 import { passkeyRoutes } from '../webauthn/routes.js';
-import { browserClient } from './browser-client.js';
+import { AUTHORIZATION_REQUEST_HEADER, browserClient } from './browser-client.js';
 import { registerErrorHandler } from './error-handler.js';
 import { registerMetrics } from './metrics.js';
 import { registerOpenApi } from './openapi.js';
@@ -109,7 +110,17 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
       await browser.register(registrationRoutes, { registration: ctx.registration, placeHeader: ctx.config.placeHeader });
       await browser.register(deviceRoutes, { devices: ctx.deviceService });
       await browser.register(mfaRoutes, { mfa: ctx.mfa });
-      await browser.register(passkeyRoutes, { passkeys: ctx.passkeys });
+      // The hosted pages' passkey sign-in is bound to the pending request and this browser.
+      const bindingCookie = bindingCookieName(ctx.config.issuer);
+      await browser.register(passkeyRoutes, {
+        passkeys: ctx.passkeys,
+        ceremonyContext: async (request) => {
+          if (request.client.id !== HOSTED_CLIENT_ID) return undefined;
+          const requestId = request.headers[AUTHORIZATION_REQUEST_HEADER];
+          const binding = parseCookies(request.headers.cookie).get(bindingCookie);
+          return ctx.oidc.hostedCeremonyContext(typeof requestId === 'string' ? requestId : undefined, binding);
+        },
+      });
       await browser.register(passkeyMfaRoutes, { passkeys: ctx.passkeys });
     },
     { prefix: BROWSER_PREFIX },
@@ -125,7 +136,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices });
-  await app.register(oidcRoutes, { oidc: ctx.oidc, issuer: ctx.config.issuer });
+  await app.register(oidcRoutes, { oidc: ctx.oidc, offer: ctx.passkeyOffer, issuer: ctx.config.issuer });
   await app.register(logoutRoutes, { logout: ctx.logout, issuer: ctx.config.issuer });
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer });
   await app.register(sdkRoutes);

@@ -8,7 +8,7 @@ import { DEVICE_NOTICE_LINK_TTL_SECONDS, OTP_TTL_SECONDS } from '../defaults.js'
  * `NAME.txt` (its first line may be `Subject: …`) and `NAME.html` (docs/operations.md lists
  * them; a test checks that it lists every one). Placeholders: {{client}}, {{minutes}}, {{days}}
  * (the "this wasn't me" link's lifetime) and the values the sender gives ({{code}}, {{method}},
- * new-device's {{device}}, {{time}}, {{place}}, {{link}};
+ * new-device's {{device}}, {{time}}, {{place}}, {{link}}; passkey-added's {{time}};
  * recovery-code-used's {{remaining}}); values are HTML-escaped in the HTML part.
  * A template's `required` placeholders must stay in every override: checked at start-up.
  */
@@ -80,6 +80,21 @@ If it was not, sign that device out here (the link works once, for {{days}} days
 <p>If this was you, there is nothing to do.</p>
 <p>If it was not, <a href="{{link}}">sign that device out</a> (the link works once, for {{days}} days).</p>`),
     required: ['link'],
+  },
+  // ASVS 2.5.5 as well: a passkey is a new way in, added on the hosted sign-in page.
+  'passkey-added': {
+    subject: 'A passkey was added to your account',
+    text: `A passkey was added to your account on the sign-in page of {{client}}, {{time}}.
+It now signs you in to the apps that use this sign-in page, without an emailed code.
+
+If this was you, there is nothing to do.
+If it was not, contact {{client}} support at once: someone may have access to your account.
+`,
+    html: page(`<p>A passkey was added to your account on the sign-in page of <strong>{{client}}</strong>, {{time}}.</p>
+<p>It now signs you in to the apps that use this sign-in page, without an emailed code.</p>
+<p>If this was you, there is nothing to do.</p>
+<p style="color:#a00">If it was not, contact {{client}} support at once: someone may have access to your account.</p>`),
+    required: [],
   },
   // ASVS 2.5.5 as well: a second factor added where the user may not have added it.
   'mfa-enrolled': {

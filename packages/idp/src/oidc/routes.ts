@@ -7,6 +7,8 @@ import { Type } from 'typebox';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
+import { Attestation, CreationOptions } from '../webauthn/routes.js';
+import type { PasskeyOffer } from './passkey-offer.js';
 import type { OidcService } from './service.js';
 
 /**
@@ -58,23 +60,45 @@ const assetSchema = (mediaType: string, description: string) => ({ response: { 2
 const CompleteSchema = {
   body: CompleteBody,
   response: {
-    200: Type.Union([Redirect, Type.Object({ held: Type.Literal(true, { description: 'the sign-in is held: POST /signin/continue' }) })]),
+    200: Type.Union([
+      Redirect,
+      Type.Object({
+        held: Type.Literal(true, { description: 'the sign-in is held: POST /signin/continue' }),
+        passkeyOffer: Type.Boolean({
+          description: 'the user has no passkey for the hosted pages (and did not sign in with one): the page may offer to add one',
+        }),
+      }),
+    ]),
     ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS),
   },
 };
 const ContinueSchema = { body: ContinueBody, response: { 200: Redirect, ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS) } };
+const PasskeyOptionsSchema = {
+  body: ContinueBody,
+  response: { 200: Type.Object({ options: CreationOptions }), ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS) },
+};
+const PasskeyAddSchema = {
+  body: Type.Object({ request: Type.String({ maxLength: 100 }), credential: Attestation }, { additionalProperties: false }),
+  response: {
+    200: Type.Object({ added: Type.Literal(true), synced: Type.Boolean({ description: 'the passkey is synced (backed up)' }) }),
+    ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS),
+  },
+};
 
 /**
  * The authorization endpoint (GET and POST, OIDC Core 3.1.2.1) and the hosted sign-in pages
  * that finish it. Design and threat model: docs/protocol.md ("Sign-in with redirects"),
  * docs/security.md.
  */
-export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; issuer: string }> = async (app, { oidc, issuer }) => {
+export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; offer: PasskeyOffer; issuer: string }> = async (
+  app,
+  { oidc, offer, issuer },
+) => {
   const origin = new URL(issuer).origin;
   // Secure cookies need https; the __Host- prefix then pins them to this host and path /.
   const secure = issuer.startsWith('https:');
   const sessionCookie = sessionCookieName(issuer);
-  const bindingCookie = secure ? '__Host-service_authorization' : 'service_authorization';
+  const bindingCookie = bindingCookieName(issuer);
   const cookie = (name: string, value: string, maxAgeSeconds: number) =>
     `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
   const [pageTemplate, script, style, qr] = [asset('signin.html'), asset('signin.js'), asset('signin.css'), qrModule()];
@@ -162,8 +186,8 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; issuer: 
       codeVerifier: request.body.codeVerifier,
     };
     if (request.body.hold) {
-      await oidc.holdSignIn(completion);
-      return { held: true as const };
+      const { passkeyOffer } = await oidc.holdSignIn(completion);
+      return { held: true as const, passkeyOffer };
     }
     return finished(reply, await oidc.completeSignIn({ ...completion, previousSession: cookies.get(sessionCookie) }));
   });
@@ -177,7 +201,26 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; issuer: 
     });
     return finished(reply, done);
   });
+
+  // "Add a passkey" on a held sign-in (passkey-offer.ts): our page only, in the browser that
+  // made the request, for the user the request holds; /signin/continue finishes either way.
+  app.post(Paths.signInPasskeyOptions, { schema: PasskeyOptionsSchema }, async (request) => {
+    const cookies = sameOrigin(request);
+    const caller = { requestId: request.body.request, binding: cookies.get(bindingCookie), origin: request.headers.origin };
+    return { options: await offer.options(caller) };
+  });
+
+  app.post(Paths.signInPasskey, { schema: PasskeyAddSchema }, async (request) => {
+    const cookies = sameOrigin(request);
+    const caller = { requestId: request.body.request, binding: cookies.get(bindingCookie), origin: request.headers.origin };
+    const { synced } = await offer.register(caller, request.body.credential);
+    return { added: true as const, synced };
+  });
 };
+
+/** The cookie binding pending requests to the browser that made them (__Host- with an https issuer). */
+export const bindingCookieName = (issuer: string) =>
+  issuer.startsWith('https:') ? '__Host-service_authorization' : 'service_authorization';
 
 /** The service session cookie's name: with an https issuer, the __Host- prefix pins it to this host and path /. */
 export const sessionCookieName = (issuer: string) => (issuer.startsWith('https:') ? '__Host-service_session' : 'service_session');

@@ -3,11 +3,12 @@ import type { CodeService } from '../authorization-codes/service.js';
 import { type ClientService, HOSTED_CLIENT_ID } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
 import { pkceChallengeOf, pkceVerifies } from '../crypto/pkce.js';
-import { randomToken, type SecretHasher } from '../crypto/secrets.js';
+import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS, SESSION_IDLE_TIMEOUT_SECONDS } from '../defaults.js';
 import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
+import type { PasskeyStore } from '../webauthn/store.js';
 import { type CheckedRequest, checkAuthorizeRequest, redirectTo } from './authorize-request.js';
 import type { AuthorizationRequest, HeldSignIn, OidcStore, SignInSession } from './store.js';
 
@@ -17,6 +18,11 @@ export interface OidcDeps {
   codes: CodeService;
   store: OidcStore;
   devices: DeviceStore;
+  /**
+   * A session a passkey opened is bound to that passkey: revoking it ends the session. A held
+   * sign-in of a user with no passkey for the hosted pages offers to add one.
+   */
+  passkeys: Pick<PasskeyStore, 'findActiveById' | 'list'>;
   accounts: AccountStore;
   events: EventLog;
   hash: SecretHasher;
@@ -50,25 +56,30 @@ export type AuthorizeOutcome =
  * store and token endpoint as the browser library's flow.
  */
 export function createOidcService(deps: OidcDeps) {
-  const { issuer, clients, codes, store, devices, accounts, events, hash, now } = deps;
+  const { issuer, clients, codes, store, devices, passkeys, accounts, events, hash, now } = deps;
   const hostedPublishableKey = `pk_hosted_${hash('hosted-publishable-key', issuer).slice(0, 32)}`;
 
   const errorRedirect = (checked: Extract<CheckedRequest, { kind: 'redirect-error' }>) =>
     redirectTo(checked.redirectUri, { error: checked.error, error_description: checked.description, state: checked.state, iss: issuer });
 
-  /** The session behind the cookie, if live, its device still trusted and its user enabled. */
+  /**
+   * The session behind the cookie, if live, what it is bound to still trusted and its user
+   * enabled. A session is bound to what signed in (`deviceId`): a remembered browser (revoked or
+   * idle past deviceIdleMs, it ends the session) or a passkey (revoked, it ends the session).
+   */
   async function liveSession(cookie: string | undefined): Promise<(SignInSession & { idHash: string }) | undefined> {
     if (!cookie) return undefined;
     const idHash = hash('sign-in-session', cookie);
     const at = now();
     const session = await store.findLiveSession(idHash, at, at - SESSION_IDLE_TIMEOUT_SECONDS * 1000);
     if (!session) return undefined;
-    // Bound to the device: revoking or expiring it ends the session too.
+    // Bound to the device or passkey: revoking (or a device's expiring) ends the session too.
     const [device, user] = await Promise.all([
       devices.findActive(session.deviceId, at - deps.deviceIdleMs),
       accounts.findById(session.userId),
     ]);
-    if (!device || device.userId !== session.userId || !user) return undefined;
+    const bound = device ?? (await passkeys.findActiveById(session.deviceId));
+    if (!bound || bound.userId !== session.userId || !user) return undefined;
     return { ...session, idHash };
   }
 
@@ -82,6 +93,9 @@ export function createOidcService(deps: OidcDeps) {
     const age = Math.floor(now() / 1000) - session.authTime;
     if (request.maxAgeSeconds !== null && (request.maxAgeSeconds === 0 || age > request.maxAgeSeconds)) return 'login_required';
     if (client.mfaPolicy === 'required' && !session.amr.includes('mfa')) return 'interaction_required';
+    // A passkey counted as MFA by the app that opened the session: an app that does not count
+    // it (passkeySatisfiesMfa false) asks for its second factor on the hosted page.
+    if (client.passkeySatisfiesMfa === false && passkeyAsMfa(session.amr)) return 'interaction_required';
     return undefined;
   }
 
@@ -123,11 +137,14 @@ export function createOidcService(deps: OidcDeps) {
     if (!client) throw expired();
     // The sign-in ran under this app's policy (hostedClientFor); checked again where it counts.
     if (client.mfaPolicy === 'required' && !signedIn.amr.includes('mfa')) throw expired();
+    // A hosted code of a passkey counted as MFA (another app's request, same browser) is no
+    // second factor for an app that does not count a passkey as one.
+    if (client.passkeySatisfiesMfa === false && passkeyAsMfa(signedIn.amr)) throw expired();
     const at = now();
     // A new session value at every sign-in (no session fixation); the old one ends.
     if (previousSession) await store.endSession(hash('sign-in-session', previousSession), at);
     let session: string | undefined;
-    // Only a remembered device gets a session: it is what the session is bound to.
+    // Only a remembered device or a passkey gets a session: it is what the session is bound to.
     if (signedIn.deviceId) {
       session = randomToken('');
       await store.insertSession(
@@ -139,6 +156,16 @@ export function createOidcService(deps: OidcDeps) {
     }
     const location = await issueFor(request, signedIn);
     return session ? { location, session } : { location };
+  }
+
+  /**
+   * Whether a held sign-in may add a passkey for the hosted pages: not one a passkey made (its
+   * `amr` has `user`, the authenticator's user verification, webauthn/service.ts; a remembered
+   * browser's is `swk` alone), and only while its user has none (the offer is for users without one).
+   */
+  async function offersPasskey(signedIn: HeldSignIn): Promise<boolean> {
+    if (signedIn.amr.includes('user')) return false;
+    return (await passkeys.list({ userId: signedIn.userId, clientId: HOSTED_CLIENT_ID })).length === 0;
   }
 
   return {
@@ -202,13 +229,18 @@ export function createOidcService(deps: OidcDeps) {
 
     /**
      * The hosted client as the browser API should see it for one pending request: the app's
-     * name (mails say which app) and the app's MFA policy, so the sign-in enforces what the
-     * app requires.
+     * name (mails say which app), the app's MFA policy and whether it counts a passkey as MFA,
+     * so the sign-in enforces what the app requires.
      */
     async hostedClientFor(hosted: ClientRecord, requestId: string | undefined): Promise<ClientRecord> {
       const pending = requestId ? await this.pendingRequest(requestId) : undefined;
       if (!pending) throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in has expired. Go back to the app and start again.');
-      return { ...hosted, name: pending.client.name, mfaPolicy: pending.client.mfaPolicy };
+      return {
+        ...hosted,
+        name: pending.client.name,
+        mfaPolicy: pending.client.mfaPolicy,
+        passkeySatisfiesMfa: pending.client.passkeySatisfiesMfa,
+      };
     },
 
     /**
@@ -228,12 +260,13 @@ export function createOidcService(deps: OidcDeps) {
     },
 
     /**
-     * The same last step for a sign-in that issued recovery codes: the hosted code (60 s) is
-     * redeemed now and the sign-in is held on the pending request, so nothing short-lived waits
-     * while the user copies the codes; `continueSignIn` then finishes it within the request's
-     * lifetime.
+     * The same last step for a sign-in that issued recovery codes, or where the page may offer
+     * to add a passkey: the hosted code (60 s) is redeemed now and the sign-in is held on the
+     * pending request, so nothing short-lived waits while the user copies the codes or makes a
+     * passkey; `continueSignIn` then finishes it within the request's lifetime. `passkeyOffer`:
+     * the user has no passkey for the hosted pages and did not sign in with one.
      */
-    async holdSignIn(input: HostedCompletion): Promise<void> {
+    async holdSignIn(input: HostedCompletion): Promise<{ passkeyOffer: boolean }> {
       const signedIn = await redeemHosted(input);
       const held = await store.holdSignIn(
         hash('authorization-request', input.requestId),
@@ -242,6 +275,32 @@ export function createOidcService(deps: OidcDeps) {
         now(),
       );
       if (!held) throw expired();
+      return { passkeyOffer: await offersPasskey(signedIn) };
+    },
+
+    /**
+     * The sign-in held on this browser's live pending request, for the "Add a passkey" offer
+     * (oidc/passkey-offer.ts): who signed in, the request's keyed id hash (the ceremony's
+     * context) and its app's name; ERR_SESSION_INVALID when there is none (expired, continued,
+     * another browser's, not held) or its user is disabled or deleted, or was offered nothing.
+     */
+    async heldSignIn(
+      requestId: string,
+      binding: string | undefined,
+    ): Promise<{ userId: string; email: string; context: string; appName: string }> {
+      if (!binding) throw expired();
+      const idHash = hash('authorization-request', requestId);
+      const at = now();
+      const [signedIn, request] = await Promise.all([
+        store.findHeldSignIn(idHash, hash('authorization-binding', binding), at),
+        store.findLiveRequest(idHash, at),
+      ]);
+      const [user, client] = await Promise.all([
+        signedIn && accounts.findById(signedIn.userId),
+        request && clients.findById(request.clientId),
+      ]);
+      if (!signedIn || !user || !client || !(await offersPasskey(signedIn))) throw expired();
+      return { userId: user.id, email: user.email, context: idHash, appName: client.name };
     },
 
     /** Finishes a held sign-in (the user saved the codes): the request is consumed and the app gets its code. */
@@ -261,6 +320,18 @@ export function createOidcService(deps: OidcDeps) {
       return finish(held.request, held.signedIn, input.previousSession);
     },
 
+    /**
+     * The context a hosted passkey sign-in is bound to: the pending request (a keyed hash of its
+     * id), live and bound to this browser (its binding cookie), or ERR_SESSION_INVALID. So an
+     * assertion is spent only for the request, and in the browser, it was made for.
+     */
+    async hostedCeremonyContext(requestId: string | undefined, binding: string | undefined): Promise<string> {
+      const idHash = requestId ? hash('authorization-request', requestId) : '';
+      const pending = idHash && binding ? await store.findLiveRequest(idHash, now()) : undefined;
+      if (!pending || !safeEqual(pending.bindingHash, hash('authorization-binding', binding ?? ''))) throw expired();
+      return idHash;
+    },
+
     /** The live session behind a cookie (its user and device), if any. */
     session: liveSession,
 
@@ -272,3 +343,11 @@ export function createOidcService(deps: OidcDeps) {
 }
 
 export type OidcService = ReturnType<typeof createOidcService>;
+
+/**
+ * `mfa` in `amr` only because a passkey counted as MFA (webauthn/service.ts: `user`, from the
+ * authenticator's user verification, then `mfa`), with no second factor's own method after it
+ * (mfa/service.ts appends `mfa` and the method).
+ */
+const passkeyAsMfa = (amr: readonly string[]) =>
+  amr.includes('user') && amr.includes('mfa') && !amr.some((m) => m === 'totp' || m === 'sms' || m === 'email');

@@ -106,7 +106,8 @@ export function createOidcStore(db: Db) {
 
     /**
      * Holds a finished sign-in on a live request bound to this browser, while the hosted page
-     * shows the recovery codes it issued; the request stays pending until `consumeHeldRequest`.
+     * shows the recovery codes it issued or offers to add a passkey; the request stays pending
+     * until `consumeHeldRequest`.
      */
     async holdSignIn(idHash: string, bindingHash: string, signedIn: HeldSignIn, now: number): Promise<boolean> {
       const row = await db
@@ -121,6 +122,23 @@ export function createOidcStore(db: Db) {
         .returning('id')
         .executeTakeFirst();
       return row !== undefined;
+    },
+
+    /** The sign-in held on a live request bound to this browser (not consumed): the hosted passkey offer reads it. */
+    async findHeldSignIn(idHash: string, bindingHash: string, now: number): Promise<HeldSignIn | undefined> {
+      const row = await db
+        .selectFrom('authorization_requests')
+        .select(['held_user_id', 'held_device_id', 'held_amr', 'held_auth_time'])
+        .where(liveAndBound(idHash, bindingHash, now))
+        .where('held_user_id', 'is not', null)
+        .executeTakeFirst();
+      if (!row?.held_user_id || row.held_amr === null || row.held_auth_time === null) return undefined;
+      return {
+        userId: row.held_user_id,
+        deviceId: row.held_device_id,
+        amr: JSON.parse(row.held_amr) as string[],
+        authTime: Number(row.held_auth_time),
+      };
     },
 
     /** Consumes a live request bound to this browser that holds a sign-in: of concurrent callers exactly one gets it. */
@@ -183,6 +201,21 @@ export function createOidcStore(db: Db) {
 
     async endSession(idHash: string, now: number): Promise<void> {
       await db.updateTable('sign_in_sessions').set({ ended_at: now }).where('id', '=', idHash).where('ended_at', 'is', null).execute();
+    },
+
+    /**
+     * Ends every live session of the user that a passkey opened (its device_id is the passkey's
+     * id): "sign out everywhere else" ends them, the passkeys themselves stay registered.
+     */
+    async endPasskeySessions(userId: string, now: number): Promise<number> {
+      const result = await db
+        .updateTable('sign_in_sessions')
+        .set({ ended_at: now })
+        .where('user_id', '=', userId)
+        .where('ended_at', 'is', null)
+        .where('device_id', 'in', db.selectFrom('passkeys').select('id').where('user_id', '=', userId))
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
     },
 
     async deleteExpired(now: number): Promise<void> {

@@ -11,6 +11,11 @@ export interface CeremonyBinding {
   userId?: string;
   /** `mfa-*` only: the keyed hash of the MFA session's id, so that a challenge serves that session alone. */
   session?: string;
+  /**
+   * The hosted pages only: the pending authorization request the sign-in serves (a keyed hash of
+   * its id), so an assertion made for one request is spent on no other.
+   */
+  context?: string;
 }
 
 /**
@@ -25,8 +30,19 @@ export function createCeremonyChallenges(hash: SecretHasher) {
   const mac = (b: CeremonyBinding, expiry: string, nonce: string) =>
     hash(
       'passkey-challenge',
-      // The session joins the MAC only when there is one, so that the sign-in challenges keep their form.
-      [b.ceremony, b.clientId, b.origin, b.rpId, b.userId ?? '', expiry, nonce, ...(b.session ? [b.session] : [])].join('\n'),
+      // The MFA session and the hosted request join the MAC only when there is one (each marked,
+      // so one cannot stand for the other), so that the plain sign-in challenges keep their form.
+      [
+        b.ceremony,
+        b.clientId,
+        b.origin,
+        b.rpId,
+        b.userId ?? '',
+        expiry,
+        nonce,
+        ...(b.session ? [`session:${b.session}`] : []),
+        ...(b.context ? [`context:${b.context}`] : []),
+      ].join('\n'),
     );
   const TAGS = { registration: 'r', authentication: 'a', 'mfa-registration': 'e', 'mfa-authentication': 'm' } as const;
   const tag = (ceremony: CeremonyBinding['ceremony']) => TAGS[ceremony];

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import {
   CRYPTO_VERSIONS,
   DEVICE_NAME_MAX_LENGTH,
@@ -24,6 +25,7 @@ const Descriptor = Type.Object({
   transports: Type.Optional(Type.Array(Type.String())),
 });
 
+/** A new credential (navigator.credentials.create) as base64url JSON; the hosted pages' offer takes it too. */
 export const Attestation = Type.Object(
   {
     id: B64(1366),
@@ -66,7 +68,7 @@ const RegistrationOptionsBody = Type.Object(
   },
   { additionalProperties: false },
 );
-/** PublicKeyCredentialCreationOptionsJSON as the service sends it. */
+/** Creation options (navigator.credentials.create's publicKey, base64url); the hosted pages' offer answers them too. */
 export const CreationOptions = Type.Object({
   rp: Type.Object({ id: Type.String(), name: Type.String() }),
   user: Type.Object({ id: Type.String(), name: Type.String(), displayName: Type.String() }),
@@ -131,7 +133,15 @@ const AuthenticateAnswer = wireBody<PasskeyAuthenticationResponse>()(
  * expired, already spent, or not this page's; 429 ERR_RATE_LIMITED past the sign-in routes'
  * per-IP budgets (PASSKEY_OPTIONS_PER_IP, PASSKEY_SIGN_IN_PER_IP).
  */
-export const passkeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService }> = async (app, { passkeys }) => {
+export const passkeyRoutes: FastifyPluginAsyncTypebox<{
+  passkeys: PasskeyService;
+  /**
+   * The sign-in ceremony's context (challenge.ts `context`): for the hosted pages, the pending
+   * request they serve, checked against this browser's binding cookie (oidc/service.ts
+   * `hostedCeremonyContext`); undefined for every other client.
+   */
+  ceremonyContext?: (request: FastifyRequest) => Promise<string | undefined>;
+}> = async (app, { passkeys, ceremonyContext }) => {
   app.post(
     PasskeyPaths.registrationOptions,
     {
@@ -168,8 +178,8 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService
           `A passkey name is 1 to ${DEVICE_NAME_MAX_LENGTH} characters, without control or direction characters.`,
         );
       }
-      const added = await passkeys.register(request.client, request.headers.origin, credential, name);
-      return { status: 'SUCCESS', message: 'Passkey added: it is listed with your devices.', ...added };
+      const { deviceId, synced } = await passkeys.register(request.client, request.headers.origin, credential, name);
+      return { status: 'SUCCESS', message: 'Passkey added: it is listed with your devices.', deviceId, synced };
     },
   );
 
@@ -182,7 +192,12 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService
       },
     },
     async (request): Promise<PasskeyAuthenticationOptionsResponse> => {
-      const options = await passkeys.authenticationOptions(request.client, request.headers.origin, request.ip);
+      const options = await passkeys.authenticationOptions(
+        request.client,
+        request.headers.origin,
+        request.ip,
+        await ceremonyContext?.(request),
+      );
       return { status: 'SUCCESS', message: 'Ask for a passkey with these options (navigator.credentials.get).', options };
     },
   );
@@ -209,6 +224,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService
           codeChallenge: body.codeChallenge ?? null,
         },
         request.ip,
+        await ceremonyContext?.(request),
       );
       if (outcome.kind === 'mfa') {
         return {

@@ -272,57 +272,103 @@ export function createPasskeyService(deps: PasskeyDeps) {
     }
   }
 
+  /** Creation options for `user` (resident key, user verification, attestation none), the challenge bound to them and to `context`. */
+  async function creationOptions(
+    client: ClientRecord,
+    origin: string,
+    rpId: string,
+    user: { id: string; email: string },
+    context?: string,
+  ): Promise<PasskeyCreationOptionsJson> {
+    const existing = await store.list({ userId: user.id, clientId: client.id });
+    if (existing.length >= PASSKEYS_PER_USER_MAX) {
+      throw new ServiceError('ERR_REQUEST_INVALID', `At most ${PASSKEYS_PER_USER_MAX} passkeys: revoke one first.`);
+    }
+    const challenge = challenges.issue(
+      { ceremony: 'registration', clientId: client.id, origin, rpId, userId: user.id, ...(context ? { context } : {}) },
+      now() + ttlMs,
+    );
+    return creationOptionsFor(client, rpId, user, challenge, existing);
+  }
+
+  /**
+   * Verifies an attestation made with a creation challenge and stores the passkey. `held` (the
+   * hosted pages' offer): the challenge must have been issued for that pending request
+   * (`context`) and that request's user, else ERR_SESSION_INVALID before anything is spent.
+   */
+  async function register(
+    client: ClientRecord,
+    originHeader: string | undefined,
+    credential: PasskeyAttestationJson,
+    name: string | undefined,
+    held?: { context: string; userId: string },
+  ): Promise<{ deviceId: string; synced: boolean; userId: string }> {
+    const { origin, rpId } = rpIdFor(originHeader);
+    const challenge = ceremonyChallenge(credential.response.clientDataJSON, {
+      ceremony: 'registration',
+      clientId: client.id,
+      origin,
+      rpId,
+      ...(held ? { context: held.context } : {}),
+    });
+    const user = challenge.userId === undefined ? undefined : await accounts.findById(challenge.userId);
+    if (!user || (held && user.id !== held.userId)) {
+      throw new ServiceError('ERR_SESSION_INVALID', 'This passkey request has expired or was already used. Start again.');
+    }
+    // Spent before anything else is checked: one attempt per challenge, whatever its outcome.
+    await spend(challenge.text, challenge.expiresAt);
+    const info = await verifyAttestation(credential, challenge.expected, origin, rpId);
+    if (!info) return refuse('verification', client);
+    const stored = await storePasskey(user, client, rpId, info, name);
+    if (!stored) return refuse('duplicate', client);
+    await events.record({
+      type: 'passkey.registered',
+      userId: user.id,
+      clientId: client.id,
+      deviceId: stored.id,
+      detail: held ? { synced: stored.synced, via: 'hosted_offer' } : { synced: stored.synced },
+    });
+    return { deviceId: stored.id, synced: stored.synced, userId: user.id };
+  }
+
   return {
     /** Creation options for a signed-in user, whose device proves itself with op PASSKEY_REGISTER_OP. */
     async registrationOptions(caller: DeviceCaller, originHeader: string | undefined): Promise<PasskeyCreationOptionsJson> {
       const { origin, rpId } = rpIdFor(originHeader);
       const { userId } = await devices.authorize(caller, PASSKEY_REGISTER_OP);
-      const client = caller.client;
-      const existing = await store.list({ userId, clientId: client.id });
-      if (existing.length >= PASSKEYS_PER_USER_MAX) {
-        throw new ServiceError('ERR_REQUEST_INVALID', `At most ${PASSKEYS_PER_USER_MAX} passkeys: revoke one first.`);
-      }
-      const challenge = challenges.issue({ ceremony: 'registration', clientId: client.id, origin, rpId, userId }, now() + ttlMs);
-      return creationOptionsFor(client, rpId, { id: userId, email: caller.email }, challenge, existing);
+      return creationOptions(caller.client, origin, rpId, { id: userId, email: caller.email });
     },
 
-    /** Verifies an attestation made with registrationOptions' challenge and stores the passkey. */
-    async register(
+    /**
+     * Creation options for the hosted pages' "Add a passkey" offer: the user is the one whose
+     * sign-in the pending request holds (oidc/passkey-offer.ts found it, bound to this browser),
+     * and the challenge is bound to that request (`context`), so only `register` for the same
+     * request and user spends it. The same rp id, origin and user-verification rules as above.
+     */
+    async heldRegistrationOptions(
       client: ClientRecord,
       originHeader: string | undefined,
-      credential: PasskeyAttestationJson,
-      name: string | undefined,
-    ): Promise<{ deviceId: string; synced: boolean }> {
+      user: { id: string; email: string },
+      context: string,
+    ): Promise<PasskeyCreationOptionsJson> {
       const { origin, rpId } = rpIdFor(originHeader);
-      const challenge = ceremonyChallenge(credential.response.clientDataJSON, {
-        ceremony: 'registration',
-        clientId: client.id,
-        origin,
-        rpId,
-      });
-      const user = challenge.userId === undefined ? undefined : await accounts.findById(challenge.userId);
-      if (!user) throw new ServiceError('ERR_SESSION_INVALID', 'This passkey request has expired or was already used. Start again.');
-      // Spent before anything else is checked: one attempt per challenge, whatever its outcome.
-      await spend(challenge.text, challenge.expiresAt);
-      const info = await verifyAttestation(credential, challenge.expected, origin, rpId);
-      if (!info) return refuse('verification', client);
-      const stored = await storePasskey(user, client, rpId, info, name);
-      if (!stored) return refuse('duplicate', client);
-      await events.record({
-        type: 'passkey.registered',
-        userId: user.id,
-        clientId: client.id,
-        deviceId: stored.id,
-        detail: { synced: stored.synced },
-      });
-      return { deviceId: stored.id, synced: stored.synced };
+      return creationOptions(client, origin, rpId, user, context);
     },
 
+    register,
     /** Request options for a sign-in: any discoverable passkey of this rp id may answer (no address needed). */
-    async authenticationOptions(client: ClientRecord, originHeader: string | undefined, ip?: string): Promise<PasskeyRequestOptionsJson> {
+    async authenticationOptions(
+      client: ClientRecord,
+      originHeader: string | undefined,
+      ip?: string,
+      context?: string,
+    ): Promise<PasskeyRequestOptionsJson> {
       await limitIp('options', ip, PASSKEY_OPTIONS_PER_IP);
       const { origin, rpId } = rpIdFor(originHeader);
-      const challenge = challenges.issue({ ceremony: 'authentication', clientId: client.id, origin, rpId }, now() + ttlMs);
+      const challenge = challenges.issue(
+        { ceremony: 'authentication', clientId: client.id, origin, rpId, ...(context ? { context } : {}) },
+        now() + ttlMs,
+      );
       const options = await generateAuthenticationOptions({
         rpID: rpId,
         challenge: Buffer.from(challenge, 'utf8'),
@@ -339,6 +385,7 @@ export function createPasskeyService(deps: PasskeyDeps) {
       originHeader: string | undefined,
       input: { credential: PasskeyAssertionJson; email?: string; codeChallenge: string | null },
       ip?: string,
+      context?: string,
     ): Promise<PasskeySignInOutcome> {
       await limitIp('sign-in', ip, PASSKEY_SIGN_IN_PER_IP);
       const { origin, rpId } = rpIdFor(originHeader);
@@ -348,6 +395,7 @@ export function createPasskeyService(deps: PasskeyDeps) {
         clientId: client.id,
         origin,
         rpId,
+        ...(context ? { context } : {}),
       });
       // Spent first: a replayed assertion is refused as such (and one attempt per challenge, whatever its outcome).
       await spend(challenge.text, challenge.expiresAt);

@@ -97,6 +97,12 @@ export function createPasskeyStore(db: Db) {
       return row && passkeyOf(row);
     },
 
+    /** An active (not revoked) passkey by id: what a hosted SSO session bound to it checks at every use. */
+    async findActiveById(id: string): Promise<Passkey | undefined> {
+      const row = await db.selectFrom('passkeys').selectAll().where('id', '=', id).where('removed_at', 'is', null).executeTakeFirst();
+      return row && passkeyOf(row);
+    },
+
     /** Any passkey by id, revoked or not (the operator's revocation names it either way). */
     async findById(id: string): Promise<Passkey | undefined> {
       const row = await db.selectFrom('passkeys').selectAll().where('id', '=', id).executeTakeFirst();

@@ -6,7 +6,7 @@
   const config = document.querySelector('meta[name="service-sign-in"]').dataset;
   const $ = (id) => document.getElementById(id);
   const status = $('status');
-  const steps = ['email-step', 'otp-step', 'enroll-step', 'mfa-step', 'codes-step', 'passkey-mfa-step'];
+  const steps = ['email-step', 'otp-step', 'enroll-step', 'mfa-step', 'codes-step', 'passkey-mfa-step', 'passkey-step'];
   const client = new ServiceWeb.ServiceClient({
     fetch: (url, init) => {
       const headers = new Headers(init?.headers);
@@ -52,22 +52,56 @@
     return response.ok ? answer : undefined;
   }
 
+  let offerPasskey = false;
+
   /**
-   * The end of a successful step. With recovery codes (an MFA enrollment) the hosted code is
-   * redeemed at once and the sign-in held by the service, so nothing expires while the user
-   * copies the codes; "I have saved them" then continues it.
+   * Whether this browser can create a passkey here: WebAuthn with a user-verifying platform
+   * authenticator (fingerprint, face, screen lock), on a host name (never an IP address), and
+   * the sign-in was not itself made with a passkey.
+   */
+  async function canAddPasskey() {
+    const pkc = window.PublicKeyCredential;
+    if (passkeyFirst || !pkc || !navigator.credentials?.create || /^[\d.]+$|:|^\[/.test(location.hostname)) return false;
+    try {
+      return (await pkc.isUserVerifyingPlatformAuthenticatorAvailable?.()) === true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * The end of a successful step. With recovery codes (an MFA enrollment), or where the page may
+   * offer to add a passkey, the hosted code is redeemed at once and the sign-in held by the
+   * service, so nothing expires while the user copies the codes or makes a passkey; "I have
+   * saved them", then "Add a passkey" or "Not now", continue it.
    */
   async function complete(result) {
     const body = { request: config.request, code: result.code, codeVerifier: pkce.codeVerifier };
-    if (result.recoveryCodes?.length) {
-      if (!(await post('/signin/complete', { ...body, hold: true }))) return;
-      $('recovery-codes').replaceChildren(
-        ...result.recoveryCodes.map((code) => Object.assign(document.createElement('li'), { textContent: code })),
-      );
+    const codes = result.recoveryCodes ?? [];
+    const mayOffer = await canAddPasskey();
+    if (codes.length || mayOffer) {
+      const held = await post('/signin/complete', { ...body, hold: true });
+      if (!held) return;
+      // The service says whether the user has no passkey for these pages yet.
+      offerPasskey = mayOffer && held.passkeyOffer === true;
+      if (!codes.length) return afterHold();
+      $('recovery-codes').replaceChildren(...codes.map((code) => Object.assign(document.createElement('li'), { textContent: code })));
       return show('codes-step');
     }
     say('Signing you in…');
     const done = await post('/signin/complete', body);
+    if (done) location.assign(done.location);
+  }
+
+  /** After the recovery codes (if any): the passkey offer, or straight on to the app. */
+  function afterHold() {
+    return offerPasskey ? show('passkey-step') : continueSignIn();
+  }
+
+  /** Finishes the held sign-in: the app gets its code (once: the service consumes the request). */
+  async function continueSignIn() {
+    say('Signing you in…');
+    const done = await post('/signin/continue', { request: config.request });
     if (done) location.assign(done.location);
   }
 
@@ -121,6 +155,7 @@
 
   let mfaLabel = '';
   let recoveryMode = false;
+  let passkeyFirst = false;
 
   /**
    * Switches the MFA field between the method's 6-digit code and a recovery code (login only:
@@ -138,7 +173,8 @@
     if (on) input.removeAttribute('pattern');
     else input.setAttribute('pattern', '[0-9]{6}');
     $('mfa-label').textContent = on ? 'One of your recovery codes (XXXXX-XXXXX)' : mfaLabel;
-    $('mfa-remember-field').hidden = on;
+    // After a passkey the device is the passkey itself: nothing to remember on this browser.
+    $('mfa-remember-field').hidden = on || passkeyFirst;
     $('use-recovery').textContent = on ? 'Use the 6-digit code instead' : 'Use a recovery code instead';
     input.focus();
   }
@@ -202,7 +238,117 @@
     }
   }
 
+  // Passkeys: the service's passkey routes, called from this page (same origin, so the relying
+  // party id is this host or SERVICE_IDP_PASSKEY_RP_ID). Discoverable credentials: no address is
+  // needed. The sign-in ends, like the others, in a hosted code traded at /signin/complete.
+  const b64 = {
+    decode: (text) => Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0)).buffer,
+    encode: (buffer) =>
+      btoa(String.fromCharCode(...new Uint8Array(buffer)))
+        .replace(/\+/g, '-')
+        .replace(/\//g, '_')
+        .replace(/=+$/, ''),
+  };
+  let autofill;
+
+  async function passkeyCall(path, body) {
+    const response = await fetch(`/v1/passkeys/${path}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-service-key': config.publishableKey,
+        'x-service-authorization-request': config.request,
+      },
+      body: JSON.stringify(body),
+    });
+    const answer = await response.json();
+    if (!response.ok) throw Object.assign(new Error(answer.message), { shown: answer.message });
+    return answer;
+  }
+
+  /** One passkey ceremony: `mediation` 'conditional' offers the passkeys in the email field's autofill. */
+  async function passkeySignIn(mediation, signal) {
+    const { options } = await passkeyCall('authentication/options', {});
+    const credential = await navigator.credentials.get({
+      publicKey: { ...options, challenge: b64.decode(options.challenge), allowCredentials: [] },
+      ...(mediation ? { mediation } : {}),
+      ...(signal ? { signal } : {}),
+    });
+    if (!credential) return;
+    const r = credential.response;
+    passkeyFirst = true; // nothing to remember, no passkey to offer after a passkey
+    pkce = await ServiceWeb.createPkcePair();
+    const answer = await passkeyCall('authentication', {
+      credential: {
+        id: credential.id,
+        rawId: b64.encode(credential.rawId),
+        type: 'public-key',
+        response: {
+          clientDataJSON: b64.encode(r.clientDataJSON),
+          authenticatorData: b64.encode(r.authenticatorData),
+          signature: b64.encode(r.signature),
+          ...(r.userHandle ? { userHandle: b64.encode(r.userHandle) } : {}),
+        },
+        ...(credential.authenticatorAttachment ? { authenticatorAttachment: credential.authenticatorAttachment } : {}),
+        clientExtensionResults: credential.getClientExtensionResults(),
+      },
+      codeChallenge: pkce.codeChallenge,
+      codeChallengeMethod: 'S256',
+    });
+    if (answer.status === 'SUCCESS') return complete(answer);
+    // The app does not count a passkey as MFA: its second factor, as after an email sign-in.
+    email = answer.userid;
+    passkeyFirst = true;
+    await startMfa(answer.sessionId, answer.method);
+  }
+
+  /** Says why a ceremony failed; a dismissed or aborted prompt says nothing. */
+  function passkeyFailed(error) {
+    if (error?.name === 'AbortError') return;
+    say(error?.shown ?? (error?.name === 'NotAllowedError' ? 'No passkey was chosen.' : 'Something went wrong. Try again.'));
+  }
+
+  /** Offers passkeys where this browser can use them: the button, and the autofill where it has conditional UI. */
+  async function offerPasskeys() {
+    const pkc = window.PublicKeyCredential;
+    if (!pkc || !navigator.credentials || /^[\d.]+$|:|^\[/.test(location.hostname)) return;
+    $('passkey-sign-in').hidden = false;
+    let conditional = false;
+    try {
+      conditional = (await pkc.isConditionalMediationAvailable?.()) === true;
+    } catch {}
+    if (!conditional) return;
+    $('email').setAttribute('autocomplete', 'username webauthn');
+    startAutofill();
+  }
+
+  function startAutofill() {
+    autofill = new AbortController();
+    passkeySignIn('conditional', autofill.signal).catch(passkeyFailed);
+  }
+
+  $('passkey-sign-in').addEventListener('click', async () => {
+    const button = $('passkey-sign-in');
+    button.disabled = true;
+    say('');
+    // One ceremony at a time: the autofill's request is withdrawn, and offered again after.
+    const hadAutofill = autofill !== undefined;
+    autofill?.abort();
+    autofill = undefined;
+    try {
+      await passkeySignIn(undefined);
+    } catch (error) {
+      passkeyFailed(error);
+    } finally {
+      button.disabled = false;
+      if (hadAutofill && !$('email-step').hidden) startAutofill();
+    }
+  });
+
   onSubmit('email-step', async () => {
+    passkeyFirst = false;
+    autofill?.abort();
+    autofill = undefined;
     email = $('email').value.trim();
     pkce = await ServiceWeb.createPkcePair();
     const result = await client.authenticate(email, {
@@ -247,15 +393,6 @@
   // docs/protocol.md ("POST /v1/passkeys/mfa/…").
   let passkeyMfa; // { enrolling, credential } while one verifyMfa goes to the passkey route
 
-  const passkeyMfaB64 = {
-    decode: (text) => Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0)).buffer,
-    encode: (buffer) =>
-      btoa(String.fromCharCode(...new Uint8Array(buffer)))
-        .replace(/\+/g, '-')
-        .replace(/\//g, '_')
-        .replace(/=+$/, ''),
-  };
-
   function passkeyMfaAvailable() {
     return !!window.PublicKeyCredential && !!navigator.credentials && !/^[\d.]+$|:|^\[/.test(location.hostname);
   }
@@ -299,7 +436,7 @@
   /** One WebAuthn ceremony of the MFA step, its result in the JSON form the service reads. */
   async function passkeyMfaCredential(enrolling) {
     const options = await passkeyMfaOptions(enrolling);
-    const { decode, encode } = passkeyMfaB64;
+    const { decode, encode } = b64;
     const ids = (list) => (list ?? []).map((c) => ({ ...c, id: decode(c.id) }));
     const made = enrolling
       ? await navigator.credentials.create({
@@ -367,14 +504,71 @@
 
   $('passkey-mfa-recovery').addEventListener('click', passkeyMfaRecovery);
 
-  onSubmit('codes-step', async () => {
-    say('Signing you in…');
-    const done = await post('/signin/continue', { request: config.request });
-    if (done) location.assign(done.location);
+  onSubmit('codes-step', afterHold);
+
+  /**
+   * "Add a passkey": creation options for the held sign-in's user, the browser's ceremony, the
+   * new credential to the service. Whatever happens (added, cancelled, refused), the sign-in
+   * then continues to the app: the offer never stands in the way.
+   */
+  onSubmit('passkey-step', async () => {
+    $('passkey-not-now').disabled = true;
+    try {
+      const asked = await post('/signin/passkey/options', { request: config.request });
+      if (asked) {
+        const o = asked.options;
+        const credential = await navigator.credentials.create({
+          publicKey: {
+            ...o,
+            challenge: b64.decode(o.challenge),
+            user: { ...o.user, id: b64.decode(o.user.id) },
+            excludeCredentials: o.excludeCredentials.map((c) => ({ ...c, id: b64.decode(c.id) })),
+          },
+        });
+        const r = credential.response;
+        const added = await post('/signin/passkey', {
+          request: config.request,
+          credential: {
+            id: credential.id,
+            rawId: b64.encode(credential.rawId),
+            type: 'public-key',
+            response: {
+              clientDataJSON: b64.encode(r.clientDataJSON),
+              attestationObject: b64.encode(r.attestationObject),
+              ...(r.getTransports ? { transports: r.getTransports() } : {}),
+            },
+            ...(credential.authenticatorAttachment ? { authenticatorAttachment: credential.authenticatorAttachment } : {}),
+            clientExtensionResults: credential.getClientExtensionResults(),
+          },
+        });
+        if (added) say('Passkey added.');
+      }
+    } catch {
+      // Cancelled, or no authenticator: no passkey this time.
+    }
+    try {
+      await continueSignIn();
+    } finally {
+      $('passkey-not-now').disabled = false;
+    }
+  });
+
+  $('passkey-not-now').addEventListener('click', async () => {
+    const buttons = $('passkey-step').querySelectorAll('button');
+    for (const button of buttons) button.disabled = true;
+    say('');
+    try {
+      await continueSignIn();
+    } catch {
+      say('Something went wrong. Try again.');
+    } finally {
+      for (const button of buttons) button.disabled = false;
+    }
   });
 
   client.init(config.publishableKey, config.issuer).then((result) => {
     if (result.status !== 'INITIALIZED') return say(result.message);
     show('email-step');
+    void offerPasskeys();
   });
 })();

@@ -1,0 +1,71 @@
+import type { PasskeyAttestationJson, PasskeyCreationOptionsJson } from 'service-protocol';
+import { type ClientService, HOSTED_CLIENT_ID } from '../clients/service.js';
+import { ServiceError } from '../errors.js';
+import type { Mailer } from '../mail/mailer.js';
+import type { MailTemplates } from '../mail/templates.js';
+import type { PasskeyService } from '../webauthn/service.js';
+import type { OidcService } from './service.js';
+
+export interface PasskeyOfferDeps {
+  oidc: Pick<OidcService, 'heldSignIn'>;
+  passkeys: Pick<PasskeyService, 'heldRegistrationOptions' | 'register'>;
+  clients: Pick<ClientService, 'findById'>;
+  mailer: Mailer;
+  templates: MailTemplates;
+  now: () => number;
+}
+
+/** What the hosted page sends: its pending request, the browser's binding cookie, the page's Origin. */
+export interface OfferCaller {
+  requestId: string;
+  binding: string | undefined;
+  origin: string | undefined;
+}
+
+const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+/**
+ * "Sign in faster next time with a passkey": after a hosted sign-in (email code or remembered
+ * browser, any MFA step and recovery codes done), the page holds the sign-in (/signin/complete
+ * with `hold`) and, when the service says the user has no passkey for the hosted pages, offers
+ * to add one. The ceremony is bound to that held sign-in: its user only, this browser only (the
+ * binding cookie), this pending request only (the challenge's `context`), within the request's
+ * lifetime; the challenge is single-use and user verification required (webauthn/service.ts).
+ * The user is mailed (passkey-added). /signin/continue then finishes the sign-in, once.
+ */
+export function createPasskeyOffer(deps: PasskeyOfferDeps) {
+  const hostedClient = async () => {
+    const client = await deps.clients.findById(HOSTED_CLIENT_ID);
+    if (!client) throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in has expired. Go back to the app and start again.');
+    return client;
+  };
+
+  return {
+    /** Creation options for the held sign-in's user, bound to its pending request. */
+    async options(caller: OfferCaller): Promise<PasskeyCreationOptionsJson> {
+      const held = await deps.oidc.heldSignIn(caller.requestId, caller.binding);
+      return deps.passkeys.heldRegistrationOptions(
+        await hostedClient(),
+        caller.origin,
+        { id: held.userId, email: held.email },
+        held.context,
+      );
+    },
+
+    /** Stores the new passkey for the held sign-in's user (passkey.registered, via hosted_offer) and mails them. */
+    async register(caller: OfferCaller, credential: PasskeyAttestationJson): Promise<{ deviceId: string; synced: boolean }> {
+      const held = await deps.oidc.heldSignIn(caller.requestId, caller.binding);
+      const added = await deps.passkeys.register(await hostedClient(), caller.origin, credential, undefined, {
+        context: held.context,
+        userId: held.userId,
+      });
+      // The passkey is added; the notice is best effort, as every notice (docs/security.md).
+      await deps.mailer
+        .send(deps.templates.render('passkey-added', held.email, { client: held.appName, time: utc(deps.now()) }))
+        .catch(() => undefined);
+      return { deviceId: added.deviceId, synced: added.synced };
+    },
+  };
+}
+
+export type PasskeyOffer = ReturnType<typeof createPasskeyOffer>;
