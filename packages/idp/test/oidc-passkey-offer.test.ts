@@ -14,7 +14,6 @@ import { createPkcePair } from 'service-web';
 import { HOSTED_CLIENT_ID } from '../src/clients/service.js';
 import { sendClock, type TestService } from './helpers.js';
 import { authorize, CookieJar, complete, idTokenClaims, paramsOf, RP_CALLBACK, redeem, requestIdOf } from './oidc-helpers.js';
-import { createCredential } from './webauthn-authenticator.js';
 import {
   addOfferedPasskey,
   appParams,
@@ -24,6 +23,7 @@ import {
   signInPost,
   startHostedPasskeyService,
 } from './oidc-passkey-helpers.js';
+import { createCredential } from './webauthn-authenticator.js';
 
 type App = { clientId: string; secretKey?: string };
 

@@ -34,7 +34,16 @@ export interface DeviceCaller {
  * browser, each call is authenticated by a fresh proof of one of those devices, made for that
  * operation; from the client's backend (delegation), by the client's signed envelope.
  */
-export function createDeviceService({ store, prover, events, now, idleMs, passkeys, onPasskeyRevoked, endPasskeySessions }: DeviceServiceDeps) {
+export function createDeviceService({
+  store,
+  prover,
+  events,
+  now,
+  idleMs,
+  passkeys,
+  onPasskeyRevoked,
+  endPasskeySessions,
+}: DeviceServiceDeps) {
   const scope = (clientId: string, userId: string) => ({ clientId, userId, usedSince: now() - idleMs });
 
   /** The caller's user and device, or ERR_DEVICE_UNTRUSTED (the browser drops its key). */
