@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { compiledQuery } from '../src/storage/compiled.js';
 import type { Db } from '../src/storage/database.js';
 import { migrate } from '../src/storage/migrations.js';
-import { openTestDatabase } from './helpers.js';
+import { openTestDatabase, TEST_DATABASE_URL } from './helpers.js';
 
 let db: Db;
 let drop: () => Promise<void>;
@@ -73,3 +73,42 @@ test('stale value: a placeholder changed by the builder is refused, not baked in
   );
   await assert.rejects(inText(db, { email: 'one@example.com' }), /reached the SQL text/);
 });
+
+const POSTGRES_ONLY = { skip: TEST_DATABASE_URL ? false : 'PostgreSQL only: SQLite prepares every statement once already' };
+
+test('PostgreSQL: a compiled query runs as a named prepared statement, prepared once per connection', POSTGRES_ONLY, async () => {
+  const byEmail = compiledQuery((d: Db, a: { email: string }) =>
+    d.selectFrom('users').select(['id', 'created_at']).where('email', '=', a.email),
+  );
+  await db.connection().execute(async (connection) => {
+    assert.equal((await byEmail(connection, { email: 'one@example.com' }))[0]?.id, 'u1');
+    assert.equal((await byEmail(connection, { email: 'two@example.com' }))[0]?.id, 'u2');
+    const prepared = await sql<{
+      name: string;
+    }>`select name from pg_prepared_statements where statement like ${'%"created_at" from "users" where "email" = $1%'}`.execute(
+      connection,
+    );
+    assert.equal(prepared.rows.length, 1, 'one named statement for two calls');
+    assert.match(prepared.rows[0]?.name ?? '', /^svc_\d+_\d+$/);
+  });
+});
+
+test(
+  'PostgreSQL: a table changed under a prepared select * (a migration elsewhere) is prepared again, and the query answers',
+  POSTGRES_ONLY,
+  async () => {
+    const wholeUser = compiledQuery((d: Db, a: { id: string }) => d.selectFrom('users').selectAll().where('id', '=', a.id));
+    await db.connection().execute(async (connection) => {
+      assert.equal((await wholeUser(connection, { id: 'u1' }))[0]?.id, 'u1');
+      await sql`alter table users add column added_meanwhile text`.execute(connection);
+      try {
+        // Without the re-prepare, PostgreSQL refuses: "cached plan must not change result type".
+        const [row] = await wholeUser(connection, { id: 'u1' });
+        assert.equal(row?.id, 'u1');
+        assert.ok(row && 'added_meanwhile' in row);
+      } finally {
+        await sql`alter table users drop column added_meanwhile`.execute(connection);
+      }
+    });
+  },
+);

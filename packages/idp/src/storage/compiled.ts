@@ -1,5 +1,5 @@
 import type { Compilable, CompiledQuery } from 'kysely';
-import { type Db, isPostgres } from './database.js';
+import { type Db, isPostgres, registerPreparedStatement } from './database.js';
 
 /**
  * Hot queries built and compiled by Kysely once per dialect, then run with new values.
@@ -15,7 +15,8 @@ import { type Db, isPostgres } from './database.js';
  * that visibly breaks the rule throws on its first call instead of running the wrong SQL (a guard,
  * not a proof: a change that leaves the placeholder as it was goes unseen). A query
  * with several shapes (say, public and confidential clients) takes a `shape` argument: each
- * shape is compiled once.
+ * shape is compiled once. On PostgreSQL the compiled text also runs as a named prepared statement
+ * (storage/database.ts registerPreparedStatement): parsed once per connection, its plan kept.
  */
 export function compiledQuery<A extends Record<string, unknown>, Row, S extends string = never>(
   build: (db: Db, args: A, shape: S) => Compilable<Row>,
@@ -28,6 +29,7 @@ export function compiledQuery<A extends Record<string, unknown>, Row, S extends 
     if (!entry) {
       const query = build(db, placeholders<A>(), shape).compile();
       entry = { query, slots: slotsOf(query) };
+      if (isPostgres(db)) registerPreparedStatement(query.sql);
       compiled.set(key, entry);
     }
     const parameters = entry.slots.map((slot) => ('arg' in slot ? args[slot.arg] : slot.value));
