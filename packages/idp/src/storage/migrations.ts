@@ -482,6 +482,9 @@ const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 export const KNOWN_MIGRATIONS = Object.keys(migrations).sort();
 
+/** SQLSTATEs of Kysely's all-schema look-up meeting a schema dropped meanwhile (see migrate). */
+const SCHEMA_DROPPED_MEANWHILE = new Set(['42P01', '3F000']);
+
 /**
  * Brings the schema to the newest version this build knows. Refuses a database that has
  * migrations this build does not know (a newer release ran against it).
@@ -496,8 +499,9 @@ export async function migrate(db: Kysely<any>): Promise<string[]> {
     const { error, results } = await migrator.migrateToLatest();
     // Kysely looks for its migration table through an introspection of every schema's tables;
     // a schema dropped meanwhile by another client (another tenant, a test run beside this one)
-    // fails that look-up with "relation does not exist" (42P01). Nothing was migrated: try again.
-    if (error && (error as { code?: string }).code === '42P01' && attempt < 3) continue;
+    // fails that look-up with "relation does not exist" (42P01) or "schema does not exist"
+    // (3F000). Nothing was migrated: try again.
+    if (error && SCHEMA_DROPPED_MEANWHILE.has((error as { code?: string }).code ?? '') && attempt < 3) continue;
     if (error) throw error;
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   }
