@@ -18,7 +18,9 @@
  * measured runs into bench/results/profiles/NAME.cpuprofile; read them with
  * bench/profile-summary.ts).
  *
- * With SERVICE_TEST_DATABASE_URL set, the PostgreSQL run (bench/postgres.ts) follows.
+ * Then the cold starts and the soak (bench/soak.ts; BENCH_SOAK=0 skips them, BENCH_SOAK_SECONDS
+ * sets the soak's length), and with SERVICE_TEST_DATABASE_URL set, the PostgreSQL run
+ * (bench/postgres.ts).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
@@ -323,6 +325,12 @@ writeFileSync(
   )}\n`,
 );
 log(`wrote ${file}`);
+
+// Under time (bench/soak.ts): cold starts and a 3-minute steady login load; BENCH_SOAK=0 skips it.
+if (process.env.BENCH_SOAK !== '0') {
+  log(`under time: cold starts, then a ${process.env.BENCH_SOAK_SECONDS ?? 180}-s soak (BENCH_SOAK=0 skips it)`);
+  await (await import('./soak.js')).underTime();
+}
 
 // The PostgreSQL run (bench/postgres.ts) when a server is at hand: eval "$(bash .ci/postgres.sh start)".
 if (process.env.SERVICE_TEST_DATABASE_URL) {

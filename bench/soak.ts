@@ -115,10 +115,11 @@ export async function coldStarts() {
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+/** Cold starts, then the soak, printed: `npm run bench` ends with this too (BENCH_SOAK=0 leaves it out). */
+export async function underTime() {
   const cold = await coldStarts();
   process.stdout.write(
-    `cold start to first /healthz: fresh data folder ${cold.freshMs.toFixed(0)} ms, reused ${cold.reusedMs.toFixed(0)} ms (median of 3)\n`,
+    `\ncold start to first /healthz: fresh data folder ${cold.freshMs.toFixed(0)} ms, reused ${cold.reusedMs.toFixed(0)} ms (median of 3)\n`,
   );
   const result = await soak();
   for (const s of result.samples) {
@@ -130,3 +131,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     `soak: ${result.seconds} s at ${result.targetLoginsPerSecond} logins/s: ${result.logins} logins, ${result.failed} failed; RSS slope ${result.rssSlopeMbPerMinute.toFixed(2)} MB/min, event-loop delay slope p99 ${result.delayP99SlopeMsPerMinute.toFixed(2)} ms/min, mean ${result.delayMeanSlopeMsPerMinute.toFixed(2)} ms/min\n`,
   );
 }
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await underTime();

@@ -279,30 +279,7 @@ export class ServicePasskeys {
    * ```
    */
   verifyMfa(input: PasskeyMfaInput): Promise<PasskeyMfaResult> {
-    return this.#run<PasskeyMfaResult>(async (session): Promise<PasskeyMfaResult | PasskeyFailureResult> => {
-      const checked = checkMfaInput(input);
-      if (checked) return checked;
-      const credentials = this.#credentials();
-      if (!credentials) return notSupported();
-      const body = { userid: normalizeEmail(input.userid), sessionId: input.sessionId };
-      const asked = await request(session.http, PasskeyPaths.mfaOptions, body);
-      if (asked.failure) return passkeyFailure(asked);
-      let credential: Credential | null;
-      try {
-        credential = await credentials.get({ publicKey: requestOptions(asked.body.options as PasskeyRequestOptionsJson) });
-      } catch (error) {
-        return ceremonyFailure(error, false);
-      }
-      if (!credential) return fail(PasskeyStatus.PASSKEY_CANCELLED, 'No passkey was chosen');
-      const key = await this.#newDeviceKey();
-      const answer = await request(session.http, PasskeyPaths.mfaVerify, {
-        ...body,
-        credential: assertionJson(credential as PublicKeyCredential),
-        rememberMe: input.remember_me === true,
-        devicePublicKey: key?.publicJwk,
-      });
-      return answer.failure ? passkeyFailure(answer) : this.#mfaSuccess(session, body.userid, answer.body, key);
-    });
+    return this.#mfaCeremony(input, false);
   }
 
   /**
@@ -323,26 +300,33 @@ export class ServicePasskeys {
    * ```
    */
   enrollMfa(input: PasskeyMfaInput): Promise<PasskeyMfaResult> {
+    return this.#mfaCeremony(input, true);
+  }
+
+  /** The MFA step's ceremony: an assertion, or at an enrollment a new passkey, bound to the session; then the code. */
+  #mfaCeremony(input: PasskeyMfaInput, enrolling: boolean): Promise<PasskeyMfaResult> {
     return this.#run<PasskeyMfaResult>(async (session): Promise<PasskeyMfaResult | PasskeyFailureResult> => {
       const checked = checkMfaInput(input);
       if (checked) return checked;
       const credentials = this.#credentials();
       if (!credentials) return notSupported();
       const body = { userid: normalizeEmail(input.userid), sessionId: input.sessionId };
-      const asked = await request(session.http, PasskeyPaths.mfaEnrollmentOptions, body);
+      const asked = await request(session.http, enrolling ? PasskeyPaths.mfaEnrollmentOptions : PasskeyPaths.mfaOptions, body);
       if (asked.failure) return passkeyFailure(asked);
       let credential: Credential | null;
       try {
-        credential = await credentials.create({ publicKey: creationOptions(asked.body.options as PasskeyCreationOptionsJson) });
+        credential = enrolling
+          ? await credentials.create({ publicKey: creationOptions(asked.body.options as PasskeyCreationOptionsJson) })
+          : await credentials.get({ publicKey: requestOptions(asked.body.options as PasskeyRequestOptionsJson) });
       } catch (error) {
-        return ceremonyFailure(error, true);
+        return ceremonyFailure(error, enrolling);
       }
-      if (!credential) return fail(PasskeyStatus.PASSKEY_CANCELLED, 'No passkey was created');
+      if (!credential) return fail(PasskeyStatus.PASSKEY_CANCELLED, enrolling ? 'No passkey was created' : 'No passkey was chosen');
       const key = await this.#newDeviceKey();
-      const answer = await request(session.http, PasskeyPaths.mfaEnroll, {
+      const made = credential as PublicKeyCredential;
+      const answer = await request(session.http, enrolling ? PasskeyPaths.mfaEnroll : PasskeyPaths.mfaVerify, {
         ...body,
-        credential: attestationJson(credential as PublicKeyCredential),
-        name: input.name,
+        ...(enrolling ? { credential: attestationJson(made), name: input.name } : { credential: assertionJson(made) }),
         rememberMe: input.remember_me === true,
         devicePublicKey: key?.publicJwk,
       });
