@@ -76,7 +76,7 @@ describe('a passkey as the MFA method on the hosted sign-in pages', { timeout: 5
     // The virtual authenticator of this page (DevTools WebAuthn), as in passkeys.test.ts.
     const cdp = await context.newCDPSession(page);
     await cdp.send('WebAuthn.enable', { enableUI: false });
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
       options: {
         protocol: 'ctap2',
         ctap2Version: 'ctap2_1',
@@ -98,7 +98,7 @@ describe('a passkey as the MFA method on the hosted sign-in pages', { timeout: 5
     await otp.fill(await stack.nextMailOtp(email, seen));
     await otp.press('Enter');
     await page.locator('#enroll-step:not([hidden])').waitFor();
-    await page.getByLabel('A passkey').check();
+    await page.getByRole('radio', { name: 'A passkey' }).check();
     await page.locator('#enroll-step button[type=submit]').click();
     await page.locator('#passkey-mfa-step:not([hidden])').waitFor();
     await screenshot(page, 'oidc-hosted-passkey-mfa-create');
@@ -111,12 +111,19 @@ describe('a passkey as the MFA method on the hosted sign-in pages', { timeout: 5
     const enrolled = (await oidc.authorizationCodeGrant(app.config, new URL(page.url()), first.expected)).claims();
     assert.deepEqual(enrolled?.amr, ['otp', 'mfa', 'hwk', 'user']);
 
+    // The hosted page also offers this passkey in the email field's autofill (conditional UI),
+    // which would sign in with it at once as the first factor. A user who passes the autofill by
+    // and continues with the address: the authenticator answers nothing until the user acts.
+    const presence = (enabled: boolean) => cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled });
+
     // A fresh sign-in on this remembered browser: no email code, the passkey step.
     const second = await start({ prompt: 'login' });
     const mailsBefore = (await stack.mails(email)).length;
+    await presence(false);
     await page.goto(second.url.href);
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.locator('#passkey-mfa-step:not([hidden])').waitFor();
+    await presence(true);
     assert.equal(await page.isVisible('#passkey-mfa-recovery'), true, 'a recovery code is offered beside the passkey');
     await screenshot(page, 'oidc-hosted-passkey-mfa-step');
     await page.getByRole('button', { name: 'Use my passkey' }).click();
@@ -127,6 +134,7 @@ describe('a passkey as the MFA method on the hosted sign-in pages', { timeout: 5
 
     // Without the passkey: a recovery code still passes the step.
     const third = await start({ prompt: 'login' });
+    await presence(false);
     await page.goto(third.url.href);
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByRole('button', { name: 'Use a recovery code instead' }).click();
