@@ -482,8 +482,11 @@ const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 export const KNOWN_MIGRATIONS = Object.keys(migrations).sort();
 
-/** SQLSTATEs of Kysely's all-schema look-up meeting a schema dropped meanwhile (see migrate). */
-const SCHEMA_DROPPED_MEANWHILE = new Set(['42P01', '3F000']);
+/**
+ * SQLSTATEs of Kysely's all-schema look-up meeting another schema changed meanwhile (see
+ * migrate): a table (42P01), a schema (3F000) or a column (42703) dropped under it.
+ */
+const SCHEMA_DROPPED_MEANWHILE = new Set(['42P01', '3F000', '42703']);
 
 /**
  * Brings the schema to the newest version this build knows. Refuses a database that has
@@ -499,9 +502,10 @@ export async function migrate(db: Kysely<any>): Promise<string[]> {
     const { error, results } = await migrator.migrateToLatest();
     // Kysely looks for its migration table through an introspection of every schema's tables;
     // a schema dropped meanwhile by another client (another tenant, a test run beside this one)
-    // fails that look-up with "relation does not exist" (42P01) or "schema does not exist"
-    // (3F000). Nothing was migrated: try again.
-    if (error && SCHEMA_DROPPED_MEANWHILE.has((error as { code?: string }).code ?? '') && attempt < 3) continue;
+    // fails that look-up with "relation", "schema" or "column does not exist". Nothing was
+    // applied: try again, twice at most (a migration's own error comes back each time and is thrown).
+    const applied = (results ?? []).some((r) => r.status === 'Success');
+    if (error && !applied && SCHEMA_DROPPED_MEANWHILE.has((error as { code?: string }).code ?? '') && attempt < 3) continue;
     if (error) throw error;
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   }
