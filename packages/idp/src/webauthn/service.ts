@@ -272,22 +272,23 @@ export function createPasskeyService(deps: PasskeyDeps) {
     }
   }
 
-  /** Creation options for `user` (resident key, user verification, attestation none), the challenge bound to them and to `context`. */
+  /**
+   * Creation options for `user` (resident key, user verification, attestation none) within the
+   * per-user cap, the challenge bound to them and to `bound`: the ceremony, and the MFA session
+   * or the hosted request when there is one.
+   */
   async function creationOptions(
     client: ClientRecord,
     origin: string,
     rpId: string,
     user: { id: string; email: string },
-    context?: string,
+    bound: Pick<CeremonyBinding, 'ceremony' | 'session' | 'context'>,
   ): Promise<PasskeyCreationOptionsJson> {
     const existing = await store.list({ userId: user.id, clientId: client.id });
     if (existing.length >= PASSKEYS_PER_USER_MAX) {
       throw new ServiceError('ERR_REQUEST_INVALID', `At most ${PASSKEYS_PER_USER_MAX} passkeys: revoke one first.`);
     }
-    const challenge = challenges.issue(
-      { ceremony: 'registration', clientId: client.id, origin, rpId, userId: user.id, ...(context ? { context } : {}) },
-      now() + ttlMs,
-    );
+    const challenge = challenges.issue({ ...bound, clientId: client.id, origin, rpId, userId: user.id }, now() + ttlMs);
     return creationOptionsFor(client, rpId, user, challenge, existing);
   }
 
@@ -336,7 +337,7 @@ export function createPasskeyService(deps: PasskeyDeps) {
     async registrationOptions(caller: DeviceCaller, originHeader: string | undefined): Promise<PasskeyCreationOptionsJson> {
       const { origin, rpId } = rpIdFor(originHeader);
       const { userId } = await devices.authorize(caller, PASSKEY_REGISTER_OP);
-      return creationOptions(caller.client, origin, rpId, { id: userId, email: caller.email });
+      return creationOptions(caller.client, origin, rpId, { id: userId, email: caller.email }, { ceremony: 'registration' });
     },
 
     /**
@@ -352,7 +353,7 @@ export function createPasskeyService(deps: PasskeyDeps) {
       context: string,
     ): Promise<PasskeyCreationOptionsJson> {
       const { origin, rpId } = rpIdFor(originHeader);
-      return creationOptions(client, origin, rpId, user, context);
+      return creationOptions(client, origin, rpId, user, { ceremony: 'registration', context });
     },
 
     register,
@@ -444,12 +445,7 @@ export function createPasskeyService(deps: PasskeyDeps) {
     ): Promise<PasskeyCreationOptionsJson> {
       const { origin, rpId } = rpIdFor(originHeader);
       const { idHash, user } = await mfa.passkeySession(client, email, sessionId, 'enroll', true);
-      const existing = await store.list({ userId: user.id, clientId: client.id });
-      if (existing.length >= PASSKEYS_PER_USER_MAX) {
-        throw new ServiceError('ERR_REQUEST_INVALID', `At most ${PASSKEYS_PER_USER_MAX} passkeys: revoke one first.`);
-      }
-      const binding = { ceremony: 'mfa-registration' as const, clientId: client.id, origin, rpId, userId: user.id, session: idHash };
-      return creationOptionsFor(client, rpId, user, challenges.issue(binding, now() + ttlMs), existing);
+      return creationOptions(client, origin, rpId, user, { ceremony: 'mfa-registration', session: idHash });
     },
 
     /**
