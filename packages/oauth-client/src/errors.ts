@@ -1,4 +1,4 @@
-import type { DelegationErrorCode } from './delegation/errors.js';
+import type { DelegationErrorCode } from './delegation/error-codes.js';
 
 /** Codes of {@link OAuthExchangeError}. */
 export type OAuthExchangeErrorCode =
