@@ -68,6 +68,8 @@ export interface ServiceConfig {
   webhookRequestTimeoutMs: number;
   /** A node's claim on a webhook delivery: longer than the request timeout, so a live node never loses it. */
   webhookLeaseMs: number;
+  /** Production webhooks may name and reach loopback, private and other internal addresses (always so outside production). */
+  webhookAllowInternal: boolean;
   /** Request header (lower case) holding an approximate place set by the operator's proxy, e.g. cf-ipcountry. */
   placeHeader: string | undefined;
   /**
@@ -108,6 +110,8 @@ export const ENVIRONMENT = {
   SERVICE_IDP_KEY_CACHE_SECONDS: `seconds a node serves its signing keys before re-reading them, so a rotation reaches it; the same on every node (default ${KEY_CACHE_SECONDS})`,
   SERVICE_IDP_WEBHOOK_TIMEOUT_MS: `ms each webhook delivery may take to answer (default ${WEBHOOK_REQUEST_TIMEOUT_MS})`,
   SERVICE_IDP_WEBHOOK_LEASE_MS: `ms a node holds a webhook delivery; longer than the timeout (default ${WEBHOOK_LEASE_MS})`,
+  SERVICE_IDP_WEBHOOK_ALLOW_INTERNAL:
+    '"1" lets production webhooks name and reach loopback, private and other internal addresses (default: refused)',
   SERVICE_IDP_PLACE_HEADER:
     'request header with an approximate place set by your proxy or CDN (e.g. cf-ipcountry), shown in new-device mail (default: none)',
   SERVICE_IDP_DEV_INBOX:
@@ -185,6 +189,10 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     throw new ConfigError(
       `SERVICE_IDP_WEBHOOK_LEASE_MS (${webhookLeaseMs}) must be longer than the webhook timeout (${webhookRequestTimeoutMs} ms)`,
     );
+  const allowInternal = env.SERVICE_IDP_WEBHOOK_ALLOW_INTERNAL || '0';
+  // Strict: a "true" or "yes" read as off would leave the operator wondering why deliveries fail.
+  if (allowInternal !== '0' && allowInternal !== '1')
+    throw new ConfigError(`SERVICE_IDP_WEBHOOK_ALLOW_INTERNAL must be 1 or 0, not ${allowInternal}`);
   const metricsPortSetting = flags['metrics-port'] ?? (env.SERVICE_IDP_METRICS_PORT || undefined);
   const metricsPort = metricsPortSetting === undefined ? undefined : Number(metricsPortSetting);
   if (metricsPort !== undefined && (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535))
@@ -213,6 +221,7 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     keyCacheSeconds: integerSetting(env, 'SERVICE_IDP_KEY_CACHE_SECONDS', KEY_CACHE_SECONDS, 1, 300),
     webhookRequestTimeoutMs,
     webhookLeaseMs,
+    webhookAllowInternal: allowInternal === '1',
     placeHeader: env.SERVICE_IDP_PLACE_HEADER?.trim().toLowerCase() || undefined,
     passkeyRpId: passkeyRpIdSetting(env.SERVICE_IDP_PASSKEY_RP_ID),
     devInbox,

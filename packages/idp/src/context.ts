@@ -61,6 +61,7 @@ import { createWebhookFanOut } from './webhooks/fan-out.js';
 import { createWebhookOutboxStore } from './webhooks/outbox-store.js';
 import { createWebhooks } from './webhooks/service.js';
 import { createWebhookEndpointStore } from './webhooks/store.js';
+import type { HostResolver } from './webhooks/target.js';
 import { createDeliveryWorker, type DeliveryTimings } from './webhooks/worker.js';
 
 export interface ContextOptions {
@@ -73,6 +74,8 @@ export interface ContextOptions {
   sms?: SmsTransport;
   /** Shorter webhook timings (tests), over the configured ones. */
   webhookTimings?: Partial<DeliveryTimings>;
+  /** Resolves webhook receivers' names (tests); default: the system resolver. */
+  webhookResolve?: HostResolver;
   /** Makes signing key pairs (tests hand out pre-generated first keys); default: a fresh pair each time. */
   generateSigningKey?: SigningKeyGenerator;
 }
@@ -113,6 +116,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const webhookFanOut = createWebhookFanOut({ endpoints: webhookEndpoints, outbox: webhookOutbox });
   await webhookFanOut.reload();
   const webhookSealer = createSealer(serverSecret, 'webhook-secret');
+  // Development keeps loopback receivers (tests, the demo); production refuses internal ones unless told.
+  const webhookAllowInternal = !config.production || config.webhookAllowInternal;
   const eventStore = createEventStore(db, webhookFanOut);
   const events = createEventLog({ store: eventStore, now });
   const clients = createClientService({ store: createClientStore(db), hash, now });
@@ -309,6 +314,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       sealer: webhookSealer,
       events,
       production: config.production,
+      allowInternal: webhookAllowInternal,
       now,
     }),
     webhookOutbox,
@@ -322,6 +328,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
         events,
         now,
         timings: { requestTimeoutMs: config.webhookRequestTimeoutMs, leaseMs: config.webhookLeaseMs, ...options.webhookTimings },
+        allowInternal: webhookAllowInternal,
+        ...(options.webhookResolve ? { resolve: options.webhookResolve } : {}),
         onError,
       });
       worker.start();

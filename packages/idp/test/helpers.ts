@@ -28,10 +28,10 @@ export const APP_ORIGIN = 'http://app.test:3000';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
-/** Runs the built `service-idp` with a bare environment, as an operator's shell would. */
-export function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs the built `service-idp` with a bare environment (plus `env`), as an operator's shell would. */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '' } }, (error, stdout, stderr) =>
+    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } }, (error, stdout, stderr) =>
       resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -82,6 +82,8 @@ export interface TestServiceOptions {
   databaseUrl?: string;
   /** Shorter webhook poll interval, request timeout or lease. */
   webhookTimings?: ContextOptions['webhookTimings'];
+  /** Resolves webhook receivers' names instead of the system resolver. */
+  webhookResolve?: ContextOptions['webhookResolve'];
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -95,6 +97,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.logStream ? { logger: { level: 'info', stream: options.logStream } } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.webhookTimings ? { webhookTimings: options.webhookTimings } : {}),
+    ...(options.webhookResolve ? { webhookResolve: options.webhookResolve } : {}),
     generateSigningKey: testSigningKeys(),
   }).catch(async (error: unknown) => {
     await database.db.destroy();

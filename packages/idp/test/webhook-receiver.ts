@@ -38,9 +38,17 @@ export async function startReceiver(answer: (delivery: ReceivedDelivery, index: 
       }, delayMs);
     });
   });
+  // Counted before any byte is parsed: a TLS hello or a refused request still shows here.
+  server.on('connection', () => {
+    receiver.connections += 1;
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
   const receiver = {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    url: `http://127.0.0.1:${port}/hooks`,
+    port,
+    /** TCP connections accepted, whatever came over them. */
+    connections: 0,
     received,
     answer,
     /** The event ids received with a 2xx-bound answer are not known here; tests read `received`. */

@@ -1,4 +1,3 @@
-import { BlockList, isIP } from 'node:net';
 import type { Sealer } from '../crypto/seal.js';
 import { randomToken } from '../crypto/secrets.js';
 import { WEBHOOK_ENDPOINTS_MAX, WEBHOOK_SECRET_BYTES, WEBHOOK_URL_MAX_LENGTH } from '../defaults.js';
@@ -7,34 +6,14 @@ import type { EventLog } from '../events/service.js';
 import { EVENT_TYPES, isEventType } from '../events/types.js';
 import { ALL_EVENTS, type WebhookFanOut } from './fan-out.js';
 import type { WebhookEndpoint, WebhookEndpointStore } from './store.js';
+import { isInternalHost } from './target.js';
 
 /**
- * Addresses a production endpoint may not name literally: loopback, private, link-local (cloud
- * metadata at 169.254.169.254), unspecified and the like, so a leaked admin key cannot point
- * deliveries at the service's own network by address. Names are not resolved here (docs/security.md).
+ * The URL as it will be stored, or ERR_REQUEST_INVALID saying what is wrong with it. In
+ * production an internal host (target.ts) is refused unless `allowInternal`; names are checked
+ * again, resolved, at each delivery.
  */
-const INTERNAL = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-] as const)
-  INTERNAL.addSubnet(network, prefix, 'ipv4');
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['::ffff:0:0', 96],
-] as const)
-  INTERNAL.addSubnet(network, prefix, 'ipv6');
-
-/** The URL as it will be stored, or ERR_REQUEST_INVALID saying what is wrong with it. */
-export function checkWebhookUrl(raw: string, production: boolean): string {
+export function checkWebhookUrl(raw: string, production: boolean, allowInternal = false): string {
   const invalid = (why: string) => new ServiceError('ERR_REQUEST_INVALID', `The webhook URL ${why}.`);
   if (raw.length > WEBHOOK_URL_MAX_LENGTH) throw invalid(`is longer than ${WEBHOOK_URL_MAX_LENGTH} characters`);
   let url: URL;
@@ -48,13 +27,8 @@ export function checkWebhookUrl(raw: string, production: boolean): string {
   // Credentials would sit in the database and in every listing; receivers verify the signature instead.
   if (url.username || url.password) throw invalid('must not hold a user name or password');
   if (url.hash) throw invalid('must not have a fragment');
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const family = isIP(host);
-  if (
-    production &&
-    (host === 'localhost' || host.endsWith('.localhost') || (family !== 0 && INTERNAL.check(host, family === 4 ? 'ipv4' : 'ipv6')))
-  )
-    throw invalid('must not name a loopback, private or link-local address in production');
+  if (production && !allowInternal && isInternalHost(url.hostname))
+    throw invalid('must not name a loopback, private, link-local or other internal address in production');
   return url.toString();
 }
 
@@ -82,6 +56,7 @@ export function createWebhooks({
   sealer,
   events,
   production,
+  allowInternal,
   now,
 }: {
   store: WebhookEndpointStore;
@@ -89,6 +64,8 @@ export function createWebhooks({
   sealer: Sealer;
   events: EventLog;
   production: boolean;
+  /** SERVICE_IDP_WEBHOOK_ALLOW_INTERNAL: internal receivers are allowed in production too. */
+  allowInternal: boolean;
   now: () => number;
 }) {
   const notFound = (id: string) => new ServiceError('ERR_NOT_FOUND', `No webhook endpoint ${id}.`);
@@ -107,7 +84,7 @@ export function createWebhooks({
 
   return {
     async create(input: { url: string; events: string[] }, actor: string): Promise<WebhookEndpoint & { secret: string }> {
-      const url = checkWebhookUrl(input.url, production);
+      const url = checkWebhookUrl(input.url, production, allowInternal);
       const types = checkEventTypes(input.events);
       if ((await store.count()) >= WEBHOOK_ENDPOINTS_MAX)
         throw new ServiceError('ERR_REQUEST_INVALID', `At most ${WEBHOOK_ENDPOINTS_MAX} webhook endpoints; delete one first.`);

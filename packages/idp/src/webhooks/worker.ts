@@ -1,3 +1,5 @@
+import { Agent as HttpAgent, request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import type { Sealer } from '../crypto/seal.js';
 import { randomToken } from '../crypto/secrets.js';
@@ -16,6 +18,7 @@ import type { EventLog } from '../events/service.js';
 import type { WebhookFanOut } from './fan-out.js';
 import type { ClaimedDelivery, WebhookOutboxStore } from './outbox-store.js';
 import type { WebhookEndpointStore } from './store.js';
+import { checkedLookup, type HostResolver, isInternalHost, RefusedAddressError, systemResolver } from './target.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -33,6 +36,7 @@ export interface DeliveryTimings {
 
 /** What went wrong, for the endpoint's last error: a status or an error code, never a body or a header. */
 function describeFailure(error: unknown): string {
+  if (error instanceof RefusedAddressError) return 'refused address';
   if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return 'timed out';
   for (let e = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth += 1) {
     const code = (e as { code?: unknown }).code;
@@ -42,11 +46,29 @@ function describeFailure(error: unknown): string {
 }
 
 /**
+ * One POST through `agent`, resolving to the answer's status once its head arrives. The body is
+ * drained unread (the signal still bounds it); node:http never follows a redirect.
+ */
+function post(url: URL, headers: OutgoingHttpHeaders, body: string, agent: HttpAgent, signal: AbortSignal): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = send(url, { method: 'POST', headers, agent, signal }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+/**
  * The delivery loop each `service-idp start` node runs: claims due outbox rows under a lease,
  * POSTs each as a Standard Webhooks message (webhook-id, webhook-timestamp, webhook-signature),
  * and records the outcome: done on a 2xx, else retried with back-off until the retry window
  * ends. Redirects are not followed and answers are not read. An endpoint failing for
  * WEBHOOK_DISABLE_AFTER_FAILING_HOURS is disabled (a `webhook.disabled` event says so).
+ * Unless `allowInternal`, a target that is or resolves to an internal address is refused
+ * (target.ts): the agents' lookup checks the addresses each connection is made to.
  */
 export function createDeliveryWorker({
   outbox,
@@ -56,6 +78,8 @@ export function createDeliveryWorker({
   events,
   now,
   timings = {},
+  allowInternal,
+  resolve = systemResolver,
   onError,
 }: {
   outbox: WebhookOutboxStore;
@@ -66,6 +90,10 @@ export function createDeliveryWorker({
   now: () => number;
   /** Tests shorten these; defaults.ts holds the real ones. */
   timings?: Partial<DeliveryTimings>;
+  /** Deliver to internal addresses too (development, or SERVICE_IDP_WEBHOOK_ALLOW_INTERNAL). */
+  allowInternal: boolean;
+  /** Resolves receivers' names (tests pass their own). */
+  resolve?: HostResolver;
   onError: (error: unknown) => void;
 }) {
   const requestTimeoutMs = timings.requestTimeoutMs ?? WEBHOOK_REQUEST_TIMEOUT_MS;
@@ -74,6 +102,10 @@ export function createDeliveryWorker({
   /** This process's name on the leases it takes. */
   const owner = randomToken('node_', 12);
   const stopping = new AbortController();
+  // Kept-alive connections were checked when made; a new one resolves (and is checked) again.
+  const lookup = checkedLookup(resolve, allowInternal);
+  const httpAgent = new HttpAgent({ keepAlive: true, lookup });
+  const httpsAgent = new HttpsAgent({ keepAlive: true, lookup });
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let again = false;
@@ -86,21 +118,19 @@ export function createDeliveryWorker({
     const signature = new Webhook(sealer.open(target.secretSealed)).sign(delivery.id, new Date(at), delivery.payload);
     let failure: string | undefined;
     try {
-      const response = await fetch(target.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'service-idp-webhooks',
-          'webhook-id': delivery.id,
-          'webhook-timestamp': String(Math.floor(at / 1000)),
-          'webhook-signature': signature,
-        },
-        body: delivery.payload,
-        redirect: 'manual',
-        signal: AbortSignal.any([AbortSignal.timeout(requestTimeoutMs), stopping.signal]),
-      });
-      await response.body?.cancel();
-      if (response.status < 200 || response.status > 299) failure = `HTTP ${response.status}`;
+      const url = new URL(target.url);
+      // An address literal or a localhost name never reaches the lookup.
+      if (!allowInternal && isInternalHost(url.hostname)) throw new RefusedAddressError();
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': 'service-idp-webhooks',
+        'webhook-id': delivery.id,
+        'webhook-timestamp': String(Math.floor(at / 1000)),
+        'webhook-signature': signature,
+      };
+      const signal = AbortSignal.any([AbortSignal.timeout(requestTimeoutMs), stopping.signal]);
+      const status = await post(url, headers, delivery.payload, url.protocol === 'https:' ? httpsAgent : httpAgent, signal);
+      if (status < 200 || status > 299) failure = `HTTP ${status}`;
     } catch (error) {
       if (stopping.signal.aborted) throw error;
       failure = describeFailure(error);
@@ -210,6 +240,8 @@ export function createDeliveryWorker({
       await running;
       // Deliveries left by a drain that failed (the database went away) end too.
       await Promise.allSettled(inFlight.values());
+      httpAgent.destroy();
+      httpsAgent.destroy();
     },
   };
 }
