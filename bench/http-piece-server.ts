@@ -73,7 +73,7 @@ const PIECES: Record<string, { logger?: boolean; add(app: FastifyInstance): Prom
 const piece = process.argv[2] ?? 'bare';
 const chosen = PIECES[piece];
 if (!chosen) throw new Error(`unknown piece ${piece}; one of ${Object.keys(PIECES).join(', ')}`);
-/** The service's request log: one line per request (http/app.ts OneLineRequestLog). */
+/** The service's request log: one line per request (app.ts OneLineRequestLog). */
 class OneLineRequestLog extends LogController {
   override incomingRequest(): void {}
   override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {

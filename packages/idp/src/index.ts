@@ -14,17 +14,17 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Paths } from 'service-protocol';
+import { type AppOptions, buildApp } from './app.js';
 import { ISSUER_FILE, type ServiceConfig } from './config.js';
 import { type ContextOptions, openContext, type ServiceContext } from './context.js';
-import { type AppOptions, buildApp } from './http/app.js';
 import { listenMetrics, metricsPageOf } from './http/metrics.js';
 
+export { buildApp } from './app.js';
 export type { ConfigFlags, ServiceConfig } from './config.js';
 export { ConfigError, ENVIRONMENT, ISSUER_FILE, loadConfig } from './config.js';
 export type { ContextOptions, ServiceContext } from './context.js';
 export { openContext } from './context.js';
 export * as defaults from './defaults.js';
-export { buildApp } from './http/app.js';
 
 export interface RunningService {
   url: string;

@@ -4,8 +4,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Paths } from 'service-protocol';
 import { Type } from 'typebox';
+import { HOSTED_CLIENT_ID } from '../clients/service.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS } from '../defaults.js';
 import { ServiceError } from '../errors.js';
+import { AUTHORIZATION_REQUEST_HEADER } from '../http/browser-client.js';
 import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
 import { Attestation, CreationOptions } from '../webauthn/routes.js';
 import type { PasskeyOffer } from './passkey-offer.js';
@@ -221,6 +223,21 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; offer: P
 /** The cookie binding pending requests to the browser that made them (__Host- with an https issuer). */
 export const bindingCookieName = (issuer: string) =>
   issuer.startsWith('https:') ? '__Host-service_authorization' : 'service_authorization';
+
+/**
+ * What binds a hosted passkey ceremony (webauthn/routes.ts `ceremonyContext`): the pending
+ * authorization request the hosted page serves, as the browser that made it holds it (its
+ * binding cookie). Other clients' ceremonies are bound to nothing more.
+ */
+export function hostedCeremonyContext(oidc: OidcService, issuer: string) {
+  const cookie = bindingCookieName(issuer);
+  return async (request: FastifyRequest): Promise<string | undefined> => {
+    if (request.client.id !== HOSTED_CLIENT_ID) return undefined;
+    const requestId = request.headers[AUTHORIZATION_REQUEST_HEADER];
+    const binding = parseCookies(request.headers.cookie).get(cookie);
+    return oidc.hostedCeremonyContext(typeof requestId === 'string' ? requestId : undefined, binding);
+  };
+}
 
 /** The service session cookie's name: with an https issuer, the __Host- prefix pins it to this host and path /. */
 export const sessionCookieName = (issuer: string) => (issuer.startsWith('https:') ? '__Host-service_session' : 'service_session');

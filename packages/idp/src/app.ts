@@ -3,31 +3,30 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { BROWSER_PREFIX, BrowserPaths, type ClientInfoResponse, type ErrorBody, type HealthResponse, Paths } from 'service-protocol';
 import { Type } from 'typebox';
-import { ADMIN_PREFIX, adminRoutes } from '../admin/routes.js';
-import { HOSTED_CLIENT_ID } from '../clients/service.js';
-import type { ServiceContext } from '../context.js';
-import { BODY_LIMIT_BYTES } from '../defaults.js';
-import { delegationRoutes } from '../delegation/routes.js';
-import { deviceNoticeRoutes } from '../devices/notice-routes.js';
-import { deviceRoutes } from '../devices/routes.js';
-import { trackRequestOrigin } from '../events/request-context.js';
-import { recordSignInRefusals } from '../events/sign-in-refusals.js';
-import { loginRoutes } from '../login/routes.js';
-import { devMailRoutes } from '../mail/routes.js';
-import { mfaRoutes } from '../mfa/routes.js';
-import { logoutRoutes } from '../oidc/logout-routes.js';
-import { bindingCookieName, oidcRoutes, parseCookies } from '../oidc/routes.js';
-import { registrationRoutes } from '../registration/routes.js';
-import { tokenRoutes } from '../token/routes.js';
-import { passkeyMfaRoutes } from '../webauthn/mfa-routes.js';
-import { passkeyRoutes } from '../webauthn/routes.js';
-import { AUTHORIZATION_REQUEST_HEADER, browserClient } from './browser-client.js';
-import { registerErrorHandler } from './error-handler.js';
-import { registerMetrics } from './metrics.js';
-import { registerOpenApi } from './openapi.js';
-import { errorResponses, SERVER_ERRORS, wireBody } from './schemas.js';
-import { sdkRoutes } from './sdk.js';
-import { securityHeaders } from './security-headers.js';
+import { ADMIN_PREFIX, adminRoutes } from './admin/routes.js';
+import type { ServiceContext } from './context.js';
+import { BODY_LIMIT_BYTES } from './defaults.js';
+import { delegationRoutes } from './delegation/routes.js';
+import { deviceNoticeRoutes } from './devices/notice-routes.js';
+import { deviceRoutes } from './devices/routes.js';
+import { trackRequestOrigin } from './events/request-context.js';
+import { recordSignInRefusals } from './events/sign-in-refusals.js';
+import { browserClient } from './http/browser-client.js';
+import { registerErrorHandler } from './http/error-handler.js';
+import { registerMetrics } from './http/metrics.js';
+import { registerOpenApi } from './http/openapi.js';
+import { errorResponses, SERVER_ERRORS, wireBody } from './http/schemas.js';
+import { sdkRoutes } from './http/sdk.js';
+import { securityHeaders } from './http/security-headers.js';
+import { loginRoutes } from './login/routes.js';
+import { devMailRoutes } from './mail/routes.js';
+import { mfaRoutes } from './mfa/routes.js';
+import { logoutRoutes } from './oidc/logout-routes.js';
+import { hostedCeremonyContext, oidcRoutes } from './oidc/routes.js';
+import { registrationRoutes } from './registration/routes.js';
+import { tokenRoutes } from './token/routes.js';
+import { passkeyMfaRoutes } from './webauthn/mfa-routes.js';
+import { passkeyRoutes } from './webauthn/routes.js';
 
 export interface AppOptions {
   /**
@@ -110,16 +109,9 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
       await browser.register(registrationRoutes, { registration: ctx.registration, placeHeader: ctx.config.placeHeader });
       await browser.register(deviceRoutes, { devices: ctx.deviceService });
       await browser.register(mfaRoutes, { mfa: ctx.mfa });
-      // The hosted pages' passkey sign-in is bound to the pending request and this browser.
-      const bindingCookie = bindingCookieName(ctx.config.issuer);
       await browser.register(passkeyRoutes, {
         passkeys: ctx.passkeys,
-        ceremonyContext: async (request) => {
-          if (request.client.id !== HOSTED_CLIENT_ID) return undefined;
-          const requestId = request.headers[AUTHORIZATION_REQUEST_HEADER];
-          const binding = parseCookies(request.headers.cookie).get(bindingCookie);
-          return ctx.oidc.hostedCeremonyContext(typeof requestId === 'string' ? requestId : undefined, binding);
-        },
+        ceremonyContext: hostedCeremonyContext(ctx.oidc, ctx.config.issuer),
       });
       await browser.register(passkeyMfaRoutes, { passkeys: ctx.passkeys });
     },
