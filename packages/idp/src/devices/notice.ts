@@ -6,7 +6,7 @@ import { DEVICE_NOTICE_LINK_TTL_SECONDS } from '../defaults.js';
 import type { EventLog } from '../events/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
-import type { PendingDevice } from '../sign-in/finish.js';
+import type { PendingDevice } from './pending.js';
 import type { DeviceRow, DeviceStore } from './store.js';
 import { defaultDeviceName } from './user-agent.js';
 

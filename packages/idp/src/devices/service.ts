@@ -2,10 +2,22 @@ import type { DeviceInfo } from 'service-protocol';
 import type { ClientRecord } from '../clients/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
-import type { PasskeyStore } from '../webauthn/store.js';
 import type { DeviceProver } from './prover.js';
 import type { DeviceRow, DeviceStore } from './store.js';
 import { defaultDeviceName } from './user-agent.js';
+
+/**
+ * The user's passkeys as the device list sees them: a port that webauthn/store.ts fills, so the
+ * device list names passkeys without importing the passkey wing (which builds on devices/).
+ */
+export interface PasskeyDevices {
+  list(scope: {
+    clientId: string;
+    userId: string;
+  }): Promise<Array<{ id: string; name: string; createdAt: number; lastUsedAt: number | null; backedUp: boolean }>>;
+  rename(scope: { clientId: string; userId: string }, id: string, name: string): Promise<boolean>;
+  revoke(scope: { clientId: string; userId: string }, id: string, now: number): Promise<boolean>;
+}
 
 export interface DeviceServiceDeps {
   store: DeviceStore;
@@ -15,7 +27,7 @@ export interface DeviceServiceDeps {
   /** A device unused for this long is no longer trusted (DEVICE_IDLE_EXPIRY_DAYS). */
   idleMs: number;
   /** The user's passkeys (webauthn/), listed, renamed and revoked with the devices. */
-  passkeys?: PasskeyStore;
+  passkeys?: PasskeyDevices;
   /** After a passkey is revoked (mfa/: the last passkey of a passkey-MFA user falls back to email MFA). */
   onPasskeyRevoked?: (userId: string, client: { clientId: string }) => Promise<unknown>;
   /** Ends the user's hosted SSO sessions that a passkey opened (oidc/store.ts); returns how many. */

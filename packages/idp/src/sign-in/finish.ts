@@ -1,22 +1,13 @@
-import type { JWK } from 'jose';
 import type { CodeService } from '../authorization-codes/service.js';
 import type { AuthCode } from '../authorization-codes/store.js';
 import { randomToken } from '../crypto/secrets.js';
+import type { PendingDevice } from '../devices/pending.js';
 import type { DeviceStore } from '../devices/store.js';
 import type { EventLog } from '../events/service.js';
 import type { NewEvent } from '../events/store.js';
 import type { EventType } from '../events/types.js';
 
-/** A device key waiting for the sign-in to finish before it is registered. */
-export interface PendingDevice {
-  publicJwk: JWK;
-  cryptoVersion: string;
-  /** From the User-Agent of the registering request (devices/user-agent.ts). */
-  browser: string | null;
-  os: string | null;
-  /** Approximate place from the operator's header, for the new-device mail only; never stored. */
-  place?: string;
-}
+export type { PendingDevice } from '../devices/pending.js';
 
 /** Everything a finished sign-in needs; built by registration or login, finished here or after MFA. */
 export interface SignIn {
