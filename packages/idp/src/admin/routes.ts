@@ -5,6 +5,7 @@ import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import { errorResponses, SERVER_ERRORS } from '../http/schemas.js';
 import { SIGNING_ALGS } from '../keys/keyring.js';
+import { CURSOR_MAX_LENGTH, checkQueryText } from '../storage/pagination.js';
 import type { UserService } from '../users/service.js';
 import { webhookRoutes } from '../webhooks/routes.js';
 import type { Webhooks } from '../webhooks/service.js';
@@ -26,7 +27,7 @@ const Time = Type.Integer({ description: 'Unix epoch milliseconds' });
 const Id = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
 const Page = {
   limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$', description: `rows per page, 1 to 1000 (default ${PAGE_SIZE_DEFAULT})` })),
-  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'nextCursor of the previous page' })),
+  cursor: Type.Optional(Type.String({ maxLength: CURSOR_MAX_LENGTH, description: 'nextCursor of the previous page' })),
 };
 const errors = errorResponses(400, 401, 404, ...SERVER_ERRORS);
 
@@ -112,6 +113,15 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     const key = await adminKeys.authenticate(match?.[1]);
     if (!key) throw new ServiceError('ERR_ADMIN_KEY_INVALID', 'A valid admin key is required.');
     request.adminKey = key;
+  });
+  // After the key, before the schemas: one rule for every query parameter and path id of every
+  // admin route (webhooks' included), so a control character gets a 400 naming it, not a query.
+  app.addHook('preValidation', async (request) => {
+    for (const source of [request.query, request.params] as unknown[]) {
+      if (typeof source !== 'object' || source === null) continue;
+      for (const [name, value] of Object.entries(source))
+        for (const text of Array.isArray(value) ? value : [value]) if (typeof text === 'string') checkQueryText(name, text);
+    }
   });
   const actor = (request: { adminKey: AdminKeyRecord }) => request.adminKey.id;
   await app.register(webhookRoutes, { webhooks });
