@@ -3,7 +3,8 @@ import { type Static, Type } from 'typebox';
 import { PAGE_SIZE_DEFAULT } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
-import { errorResponses, SERVER_ERRORS } from '../http/schemas.js';
+import { notFound } from '../http/error-handler.js';
+import { BODY_ERRORS, errorResponses, SERVER_ERRORS } from '../http/schemas.js';
 import { SIGNING_ALGS } from '../keys/keyring.js';
 import { CURSOR_MAX_LENGTH, checkQueryText } from '../storage/pagination.js';
 import type { UserService } from '../users/service.js';
@@ -30,6 +31,8 @@ const Page = {
   cursor: Type.Optional(Type.String({ maxLength: CURSOR_MAX_LENGTH, description: 'nextCursor of the previous page' })),
 };
 const errors = errorResponses(400, 401, 404, ...SERVER_ERRORS);
+/** A route with a body may also be refused for its size (413) or media type (415), after the key. */
+const bodyErrors = errorResponses(...BODY_ERRORS, 401, 404, ...SERVER_ERRORS);
 
 const User = Type.Object({ id: Type.String(), email: Type.String(), createdAt: Time, disabledAt: Nullable(Time) });
 const Device = Type.Object({
@@ -87,6 +90,14 @@ const AdminKey = Type.Object({
 const UserParams = Type.Object({ id: Id });
 const IdTokenAlg = Type.Union(SIGNING_ALGS.map((alg) => Type.Literal(alg)));
 
+/** The live admin key in `Authorization: Bearer …`, or the one 401 for a missing, malformed, unknown or revoked key. */
+export async function adminKeyOf(adminKeys: AdminKeys, authorization: string | undefined): Promise<AdminKeyRecord> {
+  const match = /^Bearer ([\x21-\x7e]{1,200})$/.exec(authorization ?? '');
+  const key = await adminKeys.authenticate(match?.[1]);
+  if (!key) throw new ServiceError('ERR_ADMIN_KEY_INVALID', 'A valid admin key is required.');
+  return key;
+}
+
 const pageSize = (raw: string | undefined) => (raw === undefined ? PAGE_SIZE_DEFAULT : Number(raw));
 
 /**
@@ -107,13 +118,14 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, tags: ['admin'], security: [{ adminKey: [] }] };
   });
+  // The key first, before anything else is looked at: the query, the body, its media type or size.
   app.addHook('onRequest', async (request, reply) => {
     reply.header('cache-control', 'no-store');
-    const match = /^Bearer ([\x21-\x7e]{1,200})$/.exec(request.headers.authorization ?? '');
-    const key = await adminKeys.authenticate(match?.[1]);
-    if (!key) throw new ServiceError('ERR_ADMIN_KEY_INVALID', 'A valid admin key is required.');
-    request.adminKey = key;
+    request.adminKey = await adminKeyOf(adminKeys, request.headers.authorization);
   });
+  // An unknown admin path or method also asks for the key first: without one, every path under
+  // the prefix answers the same 401, so an anonymous caller cannot tell which routes exist.
+  app.setNotFoundHandler(notFound);
   // After the key, before the schemas: one rule for every query parameter and path id of every
   // admin route (webhooks' included), so a control character gets a 400 naming it, not a query.
   app.addHook('preValidation', async (request) => {
@@ -241,7 +253,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
         ),
         response: {
           201: Type.Object({ clientId: Type.String(), publishableKey: Type.String(), secretKey: Type.Optional(Type.String()) }),
-          ...errors,
+          ...bodyErrors,
         },
       },
     },
@@ -263,7 +275,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
           },
           { additionalProperties: false, minProperties: 1 },
         ),
-        response: { 204: Type.Null(), ...errors },
+        response: { 204: Type.Null(), ...bodyErrors },
       },
     },
     async (request, reply) => {

@@ -1,9 +1,10 @@
+import { maxHeaderSize } from 'node:http';
 import formbody from '@fastify/formbody';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { BROWSER_PREFIX, BrowserPaths, type ClientInfoResponse, type ErrorBody, type HealthResponse, Paths } from 'service-protocol';
 import { Type } from 'typebox';
-import { ADMIN_PREFIX, adminRoutes } from '../admin/routes.js';
+import { ADMIN_PREFIX, adminKeyOf, adminRoutes } from '../admin/routes.js';
 import { HOSTED_CLIENT_ID } from '../clients/service.js';
 import type { ServiceContext } from '../context.js';
 import { BODY_LIMIT_BYTES } from '../defaults.js';
@@ -22,7 +23,7 @@ import { tokenRoutes } from '../token/routes.js';
 import { passkeyMfaRoutes } from '../webauthn/mfa-routes.js';
 import { passkeyRoutes } from '../webauthn/routes.js';
 import { AUTHORIZATION_REQUEST_HEADER, browserClient } from './browser-client.js';
-import { registerErrorHandler } from './error-handler.js';
+import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './error-handler.js';
 import { registerMetrics } from './metrics.js';
 import { registerOpenApi } from './openapi.js';
 import { errorResponses, SERVER_ERRORS, wireBody } from './schemas.js';
@@ -79,6 +80,17 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
           },
     logController: new OneLineRequestLog(),
     bodyLimit: BODY_LIMIT_BYTES,
+    // The router refuses a path parameter over maxParamLength before any route or hook runs, in
+    // its own words. At Node's header size limit (16 KB by default) no request line can exceed
+    // it: every route is matched, the admin API's key check runs first, and each params schema
+    // bounds its ids (100 characters).
+    maxParamLength: maxHeaderSize,
+    // Refusals while routing (a URL that does not decode) and the HTTP parser's: `{ code, message }`.
+    frameworkErrors: frameworkErrors(async (request) => {
+      if (request.url === ADMIN_PREFIX || request.url.startsWith(`${ADMIN_PREFIX}/`) || request.url.startsWith(`${ADMIN_PREFIX}?`))
+        await adminKeyOf(ctx.adminKeys, request.headers.authorization);
+    }),
+    clientErrorHandler,
     trustProxy: ctx.config.trustProxy,
     // Reject unknown or mistyped fields instead of silently dropping or coercing them.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },

@@ -2,13 +2,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { WEBHOOK_URL_MAX_LENGTH } from '../defaults.js';
 import { EVENT_TYPES } from '../events/types.js';
-import { errorResponses, SERVER_ERRORS } from '../http/schemas.js';
+import { BODY_ERRORS, errorResponses, SERVER_ERRORS } from '../http/schemas.js';
 import { ALL_EVENTS } from './fan-out.js';
 import type { Webhooks } from './service.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Time = Type.Integer({ description: 'Unix epoch milliseconds' });
 const errors = errorResponses(400, 401, 404, ...SERVER_ERRORS);
+const bodyErrors = errorResponses(...BODY_ERRORS, 401, 404, ...SERVER_ERRORS);
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' }) });
 
 /** An endpoint as `service-idp webhooks list --json` prints it: never its secret. */
@@ -60,7 +61,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks }> = 
             ...WebhookEndpointSchema.properties,
             secret: Type.String({ description: 'whsec_…: shown once, never again' }),
           }),
-          ...errors,
+          ...bodyErrors,
         },
       },
     },
