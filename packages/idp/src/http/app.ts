@@ -1,7 +1,7 @@
 import { maxHeaderSize } from 'node:http';
 import formbody from '@fastify/formbody';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController, type RouteOptions } from 'fastify';
 import { BROWSER_PREFIX, BrowserPaths, type ClientInfoResponse, type ErrorBody, type HealthResponse, Paths } from 'service-protocol';
 import { Type } from 'typebox';
 import { ADMIN_PREFIX, adminKeyOf, adminRoutes } from '../admin/routes.js';
@@ -36,6 +36,8 @@ export interface AppOptions {
    * (pino-pretty, for a terminal) instead of as JSON.
    */
   logger?: boolean | { level: string; stream?: NodeJS.WritableStream; pretty?: boolean };
+  /** Called with every route as it is registered (tests read the route schemas). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 /** Readable terminal lines: `10:21:07 INFO: POST /v1/authenticate 200 3.1 ms`. */
@@ -96,6 +98,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
   registerErrorHandler(app);
   await registerOpenApi(app, { issuer: ctx.config.issuer });
   trackRequestOrigin(app);
