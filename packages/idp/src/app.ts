@@ -1,9 +1,10 @@
+import { maxHeaderSize } from 'node:http';
 import formbody from '@fastify/formbody';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController, type RouteOptions } from 'fastify';
 import { BROWSER_PREFIX, BrowserPaths, type ClientInfoResponse, type ErrorBody, type HealthResponse, Paths } from 'service-protocol';
 import { Type } from 'typebox';
-import { ADMIN_PREFIX, adminRoutes } from './admin/routes.js';
+import { ADMIN_PREFIX, adminKeyOf, adminRoutes } from './admin/routes.js';
 import type { ServiceContext } from './context.js';
 import { BODY_LIMIT_BYTES } from './defaults.js';
 import { delegationRoutes } from './delegation/routes.js';
@@ -12,7 +13,7 @@ import { deviceRoutes } from './devices/routes.js';
 import { trackRequestOrigin } from './events/request-context.js';
 import { recordSignInRefusals } from './events/sign-in-refusals.js';
 import { browserClient } from './http/browser-client.js';
-import { registerErrorHandler } from './http/error-handler.js';
+import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
 import { errorResponses, SERVER_ERRORS, wireBody } from './http/schemas.js';
@@ -34,6 +35,8 @@ export interface AppOptions {
    * (pino-pretty, for a terminal) instead of as JSON.
    */
   logger?: boolean | { level: string; stream?: NodeJS.WritableStream; pretty?: boolean };
+  /** Called with every route as it is registered (tests read the route schemas). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 /** Readable terminal lines: `10:21:07 INFO: POST /v1/authenticate 200 3.1 ms`. */
@@ -78,11 +81,23 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
           },
     logController: new OneLineRequestLog(),
     bodyLimit: BODY_LIMIT_BYTES,
+    // The router refuses a path parameter over maxParamLength before any route or hook runs, in
+    // its own words. At Node's header size limit (16 KB by default) no request line can exceed
+    // it: every route is matched, the admin API's key check runs first, and each params schema
+    // bounds its ids (100 characters).
+    maxParamLength: maxHeaderSize,
+    // Refusals while routing (a URL that does not decode) and the HTTP parser's: `{ code, message }`.
+    frameworkErrors: frameworkErrors(async (request) => {
+      if (request.url === ADMIN_PREFIX || request.url.startsWith(`${ADMIN_PREFIX}/`) || request.url.startsWith(`${ADMIN_PREFIX}?`))
+        await adminKeyOf(ctx.adminKeys, request.headers.authorization);
+    }),
+    clientErrorHandler,
     trustProxy: ctx.config.trustProxy,
     // Reject unknown or mistyped fields instead of silently dropping or coercing them.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
   registerErrorHandler(app);
   await registerOpenApi(app, { issuer: ctx.config.issuer });
   trackRequestOrigin(app);

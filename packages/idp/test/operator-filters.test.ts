@@ -3,6 +3,9 @@
  * CLI and the admin API): any filter text finds exactly the addresses containing it, in any
  * case, with % _ and \ taken literally; any page size pages through everything once, in
  * order; any other cursor or event type is refused with ERR_REQUEST_INVALID, never a crash.
+ * Through the admin API, any text in any query parameter (control characters and any Unicode
+ * included) either is refused with a 400 `{ code, message }` or finds a subset of what a plain
+ * substring search over every user (or a plain filter over every event) finds.
  * On SQLite, and on PostgreSQL when SERVICE_TEST_DATABASE_URL is set.
  */
 import assert from 'node:assert/strict';
@@ -11,6 +14,7 @@ import fc from 'fast-check';
 import { PAGE_SIZE_MAX } from '../src/defaults.js';
 import { ServiceError } from '../src/errors.js';
 import { EVENT_TYPES } from '../src/events/types.js';
+import { CONTROL_CHARACTERS, encodeCursor } from '../src/storage/pagination.js';
 import { startTestService, type TestService } from './helpers.js';
 
 const RUNS = 40;
@@ -21,8 +25,10 @@ describe('operator filters (property-based)', () => {
   // Local parts with the characters LIKE treats specially, and mixed case in the filter only.
   const locals = ['ann', 'a_n', 'a%n', 'a\\n', 'bob.smith', 'b_b%', 'ann_%', "o'neil", 'zed'];
   const seeded: string[] = [];
+  let adminKey: string;
   before(async () => {
     service = await startTestService();
+    adminKey = (await service.ctx.adminKeys.create('pbt', 'cli')).key;
     for (const [i, local] of locals.entries()) {
       const email = `${local}.${tag}@example.com`;
       await service.ctx.accounts.findOrCreate(email, 1_000_000 + i);
@@ -104,6 +110,77 @@ describe('operator filters (property-based)', () => {
         },
       ),
       { numRuns: RUNS },
+    );
+  });
+
+  /** Any text: any code point, the control characters and separators, pieces of the seeded addresses. */
+  const anyText = () => {
+    const special = fc.constantFrom('\u0000', '\u0001', '\t', '\n', '\u001f', '\u007f', '\u0085', '\u009f', '\u2028', '\u2029');
+    const piece = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 6 }),
+      special,
+      fc.constantFrom('a', 'n', '_', '%', '\\', '.', '@', 'example.com', tag, `ann.${tag}`, '😀', 'é', 'İ'),
+    );
+    return fc.array(piece, { minLength: 1, maxLength: 5 }).map((pieces) => pieces.join(''));
+  };
+  const admin = async (path: string, query: Record<string, string>) => {
+    const response = await fetch(`${service.url}/admin/v1${path}?${new URLSearchParams(query)}`, {
+      headers: { authorization: `Bearer ${adminKey}` },
+    });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+  const assertRefusal = (answer: { status: number; body: any }, what: string) => {
+    assert.equal(answer.status, 400, what);
+    assert.equal(answer.body.code, 'ERR_REQUEST_INVALID', what);
+    assert.equal(typeof answer.body.message, 'string', what);
+  };
+
+  it('through the admin API, any email filter finds at most what a plain substring search finds, or is refused', async () => {
+    const everyone = (await service.ctx.db.selectFrom('users').select(['id', 'email']).execute()).map((u) => u.email);
+    await fc.assert(
+      fc.asyncProperty(anyText(), fc.option(fc.integer({ min: 1, max: PAGE_SIZE_MAX }), { nil: undefined }), async (email, limit) => {
+        const answer = await admin('/users', { email, ...(limit === undefined ? {} : { limit: String(limit) }) });
+        const what = `email ${JSON.stringify(email)}`;
+        if (answer.status !== 200) return assertRefusal(answer, what);
+        // The URL carried the text as UTF-8 (a lone surrogate became U+FFFD); compare with what arrived.
+        const sent = new URLSearchParams(new URLSearchParams({ email }).toString()).get('email') ?? '';
+        const plain = new Set(everyone.filter((address) => address.includes(sent.toLowerCase())));
+        for (const user of answer.body.users) assert.ok(plain.has(user.email), `${what} found ${user.email}`);
+        if (CONTROL_CHARACTERS.test(sent)) assert.fail(`${what} was searched, not refused`);
+      }),
+      { numRuns: RUNS * 3 },
+    );
+  });
+
+  it('through the admin API, any user, type, since, cursor and limit lists only matching events, or is refused', async () => {
+    const everything = await service.ctx.events.list({ limit: PAGE_SIZE_MAX });
+    const known = new Set(everything.events.map((event) => event.id));
+    const param = (values: fc.Arbitrary<string>) => fc.option(values, { nil: undefined });
+    const eventType = fc.oneof(anyText(), fc.constantFrom(...EVENT_TYPES));
+    const digits = fc.oneof(anyText(), fc.nat().map(String), fc.bigInt({ min: 0n, max: 10n ** 20n }).map(String));
+    const cursor = fc.oneof(
+      anyText(),
+      fc.tuple(fc.nat(), anyText()).map(([at, id]) => encodeCursor(at, id)),
+      fc.constantFrom(...everything.events.map((event) => encodeCursor(event.at, event.id))),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({ user: param(anyText()), type: param(eventType), since: param(digits), cursor: param(cursor), limit: param(digits) }),
+        async (filters) => {
+          const query = Object.fromEntries(Object.entries(filters).filter(([, value]) => value !== undefined)) as Record<string, string>;
+          const answer = await admin('/events', query);
+          const what = JSON.stringify(query);
+          if (answer.status !== 200) return assertRefusal(answer, what);
+          assert.ok(answer.body.events.length <= Number(query.limit ?? PAGE_SIZE_MAX), what);
+          for (const event of answer.body.events) {
+            if (query.user !== undefined) assert.equal(event.userId, query.user, what);
+            if (query.type !== undefined) assert.equal(event.type, query.type, what);
+            if (query.since !== undefined) assert.ok(event.at >= Number(query.since), what);
+            assert.ok(known.has(event.id) || event.at >= everything.events[0].at, `${what}: an event that exists`);
+          }
+        },
+      ),
+      { numRuns: RUNS * 3 },
     );
   });
 });

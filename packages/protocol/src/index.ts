@@ -6,12 +6,14 @@
  * this file; the two must agree.
  */
 
+export * from './admin.js';
 export * from './bodies.js';
 export * from './delegation.js';
 export * from './device-proof.js';
 export * from './devices.js';
 export * from './email.js';
 export * from './errors.js';
+export * from './oidc.js';
 export * from './passkeys.js';
 export * from './phone.js';
 export * from './statuses.js';

@@ -1,10 +1,29 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { type Static, Type } from 'typebox';
+import type {
+  AdminClient,
+  AdminClientList,
+  AdminDevice,
+  AdminDeviceList,
+  AdminEvent,
+  AdminEventPage,
+  AdminKeyInfo,
+  AdminKeyList as AdminKeyListAnswer,
+  AdminNewClient,
+  AdminRecoveryCodes,
+  AdminSigningKeyRotated,
+  AdminUser,
+  AdminUserDetail,
+  AdminUserExport,
+  AdminUserPage,
+} from 'service-protocol';
+import { Type } from 'typebox';
 import { PAGE_SIZE_DEFAULT } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
-import { errorResponses, SERVER_ERRORS } from '../http/schemas.js';
+import { notFound } from '../http/error-handler.js';
+import { BODY_ERRORS, errorResponses, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { SIGNING_ALGS } from '../keys/keyring.js';
+import { CURSOR_MAX_LENGTH, checkQueryText } from '../storage/pagination.js';
 import type { UserService } from '../users/service.js';
 import { webhookRoutes } from '../webhooks/routes.js';
 import type { Webhooks } from '../webhooks/service.js';
@@ -26,65 +45,95 @@ const Time = Type.Integer({ description: 'Unix epoch milliseconds' });
 const Id = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
 const Page = {
   limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$', description: `rows per page, 1 to 1000 (default ${PAGE_SIZE_DEFAULT})` })),
-  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'nextCursor of the previous page' })),
+  cursor: Type.Optional(Type.String({ maxLength: CURSOR_MAX_LENGTH, description: 'nextCursor of the previous page' })),
 };
 const errors = errorResponses(400, 401, 404, ...SERVER_ERRORS);
+/** A route with a body may also be refused for its size (413) or media type (415), after the key. */
+const bodyErrors = errorResponses(...BODY_ERRORS, 401, 404, ...SERVER_ERRORS);
 
-const User = Type.Object({ id: Type.String(), email: Type.String(), createdAt: Time, disabledAt: Nullable(Time) });
-const Device = Type.Object({
-  id: Type.String(),
-  clientId: Type.String(),
-  kind: Type.Union([Type.Literal('browser'), Type.Literal('passkey')], {
-    description: 'browser: a remembered browser (device key); passkey: a WebAuthn credential',
+const User = wireBody<AdminUser>()(Type.Object({ id: Type.String(), email: Type.String(), createdAt: Time, disabledAt: Nullable(Time) }));
+const Device = wireBody<AdminDevice>()(
+  Type.Object({
+    id: Type.String(),
+    clientId: Type.String(),
+    kind: Type.Union([Type.Literal('browser'), Type.Literal('passkey')], {
+      description: 'browser: a remembered browser (device key); passkey: a WebAuthn credential',
+    }),
+    name: Nullable(Type.String()),
+    browser: Nullable(Type.String()),
+    os: Nullable(Type.String()),
+    createdAt: Time,
+    lastUsedAt: Nullable(Time),
+    removedAt: Nullable(Time),
+    synced: Nullable(Type.Boolean({ description: 'passkeys: backed up (synced) at the last use; null for a browser' })),
   }),
-  name: Nullable(Type.String()),
-  browser: Nullable(Type.String()),
-  os: Nullable(Type.String()),
-  createdAt: Time,
-  lastUsedAt: Nullable(Time),
-  removedAt: Nullable(Time),
-  synced: Nullable(Type.Boolean({ description: 'passkeys: backed up (synced) at the last use; null for a browser' })),
-});
+);
 const Holdings = {
   devices: Type.Array(Device),
   mfa: Nullable(Type.Object({ method: Type.String(), phone: Nullable(Type.String()), confirmedAt: Time })),
   recoveryCodes: Nullable(Type.Object({ total: Type.Integer(), remaining: Type.Integer(), createdAt: Time, usedAt: Type.Array(Time) })),
   clientSignIns: Type.Array(Type.Object({ clientId: Type.String(), clientName: Nullable(Type.String()), firstSignedInAt: Time })),
 };
-const Event = Type.Object({
-  id: Type.String(),
-  type: Type.String(),
-  at: Time,
-  userId: Nullable(Type.String()),
-  clientId: Nullable(Type.String()),
-  deviceId: Nullable(Type.String()),
-  ip: Nullable(Type.String()),
-  userAgent: Nullable(Type.String()),
-  actor: Nullable(Type.String()),
-  detail: Nullable(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),
-});
-const Client = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  origins: Type.Array(Type.String()),
-  mfaPolicy: Type.String(),
-  idTokenSignedResponseAlg: Type.String(),
-  createdAt: Time,
-  redirectUris: Type.Array(Type.String()),
-  type: Type.Union([Type.Literal('confidential'), Type.Literal('public')]),
-  postLogoutRedirectUris: Type.Array(Type.String()),
-  /** A passkey sign-in also passes this client's MFA (`clients update --passkey-mfa`). */
-  passkeySatisfiesMfa: Type.Boolean(),
-});
-const AdminKey = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  createdAt: Time,
-  lastUsedAt: Nullable(Time),
-  revokedAt: Nullable(Time),
-});
+const Event = wireBody<AdminEvent>()(
+  Type.Object({
+    id: Type.String(),
+    type: Type.String(),
+    at: Time,
+    userId: Nullable(Type.String()),
+    clientId: Nullable(Type.String()),
+    deviceId: Nullable(Type.String()),
+    ip: Nullable(Type.String()),
+    userAgent: Nullable(Type.String()),
+    actor: Nullable(Type.String()),
+    detail: Nullable(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),
+  }),
+);
+const Client = wireBody<AdminClient>()(
+  Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    origins: Type.Array(Type.String()),
+    mfaPolicy: Type.String(),
+    idTokenSignedResponseAlg: Type.String(),
+    createdAt: Time,
+    redirectUris: Type.Array(Type.String()),
+    type: Type.Union([Type.Literal('confidential'), Type.Literal('public')]),
+    postLogoutRedirectUris: Type.Array(Type.String()),
+    /** A passkey sign-in also passes this client's MFA (`clients update --passkey-mfa`). */
+    passkeySatisfiesMfa: Type.Boolean(),
+  }),
+);
+const AdminKey = wireBody<AdminKeyInfo>()(
+  Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    createdAt: Time,
+    lastUsedAt: Nullable(Time),
+    revokedAt: Nullable(Time),
+  }),
+);
+const UserPage = wireBody<AdminUserPage>()(Type.Object({ users: Type.Array(User), nextCursor: Nullable(Type.String()) }));
+const UserDetail = wireBody<AdminUserDetail>()(Type.Object({ ...User.properties, ...Holdings }));
+const UserExport = wireBody<AdminUserExport>()(Type.Object({ account: User, ...Holdings, events: Type.Array(Event) }));
+const DeviceList = wireBody<AdminDeviceList>()(Type.Object({ devices: Type.Array(Device) }));
+const RecoveryCodes = wireBody<AdminRecoveryCodes>()(Type.Object({ recoveryCodes: Type.Array(Type.String()) }));
+const EventPage = wireBody<AdminEventPage>()(Type.Object({ events: Type.Array(Event), nextCursor: Nullable(Type.String()) }));
+const ClientList = wireBody<AdminClientList>()(Type.Object({ clients: Type.Array(Client) }));
+const NewClient = wireBody<AdminNewClient>()(
+  Type.Object({ clientId: Type.String(), publishableKey: Type.String(), secretKey: Type.Optional(Type.String()) }),
+);
+const SigningKeyRotated = wireBody<AdminSigningKeyRotated>()(Type.Object({ kid: Type.String() }));
+const AdminKeyList = wireBody<AdminKeyListAnswer>()(Type.Object({ adminKeys: Type.Array(AdminKey) }));
 const UserParams = Type.Object({ id: Id });
 const IdTokenAlg = Type.Union(SIGNING_ALGS.map((alg) => Type.Literal(alg)));
+
+/** The live admin key in `Authorization: Bearer …`, or the one 401 for a missing, malformed, unknown or revoked key. */
+export async function adminKeyOf(adminKeys: AdminKeys, authorization: string | undefined): Promise<AdminKeyRecord> {
+  const match = /^Bearer ([\x21-\x7e]{1,200})$/.exec(authorization ?? '');
+  const key = await adminKeys.authenticate(match?.[1]);
+  if (!key) throw new ServiceError('ERR_ADMIN_KEY_INVALID', 'A valid admin key is required.');
+  return key;
+}
 
 const pageSize = (raw: string | undefined) => (raw === undefined ? PAGE_SIZE_DEFAULT : Number(raw));
 
@@ -98,7 +147,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   users: UserService;
   events: EventLog;
   operations: Operations;
-  clients: { list(): Promise<Array<Static<typeof Client>>> };
+  clients: { list(): Promise<AdminClient[]> };
   webhooks: Webhooks;
 }> = async (app, { adminKeys, users, events, operations, clients, webhooks }) => {
   app.decorateRequest('adminKey', null as unknown as AdminKeyRecord);
@@ -106,12 +155,22 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, tags: ['admin'], security: [{ adminKey: [] }] };
   });
+  // The key first, before anything else is looked at: the query, the body, its media type or size.
   app.addHook('onRequest', async (request, reply) => {
     reply.header('cache-control', 'no-store');
-    const match = /^Bearer ([\x21-\x7e]{1,200})$/.exec(request.headers.authorization ?? '');
-    const key = await adminKeys.authenticate(match?.[1]);
-    if (!key) throw new ServiceError('ERR_ADMIN_KEY_INVALID', 'A valid admin key is required.');
-    request.adminKey = key;
+    request.adminKey = await adminKeyOf(adminKeys, request.headers.authorization);
+  });
+  // An unknown admin path or method also asks for the key first: without one, every path under
+  // the prefix answers the same 401, so an anonymous caller cannot tell which routes exist.
+  app.setNotFoundHandler(notFound);
+  // After the key, before the schemas: one rule for every query parameter and path id of every
+  // admin route (webhooks' included), so a control character gets a 400 naming it, not a query.
+  app.addHook('preValidation', async (request) => {
+    for (const source of [request.query, request.params] as unknown[]) {
+      if (typeof source !== 'object' || source === null) continue;
+      for (const [name, value] of Object.entries(source))
+        for (const text of Array.isArray(value) ? value : [value]) if (typeof text === 'string') checkQueryText(name, text);
+    }
   });
   const actor = (request: { adminKey: AdminKeyRecord }) => request.adminKey.id;
   await app.register(webhookRoutes, { webhooks });
@@ -124,7 +183,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
           { email: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })), ...Page },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ users: Type.Array(User), nextCursor: Nullable(Type.String()) }), ...errors },
+        response: { 200: UserPage, ...errors },
       },
     },
     async (request) =>
@@ -135,10 +194,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       }),
   );
 
-  app.get(
-    '/users/:id',
-    { schema: { params: UserParams, response: { 200: Type.Object({ ...User.properties, ...Holdings }), ...errors } } },
-    async (request) => users.show(request.params.id),
+  app.get('/users/:id', { schema: { params: UserParams, response: { 200: UserDetail, ...errors } } }, async (request) =>
+    users.show(request.params.id),
   );
 
   for (const change of ['disable', 'enable'] as const)
@@ -149,7 +206,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   // Operator recovery: a new set for a user with MFA, shown in this answer only (the old set stops working).
   app.post(
     '/users/:id/recovery-codes',
-    { schema: { params: UserParams, response: { 200: Type.Object({ recoveryCodes: Type.Array(Type.String()) }), ...errors } } },
+    { schema: { params: UserParams, response: { 200: RecoveryCodes, ...errors } } },
     async (request) => ({ recoveryCodes: await users.regenerateRecoveryCodes(request.params.id, actor(request)) }),
   );
 
@@ -163,17 +220,15 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         params: UserParams,
-        response: { 200: Type.Object({ account: User, ...Holdings, events: Type.Array(Event) }), ...errors },
+        response: { 200: UserExport, ...errors },
       },
     },
     async (request) => users.export(request.params.id),
   );
 
-  app.get(
-    '/users/:id/devices',
-    { schema: { params: UserParams, response: { 200: Type.Object({ devices: Type.Array(Device) }), ...errors } } },
-    async (request) => ({ devices: await users.devices(request.params.id) }),
-  );
+  app.get('/users/:id/devices', { schema: { params: UserParams, response: { 200: DeviceList, ...errors } } }, async (request) => ({
+    devices: await users.devices(request.params.id),
+  }));
 
   app.post(
     '/devices/:id/revoke',
@@ -197,7 +252,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ events: Type.Array(Event), nextCursor: Nullable(Type.String()) }), ...errors },
+        response: { 200: EventPage, ...errors },
       },
     },
     async (request) =>
@@ -210,7 +265,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       }),
   );
 
-  app.get('/clients', { schema: { response: { 200: Type.Object({ clients: Type.Array(Client) }), ...errors } } }, async () => ({
+  app.get('/clients', { schema: { response: { 200: ClientList, ...errors } } }, async () => ({
     clients: await clients.list(),
   }));
 
@@ -230,8 +285,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
           { additionalProperties: false },
         ),
         response: {
-          201: Type.Object({ clientId: Type.String(), publishableKey: Type.String(), secretKey: Type.Optional(Type.String()) }),
-          ...errors,
+          201: NewClient,
+          ...bodyErrors,
         },
       },
     },
@@ -253,7 +308,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
           },
           { additionalProperties: false, minProperties: 1 },
         ),
-        response: { 204: Type.Null(), ...errors },
+        response: { 204: Type.Null(), ...bodyErrors },
       },
     },
     async (request, reply) => {
@@ -276,11 +331,11 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     },
   );
 
-  app.post('/signing-keys/rotate', { schema: { response: { 200: Type.Object({ kid: Type.String() }), ...errors } } }, async (request) => ({
+  app.post('/signing-keys/rotate', { schema: { response: { 200: SigningKeyRotated, ...errors } } }, async (request) => ({
     kid: await operations.rotateSigningKey(actor(request)),
   }));
 
-  app.get('/admin-keys', { schema: { response: { 200: Type.Object({ adminKeys: Type.Array(AdminKey) }), ...errors } } }, async () => ({
+  app.get('/admin-keys', { schema: { response: { 200: AdminKeyList, ...errors } } }, async () => ({
     adminKeys: await adminKeys.list(),
   }));
 };

@@ -1,6 +1,6 @@
 import { PAGE_SIZE_MAX } from '../defaults.js';
 import { ServiceError } from '../errors.js';
-import { checkPageSize, decodeCursor, encodeCursor } from '../storage/pagination.js';
+import { checkPageSize, checkQueryText, decodeCursor, encodeCursor } from '../storage/pagination.js';
 import { currentRequest } from './request-context.js';
 import type { AuditEvent, EventStore, NewEvent } from './store.js';
 import { type EventType, isEventType } from './types.js';
@@ -34,6 +34,7 @@ export function createEventLog({ store, now }: { store: EventStore; now: () => n
     enqueued: () => store.enqueued(),
 
     async list(query: EventQuery): Promise<{ events: AuditEvent[]; nextCursor: string | null }> {
+      if (query.userId !== undefined) checkQueryText('user', query.userId);
       if (query.type !== undefined && !isEventType(query.type))
         throw new ServiceError('ERR_REQUEST_INVALID', `Unknown event type "${query.type}".`);
       const limit = checkPageSize(query.limit, PAGE_SIZE_MAX);

@@ -30,11 +30,15 @@ export function emailOf(userid: string): string {
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 
-/** Every key of an object, and of the objects nested in it (arrays and unions looked through), as dotted paths. */
+/**
+ * Every named key of an object, and of the objects nested in it (arrays and unions looked
+ * through), as dotted paths. An index signature (`Record<string, …>`) names no key: its values'
+ * types are compared by `Same`.
+ */
 type KeyPaths<T> = T extends readonly (infer E)[]
   ? KeyPaths<E>
   : T extends object
-    ? { [K in keyof T & string]-?: K | `${K}.${KeyPaths<NonNullable<T[K]>>}` }[keyof T & string]
+    ? { [K in keyof T & string]-?: string extends K ? never : K | `${K}.${KeyPaths<NonNullable<T[K]>>}` }[keyof T & string]
     : never;
 
 /** Same types and the same keys: mutual assignability alone lets an optional field be missing or extra. */
@@ -50,6 +54,9 @@ interface WireMismatch<S, T> {
   keysOnlyInTheSchema: Exclude<KeyPaths<S>, KeyPaths<T>>;
   keysOnlyOnTheWire: Exclude<KeyPaths<T>, KeyPaths<S>>;
 }
+
+/** The schemas that went through wireBody, so a test can tell that every route's answers did. */
+const WIRE_BODIES = new WeakSet<object>();
 
 /**
  * A response schema that must describe exactly the protocol's type of that body: the same
@@ -67,8 +74,13 @@ export const wireBody =
         ? []
         : [mismatch: WireMismatch<Static<S>, T>]
       : [mismatch: WireMismatch<Static<S>, T>]
-  ): S =>
-    schema;
+  ): S => {
+    WIRE_BODIES.add(schema);
+    return schema;
+  };
+
+/** Whether a response schema was tied to a protocol type by wireBody. */
+export const isWireBody = (schema: unknown): boolean => typeof schema === 'object' && schema !== null && WIRE_BODIES.has(schema);
 
 const ERROR_CODES = Object.keys(ErrorHttpStatus) as ErrorCode[];
 

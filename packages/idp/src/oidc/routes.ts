@@ -2,13 +2,19 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Paths } from 'service-protocol';
+import {
+  type HostedPasskeyAdded,
+  type HostedPasskeyOptionsResponse,
+  type HostedSignInHeld,
+  type HostedSignInRedirect,
+  Paths,
+} from 'service-protocol';
 import { Type } from 'typebox';
 import { HOSTED_CLIENT_ID } from '../clients/service.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { AUTHORIZATION_REQUEST_HEADER } from '../http/browser-client.js';
-import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
+import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { Attestation, CreationOptions } from '../webauthn/routes.js';
 import type { PasskeyOffer } from './passkey-offer.js';
 import type { OidcService } from './service.js';
@@ -43,7 +49,21 @@ const CompleteBody = Type.Object(
   { additionalProperties: false },
 );
 const ContinueBody = Type.Object({ request: Type.String({ maxLength: 100 }) }, { additionalProperties: false });
-const Redirect = Type.Object({ location: Type.String({ description: "the app's redirect_uri with its code, state and iss" }) });
+const Redirect = wireBody<HostedSignInRedirect>()(
+  Type.Object({ location: Type.String({ description: "the app's redirect_uri with its code, state and iss" }) }),
+);
+const Held = wireBody<HostedSignInHeld>()(
+  Type.Object({
+    held: Type.Literal(true, { description: 'the sign-in is held: POST /signin/continue' }),
+    passkeyOffer: Type.Boolean({
+      description: 'the user has no passkey for the hosted pages (and did not sign in with one): the page may offer to add one',
+    }),
+  }),
+);
+const PasskeyOptions = wireBody<HostedPasskeyOptionsResponse>()(Type.Object({ options: CreationOptions }));
+const PasskeyAdded = wireBody<HostedPasskeyAdded>()(
+  Type.Object({ added: Type.Literal(true), synced: Type.Boolean({ description: 'the passkey is synced (backed up)' }) }),
+);
 
 const HTML = 'text/html';
 const refusedPage = rawResponse(HTML, 'an error page: the client or redirect_uri is unknown (never a redirect), or the sign-in expired');
@@ -62,27 +82,19 @@ const assetSchema = (mediaType: string, description: string) => ({ response: { 2
 const CompleteSchema = {
   body: CompleteBody,
   response: {
-    200: Type.Union([
-      Redirect,
-      Type.Object({
-        held: Type.Literal(true, { description: 'the sign-in is held: POST /signin/continue' }),
-        passkeyOffer: Type.Boolean({
-          description: 'the user has no passkey for the hosted pages (and did not sign in with one): the page may offer to add one',
-        }),
-      }),
-    ]),
+    200: wireBody<HostedSignInRedirect | HostedSignInHeld>()(Type.Union([Redirect, Held])),
     ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS),
   },
 };
 const ContinueSchema = { body: ContinueBody, response: { 200: Redirect, ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS) } };
 const PasskeyOptionsSchema = {
   body: ContinueBody,
-  response: { 200: Type.Object({ options: CreationOptions }), ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS) },
+  response: { 200: PasskeyOptions, ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS) },
 };
 const PasskeyAddSchema = {
   body: Type.Object({ request: Type.String({ maxLength: 100 }), credential: Attestation }, { additionalProperties: false }),
   response: {
-    200: Type.Object({ added: Type.Literal(true), synced: Type.Boolean({ description: 'the passkey is synced (backed up)' }) }),
+    200: PasskeyAdded,
     ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS),
   },
 };

@@ -1,6 +1,33 @@
 import { ServiceError } from '../errors.js';
 
 /**
+ * The characters no operator's filter, cursor or query parameter may hold: C0 controls (NUL
+ * included), DEL and the C1 controls, and the Unicode line and paragraph separators. A NUL
+ * reached SQLite's LIKE as the end of the pattern, so `%\0zzz%` matched every address.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's purpose.
+export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/** A UTF-16 surrogate not in a pair (with the `u` flag, a pair is one code point and does not match). */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/**
+ * The one rule for the text of an operator's query (admin API query parameters, the CLI's
+ * filters): no control character and well-formed Unicode (no lone surrogate), or
+ * ERR_REQUEST_INVALID naming the parameter.
+ */
+export function checkQueryText(name: string, value: string): string {
+  if (CONTROL_CHARACTERS.test(value))
+    throw new ServiceError('ERR_REQUEST_INVALID', `The query parameter "${name}" contains a control character.`);
+  if (LONE_SURROGATE.test(value))
+    throw new ServiceError('ERR_REQUEST_INVALID', `The query parameter "${name}" is not well-formed Unicode.`);
+  return value;
+}
+
+/** Longest cursor this service makes: a 15-digit time and an id of up to 100 characters, in JSON, in base64url. */
+export const CURSOR_MAX_LENGTH = 200;
+
+/**
  * Cursor pagination for operators' listings (users, events): a cursor is the last row's sort
  * key, a time and an id, opaque to callers. Unlike an offset it stays correct while rows come and go.
  */
@@ -8,17 +35,25 @@ export function encodeCursor(at: number, id: string): string {
   return Buffer.from(JSON.stringify([at, id])).toString('base64url');
 }
 
-/** The sort key inside a cursor, or ERR_REQUEST_INVALID when it is not one this service made. */
+/**
+ * The sort key inside a cursor, or ERR_REQUEST_INVALID when it is not one this service made:
+ * only the exact encoding `encodeCursor` gives is taken (no padding, no stray or extra
+ * characters, no other spelling of the same JSON), of a non-negative safe integer and an id
+ * without control characters.
+ */
 export function decodeCursor(cursor: string): { at: number; id: string } {
+  const refused = () => new ServiceError('ERR_REQUEST_INVALID', 'The cursor is not one this service returned.');
+  if (cursor.length > CURSOR_MAX_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw refused();
   let key: unknown;
   try {
     key = JSON.parse(Buffer.from(cursor, 'base64url').toString());
   } catch {
-    key = undefined;
+    throw refused();
   }
-  if (!Array.isArray(key) || key.length !== 2 || !Number.isSafeInteger(key[0]) || typeof key[1] !== 'string')
-    throw new ServiceError('ERR_REQUEST_INVALID', 'The cursor is not one this service returned.');
-  return { at: key[0], id: key[1] };
+  if (!Array.isArray(key) || key.length !== 2 || !Number.isSafeInteger(key[0]) || key[0] < 0 || typeof key[1] !== 'string') throw refused();
+  const [at, id] = key as [number, string];
+  if (id.length === 0 || CONTROL_CHARACTERS.test(id) || LONE_SURROGATE.test(id) || encodeCursor(at, id) !== cursor) throw refused();
+  return { at, id };
 }
 
 /** A page size from 1 to `max`, or ERR_REQUEST_INVALID. */

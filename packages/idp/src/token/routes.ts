@@ -1,6 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { type BearerErrorBody, Paths, type TokenResponse, type UserinfoResponse } from 'service-protocol';
-import { type Static, Type } from 'typebox';
+import {
+  type BearerErrorBody,
+  type DiscoveryDocument,
+  type JsonWebKeySet,
+  Paths,
+  type RevocationResponse,
+  type TokenResponse,
+  type UserinfoResponse,
+} from 'service-protocol';
+import { Type } from 'typebox';
 import { AUTHORIZE_PARAMETER_MAX_LENGTH, TOKEN_PARAMETER_MAX_LENGTH } from '../defaults.js';
 import { OAuthError } from '../errors.js';
 import { errorResponses, OAuthErrorBodySchema, SERVER_ERRORS, wireBody } from '../http/schemas.js';
@@ -40,39 +48,60 @@ const TokenAnswer = wireBody<TokenResponse>()(
   }),
 );
 /** RFC 7009 2.2: the status says it all; the body is an empty object. */
-const RevocationAnswer = Type.Object({}, { additionalProperties: false, description: 'revoked, or unknown (RFC 7009 2.2)' });
+const RevocationAnswer = wireBody<RevocationResponse>()(
+  Type.Record(Type.String(), Type.Never(), { description: 'revoked, or unknown (RFC 7009 2.2)' }),
+);
 const UserinfoAnswer = wireBody<UserinfoResponse>()(
   Type.Object({ sub: Type.String(), email: Type.String(), email_verified: Type.Literal(true) }),
 );
 const BearerError = wireBody<BearerErrorBody>()(
   Type.Object({ error: Type.Literal('invalid_token'), error_description: Type.String() }, { description: 'RFC 6750 3.1 error' }),
 );
-/** RFC 7517 5; each key's members depend on its type, so they pass through as the keyring publishes them. */
-const JwksAnswer = Type.Object({
-  keys: Type.Array(
-    Type.Object({ kty: Type.String(), kid: Type.String(), alg: Type.String(), use: Type.String() }, { additionalProperties: true }),
-  ),
-});
-/** OpenID Connect Discovery 1.0 3; open to the members a later endpoint adds. */
-const DiscoveryAnswer = Type.Object(
-  {
+/** RFC 7517 5; each key has its type's members (RSA n and e, EC crv x and y, OKP crv and x) and kid, alg, use. */
+const JwksAnswer = wireBody<JsonWebKeySet>()(
+  Type.Object({
+    keys: Type.Array(
+      Type.Object({
+        kty: Type.String(),
+        kid: Type.String(),
+        alg: Type.String(),
+        use: Type.String(),
+        n: Type.Optional(Type.String()),
+        e: Type.Optional(Type.String()),
+        crv: Type.Optional(Type.String()),
+        x: Type.Optional(Type.String()),
+        y: Type.Optional(Type.String()),
+      }),
+    ),
+  }),
+);
+const Strings = Type.Array(Type.String());
+/** OpenID Connect Discovery 1.0 3: every member the service publishes (a new one is added to the protocol's type first). */
+const DiscoveryAnswer = wireBody<DiscoveryDocument>()(
+  Type.Object({
     issuer: Type.String(),
+    authorization_endpoint: Type.String(),
     token_endpoint: Type.String(),
     jwks_uri: Type.String(),
     userinfo_endpoint: Type.String(),
     revocation_endpoint: Type.String(),
     end_session_endpoint: Type.String(),
-    response_types_supported: Type.Array(Type.String()),
-    grant_types_supported: Type.Array(Type.String()),
-    subject_types_supported: Type.Array(Type.String()),
-    id_token_signing_alg_values_supported: Type.Array(Type.String()),
-    token_endpoint_auth_methods_supported: Type.Array(Type.String()),
-    code_challenge_methods_supported: Type.Array(Type.String()),
-    scopes_supported: Type.Array(Type.String()),
-    claims_supported: Type.Array(Type.String()),
-    acr_values_supported: Type.Array(Type.String()),
-  },
-  { additionalProperties: true },
+    response_types_supported: Strings,
+    response_modes_supported: Strings,
+    prompt_values_supported: Strings,
+    authorization_response_iss_parameter_supported: Type.Boolean(),
+    request_parameter_supported: Type.Boolean(),
+    request_uri_parameter_supported: Type.Boolean(),
+    grant_types_supported: Strings,
+    subject_types_supported: Strings,
+    id_token_signing_alg_values_supported: Strings,
+    token_endpoint_auth_methods_supported: Strings,
+    revocation_endpoint_auth_methods_supported: Strings,
+    code_challenge_methods_supported: Strings,
+    scopes_supported: Strings,
+    claims_supported: Strings,
+    acr_values_supported: Strings,
+  }),
 );
 
 const TokenSchema = {
@@ -170,12 +199,12 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
   app.get(Paths.jwks, { schema: JwksSchema }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=300');
     // The keyring publishes every key with kid, alg and use (keys/keyring.ts newKey); jose's JWK type leaves them optional.
-    return (await keyring.jwks()) as Static<typeof JwksAnswer>;
+    return (await keyring.jwks()) as JsonWebKeySet;
   });
 
   app.get(Paths.discovery, { schema: DiscoverySchema }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=300');
-    return {
+    const document: DiscoveryDocument = {
       issuer,
       authorization_endpoint: issuer + Paths.authorize,
       token_endpoint: issuer + Paths.token,
@@ -201,5 +230,6 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
       // OIDC Core 2: the values the ID token's acr takes (oidc/acr.ts); acr_values requests are voluntary and not needed.
       acr_values_supported: [...ACR_VALUES],
     };
+    return document;
   });
 };

@@ -5,7 +5,7 @@ import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { AuditEvent } from '../events/store.js';
-import { checkPageSize, decodeCursor, encodeCursor } from '../storage/pagination.js';
+import { checkPageSize, checkQueryText, decodeCursor, encodeCursor } from '../storage/pagination.js';
 import type { PasskeyStore } from '../webauthn/store.js';
 import type { UserHoldings, UserRecord, UserStore } from './store.js';
 
@@ -62,6 +62,7 @@ export function createUserService(deps: {
 
     async list(query: { email?: string; cursor?: string; limit: number }): Promise<{ users: UserRecord[]; nextCursor: string | null }> {
       const limit = checkPageSize(query.limit, PAGE_SIZE_MAX);
+      if (query.email !== undefined) checkQueryText('email', query.email);
       const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
       const users = await store.list({ ...(query.email ? { email: query.email } : {}), ...(after ? { after } : {}), limit });
       const last = users.at(-1);

@@ -1,30 +1,41 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AdminNewWebhook, AdminWebhookEndpoint, AdminWebhookList } from 'service-protocol';
 import { Type } from 'typebox';
 import { WEBHOOK_URL_MAX_LENGTH } from '../defaults.js';
 import { EVENT_TYPES } from '../events/types.js';
-import { errorResponses, SERVER_ERRORS } from '../http/schemas.js';
+import { BODY_ERRORS, errorResponses, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { ALL_EVENTS } from './fan-out.js';
 import type { Webhooks } from './service.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Time = Type.Integer({ description: 'Unix epoch milliseconds' });
 const errors = errorResponses(400, 401, 404, ...SERVER_ERRORS);
+const bodyErrors = errorResponses(...BODY_ERRORS, 401, 404, ...SERVER_ERRORS);
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' }) });
 
 /** An endpoint as `service-idp webhooks list --json` prints it: never its secret. */
-export const WebhookEndpointSchema = Type.Object({
-  id: Type.String(),
-  url: Type.String(),
-  events: Type.Array(Type.String(), { description: `"${ALL_EVENTS}", or event types` }),
-  createdAt: Time,
-  disabledAt: Nullable(Time),
-  disabledReason: Nullable(Type.String({ description: '"operator", or "failing" when the service disabled it' })),
-  failureCount: Type.Integer({ description: 'failed attempts since the last 2xx' }),
-  failingSince: Nullable(Time),
-  lastError: Nullable(Type.String()),
-  lastErrorAt: Nullable(Time),
-  lastDeliveredAt: Nullable(Time),
-});
+export const WebhookEndpointSchema = wireBody<AdminWebhookEndpoint>()(
+  Type.Object({
+    id: Type.String(),
+    url: Type.String(),
+    events: Type.Array(Type.String(), { description: `"${ALL_EVENTS}", or event types` }),
+    createdAt: Time,
+    disabledAt: Nullable(Time),
+    disabledReason: Nullable(Type.String({ description: '"operator", or "failing" when the service disabled it' })),
+    failureCount: Type.Integer({ description: 'failed attempts since the last 2xx' }),
+    failingSince: Nullable(Time),
+    lastError: Nullable(Type.String()),
+    lastErrorAt: Nullable(Time),
+    lastDeliveredAt: Nullable(Time),
+  }),
+);
+const WebhookList = wireBody<AdminWebhookList>()(Type.Object({ webhooks: Type.Array(WebhookEndpointSchema) }));
+const NewWebhook = wireBody<AdminNewWebhook>()(
+  Type.Object({
+    ...WebhookEndpointSchema.properties,
+    secret: Type.String({ description: 'whsec_…: shown once, never again' }),
+  }),
+);
 
 /**
  * /admin/v1/webhooks: what `service-idp webhooks` does, registered inside the admin routes
@@ -34,11 +45,7 @@ export const WebhookEndpointSchema = Type.Object({
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks }> = async (app, { webhooks }) => {
   /** The admin key behind the request (set by the admin routes' hook), recorded as the actor. */
   const actor = (request: { adminKey: { id: string } }) => request.adminKey.id;
-  app.get(
-    '/webhooks',
-    { schema: { response: { 200: Type.Object({ webhooks: Type.Array(WebhookEndpointSchema) }), ...errors } } },
-    async () => ({ webhooks: await webhooks.list() }),
-  );
+  app.get('/webhooks', { schema: { response: { 200: WebhookList, ...errors } } }, async () => ({ webhooks: await webhooks.list() }));
 
   app.post(
     '/webhooks',
@@ -56,11 +63,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks }> = 
           { additionalProperties: false },
         ),
         response: {
-          201: Type.Object({
-            ...WebhookEndpointSchema.properties,
-            secret: Type.String({ description: 'whsec_…: shown once, never again' }),
-          }),
-          ...errors,
+          201: NewWebhook,
+          ...bodyErrors,
         },
       },
     },

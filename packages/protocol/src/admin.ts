@@ -1,0 +1,149 @@
+/**
+ * The admin API's answers (/admin/v1, an admin key in `Authorization: Bearer …`): what
+ * `service-idp users|devices|clients|events|webhooks` print with --json. Times are Unix epoch
+ * milliseconds; a listing pages with `nextCursor` (null on the last page). Refusals are
+ * `{ code, message }` (errors.ts).
+ */
+
+/** A person who signs in. */
+export interface AdminUser {
+  id: string;
+  email: string;
+  createdAt: number;
+  /** Set while the user is disabled: no sign-in path sees the account. */
+  disabledAt: number | null;
+}
+
+/** A remembered browser (device key) or a passkey (WebAuthn credential), for any client. */
+export interface AdminDevice {
+  id: string;
+  clientId: string;
+  kind: 'browser' | 'passkey';
+  name: string | null;
+  browser: string | null;
+  os: string | null;
+  createdAt: number;
+  lastUsedAt: number | null;
+  removedAt: number | null;
+  /** Passkeys: backed up (synced) at the last use; null for a browser. */
+  synced: boolean | null;
+}
+
+/** What hangs on a user: devices, the MFA method without its secret, recovery codes without them, client sign-ins. */
+export interface AdminUserHoldings {
+  devices: AdminDevice[];
+  mfa: { method: string; phone: string | null; confirmedAt: number } | null;
+  recoveryCodes: { total: number; remaining: number; createdAt: number; usedAt: number[] } | null;
+  clientSignIns: Array<{ clientId: string; clientName: string | null; firstSignedInAt: number }>;
+}
+
+/** An audit event. */
+export interface AdminEvent {
+  id: string;
+  type: string;
+  at: number;
+  userId: string | null;
+  clientId: string | null;
+  deviceId: string | null;
+  ip: string | null;
+  userAgent: string | null;
+  /** Who acted when not the user: 'cli', or an admin key's id. */
+  actor: string | null;
+  /** Non-secret facts: a reason code, a count. */
+  detail: Record<string, string | number | boolean> | null;
+}
+
+/** A registered client (never its keys). */
+export interface AdminClient {
+  id: string;
+  name: string;
+  origins: string[];
+  mfaPolicy: string;
+  idTokenSignedResponseAlg: string;
+  createdAt: number;
+  redirectUris: string[];
+  type: 'confidential' | 'public';
+  postLogoutRedirectUris: string[];
+  /** A passkey sign-in also passes this client's MFA. */
+  passkeySatisfiesMfa: boolean;
+}
+
+/** An admin key (never the key itself). */
+export interface AdminKeyInfo {
+  id: string;
+  name: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+/** A webhook endpoint (never its secret). */
+export interface AdminWebhookEndpoint {
+  id: string;
+  url: string;
+  /** ['all'], or the event types it receives. */
+  events: string[];
+  createdAt: number;
+  disabledAt: number | null;
+  /** 'operator', or 'failing' when the service disabled it. */
+  disabledReason: string | null;
+  /** Failed attempts since the last 2xx. */
+  failureCount: number;
+  failingSince: number | null;
+  lastError: string | null;
+  lastErrorAt: number | null;
+  lastDeliveredAt: number | null;
+}
+
+/** GET /admin/v1/users */
+export interface AdminUserPage {
+  users: AdminUser[];
+  nextCursor: string | null;
+}
+/** GET /admin/v1/users/{id} */
+export type AdminUserDetail = AdminUser & AdminUserHoldings;
+/** GET /admin/v1/users/{id}/export: everything held about the person. */
+export interface AdminUserExport extends AdminUserHoldings {
+  account: AdminUser;
+  events: AdminEvent[];
+}
+/** GET /admin/v1/users/{id}/devices */
+export interface AdminDeviceList {
+  devices: AdminDevice[];
+}
+/** POST /admin/v1/users/{id}/recovery-codes: the new set, shown in this answer only. */
+export interface AdminRecoveryCodes {
+  recoveryCodes: string[];
+}
+/** GET /admin/v1/events: newest first. */
+export interface AdminEventPage {
+  events: AdminEvent[];
+  nextCursor: string | null;
+}
+/** GET /admin/v1/clients */
+export interface AdminClientList {
+  clients: AdminClient[];
+}
+/** POST /admin/v1/clients: the new client's keys, shown once. */
+export interface AdminNewClient {
+  clientId: string;
+  publishableKey: string;
+  /** Absent for a public client: it has none. */
+  secretKey?: string;
+}
+/** POST /admin/v1/signing-keys/rotate: the new RS256 key's id. */
+export interface AdminSigningKeyRotated {
+  kid: string;
+}
+/** GET /admin/v1/admin-keys */
+export interface AdminKeyList {
+  adminKeys: AdminKeyInfo[];
+}
+/** GET /admin/v1/webhooks */
+export interface AdminWebhookList {
+  webhooks: AdminWebhookEndpoint[];
+}
+/** POST /admin/v1/webhooks: the endpoint and its signing secret, shown once. */
+export interface AdminNewWebhook extends AdminWebhookEndpoint {
+  secret: string;
+}

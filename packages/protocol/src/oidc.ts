@@ -1,0 +1,73 @@
+import type { PasskeyCreationOptionsJson } from './passkeys.js';
+
+/** GET /.well-known/openid-configuration (OpenID Connect Discovery 1.0 3): every member the service publishes. */
+export interface DiscoveryDocument {
+  issuer: string;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  jwks_uri: string;
+  userinfo_endpoint: string;
+  revocation_endpoint: string;
+  end_session_endpoint: string;
+  response_types_supported: string[];
+  response_modes_supported: string[];
+  prompt_values_supported: string[];
+  authorization_response_iss_parameter_supported: boolean;
+  request_parameter_supported: boolean;
+  request_uri_parameter_supported: boolean;
+  grant_types_supported: string[];
+  subject_types_supported: string[];
+  id_token_signing_alg_values_supported: string[];
+  token_endpoint_auth_methods_supported: string[];
+  revocation_endpoint_auth_methods_supported: string[];
+  code_challenge_methods_supported: string[];
+  scopes_supported: string[];
+  claims_supported: string[];
+  acr_values_supported: string[];
+}
+
+/** A published signing key (RFC 7517 4): its type's members, and kid, alg and use. */
+export interface PublishedJwk {
+  kty: string;
+  kid: string;
+  alg: string;
+  use: string;
+  /** RSA (RFC 7518 6.3.1). */
+  n?: string;
+  e?: string;
+  /** EC and OKP (RFC 7518 6.2.1, RFC 8037 2). */
+  crv?: string;
+  x?: string;
+  /** EC. */
+  y?: string;
+}
+
+/** GET /.well-known/jwks.json (RFC 7517 5). */
+export interface JsonWebKeySet {
+  keys: PublishedJwk[];
+}
+
+/** The hosted pages' POST /signin/complete and /signin/continue: where the browser goes next. */
+export interface HostedSignInRedirect {
+  /** The app's redirect_uri with its code, state and iss. */
+  location: string;
+}
+
+/** POST /signin/complete with `hold`: the sign-in waits for POST /signin/continue. */
+export interface HostedSignInHeld {
+  held: true;
+  /** The user has no passkey for the hosted pages: the page may offer to add one. */
+  passkeyOffer: boolean;
+}
+
+/** POST /signin/passkey/options: creation options for the hosted pages' passkey offer. */
+export interface HostedPasskeyOptionsResponse {
+  options: PasskeyCreationOptionsJson;
+}
+
+/** POST /signin/passkey: the passkey was added. */
+export interface HostedPasskeyAdded {
+  added: true;
+  /** The passkey is synced (backed up). */
+  synced: boolean;
+}
