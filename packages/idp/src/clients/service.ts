@@ -1,7 +1,7 @@
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import { BROWSER_CLIENT_CACHE_ENTRIES, BROWSER_CLIENT_CACHE_MS, CLIENT_REDIRECT_URIS_MAX, REDIRECT_URI_MAX_LENGTH } from '../defaults.js';
 import { ServiceError } from '../errors.js';
-import { isSigningAlg, SIGNING_ALGS } from '../keys/keyring.js';
+import { isSigningAlg, SIGNING_ALGS } from '../keys/algs.js';
 import type { ClientRecord, ClientStore } from './store.js';
 
 /**

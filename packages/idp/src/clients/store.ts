@@ -1,5 +1,5 @@
 import { IMMUTABLE_ROW_CACHE_ENTRIES } from '../defaults.js';
-import { isSigningAlg, type SigningAlg } from '../keys/keyring.js';
+import { isSigningAlg, type SigningAlg } from '../keys/algs.js';
 import type { Database, Db } from '../storage/database.js';
 
 export interface ClientRecord {

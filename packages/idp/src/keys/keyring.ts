@@ -2,16 +2,10 @@ import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:cryp
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import type { Sealer } from '../crypto/seal.js';
 import { ID_TOKEN_TTL_SECONDS, KEY_CACHE_SECONDS, SIGNING_KEY_BITS } from '../defaults.js';
+import { isSigningAlg, SIGNING_ALGS, type SigningAlg } from './algs.js';
 import type { KeyStore, SigningKeyRow } from './store.js';
 
-/**
- * ID token signing algorithms: RS256 is the default (OIDC Core 3.1.3.7, the spec); a client
- * may register ES256 or EdDSA (Ed25519, RFC 8037) as its `id_token_signed_response_alg`.
- */
-export const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
-export type SigningAlg = (typeof SIGNING_ALGS)[number];
-
-export const isSigningAlg = (value: unknown): value is SigningAlg => SIGNING_ALGS.includes(value as SigningAlg);
+export { isSigningAlg, SIGNING_ALGS, type SigningAlg } from './algs.js';
 
 export interface ActiveKey {
   kid: string;

@@ -24,9 +24,15 @@ export interface DatabaseConfig {
   dbStatementTimeoutMs: number;
 }
 
-/** Opens the configured database. The caller runs `migrate` and owns `destroy()`. */
-export function openDatabase(config: DatabaseConfig, options: { searchPath?: string } = {}): Db {
-  return config.databaseUrl ? openPostgres(config, options) : openSqlite(join(config.dataDir, 'service.db'));
+/**
+ * Opens the configured database. The caller runs `migrate` and owns `destroy()`. A one-shot
+ * command passes `checkpointWorker: false` (SQLite): it writes little and exits, and the
+ * worker's start-up would cost it more than its whole query.
+ */
+export function openDatabase(config: DatabaseConfig, options: { searchPath?: string; checkpointWorker?: boolean } = {}): Db {
+  return config.databaseUrl
+    ? openPostgres(config, options)
+    : openSqlite(join(config.dataDir, 'service.db'), { checkpointWorker: options.checkpointWorker ?? true });
 }
 
 /** What `openDatabase` opens, for messages: the SQLite path, or the URL without its password. */
@@ -161,9 +167,10 @@ const PG_CLIENT_MESSAGES = [
 
 /**
  * Opens the embedded SQLite database. WAL and a busy timeout let the CLI write while the
- * service runs; `:memory:` is accepted for tests.
+ * service runs; `:memory:` is accepted for tests. Without the checkpoint worker (a one-shot
+ * command), SQLite checkpoints as it does by default: past 1000 pages, and at the last close.
  */
-export function openSqlite(path: string): Db {
+export function openSqlite(path: string, { checkpointWorker = true }: { checkpointWorker?: boolean } = {}): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SQLite(path);
   sqlite.pragma('journal_mode = WAL');
@@ -171,7 +178,7 @@ export function openSqlite(path: string): Db {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   cachePreparedStatements(sqlite);
-  if (path !== ':memory:') checkpointOffMainThread(sqlite, path);
+  if (path !== ':memory:' && checkpointWorker) checkpointOffMainThread(sqlite, path);
   return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
 }
 

@@ -1,0 +1,186 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from './command.js';
+import { UsageError } from './command.js';
+import { servedIssuer, table } from './format.js';
+
+const create: Command = {
+  name: 'clients create',
+  usage: `  service-idp clients create --name NAME [--origin URL ...] [--redirect-uri URL ...] [--public]
+                             [--post-logout-redirect-uri URL ...] [--id-token-alg RS256|ES256|EdDSA] [--json]
+      Register a client application. Prints its clientId, publishableKey (browser, valid
+      only from the listed origins) and secretKey (backend) once; they cannot be shown again.
+      --redirect-uri: where /authorize may send codes (exact match; repeat for several).
+      --public: no secretKey (a single-page or native app); the token endpoint takes its
+      client_id alone and requires PKCE S256. Needs at least one --origin or --redirect-uri.
+      --post-logout-redirect-uri: where the end-session endpoint (/logout) may send the browser
+      back after signing out (exact match; repeat for several).
+`,
+  flags: ['name', 'origin', 'redirect-uri', 'public', 'post-logout-redirect-uri', 'id-token-alg', 'json'],
+  async run({ values, config }, io) {
+    const { withData, operations } = await import('./open.js');
+    return withData(config, async (data) => {
+      if (!values.name) throw new UsageError('clients create needs --name');
+      const keys = await (await operations(data)).createClient(
+        {
+          name: values.name,
+          origins: values.origin ?? [],
+          redirectUris: values['redirect-uri'] ?? [],
+          public: values.public ?? false,
+          postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
+          ...(values['id-token-alg'] ? { idTokenSignedResponseAlg: values['id-token-alg'] } : {}),
+        },
+        'cli',
+      );
+      if (values.json) io.out(`${JSON.stringify(keys)}\n`);
+      else {
+        io.out(
+          `Client created. The keys are shown once; store them now.\n  clientId:       ${keys.clientId}\n  publishableKey: ${keys.publishableKey}\n${
+            keys.secretKey
+              ? `  secretKey:      ${keys.secretKey}\n`
+              : '  secretKey:      none (public client: PKCE S256 at the token endpoint)\n'
+          }`,
+        );
+      }
+      return 0;
+    });
+  },
+};
+
+const update: Command = {
+  name: 'clients update',
+  usage: `  service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA]
+                             [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no]
+      optional (default): users choose whether to enroll in MFA; required: no code without it.
+      --id-token-alg: how the client's ID tokens are signed (default RS256).
+      --post-logout-redirect-uri: replaces the list (one empty value, "", clears it).
+      --passkey-mfa: yes (default): a passkey sign-in also passes this client's MFA; no: the
+      user's MFA step follows it.
+`,
+  flags: ['mfa-policy', 'id-token-alg', 'post-logout-redirect-uri', 'passkey-mfa'],
+  async run({ values, operands: [clientId], config }, io) {
+    const { withData, operations } = await import('./open.js');
+    return withData(config, async (data) => {
+      const postLogout = values['post-logout-redirect-uri'];
+      if (!clientId || (!values['mfa-policy'] && !values['id-token-alg'] && !postLogout && !values['passkey-mfa']))
+        throw new UsageError(
+          'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no]',
+        );
+      const ops = await operations(data);
+      if (values['mfa-policy']) {
+        await ops.setMfaPolicy(clientId, values['mfa-policy'], 'cli');
+        io.out(`Client ${clientId}: MFA ${values['mfa-policy']}.\n`);
+      }
+      if (values['passkey-mfa']) {
+        await ops.setPasskeyMfa(clientId, values['passkey-mfa'], 'cli');
+        io.out(`Client ${clientId}: a passkey sign-in ${values['passkey-mfa'] === 'yes' ? 'also passes' : 'does not pass'} MFA.\n`);
+      }
+      if (values['id-token-alg']) {
+        await ops.setIdTokenAlg(clientId, values['id-token-alg'], 'cli');
+        io.out(`Client ${clientId}: ID tokens signed with ${values['id-token-alg']}.\n`);
+      }
+      if (postLogout) {
+        const uris = postLogout.filter((uri) => uri !== '');
+        await ops.setPostLogoutRedirectUris(clientId, uris, 'cli');
+        io.out(`Client ${clientId}: post-logout redirect URIs ${uris.length ? uris.join(' ') : 'none'}.\n`);
+      }
+      return 0;
+    });
+  },
+};
+
+const delegationKeys: Command = {
+  name: 'clients delegation-keys',
+  usage: `  service-idp clients delegation-keys CLIENT_ID [--json] [--issuer URL] [--sp-signing-key FILE --sp-encryption-key FILE]
+      Delegation keys for the client's backend: prints SERVICE_BASE_URL (the URL the service
+      last started on this data folder serves, or --issuer), OAUTH_CLIENT_ID, the
+      SP's Ed25519 and X25519 private keys (shown once) and the service's public keys, one line
+      each. With the two files (SPKI PEM public keys made elsewhere), stores those instead.
+      Running it again replaces the SP keys.
+`,
+  flags: ['json', 'issuer', 'sp-signing-key', 'sp-encryption-key'],
+  async run({ values, operands: [clientId], config }, io) {
+    const issuer = servedIssuer(config.dataDir, values.issuer ?? process.env.SERVICE_IDP_ISSUER);
+    const { withContext } = await import('./open.js');
+    return withContext(config, async (ctx) => {
+      if (!clientId)
+        throw new UsageError('usage: service-idp clients delegation-keys CLIENT_ID [--sp-signing-key FILE --sp-encryption-key FILE]');
+      const signing = values['sp-signing-key'];
+      const encryption = values['sp-encryption-key'];
+      if (Boolean(signing) !== Boolean(encryption)) throw new UsageError('give both --sp-signing-key and --sp-encryption-key, or neither');
+      const made = await ctx.delegation.createKeys(
+        clientId,
+        signing && encryption ? { verifyPem: readFileSync(signing, 'utf8'), encryptionPem: readFileSync(encryption, 'utf8') } : undefined,
+      );
+      await ctx.events.record({ type: 'client.updated', clientId: made.client.id, actor: 'cli', detail: { delegationKeys: 'replaced' } });
+      // One line per value (base64 of the PEM), as secret stores and .env files want them.
+      const line = (pem: string) => Buffer.from(pem).toString('base64');
+      const env: Record<string, string> = {
+        SERVICE_BASE_URL: issuer,
+        OAUTH_CLIENT_ID: made.client.id,
+        ...(made.sp
+          ? { SP_ED25519_PRIVATE_KEY_PEM: line(made.sp.signingPrivatePem), SP_X25519_PRIVATE_KEY_PEM: line(made.sp.encryptionPrivatePem) }
+          : {}),
+        IDP_ED25519_PUBLIC_KEY_PEM: line(made.idp.verifyPublicPem),
+        IDP_X25519_PUBLIC_KEY_PEM: line(made.idp.encryptionPublicPem),
+      };
+      if (values.json) io.out(`${JSON.stringify(env)}\n`);
+      else {
+        io.out(
+          made.sp
+            ? `# Delegation keys for ${made.client.name}. The SP private keys are shown once: put these lines in the SP's secret store.\n`
+            : `# Delegation for ${made.client.name} uses the SP public keys given. Add these lines to the SP's configuration (its private keys stay where they are).\n`,
+        );
+        for (const [key, value] of Object.entries(env)) io.out(`${key}=${value}\n`);
+      }
+      return 0;
+    });
+  },
+};
+
+const list: Command = {
+  name: 'clients list',
+  usage: '  service-idp clients list [--json]\n',
+  flags: ['json'],
+  async run({ values, config }, io) {
+    const { withData, clientService } = await import('./open.js');
+    const clients = await withData(config, async (data) => (await clientService(data)).list());
+    if (values.json) io.out(`${JSON.stringify(clients)}\n`);
+    else if (clients.length === 0) io.out('No clients yet: service-idp clients create --name NAME --origin URL\n');
+    else
+      io.out(
+        `${table(
+          ['CLIENT ID', 'NAME', 'TYPE', 'MFA', 'ORIGINS', 'REDIRECT URIS', 'POST-LOGOUT URIS'],
+          clients.map((c) => [
+            c.id,
+            c.name,
+            c.type,
+            c.mfaPolicy,
+            c.origins.join(' '),
+            c.redirectUris.join(' '),
+            c.postLogoutRedirectUris.join(' '),
+          ]),
+        )}\n`,
+      );
+    return 0;
+  },
+};
+
+const remove: Command = {
+  name: 'clients delete',
+  usage: `  service-idp clients delete CLIENT_ID
+      Delete a client with its devices, pending sign-ins and delegation keys; its keys stop
+      working at once. Users stay (they may use other clients).
+`,
+  flags: [],
+  async run({ operands: [clientId], config }, io) {
+    const { withData, operations } = await import('./open.js');
+    return withData(config, async (data) => {
+      if (!clientId) throw new UsageError('usage: service-idp clients delete CLIENT_ID');
+      await (await operations(data)).deleteClient(clientId, 'cli');
+      io.out(`Client ${clientId} deleted.\n`);
+      return 0;
+    });
+  },
+};
+
+export const clients: Command[] = [create, update, delegationKeys, list, remove];

@@ -1,0 +1,81 @@
+import type { ServiceConfig } from '../config.js';
+import { ConfigError } from '../config.js';
+
+/**
+ * Every flag of the command line, as node:util parseArgs reads it. A command lists the ones it
+ * reads (Command.flags); the command line accepts the flags of every command, on any command,
+ * as it always has (a flag another command reads is ignored, not refused).
+ */
+export const FLAGS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  data: { type: 'string' },
+  database: { type: 'string' },
+  issuer: { type: 'string' },
+  'test-mode': { type: 'boolean' },
+  'dev-inbox': { type: 'boolean' },
+  'metrics-port': { type: 'string' },
+  name: { type: 'string' },
+  origin: { type: 'string', multiple: true },
+  'redirect-uri': { type: 'string', multiple: true },
+  'post-logout-redirect-uri': { type: 'string', multiple: true },
+  public: { type: 'boolean' },
+  json: { type: 'boolean' },
+  'mfa-policy': { type: 'string' },
+  'passkey-mfa': { type: 'string' },
+  'id-token-alg': { type: 'string' },
+  'sp-signing-key': { type: 'string' },
+  'sp-encryption-key': { type: 'string' },
+  limit: { type: 'string' },
+  email: { type: 'string' },
+  user: { type: 'string' },
+  type: { type: 'string' },
+  since: { type: 'string' },
+  cursor: { type: 'string' },
+  url: { type: 'string' },
+  events: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export type Flag = keyof typeof FLAGS;
+
+/** Read by every command: where the data is, and --help. */
+export const SHARED_FLAGS: readonly Flag[] = ['data', 'database', 'help'];
+
+/** The parsed flags: a string, a list for repeatable ones, true for switches. */
+export type Values = {
+  [F in Flag]?: (typeof FLAGS)[F] extends { type: 'boolean' } ? boolean : (typeof FLAGS)[F] extends { multiple: true } ? string[] : string;
+};
+
+export interface CommandArgs {
+  values: Values;
+  /** The words after the command's name (CLIENT_ID, ID|EMAIL, …). */
+  operands: string[];
+  config: ServiceConfig;
+  /** --limit, checked against the command's range (Command.paged). */
+  limit: number;
+  /** --since as epoch milliseconds. */
+  since: number | undefined;
+}
+
+/** Where a command writes; the process's streams. */
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export interface Command {
+  /** As typed: `clients list`, `events`. */
+  name: string;
+  /** Its entry in --help, printed as is: usage line(s), then what it does (may be empty when the next entry says it). */
+  usage: string;
+  /** The flags it reads besides SHARED_FLAGS (and the configuration flags every command passes to loadConfig). */
+  flags: readonly Flag[];
+  /** --limit is a page size (PAGE_SIZE_DEFAULT, at most PAGE_SIZE_MAX) rather than a message count (mail, sms). */
+  paged?: boolean;
+  /** Returns the exit status, or -1 to keep the process running (start). Imports what it uses when it runs. */
+  run(args: CommandArgs, io: Io): Promise<number>;
+}
+
+/** A bad command line: one line naming the problem, exit status 2. */
+export class UsageError extends ConfigError {}
