@@ -311,7 +311,7 @@ describe('Dockerfile', () => {
       assert.deepEqual(result, { code: 0, signal: null }, output.join(''));
       assert.match(output.join(''), /service-idp stopped \(SIGTERM\)/);
       console.log(
-        `# start to healthy and stopped: ${((Date.now() - stopAt) / 1000).toFixed(1)} s after SIGTERM; total ${((Date.now() - started) / 1000).toFixed(1)} s`,
+        `# stopped ${((Date.now() - stopAt) / 1000).toFixed(1)} s after SIGTERM; in all ${((Date.now() - started) / 1000).toFixed(1)} s`,
       );
     });
   });
