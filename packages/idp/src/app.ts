@@ -85,7 +85,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     // its own words. At Node's header size limit (16 KB by default) no request line can exceed
     // it: every route is matched, the admin API's key check runs first, and each params schema
     // bounds its ids (100 characters).
-    maxParamLength: maxHeaderSize,
+    routerOptions: { maxParamLength: maxHeaderSize },
     // Refusals while routing (a URL that does not decode) and the HTTP parser's: `{ code, message }`.
     frameworkErrors: frameworkErrors(async (request) => {
       if (request.url === ADMIN_PREFIX || request.url.startsWith(`${ADMIN_PREFIX}/`) || request.url.startsWith(`${ADMIN_PREFIX}?`))

@@ -16,6 +16,7 @@ async function webhookService(data: Data) {
     sealer: createSealer(data.serverSecret, 'webhook-secret'),
     events,
     production: data.config.production,
+    allowInternal: data.config.webhookAllowInternal,
     now: data.now,
   });
 }
