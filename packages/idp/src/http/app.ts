@@ -22,6 +22,7 @@ import { tokenRoutes } from '../token/routes.js';
 import { passkeyMfaRoutes } from '../webauthn/mfa-routes.js';
 import { passkeyRoutes } from '../webauthn/routes.js';
 import { AUTHORIZATION_REQUEST_HEADER, browserClient } from './browser-client.js';
+import { CONTRACT_CHECK_ENV, type ContractViolation, checkResponsesAgainstDocument, contractViolationToStderr } from './contract-check.js';
 import { registerErrorHandler } from './error-handler.js';
 import { registerMetrics } from './metrics.js';
 import { registerOpenApi } from './openapi.js';
@@ -35,6 +36,12 @@ export interface AppOptions {
    * (pino-pretty, for a terminal) instead of as JSON.
    */
   logger?: boolean | { level: string; stream?: NodeJS.WritableStream; pretty?: boolean };
+  /**
+   * Test-only: checks every answer of a documented route against the responses the OpenAPI
+   * document declares for it, and calls this with each mismatch (http/contract-check.ts). Off
+   * when absent, unless the environment sets SERVICE_IDP_CONTRACT_CHECK=1 (then to stderr).
+   */
+  onContractViolation?: (violation: ContractViolation) => void;
 }
 
 /** Readable terminal lines: `10:21:07 INFO: POST /v1/authenticate 200 3.1 ms`. */
@@ -85,6 +92,9 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandler(app);
+  const onContractViolation =
+    options.onContractViolation ?? (process.env[CONTRACT_CHECK_ENV] === '1' ? contractViolationToStderr : undefined);
+  if (onContractViolation) checkResponsesAgainstDocument(app, onContractViolation);
   await registerOpenApi(app, { issuer: ctx.config.issuer });
   trackRequestOrigin(app);
   registerMetrics(app);
