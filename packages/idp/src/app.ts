@@ -13,6 +13,12 @@ import { deviceRoutes } from './devices/routes.js';
 import { trackRequestOrigin } from './events/request-context.js';
 import { recordSignInRefusals } from './events/sign-in-refusals.js';
 import { browserClient } from './http/browser-client.js';
+import {
+  CONTRACT_CHECK_ENV,
+  type ContractViolation,
+  checkResponsesAgainstDocument,
+  contractViolationToStderr,
+} from './http/contract-check.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -37,6 +43,12 @@ export interface AppOptions {
   logger?: boolean | { level: string; stream?: NodeJS.WritableStream; pretty?: boolean };
   /** Called with every route as it is registered (tests read the route schemas). */
   onRoute?: (route: RouteOptions) => void;
+  /**
+   * Test-only: checks every answer of a documented route against the responses the OpenAPI
+   * document declares for it, and calls this with each mismatch (http/contract-check.ts). Off
+   * when absent, unless the environment sets SERVICE_IDP_CONTRACT_CHECK=1 (then to stderr).
+   */
+  onContractViolation?: (violation: ContractViolation) => void;
 }
 
 /** Readable terminal lines: `10:21:07 INFO: POST /v1/authenticate 200 3.1 ms`. */
@@ -99,6 +111,9 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
 
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
   registerErrorHandler(app);
+  const onContractViolation =
+    options.onContractViolation ?? (process.env[CONTRACT_CHECK_ENV] === '1' ? contractViolationToStderr : undefined);
+  if (onContractViolation) checkResponsesAgainstDocument(app, onContractViolation);
   await registerOpenApi(app, { issuer: ctx.config.issuer });
   trackRequestOrigin(app);
   registerMetrics(app);

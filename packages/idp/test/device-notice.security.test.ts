@@ -124,6 +124,33 @@ describe('new-device notice and its link', () => {
     assert.equal(second.status, 409, 'the link works once');
   });
 
+  it("is served under the hosted pages' policy: their CSP (no inline style) and X-Frame-Options, whatever the answer", async () => {
+    // The hosted pages' own headers, from the sign-in page's refusal (an expired request).
+    const hosted = await fetch(`${service.url}/signin?request=none`);
+    assert.equal(hosted.status, 400);
+    const policy = ['content-security-policy', 'x-frame-options'].map((name) => hosted.headers.get(name));
+    assert.doesNotMatch(policy[0] ?? '', /unsafe-inline/);
+    assert.equal(policy[1], 'DENY');
+    const email = uniqueEmail('notice');
+    await register(email);
+    const token = tokenOf(email);
+    const answers = [await open(token), await open(`${token}x`), await press(token), await press(token)];
+    assert.deepEqual(
+      answers.map((r) => r.status),
+      [200, 400, 200, 409],
+    );
+    for (const answer of answers) {
+      assert.deepEqual(
+        ['content-security-policy', 'x-frame-options'].map((name) => answer.headers.get(name)),
+        policy,
+        `${answer.status}: the hosted pages' headers`,
+      );
+      const html = await answer.text();
+      assert.doesNotMatch(html, /<style|style=/, 'no inline style for the CSP to allow');
+      assert.match(html, /<link rel="stylesheet" href="\/signin\/signin.css">/);
+    }
+  });
+
   it('revokes once when the button is pressed many times at once (single use under concurrency)', async () => {
     const email = uniqueEmail('notice');
     await register(email);

@@ -10,6 +10,7 @@ import { request } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { IDBFactory } from 'fake-indexeddb';
 import { CompactSign, exportJWK, generateKeyPair, type CryptoKey as JoseKey } from 'jose';
@@ -18,6 +19,7 @@ import { ServiceDelegationClient } from 'service-oauth-client';
 import { ServiceClient } from 'service-web';
 import { SMTPServer } from 'smtp-server';
 import { DB_POOL_SIZE, DB_STATEMENT_TIMEOUT_MS, SEND_SPACING_PER_PURPOSE } from '../src/defaults.js';
+import { CONTRACT_CHECK_ENV, type ContractViolation, describeViolation } from '../src/http/contract-check.js';
 import { type ContextOptions, loadConfig, type RunningService, startService } from '../src/index.js';
 import type { Mailer } from '../src/mail/mailer.js';
 import type { SmsTransport } from '../src/sms/transport.js';
@@ -25,6 +27,26 @@ import { type Db, openPostgres, openSqlite } from '../src/storage/database.js';
 import { testSigningKeys } from './signing-keys.js';
 
 export const APP_ORIGIN = 'http://app.test:3000';
+
+/**
+ * The OpenAPI contract (http/contract-check.ts): every answer of every service a test starts is
+ * checked against the document. startTestService's services report here, and the test during
+ * which an answer broke the contract fails (the hook below); services a test file starts
+ * itself with startService are checked through the environment (stderr, and the file fails).
+ */
+const contractViolations: ContractViolation[] = [];
+process.env[CONTRACT_CHECK_ENV] = '1';
+
+function takeContractViolations(): Error | undefined {
+  if (contractViolations.length === 0) return undefined;
+  const lines = contractViolations.splice(0).map(describeViolation);
+  return new Error(`answers the OpenAPI document does not declare:\n${lines.join('\n')}`);
+}
+
+afterEach(() => {
+  const violations = takeContractViolations();
+  if (violations) throw violations;
+});
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
@@ -99,6 +121,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.webhookTimings ? { webhookTimings: options.webhookTimings } : {}),
     ...(options.webhookResolve ? { webhookResolve: options.webhookResolve } : {}),
     generateSigningKey: testSigningKeys(),
+    onContractViolation: (violation) => contractViolations.push(violation),
   }).catch(async (error: unknown) => {
     await database.db.destroy();
     await database.drop();
@@ -142,6 +165,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       await service.close();
       await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
+      // Answers sent outside any test (a before or after hook) fail the suite here.
+      const violations = takeContractViolations();
+      if (violations) throw violations;
     },
   };
 }

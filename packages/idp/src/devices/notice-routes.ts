@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { Paths } from 'service-protocol';
 import { Type } from 'typebox';
 import { errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
+import { PAGE_CSP } from '../oidc/routes.js';
 import type { DeviceNotices } from './notice.js';
 import { defaultDeviceName } from './user-agent.js';
 
@@ -36,16 +37,21 @@ const noticeResponses = (ok: string, ...bodyErrors: (413 | 415)[]) => ({
 const ShowSchema = { querystring: Token, response: noticeResponses('names the device, with a button that signs it out') };
 const RevokeSchema = { body: Token, response: noticeResponses('the device is signed out', 413, 415) };
 
-/** A plain page: no script, no form target but itself, never framed, never cached. */
+/**
+ * A plain page under the hosted pages' policy (oidc/routes.ts PAGE_CSP, `X-Frame-Options: DENY`):
+ * no script, no inline style (the hosted pages' stylesheet), no form target but itself, never
+ * framed, never cached.
+ */
 function page(reply: FastifyReply, status: number, body: string) {
   return reply
     .code(status)
     .header('content-type', 'text/html; charset=utf-8')
     .header('cache-control', 'no-store')
-    .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+    .header('content-security-policy', PAGE_CSP)
+    .header('x-frame-options', 'DENY')
     .send(
-      `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Device sign-in</title></head>` +
-        `<body style="font-family:system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem">${body}</body></html>\n`,
+      `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Device sign-in</title><link rel="stylesheet" href="${Paths.signIn}/signin.css"></head>` +
+        `<body><main>${body}</main></body></html>\n`,
     );
 }
 

@@ -95,7 +95,8 @@ const PasskeyAddSchema = {
   body: Type.Object({ request: Type.String({ maxLength: 100 }), credential: Attestation }, { additionalProperties: false }),
   response: {
     200: PasskeyAdded,
-    ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS),
+    // 401 ERR_PASSKEY_INVALID: the attestation was refused, as at /v1/passkeys/registration.
+    ...errorResponses(...BODY_ERRORS, 401, ...SERVER_ERRORS),
   },
 };
 

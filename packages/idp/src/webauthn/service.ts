@@ -171,6 +171,8 @@ export function createPasskeyService(deps: PasskeyDeps) {
   /**
    * Checks an assertion against the stored passkey it names (rp id, user handle, signature, user
    * verification) and moves the counter forward atomically; the refusal's reason, or undefined.
+   * `discoverable`: the request named no credential (allowCredentials empty, a username-less
+   * sign-in), so the assertion must carry the user handle.
    */
   async function checkAssertion(
     credential: PasskeyAssertionJson,
@@ -178,11 +180,14 @@ export function createPasskeyService(deps: PasskeyDeps) {
     origin: string,
     rpId: string,
     passkey: Passkey,
+    discoverable: boolean,
   ): Promise<PasskeyRefusal | undefined> {
     if (passkey.rpId !== rpId) return 'rp_id';
-    // WebAuthn L3 7.2 step 6: a user handle, when the authenticator returns one, must be the passkey's user's.
+    // WebAuthn L3 7.2 step 6: when the request named no credential, the authenticator must return the
+    // user handle (a discoverable credential always stores one) and it must be the passkey's user's; when
+    // it named the user's credentials (an MFA step) the user handle may be absent, but if present must match.
     const userHandle = credential.response.userHandle;
-    if (userHandle !== undefined && userHandle !== passkey.userHandle) return 'user_handle';
+    if (userHandle === undefined ? discoverable : userHandle !== passkey.userHandle) return 'user_handle';
     let info: Verified<typeof verifyAuthenticationResponse>['authenticationInfo'] | undefined;
     let counterWentBack = false;
     try {
@@ -404,7 +409,7 @@ export function createPasskeyService(deps: PasskeyDeps) {
       if (!passkey || passkey.clientId !== client.id) return refuse('unknown', client);
       const user = await accounts.findById(passkey.userId);
       if (!user || (input.email !== undefined && user.email !== input.email)) return refuse('user', client, passkey);
-      const refusal = await checkAssertion(credential, challenge.expected, origin, rpId, passkey);
+      const refusal = await checkAssertion(credential, challenge.expected, origin, rpId, passkey, true);
       if (refusal) return refuse(refusal, client, passkey);
 
       const amr = amrOf(passkey);
@@ -558,7 +563,7 @@ export function createPasskeyService(deps: PasskeyDeps) {
             ? 'unknown'
             : passkey.userId !== user.id
               ? 'user'
-              : await checkAssertion(input.credential, challenge.expected, origin, rpId, passkey);
+              : await checkAssertion(input.credential, challenge.expected, origin, rpId, passkey, false);
           if (!passkey || refusal) {
             await recordRefusal(refusal ?? 'unknown', client, passkey, user.id);
             return { kind: 'wrong' };
