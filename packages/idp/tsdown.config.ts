@@ -11,7 +11,8 @@ export default defineConfig({
   copy: [
     { from: '../web/dist/service-web.global.js', to: 'dist/service-web.global.js' },
     { from: '../web/dist/service-web.global.js.map', to: 'dist/service-web.global.js.map' },
-    // The hosted sign-in pages (src/oidc/routes.ts reads them beside itself).
-    { from: 'src/oidc/pages', to: 'dist/oidc/pages' },
+    // The hosted sign-in page, built by packages/hosted (its script bundles service-web):
+    // src/oidc/routes.ts reads these beside itself.
+    ...['signin.html', 'signin.css', 'signin.js'].map((file) => ({ from: `../hosted/dist/${file}`, to: `dist/oidc/pages/${file}` })),
   ],
 });

@@ -191,7 +191,7 @@ describe('authorization code flow through the hosted sign-in', () => {
     const source = await response.text();
     assert.match(source, /export \{[^}]*\bencode\b/, 'it exports encode, which signin.js imports');
     assert.doesNotMatch(source, /^\s*import\s/m, 'self-contained: no further request');
-    assert.match(await (await fetch(`${service.url}/signin/signin.js`)).text(), /import\('\/signin\/qr\.js'\)/);
+    assert.match(await (await fetch(`${service.url}/signin/signin.js`)).text(), /import\(["']\/signin\/qr\.js["']\)/);
   });
 
   it('publishes the authorization endpoint in discovery', async () => {

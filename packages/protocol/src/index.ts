@@ -13,6 +13,7 @@ export * from './device-proof.js';
 export * from './devices.js';
 export * from './email.js';
 export * from './errors.js';
+export * from './hosted.js';
 export * from './oidc.js';
 export * from './passkeys.js';
 export * from './phone.js';
@@ -23,6 +24,14 @@ export const PROTOCOL_VERSION = 'v1';
 
 /** Header that carries the publishable key on every browser request. */
 export const PUBLISHABLE_KEY_HEADER = 'x-service-key';
+
+/**
+ * Header of the service's own hosted sign-in pages: the pending authorization request
+ * (`/signin?request=…`) a browser call serves, so that the hosted client takes that app's name
+ * and MFA policy (docs/protocol.md, "Sign-in with redirects"). service-web sends it when
+ * init() gets `authorizationRequest`.
+ */
+export const AUTHORIZATION_REQUEST_HEADER = 'x-service-authorization-request';
 
 /** Every browser endpoint lives under this prefix, and only there does the service answer CORS. */
 export const BROWSER_PREFIX = '/v1';

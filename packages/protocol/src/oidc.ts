@@ -1,5 +1,3 @@
-import type { PasskeyCreationOptionsJson } from './passkeys.js';
-
 /** GET /.well-known/openid-configuration (OpenID Connect Discovery 1.0 3): every member the service publishes. */
 export interface DiscoveryDocument {
   issuer: string;
@@ -45,29 +43,4 @@ export interface PublishedJwk {
 /** GET /.well-known/jwks.json (RFC 7517 5). */
 export interface JsonWebKeySet {
   keys: PublishedJwk[];
-}
-
-/** The hosted pages' POST /signin/complete and /signin/continue: where the browser goes next. */
-export interface HostedSignInRedirect {
-  /** The app's redirect_uri with its code, state and iss. */
-  location: string;
-}
-
-/** POST /signin/complete with `hold`: the sign-in waits for POST /signin/continue. */
-export interface HostedSignInHeld {
-  held: true;
-  /** The user has no passkey for the hosted pages: the page may offer to add one. */
-  passkeyOffer: boolean;
-}
-
-/** POST /signin/passkey/options: creation options for the hosted pages' passkey offer. */
-export interface HostedPasskeyOptionsResponse {
-  options: PasskeyCreationOptionsJson;
-}
-
-/** POST /signin/passkey: the passkey was added. */
-export interface HostedPasskeyAdded {
-  added: true;
-  /** The passkey is synced (backed up). */
-  synced: boolean;
 }

@@ -133,10 +133,12 @@ export class ServiceClient {
       if (!(CRYPTO_VERSIONS as readonly string[]).includes(cryptoVersion)) return invalid(`Unknown cryptoVersion ${String(cryptoVersion)}`);
       const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
       if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) return invalid('timeoutMs must be a positive number');
+      const { authorizationRequest } = opts;
+      if (authorizationRequest !== undefined && !isNonEmptyString(authorizationRequest)) return invalid('Bad authorizationRequest');
       const fetchFn = this.#deps.fetch ?? (typeof fetch === 'function' ? fetch.bind(globalThis) : undefined);
       if (fetchFn === undefined) return failure('NETWORK_ERROR', 'fetch is not available');
 
-      const http: HttpConfig = { baseUrl: base, apiKey, timeoutMs, fetch: fetchFn };
+      const http: HttpConfig = { baseUrl: base, apiKey, timeoutMs, fetch: fetchFn, authorizationRequest };
       const { body, failure: failed, httpStatus } = await request(http, BrowserPaths.client);
       if (failed) {
         // Whatever the body says, 401 and 403 on this call mean the key was refused.

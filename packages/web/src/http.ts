@@ -1,4 +1,4 @@
-import { BROWSER_PREFIX, ErrorStatus, isErrorCode, PUBLISHABLE_KEY_HEADER } from 'service-protocol';
+import { AUTHORIZATION_REQUEST_HEADER, BROWSER_PREFIX, ErrorStatus, isErrorCode, PUBLISHABLE_KEY_HEADER } from 'service-protocol';
 import type { FailureResult, FailureStatus } from './types.js';
 
 export interface HttpConfig {
@@ -6,6 +6,8 @@ export interface HttpConfig {
   apiKey: string;
   timeoutMs: number;
   fetch: typeof fetch;
+  /** init()'s `authorizationRequest`: sent on every call, with the service origin's cookies. */
+  authorizationRequest?: string | undefined;
 }
 
 /** A readable JSON object from a 2xx answer, or the failure; `httpStatus` when the service answered. */
@@ -33,11 +35,18 @@ export async function request(config: HttpConfig, path: string, body?: object): 
     controller.abort();
   }, config.timeoutMs);
   try {
+    const hosted = config.authorizationRequest;
     const response = await config.fetch(config.baseUrl + BROWSER_PREFIX + path, {
       method: body ? 'POST' : 'GET',
-      headers: { accept: JSON_TYPE, [PUBLISHABLE_KEY_HEADER]: config.apiKey, ...(body && { 'content-type': JSON_TYPE }) },
-      // The publishable key identifies the client; cookies play no part in this protocol.
-      credentials: 'omit',
+      headers: {
+        accept: JSON_TYPE,
+        [PUBLISHABLE_KEY_HEADER]: config.apiKey,
+        ...(body && { 'content-type': JSON_TYPE }),
+        ...(hosted && { [AUTHORIZATION_REQUEST_HEADER]: hosted }),
+      },
+      // The publishable key identifies the client; cookies play no part in this protocol, except
+      // the hosted pages' binding of their authorization request to this browser (same origin only).
+      credentials: hosted ? 'same-origin' : 'omit',
       body: body && JSON.stringify(body),
       signal: controller.signal,
     });

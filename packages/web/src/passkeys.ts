@@ -35,6 +35,7 @@ import { failure, type HttpConfig, type HttpOutcome, reasonOf, request } from '.
 import type { FailureResult, FailureStatus, InitializationResult, InitOptions, MfaRequiredResult } from './types.js';
 import { assertionJson, attestationJson, creationOptions, requestOptions } from './webauthn-json.js';
 
+export { passkeyAttestationJson, passkeyCreationOptions } from './webauthn-json.js';
 export { PasskeyStatus };
 
 /** A failure of a passkey operation: the core's failure statuses and the passkey ones. */
@@ -153,9 +154,12 @@ export class ServicePasskeys {
       if (!CRYPTO_VERSIONS.includes(cryptoVersion)) return failure('INVALID_REQUEST', `Unknown cryptoVersion ${String(cryptoVersion)}`);
       const timeoutMs = options?.timeoutMs ?? 15_000;
       if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) return failure('INVALID_REQUEST', 'timeoutMs must be a positive number');
+      const authorizationRequest = options?.authorizationRequest;
+      if (authorizationRequest !== undefined && (typeof authorizationRequest !== 'string' || authorizationRequest.length === 0))
+        return failure('INVALID_REQUEST', 'Bad authorizationRequest');
       const fetchFn = this.#deps.fetch ?? (typeof fetch === 'function' ? fetch.bind(globalThis) : undefined);
       if (!fetchFn) return failure('NETWORK_ERROR', 'fetch is not available');
-      const http: HttpConfig = { baseUrl: base, apiKey, timeoutMs, fetch: fetchFn };
+      const http: HttpConfig = { baseUrl: base, apiKey, timeoutMs, fetch: fetchFn, authorizationRequest };
       const { body, failure: failed, httpStatus } = await request(http, BrowserPaths.client);
       if (failed) return httpStatus === 401 || httpStatus === 403 ? failure('INVALID_API_KEY', 'The API key was refused') : failed;
       if (typeof body.clientId !== 'string') return failure('SERVICE_ERROR', 'No client id in the answer');

@@ -8,6 +8,22 @@ export interface InitOptions {
   cryptoVersion?: string;
   /** Timeout of each request in milliseconds. Default 15000. */
   timeoutMs?: number;
+  /**
+   * The service's own hosted sign-in pages only: the pending authorization request the page
+   * serves (its `/signin?request=…`). Every call then sends it in the
+   * `x-service-authorization-request` header, so that the service applies the requesting app's
+   * name and MFA policy, and carries this browser's cookies for the service's own origin
+   * (`credentials: 'same-origin'`, where the request's binding cookie is; without the option
+   * the client sends no cookie at all). An application's page leaves it out: the service reads
+   * it for its hosted client only, and does not allow the header cross-origin (CORS).
+   *
+   * @example
+   * ```ts
+   * const request = new URLSearchParams(location.search).get('request') ?? '';
+   * await client.init(publishableKey, location.origin, { authorizationRequest: request });
+   * ```
+   */
+  authorizationRequest?: string;
 }
 
 /** Options of {@link ServiceClient.authenticate}; names follow the spec. */

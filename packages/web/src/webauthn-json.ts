@@ -16,6 +16,33 @@ export function fromBase64url(value: string): ArrayBuffer {
 
 const encode = (buffer: ArrayBuffer) => base64url(new Uint8Array(buffer));
 
+/**
+ * The service's creation options (the JSON of a passkey registration's `options`) as
+ * `navigator.credentials.create()` takes them: the binary members decoded from base64url.
+ * ServicePasskeys does this itself; this is for a page that runs a ceremony of its own against a
+ * route of the service that answers such options (the hosted pages' passkey offer). The
+ * credential goes back through {@link passkeyAttestationJson}.
+ *
+ * @example
+ * ```ts
+ * import { passkeyAttestationJson, passkeyCreationOptions } from 'service-web/passkeys';
+ * const made = await navigator.credentials.create({ publicKey: passkeyCreationOptions(answer.options) });
+ * if (made) await send({ credential: passkeyAttestationJson(made as PublicKeyCredential) });
+ * ```
+ */
+export function passkeyCreationOptions(json: PasskeyCreationOptionsJson): PublicKeyCredentialCreationOptions {
+  return creationOptions(json);
+}
+
+/**
+ * A new passkey (the credential `navigator.credentials.create()` made) in the JSON form the
+ * service reads (WebAuthn L3 RegistrationResponseJSON, binary members in base64url). See
+ * {@link passkeyCreationOptions}.
+ */
+export function passkeyAttestationJson(credential: PublicKeyCredential): PasskeyAttestationJson {
+  return attestationJson(credential);
+}
+
 export function creationOptions(json: PasskeyCreationOptionsJson): PublicKeyCredentialCreationOptions {
   return {
     ...json,

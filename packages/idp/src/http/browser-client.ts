@@ -1,6 +1,6 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { BROWSER_PREFIX, BrowserPaths, PUBLISHABLE_KEY_HEADER } from 'service-protocol';
+import { AUTHORIZATION_REQUEST_HEADER, BROWSER_PREFIX, BrowserPaths, PUBLISHABLE_KEY_HEADER } from 'service-protocol';
 import { type ClientService, HOSTED_CLIENT_ID } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
 import { notFound } from './error-handler.js';
@@ -13,7 +13,6 @@ declare module 'fastify' {
 }
 
 /** The header the hosted page's service-web adds to every call: which pending authorization request it serves (oidc/). */
-export const AUTHORIZATION_REQUEST_HEADER = 'x-service-authorization-request';
 
 /**
  * Routes that authenticate their client themselves, with the same checks and errors, and then

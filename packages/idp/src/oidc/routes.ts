@@ -1,19 +1,21 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
-  type HostedPasskeyAdded,
-  type HostedPasskeyOptionsResponse,
-  type HostedSignInHeld,
-  type HostedSignInRedirect,
+  AUTHORIZATION_REQUEST_HEADER,
   Paths,
+  type SignInCompleteResponse,
+  type SignInContinueResponse,
+  type SignInPasskeyOptionsResponse,
+  type SignInPasskeyResponse,
 } from 'service-protocol';
 import { Type } from 'typebox';
 import { HOSTED_CLIENT_ID } from '../clients/service.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS } from '../defaults.js';
 import { ServiceError } from '../errors.js';
-import { AUTHORIZATION_REQUEST_HEADER } from '../http/browser-client.js';
 import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { Attestation, CreationOptions } from '../webauthn/routes.js';
 import type { PasskeyOffer } from './passkey-offer.js';
@@ -26,7 +28,27 @@ import type { OidcService } from './service.js';
 export const PAGE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-const asset = (name: string) => readFileSync(new URL(`./pages/${name}`, import.meta.url), 'utf8');
+/** The hosted pages' built files (the private workspace package service-hosted-pages: packages/hosted). */
+const PAGE_FILES = ['signin.html', 'signin.css', 'signin.js'] as const;
+
+/**
+ * One of the hosted pages' built files: the copy the build puts beside this module
+ * (dist/oidc/pages/), or in the workspace the package's own dist/.
+ */
+function asset(name: (typeof PAGE_FILES)[number]): string {
+  const candidates = [fileURLToPath(new URL(`./pages/${name}`, import.meta.url))];
+  try {
+    candidates.push(join(dirname(createRequire(import.meta.url).resolve('service-hosted-pages/package.json')), 'dist', name));
+  } catch {
+    // not in the workspace: only the bundled copy can exist
+  }
+  for (const path of candidates) {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch {}
+  }
+  throw new Error(`The hosted sign-in page's ${name} is not built (packages/hosted): run npm run build.`);
+}
 
 /**
  * The QR encoder of the TOTP enrollment step: `uqr`'s own dependency-free ES module build, as
@@ -49,19 +71,22 @@ const CompleteBody = Type.Object(
   { additionalProperties: false },
 );
 const ContinueBody = Type.Object({ request: Type.String({ maxLength: 100 }) }, { additionalProperties: false });
-const Redirect = wireBody<HostedSignInRedirect>()(
-  Type.Object({ location: Type.String({ description: "the app's redirect_uri with its code, state and iss" }) }),
-);
-const Held = wireBody<HostedSignInHeld>()(
-  Type.Object({
-    held: Type.Literal(true, { description: 'the sign-in is held: POST /signin/continue' }),
-    passkeyOffer: Type.Boolean({
-      description: 'the user has no passkey for the hosted pages (and did not sign in with one): the page may offer to add one',
+const Redirect = Type.Object({ location: Type.String({ description: "the app's redirect_uri with its code, state and iss" }) });
+// The answers, each exactly the protocol's type of it (hosted.ts), which the hosted pages read.
+const CompleteAnswer = wireBody<SignInCompleteResponse>()(
+  Type.Union([
+    Redirect,
+    Type.Object({
+      held: Type.Literal(true, { description: 'the sign-in is held: POST /signin/continue' }),
+      passkeyOffer: Type.Boolean({
+        description: 'the user has no passkey for the hosted pages (and did not sign in with one): the page may offer to add one',
+      }),
     }),
-  }),
+  ]),
 );
-const PasskeyOptions = wireBody<HostedPasskeyOptionsResponse>()(Type.Object({ options: CreationOptions }));
-const PasskeyAdded = wireBody<HostedPasskeyAdded>()(
+const ContinueAnswer = wireBody<SignInContinueResponse>()(Redirect);
+const PasskeyOptionsAnswer = wireBody<SignInPasskeyOptionsResponse>()(Type.Object({ options: CreationOptions }));
+const PasskeyAddAnswer = wireBody<SignInPasskeyResponse>()(
   Type.Object({ added: Type.Literal(true), synced: Type.Boolean({ description: 'the passkey is synced (backed up)' }) }),
 );
 
@@ -82,19 +107,19 @@ const assetSchema = (mediaType: string, description: string) => ({ response: { 2
 const CompleteSchema = {
   body: CompleteBody,
   response: {
-    200: wireBody<HostedSignInRedirect | HostedSignInHeld>()(Type.Union([Redirect, Held])),
+    200: CompleteAnswer,
     ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS),
   },
 };
-const ContinueSchema = { body: ContinueBody, response: { 200: Redirect, ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS) } };
+const ContinueSchema = { body: ContinueBody, response: { 200: ContinueAnswer, ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS) } };
 const PasskeyOptionsSchema = {
   body: ContinueBody,
-  response: { 200: PasskeyOptions, ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS) },
+  response: { 200: PasskeyOptionsAnswer, ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS) },
 };
 const PasskeyAddSchema = {
   body: Type.Object({ request: Type.String({ maxLength: 100 }), credential: Attestation }, { additionalProperties: false }),
   response: {
-    200: PasskeyAdded,
+    200: PasskeyAddAnswer,
     // 401 ERR_PASSKEY_INVALID: the attestation was refused, as at /v1/passkeys/registration.
     ...errorResponses(...BODY_ERRORS, 401, ...SERVER_ERRORS),
   },
@@ -116,7 +141,8 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; offer: P
   const bindingCookie = bindingCookieName(issuer);
   const cookie = (name: string, value: string, maxAgeSeconds: number) =>
     `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
-  const [pageTemplate, script, style, qr] = [asset('signin.html'), asset('signin.js'), asset('signin.css'), qrModule()];
+  const [pageTemplate, style, script] = PAGE_FILES.map(asset) as [string, string, string];
+  const qr = qrModule();
   await oidc.ensureHostedClient();
 
   const page = (reply: FastifyReply, status: number, title: string, body: string) =>
@@ -169,7 +195,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; offer: P
   });
   app.get(
     `${Paths.signIn}/signin.js`,
-    { schema: assetSchema('text/javascript', "the hosted page's script (it loads service-web)") },
+    { schema: assetSchema('text/javascript', "the hosted page's script (service-web bundled in)") },
     async (_request, reply) => reply.header('cache-control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(script),
   );
   app.get(

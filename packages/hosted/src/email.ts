@@ -1,0 +1,29 @@
+/**
+ * The first step: the address (authenticate, whose remembered device may sign in at once), and
+ * beside it the passkeys (passkey-sign-in.ts).
+ */
+import { createPkcePair } from 'service-web';
+import { complete } from './complete.js';
+import { startMfa } from './enroll.js';
+import { showOtp } from './otp.js';
+import { input, onSubmit, say } from './page.js';
+import { stopAutofill } from './passkey-sign-in.js';
+import { client, signIn } from './state.js';
+
+export function setUpEmail(): void {
+  onSubmit('email-step', async () => {
+    signIn.passkeyFirst = false;
+    stopAutofill();
+    signIn.email = input('email').value.trim();
+    signIn.pkce = await createPkcePair();
+    const result = await client.authenticate(signIn.email, {
+      rememberDevice: input('remember').checked,
+      code_challenge: signIn.pkce.codeChallenge,
+      code_challenge_method: 'S256',
+    });
+    if (result.status === 'SUCCESS') return complete(result);
+    if (result.status === 'MFA_REQUIRED') return startMfa(result.sessionId, result.method);
+    if (result.status !== 'OTP_NEEDED') return say(result.message);
+    showOtp();
+  });
+}

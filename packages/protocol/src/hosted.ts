@@ -1,0 +1,57 @@
+/**
+ * The hosted sign-in pages' own routes (Paths.signInComplete, signInContinue,
+ * signInPasskeyOptions, signInPasskey): what the page posts and what it gets back. Every body
+ * names the pending authorization request (`request`, the page's `/signin?request=…`); the
+ * binding cookie and the Origin header go with it (same origin only). docs/protocol.md
+ * ("Sign-in with redirects").
+ */
+import type { PasskeyAttestationJson, PasskeyCreationOptionsJson } from './passkeys.js';
+
+/** POST /signin/complete: the hosted code service-web got, and its PKCE verifier. */
+export interface SignInCompleteRequest {
+  request: string;
+  code: string;
+  codeVerifier: string;
+  /** true: redeem the hosted code and hold the sign-in (the page shows recovery codes or the passkey offer); /signin/continue finishes it. */
+  hold?: boolean;
+}
+
+/** The end of a hosted sign-in: where the browser goes. */
+export interface SignInRedirect {
+  /** The app's redirect_uri with its code, state and iss. */
+  location: string;
+}
+
+/** /signin/complete with `hold`: the sign-in is held on the pending request. */
+export interface SignInHeld {
+  held: true;
+  /** The user has no passkey for the hosted pages (and did not sign in with one): the page may offer to add one. */
+  passkeyOffer: boolean;
+}
+
+export type SignInCompleteResponse = SignInRedirect | SignInHeld;
+
+/** POST /signin/continue, and POST /signin/passkey/options: the pending request alone. */
+export interface SignInContinueRequest {
+  request: string;
+}
+
+export type SignInContinueResponse = SignInRedirect;
+
+export type SignInPasskeyOptionsRequest = SignInContinueRequest;
+
+export interface SignInPasskeyOptionsResponse {
+  options: PasskeyCreationOptionsJson;
+}
+
+/** POST /signin/passkey: the new passkey of the held sign-in's user. */
+export interface SignInPasskeyRequest {
+  request: string;
+  credential: PasskeyAttestationJson;
+}
+
+export interface SignInPasskeyResponse {
+  added: true;
+  /** The passkey is synced (backed up). */
+  synced: boolean;
+}
