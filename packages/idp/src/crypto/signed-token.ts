@@ -29,9 +29,9 @@ export interface SignedTokenSpec {
  * The one signed-challenge codec (devices/challenge.ts, devices/notice.ts, webauthn/challenge.ts
  * are bindings of it). A token is `visible….expiry.nonce.mac`: the visible fields, the expiry
  * (epoch milliseconds, base 36), 16 random bytes (base64url) and a MAC: the keyed hash
- * (HMAC-SHA256 under the server secret) under the purpose label of
- * `JSON.stringify([bound, visible, expiry, nonce])`, so each field is bound by position and no
- * field can shift into another whatever characters it holds. Issuing one writes nothing; a
+ * (HMAC-SHA256 under the server secret) under the purpose label of macInput: the bound fields,
+ * the visible fields, the expiry and the nonce, each prefixed with its length, so each field is
+ * bound by position and no field can shift into another whatever characters it holds. Issuing one writes nothing; a
  * caller that must refuse a replay spends the token in spent-tokens/ once it is used.
  *
  * Visible fields must not contain a dot (they are split on it) and may be empty (the binding
@@ -40,8 +40,7 @@ export interface SignedTokenSpec {
 export function createSignedTokens(hash: SecretHasher, spec: SignedTokenSpec) {
   const { purpose, visibleFields, maxLength } = spec;
   const parts = visibleFields + 3;
-  const mac = (fields: SignedTokenFields, expiry: string, nonce: string) =>
-    hash(purpose, JSON.stringify([fields.bound, fields.visible, expiry, nonce]));
+  const mac = (fields: SignedTokenFields, expiry: string, nonce: string) => hash(purpose, macInput(fields, expiry, nonce));
 
   return {
     issue(fields: SignedTokenFields, expiresAt: number): string {
@@ -84,3 +83,15 @@ export function createSignedTokens(hash: SecretHasher, spec: SignedTokenSpec) {
 }
 
 export type SignedTokens = ReturnType<typeof createSignedTokens>;
+
+/**
+ * `<bound count>:<visible count>` then `|<length>:<field>` for each bound field, each visible
+ * field, the expiry and the nonce: one string per field list, and no two lists give the same
+ * one. (String concatenation: a JSON encoding cost a microsecond on every login.)
+ */
+function macInput(fields: SignedTokenFields, expiry: string, nonce: string): string {
+  let input = `${fields.bound.length}:${fields.visible.length}`;
+  for (const field of fields.bound) input += `|${field.length}:${field}`;
+  for (const field of fields.visible) input += `|${field.length}:${field}`;
+  return `${input}|${expiry.length}:${expiry}|${nonce.length}:${nonce}`;
+}
