@@ -47,6 +47,7 @@ import { createSmsOutboxStore, type SmsOutboxStore } from './sms/outbox-store.js
 import type { SmsTransport } from './sms/transport.js';
 import { createTwilioTransport } from './sms/twilio.js';
 import { createWebhookTransport } from './sms/webhook.js';
+import { createSpentTokenStore } from './spent-tokens/store.js';
 import { type Db, describeDatabase, openDatabase } from './storage/database.js';
 import { migrate } from './storage/migrations.js';
 import { startSweeper } from './storage/sweeper.js';
@@ -123,6 +124,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const clients = createClientService({ store: createClientStore(db), hash, now });
   const accounts = createAccountStore(db, events);
   const devices = createDeviceStore(db);
+  const spentTokens = createSpentTokenStore(db);
   const codeStore = createCodeStore(db);
   const codes = createCodeService({ store: codeStore, hash, now });
   const throttleStore = createThrottleStore(db);
@@ -137,7 +139,18 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   const idleMs = config.deviceIdleDays * 24 * 60 * 60 * 1000;
   const templates = loadMailTemplates(config.mailTemplatesDir);
-  const notices = createDeviceNotices({ store: devices, accounts, clients, mailer, templates, hash, events, issuer: config.issuer, now });
+  const notices = createDeviceNotices({
+    store: devices,
+    spent: spentTokens,
+    accounts,
+    clients,
+    mailer,
+    templates,
+    hash,
+    events,
+    issuer: config.issuer,
+    now,
+  });
   const finish = createSignInFinisher({
     devices,
     codes,
@@ -148,7 +161,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       await notices.newDevice(device);
     },
   });
-  const prover = createDeviceProver({ devices, accounts, hash, now, idleMs });
+  const prover = createDeviceProver({ devices, spent: spentTokens, accounts, hash, now, idleMs });
   const passkeyStore = createPasskeyStore(db);
   const oidcStore = createOidcStore(db);
   const deviceService = createDeviceService({
@@ -200,6 +213,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     config.production && config.sms.transport === 'outbox' ? ['email', 'totp', 'passkey'] : ['email', 'sms', 'totp', 'passkey'];
   const passkeys = createPasskeyService({
     store: passkeyStore,
+    spent: spentTokens,
     devices: deviceService,
     accounts,
     mfa,
@@ -222,6 +236,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   const delegation = createDelegationService({
     store: createDelegationStore(db),
+    spent: spentTokens,
     clients,
     accounts,
     mfa,
@@ -237,7 +252,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     prover,
     mfa,
     registration,
-    store: createLoginStore(db, devices),
+    store: createLoginStore(db, spentTokens),
     clients,
     codes,
     events,
@@ -289,6 +304,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     clients,
     accounts,
     devices,
+    spentTokens,
     deviceService,
     notices,
     keyring,
@@ -339,12 +355,10 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     async sweepExpired(at: number) {
       await registrationStore.deleteExpired(at);
       await codeStore.deleteExpired(at);
-      await devices.deleteExpired(at);
-      await passkeyStore.deleteExpired(at);
+      await spentTokens.deleteExpired(at);
       await devices.expireIdle(at - idleMs, at, eventStore);
       await throttleStore.deleteExpired(at);
       await mfaStore.deleteExpired(at);
-      await delegation.sweep(at);
       await oidc.sweep(at);
       await refreshTokens.sweep(at);
       await eventStore.deleteOlderThan(at - config.eventRetentionDays * 24 * 60 * 60 * 1000);

@@ -31,12 +31,14 @@ import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { FinishedMfa, MfaService } from '../mfa/service.js';
 import type { FinishSignIn, SignIn } from '../sign-in/finish.js';
+import type { SpentTokenStore } from '../spent-tokens/store.js';
 import type { Throttle } from '../throttle/service.js';
 import { type CeremonyBinding, challengeOfClientData, createCeremonyChallenges } from './challenge.js';
 import type { Passkey, PasskeyStore } from './store.js';
 
 export interface PasskeyDeps {
   store: PasskeyStore;
+  spent: SpentTokenStore;
   devices: DeviceService;
   accounts: AccountStore;
   mfa: MfaService;
@@ -272,7 +274,7 @@ export function createPasskeyService(deps: PasskeyDeps) {
   }
 
   async function spend(text: string, expiresAt: number): Promise<void> {
-    if (!(await store.spendChallenge(hash('passkey-challenge-spent', text), expiresAt, now()))) {
+    if (!(await deps.spent.spend({ purpose: 'passkey-challenge', idHash: hash('passkey-challenge-spent', text), expiresAt }, now()))) {
       throw new ServiceError('ERR_SESSION_INVALID', 'This passkey request has expired or was already used. Start again.');
     }
   }
