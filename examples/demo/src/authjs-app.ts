@@ -99,6 +99,7 @@ export async function startAuthJsApp(options: AuthJsAppOptions): Promise<Running
     });
     const { cookies = [] } = await Auth(signOut, { ...authConfig, raw }); // throws on a bad CSRF token
     for (const { name, value, options } of cookies) {
+      // Auth.js counts maxAge in seconds, Express in milliseconds.
       res.cookie(name, value, { ...options, maxAge: options.maxAge === undefined ? undefined : options.maxAge * 1000 });
     }
     if (typeof token?.idToken !== 'string') return res.redirect(303, '/');
