@@ -4,6 +4,9 @@
  * real client's key and the service's URL; `ask()` answered by the test), and
  * service-oauth-client's login handler as the page's backend, configured from the environment.
  * A new user signs in in Chromium and the backend's session knows who they are.
+ *
+ * And the root README's relying-party recipes (Auth.js, passport): each snippet is the marked
+ * lines of the example app that oidc-recipes.test.ts runs in Chromium, character for character.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -12,6 +15,20 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { build } from 'esbuild';
 import { type ClientKeys, freePort, ROOT, type Stack, startStack } from './harness.ts';
+
+/**
+ * The lines of an example app between `// README: <name>` and `// README end`, their common
+ * indentation removed: what the README's recipe must show, character for character.
+ */
+function region(file: string, name: string): string {
+  const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
+  const start = lines.findIndex((line) => line.trim() === `// README: ${name}`);
+  const end = lines.findIndex((line, at) => at > start && line.trim() === '// README end');
+  assert.ok(start >= 0 && end > start, `${file} marks the "${name}" recipe`);
+  const body = lines.slice(start + 1, end);
+  const indent = Math.min(...body.filter((line) => line.trim()).map((line) => line.length - line.trimStart().length));
+  return `${body.map((line) => line.slice(indent)).join('\n')}\n`;
+}
 
 /** The first ```ts block after `heading` in a README. */
 function snippet(readme: string, heading: string): string {
@@ -124,4 +141,15 @@ describe('README snippets: service-web in the page, service-oauth-client in the 
     assert.equal(cookie?.httpOnly, true, 'the session cookie is HttpOnly');
     await context.close();
   });
+});
+
+describe('README relying-party recipes: each snippet is the lines of the app tested in Chromium', () => {
+  for (const [heading, file, name] of [
+    ['### Auth.js (`@auth/express`)', 'examples/demo/src/authjs-app.ts', 'Auth.js'],
+    ['### passport with `openid-client/passport`', 'examples/demo/src/passport-app.ts', 'passport'],
+  ] as const) {
+    it(`${name}: README.md's snippet is ${file}'s`, () => {
+      assert.equal(snippet('README.md', heading), region(file, name));
+    });
+  }
 });
