@@ -116,7 +116,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   if (onContractViolation) checkResponsesAgainstDocument(app, onContractViolation);
   await registerOpenApi(app, { issuer: ctx.config.issuer });
   trackRequestOrigin(app);
-  registerMetrics(app);
+  registerMetrics(app, ctx.metrics);
   // Helmet's headers, and the caching rule (protocol.md): nothing is stored by a cache unless its route says so
   // (only the JWKS, the discovery document, the SDK script and the OpenAPI document are public and cacheable).
   securityHeaders(app);

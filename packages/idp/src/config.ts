@@ -12,7 +12,7 @@ import {
   WEBHOOK_LEASE_MS,
   WEBHOOK_REQUEST_TIMEOUT_MS,
 } from './defaults.js';
-import { WEBHOOK_SECRET_MIN_LENGTH } from './sms/webhook.js';
+import { smsWebhookKey, WEBHOOK_SECRET_MIN_LENGTH } from './sms/webhook.js';
 
 /** In the data folder: the issuer the last start on it served (what `clients delegation-keys` prints). */
 export const ISSUER_FILE = 'issuer';
@@ -120,7 +120,7 @@ export const ENVIRONMENT = {
   SERVICE_IDP_METRICS_HOST: 'address the /metrics listener binds (default 127.0.0.1)',
   SMS_TRANSPORT: 'outbox (default; development only), webhook or twilio',
   SMS_WEBHOOK_URL: 'with SMS_TRANSPORT=webhook: where each SMS is POSTed as signed JSON',
-  SMS_WEBHOOK_SECRET: 'with SMS_TRANSPORT=webhook: HMAC key of the x-service-signature header (16+ characters)',
+  SMS_WEBHOOK_SECRET: 'with SMS_TRANSPORT=webhook: Standard Webhooks signing secret (whsec_…, or any 16+ characters)',
   TWILIO_ACCOUNT_SID: 'with SMS_TRANSPORT=twilio: account SID (also TWILIO_AUTH_TOKEN, TWILIO_FROM, optional TWILIO_BASE_URL)',
   SMTP_URL: 'SMTP server, e.g. smtp://user:pass@mail.example.com:587; required when NODE_ENV=production',
   NODE_ENV: '"production" turns on the production checks',
@@ -257,8 +257,12 @@ function smsConfig(env: NodeJS.ProcessEnv): SmsConfig {
       return { transport };
     case 'webhook': {
       const secret = need('SMS_WEBHOOK_SECRET');
-      if (secret.length < WEBHOOK_SECRET_MIN_LENGTH)
-        throw new ConfigError(`SMS_WEBHOOK_SECRET must be at least ${WEBHOOK_SECRET_MIN_LENGTH} characters`);
+      if (!smsWebhookKey(secret))
+        throw new ConfigError(
+          secret.startsWith('whsec_')
+            ? `SMS_WEBHOOK_SECRET starts with whsec_ but is not the base64 of ${WEBHOOK_SECRET_MIN_LENGTH} bytes or more (a Standard Webhooks secret)`
+            : `SMS_WEBHOOK_SECRET must be a whsec_ secret or at least ${WEBHOOK_SECRET_MIN_LENGTH} characters`,
+        );
       return { transport, url: need('SMS_WEBHOOK_URL'), secret };
     }
     case 'twilio':

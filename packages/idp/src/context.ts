@@ -28,6 +28,7 @@ import { createLoginStore } from './login/store.js';
 import { createMailboxStore } from './mail/mailbox-store.js';
 import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
 import { loadMailTemplates } from './mail/templates.js';
+import { createServiceMetrics } from './metrics/service.js';
 import { createMfaService } from './mfa/service.js';
 import { createMfaStore } from './mfa/store.js';
 import { createLogoutService } from './oidc/logout.js';
@@ -48,7 +49,7 @@ import type { SmsTransport } from './sms/transport.js';
 import { createTwilioTransport } from './sms/twilio.js';
 import { createWebhookTransport } from './sms/webhook.js';
 import { createSpentTokenStore } from './spent-tokens/store.js';
-import { type Db, describeDatabase, openDatabase } from './storage/database.js';
+import { type Db, describeDatabase, openDatabase, poolUse } from './storage/database.js';
 import { migrate } from './storage/migrations.js';
 import { startSweeper } from './storage/sweeper.js';
 import { createThrottle } from './throttle/service.js';
@@ -121,6 +122,9 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const webhookAllowInternal = !config.production || config.webhookAllowInternal;
   const eventStore = createEventStore(db, webhookFanOut);
   const events = createEventLog({ store: eventStore, now });
+  // Per-process counters and scrape-time gauges (docs/operations.md, "Metrics"); the app adds the HTTP ones.
+  const metrics = createServiceMetrics({ now, webhookBacklog: () => webhookOutbox.backlog(), poolUse: () => poolUse(db) });
+  events.onRecorded(metrics.eventRecorded);
   const clients = createClientService({ store: createClientStore(db), hash, now });
   const accounts = createAccountStore(db, events);
   const devices = createDeviceStore(db);
@@ -128,7 +132,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const codeStore = createCodeStore(db);
   const codes = createCodeService({ store: codeStore, hash, now });
   const throttleStore = createThrottleStore(db);
-  const throttle = createThrottle({ store: throttleStore, now });
+  const throttle = createThrottle({ store: throttleStore, now, onRefused: metrics.throttled });
   const registrationStore = createRegistrationStore(db);
   const keyring = createKeyring({
     store: createKeyStore(db),
@@ -321,6 +325,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     passkeyOffer,
     logout,
     events,
+    metrics,
     users,
     adminKeys: createAdminKeys({ store: createAdminKeyStore(db), hash, events, now }),
     operations: createOperations({ clients, keyring, events }),
@@ -378,6 +383,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       }
     },
     async close() {
+      metrics.close();
       mailer.close();
       await db.destroy();
     },

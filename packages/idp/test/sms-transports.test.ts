@@ -7,15 +7,17 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { isE164, normalizePhone } from '../src/sms/e164.js';
 import { createOutboxTransport } from '../src/sms/outbox.js';
 import { SmsDeliveryError } from '../src/sms/transport.js';
 import { createTwilioTransport } from '../src/sms/twilio.js';
-import { createWebhookTransport, signWebhook, verifyWebhookSignature, WEBHOOK_TOLERANCE_SECONDS } from '../src/sms/webhook.js';
+import { createWebhookTransport, smsWebhookKey, standardWebhookSecret } from '../src/sms/webhook.js';
 
 const CODE = '493817';
 const MESSAGE = { to: '+14155550100', body: `Your Example sign-in code is ${CODE}` };
-const SECRET = 'whsec_test_0123456789abcdef0123456789';
+// A Standard Webhooks secret, as `webhooks create` hands out for the event webhooks.
+const SECRET = `whsec_${Buffer.from('sms-webhook-key-for-tests-0123').toString('base64')}`;
 const FAST = { retryDelayMs: 5, timeoutMs: 2000 };
 
 interface Recorded {
@@ -149,6 +151,11 @@ describe('SMS development outbox', () => {
   });
 });
 
+/** The request's headers as the receiver hands them to `Webhook.verify`. */
+function headersOf(headers: IncomingHttpHeaders): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
 describe('SMS transports over HTTP', () => {
   const receiver = new Receiver();
   before(() => receiver.start());
@@ -175,42 +182,47 @@ describe('SMS transports over HTTP', () => {
       assert.match(payload.id, /^sms_[A-Za-z0-9_-]{20,}$/);
       assert.equal(payload.sentAt, new Date(now).toISOString());
 
-      const header = request!.headers['x-service-signature'] as string;
-      assert.match(header, /^t=\d+,v1=[0-9a-f]{64}$/);
-      assert.equal(header, signWebhook(request!.body, SECRET, Math.floor(now / 1000)));
-      assert.ok(verifyWebhookSignature(header, request!.body, SECRET));
-      assert.ok(verifyWebhookSignature(header, Buffer.from(request!.body), SECRET));
+      // Standard Webhooks: the receiver verifies with the same library as for the event webhooks.
+      assert.equal(request!.headers['webhook-id'], payload.id);
+      assert.equal(request!.headers['webhook-timestamp'], String(Math.floor(now / 1000)));
+      assert.match(request!.headers['webhook-signature'] as string, /^v1,[A-Za-z0-9+/]+={0,2}$/);
+      assert.equal(request!.headers['x-service-signature'], undefined, 'one scheme: the old header is gone');
+      assert.deepEqual(new Webhook(SECRET).verify(request!.body, headersOf(request!.headers)), payload);
     });
 
-    it('signatures fail on a changed body, another secret, a stale or future time, or a malformed header', async () => {
+    it('signatures fail on a changed body, another secret, a stale or future time, another id, or a missing header', async () => {
       await webhook().send(MESSAGE);
       const { body, headers } = receiver.requests[0]!;
-      const header = headers['x-service-signature'] as string;
-      const t = Number(/t=(\d+)/.exec(header)![1]) * 1000;
-      assert.ok(!verifyWebhookSignature(header, body.replace(CODE, '000000'), SECRET), 'tampered body');
-      assert.ok(!verifyWebhookSignature(header, `${body} `, SECRET), 'one more byte');
-      assert.ok(!verifyWebhookSignature(header, body, `${SECRET}x`), 'other secret');
-      const tolerance = WEBHOOK_TOLERANCE_SECONDS * 1000;
-      assert.ok(verifyWebhookSignature(header, body, SECRET, { nowMs: t + tolerance }), 'at the edge of the tolerance');
-      assert.ok(!verifyWebhookSignature(header, body, SECRET, { nowMs: t + tolerance + 1000 }), 'stale');
-      assert.ok(!verifyWebhookSignature(header, body, SECRET, { nowMs: t - tolerance - 1000 }), 'from the future');
-      assert.ok(!verifyWebhookSignature(header, body, SECRET, { nowMs: t + 61_000, toleranceSeconds: 60 }), 'custom tolerance');
-      // A replayed old request re-signed with a new t but the old v1 does not verify.
-      const v1 = header.split(',v1=')[1];
-      assert.ok(!verifyWebhookSignature(`t=${Math.floor(Date.now() / 1000) + 1},v1=${v1}`, body, SECRET, { nowMs: t }), 'moved t');
-      for (const bad of [
-        undefined,
-        '',
-        'v1=abc',
-        `t=${t / 1000}`,
-        `t=${t / 1000},v1=`,
-        `t=abc,v1=${v1}`,
-        `t=${t / 1000},t=${t / 1000},v1=${v1}`,
-        'garbage',
-      ])
-        assert.ok(!verifyWebhookSignature(bad, body, SECRET, { nowMs: t }), String(bad));
-      // Several v1 (secret rotation): one valid is enough.
-      assert.ok(verifyWebhookSignature(`t=${t / 1000},v1=${'0'.repeat(64)},v1=${v1}`, body, SECRET, { nowMs: t }));
+      const receiverSide = new Webhook(SECRET);
+      const signed = headersOf(headers);
+      const refused = (payload: string, h: Record<string, string>, webhook = receiverSide) =>
+        assert.throws(() => webhook.verify(payload, h), WebhookVerificationError);
+      refused(body.replace(CODE, '000000'), signed);
+      refused(`${body} `, signed);
+      refused(body, signed, new Webhook(standardWebhookSecret('another-secret-of-16+')));
+      refused(body, { ...signed, 'webhook-id': 'sms_other' });
+      const t = Number(signed['webhook-timestamp']);
+      refused(body, { ...signed, 'webhook-timestamp': String(t - 301) });
+      refused(body, { ...signed, 'webhook-timestamp': String(t + 301) });
+      for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
+        const { [name]: _dropped, ...rest } = signed;
+        refused(body, rest);
+      }
+    });
+
+    it('keeps a secret from before Standard Webhooks: its UTF-8 bytes are the key, verifiable as whsec_ and their base64', async () => {
+      const legacy = 'an-old-shared-secret-é';
+      await webhook({ secret: legacy }).send(MESSAGE);
+      const { body, headers } = receiver.requests[0]!;
+      const whsec = standardWebhookSecret(legacy);
+      assert.equal(whsec, `whsec_${Buffer.from(legacy, 'utf8').toString('base64')}`);
+      assert.ok(new Webhook(whsec).verify(body, headersOf(headers)));
+      assert.equal(standardWebhookSecret(SECRET), SECRET, 'a whsec_ secret is used as it is');
+      // Refused: too short, or whsec_ that is not base64 of 16 bytes.
+      for (const bad of ['short', 'whsec_test_0123456789abcdef0123456789', `whsec_${Buffer.from('15-bytes-only!!').toString('base64')}`]) {
+        assert.equal(smsWebhookKey(bad), undefined, bad);
+        assert.throws(() => webhook({ secret: bad }), TypeError, bad);
+      }
     });
 
     it('retries a 503 and succeeds, with the same id and a fresh signature', async () => {
@@ -219,7 +231,9 @@ describe('SMS transports over HTTP', () => {
       assert.equal(receiver.requests.length, 2);
       const [first, second] = receiver.requests.map((r) => JSON.parse(r.body));
       assert.equal(first.id, second.id, 'receivers can drop duplicates by id');
-      for (const r of receiver.requests) assert.ok(verifyWebhookSignature(r.headers['x-service-signature'] as string, r.body, SECRET));
+      const [a, b] = receiver.requests.map((r) => headersOf(r.headers));
+      assert.equal(a?.['webhook-id'], b?.['webhook-id']);
+      for (const r of receiver.requests) assert.ok(new Webhook(SECRET).verify(r.body, headersOf(r.headers)));
     });
 
     it('retries a 429 and network errors', async () => {

@@ -19,12 +19,26 @@ function withOrigin(event: NewEvent): NewEvent {
   return origin ? { ip: origin.ip, userAgent: origin.userAgent, ...event } : event;
 }
 
+/** Told of every event `record` wrote (metrics count sign-ins and code sends); must not throw. */
+export type EventListener = (event: AuditEvent) => void;
+
 /** The audit trail: flows record what happened, operators read it newest first. */
 export function createEventLog({ store, now }: { store: EventStore; now: () => number }) {
+  const listeners: EventListener[] = [];
   return {
     /** Appends one event; the IP and User-Agent of the request being served fill in unless given. */
-    record(event: NewEvent & { type: EventType }): Promise<AuditEvent> {
-      return store.append(withOrigin(event), now());
+    async record(event: NewEvent & { type: EventType }): Promise<AuditEvent> {
+      const recorded = await store.append(withOrigin(event), now());
+      for (const listener of listeners) listener(recorded);
+      return recorded;
+    },
+
+    /**
+     * Adds a listener of the events `record` writes. Events written by a caller's own statement
+     * (`prepare`, the trusted login) and those a store appends in its transaction are not told.
+     */
+    onRecorded(listener: EventListener): void {
+      listeners.push(listener);
     },
 
     /** What record() would write (the event and its webhook outbox rows), for a caller that writes them in its own statement (login/store.ts). */

@@ -1,56 +1,55 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { BROWSER_PREFIX, BrowserPaths } from 'service-protocol';
+import { ServiceError } from '../errors.js';
+import type { ServiceMetrics } from '../metrics/service.js';
 
 /**
- * Metrics in the Prometheus text format (version 0.0.4): requests and their time by
- * route pattern, method and status. Labels are route patterns (`/v1/authenticate`), never
- * URLs, query strings, bodies or user data, so the page holds nothing secret. Counters are
- * per process: Prometheus adds up the nodes. Called on the root instance, so the hook sees
- * every route. Returns the page's renderer; `listenMetrics` serves it.
+ * Metrics in the Prometheus text format (version 0.0.4): the service's counters and gauges
+ * (metrics/service.ts) and, from here, each request's route pattern, method, status and time.
+ * Labels are route patterns (`/v1/authenticate`), never URLs, query strings, bodies or user
+ * data, so the page holds nothing secret. Counters are per process: Prometheus adds up the
+ * nodes. Called on the root instance, so the hooks see every route. Returns the page's
+ * renderer; `listenMetrics` serves it.
  */
-export function registerMetrics(app: FastifyInstance): () => string {
-  const render = countRequests(app);
+export function registerMetrics(app: FastifyInstance, metrics: ServiceMetrics): () => Promise<string> {
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.requestAnswered(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  });
+  // The only refusal of a code that is not a throttle's: its transport did not take it (otp/service.ts).
+  app.addHook('onError', (_request, _reply, error, done) => {
+    if (error instanceof ServiceError && error.code === 'ERR_DELIVERY_FAILED') metrics.deliveryFailed();
+    done();
+  });
+  // A sign-in with a remembered device writes its sign_in.succeeded event in the login's own
+  // statement (login/store.ts), which the event log's listeners never hear: counted from its
+  // answer, the one SUCCESS of POST /v1/authenticate (amr swk).
+  app.addHook('preSerialization', (request, reply, payload, done) => {
+    if (
+      request.method === 'POST' &&
+      request.routeOptions.url === TRUSTED_LOGIN_ROUTE &&
+      reply.statusCode === 200 &&
+      (payload as { status?: unknown } | null)?.status === 'SUCCESS'
+    )
+      metrics.signedIn(['swk']);
+    done(null, payload);
+  });
+  const render = () => metrics.render();
   renderers.set(app, render);
   return render;
 }
 
-const renderers = new WeakMap<FastifyInstance, () => string>();
+const TRUSTED_LOGIN_ROUTE = `${BROWSER_PREFIX}${BrowserPaths.authenticate}`;
+
+const renderers = new WeakMap<FastifyInstance, () => Promise<string>>();
 
 /** The metrics page of an app built by buildApp. */
-export function metricsPageOf(app: FastifyInstance): () => string {
+export function metricsPageOf(app: FastifyInstance): () => Promise<string> {
   const render = renderers.get(app);
   if (!render) throw new Error('registerMetrics was not called on this app');
   return render;
-}
-
-function countRequests(app: FastifyInstance): () => string {
-  const startedAt = Date.now() / 1000;
-  const requests = new Map<string, { count: number; seconds: number }>();
-
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const key = `method="${request.method}",route="${route.replace(/["\\\n]/g, '_')}",status="${reply.statusCode}"`;
-    const entry = requests.get(key) ?? { count: 0, seconds: 0 };
-    entry.count += 1;
-    entry.seconds += reply.elapsedTime / 1000;
-    requests.set(key, entry);
-    done();
-  });
-
-  return () =>
-    [
-      '# HELP service_idp_http_requests_total HTTP requests answered, by method, route pattern and status.',
-      '# TYPE service_idp_http_requests_total counter',
-      ...[...requests].map(([labels, e]) => `service_idp_http_requests_total{${labels}} ${e.count}`),
-      '# HELP service_idp_http_request_seconds_total Time spent answering, by method, route pattern and status.',
-      '# TYPE service_idp_http_request_seconds_total counter',
-      ...[...requests].map(([labels, e]) => `service_idp_http_request_seconds_total{${labels}} ${e.seconds.toFixed(6)}`),
-      '# HELP service_idp_process_start_time_seconds Start time of this process, Unix seconds.',
-      '# TYPE service_idp_process_start_time_seconds gauge',
-      `service_idp_process_start_time_seconds ${startedAt.toFixed(3)}`,
-      '',
-    ].join('\n');
 }
 
 /**
@@ -58,14 +57,22 @@ function countRequests(app: FastifyInstance): () => string {
  * public listener (and any proxy routing to it) never serves the page. Anything but GET
  * /metrics is a 404.
  */
-export async function listenMetrics(render: () => string, host: string, port: number): Promise<{ url: string; close(): Promise<void> }> {
+export async function listenMetrics(
+  render: () => Promise<string>,
+  host: string,
+  port: number,
+): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer((request, response) => {
     const found = request.method === 'GET' && request.url?.split('?', 1)[0] === '/metrics';
-    response.writeHead(found ? 200 : 404, {
-      'content-type': found ? 'text/plain; version=0.0.4; charset=utf-8' : 'text/plain; charset=utf-8',
-      'cache-control': 'no-store',
-    });
-    response.end(found ? render() : 'Not found\n');
+    const answer = (status: number, body: string, type = 'text/plain; charset=utf-8') => {
+      response.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
+      response.end(body);
+    };
+    if (!found) return answer(404, 'Not found\n');
+    render().then(
+      (page) => answer(200, page, 'text/plain; version=0.0.4; charset=utf-8'),
+      () => answer(500, 'The metrics could not be read.\n'),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

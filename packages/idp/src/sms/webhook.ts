@@ -1,19 +1,44 @@
-import { createHmac } from 'node:crypto';
-import { randomToken, safeEqual } from '../crypto/secrets.js';
+import { Webhook } from 'standardwebhooks';
+import { randomToken } from '../crypto/secrets.js';
 import { checkRetryOptions, deliverWithRetry } from './http-retry.js';
 import { assertSendable, type SmsTransport } from './transport.js';
 
-/** Signature header on every webhook request: `t=<unix seconds>,v1=<hex HMAC-SHA256>`. */
-export const WEBHOOK_SIGNATURE_HEADER = 'x-service-signature';
-/** Receivers refuse signatures whose time is further than this from their clock (Stripe's default). */
-export const WEBHOOK_TOLERANCE_SECONDS = 300;
-/** Shortest webhook secret accepted: a short one could be guessed from a captured signature. */
+/** Shortest webhook key accepted, in bytes (a `whsec_` secret) or characters (any other): a short one could be guessed from a captured signature. */
 export const WEBHOOK_SECRET_MIN_LENGTH = 16;
+
+const WHSEC = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
+
+/**
+ * The signing key of an SMS_WEBHOOK_SECRET: a Standard Webhooks secret (`whsec_` and the
+ * base64 of the key, as the event webhooks hand out) is that key; any other value (a secret
+ * from before the SMS webhook used Standard Webhooks) is its UTF-8 bytes, the very key its HMAC
+ * had, so a receiver verifies with {@link standardWebhookSecret} of it. Undefined when too
+ * short, or when it starts with `whsec_` but is not base64.
+ */
+export function smsWebhookKey(secret: string): Uint8Array | undefined {
+  if (secret.startsWith('whsec_')) {
+    const base64 = WHSEC.exec(secret)?.[1];
+    if (!base64 || base64.length % 4 !== 0) return undefined;
+    const key = Buffer.from(base64, 'base64');
+    return key.length >= WEBHOOK_SECRET_MIN_LENGTH ? new Uint8Array(key) : undefined;
+  }
+  return secret.length >= WEBHOOK_SECRET_MIN_LENGTH ? new Uint8Array(Buffer.from(secret, 'utf8')) : undefined;
+}
+
+/**
+ * The `whsec_…` form of an SMS_WEBHOOK_SECRET, for the receiver's `new Webhook(…)`: the
+ * secret itself when it has that form, `whsec_` and the base64 of its UTF-8 bytes otherwise.
+ */
+export function standardWebhookSecret(secret: string): string {
+  const key = smsWebhookKey(secret);
+  if (!key) throw new TypeError(`The SMS webhook secret must be a whsec_ secret or have at least ${WEBHOOK_SECRET_MIN_LENGTH} characters.`);
+  return `whsec_${Buffer.from(key).toString('base64')}`;
+}
 
 export interface WebhookTransportOptions {
   /** http(s) URL that receives a POST per message. */
   url: string;
-  /** Shared HMAC key; the receiver checks each request with {@link verifyWebhookSignature}. */
+  /** `whsec_…`, or a secret of 16 characters or more ({@link smsWebhookKey}); the receiver verifies with the `standardwebhooks` library. */
   secret: string;
   fetch?: typeof fetch;
   /** Further attempts after a 5xx, 429, network error or time-out. Default 2. */
@@ -26,7 +51,7 @@ export interface WebhookTransportOptions {
   now?: () => number;
 }
 
-/** The JSON body of a webhook request. `id` stays the same across retries, so receivers can drop duplicates. */
+/** The JSON body of a webhook request. `id` (also `webhook-id`) stays the same across retries, so receivers can drop duplicates. */
 export interface WebhookPayload {
   to: string;
   body: string;
@@ -34,18 +59,11 @@ export interface WebhookPayload {
   sentAt: string;
 }
 
-/** `t=<t>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. */
-export function signWebhook(rawBody: string | Buffer, secret: string, unixSeconds: number): string {
-  return `t=${unixSeconds},v1=${hmacHex(secret, unixSeconds, rawBody)}`;
-}
-
-function hmacHex(secret: string, t: number | string, rawBody: string | Buffer): string {
-  return createHmac('sha256', secret).update(`${t}.`).update(rawBody).digest('hex');
-}
-
 /**
- * Hands each SMS to your own HTTP endpoint: a JSON POST signed Stripe-style with a shared
- * secret. 2xx means delivered; 5xx, 429, network errors and time-outs are retried.
+ * Hands each SMS to your own HTTP endpoint: a JSON POST signed as a Standard Webhooks message
+ * (`webhook-id`, `webhook-timestamp`, `webhook-signature`), the scheme of the event webhooks,
+ * so a receiver verifies it with the same library. 2xx means delivered; 5xx, 429, network
+ * errors and time-outs are retried, each attempt signed afresh under the same `webhook-id`.
  *
  * @example
  * const sms = createWebhookTransport({ url: 'https://sms-gateway.internal/send', secret: process.env.SMS_WEBHOOK_SECRET! });
@@ -55,8 +73,12 @@ export function createWebhookTransport(options: WebhookTransportOptions): SmsTra
   const { url, secret, fetch: fetchImpl = fetch, retries = 2, retryDelayMs = 200, timeoutMs = 5000, now = Date.now } = options;
   const target = new URL(url);
   if (target.protocol !== 'https:' && target.protocol !== 'http:') throw new TypeError('The SMS webhook URL must be http or https.');
-  if (typeof secret !== 'string' || secret.length < WEBHOOK_SECRET_MIN_LENGTH)
-    throw new TypeError(`The SMS webhook secret must have at least ${WEBHOOK_SECRET_MIN_LENGTH} characters.`);
+  const key = typeof secret === 'string' ? smsWebhookKey(secret) : undefined;
+  if (!key)
+    throw new TypeError(
+      `The SMS webhook secret must be a whsec_ secret (base64 of ${WEBHOOK_SECRET_MIN_LENGTH} bytes or more) or have at least ${WEBHOOK_SECRET_MIN_LENGTH} characters.`,
+    );
+  const signer = new Webhook(key, { format: 'raw' });
   checkRetryOptions({ retries, retryDelayMs, timeoutMs });
 
   return {
@@ -75,64 +97,25 @@ export function createWebhookTransport(options: WebhookTransportOptions): SmsTra
         retryDelayMs,
         timeoutMs,
         accepted: (status) => status >= 200 && status < 300,
-        request: (signal) =>
-          fetchImpl(target.href, {
+        request: (signal) => {
+          const at = new Date(now());
+          return fetchImpl(target.href, {
             method: 'POST',
             headers: {
               'content-type': 'application/json',
               'user-agent': 'service-idp',
-              [WEBHOOK_SIGNATURE_HEADER]: signWebhook(rawBody, secret, Math.floor(now() / 1000)),
+              'webhook-id': payload.id,
+              'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+              'webhook-signature': signer.sign(payload.id, at, rawBody),
             },
             body: rawBody,
             redirect: 'manual',
             signal,
-          }),
+          });
+        },
       });
     },
     // The origin only: a path or query may carry a token.
     describe: () => `SMS webhook ${target.origin}`,
   };
-}
-
-export interface VerifyWebhookOptions {
-  /** Largest accepted distance between `t` and the receiver's clock. Default 300 s. */
-  toleranceSeconds?: number;
-  /** The receiver's clock; default Date.now(). */
-  nowMs?: number;
-}
-
-/**
- * For receivers (and tests): whether `header` is a valid signature of `rawBody` (the exact
- * bytes received, before any JSON parsing) under `secret`, made within `toleranceSeconds` of
- * now. Any `v1` may match (several are allowed while a secret is being rotated); each is
- * compared in constant time. Keep the `id`s seen within the tolerance to refuse replays.
- *
- * @example
- * if (!verifyWebhookSignature(req.headers['x-service-signature'], rawBody, secret)) return res.writeHead(401).end();
- */
-export function verifyWebhookSignature(
-  header: string | undefined | null,
-  rawBody: string | Buffer,
-  secret: string,
-  { toleranceSeconds = WEBHOOK_TOLERANCE_SECONDS, nowMs = Date.now() }: VerifyWebhookOptions = {},
-): boolean {
-  if (typeof header !== 'string' || !secret) return false;
-  let t: string | undefined;
-  const signatures: string[] = [];
-  for (const part of header.split(',')) {
-    const at = part.indexOf('=');
-    if (at < 0) return false;
-    const key = part.slice(0, at).trim();
-    const value = part.slice(at + 1).trim();
-    if (key === 't') {
-      if (t !== undefined) return false;
-      t = value;
-    } else if (key === 'v1') signatures.push(value);
-  }
-  if (t === undefined || !/^\d{1,12}$/.test(t) || signatures.length === 0) return false;
-  if (Math.abs(nowMs / 1000 - Number(t)) > toleranceSeconds) return false;
-  const expected = hmacHex(secret, t, rawBody);
-  let valid = false;
-  for (const signature of signatures) if (safeEqual(signature, expected)) valid = true;
-  return valid;
 }

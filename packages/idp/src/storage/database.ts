@@ -89,7 +89,20 @@ export function openPostgres(config: DatabaseConfig, options: { searchPath?: str
     client.on('error', () => {});
     runPreparedByName(client);
   });
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  pools.set(db, pool);
+  return db;
+}
+
+const pools = new WeakMap<Db, pg.Pool>();
+
+/**
+ * The pool's use right now (the metrics page): connections open, idle, queries waiting for
+ * one, and the most it opens. Undefined on SQLite, which has one in-process connection.
+ */
+export function poolUse(db: Db): { total: number; idle: number; waiting: number; max: number } | undefined {
+  const pool = pools.get(db);
+  return pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max ?? 10 };
 }
 
 /**

@@ -6,8 +6,20 @@ export interface Limit {
   windowSeconds: number;
 }
 
-/** Applies a set of limits to one subject; the first exceeded limit refuses with a retry time. */
-export function createThrottle({ store, now }: { store: ThrottleStore; now: () => number }) {
+/**
+ * Applies a set of limits to one subject; the first exceeded limit refuses with a retry time.
+ * `onRefused` hears the subject of each refusal (metrics count refused code sends by their kind
+ * of limit; the subject itself carries an IP or a recipient's key and goes no further).
+ */
+export function createThrottle({
+  store,
+  now,
+  onRefused,
+}: {
+  store: ThrottleStore;
+  now: () => number;
+  onRefused?: (subject: string) => void;
+}) {
   return {
     async consume(subject: string, limits: readonly Limit[], message: string): Promise<void> {
       for (const limit of limits) {
@@ -16,6 +28,7 @@ export function createThrottle({ store, now }: { store: ThrottleStore; now: () =
         const { count, windowStart } = await store.hit(`${subject}:${limit.windowSeconds}`, windowMs, at);
         if (count > limit.max) {
           const retryAfter = Math.max(1, Math.ceil((windowStart + windowMs - at) / 1000));
+          onRefused?.(subject);
           throw new ServiceError('ERR_RATE_LIMITED', message, { retryAfter });
         }
       }

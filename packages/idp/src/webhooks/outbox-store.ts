@@ -101,6 +101,20 @@ export function createWebhookOutboxStore(db: Db) {
         .sort((a, b) => (a.eventId < b.eventId ? -1 : 1));
     },
 
+    /**
+     * The backlog for the metrics page: how many deliveries are pending (not delivered, not given
+     * up; those of disabled endpoints included) and when the oldest was created. One aggregate
+     * over the outbox, which the sweep keeps to the pending rows and a minute of done ones.
+     */
+    async backlog(): Promise<{ pending: number; oldestCreatedAt: number | null }> {
+      const row = await db
+        .selectFrom('webhook_deliveries')
+        .select((eb) => [eb.fn.countAll().as('pending'), eb.fn.min('created_at').as('oldest')])
+        .where('done_at', 'is', null)
+        .executeTakeFirst();
+      return { pending: Number(row?.pending ?? 0), oldestCreatedAt: row?.oldest == null ? null : Number(row.oldest) };
+    },
+
     /** Delivered: done. Only the holder of the lease writes the outcome. */
     async delivered(id: string, owner: string, now: number): Promise<void> {
       await db
