@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createPkcePair } from 'service-web';
 import { startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
-import { authorize, CookieJar, complete, hostedBrowser, paramsOf, RP_CALLBACK, redeem } from '../support/oidc-helpers.js';
+import { authorize, CookieJar, complete, hostedBrowser, paramsOf, RP_CALLBACK, redeem, registerApp } from '../support/oidc-helpers.js';
 
 describe('authorization endpoint: hostile requests', () => {
   let service: TestService;
@@ -147,7 +147,7 @@ describe('authorization endpoint: hostile requests', () => {
     const html = await page.text();
     assert.doesNotMatch(html, /<script>|<script [^>]*>[^<]|<style|\sstyle=|\son[a-z]+=/i, 'only external scripts and styles');
     // Escaped app name: a client named like markup cannot inject it.
-    const hostile = await service.ctx.clients.create({ name: '<img src=x onerror=alert(1)>', origins: [], redirectUris: [RP_CALLBACK] });
+    const hostile = await registerApp(service, '<img src=x onerror=alert(1)>');
     const hostileStart = await authorize(service, base({ client_id: hostile.clientId }));
     const hostileHtml = await (await fetch(new URL(hostileStart.location ?? '', service.url))).text();
     assert.doesNotMatch(hostileHtml, /<img/);

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { createPkcePair } from 'service-web';
 import { SESSION_ABSOLUTE_LIFETIME_SECONDS, SESSION_IDLE_TIMEOUT_SECONDS } from '../../src/defaults.js';
 import { sendClock, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
-import { authorize, hostedBrowser, idTokenClaims, paramsOf, RP_CALLBACK, redeem } from '../support/oidc-helpers.js';
+import { authorize, hostedBrowser, idTokenClaims, paramsOf, RP_CALLBACK, redeem, registerApp } from '../support/oidc-helpers.js';
 
 describe('authorization code flow through the hosted sign-in', () => {
   let service: TestService;
@@ -18,7 +18,7 @@ describe('authorization code flow through the hosted sign-in', () => {
   let second: { clientId: string; secretKey?: string };
   before(async () => {
     service = await startTestService({ now: clock.now });
-    rp = await service.ctx.clients.create({ name: 'Research Portal', origins: [], redirectUris: [RP_CALLBACK] });
+    rp = await registerApp(service, 'Research Portal');
     second = await service.ctx.clients.create({ name: 'Second App', origins: [], redirectUris: ['https://two.example/cb'], public: true });
   });
   after(() => service.close());
@@ -162,8 +162,7 @@ describe('authorization code flow through the hosted sign-in', () => {
 
   it('enforces the app`s MFA policy: a session without MFA does not do, and prompt=none says interaction_required', async () => {
     clock.tick();
-    const strict = await service.ctx.clients.create({ name: 'Strict', origins: [], redirectUris: [RP_CALLBACK] });
-    await service.ctx.clients.setMfaPolicy(strict.clientId, 'required');
+    const strict = await registerApp(service, 'Strict', { mfaPolicy: 'required' });
     const browser = hostedBrowser(service);
     const first = await authorize(service, request(rp.clientId, await createPkcePair()), browser.jar);
     await browser.signIn(first.location ?? '', uniqueEmail('mfa-policy'));

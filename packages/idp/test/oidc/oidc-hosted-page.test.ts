@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { PAGE_CSP } from '../../src/http/page.js';
 import { startTestService, type TestService } from '../support/helpers.js';
-import { authorize, RP_CALLBACK } from '../support/oidc-helpers.js';
+import { authorize, RP_CALLBACK, registerApp } from '../support/oidc-helpers.js';
 
 const built = (file: string) => readFileSync(new URL(`../../../hosted/dist/${file}`, import.meta.url), 'utf8');
 
@@ -19,7 +19,7 @@ describe('the hosted sign-in page serves the built bundle under the same CSP', (
   let csp: string | null;
   before(async () => {
     service = await startTestService();
-    const rp = await service.ctx.clients.create({ name: 'RP', origins: [], redirectUris: [RP_CALLBACK] });
+    const rp = await registerApp(service, 'RP');
     const start = await authorize(service, { response_type: 'code', client_id: rp.clientId, redirect_uri: RP_CALLBACK, scope: 'openid' });
     const page = await fetch(new URL(start.location ?? '', service.url));
     assert.equal(page.status, 200);

@@ -11,6 +11,7 @@ import { IDBFactory } from 'fake-indexeddb';
 import { createPkcePair } from 'service-web';
 import { sendClock, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
 import {
+  appParams,
   authorize,
   CookieJar,
   complete,
@@ -19,6 +20,7 @@ import {
   paramsOf,
   RP_CALLBACK,
   redeem,
+  registerApp,
   requestIdOf,
 } from '../support/oidc-helpers.js';
 
@@ -29,20 +31,10 @@ describe('the app`s MFA policy on the hosted sign-in', () => {
   let strict: { clientId: string; secretKey?: string };
   before(async () => {
     service = await startTestService({ now: clock.now });
-    lenient = await service.ctx.clients.create({ name: 'Lenient', origins: [], redirectUris: [RP_CALLBACK] });
-    strict = await service.ctx.clients.create({ name: 'Strict', origins: [], redirectUris: [RP_CALLBACK] });
-    await service.ctx.clients.setMfaPolicy(strict.clientId, 'required');
+    lenient = await registerApp(service, 'Lenient');
+    strict = await registerApp(service, 'Strict', { mfaPolicy: 'required' });
   });
   after(() => service.close());
-
-  const params = (clientId: string, pkce: { codeChallenge: string }) => ({
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: RP_CALLBACK,
-    scope: 'openid',
-    code_challenge: pkce.codeChallenge,
-    code_challenge_method: 'S256',
-  });
 
   /** A new user's hosted sign-in up to the code the hosted client gets (no MFA enrolled). */
   async function hostedCode(jar: CookieJar, location: string | null, email: string) {
@@ -62,7 +54,7 @@ describe('the app`s MFA policy on the hosted sign-in', () => {
     clock.tick();
     const jar = new CookieJar();
     const rp = await createPkcePair();
-    const start = await authorize(service, params(strict.clientId, rp), jar);
+    const start = await authorize(service, appParams(strict.clientId, rp), jar);
     const email = uniqueEmail('strict');
     const { client, pkce, device } = await hostedCode(jar, start.location, email);
     assert.equal(device.status, 'MFA_ENROLLMENT_NEEDED');
@@ -86,8 +78,8 @@ describe('the app`s MFA policy on the hosted sign-in', () => {
   it('refuses a hosted code earned under a lenient app`s request to finish a strict app`s request', async () => {
     clock.tick();
     const jar = new CookieJar();
-    const lenientStart = await authorize(service, params(lenient.clientId, await createPkcePair()), jar);
-    const strictStart = await authorize(service, params(strict.clientId, await createPkcePair()), jar);
+    const lenientStart = await authorize(service, appParams(lenient.clientId, await createPkcePair()), jar);
+    const strictStart = await authorize(service, appParams(strict.clientId, await createPkcePair()), jar);
     const { pkce, device } = await hostedCode(jar, lenientStart.location, uniqueEmail('swap'));
     assert.equal(device.status, 'SUCCESS');
     const swapped = await complete(service, jar, {
@@ -100,7 +92,7 @@ describe('the app`s MFA policy on the hosted sign-in', () => {
   });
 
   it('refuses hosted API calls that name no live request', async () => {
-    const start = await authorize(service, params(lenient.clientId, await createPkcePair()), new CookieJar());
+    const start = await authorize(service, appParams(lenient.clientId, await createPkcePair()), new CookieJar());
     const page = await (await fetch(new URL(start.location ?? '', service.url))).text();
     const key = page.match(/data-publishable-key="([^"]+)"/)?.[1] ?? '';
     for (const header of [{}, { 'x-service-authorization-request': 'made-up' }]) {

@@ -13,10 +13,21 @@ import { Paths } from 'service-protocol';
 import { createPkcePair } from 'service-web';
 import { HOSTED_CLIENT_ID } from '../../src/clients/service.js';
 import { sendClock, type TestService } from '../support/helpers.js';
-import { authorize, CookieJar, complete, idTokenClaims, paramsOf, RP_CALLBACK, redeem, requestIdOf } from '../support/oidc-helpers.js';
+import {
+  type App,
+  appParams,
+  authorize,
+  CookieJar,
+  complete,
+  idTokenClaims,
+  paramsOf,
+  RP_CALLBACK,
+  redeem,
+  registerApp,
+  requestIdOf,
+} from '../support/oidc-helpers.js';
 import {
   addOfferedPasskey,
-  appParams,
   heldHostedSignIn,
   hostedPasskeySignIn,
   passkeyToApp,
@@ -25,15 +36,13 @@ import {
 } from '../support/oidc-passkey-helpers.js';
 import { createCredential } from '../support/webauthn-authenticator.js';
 
-type App = { clientId: string; secretKey?: string };
-
 describe('"Add a passkey" after a hosted sign-in', () => {
   let service: TestService;
   let app: App;
   const clock = sendClock();
   before(async () => {
     service = await startHostedPasskeyService({ now: clock.now });
-    app = await service.ctx.clients.create({ name: 'Offer App', origins: [], redirectUris: [RP_CALLBACK] });
+    app = await registerApp(service, 'Offer App');
   });
   after(() => service.close());
 

@@ -18,9 +18,8 @@ import { Paths } from 'service-protocol';
 import { createPkcePair } from 'service-web';
 import { sessionCookieName } from '../../src/oidc/routes.js';
 import type { TestService } from '../support/helpers.js';
-import { authorize, CookieJar, complete, paramsOf, RP_CALLBACK, requestIdOf } from '../support/oidc-helpers.js';
+import { type App, appParams, authorize, CookieJar, complete, paramsOf, registerApp, requestIdOf } from '../support/oidc-helpers.js';
 import {
-  appParams,
   hostedPasskeySignIn,
   hostedPost,
   hostedUserWithPasskey,
@@ -29,8 +28,6 @@ import {
 } from '../support/oidc-passkey-helpers.js';
 import { getAssertion } from '../support/webauthn-authenticator.js';
 
-type App = { clientId: string; secretKey?: string };
-
 describe('attacks on the hosted passkey sign-in and its session', () => {
   let service: TestService;
   let app: App;
@@ -38,9 +35,8 @@ describe('attacks on the hosted passkey sign-in and its session', () => {
   let cookieName: string;
   before(async () => {
     service = await startHostedPasskeyService();
-    app = await service.ctx.clients.create({ name: 'App', origins: [], redirectUris: [RP_CALLBACK] });
-    strict = await service.ctx.clients.create({ name: 'Strict', origins: [], redirectUris: [RP_CALLBACK] });
-    await service.ctx.clients.setPasskeyMfa(strict.clientId, 'no');
+    app = await registerApp(service, 'App');
+    strict = await registerApp(service, 'Strict', { passkeyMfa: 'no' });
     cookieName = sessionCookieName(service.url);
   });
   after(() => service.close());

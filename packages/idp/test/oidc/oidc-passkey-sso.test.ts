@@ -14,17 +14,26 @@ import { HOSTED_CLIENT_ID } from '../../src/clients/service.js';
 import { ACR } from '../../src/oidc/acr.js';
 import { sessionCookieName } from '../../src/oidc/routes.js';
 import type { TestService } from '../support/helpers.js';
-import { authorize, CookieJar, complete, idTokenClaims, paramsOf, RP_CALLBACK, redeem, requestIdOf } from '../support/oidc-helpers.js';
 import {
+  type App,
   appParams,
+  authorize,
+  CookieJar,
+  complete,
+  idTokenClaims,
+  paramsOf,
+  RP_CALLBACK,
+  redeem,
+  registerApp,
+  requestIdOf,
+} from '../support/oidc-helpers.js';
+import {
   hostedPasskeySignIn,
   hostedPost,
   hostedUserWithPasskey,
   passkeyToApp,
   startHostedPasskeyService,
 } from '../support/oidc-passkey-helpers.js';
-
-type App = { clientId: string; secretKey?: string };
 
 describe('passkeys on the hosted sign-in pages', () => {
   let service: TestService;
@@ -33,10 +42,9 @@ describe('passkeys on the hosted sign-in pages', () => {
   let strict: App;
   before(async () => {
     service = await startHostedPasskeyService();
-    first = await service.ctx.clients.create({ name: 'First', origins: [], redirectUris: [RP_CALLBACK] });
-    second = await service.ctx.clients.create({ name: 'Second', origins: [], redirectUris: [RP_CALLBACK] });
-    strict = await service.ctx.clients.create({ name: 'Strict', origins: [], redirectUris: [RP_CALLBACK] });
-    await service.ctx.clients.setPasskeyMfa(strict.clientId, 'no');
+    first = await registerApp(service, 'First');
+    second = await registerApp(service, 'Second');
+    strict = await registerApp(service, 'Strict', { passkeyMfa: 'no' });
   });
   after(() => service.close());
 

@@ -20,6 +20,7 @@ import {
   paramsOf,
   RP_CALLBACK,
   redeem,
+  registerApp,
   requestIdOf,
 } from '../support/oidc-helpers.js';
 
@@ -29,8 +30,7 @@ describe('hosted sign-in held while the recovery codes are shown', () => {
   let rp: { clientId: string; secretKey?: string };
   before(async () => {
     service = await startTestService({ now: clock.now });
-    rp = await service.ctx.clients.create({ name: 'Strict Portal', origins: [], redirectUris: [RP_CALLBACK] });
-    await service.ctx.clients.setMfaPolicy(rp.clientId, 'required');
+    rp = await registerApp(service, 'Strict Portal', { mfaPolicy: 'required' });
   });
   after(() => service.close());
 

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { Paths } from 'service-protocol';
 import { HOSTED_CLIENT_ID } from '../../src/clients/service.js';
 import type { TestService } from '../support/helpers.js';
-import { RP_CALLBACK } from '../support/oidc-helpers.js';
+import { registerApp } from '../support/oidc-helpers.js';
 import { heldHostedSignIn, signInPost, startHostedPasskeyService } from '../support/oidc-passkey-helpers.js';
 import { createCredential } from '../support/webauthn-authenticator.js';
 
@@ -21,7 +21,7 @@ describe('cross-site POST to the hosted passkey offer', () => {
   let app: { clientId: string };
   before(async () => {
     service = await startHostedPasskeyService();
-    app = await service.ctx.clients.create({ name: 'App', origins: [], redirectUris: [RP_CALLBACK] });
+    app = await registerApp(service, 'App');
   });
   after(() => service.close());
 

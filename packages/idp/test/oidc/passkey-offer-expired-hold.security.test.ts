@@ -14,7 +14,7 @@ import { Paths } from 'service-protocol';
 import { HOSTED_CLIENT_ID } from '../../src/clients/service.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, PASSKEY_CEREMONY_TTL_SECONDS } from '../../src/defaults.js';
 import { sendClock, type TestService } from '../support/helpers.js';
-import { RP_CALLBACK } from '../support/oidc-helpers.js';
+import { registerApp } from '../support/oidc-helpers.js';
 import { heldHostedSignIn, signInPost, startHostedPasskeyService } from '../support/oidc-passkey-helpers.js';
 import { createCredential } from '../support/webauthn-authenticator.js';
 
@@ -24,7 +24,7 @@ describe('adding a passkey after the hold expired', () => {
   const clock = sendClock();
   before(async () => {
     service = await startHostedPasskeyService({ now: clock.now });
-    app = await service.ctx.clients.create({ name: 'App', origins: [], redirectUris: [RP_CALLBACK] });
+    app = await registerApp(service, 'App');
   });
   after(() => service.close());
 

@@ -15,8 +15,8 @@ import { Paths } from 'service-protocol';
 import { createPkcePair } from 'service-web';
 import { HOSTED_CLIENT_ID } from '../../src/clients/service.js';
 import { sendClock, type TestService } from '../support/helpers.js';
-import { authorize, CookieJar, RP_CALLBACK, requestIdOf } from '../support/oidc-helpers.js';
-import { appParams, heldHostedSignIn, hostedPost, signInPost, startHostedPasskeyService } from '../support/oidc-passkey-helpers.js';
+import { appParams, authorize, CookieJar, registerApp, requestIdOf } from '../support/oidc-helpers.js';
+import { heldHostedSignIn, hostedPost, signInPost, startHostedPasskeyService } from '../support/oidc-passkey-helpers.js';
 import { createCredential } from '../support/webauthn-authenticator.js';
 
 describe('passkey onto another user`s account through the hosted offer', () => {
@@ -25,7 +25,7 @@ describe('passkey onto another user`s account through the hosted offer', () => {
   const clock = sendClock();
   before(async () => {
     service = await startHostedPasskeyService({ now: clock.now });
-    app = await service.ctx.clients.create({ name: 'App', origins: [], redirectUris: [RP_CALLBACK] });
+    app = await registerApp(service, 'App');
   });
   after(() => service.close());
 

@@ -244,6 +244,11 @@ export async function newRawDevice(): Promise<RawDevice> {
 /** The device proof of packages/protocol device-proof.ts for a fresh challenge (`op` for a device operation). */
 export async function deviceProof(service: TestService, device: RawDevice, email: string, op?: string): Promise<string> {
   const { challenge } = (await service.post('/v1/device-challenges', {})).body;
+  return signDeviceProof(device, email, challenge, op);
+}
+
+/** The device proof for a challenge the caller fetched (the hosted page's calls fetch it as the page does). */
+export function signDeviceProof(device: RawDevice, email: string, challenge: string, op?: string): Promise<string> {
   const payload = new TextEncoder().encode(JSON.stringify({ sub: email, nonce: challenge, iat: Math.floor(Date.now() / 1000), op }));
   return new CompactSign(payload)
     .setProtectedHeader({ alg: 'ES256', typ: 'device-proof+jwt', kid: device.deviceId as string, cv: 'v1' })

@@ -8,6 +8,31 @@ import type { TestService } from './helpers.js';
 
 export const RP_CALLBACK = 'https://rp.example/callback';
 
+/** An app registered with the service (a relying party of the hosted sign-in). */
+export type App = { clientId: string; secretKey?: string };
+
+/**
+ * The hosted-app fixture: an app registered for the hosted sign-in (redirect RP_CALLBACK, no
+ * origins), with its MFA policy or its passkey-as-MFA setting when given.
+ */
+export async function registerApp(service: TestService, name: string, settings: { mfaPolicy?: 'required'; passkeyMfa?: 'no' } = {}) {
+  const app = await service.ctx.clients.create({ name, origins: [], redirectUris: [RP_CALLBACK] });
+  if (settings.mfaPolicy) await service.ctx.clients.setMfaPolicy(app.clientId, settings.mfaPolicy);
+  if (settings.passkeyMfa) await service.ctx.clients.setPasskeyMfa(app.clientId, settings.passkeyMfa);
+  return app;
+}
+
+/** Authorization request parameters of a registered app (redirect RP_CALLBACK). */
+export const appParams = (clientId: string, pkce: { codeChallenge: string }, extra: Record<string, string> = {}) => ({
+  response_type: 'code',
+  client_id: clientId,
+  redirect_uri: RP_CALLBACK,
+  scope: 'openid',
+  code_challenge: pkce.codeChallenge,
+  code_challenge_method: 'S256',
+  ...extra,
+});
+
 /** A browser's cookies for the service, as far as these tests need them. */
 export class CookieJar {
   readonly cookies = new Map<string, string>();

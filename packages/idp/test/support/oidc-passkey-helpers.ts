@@ -5,27 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { IDBFactory } from 'fake-indexeddb';
-import { CompactSign } from 'jose';
 import { PASSKEY_REGISTER_OP, Paths } from 'service-protocol';
 import { createPkcePair } from 'service-web';
-import { newRawDevice, startTestService, type TestService, type TestServiceOptions, uniqueEmail } from './helpers.js';
-import { authorize, CookieJar, complete, hostedServiceClient, RP_CALLBACK, requestIdOf } from './oidc-helpers.js';
-import { createCredential, getAssertion, type SoftCredential } from './webauthn-authenticator.js';
+import { newRawDevice, signDeviceProof, startTestService, type TestService, type TestServiceOptions, uniqueEmail } from './helpers.js';
+import { appParams, authorize, CookieJar, complete, hostedServiceClient, requestIdOf } from './oidc-helpers.js';
+import { createPasskey, type SoftCredential, usePasskey } from './webauthn-authenticator.js';
 
 /** A test service whose issuer (and so the hosted pages' origin and rp id) is http://localhost:PORT. */
 export const startHostedPasskeyService = (options: TestServiceOptions = {}) =>
   startTestService({ testMode: true, ...options, env: { SERVICE_IDP_ISSUER: 'http://localhost:0', ...options.env } });
-
-/** Authorization request parameters of a registered app (redirect RP_CALLBACK). */
-export const appParams = (clientId: string, pkce: { codeChallenge: string }, extra: Record<string, string> = {}) => ({
-  response_type: 'code',
-  client_id: clientId,
-  redirect_uri: RP_CALLBACK,
-  scope: 'openid',
-  code_challenge: pkce.codeChallenge,
-  code_challenge_method: 'S256',
-  ...extra,
-});
 
 /** POST to a browser route as the hosted page for `requestId` (origin, hosted key, request header, cookies). */
 export function hostedPost(service: TestService, requestId: string, jar = new CookieJar(), origin = service.url) {
@@ -75,19 +63,18 @@ export async function hostedUserWithPasskey(
   });
   assert.equal(typeof d.body?.deviceId, 'string', JSON.stringify(d.body));
   const { challenge } = (await post(Paths.deviceChallenge, {})).body;
-  const proof = await new CompactSign(
-    new TextEncoder().encode(JSON.stringify({ sub: email, nonce: challenge, iat: Math.floor(Date.now() / 1000), op: PASSKEY_REGISTER_OP })),
-  )
-    .setProtectedHeader({ alg: 'ES256', typ: 'device-proof+jwt', kid: d.body.deviceId, cv: 'v1' })
-    .sign(device.privateKey);
-  const asked = await post(Paths.passkeyRegistrationOptions, { userid: email, cryptoVersion: 'v1', deviceProof: proof });
-  assert.equal(asked.status, 200, JSON.stringify(asked.body));
-  const { credential, json } = createCredential(asked.body.options, { origin: service.url, ...(input.synced ? { synced: true } : {}) });
-  const added = await post(Paths.passkeyRegistration, { credential: json });
+  const proof = await signDeviceProof({ ...device, deviceId: d.body.deviceId }, email, challenge, PASSKEY_REGISTER_OP);
+  const added = await createPasskey(
+    post,
+    { path: Paths.passkeyRegistrationOptions, body: { userid: email, cryptoVersion: 'v1', deviceProof: proof } },
+    { path: Paths.passkeyRegistration, body: {} },
+    { origin: service.url, synced: input.synced },
+  );
   assert.equal(added.status, 200, JSON.stringify(added.body));
   const user = await service.ctx.accounts.findByEmail(email);
   assert.ok(user);
-  return { email, userId: user.id, credential, passkeyId: added.body.deviceId as string, rpId: asked.body.options.rp.id as string };
+  const { credential, options } = added;
+  return { email, userId: user.id, credential, passkeyId: added.body.deviceId as string, rpId: options.rp.id as string };
 }
 
 /**
@@ -102,17 +89,15 @@ export async function hostedPasskeySignIn(
   credential: SoftCredential,
   origin = service.url,
 ) {
-  const post = hostedPost(service, requestId, jar, origin);
-  const asked = await post(Paths.passkeyAuthenticationOptions, {});
-  assert.equal(asked.status, 200, JSON.stringify(asked.body));
   const pkce = await createPkcePair();
-  const assertion = getAssertion(asked.body.options, credential, { origin: service.url });
-  const answer = await post(Paths.passkeyAuthentication, {
-    credential: assertion,
-    codeChallenge: pkce.codeChallenge,
-    codeChallengeMethod: 'S256',
-  });
-  return { ...answer, codeVerifier: pkce.codeVerifier, assertion };
+  const answer = await usePasskey(
+    hostedPost(service, requestId, jar, origin),
+    { path: Paths.passkeyAuthenticationOptions, body: {} },
+    { path: Paths.passkeyAuthentication, body: { codeChallenge: pkce.codeChallenge, codeChallengeMethod: 'S256' } },
+    credential,
+    { origin: service.url },
+  );
+  return { ...answer, codeVerifier: pkce.codeVerifier };
 }
 
 /** A whole passkey sign-in on the hosted page for a new authorization request of `clientId`: the app's redirect. */
@@ -197,10 +182,10 @@ export function signInPost(service: TestService, jar: CookieJar, origin = servic
 
 /** "Add a passkey" on a held sign-in: the options, the software authenticator's new credential, the registration. */
 export async function addOfferedPasskey(service: TestService, jar: CookieJar, requestId: string, input: { synced?: boolean } = {}) {
-  const post = signInPost(service, jar);
-  const asked = await post(Paths.signInPasskeyOptions, { request: requestId });
-  assert.equal(asked.status, 200, JSON.stringify(asked.body));
-  const { credential, json } = createCredential(asked.body.options, { origin: service.url, ...(input.synced ? { synced: true } : {}) });
-  const added = await post(Paths.signInPasskey, { request: requestId, credential: json });
-  return { ...added, credential, json, options: asked.body.options };
+  return createPasskey(
+    signInPost(service, jar),
+    { path: Paths.signInPasskeyOptions, body: { request: requestId } },
+    { path: Paths.signInPasskey, body: { request: requestId } },
+    { origin: service.url, synced: input.synced },
+  );
 }

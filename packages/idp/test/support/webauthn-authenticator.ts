@@ -5,6 +5,7 @@
  * user verification, another relying party's id, a replay. ES256 keys (node:crypto), CBOR by hand
  * (the few shapes WebAuthn needs: RFC 8949 major types 0, 1, 2, 3 and 5).
  */
+import assert from 'node:assert/strict';
 import { createHash, generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto';
 
 type Cbor = number | string | Uint8Array | Map<Cbor, Cbor>;
@@ -130,4 +131,42 @@ export function getAssertion(options: any, credential: SoftCredential, ceremony:
     authenticatorAttachment: 'platform',
     clientExtensionResults: {},
   };
+}
+
+/** How a ceremony reaches the service: a POST of a JSON body (as the app, or as the hosted page), its status and body. */
+export type CeremonyPost = (path: string, body: Record<string, unknown>) => Promise<{ status: number; body: any }>;
+
+/**
+ * A registration ceremony: creation options from `optionsPath` (200 expected), a new credential
+ * for them, its attestation posted to `path` with `body`. The answer is the caller's to check.
+ */
+export async function createPasskey(
+  post: CeremonyPost,
+  ask: { path: string; body: Record<string, unknown> },
+  send: { path: string; body: Record<string, unknown> },
+  ceremony: CeremonyOptions,
+) {
+  const asked = await post(ask.path, ask.body);
+  assert.equal(asked.status, 200, JSON.stringify(asked.body));
+  const { credential, json } = createCredential(asked.body.options, ceremony);
+  const answer = await post(send.path, { ...send.body, credential: json });
+  return { ...answer, credential, json, options: asked.body.options };
+}
+
+/**
+ * An authentication ceremony: request options from `optionsPath` (200 expected), the assertion
+ * for them, posted to `path` with `body`. The answer is the caller's to check.
+ */
+export async function usePasskey(
+  post: CeremonyPost,
+  ask: { path: string; body: Record<string, unknown> },
+  send: { path: string; body: Record<string, unknown> },
+  credential: SoftCredential,
+  ceremony: CeremonyOptions,
+) {
+  const asked = await post(ask.path, ask.body);
+  assert.equal(asked.status, 200, JSON.stringify(asked.body));
+  const assertion = getAssertion(asked.body.options, credential, ceremony);
+  const answer = await post(send.path, { credential: assertion, ...send.body });
+  return { ...answer, assertion, options: asked.body.options };
 }

@@ -11,15 +11,18 @@ import {
   uniqueEmail,
   verifiedRegistration,
 } from './helpers.js';
-import { createCredential, getAssertion, type SoftCredential } from './webauthn-authenticator.js';
+import { createPasskey, type getAssertion, type SoftCredential, usePasskey } from './webauthn-authenticator.js';
+
+/** The creation-options request of a signed-in device's user (its proof made for PASSKEY_REGISTER_OP). */
+const registrationBody = async (service: TestService, device: RawDevice, email: string) => ({
+  userid: email,
+  cryptoVersion: 'v1',
+  deviceProof: await deviceProof(service, device, email, PASSKEY_REGISTER_OP),
+});
 
 /** Creation options for a signed-in device's user (its proof made for PASSKEY_REGISTER_OP). */
 export async function registrationOptions(service: TestService, device: RawDevice, email: string) {
-  const asked = await service.post(Paths.passkeyRegistrationOptions, {
-    userid: email,
-    cryptoVersion: 'v1',
-    deviceProof: await deviceProof(service, device, email, PASSKEY_REGISTER_OP),
-  });
+  const asked = await service.post(Paths.passkeyRegistrationOptions, await registrationBody(service, device, email));
   assert.equal(asked.status, 200, JSON.stringify(asked.body));
   return asked.body.options;
 }
@@ -31,10 +34,14 @@ export async function userWithPasskey(
 ) {
   const email = input.email ?? uniqueEmail('passkey');
   const device = input.device ?? (await registerRawDevice(service, email));
-  const options = await registrationOptions(service, device, email);
-  const { credential, json } = createCredential(options, { origin: APP_ORIGIN, ...(input.synced ? { synced: true } : {}) });
-  const added = await service.post(Paths.passkeyRegistration, { credential: json, ...(input.name ? { name: input.name } : {}) });
+  const added = await createPasskey(
+    (path, body) => service.post(path, body),
+    { path: Paths.passkeyRegistrationOptions, body: await registrationBody(service, device, email) },
+    { path: Paths.passkeyRegistration, body: input.name ? { name: input.name } : {} },
+    { origin: APP_ORIGIN, synced: input.synced },
+  );
   assert.equal(added.status, 200, JSON.stringify(added.body));
+  const { credential, options } = added;
   return { email, device, credential, passkeyId: added.body.deviceId as string, added: added.body, options };
 }
 
@@ -45,15 +52,13 @@ export async function signInWithPasskey(
   extra: { userid?: string; ceremony?: Partial<Parameters<typeof getAssertion>[2]>; origin?: string } = {},
 ) {
   const origin = extra.origin ?? APP_ORIGIN;
-  const asked = await service.post(Paths.passkeyAuthenticationOptions, {}, origin);
-  assert.equal(asked.status, 200, JSON.stringify(asked.body));
-  const assertion = getAssertion(asked.body.options, credential, { origin, ...extra.ceremony });
-  const answer = await service.post(
-    Paths.passkeyAuthentication,
-    { credential: assertion, ...(extra.userid ? { userid: extra.userid } : {}) },
-    origin,
+  return usePasskey(
+    (path, body) => service.post(path, body, origin),
+    { path: Paths.passkeyAuthenticationOptions, body: {} },
+    { path: Paths.passkeyAuthentication, body: extra.userid ? { userid: extra.userid } : {} },
+    credential,
+    { origin, ...extra.ceremony },
   );
-  return { ...answer, assertion, options: asked.body.options };
 }
 
 /**
@@ -72,13 +77,15 @@ export async function userWithPasskeyMfa(service: TestService, input: { synced?:
   assert.equal(started.body.status, 'FINALIZE_REGISTRATION_NEEDED', JSON.stringify(started.body));
   assert.equal(started.body.method, 'passkey');
   const sessionId = started.body.sessionId as string;
-  const asked = await service.post(Paths.passkeyMfaEnrollmentOptions, { userid: email, sessionId });
-  assert.equal(asked.status, 200, JSON.stringify(asked.body));
-  const { credential, json } = createCredential(asked.body.options, { origin: APP_ORIGIN, ...(input.synced ? { synced: true } : {}) });
-  const enrolled = await service.post(Paths.passkeyMfaEnrollment, { userid: email, sessionId, credential: json });
+  const enrolled = await createPasskey(
+    (path, body) => service.post(path, body),
+    { path: Paths.passkeyMfaEnrollmentOptions, body: { userid: email, sessionId } },
+    { path: Paths.passkeyMfaEnrollment, body: { userid: email, sessionId } },
+    { origin: APP_ORIGIN, synced: input.synced },
+  );
   assert.equal(enrolled.status, 200, JSON.stringify(enrolled.body));
   if (enrolled.body.deviceId) device.deviceId = enrolled.body.deviceId;
-  return { email, device, credential, sessionId, options: asked.body.options, enrolled: enrolled.body };
+  return { email, device, credential: enrolled.credential, sessionId, options: enrolled.options, enrolled: enrolled.body };
 }
 
 /** A new device's registration for a user with MFA: the MFA_REQUIRED session it opens. */
@@ -109,12 +116,11 @@ export async function passkeyMfaStep(
   extra: { ceremony?: Partial<Parameters<typeof getAssertion>[2]>; rememberMe?: boolean; origin?: string } = {},
 ) {
   const origin = extra.origin ?? APP_ORIGIN;
-  const options = await passkeyMfaOptions(service, email, sessionId, origin);
-  const assertion = getAssertion(options, credential, { origin, ...extra.ceremony });
-  const answer = await service.post(
-    Paths.passkeyMfaVerify,
-    { userid: email, sessionId, credential: assertion, ...(extra.rememberMe ? { rememberMe: true } : {}) },
-    origin,
+  return usePasskey(
+    (path, body) => service.post(path, body, origin),
+    { path: Paths.passkeyMfaOptions, body: { userid: email, sessionId } },
+    { path: Paths.passkeyMfaVerify, body: { userid: email, sessionId, ...(extra.rememberMe ? { rememberMe: true } : {}) } },
+    credential,
+    { origin, ...extra.ceremony },
   );
-  return { ...answer, assertion, options };
 }
