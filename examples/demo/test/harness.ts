@@ -27,7 +27,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * The test service's resend spacing (SERVICE_IDP_SEND_SPACING_SECONDS): the scenarios that need a
  * second code for one address wait it out, so it is short here; the default (30 s,
- * SEND_SPACING_PER_PURPOSE) and its enforcement are tested in packages/idp/test/mail-bombing.security.test.ts.
+ * SEND_SPACING_PER_PURPOSE) and its enforcement are tested in packages/idp/test/mail/mail-bombing.security.test.ts.
  */
 export const SEND_SPACING_SECONDS = 3;
 /** What a scenario waits after a send before the next one to the same address: the spacing and a second of margin. */
