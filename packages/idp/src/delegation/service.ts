@@ -19,7 +19,7 @@ import { DELEGATION_RESPONSE_TTL_SECONDS } from '../defaults.js';
 import type { DeviceService } from '../devices/service.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
-import type { ChangeStep, MfaService } from '../mfa/service.js';
+import type { ChangeStep, MfaService } from '../sign-in/mfa-step.js';
 import { createIdpKeyring, importSpPublicKeys, newKeySet, publicKeyOf } from './keys.js';
 import type { DelegationStore } from './store.js';
 

@@ -5,9 +5,9 @@ import type { ClientRecord } from '../clients/store.js';
 import { deviceProofKeyId } from '../devices/proof.js';
 import type { DeviceProver } from '../devices/prover.js';
 import type { EventLog } from '../events/service.js';
-import type { MfaService } from '../mfa/service.js';
 import type { RegistrationService } from '../registration/service.js';
 import { type SignIn, signInRecords } from '../sign-in/finish.js';
+import type { MfaService } from '../sign-in/mfa-step.js';
 import type { LoginIssue, LoginRead, LoginStore } from './store.js';
 
 export interface LoginDeps {

@@ -12,7 +12,7 @@ import { Type } from 'typebox';
 import { isValidDevicePublicKey } from '../devices/public-key.js';
 import { ServiceError } from '../errors.js';
 import { BODY_ERRORS, emailOf, errorResponses, SERVER_ERRORS, wireBody } from '../http/schemas.js';
-import type { FinishedMfa } from '../mfa/service.js';
+import type { FinishedMfa } from '../sign-in/mfa-step.js';
 import { Assertion, Attestation, CreationOptions, RequestOptions } from './routes.js';
 import type { PasskeyService } from './service.js';
 

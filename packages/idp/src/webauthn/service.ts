@@ -29,8 +29,8 @@ import {
 import type { DeviceCaller, DeviceService } from '../devices/service.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
-import type { FinishedMfa, MfaService } from '../mfa/service.js';
 import type { FinishSignIn, SignIn } from '../sign-in/finish.js';
+import type { FinishedMfa, MfaService } from '../sign-in/mfa-step.js';
 import type { Throttle } from '../throttle/service.js';
 import { type CeremonyBinding, challengeOfClientData, createCeremonyChallenges } from './challenge.js';
 import type { Passkey, PasskeyStore } from './store.js';

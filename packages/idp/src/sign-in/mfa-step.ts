@@ -6,13 +6,13 @@ import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js'
 import { MFA_MAX_ATTEMPTS, MFA_SESSION_TTL_SECONDS } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
+import { isRecoveryCode, type RecoveryCodes } from '../factors/recovery-code/service.js';
+import { base32Encode, generateTotpSecret, matchTotp, otpauthUri } from '../factors/totp/totp.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
 import type { OtpChannel, OtpMatch, OtpPurpose, OtpService } from '../otp/service.js';
-import { isRecoveryCode, type RecoveryCodes } from '../recovery-codes/service.js';
-import type { FinishedSignIn, FinishSignIn, SignIn } from '../sign-in/finish.js';
-import type { MfaMethodRecord, MfaSessionRow, MfaStore } from './store.js';
-import { base32Encode, generateTotpSecret, matchTotp, otpauthUri } from './totp.js';
+import type { FinishedSignIn, FinishSignIn, SignIn } from './finish.js';
+import type { MfaMethodRecord, MfaSessionRow, MfaStore } from './mfa-store.js';
 
 export interface MfaDeps {
   store: MfaStore;

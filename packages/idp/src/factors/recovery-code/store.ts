@@ -1,4 +1,4 @@
-import type { Db } from '../storage/database.js';
+import type { Db } from '../../storage/database.js';
 
 /** The recovery_codes table. Only recovery-codes/ uses it (users/ exports and deletes every row of a person). */
 export function createRecoveryCodeStore(db: Db) {

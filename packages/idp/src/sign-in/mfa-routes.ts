@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BrowserPaths, type InitiateMfaResponse, type VerifyMfaResponse } from 'service-protocol';
 import { Type } from 'typebox';
 import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, Otp, RecoveryCode, SERVER_ERRORS, wireBody } from '../http/schemas.js';
-import type { MfaService } from './service.js';
+import type { MfaService } from './mfa-step.js';
 
 const SessionId = Type.String({ minLength: 10, maxLength: 100 });
 const InitiateMfaBody = Type.Object({ userid: Type.String({ maxLength: 320 }), sessionId: SessionId }, { additionalProperties: false });

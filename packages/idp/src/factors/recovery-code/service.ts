@@ -1,11 +1,11 @@
 import { randomInt } from 'node:crypto';
 import { RECOVERY_CODE_PATTERN } from 'service-protocol';
-import type { AccountStore } from '../accounts/store.js';
-import { randomToken, type SecretHasher } from '../crypto/secrets.js';
-import { RECOVERY_CODE_ALPHABET, RECOVERY_CODE_COUNT, RECOVERY_CODE_GROUP_LENGTH, RECOVERY_CODE_LENGTH } from '../defaults.js';
-import type { EventLog } from '../events/service.js';
-import type { Mailer } from '../mail/mailer.js';
-import type { MailTemplates } from '../mail/templates.js';
+import type { AccountStore } from '../../accounts/store.js';
+import { randomToken, type SecretHasher } from '../../crypto/secrets.js';
+import { RECOVERY_CODE_ALPHABET, RECOVERY_CODE_COUNT, RECOVERY_CODE_GROUP_LENGTH, RECOVERY_CODE_LENGTH } from '../../defaults.js';
+import type { EventLog } from '../../events/service.js';
+import type { Mailer } from '../../mail/mailer.js';
+import type { MailTemplates } from '../../mail/templates.js';
 import type { RecoveryCodeStore } from './store.js';
 
 /** True when `text` has the shape of a recovery code (not of a 6-digit code): the MFA steps tell the two apart by it. */
