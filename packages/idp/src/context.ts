@@ -21,6 +21,8 @@ import { createDeviceService } from './devices/service.js';
 import { createDeviceStore } from './devices/store.js';
 import { createEventLog } from './events/service.js';
 import { createEventStore } from './events/store.js';
+import { createMfaFactors } from './factors/index.js';
+import { createPasskeyFallback } from './factors/passkey/fallback.js';
 import { createRecoveryCodes } from './factors/recovery-code/service.js';
 import { createRecoveryCodeStore } from './factors/recovery-code/store.js';
 import { createKeyring, type SigningKeyGenerator } from './keys/keyring.js';
@@ -40,7 +42,7 @@ import { createOtpService } from './otp/service.js';
 import { createRegistrationService } from './registration/service.js';
 import { createRegistrationStore } from './registration/store.js';
 import { createSignInFinisher } from './sign-in/finish.js';
-import { createMfaService } from './sign-in/mfa-step.js';
+import { createMfaStep } from './sign-in/mfa-step.js';
 import { createMfaStore } from './sign-in/mfa-store.js';
 import { createOutboxTransport } from './sms/outbox.js';
 import { createSmsOutboxStore, type SmsOutboxStore } from './sms/outbox-store.js';
@@ -158,8 +160,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     now,
     idleMs,
     passkeys: passkeyStore,
-    // A passkey-MFA user's last passkey gone: email MFA, and the user is told (mfa/service.ts passkeyRevoked).
-    onPasskeyRevoked: (userId, client) => mfa.passkeyRevoked(userId, client),
+    // A passkey-MFA user's last passkey gone: email MFA, and the user is told (factors/passkey/fallback.ts).
+    onPasskeyRevoked: (userId, client) => passkeyFallback.revoked(userId, client),
     endPasskeySessions: oidcStore.endPasskeySessions,
   });
   const smsOutbox = createSmsOutboxStore(db);
@@ -177,21 +179,32 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sendSpacingSeconds: config.sendSpacingSeconds,
   });
   const recoveryCodes = createRecoveryCodes({ store: createRecoveryCodeStore(db), accounts, hash, events, mailer, templates, now });
-  const mfa = createMfaService({
+  // Shown in authenticator apps; a colon would break their label parsing (IPv6 hosts).
+  const issuerName = new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.');
+  const totpSealer = createSealer(serverSecret, 'totp-secret');
+  const mfa = createMfaStep({
     store: mfaStore,
     accounts,
     finish,
     otp,
     hash,
     events,
-    sealer: createSealer(serverSecret, 'totp-secret'),
     mailer,
     templates,
+    factors: createMfaFactors({ otp, sealer: totpSealer, methods: mfaStore, now, issuerName }),
     recoveryCodes,
     now,
     rememberMs: config.mfaRememberDays * 24 * 60 * 60 * 1000,
-    // Shown in authenticator apps; a colon would break their label parsing (IPv6 hosts).
-    issuerName: new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.'),
+    issuerName,
+  });
+  const passkeyFallback = createPasskeyFallback({
+    methods: mfaStore,
+    accounts,
+    events,
+    mailer,
+    templates,
+    now,
+    issuerName,
     activePasskeys: (userId) => passkeyStore.countForUser(userId),
   });
   // SMS through the development outbox is refused in production: the code would reach nobody.
@@ -259,7 +272,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     hash,
     now,
     regenerateRecoveryCodes: (email, actor) => mfa.regenerateRecoveryCodesByOperator(email, actor),
-    onPasskeyRevoked: (userId, context) => mfa.passkeyRevoked(userId, context),
+    onPasskeyRevoked: (userId, context) => passkeyFallback.revoked(userId, context),
     revokeRefreshTokens: (userId) => refreshTokens.revokeUser(userId),
   });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now });

@@ -28,7 +28,7 @@ export interface DeviceServiceDeps {
   idleMs: number;
   /** The user's passkeys (webauthn/), listed, renamed and revoked with the devices. */
   passkeys?: PasskeyDevices;
-  /** After a passkey is revoked (mfa/: the last passkey of a passkey-MFA user falls back to email MFA). */
+  /** After a passkey is revoked (factors/passkey/fallback.ts: the last passkey of a passkey-MFA user falls back to email MFA). */
   onPasskeyRevoked?: (userId: string, client: { clientId: string }) => Promise<unknown>;
   /** Ends the user's hosted SSO sessions that a passkey opened (oidc/store.ts); returns how many. */
   endPasskeySessions?: (userId: string, now: number) => Promise<number>;

@@ -7,12 +7,12 @@ import type { DeviceProver } from '../devices/prover.js';
 import type { EventLog } from '../events/service.js';
 import type { RegistrationService } from '../registration/service.js';
 import { type SignIn, signInRecords } from '../sign-in/finish.js';
-import type { MfaService } from '../sign-in/mfa-step.js';
+import type { MfaStep } from '../sign-in/mfa-step.js';
 import type { LoginIssue, LoginRead, LoginStore } from './store.js';
 
 export interface LoginDeps {
   prover: DeviceProver;
-  mfa: MfaService;
+  mfa: MfaStep;
   registration: RegistrationService;
   store: LoginStore;
   clients: ClientService;

@@ -347,7 +347,7 @@ export type OidcService = ReturnType<typeof createOidcService>;
 /**
  * `mfa` in `amr` only because a passkey counted as MFA (webauthn/service.ts: `user`, from the
  * authenticator's user verification, then `mfa`), with no second factor's own method after it
- * (mfa/service.ts appends `mfa` and the method).
+ * (sign-in/mfa-session.ts appends `mfa` and the method's amr).
  */
 const passkeyAsMfa = (amr: readonly string[]) =>
   amr.includes('user') && amr.includes('mfa') && !amr.some((m) => m === 'totp' || m === 'sms' || m === 'email');

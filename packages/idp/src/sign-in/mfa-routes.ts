@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BrowserPaths, type InitiateMfaResponse, type VerifyMfaResponse } from 'service-protocol';
 import { Type } from 'typebox';
 import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, Otp, RecoveryCode, SERVER_ERRORS, wireBody } from '../http/schemas.js';
-import type { MfaService } from './mfa-step.js';
+import type { MfaStep } from './mfa-step.js';
 
 const SessionId = Type.String({ minLength: 10, maxLength: 100 });
 const InitiateMfaBody = Type.Object({ userid: Type.String({ maxLength: 320 }), sessionId: SessionId }, { additionalProperties: false });
@@ -41,19 +41,11 @@ const VerifyMfaSchema = {
   response: { 200: VerifyMfaAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 409, 423, ...SERVER_ERRORS) },
 };
 
-const SENT: Record<string, string> = {
-  email: 'We emailed you a verification code.',
-  sms: 'We sent a verification code by SMS.',
-  totp: 'Enter the current code from your authenticator app.',
-  // Nothing is sent: the passkey step has its own routes (service-web/passkeys verifyMfa).
-  passkey: 'Nothing was sent: confirm with your passkey (service-web/passkeys verifyMfa), or enter a recovery code.',
-};
-
-export const mfaRoutes: FastifyPluginAsyncTypebox<{ mfa: MfaService }> = async (app, { mfa }) => {
+export const mfaRoutes: FastifyPluginAsyncTypebox<{ mfa: MfaStep }> = async (app, { mfa }) => {
   app.post(BrowserPaths.mfaInitiate, { schema: InitiateMfaSchema }, async (request): Promise<InitiateMfaResponse> => {
     const { userid, sessionId } = request.body;
-    const method = await mfa.initiate(request.client, emailOf(userid), sessionId, request.ip);
-    return { status: 'MFA_INITIATED', message: SENT[method] as string, method };
+    const { method, prompt } = await mfa.initiate(request.client, emailOf(userid), sessionId, request.ip);
+    return { status: 'MFA_INITIATED', message: prompt, method };
   });
 
   app.post(BrowserPaths.mfaVerify, { schema: VerifyMfaSchema }, async (request): Promise<VerifyMfaResponse> => {

@@ -30,9 +30,9 @@ export function createUserService(deps: {
   events: EventLog;
   hash: SecretHasher;
   now: () => number;
-  /** mfa/: a new recovery-code set for a user with MFA (undefined when the user has none). */
+  /** sign-in/mfa-step.ts: a new recovery-code set for a user with MFA (undefined when the user has none). */
   regenerateRecoveryCodes: (email: string, actor: Actor) => Promise<string[] | undefined>;
-  /** After a passkey is revoked (mfa/: the last passkey of a passkey-MFA user falls back to email MFA, the user told by mail). */
+  /** After a passkey is revoked (factors/passkey/fallback.ts: the last passkey of a passkey-MFA user falls back to email MFA, the user told by mail). */
   onPasskeyRevoked?: (userId: string, context: { clientId: string; actor: string }) => Promise<unknown>;
   /** oidc/: ends every refresh token family of a user being disabled (enabling does not bring them back). */
   revokeRefreshTokens: (userId: string) => Promise<unknown>;

@@ -29,8 +29,10 @@ import {
 import type { DeviceCaller, DeviceService } from '../devices/service.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
+import type { FactorCheck } from '../sign-in/factor.js';
 import type { FinishSignIn, SignIn } from '../sign-in/finish.js';
-import type { FinishedMfa, MfaService } from '../sign-in/mfa-step.js';
+import type { FinishedMfa, MfaStep } from '../sign-in/mfa-step.js';
+import type { MfaSessionRow } from '../sign-in/mfa-store.js';
 import type { Throttle } from '../throttle/service.js';
 import { type CeremonyBinding, challengeOfClientData, createCeremonyChallenges } from './challenge.js';
 import type { Passkey, PasskeyStore } from './store.js';
@@ -39,7 +41,7 @@ export interface PasskeyDeps {
   store: PasskeyStore;
   devices: DeviceService;
   accounts: AccountStore;
-  mfa: MfaService;
+  mfa: MfaStep;
   finish: FinishSignIn;
   events: EventLog;
   hash: SecretHasher;
@@ -337,6 +339,34 @@ export function createPasskeyService(deps: PasskeyDeps) {
     return { deviceId: stored.id, synced: stored.synced, userId: user.id };
   }
 
+  /**
+   * A passkey step completed through the MFA step (the attempt counted before `prove` runs); a
+   * refused passkey counts as a wrong code does, said as a passkey's refusal (PASSKEY_REFUSED
+   * in service-web/passkeys).
+   */
+  async function completeStep(
+    client: ClientRecord,
+    email: string,
+    idHash: string,
+    prove: (session: MfaSessionRow) => Promise<FactorCheck>,
+    rememberMe: boolean,
+    devicePublicKey: DevicePublicJwk | undefined,
+  ): Promise<FinishedMfa> {
+    try {
+      return await mfa.completeWith(client, email, idHash, prove, { rememberMe, devicePublicKey });
+    } catch (error) {
+      if (error instanceof ServiceError && error.code === 'ERR_OTP_INVALID')
+        throw new ServiceError(
+          'ERR_PASSKEY_INVALID',
+          'This passkey was not accepted. Use another passkey, or a recovery code.',
+          error.details,
+        );
+      if (error instanceof ServiceError && error.code === 'ERR_OTP_EXPIRED')
+        throw new ServiceError('ERR_SESSION_INVALID', 'This verification has ended or too many passkeys were refused. Sign in again.');
+      throw error;
+    }
+  }
+
   return {
     /** Creation options for a signed-in user, whose device proves itself with op PASSKEY_REGISTER_OP. */
     async registrationOptions(caller: DeviceCaller, originHeader: string | undefined): Promise<PasskeyCreationOptionsJson> {
@@ -449,7 +479,7 @@ export function createPasskeyService(deps: PasskeyDeps) {
       sessionId: string,
     ): Promise<PasskeyCreationOptionsJson> {
       const { origin, rpId } = rpIdFor(originHeader);
-      const { idHash, user } = await mfa.passkeySession(client, email, sessionId, 'enroll', true);
+      const { idHash, user } = await mfa.ceremonySession(client, email, sessionId, { method: 'passkey', purpose: 'enroll', arm: true });
       return creationOptions(client, origin, rpId, user, { ceremony: 'mfa-registration', session: idHash });
     },
 
@@ -471,12 +501,16 @@ export function createPasskeyService(deps: PasskeyDeps) {
       },
     ): Promise<FinishedMfa> {
       const { origin, rpId } = rpIdFor(originHeader);
-      const { idHash, user } = await mfa.passkeySession(client, input.email, input.sessionId, 'enroll', false);
+      const { idHash, user } = await mfa.ceremonySession(client, input.email, input.sessionId, {
+        method: 'passkey',
+        purpose: 'enroll',
+        arm: false,
+      });
       const binding = { ceremony: 'mfa-registration' as const, clientId: client.id, origin, rpId, session: idHash };
       const challenge = mfaChallenge(input.credential, binding, user.id);
       await spend(challenge.text, challenge.expiresAt);
       let added: { id: string; synced: boolean } | undefined;
-      const finished = await mfa.verifyPasskey(
+      const finished = await completeStep(
         client,
         input.email,
         idHash,
@@ -518,7 +552,7 @@ export function createPasskeyService(deps: PasskeyDeps) {
       sessionId: string,
     ): Promise<PasskeyRequestOptionsJson> {
       const { origin, rpId } = rpIdFor(originHeader);
-      const { idHash, user } = await mfa.passkeySession(client, email, sessionId, 'login', true);
+      const { idHash, user } = await mfa.ceremonySession(client, email, sessionId, { method: 'passkey', purpose: 'login', arm: true });
       const mine = (await store.listForUser(user.id)).filter((p) => p.rpId === rpId);
       if (mine.length === 0) {
         throw new ServiceError('ERR_REQUEST_INVALID', 'None of your passkeys works on this page: use a recovery code.');
@@ -549,11 +583,15 @@ export function createPasskeyService(deps: PasskeyDeps) {
       input: { email: string; sessionId: string; credential: PasskeyAssertionJson; rememberMe: boolean; devicePublicKey?: DevicePublicJwk },
     ): Promise<FinishedMfa> {
       const { origin, rpId } = rpIdFor(originHeader);
-      const { idHash, user } = await mfa.passkeySession(client, input.email, input.sessionId, 'login', false);
+      const { idHash, user } = await mfa.ceremonySession(client, input.email, input.sessionId, {
+        method: 'passkey',
+        purpose: 'login',
+        arm: false,
+      });
       const binding = { ceremony: 'mfa-authentication' as const, clientId: client.id, origin, rpId, session: idHash };
       const challenge = mfaChallenge(input.credential, binding, user.id);
       await spend(challenge.text, challenge.expiresAt);
-      return mfa.verifyPasskey(
+      return completeStep(
         client,
         input.email,
         idHash,
