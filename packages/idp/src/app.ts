@@ -12,6 +12,8 @@ import { deviceNoticeRoutes } from './devices/notice-routes.js';
 import { deviceRoutes } from './devices/routes.js';
 import { trackRequestOrigin } from './events/request-context.js';
 import { recordSignInRefusals } from './events/sign-in-refusals.js';
+import { passkeyMfaRoutes } from './factors/passkey/mfa-routes.js';
+import { passkeyRoutes } from './factors/passkey/routes.js';
 import { browserClient } from './http/browser-client.js';
 import {
   CONTRACT_CHECK_ENV,
@@ -32,8 +34,6 @@ import { hostedCeremonyContext, oidcRoutes } from './oidc/routes.js';
 import { registrationRoutes } from './registration/routes.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
 import { tokenRoutes } from './token/routes.js';
-import { passkeyMfaRoutes } from './webauthn/mfa-routes.js';
-import { passkeyRoutes } from './webauthn/routes.js';
 
 export interface AppOptions {
   /**
@@ -143,7 +143,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         passkeys: ctx.passkeys,
         ceremonyContext: hostedCeremonyContext(ctx.oidc, ctx.config.issuer),
       });
-      await browser.register(passkeyMfaRoutes, { passkeys: ctx.passkeys });
+      await browser.register(passkeyMfaRoutes, { passkeys: ctx.passkeyMfa });
     },
     { prefix: BROWSER_PREFIX },
   );

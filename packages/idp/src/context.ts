@@ -22,7 +22,11 @@ import { createDeviceStore } from './devices/store.js';
 import { createEventLog } from './events/service.js';
 import { createEventStore } from './events/store.js';
 import { createMfaFactors } from './factors/index.js';
+import { createPasskeyCeremony } from './factors/passkey/ceremony.js';
 import { createPasskeyFallback } from './factors/passkey/fallback.js';
+import { createPasskeyMfa } from './factors/passkey/mfa.js';
+import { createPasskeyService } from './factors/passkey/service.js';
+import { createPasskeyStore } from './factors/passkey/store.js';
 import { createRecoveryCodes } from './factors/recovery-code/service.js';
 import { createRecoveryCodeStore } from './factors/recovery-code/store.js';
 import { createKeyring, type SigningKeyGenerator } from './keys/keyring.js';
@@ -57,8 +61,6 @@ import { createThrottleStore } from './throttle/store.js';
 import { createTokenService } from './token/service.js';
 import { createUserService } from './users/service.js';
 import { createUserStore } from './users/store.js';
-import { createPasskeyService } from './webauthn/service.js';
-import { createPasskeyStore } from './webauthn/store.js';
 import { createWebhookFanOut } from './webhooks/fan-out.js';
 import { createWebhookOutboxStore } from './webhooks/outbox-store.js';
 import { createWebhooks } from './webhooks/service.js';
@@ -208,21 +210,22 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     activePasskeys: (userId) => passkeyStore.countForUser(userId),
   });
   // SMS through the development outbox is refused in production: the code would reach nobody.
-  // A passkey is enrolled through service-web/passkeys (webauthn/, mfaEnrollmentOptions), never through delegation.
+  // A passkey is enrolled through service-web/passkeys (factors/passkey/, mfaEnrollmentOptions), never through delegation.
   const mfaMethods: MfaMethod[] =
     config.production && config.sms.transport === 'outbox' ? ['email', 'totp', 'passkey'] : ['email', 'sms', 'totp', 'passkey'];
+  const passkeyCeremony = createPasskeyCeremony({ store: passkeyStore, events, hash, now, rpId: config.passkeyRpId });
   const passkeys = createPasskeyService({
+    ceremony: passkeyCeremony,
     store: passkeyStore,
     devices: deviceService,
     accounts,
     mfa,
     finish,
     events,
-    hash,
     throttle,
     now,
-    rpId: config.passkeyRpId,
   });
+  const passkeyMfa = createPasskeyMfa({ ceremony: passkeyCeremony, store: passkeyStore, mfa, events });
   const registration = createRegistrationService({
     store: registrationStore,
     accounts,
@@ -309,6 +312,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     login,
     mfa,
     passkeys,
+    passkeyMfa,
     delegation,
     sms,
     smsOutbox,

@@ -7,7 +7,7 @@ import type { DeviceRow, DeviceStore } from './store.js';
 import { defaultDeviceName } from './user-agent.js';
 
 /**
- * The user's passkeys as the device list sees them: a port that webauthn/store.ts fills, so the
+ * The user's passkeys as the device list sees them: a port that factors/passkey/store.ts fills, so the
  * device list names passkeys without importing the passkey wing (which builds on devices/).
  */
 export interface PasskeyDevices {
@@ -26,7 +26,7 @@ export interface DeviceServiceDeps {
   now: () => number;
   /** A device unused for this long is no longer trusted (DEVICE_IDLE_EXPIRY_DAYS). */
   idleMs: number;
-  /** The user's passkeys (webauthn/), listed, renamed and revoked with the devices. */
+  /** The user's passkeys (factors/passkey/), listed, renamed and revoked with the devices. */
   passkeys?: PasskeyDevices;
   /** After a passkey is revoked (factors/passkey/fallback.ts: the last passkey of a passkey-MFA user falls back to email MFA). */
   onPasskeyRevoked?: (userId: string, client: { clientId: string }) => Promise<unknown>;

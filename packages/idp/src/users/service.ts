@@ -5,8 +5,8 @@ import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { AuditEvent } from '../events/store.js';
+import type { PasskeyStore } from '../factors/passkey/store.js';
 import { checkPageSize, checkQueryText, decodeCursor, encodeCursor } from '../storage/pagination.js';
-import type { PasskeyStore } from '../webauthn/store.js';
 import type { UserHoldings, UserRecord, UserStore } from './store.js';
 
 /** Who asked: 'cli', or an admin key's id. Recorded with every change. */
@@ -25,7 +25,7 @@ export interface UserExport extends UserHoldings {
 export function createUserService(deps: {
   store: UserStore;
   devices: DeviceStore;
-  /** webauthn/: passkeys are listed and revoked with the devices (same `dev_` ids). */
+  /** factors/passkey/: passkeys are listed and revoked with the devices (same `dev_` ids). */
   passkeys: PasskeyStore;
   events: EventLog;
   hash: SecretHasher;

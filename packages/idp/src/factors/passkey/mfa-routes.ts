@@ -9,12 +9,12 @@ import {
   PasskeyPaths,
 } from 'service-protocol';
 import { Type } from 'typebox';
-import { isValidDevicePublicKey } from '../devices/public-key.js';
-import { ServiceError } from '../errors.js';
-import { BODY_ERRORS, emailOf, errorResponses, SERVER_ERRORS, wireBody } from '../http/schemas.js';
-import type { FinishedMfa } from '../sign-in/mfa-step.js';
+import { isValidDevicePublicKey } from '../../devices/public-key.js';
+import { ServiceError } from '../../errors.js';
+import { BODY_ERRORS, emailOf, errorResponses, SERVER_ERRORS, wireBody } from '../../http/schemas.js';
+import type { FinishedMfa } from '../../sign-in/mfa-step.js';
+import type { PasskeyMfa } from './mfa.js';
 import { Assertion, Attestation, CreationOptions, RequestOptions } from './routes.js';
-import type { PasskeyService } from './service.js';
 
 const SessionId = Type.String({ minLength: 10, maxLength: 100 });
 const Base64Url = Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' });
@@ -86,7 +86,7 @@ const answerOf = (finished: FinishedMfa, message: string): PasskeyMfaResponse =>
  * ERR_PASSKEY_INVALID: the passkey was refused (an attempt counted, attemptsRemaining); 423
  * ERR_ACCOUNT_LOCKED past the account's failures.
  */
-export const passkeyMfaRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService }> = async (app, { passkeys }) => {
+export const passkeyMfaRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyMfa }> = async (app, { passkeys }) => {
   const errors = errorResponses(...BODY_ERRORS, 401, 403, 409, 423, ...SERVER_ERRORS);
 
   app.post(

@@ -1,4 +1,4 @@
-import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+import { randomToken, type SecretHasher, safeEqual } from '../../crypto/secrets.js';
 
 /** What a passkey challenge is bound to: the ceremony, the application, the page's origin and relying party id, and (registration) the user. */
 export interface CeremonyBinding {

@@ -11,8 +11,8 @@ import {
   type PasskeyRegistrationResponse,
 } from 'service-protocol';
 import { Type } from 'typebox';
-import { ServiceError } from '../errors.js';
-import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, PkceChallenge, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import { ServiceError } from '../../errors.js';
+import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, PkceChallenge, SERVER_ERRORS, wireBody } from '../../http/schemas.js';
 import type { PasskeyService } from './service.js';
 
 /** base64url without padding, bounded: every binary member of a WebAuthn JSON structure. */

@@ -1,5 +1,5 @@
-import type { Database, Db } from '../storage/database.js';
-import { deleteBefore } from '../storage/sweeper.js';
+import type { Database, Db } from '../../storage/database.js';
+import { deleteBefore } from '../../storage/sweeper.js';
 
 /** A stored passkey as the ceremonies see it. */
 export interface Passkey {
