@@ -12,6 +12,7 @@ import { deviceNoticeRoutes } from './devices/notice-routes.js';
 import { deviceRoutes } from './devices/routes.js';
 import { trackRequestOrigin } from './events/request-context.js';
 import { recordSignInRefusals } from './events/sign-in-refusals.js';
+import { deviceKeyRoutes } from './factors/device-key/routes.js';
 import { passkeyMfaRoutes } from './factors/passkey/mfa-routes.js';
 import { passkeyRoutes } from './factors/passkey/routes.js';
 import { browserClient } from './http/browser-client.js';
@@ -135,6 +136,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         name: request.client.name,
         issuer: ctx.config.issuer,
       }));
+      await browser.register(deviceKeyRoutes, { prover: ctx.prover });
       await browser.register(loginRoutes, { login: ctx.login, testMode: ctx.config.testMode, resolveClient });
       await browser.register(registrationRoutes, { registration: ctx.registration, placeHeader: ctx.config.placeHeader });
       await browser.register(deviceRoutes, { devices: ctx.deviceService });

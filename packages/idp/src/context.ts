@@ -16,11 +16,11 @@ import { SMS_ATTEMPT_TIMEOUT_MS, WEBHOOK_RETRY_WINDOW_HOURS } from './defaults.j
 import { createDelegationService } from './delegation/service.js';
 import { createDelegationStore } from './delegation/store.js';
 import { createDeviceNotices } from './devices/notice.js';
-import { createDeviceProver } from './devices/prover.js';
 import { createDeviceService } from './devices/service.js';
 import { createDeviceStore } from './devices/store.js';
 import { createEventLog } from './events/service.js';
 import { createEventStore } from './events/store.js';
+import { createDeviceProver } from './factors/device-key/prover.js';
 import { createMfaFactors } from './factors/index.js';
 import { createPasskeyCeremony } from './factors/passkey/ceremony.js';
 import { createPasskeyFallback } from './factors/passkey/fallback.js';
@@ -305,6 +305,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     clients,
     accounts,
     devices,
+    prover,
     deviceService,
     notices,
     keyring,

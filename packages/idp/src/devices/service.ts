@@ -2,7 +2,6 @@ import type { DeviceInfo } from 'service-protocol';
 import type { ClientRecord } from '../clients/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
-import type { DeviceProver } from './prover.js';
 import type { DeviceRow, DeviceStore } from './store.js';
 import { defaultDeviceName } from './user-agent.js';
 
@@ -19,9 +18,24 @@ export interface PasskeyDevices {
   revoke(scope: { clientId: string; userId: string }, id: string, now: number): Promise<boolean>;
 }
 
+/**
+ * Possession of a remembered device's key, proven for one operation: a port that the device-key
+ * factor fills (factors/device-key/prover.ts), so device management does not import the factor
+ * (which builds on devices/store.ts).
+ */
+export interface DeviceKeyProver {
+  prove(
+    client: ClientRecord,
+    email: string,
+    proof: string,
+    cryptoVersion: string,
+    op?: string,
+  ): Promise<{ user: { id: string }; deviceId: string } | undefined>;
+}
+
 export interface DeviceServiceDeps {
   store: DeviceStore;
-  prover: DeviceProver;
+  prover: DeviceKeyProver;
   events: EventLog;
   now: () => number;
   /** A device unused for this long is no longer trusted (DEVICE_IDLE_EXPIRY_DAYS). */

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { type AuthenticateResponse, BrowserPaths, CRYPTO_VERSIONS, type DeviceChallengeResponse } from 'service-protocol';
+import { type AuthenticateResponse, BrowserPaths, CRYPTO_VERSIONS } from 'service-protocol';
 import { Type } from 'typebox';
 import { ServiceError } from '../errors.js';
 import { browserCredentials, type ClientResolver } from '../http/browser-client.js';
@@ -16,10 +16,6 @@ const AuthenticateBody = Type.Object(
     deviceProof: Type.Optional(Type.String({ maxLength: 4096 })),
   },
   { additionalProperties: false },
-);
-
-const DeviceChallengeAnswer = wireBody<DeviceChallengeResponse>()(
-  Type.Object({ challenge: Type.String(), expiresIn: Type.Integer({ description: 'seconds' }) }),
 );
 
 const AuthenticateAnswer = wireBody<AuthenticateResponse>()(
@@ -47,12 +43,6 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{
   /** The browser routes' client resolver (http/browser-client.ts), given the client this route reads itself. */
   resolveClient: ClientResolver;
 }> = async (app, { login, testMode, resolveClient }) => {
-  app.post(
-    BrowserPaths.deviceChallenge,
-    { schema: { response: { 200: DeviceChallengeAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, ...SERVER_ERRORS) } } },
-    async (request) => login.issueChallenge(request.client),
-  );
-
   app.post(BrowserPaths.authenticate, { schema: AuthenticateSchema }, async (request): Promise<AuthenticateResponse> => {
     const body = request.body;
     // The client is read with the device a proof names, in one statement (login/store.ts).

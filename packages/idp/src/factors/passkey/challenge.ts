@@ -19,7 +19,7 @@ export interface CeremonyBinding {
 }
 
 /**
- * Passkey challenges are stateless, like device challenges (devices/challenge.ts): the challenge
+ * Passkey challenges are stateless, like device challenges (factors/device-key/challenge.ts): the challenge
  * the authenticator signs is the UTF-8 text `ceremony.user.expiry.nonce.mac`, where the MAC (HMAC
  * under the server secret) binds the random nonce to everything in CeremonyBinding and to the
  * expiry. Issuing one writes nothing, so the anonymous options endpoint cannot fill the

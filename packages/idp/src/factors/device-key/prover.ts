@@ -1,10 +1,10 @@
-import type { AccountStore, User } from '../accounts/store.js';
-import type { ClientRecord } from '../clients/store.js';
-import type { SecretHasher } from '../crypto/secrets.js';
-import { DEVICE_CHALLENGE_TTL_SECONDS, DEVICE_LAST_USED_RESOLUTION_SECONDS } from '../defaults.js';
+import type { AccountStore, User } from '../../accounts/store.js';
+import type { ClientRecord } from '../../clients/store.js';
+import type { SecretHasher } from '../../crypto/secrets.js';
+import { DEVICE_CHALLENGE_TTL_SECONDS, DEVICE_LAST_USED_RESOLUTION_SECONDS } from '../../defaults.js';
+import type { Device, DeviceStore, SpentChallenge } from '../../devices/store.js';
 import { createChallengeCodec } from './challenge.js';
 import { verifyDeviceProof } from './proof.js';
-import type { Device, DeviceStore, SpentChallenge } from './store.js';
 
 export interface DeviceProverDeps {
   devices: DeviceStore;

@@ -1,4 +1,4 @@
-import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+import { randomToken, type SecretHasher, safeEqual } from '../../crypto/secrets.js';
 
 /**
  * Device challenges are stateless: `expiry.nonce.mac`, where the MAC (HMAC under the server
