@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { ServiceError } from '../errors.js';
 import { browserCredentials, type ClientResolver } from '../http/browser-client.js';
 import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, PkceChallenge, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import { mfaRequired, SignedInAnswer } from '../sign-in/answers.js';
 import type { LoginService } from './service.js';
 
 const AuthenticateBody = Type.Object(
@@ -20,7 +21,7 @@ const AuthenticateBody = Type.Object(
 
 const AuthenticateAnswer = wireBody<AuthenticateResponse>()(
   Type.Union([
-    Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), success: Type.Literal(true), code: Type.String() }),
+    SignedInAnswer,
     Type.Object({
       status: Type.Literal('OTP_NEEDED'),
       message: Type.String(),
@@ -62,12 +63,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{
       ...(opened.read ? { read: opened.read } : {}),
     });
     if (outcome.kind === 'mfa') {
-      return {
-        status: 'MFA_REQUIRED',
-        message: 'Verify with your second factor to finish signing in.',
-        sessionId: outcome.sessionId,
-        method: outcome.method,
-      };
+      return mfaRequired(outcome);
     }
     if (outcome.kind === 'trusted') {
       return { status: 'SUCCESS', message: 'Signed in with a trusted device.', success: true, code: outcome.code };

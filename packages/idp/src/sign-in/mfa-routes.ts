@@ -2,10 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BrowserPaths, type InitiateMfaResponse, type VerifyMfaResponse } from 'service-protocol';
 import { Type } from 'typebox';
 import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, Otp, RecoveryCode, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import { MfaFinishedAnswer, mfaFinishedAnswer, SessionBody, SessionId } from './answers.js';
 import type { MfaStep } from './mfa-step.js';
 
-const SessionId = Type.String({ minLength: 10, maxLength: 100 });
-const InitiateMfaBody = Type.Object({ userid: Type.String({ maxLength: 320 }), sessionId: SessionId }, { additionalProperties: false });
 const VerifyMfaBody = Type.Object(
   {
     userid: Type.String({ maxLength: 320 }),
@@ -21,24 +20,13 @@ const VerifyMfaBody = Type.Object(
 const InitiateMfaAnswer = wireBody<InitiateMfaResponse>()(
   Type.Object({ status: Type.Literal('MFA_INITIATED'), message: Type.String(), method: MfaMethodSchema }),
 );
-const VerifyMfaAnswer = wireBody<VerifyMfaResponse>()(
-  Type.Object({
-    status: Type.Literal('SUCCESS'),
-    message: Type.String(),
-    success: Type.Literal(true),
-    code: Type.String(),
-    deviceId: Type.Optional(Type.String()),
-    recoveryCodes: Type.Optional(Type.Array(Type.String(), { description: 'shown once: at an enrollment, or when regenerated' })),
-  }),
-);
-
 const InitiateMfaSchema = {
-  body: InitiateMfaBody,
+  body: SessionBody,
   response: { 200: InitiateMfaAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 409, 429, ...SERVER_ERRORS) },
 };
 const VerifyMfaSchema = {
   body: VerifyMfaBody,
-  response: { 200: VerifyMfaAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 409, 423, ...SERVER_ERRORS) },
+  response: { 200: MfaFinishedAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 409, 423, ...SERVER_ERRORS) },
 };
 
 export const mfaRoutes: FastifyPluginAsyncTypebox<{ mfa: MfaStep }> = async (app, { mfa }) => {
@@ -58,13 +46,6 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<{ mfa: MfaStep }> = async (app
       rememberMe ?? false,
       regenerateRecoveryCodes ?? false,
     );
-    return {
-      status: 'SUCCESS',
-      message: 'Verified.',
-      success: true,
-      code: finished.code,
-      ...(finished.deviceId ? { deviceId: finished.deviceId } : {}),
-      ...(finished.recoveryCodes ? { recoveryCodes: finished.recoveryCodes } : {}),
-    };
+    return mfaFinishedAnswer(finished, 'Verified.');
   });
 };

@@ -29,6 +29,14 @@ export type PasskeyRefusal = 'unknown' | 'rp_id' | 'user' | 'user_handle' | 'ver
 type Verified<T extends (...args: never[]) => unknown> = NonNullable<Awaited<ReturnType<T>>>;
 type RegistrationInfo = NonNullable<Verified<typeof verifyRegistrationResponse>['registrationInfo']>;
 
+/** What every ceremony's response must carry: this challenge, origin and rp id, and user verification. */
+const expected = (expectedChallenge: string, origin: string, rpId: string) => ({
+  expectedChallenge,
+  expectedOrigin: origin,
+  expectedRPID: rpId,
+  requireUserVerification: true,
+});
+
 const IP_ADDRESS = /^(\d+\.){3}\d+$|^\[/;
 
 /**
@@ -98,10 +106,7 @@ export function createPasskeyCeremony(deps: PasskeyCeremonyDeps) {
     try {
       const verified = await verifyRegistrationResponse({
         response: credential as RegistrationResponseJSON,
-        expectedChallenge,
-        expectedOrigin: origin,
-        expectedRPID: rpId,
-        requireUserVerification: true,
+        ...expected(expectedChallenge, origin, rpId),
         supportedAlgorithmIDs: [...PASSKEY_ALGORITHMS],
       });
       const info = verified.verified ? verified.registrationInfo : undefined;
@@ -159,11 +164,8 @@ export function createPasskeyCeremony(deps: PasskeyCeremonyDeps) {
     try {
       const verified = await verifyAuthenticationResponse({
         response: credential as AuthenticationResponseJSON,
-        expectedChallenge,
-        expectedOrigin: origin,
-        expectedRPID: rpId,
+        ...expected(expectedChallenge, origin, rpId),
         credential: { id: passkey.credentialId, publicKey: Buffer.from(passkey.publicKey, 'base64url'), counter: passkey.signCount },
-        requireUserVerification: true,
       });
       info = verified.verified ? verified.authenticationInfo : undefined;
     } catch (error) {

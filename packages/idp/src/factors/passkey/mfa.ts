@@ -87,18 +87,32 @@ export function createPasskeyMfa(deps: PasskeyMfaDeps): PasskeyMfa {
     }
   }
 
+  /**
+   * The step's session and the credential's challenge: the challenge must be this session's and
+   * its user's (ERR_SESSION_INVALID otherwise) and is spent before anything else is checked, so a
+   * replay is refused.
+   */
+  async function spendChallenge(
+    client: ClientRecord,
+    originHeader: string | undefined,
+    input: { email: string; sessionId: string; credential: PasskeyAssertionJson | PasskeyAttestationJson },
+    purpose: 'enroll' | 'login',
+  ) {
+    const { origin, rpId } = rpIdFor(originHeader);
+    const { idHash, user } = await mfa.ceremonySession(client, input.email, input.sessionId, { method: 'passkey', purpose, arm: false });
+    const ceremony = purpose === 'enroll' ? ('mfa-registration' as const) : ('mfa-authentication' as const);
+    const challenge = mfaChallenge(input.credential, { ceremony, clientId: client.id, origin, rpId, session: idHash }, user.id);
+    await spend(challenge.text, challenge.expiresAt);
+    return { origin, rpId, idHash, user, challenge };
+  }
+
   return {
     /**
      * Creation options for a passkey chosen as the MFA method at a registration
      * (verifyDevice with mfaMethod passkey answered FINALIZE_REGISTRATION_NEEDED): the challenge
      * is bound to that MFA session and its user, and arms the session.
      */
-    async mfaEnrollmentOptions(
-      client: ClientRecord,
-      originHeader: string | undefined,
-      email: string,
-      sessionId: string,
-    ): Promise<PasskeyCreationOptionsJson> {
+    async mfaEnrollmentOptions(client, originHeader, email, sessionId) {
       const { origin, rpId } = rpIdFor(originHeader);
       const { idHash, user } = await mfa.ceremonySession(client, email, sessionId, { method: 'passkey', purpose: 'enroll', arm: true });
       return creationOptions(client, origin, rpId, user, { ceremony: 'mfa-registration', session: idHash });
@@ -109,27 +123,8 @@ export function createPasskeyMfa(deps: PasskeyMfaDeps): PasskeyMfa {
      * is stored, becomes the user's MFA method (mail, event), and the sign-in ends in a code with
      * the first recovery codes. amr: the first factor, then mfa, hwk or swk, user.
      */
-    async mfaEnroll(
-      client: ClientRecord,
-      originHeader: string | undefined,
-      input: {
-        email: string;
-        sessionId: string;
-        credential: PasskeyAttestationJson;
-        name?: string;
-        rememberMe: boolean;
-        devicePublicKey?: DevicePublicJwk;
-      },
-    ): Promise<FinishedMfa> {
-      const { origin, rpId } = rpIdFor(originHeader);
-      const { idHash, user } = await mfa.ceremonySession(client, input.email, input.sessionId, {
-        method: 'passkey',
-        purpose: 'enroll',
-        arm: false,
-      });
-      const binding = { ceremony: 'mfa-registration' as const, clientId: client.id, origin, rpId, session: idHash };
-      const challenge = mfaChallenge(input.credential, binding, user.id);
-      await spend(challenge.text, challenge.expiresAt);
+    async mfaEnroll(client, originHeader, input) {
+      const { origin, rpId, idHash, user, challenge } = await spendChallenge(client, originHeader, input, 'enroll');
       let added: { id: string; synced: boolean } | undefined;
       const finished = await completeStep(
         client,
@@ -166,12 +161,7 @@ export function createPasskeyMfa(deps: PasskeyMfaDeps): PasskeyMfa {
      * passkeys for this rp id (any application's: the factor is the user's), and the session is
      * armed. ERR_REQUEST_INVALID when the user holds none here (a recovery code still passes).
      */
-    async mfaOptions(
-      client: ClientRecord,
-      originHeader: string | undefined,
-      email: string,
-      sessionId: string,
-    ): Promise<PasskeyRequestOptionsJson> {
+    async mfaOptions(client, originHeader, email, sessionId) {
       const { origin, rpId } = rpIdFor(originHeader);
       const { idHash, user } = await mfa.ceremonySession(client, email, sessionId, { method: 'passkey', purpose: 'login', arm: true });
       const mine = (await store.listForUser(user.id)).filter((p) => p.rpId === rpId);
@@ -198,20 +188,8 @@ export function createPasskeyMfa(deps: PasskeyMfaDeps): PasskeyMfa {
      * replay is refused); the attempt is counted before the assertion is checked; the passkey
      * must be active and the session user's. Then the sign-in finishes as verifyMfa's does.
      */
-    async mfaVerify(
-      client: ClientRecord,
-      originHeader: string | undefined,
-      input: { email: string; sessionId: string; credential: PasskeyAssertionJson; rememberMe: boolean; devicePublicKey?: DevicePublicJwk },
-    ): Promise<FinishedMfa> {
-      const { origin, rpId } = rpIdFor(originHeader);
-      const { idHash, user } = await mfa.ceremonySession(client, input.email, input.sessionId, {
-        method: 'passkey',
-        purpose: 'login',
-        arm: false,
-      });
-      const binding = { ceremony: 'mfa-authentication' as const, clientId: client.id, origin, rpId, session: idHash };
-      const challenge = mfaChallenge(input.credential, binding, user.id);
-      await spend(challenge.text, challenge.expiresAt);
+    async mfaVerify(client, originHeader, input) {
+      const { origin, rpId, idHash, user, challenge } = await spendChallenge(client, originHeader, input, 'login');
       return completeStep(
         client,
         input.email,
