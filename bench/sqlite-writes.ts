@@ -41,7 +41,7 @@ try {
   const users = Array.from({ length: 200 }, id);
   // The statements the login's SQLite path runs (login/store.ts spendAndIssue), with the same columns.
   const spend = db.prepare(
-    'insert into device_challenges (id, client_id, expires_at, consumed_at) values (?, ?, ?, ?) on conflict (id) do nothing returning id',
+    'insert into spent_tokens (id, purpose, expires_at, consumed_at) values (?, ?, ?, ?) on conflict (id) do nothing returning id',
   );
   const code = db.prepare(
     `insert into auth_codes (id, client_id, user_id, code_challenge, amr, auth_time, expires_at, consumed_at, device_id, access_token_jti, redirect_uri, nonce, scope)
@@ -53,7 +53,7 @@ try {
   );
   let n = 0;
   const write = {
-    spend: () => spend.get(id(), 'cli_bench', n + 60_000, n),
+    spend: () => spend.get(`device-challenge:${id()}`, 'device-challenge', n + 60_000, n),
     code: () => code.run(id(), users[n % 200], n, n + 60_000, id(), id()),
     event: () => event.run(id(), n, users[n % 200], id()),
   };

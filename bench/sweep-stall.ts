@@ -20,13 +20,18 @@ const now = Date.now();
 
 async function fill(db: ReturnType<typeof openSqlite>) {
   await db.deleteFrom('auth_codes').execute();
-  await db.deleteFrom('device_challenges').execute();
+  await db.deleteFrom('spent_tokens').execute();
   for (let i = 0; i < ROWS; i += 500) {
     const n = Math.min(500, ROWS - i);
     await db
-      .insertInto('device_challenges')
+      .insertInto('spent_tokens')
       .values(
-        Array.from({ length: n }, (_, j) => ({ id: `c${i + j}`, client_id: 'cli_bench', expires_at: now - 1, consumed_at: now - 60_000 })),
+        Array.from({ length: n }, (_, j) => ({
+          id: `device-challenge:c${i + j}`,
+          purpose: 'device-challenge',
+          expires_at: now - 1,
+          consumed_at: now - 60_000,
+        })),
       )
       .execute();
     await db
@@ -91,12 +96,12 @@ try {
     await fill(db);
     const single = await stall(async () => {
       await db.deleteFrom('auth_codes').where('expires_at', '<', now).execute();
-      await db.deleteFrom('device_challenges').where('expires_at', '<', now).execute();
+      await db.deleteFrom('spent_tokens').where('expires_at', '<', now).execute();
     });
     await fill(db);
     const batched = await stall(async () => {
       await deleteBefore(db, 'auth_codes', 'expires_at', now);
-      await deleteBefore(db, 'device_challenges', 'expires_at', now);
+      await deleteBefore(db, 'spent_tokens', 'expires_at', now);
     });
     process.stdout.write(
       `round ${round}, ${ROWS} codes + ${ROWS} challenges: one statement per table: longest stall ${single.longestMs.toFixed(1)} ms (total ${single.totalMs.toFixed(1)} ms); batched: longest stall ${batched.longestMs.toFixed(1)} ms (total ${batched.totalMs.toFixed(1)} ms)\n`,

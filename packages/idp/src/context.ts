@@ -53,6 +53,7 @@ import { createSmsOutboxStore, type SmsOutboxStore } from './sms/outbox-store.js
 import type { SmsTransport } from './sms/transport.js';
 import { createTwilioTransport } from './sms/twilio.js';
 import { createWebhookTransport } from './sms/webhook.js';
+import { createSpentTokenStore } from './spent-tokens/store.js';
 import { type Db, describeDatabase, openDatabase } from './storage/database.js';
 import { migrate } from './storage/migrations.js';
 import { startSweeper } from './storage/sweeper.js';
@@ -127,6 +128,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const clients = createClientService({ store: createClientStore(db), hash, now });
   const accounts = createAccountStore(db, events);
   const devices = createDeviceStore(db);
+  const spentTokens = createSpentTokenStore(db);
   const codeStore = createCodeStore(db);
   const codes = createCodeService({ store: codeStore, hash, now });
   const throttleStore = createThrottleStore(db);
@@ -141,7 +143,18 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   const idleMs = config.deviceIdleDays * 24 * 60 * 60 * 1000;
   const templates = loadMailTemplates(config.mailTemplatesDir);
-  const notices = createDeviceNotices({ store: devices, accounts, clients, mailer, templates, hash, events, issuer: config.issuer, now });
+  const notices = createDeviceNotices({
+    store: devices,
+    spent: spentTokens,
+    accounts,
+    clients,
+    mailer,
+    templates,
+    hash,
+    events,
+    issuer: config.issuer,
+    now,
+  });
   const finish = createSignInFinisher({
     devices,
     codes,
@@ -152,7 +165,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       await notices.newDevice(device);
     },
   });
-  const prover = createDeviceProver({ devices, accounts, hash, now, idleMs });
+  const prover = createDeviceProver({ devices, spent: spentTokens, accounts, hash, now, idleMs });
   const passkeyStore = createPasskeyStore(db);
   const oidcStore = createOidcStore(db);
   const deviceService = createDeviceService({
@@ -213,7 +226,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   // A passkey is enrolled through service-web/passkeys (factors/passkey/, mfaEnrollmentOptions), never through delegation.
   const mfaMethods: MfaMethod[] =
     config.production && config.sms.transport === 'outbox' ? ['email', 'totp', 'passkey'] : ['email', 'sms', 'totp', 'passkey'];
-  const passkeyCeremony = createPasskeyCeremony({ store: passkeyStore, events, hash, now, rpId: config.passkeyRpId });
+  const passkeyCeremony = createPasskeyCeremony({ store: passkeyStore, spent: spentTokens, events, hash, now, rpId: config.passkeyRpId });
   const passkeys = createPasskeyService({
     ceremony: passkeyCeremony,
     store: passkeyStore,
@@ -238,6 +251,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   const delegation = createDelegationService({
     store: createDelegationStore(db),
+    spent: spentTokens,
     clients,
     accounts,
     mfa,
@@ -253,7 +267,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     prover,
     mfa,
     registration,
-    store: createLoginStore(db, devices),
+    store: createLoginStore(db, spentTokens),
     clients,
     codes,
     events,
@@ -306,6 +320,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     accounts,
     devices,
     prover,
+    spentTokens,
     deviceService,
     notices,
     keyring,
@@ -357,12 +372,10 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     async sweepExpired(at: number) {
       await registrationStore.deleteExpired(at);
       await codeStore.deleteExpired(at);
-      await devices.deleteExpired(at);
-      await passkeyStore.deleteExpired(at);
+      await spentTokens.deleteExpired(at);
       await devices.expireIdle(at - idleMs, at, eventStore);
       await throttleStore.deleteExpired(at);
       await mfaStore.deleteExpired(at);
-      await delegation.sweep(at);
       await oidc.sweep(at);
       await refreshTokens.sweep(at);
       await eventStore.deleteOlderThan(at - config.eventRetentionDays * 24 * 60 * 60 * 1000);

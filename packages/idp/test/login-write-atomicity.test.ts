@@ -40,7 +40,7 @@ describe(`a trusted login's writes are all or nothing (${TEST_DATABASE_URL ? 'Po
   });
   after(() => service.close());
 
-  const count = async (table: 'auth_codes' | 'events' | 'webhook_deliveries' | 'device_challenges') =>
+  const count = async (table: 'auth_codes' | 'events' | 'webhook_deliveries' | 'spent_tokens') =>
     Number(
       (
         await service.ctx.db
@@ -53,7 +53,7 @@ describe(`a trusted login's writes are all or nothing (${TEST_DATABASE_URL ? 'Po
     codes: await count('auth_codes'),
     events: await count('events'),
     deliveries: await count('webhook_deliveries'),
-    spent: await count('device_challenges'),
+    spent: await count('spent_tokens'),
   });
 
   it('a failed code insert leaves the challenge unspent, the device untouched, and no event or outbox row; the same proof then signs in', async () => {

@@ -31,6 +31,7 @@ import {
 } from 'jose';
 import pg from 'pg';
 import { KEY_CACHE_SECONDS, OTP_MAX_ATTEMPTS, SEND_PER_IP } from '../src/defaults.js';
+import { CONTRACT_CHECK_ENV, CONTRACT_VIOLATION } from '../src/http/contract-check.js';
 import { APP_ORIGIN, adminQuery, freePort, TEST_DATABASE_URL, uniqueEmail } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
@@ -154,6 +155,8 @@ describe('three nodes on one PostgreSQL database', { skip: !TEST_DATABASE_URL &&
           SERVICE_IDP_LOG_LEVEL: 'error',
           SERVICE_IDP_TRUST_PROXY: '127.0.0.1',
           SERVICE_IDP_KEY_CACHE_SECONDS: String(NODE_KEY_CACHE_SECONDS),
+          // Every answer these nodes send is checked against the OpenAPI document too (after()).
+          [CONTRACT_CHECK_ENV]: '1',
         },
         stdio: ['ignore', 'ignore', 'pipe'],
       },
@@ -193,6 +196,8 @@ describe('three nodes on one PostgreSQL database', { skip: !TEST_DATABASE_URL &&
 
   after(async () => {
     await Promise.all(nodes.map(stop));
+    const violations = nodes.flatMap((node) => node.stderr.join('').split('\n')).filter((line) => line.startsWith(CONTRACT_VIOLATION));
+    assert.deepEqual(violations, [], 'every answer of the nodes matches the OpenAPI document');
     rmSync(data, { recursive: true, force: true });
     if (databaseUrl) await adminQuery(`drop database if exists ${dbName} with (force)`);
   });

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { PAGE_CSP } from '../src/oidc/routes.js';
+import { PAGE_CSP } from '../src/http/page.js';
 import { startTestService, type TestService } from './helpers.js';
 import { authorize, RP_CALLBACK } from './oidc-helpers.js';
 

@@ -12,7 +12,7 @@ describe('sweeping expired rows', () => {
   });
   after(() => service.close());
 
-  const count = async (table: 'registrations' | 'auth_codes' | 'device_challenges' | 'rate_counters') =>
+  const count = async (table: 'registrations' | 'auth_codes' | 'spent_tokens' | 'rate_counters') =>
     Number(
       (
         await service.ctx.db
@@ -28,15 +28,15 @@ describe('sweeping expired rows', () => {
     await service.post('/v1/email-otp/verify', { userid: email, deviceToken: a.body.deviceToken, otp: a.body.code });
     await service.post('/v1/devices', { userid: email, deviceToken: a.body.deviceToken });
     // Challenges are stateless until a device proof spends one; record a spent one directly.
-    await service.ctx.devices.spendChallenge('spent-challenge', service.clientId, clock + 60_000, clock);
-    for (const table of ['registrations', 'auth_codes', 'device_challenges', 'rate_counters'] as const)
+    await service.ctx.spentTokens.spend({ purpose: 'device-challenge', idHash: 'spent-challenge', expiresAt: clock + 60_000 }, clock);
+    for (const table of ['registrations', 'auth_codes', 'spent_tokens', 'rate_counters'] as const)
       assert.ok((await count(table)) > 0, table);
 
     await service.ctx.sweepExpired(clock + AUTH_CODE_TTL_SECONDS * 1000 - 1000);
     assert.equal(await count('auth_codes'), 1, 'a live code survives');
 
     await service.ctx.sweepExpired(clock + 2 * 60 * 60 * 1000 + OTP_TTL_SECONDS * 1000);
-    for (const table of ['registrations', 'auth_codes', 'device_challenges', 'rate_counters'] as const)
+    for (const table of ['registrations', 'auth_codes', 'spent_tokens', 'rate_counters'] as const)
       assert.equal(await count(table), 0, table);
   });
 
@@ -44,18 +44,18 @@ describe('sweeping expired rows', () => {
     const expired = Math.floor(2.5 * SWEEP_BATCH_ROWS);
     const rows = (from: number, n: number, expiresAt: number) =>
       Array.from({ length: n }, (_, i) => ({
-        id: `batch-${from + i}`,
-        client_id: service.clientId,
+        id: `device-challenge:batch-${from + i}`,
+        purpose: 'device-challenge',
         expires_at: expiresAt,
         consumed_at: clock,
       }));
     for (let i = 0; i < expired; i += 500)
       await service.ctx.db
-        .insertInto('device_challenges')
+        .insertInto('spent_tokens')
         .values(rows(i, Math.min(500, expired - i), clock - 1))
         .execute();
     await service.ctx.db
-      .insertInto('device_challenges')
+      .insertInto('spent_tokens')
       .values(rows(expired, 10, clock + 60_000))
       .execute();
 
@@ -70,7 +70,7 @@ describe('sweeping expired rows', () => {
     await service.ctx.sweepExpired(clock);
     sweeping = false;
 
-    assert.equal(await count('device_challenges'), 10, 'only the live rows stay');
+    assert.equal(await count('spent_tokens'), 10, 'only the live rows stay');
     assert.ok(turns >= Math.floor(expired / SWEEP_BATCH_ROWS), `the event loop ran ${turns} times during the sweep`);
   });
 });

@@ -7,6 +7,7 @@ import {
   type DevicePublicJwk,
 } from 'service-protocol';
 import { base64url, base64urlJson } from './base64url.js';
+import { reasonOf } from './results.js';
 
 const KEY_ALGORITHM: EcKeyGenParams = { name: 'ECDSA', namedCurve: 'P-256' };
 
@@ -16,6 +17,22 @@ const KEY_ALGORITHM: EcKeyGenParams = { name: 'ECDSA', namedCurve: 'P-256' };
  */
 export async function generateDeviceKeyPair(crypto: Crypto): Promise<CryptoKeyPair> {
   return crypto.subtle.generateKey(KEY_ALGORITHM, false, ['sign', 'verify']);
+}
+
+/** A device key pair made for a registration, or why none could be made. */
+export type NewDeviceKey =
+  | { keyPair: CryptoKeyPair; publicJwk: DevicePublicJwk; problem?: undefined }
+  | { keyPair?: undefined; publicJwk?: undefined; problem: string };
+
+/** A new device key pair and its public JWK, or why none could be made (a login goes on without). */
+export async function newDeviceKey(crypto: Crypto | undefined): Promise<NewDeviceKey> {
+  try {
+    if (!crypto?.subtle) throw new Error('no WebCrypto (not a secure context)');
+    const keyPair = await generateDeviceKeyPair(crypto);
+    return { keyPair, publicJwk: await exportDevicePublicJwk(crypto, keyPair.publicKey) };
+  } catch (error) {
+    return { problem: reasonOf(error) };
+  }
 }
 
 /** The public key as the JWK members the service stores (RFC 7517, RFC 7518 6.2.1). */

@@ -72,7 +72,7 @@ function withDatabase(
       open.onupgradeneeded = () => {
         if (!open.result.objectStoreNames.contains(STORE_NAME)) open.result.createObjectStore(STORE_NAME);
       };
-      open.onblocked = () => finish(problem('blocked by another connection'));
+      open.onblocked = () => finish(problem('blocked'));
       open.onerror = () => finish(open.error ?? problem('open failed'));
       open.onsuccess = () => {
         db = open.result;

@@ -1,5 +1,7 @@
 import { AUTHORIZATION_REQUEST_HEADER, BROWSER_PREFIX, ErrorStatus, isErrorCode, PUBLISHABLE_KEY_HEADER } from 'service-protocol';
-import type { FailureResult, FailureStatus } from './types.js';
+import { isObject } from './checks.js';
+import { failure, reasonOf, unexpected } from './results.js';
+import type { FailureResult } from './types.js';
 
 export interface HttpConfig {
   baseUrl: string;
@@ -14,10 +16,6 @@ export interface HttpConfig {
 export type HttpOutcome =
   | { body: Record<string, unknown>; failure?: undefined; httpStatus?: undefined }
   | { body?: undefined; failure: FailureResult; httpStatus?: number };
-
-export function failure(status: FailureStatus, message: string): FailureResult {
-  return { status, message };
-}
 
 const JSON_TYPE = 'application/json';
 
@@ -53,7 +51,7 @@ export async function request(config: HttpConfig, path: string, body?: object): 
     const httpStatus = response.status;
     const parsed = parseObject(await response.text());
     if (!response.ok) return { failure: errorBodyToFailure(httpStatus, parsed), httpStatus };
-    return parsed ? { body: parsed } : { failure: failure('SERVICE_ERROR', 'Unreadable response'), httpStatus };
+    return parsed ? { body: parsed } : { failure: unexpected(), httpStatus };
   } catch (error) {
     return {
       failure: timedOut
@@ -65,10 +63,6 @@ export async function request(config: HttpConfig, path: string, body?: object): 
   }
 }
 
-export function reasonOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 function parseObject(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
@@ -76,10 +70,6 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
 }
 
 /** Maps `{ code, message, retryAfter?, attemptsRemaining? }` through protocol's ErrorStatus table. */

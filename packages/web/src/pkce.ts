@@ -40,7 +40,7 @@ export async function createPkcePair(crypto: Crypto = globalThis.crypto): Promis
  */
 export async function pkceChallengeFromVerifier(verifier: string, crypto: Crypto = globalThis.crypto): Promise<string> {
   if (typeof verifier !== 'string' || !PKCE_VERIFIER_PATTERN.test(verifier)) {
-    throw new TypeError('A PKCE verifier is 43 to 128 unreserved characters (RFC 7636 4.1)');
+    throw new TypeError('Bad PKCE verifier (RFC 7636 4.1)');
   }
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier));
   return base64url(new Uint8Array(digest));

@@ -171,7 +171,6 @@ export function createClientStore(db: Db) {
         await tx.deleteFrom('mfa_remembered').where('device_id', 'in', devices).execute();
         await tx.deleteFrom('mfa_sessions').where('client_id', '=', id).execute();
         await tx.deleteFrom('devices').where('client_id', '=', id).execute();
-        await tx.deleteFrom('device_challenges').where('client_id', '=', id).execute();
         await tx.deleteFrom('registrations').where('client_id', '=', id).execute();
         await tx.deleteFrom('auth_codes').where('client_id', '=', id).execute();
         const families = tx.selectFrom('refresh_token_families').select('id').where('client_id', '=', id);

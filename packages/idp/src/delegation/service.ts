@@ -20,11 +20,13 @@ import type { DeviceService } from '../devices/service.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { ChangeStep, MfaStep } from '../sign-in/mfa-step.js';
+import type { SpentTokenStore } from '../spent-tokens/store.js';
 import { createIdpKeyring, importSpPublicKeys, newKeySet, publicKeyOf } from './keys.js';
 import type { DelegationStore } from './store.js';
 
 export interface DelegationDeps {
   store: DelegationStore;
+  spent: SpentTokenStore;
   clients: ClientService;
   accounts: AccountStore;
   mfa: MfaStep;
@@ -302,7 +304,12 @@ export function createDelegationService(deps: DelegationDeps) {
       if (bearer !== undefined && !(await clients.authenticateBackend(client.id, bearer))) {
         throw new ServiceError('ERR_CLIENT_KEY_INVALID', 'The API key does not belong to this service provider.');
       }
-      if (!(await store.spendRequestId(hash('delegation-jti', `${client.id}\0${claims.jti}`), claims.exp * 1000))) {
+      const jti = {
+        purpose: 'delegation-request',
+        idHash: hash('delegation-jti', `${client.id}\0${claims.jti}`),
+        expiresAt: claims.exp * 1000,
+      } as const;
+      if (!(await deps.spent.spend(jti, now()))) {
         throw new ServiceError('ERR_DELEGATION_REPLAYED', 'This request was already received.');
       }
       const misshapen = misshapenField(claims.op, claims.body as Record<string, unknown>);
@@ -319,8 +326,6 @@ export function createDelegationService(deps: DelegationDeps) {
       });
       return sealEnvelope({ claims: response, signingKey: idp.signingPrivate, encryptionKey: sp.encryption });
     },
-
-    sweep: (at: number) => store.deleteExpired(at),
   };
 }
 

@@ -1,5 +1,4 @@
 import type { Db } from '../storage/database.js';
-import { deleteBefore } from '../storage/sweeper.js';
 
 export interface IdpKeyRow {
   signingPrivateSealed: string;
@@ -13,7 +12,7 @@ export interface SpKeyRow {
   encryptionPublicPem: string;
 }
 
-/** The service's delegation keys, each service provider's public keys, and the request-id replay cache. */
+/** The service's delegation keys and each service provider's public keys (request ids are spent in spent-tokens/). */
 export function createDelegationStore(db: Db) {
   return {
     async idpKeys(): Promise<IdpKeyRow | undefined> {
@@ -58,21 +57,6 @@ export function createDelegationStore(db: Db) {
         .values({ client_id: clientId, ...values })
         .onConflict((oc) => oc.column('client_id').doUpdateSet(values))
         .execute();
-    },
-
-    /** Records a request id; true only the first time (the primary key makes it atomic across nodes). */
-    async spendRequestId(idHash: string, expiresAt: number): Promise<boolean> {
-      const row = await db
-        .insertInto('delegation_replay')
-        .values({ id: idHash, expires_at: expiresAt })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .returning('id')
-        .executeTakeFirst();
-      return row !== undefined;
-    },
-
-    async deleteExpired(now: number): Promise<void> {
-      await deleteBefore(db, 'delegation_replay', 'expires_at', now);
     },
   };
 }

@@ -2,15 +2,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Paths } from 'service-protocol';
 import { Type } from 'typebox';
+import { escapeHtml, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
-import { PAGE_CSP } from '../oidc/routes.js';
 import type { DeviceNotices } from './notice.js';
 import { defaultDeviceName } from './user-agent.js';
 
 const Token = Type.Object({ t: Type.String({ maxLength: 200 }) }, { additionalProperties: false });
-
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
 const REFUSED = {
   invalid: [400, 'This link is not valid. Use the link from the email exactly as it was sent.'],
@@ -37,23 +34,7 @@ const noticeResponses = (ok: string, ...bodyErrors: (413 | 415)[]) => ({
 const ShowSchema = { querystring: Token, response: noticeResponses('names the device, with a button that signs it out') };
 const RevokeSchema = { body: Token, response: noticeResponses('the device is signed out', 413, 415) };
 
-/**
- * A plain page under the hosted pages' policy (oidc/routes.ts PAGE_CSP, `X-Frame-Options: DENY`):
- * no script, no inline style (the hosted pages' stylesheet), no form target but itself, never
- * framed, never cached.
- */
-function page(reply: FastifyReply, status: number, body: string) {
-  return reply
-    .code(status)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('content-security-policy', PAGE_CSP)
-    .header('x-frame-options', 'DENY')
-    .send(
-      `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Device sign-in</title><link rel="stylesheet" href="${Paths.signIn}/signin.css"></head>` +
-        `<body><main>${body}</main></body></html>\n`,
-    );
-}
+const page = (reply: FastifyReply, status: number, body: string) => sendPage(reply, status, 'Device sign-in', body);
 
 /** GET /devices/not-me names the device; only its POST button revokes it. */
 export const deviceNoticeRoutes: FastifyPluginAsyncTypebox<{ notices: DeviceNotices }> = async (app, { notices }) => {

@@ -1,17 +1,20 @@
 import { Paths } from 'service-protocol';
 import type { AccountStore } from '../accounts/store.js';
 import type { ClientService } from '../clients/service.js';
-import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+import type { SecretHasher } from '../crypto/secrets.js';
+import { createSignedTokens } from '../crypto/signed-token.js';
 import { DEVICE_NOTICE_LINK_TTL_SECONDS } from '../defaults.js';
 import type { EventLog } from '../events/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
+import type { SpentTokenStore } from '../spent-tokens/store.js';
 import type { PendingDevice } from './pending.js';
 import type { DeviceRow, DeviceStore } from './store.js';
 import { defaultDeviceName } from './user-agent.js';
 
 export interface DeviceNoticeDeps {
   store: DeviceStore;
+  spent: SpentTokenStore;
   accounts: AccountStore;
   clients: ClientService;
   mailer: Mailer;
@@ -30,16 +33,28 @@ export type NoticeLinkCheck =
 const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
 /**
- * The new-device mail and its "this wasn't me" link. The link is `deviceId.expiry.nonce.mac`,
- * the MAC (HMAC under the server secret) binding the device, its user and the expiry, so it
- * cannot be pointed at another device or made to live longer. It is single use: the nonce is
- * spent (an atomic insert) by the revocation. Opening it changes nothing (mail scanners open
- * links); only the page's POST button revokes, and nothing here ever signs anyone in.
+ * The new-device mail and its "this wasn't me" link. The link's token is a signed token
+ * (crypto/signed-token.ts) `deviceId.expiry.nonce.mac`, the MAC binding the device, its user
+ * and the expiry, so it cannot be pointed at another device or made to live longer. It is
+ * single use: the revocation spends it (spent-tokens/, purpose `device-notice`, an atomic
+ * insert). Opening it changes nothing (mail scanners open links); only the page's POST button
+ * revokes, and nothing here ever signs anyone in.
+ *
+ * Links live DEVICE_NOTICE_LINK_TTL_SECONDS (7 days) in mailboxes, longer than an upgrade
+ * takes: those mailed before the signed-token codec, whose MAC was
+ * `hash('device-notice', userId.deviceId.expiry.nonce)`, are accepted as well (legacyMac). New
+ * links are issued under the codec's rule only, so the legacy rule may go once every link
+ * mailed before that release has expired.
  */
 export function createDeviceNotices(deps: DeviceNoticeDeps) {
   const { store, hash, now } = deps;
-  const mac = (userId: string, deviceId: string, expiry: string, nonce: string) =>
-    hash('device-notice', `${userId}.${deviceId}.${expiry}.${nonce}`);
+  // visible: [deviceId]; bound: [userId].
+  const links = createSignedTokens(hash, {
+    purpose: 'device-notice',
+    visibleFields: 1,
+    maxLength: 200,
+    legacyMac: ({ visible, bound }, expiry, nonce) => hash('device-notice', `${bound[0]}.${visible[0]}.${expiry}.${nonce}`),
+  });
 
   return {
     /** Mails the user about a device just registered. A lost notice must not undo the sign-in. */
@@ -47,9 +62,7 @@ export function createDeviceNotices(deps: DeviceNoticeDeps) {
       try {
         const [user, client] = await Promise.all([deps.accounts.findById(device.userId), deps.clients.findById(device.clientId)]);
         if (!user || !client) return;
-        const expiry = (now() + DEVICE_NOTICE_LINK_TTL_SECONDS * 1000).toString(36);
-        const nonce = randomToken('', 16);
-        const token = `${device.id}.${expiry}.${nonce}.${mac(user.id, device.id, expiry, nonce)}`;
+        const token = links.issue({ visible: [device.id], bound: [user.id] }, now() + DEVICE_NOTICE_LINK_TTL_SECONDS * 1000);
         await deps.mailer.send(
           deps.templates.render('new-device', user.email, {
             client: client.name,
@@ -66,21 +79,27 @@ export function createDeviceNotices(deps: DeviceNoticeDeps) {
 
     /** Checks a link's signature and expiry; the device may already be revoked. */
     async check(token: string): Promise<NoticeLinkCheck> {
-      const [deviceId, expiry, nonce, tag, extra] = token.split('.');
-      if (!deviceId || !expiry || !nonce || !tag || extra !== undefined || token.length > 200) return { ok: false, reason: 'invalid' };
-      const device = await store.find(deviceId);
-      if (!device || !safeEqual(tag, mac(device.userId, deviceId, expiry, nonce))) return { ok: false, reason: 'invalid' };
-      const expiresAt = Number.parseInt(expiry, 36);
-      if (!Number.isSafeInteger(expiresAt) || expiresAt <= now()) return { ok: false, reason: 'expired' };
+      const [deviceId] = links.visibleOf(token) ?? [];
+      const device = deviceId ? await store.find(deviceId) : undefined;
+      if (!device) return { ok: false, reason: 'invalid' };
+      const checked = links.check(token, [device.userId], now());
+      if (!checked.ok) return checked;
       const client = await deps.clients.findById(device.clientId);
-      return { ok: true, device, clientName: client?.name ?? device.clientId, spentId: hash('device-notice-spent', nonce), expiresAt };
+      return {
+        ok: true,
+        device,
+        clientName: client?.name ?? device.clientId,
+        spentId: hash('device-notice-spent', checked.nonce),
+        expiresAt: checked.expiresAt,
+      };
     },
 
     /** Spends the link and revokes its device: 'revoked', or why not. */
     async revoke(token: string): Promise<'revoked' | 'used' | 'invalid' | 'expired'> {
       const checked = await this.check(token);
       if (!checked.ok) return checked.reason;
-      if (!(await store.spendNoticeLink(checked.spentId, checked.expiresAt, now()))) return 'used';
+      if (!(await deps.spent.spend({ purpose: 'device-notice', idHash: checked.spentId, expiresAt: checked.expiresAt }, now())))
+        return 'used';
       if (await store.revokeById(checked.device.id, now()))
         await deps.events.record({
           type: 'device.revoked',

@@ -1,7 +1,6 @@
 import type { JWK } from 'jose';
 import type { EventStore } from '../events/store.js';
 import type { Database, Db } from '../storage/database.js';
-import { deleteBefore } from '../storage/sweeper.js';
 
 export interface Device {
   id: string;
@@ -42,13 +41,6 @@ export interface DeviceRow {
   createdAt: number;
   lastUsedAt: number | null;
   removedAt: number | null;
-}
-
-/** A device challenge to record as spent (its keyed hash), kept until it would have expired. */
-export interface SpentChallenge {
-  idHash: string;
-  clientId: string;
-  expiresAt: number;
 }
 
 /** The user's and client's devices a change may touch: not revoked, used since `usedSince`. */
@@ -204,39 +196,6 @@ export function createDeviceStore(db: Db) {
         }
         return expired.length;
       });
-    },
-
-    async deleteExpired(now: number): Promise<void> {
-      await deleteBefore(db, 'device_challenges', 'expires_at', now);
-      await deleteBefore(db, 'device_notice_spent', 'expires_at', now);
-    },
-
-    /**
-     * Records a spent challenge; true only for the first caller (the primary key makes the
-     * insert atomic). Kept until the challenge would have expired anyway.
-     */
-    async spendChallenge(idHash: string, clientId: string, expiresAt: number, now: number): Promise<boolean> {
-      return (await this.spendChallengeQuery({ idHash, clientId, expiresAt }, now).executeTakeFirst()) !== undefined;
-    },
-
-    /** spendChallenge's statement, for a caller that folds it into its own (a CTE: login/store.ts). */
-    spendChallengeQuery(challenge: SpentChallenge, now: number) {
-      return db
-        .insertInto('device_challenges')
-        .values({ id: challenge.idHash, client_id: challenge.clientId, expires_at: challenge.expiresAt, consumed_at: now })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .returning('id');
-    },
-
-    /** Spends a "this wasn't me" link; true only for the first caller (atomic, as spendChallenge). */
-    async spendNoticeLink(idHash: string, expiresAt: number, now: number): Promise<boolean> {
-      const row = await db
-        .insertInto('device_notice_spent')
-        .values({ id: idHash, expires_at: expiresAt, consumed_at: now })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .returning('id')
-        .executeTakeFirst();
-      return row !== undefined;
     },
   };
 }

@@ -14,6 +14,8 @@ export interface ContractViolation {
 
 /** The test suite's switch for services it does not build itself (startService in a test file): report to stderr, fail the process. */
 export const CONTRACT_CHECK_ENV = 'SERVICE_IDP_CONTRACT_CHECK';
+/** How each violation's stderr line begins (tests of child processes look for it). */
+export const CONTRACT_VIOLATION = 'OpenAPI contract violation:';
 
 /** One line per violation, as the test harness and the stderr report print them. */
 export function describeViolation(v: ContractViolation): string {
@@ -23,7 +25,7 @@ export function describeViolation(v: ContractViolation): string {
 /** The reporter of CONTRACT_CHECK_ENV: a line on stderr, and the process ends with a failure. */
 export function contractViolationToStderr(v: ContractViolation): void {
   process.exitCode = 1;
-  process.stderr.write(`OpenAPI contract violation: ${describeViolation(v)}\n`);
+  process.stderr.write(`${CONTRACT_VIOLATION} ${describeViolation(v)}\n`);
 }
 
 type Schema = Record<string, unknown>;

@@ -2,9 +2,10 @@ import { type SqlBool, sql } from 'kysely';
 import type { User } from '../accounts/store.js';
 import { codeRow, type DrawnCode } from '../authorization-codes/store.js';
 import { type ClientRecord, toRecord } from '../clients/store.js';
-import { type Device, type DeviceStore, deviceOf, type SpentChallenge } from '../devices/store.js';
+import { type Device, deviceOf } from '../devices/store.js';
 import type { PreparedEvent } from '../events/store.js';
 import { type MfaMethodRecord, methodRecordOf } from '../sign-in/mfa-store.js';
+import type { SpentToken, SpentTokenStore } from '../spent-tokens/store.js';
 import { compiledQuery } from '../storage/compiled.js';
 import { type Db, isPostgres, registerPreparedStatement } from '../storage/database.js';
 
@@ -32,7 +33,7 @@ export interface LoginIssue extends PreparedEvent {
  * of this client, not revoked, used after the idle cut-off; the user not disabled; the MFA
  * remembrance bound to the method's version and not expired.
  */
-export function createLoginStore(db: Db, devices: DeviceStore) {
+export function createLoginStore(db: Db, spentTokens: SpentTokenStore) {
   return {
     async read(
       by: { publishableKeyHash: string } | { clientId: string },
@@ -86,10 +87,10 @@ export function createLoginStore(db: Db, devices: DeviceStore) {
      * transaction, so a failure midway (the code insert, the event) leaves the challenge
      * unspent and nothing written, as the single statement does.
      */
-    async spendAndIssue(challenge: SpentChallenge, deviceId: string, touch: boolean, now: number, issue?: LoginIssue): Promise<boolean> {
+    async spendAndIssue(challenge: SpentToken, deviceId: string, touch: boolean, now: number, issue?: LoginIssue): Promise<boolean> {
       if (!isPostgres(db)) {
         return db.transaction().execute(async (tx) => {
-          if ((await tx.executeQuery(devices.spendChallengeQuery(challenge, now))).rows.length === 0) return false;
+          if ((await tx.executeQuery(spentTokens.spendQuery(challenge, now))).rows.length === 0) return false;
           if (touch) await tx.updateTable('devices').set({ last_used_at: now }).where('id', '=', deviceId).execute();
           if (issue) {
             await tx.insertInto('auth_codes').values(codeRow(issue.code)).execute();
@@ -100,7 +101,7 @@ export function createLoginStore(db: Db, devices: DeviceStore) {
         });
       }
       const spent = db
-        .with('spent', () => devices.spendChallengeQuery(challenge, now))
+        .with('spent', () => spentTokens.spendQuery(challenge, now))
         .with('touched', (qb) =>
           qb
             .updateTable('devices')

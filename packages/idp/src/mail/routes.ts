@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Paths } from 'service-protocol';
+import { escapeHtml } from '../http/page.js';
 import type { SmsOutboxStore } from '../sms/outbox-store.js';
 import type { MailboxStore } from './mailbox-store.js';
-
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
 const DEV_LIST_LIMIT = 50;
 

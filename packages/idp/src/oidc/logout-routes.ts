@@ -3,9 +3,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Paths } from 'service-protocol';
 import { Type } from 'typebox';
 import { AUTHORIZE_PARAMETER_MAX_LENGTH, REDIRECT_URI_MAX_LENGTH, TOKEN_PARAMETER_MAX_LENGTH } from '../defaults.js';
+import { escapeHtml, PAGE_CSP, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
 import type { LogoutOutcome, LogoutService } from './logout.js';
-import { escapeHtml, PAGE_CSP, parseCookies, sessionCookieName } from './routes.js';
+import { parseCookies, sessionCookieName } from './routes.js';
 
 /** OpenID Connect RP-Initiated Logout 1.0 2, and our confirmation form's field. */
 const LogoutParams = Type.Object(
@@ -54,18 +55,14 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{ logout: LogoutService; is
   const clearedCookie = `${sessionCookie}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 
   const page = (reply: FastifyReply, status: number, title: string, body: string, formTarget?: string | null) =>
-    reply
-      .code(status)
+    sendPage(
+      reply,
+      status,
+      title,
+      `<h1>${escapeHtml(title)}</h1>${body}`,
       // The confirmation form's answer redirects to the app: CSP form-action governs that redirect too.
-      .header(
-        'content-security-policy',
-        formTarget ? PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${cspSource(formTarget)}`) : PAGE_CSP,
-      )
-      .header('x-frame-options', 'DENY')
-      .type('text/html; charset=utf-8')
-      .send(
-        `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><link rel="stylesheet" href="${Paths.signIn}/signin.css"></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>\n`,
-      );
+      formTarget ? PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${cspSource(formTarget)}`) : PAGE_CSP,
+    );
 
   const answer = (outcome: LogoutOutcome, request: FastifyRequest, reply: FastifyReply) => {
     if (outcome.kind === 'page') return page(reply, 400, 'Sign-out request refused', `<p>${escapeHtml(outcome.message)}</p>`);

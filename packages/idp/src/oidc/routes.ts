@@ -17,16 +17,10 @@ import { HOSTED_CLIENT_ID } from '../clients/service.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { Attestation, CreationOptions } from '../factors/passkey/routes.js';
+import { escapeHtml, PAGE_CSP, sendPage } from '../http/page.js';
 import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import type { PasskeyOffer } from './passkey-offer.js';
 import type { OidcService } from './service.js';
-
-/**
- * The hosted pages' policy: our own files only, no inline script or style, never framed
- * (clickjacking), forms and calls only to this origin.
- */
-export const PAGE_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /** The hosted pages' built files (the private workspace package service-hosted-pages: packages/hosted). */
 const PAGE_FILES = ['signin.html', 'signin.css', 'signin.js'] as const;
@@ -146,14 +140,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; offer: P
   await oidc.ensureHostedClient();
 
   const page = (reply: FastifyReply, status: number, title: string, body: string) =>
-    reply
-      .code(status)
-      .header('content-security-policy', PAGE_CSP)
-      .header('x-frame-options', 'DENY')
-      .type('text/html; charset=utf-8')
-      .send(
-        `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><link rel="stylesheet" href="${Paths.signIn}/signin.css"></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>\n`,
-      );
+    sendPage(reply, status, title, `<h1>${escapeHtml(title)}</h1>${body}`);
 
   const authorize = async (params: Record<string, unknown>, request: FastifyRequest, reply: FastifyReply) => {
     const cookies = parseCookies(request.headers.cookie);
@@ -291,8 +278,4 @@ export function parseCookies(header: string | undefined): Map<string, string> {
     if (!cookies.has(name)) cookies.set(name, part.slice(eq + 1).trim());
   }
   return cookies;
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

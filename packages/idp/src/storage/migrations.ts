@@ -478,6 +478,37 @@ migrations['0014_held_sign_in'] = {
   },
 };
 
+// Issue 22: one replay table (spent-tokens/) in place of four. The rows already spent are
+// copied under their purpose's prefix (the keyed hashes are unchanged), so a token refused
+// before the upgrade stays refused after it; device_challenges rows with no consumed_at are
+// challenges stored at issue by an early release, never spent, and are not copied. The
+// delegation cache kept no time of spending: the migration's time stands for it.
+migrations['0015_spent_tokens'] = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('spent_tokens')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('purpose', 'text', (c) => c.notNull())
+      .addColumn('expires_at', 'bigint', (c) => c.notNull())
+      .addColumn('consumed_at', 'bigint', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('spent_tokens_expires').on('spent_tokens').column('expires_at').execute();
+    const copies = [
+      ['device_challenges', 'device-challenge', sql`consumed_at`, sql`where consumed_at is not null`],
+      ['device_notice_spent', 'device-notice', sql`consumed_at`, sql``],
+      ['passkey_challenges_spent', 'passkey-challenge', sql`consumed_at`, sql``],
+      ['delegation_replay', 'delegation-request', sql.lit(Date.now()), sql``],
+    ] as const;
+    for (const [table, purpose, consumedAt, where] of copies) {
+      await sql`insert into spent_tokens (id, purpose, expires_at, consumed_at)
+        select ${sql.lit(`${purpose}:`)} || id, ${sql.lit(purpose)}, expires_at, ${consumedAt} from ${sql.table(table)} ${where}`.execute(
+        db,
+      );
+      await db.schema.dropTable(table).execute();
+    }
+  },
+};
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 export const KNOWN_MIGRATIONS = Object.keys(migrations).sort();
@@ -489,17 +520,18 @@ export const KNOWN_MIGRATIONS = Object.keys(migrations).sort();
 const SCHEMA_DROPPED_MEANWHILE = new Set(['42P01', '3F000', '42703']);
 
 /**
- * Brings the schema to the newest version this build knows. Refuses a database that has
- * migrations this build does not know (a newer release ran against it).
+ * Brings the schema to the newest version this build knows (or, for the tests of a migration,
+ * to `target`, one of KNOWN_MIGRATIONS). Refuses a database that has migrations this build
+ * does not know (a newer release ran against it).
  */
-export async function migrate(db: Kysely<any>): Promise<string[]> {
+export async function migrate(db: Kysely<any>, target?: string): Promise<string[]> {
   const migrator = new Migrator({ db, provider, ...(await migrationTableSchema(db)) });
   const unknown = await appliedButUnknown(db);
   if (unknown.length > 0) {
     throw new Error(`database schema is newer than this build (unknown migrations: ${unknown.join(', ')}); upgrade service-idp`);
   }
   for (let attempt = 1; ; attempt++) {
-    const { error, results } = await migrator.migrateToLatest();
+    const { error, results } = target === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
     // Kysely looks for its migration table through an introspection of every schema's tables;
     // a schema dropped meanwhile by another client (another tenant, a test run beside this one)
     // fails that look-up with "relation", "schema" or "column does not exist". Nothing was

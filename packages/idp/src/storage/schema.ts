@@ -1,7 +1,18 @@
 /**
  * Table shapes. Times are Unix epoch milliseconds in BIGINT columns; booleans are 0/1
  * integers, so the same SQL runs on SQLite and PostgreSQL. Each table belongs to one
- * module (named beside it); no other module reads or writes it.
+ * module (named beside it); no other module reads or writes it, with these deliberate
+ * exceptions, each one statement or one transaction that would otherwise cost round trips
+ * or leave a half-done change:
+ * - login/store.ts, the trusted-device login: one read of clients, devices, users,
+ *   mfa_methods and mfa_remembered, and one write that spends the challenge in spent_tokens
+ *   (the statement spent-tokens/ builds, spendQuery) and, only if that went in, stamps
+ *   devices and inserts auth_codes, events and webhook_deliveries;
+ * - authorization-codes/store.ts, the code exchange's one statement: it also reads clients
+ *   and users and records the pair in client_users;
+ * - clients/store.ts and users/store.ts, deleting a client or a user: the rows bound to it,
+ *   in the other modules' tables, in one transaction;
+ * - oidc/store.ts, ending the sign-in sessions of a user's passkeys: a sub-select of passkeys.
  */
 import type { Kysely } from 'kysely';
 
@@ -57,18 +68,17 @@ export interface Database {
     browser: string | null;
     os: string | null;
   };
-  /** devices/: "this wasn't me" links already used, kept until they would have expired */
-  device_notice_spent: {
+  /**
+   * spent-tokens/: the one replay table. Single-use tokens already spent (device challenges,
+   * "this wasn't me" links, passkey challenges, delegation request ids), kept until they would
+   * have expired; a spend is one atomic insert of `purpose:keyed hash` (the primary key).
+   */
+  spent_tokens: {
     id: string;
+    /** device-challenge, device-notice, passkey-challenge or delegation-request (SpentPurpose). */
+    purpose: string;
     expires_at: number;
     consumed_at: number;
-  };
-  /** devices/: challenges already spent by a device proof (replay cache) */
-  device_challenges: {
-    id: string;
-    client_id: string;
-    expires_at: number;
-    consumed_at: number | null;
   };
   /** registration/: one email-OTP verification and the device registration it leads to */
   registrations: {
@@ -230,12 +240,6 @@ export interface Database {
     /** Revoked by the user, the application's backend or an operator. */
     removed_at: number | null;
   };
-  /** webauthn/: passkey challenges already spent (replay cache), kept until they would have expired */
-  passkey_challenges_spent: {
-    id: string;
-    expires_at: number;
-    consumed_at: number;
-  };
   /** mfa/: each user's confirmed MFA method */
   mfa_methods: {
     user_id: string;
@@ -315,11 +319,6 @@ export interface Database {
     verify_public_pem: string;
     encryption_public_pem: string;
     created_at: number;
-  };
-  /** delegation/: request ids already seen, kept until the request would have expired */
-  delegation_replay: {
-    id: string;
-    expires_at: number;
   };
   /** sms/: the development SMS outbox */
   sms_outbox: {

@@ -1,145 +1,20 @@
-import type { KeyObject } from 'node:crypto';
+import { type DelegationOp, type DelegationRequestBodies, OTP_PATTERN, RECOVERY_CODE_PATTERN } from 'service-protocol';
+import { type Config, DELEGATION_ENV, optionsFromEnv, resolveConfig } from './config.js';
+import { DelegationConfigError } from './errors.js';
 import {
-  DELEGATION_CONTENT_TYPE,
-  type DelegationClaims,
-  type DelegationDevice,
-  type DelegationOp,
-  type DelegationRequestBodies,
-  type DelegationResults,
-  type MfaChangeStep,
-  OTP_PATTERN,
-  Paths,
-  RECOVERY_CODE_PATTERN,
-} from 'service-protocol';
-import { DELEGATION_REQUEST_TTL_SECONDS, DELEGATION_TIMEOUT_MS } from '../defaults.js';
-import { openEnvelope, requestClaims, sealEnvelope } from './envelope.js';
-import { DelegationConfigError, DelegationEnvelopeError, DelegationRequestError, DelegationResponseError } from './errors.js';
-import { type DelegationKeyKind, loadDelegationKey } from './keys.js';
-
-/**
- * The MFA methods a backend can move a user to (spec: MfaMethod). Use the names (`MfaMethod.SMS`)
- * or the values (`'sms'`). A passkey is not among them: its ceremony needs the user's
- * authenticator, so the user enrolls it in the browser (service-web/passkeys); a user whose
- * method is a passkey shows `current_method: 'passkey'`, and a recovery code stands in for it.
- */
-export const MfaMethod = { EMAIL: 'email', SMS: 'sms', TOTP: 'totp' } as const;
-/** One of `'email'`, `'sms'`, `'totp'`. */
-export type MfaMethod = (typeof MfaMethod)[keyof typeof MfaMethod];
-
-const MFA_METHODS: readonly string[] = Object.values(MfaMethod);
-
-/** Options of {@link ServiceDelegationClient.fromKeys} (spec: DelegationClientOptions). */
-export interface DelegationClientOptions {
-  /** The SP's Ed25519 private key (PKCS#8 PEM): signs requests. */
-  spSigningKey: string | KeyObject;
-  /** The SP's X25519 private key (PKCS#8 PEM): decrypts responses. */
-  spEncryptionKey: string | KeyObject;
-  /** The identity provider's Ed25519 public key (SPKI PEM): verifies responses. */
-  idpVerifyKey: string | KeyObject;
-  /** The identity provider's X25519 public key (SPKI PEM): requests are encrypted to it. */
-  idpEncryptionKey: string | KeyObject;
-  /**
-   * The service's issuer URL, e.g. `https://idp.example.com` (`https:`; `http:` only for
-   * localhost). It is also the `aud` of every request, so it must be the issuer URL exactly
-   * (a trailing slash is removed).
-   */
-  baseUrl: string;
-  /** The SP's id: its OAuth client ID. `iss` of requests, `aud` of responses. */
-  spId: string;
-  /** The client's secret key, sent as `Authorization: Bearer`; optional. */
-  apiKey?: string;
-  /** A `fetch` to use instead of the global one (tests, proxies). */
-  fetch?: typeof fetch;
-  /** Whole-request timeout in milliseconds; default 10000. */
-  timeoutMs?: number;
-}
-
-/** Input of {@link ServiceDelegationClient.initiateMfaChange}. */
-export interface InitiateMfaChangeOptions {
-  /** The user's email or ID. */
-  userid: string;
-  /** The new method. */
-  mfaMethod: MfaMethod;
-  /** The phone number to send the code to; required when `mfaMethod` is `'sms'`, ignored otherwise. */
-  phoneNumber?: string;
-}
-
-/**
- * Result of {@link ServiceDelegationClient.initiateMfaChange}: `status` is
- * `'current_factor_needed'` (the user has a second factor: ask for a code of `current_method`
- * and pass it to verifyMfaChange first), `'otp_sent'` (email, sms), `'totp_pending'` (totp: show
- * `otpauth_uri` as a QR code, or `secret`) or `'failed'`.
- */
-export type MfaChangeResult = DelegationResults['initiate_mfa_change'];
-
-/** Input of {@link ServiceDelegationClient.verifyMfaChange}. */
-export interface VerifyMfaChangeOptions {
-  userid: string;
-  /** `session_id` from initiateMfaChange. */
-  sessionId: string;
-  /**
-   * The 6-digit code the user received (or reads from the authenticator app). At the current
-   * factor's step, when that factor is lost, one of the user's recovery codes (XXXXX-XXXXX).
-   */
-  otp: string;
-}
-
-/**
- * Result of {@link ServiceDelegationClient.verifyMfaChange}: `'success'` (the change applied),
- * `'failed'`, or after the current factor's code the next step, `'otp_sent'` / `'totp_pending'`
- * (with `otpauth_uri` and `secret`): call verifyMfaChange again with the new method's code.
- */
-export type VerifyMfaChangeResult = DelegationResults['verify_mfa_change'];
-
-/** Result of {@link ServiceDelegationClient.getUserCredentials}: the user's current `mfa_method`. */
-export type UserCredentials = DelegationResults['get_user_credentials'];
-
-/**
- * Result of {@link ServiceDelegationClient.listDevices}: `status` `'success'` with the user's
- * trusted devices for this application, or `'failed'` (with `devices: []`) for a user who never
- * signed in to it.
- */
-export type DeviceList = DelegationResults['list_devices'];
-
-/** Result of {@link ServiceDelegationClient.revokeDevice}. */
-export type RevokeDeviceResult = DelegationResults['revoke_device'];
-
-/** Result of {@link ServiceDelegationClient.revokeAllDevices}: `revoked` counts the devices signed out. */
-export type RevokeAllDevicesResult = DelegationResults['revoke_all_devices'];
-
-/** Environment variables read by {@link ServiceDelegationClient.fromEnv}. */
-export const DELEGATION_ENV = {
-  baseUrl: 'SERVICE_BASE_URL',
-  apiKey: 'SERVICE_API_KEY',
-  spSigningKey: 'SP_ED25519_PRIVATE_KEY_PEM',
-  spEncryptionKey: 'SP_X25519_PRIVATE_KEY_PEM',
-  idpVerifyKey: 'IDP_ED25519_PUBLIC_KEY_PEM',
-  idpEncryptionKey: 'IDP_X25519_PUBLIC_KEY_PEM',
-  spId: 'OAUTH_CLIENT_ID',
-} as const;
-
-/** The path of the delegation endpoint, under the base URL. */
-export const DELEGATION_PATH = Paths.delegation;
-
-type KeyOption = 'spSigningKey' | 'spEncryptionKey' | 'idpVerifyKey' | 'idpEncryptionKey';
-
-const KEY_OPTIONS: [KeyOption, DelegationKeyKind][] = [
-  ['spSigningKey', 'ed25519-private'],
-  ['spEncryptionKey', 'x25519-private'],
-  ['idpVerifyKey', 'ed25519-public'],
-  ['idpEncryptionKey', 'x25519-public'],
-];
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-interface Config {
-  keys: Record<KeyOption, KeyObject>;
-  audience: string;
-  endpoint: string;
-  spId: string;
-  apiKey: string | undefined;
-  fetch: typeof fetch;
-  timeoutMs: number;
-}
+  type DelegationClientOptions,
+  type DeviceList,
+  type InitiateMfaChangeOptions,
+  type MfaChangeResult,
+  MfaMethod,
+  type RevokeAllDevicesResult,
+  type RevokeDeviceResult,
+  type UserCredentials,
+  type VerifyMfaChangeOptions,
+  type VerifyMfaChangeResult,
+} from './options.js';
+import { changeStep, copyDevice, inputError, invalidResult, isDevice, method, pick, requireInput } from './results.js';
+import { callDelegation } from './transport.js';
 
 /**
  * The MFA delegation client: lets the SP's backend start and confirm a change of a user's MFA
@@ -177,7 +52,7 @@ export class ServiceDelegationClient {
    */
   static fromKeys(options: DelegationClientOptions): ServiceDelegationClient {
     if (options === null || typeof options !== 'object') throw new DelegationConfigError('options are required');
-    return new ServiceDelegationClient(resolve(options, (option) => option));
+    return new ServiceDelegationClient(resolveConfig(options, (option) => option));
   }
 
   /**
@@ -188,32 +63,7 @@ export class ServiceDelegationClient {
    * @throws {@link DelegationConfigError} naming the variable(s) missing or at fault
    */
   static fromEnv(env: NodeJS.ProcessEnv = process.env): ServiceDelegationClient {
-    const read = (name: string) => {
-      const value = env[name];
-      return value === undefined || value.trim() === '' ? undefined : value;
-    };
-    const missing = Object.entries(DELEGATION_ENV)
-      .filter(([option, name]) => option !== 'apiKey' && read(name) === undefined)
-      .map(([, name]) => name);
-    if (missing.length > 0) {
-      throw new DelegationConfigError(
-        `${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not set (required by the delegation client)`,
-        {
-          option: missing[0],
-        },
-      );
-    }
-    const options: DelegationClientOptions = {
-      baseUrl: read(DELEGATION_ENV.baseUrl) as string,
-      spId: read(DELEGATION_ENV.spId) as string,
-      spSigningKey: read(DELEGATION_ENV.spSigningKey) as string,
-      spEncryptionKey: read(DELEGATION_ENV.spEncryptionKey) as string,
-      idpVerifyKey: read(DELEGATION_ENV.idpVerifyKey) as string,
-      idpEncryptionKey: read(DELEGATION_ENV.idpEncryptionKey) as string,
-    };
-    const apiKey = read(DELEGATION_ENV.apiKey);
-    if (apiKey !== undefined) options.apiKey = apiKey;
-    return new ServiceDelegationClient(resolve(options, (option) => DELEGATION_ENV[option]));
+    return new ServiceDelegationClient(resolveConfig(optionsFromEnv(env), (option) => DELEGATION_ENV[option]));
   }
 
   /** The audience of requests (the base URL without a trailing slash). */
@@ -331,188 +181,7 @@ export class ServiceDelegationClient {
     return pick(result, { status: result.status, revoked: revoked as number }, ['message'], 'revoke_all_devices');
   }
 
-  async #call<Op extends DelegationOp>(op: Op, body: DelegationRequestBodies[Op]): Promise<Record<string, unknown>> {
-    const config = this.#config;
-    const claims = requestClaims({ iss: config.spId, aud: config.audience, op, body, ttlSeconds: DELEGATION_REQUEST_TTL_SECONDS });
-    const jwe = await sealEnvelope({
-      claims: claims as DelegationClaims,
-      signingKey: config.keys.spSigningKey,
-      encryptionKey: config.keys.idpEncryptionKey,
-    });
-
-    const headers: Record<string, string> = { 'content-type': DELEGATION_CONTENT_TYPE, accept: DELEGATION_CONTENT_TYPE };
-    if (config.apiKey !== undefined) headers.authorization = `Bearer ${config.apiKey}`;
-    const signal = AbortSignal.timeout(config.timeoutMs);
-    let response: Response;
-    let text: string;
-    try {
-      // A redirect would carry the API key elsewhere: refuse it.
-      response = await config.fetch(config.endpoint, { method: 'POST', headers, body: jwe, redirect: 'error', signal });
-      text = await response.text();
-    } catch (cause) {
-      if (signal.aborted) {
-        throw new DelegationRequestError(`delegation service did not answer within ${config.timeoutMs} ms`, {
-          code: 'ERR_DELEGATION_TIMEOUT',
-          cause,
-        });
-      }
-      throw new DelegationRequestError(`delegation service ${new URL(config.endpoint).origin} could not be reached`, {
-        code: 'ERR_DELEGATION_NETWORK',
-        cause,
-      });
-    }
-
-    if (response.status !== 200) throw refusal(response.status, text);
-    const mediaType = response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
-    if (mediaType !== DELEGATION_CONTENT_TYPE) {
-      throw new DelegationResponseError(`delegation answer is not ${DELEGATION_CONTENT_TYPE} (an unsealed answer is never trusted)`, {
-        status: response.status,
-      });
-    }
-    try {
-      const opened = await openEnvelope(text.trim(), {
-        decryptionKey: config.keys.spEncryptionKey,
-        verifyKey: config.keys.idpVerifyKey,
-        audience: config.spId,
-        issuer: config.audience,
-        expectedOp: op,
-        inResponseTo: claims.jti,
-      });
-      return (opened as { result: Record<string, unknown> }).result;
-    } catch (cause) {
-      if (!(cause instanceof DelegationEnvelopeError)) throw cause;
-      throw new DelegationResponseError(`delegation answer refused: ${cause.message}`, { reason: cause.code, status: 200, cause });
-    }
+  #call<Op extends DelegationOp>(op: Op, body: DelegationRequestBodies[Op]): Promise<Record<string, unknown>> {
+    return callDelegation(this.#config, op, body);
   }
-}
-
-function resolve(options: DelegationClientOptions, nameOf: (option: keyof typeof DELEGATION_ENV) => string): Config {
-  const keys = {} as Config['keys'];
-  for (const [option, kind] of KEY_OPTIONS) {
-    keys[option] = loadDelegationKey(options[option], kind, nameOf(option));
-  }
-  const spId = options.spId;
-  if (typeof spId !== 'string' || spId.trim() === '') {
-    throw new DelegationConfigError(`${nameOf('spId')} is missing (the SP id: its OAuth client ID)`, { option: nameOf('spId') });
-  }
-  const audience = baseUrl(options.baseUrl, nameOf('baseUrl'));
-  const apiKey = options.apiKey === undefined || options.apiKey === '' ? undefined : options.apiKey;
-  if (apiKey !== undefined && typeof apiKey !== 'string') {
-    throw new DelegationConfigError(`${nameOf('apiKey')} must be a string`, { option: nameOf('apiKey') });
-  }
-  const timeoutMs = options.timeoutMs ?? DELEGATION_TIMEOUT_MS;
-  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
-    throw new DelegationConfigError('timeoutMs must be a positive integer', { option: 'timeoutMs' });
-  }
-  const fetchFn = options.fetch ?? globalThis.fetch;
-  if (typeof fetchFn !== 'function') throw new DelegationConfigError('fetch must be a function', { option: 'fetch' });
-  return { keys, audience, endpoint: `${audience}${DELEGATION_PATH}`, spId, apiKey, fetch: fetchFn, timeoutMs };
-}
-
-/** DESIGN: all traffic over HTTPS; plain HTTP only to the local machine. Returns the audience. */
-function baseUrl(value: unknown, name: string): string {
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw new DelegationConfigError(`${name} is missing (the service's issuer URL)`, { option: name });
-  }
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new DelegationConfigError(`${name} is not a valid URL`, { option: name });
-  }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK.has(url.hostname))) {
-    throw new DelegationConfigError(`${name} must be an https URL (http is allowed only for localhost)`, { option: name });
-  }
-  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-    throw new DelegationConfigError(`${name} must not carry a query, a fragment or credentials`, { option: name });
-  }
-  return value.trim().replace(/\/+$/, '');
-}
-
-function refusal(status: number, text: string): DelegationRequestError {
-  let fields: Record<string, unknown> = {};
-  try {
-    const parsed = JSON.parse(text) as unknown;
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) fields = parsed as Record<string, unknown>;
-  } catch {
-    // not JSON: keep the status only
-  }
-  const serviceCode = typeof fields.code === 'string' ? fields.code.slice(0, 100) : undefined;
-  const serviceMessage = typeof fields.message === 'string' ? fields.message.slice(0, 500) : undefined;
-  const detail =
-    serviceCode === undefined ? `HTTP ${status}` : `HTTP ${status} ${serviceCode}${serviceMessage ? `: ${serviceMessage}` : ''}`;
-  return new DelegationRequestError(`delegation service refused the request (${detail})`, {
-    code: 'ERR_DELEGATION_REQUEST_FAILED',
-    status,
-    serviceCode,
-    serviceMessage,
-  });
-}
-
-function inputError(message: string): DelegationRequestError {
-  return new DelegationRequestError(message, { code: 'ERR_DELEGATION_INPUT_INVALID' });
-}
-
-function requireInput(name: string, value: unknown, hint = ''): string {
-  if (typeof value !== 'string' || value.trim() === '') throw inputError(`${name} must be a non-empty string${hint}`);
-  return value;
-}
-
-function method(value: unknown): MfaMethod {
-  if (typeof value !== 'string' || !MFA_METHODS.includes(value)) {
-    throw inputError(`mfaMethod must be one of ${MFA_METHODS.map((m) => `'${m}'`).join(', ')}`);
-  }
-  return value as MfaMethod;
-}
-
-function isDevice(value: unknown): value is DelegationDevice {
-  const d = value as Record<string, unknown> | null;
-  return (
-    typeof d === 'object' &&
-    d !== null &&
-    ['id', 'name', 'browser', 'os'].every((k) => typeof d[k] === 'string') &&
-    Number.isSafeInteger(d.created_at) &&
-    (d.last_used_at === null || Number.isSafeInteger(d.last_used_at))
-  );
-}
-
-/** Only the documented fields of a device, nothing else from the answer. */
-const copyDevice = ({ id, name, browser, os, created_at, last_used_at }: DelegationDevice): DelegationDevice => ({
-  id,
-  name,
-  browser,
-  os,
-  created_at,
-  last_used_at,
-});
-
-function invalidResult(op: DelegationOp): DelegationResponseError {
-  return new DelegationResponseError(`delegation answer to ${op} has a result of the wrong shape`, { status: 200 });
-}
-
-/** Copies the checked fields and the optional string fields; nothing else from the answer. */
-/** A sealed MFA-change step, its status one of `allowed`, its optional fields strings. */
-function changeStep(result: Record<string, unknown>, allowed: MfaChangeStep['status'][], op: DelegationOp): MfaChangeStep {
-  const status = result.status as MfaChangeStep['status'];
-  if (typeof result.session_id !== 'string' || !allowed.includes(status)) throw invalidResult(op);
-  const step: MfaChangeStep = pick(
-    result,
-    { session_id: result.session_id, status },
-    ['message', 'current_method', 'otpauth_uri', 'secret'],
-    op,
-  );
-  // A user's method in force may also be a passkey, which a backend cannot enroll (so MfaMethod leaves it out).
-  if (step.current_method !== undefined && ![...MFA_METHODS, 'passkey'].includes(step.current_method)) throw invalidResult(op);
-  return step;
-}
-
-function pick<T extends object>(result: Record<string, unknown>, base: T, optional: string[], op: DelegationOp): T {
-  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
-  for (const name of optional) {
-    const value = result[name];
-    if (value === undefined) continue;
-    if (typeof value !== 'string') throw invalidResult(op);
-    out[name] = value;
-  }
-  return out as T;
 }

@@ -25,18 +25,8 @@ export {
   type DelegationResults,
   type MfaChangeStep,
 } from 'service-protocol';
-export type {
-  DelegationClientOptions,
-  DeviceList,
-  InitiateMfaChangeOptions,
-  MfaChangeResult,
-  RevokeAllDevicesResult,
-  RevokeDeviceResult,
-  UserCredentials,
-  VerifyMfaChangeOptions,
-  VerifyMfaChangeResult,
-} from './client.js';
-export { DELEGATION_ENV, DELEGATION_PATH, MfaMethod, ServiceDelegationClient } from './client.js';
+export { ServiceDelegationClient } from './client.js';
+export { DELEGATION_ENV, DELEGATION_PATH } from './config.js';
 export type { KeyOrResolver, OpenEnvelopeOptions, SealEnvelopeOptions } from './envelope.js';
 export { newJti, openEnvelope, requestClaims, responseClaims, sealEnvelope } from './envelope.js';
 export type {
@@ -49,3 +39,15 @@ export type {
 export { DelegationConfigError, DelegationEnvelopeError, DelegationRequestError, DelegationResponseError } from './errors.js';
 export type { DelegationKey, DelegationKeyKind } from './keys.js';
 export { checkDelegationKey, loadDelegationKey } from './keys.js';
+export type {
+  DelegationClientOptions,
+  DeviceList,
+  InitiateMfaChangeOptions,
+  MfaChangeResult,
+  RevokeAllDevicesResult,
+  RevokeDeviceResult,
+  UserCredentials,
+  VerifyMfaChangeOptions,
+  VerifyMfaChangeResult,
+} from './options.js';
+export { MfaMethod } from './options.js';

@@ -1,27 +1,23 @@
-import { randomToken, type SecretHasher, safeEqual } from '../../crypto/secrets.js';
+import type { SecretHasher } from '../../crypto/secrets.js';
+import { createSignedTokens } from '../../crypto/signed-token.js';
 
 /**
- * Device challenges are stateless: `expiry.nonce.mac`, where the MAC (HMAC under the server
- * secret) binds the nonce to the client and the expiry. Issuing one writes nothing, so an
- * anonymous caller cannot fill the database; only a nonce spent by a valid device proof is
- * recorded, to refuse its replay.
+ * Device challenges are stateless signed tokens (crypto/signed-token.ts): `expiry.nonce.mac`,
+ * nothing visible, the MAC binding the client they were issued to. Issuing one writes nothing,
+ * so an anonymous caller cannot fill the database; only a challenge spent by a valid device
+ * proof is recorded (spent-tokens/, purpose `device-challenge`), to refuse its replay.
  */
 export function createChallengeCodec(hash: SecretHasher) {
-  const mac = (clientId: string, expiry: string, nonce: string) => hash('device-challenge', `${clientId}.${expiry}.${nonce}`);
+  const tokens = createSignedTokens(hash, { purpose: 'device-challenge', visibleFields: 0, maxLength: 128 });
   return {
     issue(clientId: string, expiresAt: number): string {
-      const expiry = expiresAt.toString(36);
-      const nonce = randomToken('', 16);
-      return `${expiry}.${nonce}.${mac(clientId, expiry, nonce)}`;
+      return tokens.issue({ visible: [], bound: [clientId] }, expiresAt);
     },
 
     /** The challenge's expiry when it was issued to this client and is still live. */
     check(challenge: string, clientId: string, now: number): number | undefined {
-      const [expiry, nonce, tag, extra] = challenge.split('.');
-      if (!expiry || !nonce || !tag || extra !== undefined) return undefined;
-      if (!safeEqual(tag, mac(clientId, expiry, nonce))) return undefined;
-      const expiresAt = Number.parseInt(expiry, 36);
-      return Number.isSafeInteger(expiresAt) && expiresAt > now ? expiresAt : undefined;
+      const checked = tokens.check(challenge, [clientId], now);
+      return checked.ok ? checked.expiresAt : undefined;
     },
   };
 }

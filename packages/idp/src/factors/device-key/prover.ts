@@ -2,12 +2,14 @@ import type { AccountStore, User } from '../../accounts/store.js';
 import type { ClientRecord } from '../../clients/store.js';
 import type { SecretHasher } from '../../crypto/secrets.js';
 import { DEVICE_CHALLENGE_TTL_SECONDS, DEVICE_LAST_USED_RESOLUTION_SECONDS } from '../../defaults.js';
-import type { Device, DeviceStore, SpentChallenge } from '../../devices/store.js';
+import type { Device, DeviceStore } from '../../devices/store.js';
+import type { SpentToken, SpentTokenStore } from '../../spent-tokens/store.js';
 import { createChallengeCodec } from './challenge.js';
 import { verifyDeviceProof } from './proof.js';
 
 export interface DeviceProverDeps {
   devices: DeviceStore;
+  spent: SpentTokenStore;
   accounts: AccountStore;
   hash: SecretHasher;
   now: () => number;
@@ -19,7 +21,7 @@ export interface DeviceProverDeps {
 export interface CheckedProof {
   user: User;
   deviceId: string;
-  challenge: SpentChallenge;
+  challenge: SpentToken;
   /** Written at most once a minute: enough for the idle expiry, which counts in days. */
   touch: boolean;
 }
@@ -36,7 +38,7 @@ export interface ProofSubjects {
  * client, names the device's user, carries the expected `op`, and spends a live challenge the
  * service issued to this client. Anything else yields undefined.
  */
-export function createDeviceProver({ devices, accounts, hash, now, idleMs }: DeviceProverDeps) {
+export function createDeviceProver({ devices, spent, accounts, hash, now, idleMs }: DeviceProverDeps) {
   const challenges = createChallengeCodec(hash);
 
   /** Everything but the writes; `find` reads the device (revoked and expired excluded) and its user (disabled excluded). */
@@ -58,7 +60,7 @@ export function createDeviceProver({ devices, accounts, hash, now, idleMs }: Dev
     return {
       user,
       deviceId: verified.device.id,
-      challenge: { idHash: hash('device-challenge', verified.payload.nonce), clientId: client.id, expiresAt },
+      challenge: { purpose: 'device-challenge', idHash: hash('device-challenge', verified.payload.nonce), expiresAt },
       touch: now() - (verified.device.lastUsedAt ?? 0) >= DEVICE_LAST_USED_RESOLUTION_SECONDS * 1000,
     };
   }
@@ -88,8 +90,7 @@ export function createDeviceProver({ devices, accounts, hash, now, idleMs }: Dev
         user: (id) => accounts.findById(id),
       });
       // The challenge is spent last, after everything else matched, and only once.
-      if (!checked || !(await devices.spendChallenge(checked.challenge.idHash, client.id, checked.challenge.expiresAt, now())))
-        return undefined;
+      if (!checked || !(await spent.spend(checked.challenge, now()))) return undefined;
       if (checked.touch) await devices.touch(checked.deviceId, now());
       return { user: checked.user, deviceId: checked.deviceId };
     },

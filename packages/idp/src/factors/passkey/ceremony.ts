@@ -11,11 +11,14 @@ import { randomToken, type SecretHasher } from '../../crypto/secrets.js';
 import { PASSKEY_ALGORITHMS, PASSKEY_CEREMONY_TTL_SECONDS, PASSKEY_DEFAULT_NAME, PASSKEYS_PER_USER_MAX } from '../../defaults.js';
 import { ServiceError } from '../../errors.js';
 import type { EventLog } from '../../events/service.js';
+import type { SpentTokenStore } from '../../spent-tokens/store.js';
 import { type CeremonyBinding, challengeOfClientData, createCeremonyChallenges } from './challenge.js';
 import type { Passkey, PasskeyStore } from './store.js';
 
 export interface PasskeyCeremonyDeps {
   store: PasskeyStore;
+  /** Where a spent challenge is recorded (purpose `passkey-challenge`), to refuse its replay. */
+  spent: SpentTokenStore;
   events: EventLog;
   hash: SecretHasher;
   now: () => number;
@@ -240,7 +243,7 @@ export function createPasskeyCeremony(deps: PasskeyCeremonyDeps) {
   }
 
   async function spend(text: string, expiresAt: number): Promise<void> {
-    if (!(await store.spendChallenge(hash('passkey-challenge-spent', text), expiresAt, now()))) {
+    if (!(await deps.spent.spend({ purpose: 'passkey-challenge', idHash: hash('passkey-challenge-spent', text), expiresAt }, now()))) {
       throw new ServiceError('ERR_SESSION_INVALID', 'This passkey request has expired or was already used. Start again.');
     }
   }

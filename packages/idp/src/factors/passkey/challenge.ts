@@ -1,4 +1,5 @@
-import { randomToken, type SecretHasher, safeEqual } from '../../crypto/secrets.js';
+import type { SecretHasher } from '../../crypto/secrets.js';
+import { createSignedTokens } from '../../crypto/signed-token.js';
 
 /** What a passkey challenge is bound to: the ceremony, the application, the page's origin and relying party id, and (registration) the user. */
 export interface CeremonyBinding {
@@ -19,40 +20,34 @@ export interface CeremonyBinding {
 }
 
 /**
- * Passkey challenges are stateless, like device challenges (factors/device-key/challenge.ts): the challenge
- * the authenticator signs is the UTF-8 text `ceremony.user.expiry.nonce.mac`, where the MAC (HMAC
- * under the server secret) binds the random nonce to everything in CeremonyBinding and to the
- * expiry. Issuing one writes nothing, so the anonymous options endpoint cannot fill the
- * database; a challenge is recorded only when a ceremony spends it (store.spendChallenge), which
- * refuses its replay. WebAuthn L3 13.4.3 asks for at least 16 random bytes: the nonce has 16.
+ * Passkey challenges are stateless signed tokens (crypto/signed-token.ts), like device
+ * challenges (factors/device-key/challenge.ts): the challenge the authenticator signs is the UTF-8 text
+ * `ceremony.user.expiry.nonce.mac` (the ceremony as one letter, the user empty but for a
+ * registration), where the MAC binds the random nonce to everything in CeremonyBinding and to
+ * the expiry. Issuing one writes nothing, so the anonymous options endpoint cannot fill the
+ * database; a challenge is recorded only when a ceremony spends it (spent-tokens/, purpose
+ * `passkey-challenge`), which refuses its replay. WebAuthn L3 13.4.3 asks for at least 16
+ * random bytes: the nonce has 16.
  */
 export function createCeremonyChallenges(hash: SecretHasher) {
-  const mac = (b: CeremonyBinding, expiry: string, nonce: string) =>
-    hash(
-      'passkey-challenge',
-      // The MFA session and the hosted request join the MAC only when there is one (each marked,
-      // so one cannot stand for the other), so that the plain sign-in challenges keep their form.
-      [
-        b.ceremony,
-        b.clientId,
-        b.origin,
-        b.rpId,
-        b.userId ?? '',
-        expiry,
-        nonce,
-        ...(b.session ? [`session:${b.session}`] : []),
-        ...(b.context ? [`context:${b.context}`] : []),
-      ].join('\n'),
-    );
+  const tokens = createSignedTokens(hash, { purpose: 'passkey-challenge', visibleFields: 2, maxLength: 256 });
+  // The MFA session and the hosted request are bound only when there is one (each marked, so one
+  // cannot stand for the other).
+  const bound = (b: Omit<CeremonyBinding, 'userId'>) => [
+    b.ceremony,
+    b.clientId,
+    b.origin,
+    b.rpId,
+    ...(b.session ? [`session:${b.session}`] : []),
+    ...(b.context ? [`context:${b.context}`] : []),
+  ];
   const TAGS = { registration: 'r', authentication: 'a', 'mfa-registration': 'e', 'mfa-authentication': 'm' } as const;
   const tag = (ceremony: CeremonyBinding['ceremony']) => TAGS[ceremony];
 
   return {
     /** The challenge's text (the authenticator signs its UTF-8 bytes). */
     issue(binding: CeremonyBinding, expiresAt: number): string {
-      const expiry = expiresAt.toString(36);
-      const nonce = randomToken('', 16);
-      return [tag(binding.ceremony), binding.userId ?? '', expiry, nonce, mac(binding, expiry, nonce)].join('.');
+      return tokens.issue({ visible: [tag(binding.ceremony), binding.userId ?? ''], bound: bound(binding) }, expiresAt);
     },
 
     /**
@@ -64,15 +59,9 @@ export function createCeremonyChallenges(hash: SecretHasher) {
       binding: Omit<CeremonyBinding, 'userId'>,
       now: number,
     ): { expiresAt: number; userId: string | undefined } | undefined {
-      const parts = challenge.split('.');
-      if (parts.length !== 5) return undefined;
-      const [ceremony, userId, expiry, nonce, given] = parts as [string, string, string, string, string];
-      if (ceremony !== tag(binding.ceremony) || !expiry || !nonce) return undefined;
-      const bound: CeremonyBinding = { ...binding, ...(userId ? { userId } : {}) };
-      if (!safeEqual(given, mac(bound, expiry, nonce))) return undefined;
-      const expiresAt = Number.parseInt(expiry, 36);
-      if (!Number.isSafeInteger(expiresAt) || expiresAt <= now) return undefined;
-      return { expiresAt, userId: userId || undefined };
+      const checked = tokens.check(challenge, ([ceremony]) => (ceremony === tag(binding.ceremony) ? bound(binding) : undefined), now);
+      if (!checked.ok) return undefined;
+      return { expiresAt: checked.expiresAt, userId: checked.visible[1] || undefined };
     },
   };
 }

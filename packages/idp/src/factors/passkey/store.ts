@@ -1,5 +1,4 @@
 import type { Database, Db } from '../../storage/database.js';
-import { deleteBefore } from '../../storage/sweeper.js';
 
 /** A stored passkey as the ceremonies see it. */
 export interface Passkey {
@@ -195,21 +194,6 @@ export function createPasskeyStore(db: Db) {
         .where('removed_at', 'is', null)
         .executeTakeFirst();
       return Number(row?.n ?? 0);
-    },
-
-    /** Spends a challenge (its keyed hash); true only for the first caller (the primary key makes it atomic). */
-    async spendChallenge(idHash: string, expiresAt: number, now: number): Promise<boolean> {
-      const row = await db
-        .insertInto('passkey_challenges_spent')
-        .values({ id: idHash, expires_at: expiresAt, consumed_at: now })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .returning('id')
-        .executeTakeFirst();
-      return row !== undefined;
-    },
-
-    async deleteExpired(now: number): Promise<void> {
-      await deleteBefore(db, 'passkey_challenges_spent', 'expires_at', now);
     },
   };
 }
