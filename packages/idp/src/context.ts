@@ -176,7 +176,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     idleMs,
     passkeys: passkeyStore,
     // A passkey-MFA user's last passkey gone: email MFA, and the user is told (factors/passkey/fallback.ts).
-    onPasskeyRevoked: (userId, client) => passkeyFallback.revoked(userId, client),
+    onPasskeyRevoked: (userId, client) => fallback.revoked(userId, client),
     endPasskeySessions: oidcStore.endPasskeySessions,
   });
   const smsOutbox = createSmsOutboxStore(db);
@@ -196,7 +196,6 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const recoveryCodes = createRecoveryCodes({ store: createRecoveryCodeStore(db), accounts, hash, events, mailer, templates, now });
   // Shown in authenticator apps; a colon would break their label parsing (IPv6 hosts).
   const issuerName = new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.');
-  const totpSealer = createSealer(serverSecret, 'totp-secret');
   const mfa = createMfaStep({
     store: mfaStore,
     accounts,
@@ -206,22 +205,13 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     events,
     mailer,
     templates,
-    factors: createMfaFactors({ otp, sealer: totpSealer, methods: mfaStore, now, issuerName }),
+    factors: createMfaFactors({ otp, sealer: createSealer(serverSecret, 'totp-secret'), methods: mfaStore, now, issuerName }),
     recoveryCodes,
     now,
     rememberMs: config.mfaRememberDays * 24 * 60 * 60 * 1000,
     issuerName,
   });
-  const passkeyFallback = createPasskeyFallback({
-    methods: mfaStore,
-    accounts,
-    events,
-    mailer,
-    templates,
-    now,
-    issuerName,
-    activePasskeys: (userId) => passkeyStore.countForUser(userId),
-  });
+  const fallback = createPasskeyFallback({ store: mfaStore, passkeys: passkeyStore, accounts, events, mailer, templates, now, issuerName });
   // SMS through the development outbox is refused in production: the code would reach nobody.
   // A passkey is enrolled through service-web/passkeys (factors/passkey/, mfaEnrollmentOptions), never through delegation.
   const mfaMethods: MfaMethod[] =
@@ -289,7 +279,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     hash,
     now,
     regenerateRecoveryCodes: (email, actor) => mfa.regenerateRecoveryCodesByOperator(email, actor),
-    onPasskeyRevoked: (userId, context) => passkeyFallback.revoked(userId, context),
+    onPasskeyRevoked: (userId, context) => fallback.revoked(userId, context),
     revokeRefreshTokens: (userId) => refreshTokens.revokeUser(userId),
   });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now });

@@ -4,9 +4,10 @@ import type { EventLog } from '../../events/service.js';
 import type { Mailer } from '../../mail/mailer.js';
 import type { MailTemplates } from '../../mail/templates.js';
 import type { MfaStore } from '../../sign-in/mfa-store.js';
+import type { PasskeyStore } from './store.js';
 
 export interface PasskeyFallbackDeps {
-  methods: Pick<MfaStore, 'replaceMethod'>;
+  store: Pick<MfaStore, 'replaceMethod'>;
   accounts: AccountStore;
   events: EventLog;
   mailer: Mailer;
@@ -15,7 +16,7 @@ export interface PasskeyFallbackDeps {
   /** Named in the notice when no application is. */
   issuerName: string;
   /** How many active passkeys the user holds (any application): a passkey-MFA user keeps at least one, or falls back to email. */
-  activePasskeys: (userId: string) => Promise<number>;
+  passkeys: Pick<PasskeyStore, 'countForUser'>;
 }
 
 export interface PasskeyFallback {
@@ -29,12 +30,12 @@ export interface PasskeyFallback {
 }
 
 export function createPasskeyFallback(deps: PasskeyFallbackDeps): PasskeyFallback {
-  const { methods, accounts, events, now } = deps;
+  const { store, accounts, events, now } = deps;
   return {
     async revoked(userId, context) {
-      if ((await deps.activePasskeys(userId)) > 0) return false;
+      if ((await deps.passkeys.countForUser(userId)) > 0) return false;
       const email = { method: 'email' as const, phone: null, totpSecretSealed: null, lastTotpStep: null, version: randomToken('', 12) };
-      if (!(await methods.replaceMethod(userId, 'passkey', email, now()))) return false;
+      if (!(await store.replaceMethod(userId, 'passkey', email, now()))) return false;
       const user = await accounts.findById(userId);
       const notice =
         user &&
