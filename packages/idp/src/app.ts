@@ -12,6 +12,9 @@ import { deviceNoticeRoutes } from './devices/notice-routes.js';
 import { deviceRoutes } from './devices/routes.js';
 import { trackRequestOrigin } from './events/request-context.js';
 import { recordSignInRefusals } from './events/sign-in-refusals.js';
+import { deviceKeyRoutes } from './factors/device-key/routes.js';
+import { passkeyMfaRoutes } from './factors/passkey/mfa-routes.js';
+import { passkeyRoutes } from './factors/passkey/routes.js';
 import { browserClient } from './http/browser-client.js';
 import {
   CONTRACT_CHECK_ENV,
@@ -27,13 +30,11 @@ import { sdkRoutes } from './http/sdk.js';
 import { securityHeaders } from './http/security-headers.js';
 import { loginRoutes } from './login/routes.js';
 import { devMailRoutes } from './mail/routes.js';
-import { mfaRoutes } from './mfa/routes.js';
 import { logoutRoutes } from './oidc/logout-routes.js';
 import { hostedCeremonyContext, oidcRoutes } from './oidc/routes.js';
 import { registrationRoutes } from './registration/routes.js';
+import { mfaRoutes } from './sign-in/mfa-routes.js';
 import { tokenRoutes } from './token/routes.js';
-import { passkeyMfaRoutes } from './webauthn/mfa-routes.js';
-import { passkeyRoutes } from './webauthn/routes.js';
 
 export interface AppOptions {
   /**
@@ -135,6 +136,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         name: request.client.name,
         issuer: ctx.config.issuer,
       }));
+      await browser.register(deviceKeyRoutes, { prover: ctx.prover });
       await browser.register(loginRoutes, { login: ctx.login, testMode: ctx.config.testMode, resolveClient });
       await browser.register(registrationRoutes, { registration: ctx.registration, placeHeader: ctx.config.placeHeader });
       await browser.register(deviceRoutes, { devices: ctx.deviceService });
@@ -143,7 +145,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         passkeys: ctx.passkeys,
         ceremonyContext: hostedCeremonyContext(ctx.oidc, ctx.config.issuer),
       });
-      await browser.register(passkeyMfaRoutes, { passkeys: ctx.passkeys });
+      await browser.register(passkeyMfaRoutes, { passkeys: ctx.passkeyMfa });
     },
     { prefix: BROWSER_PREFIX },
   );

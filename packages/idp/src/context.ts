@@ -16,11 +16,19 @@ import { SMS_ATTEMPT_TIMEOUT_MS, WEBHOOK_RETRY_WINDOW_HOURS } from './defaults.j
 import { createDelegationService } from './delegation/service.js';
 import { createDelegationStore } from './delegation/store.js';
 import { createDeviceNotices } from './devices/notice.js';
-import { createDeviceProver } from './devices/prover.js';
 import { createDeviceService } from './devices/service.js';
 import { createDeviceStore } from './devices/store.js';
 import { createEventLog } from './events/service.js';
 import { createEventStore } from './events/store.js';
+import { createDeviceProver } from './factors/device-key/prover.js';
+import { createMfaFactors } from './factors/index.js';
+import { createPasskeyCeremony } from './factors/passkey/ceremony.js';
+import { createPasskeyFallback } from './factors/passkey/fallback.js';
+import { createPasskeyMfa } from './factors/passkey/mfa.js';
+import { createPasskeyService } from './factors/passkey/service.js';
+import { createPasskeyStore } from './factors/passkey/store.js';
+import { createRecoveryCodes } from './factors/recovery-code/service.js';
+import { createRecoveryCodeStore } from './factors/recovery-code/store.js';
 import { createKeyring, type SigningKeyGenerator } from './keys/keyring.js';
 import { createKeyStore } from './keys/store.js';
 import { createLoginService } from './login/service.js';
@@ -29,8 +37,6 @@ import { createMailboxStore } from './mail/mailbox-store.js';
 import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
 import { loadMailTemplates } from './mail/templates.js';
 import { createServiceMetrics } from './metrics/service.js';
-import { createMfaService } from './mfa/service.js';
-import { createMfaStore } from './mfa/store.js';
 import { createLogoutService } from './oidc/logout.js';
 import { createPasskeyOffer } from './oidc/passkey-offer.js';
 import { createRefreshTokenStore } from './oidc/refresh-store.js';
@@ -38,11 +44,11 @@ import { createRefreshTokens } from './oidc/refresh-tokens.js';
 import { createOidcService } from './oidc/service.js';
 import { createOidcStore } from './oidc/store.js';
 import { createOtpService } from './otp/service.js';
-import { createRecoveryCodes } from './recovery-codes/service.js';
-import { createRecoveryCodeStore } from './recovery-codes/store.js';
 import { createRegistrationService } from './registration/service.js';
 import { createRegistrationStore } from './registration/store.js';
 import { createSignInFinisher } from './sign-in/finish.js';
+import { createMfaStep } from './sign-in/mfa-step.js';
+import { createMfaStore } from './sign-in/mfa-store.js';
 import { createOutboxTransport } from './sms/outbox.js';
 import { createSmsOutboxStore, type SmsOutboxStore } from './sms/outbox-store.js';
 import type { SmsTransport } from './sms/transport.js';
@@ -57,8 +63,6 @@ import { createThrottleStore } from './throttle/store.js';
 import { createTokenService } from './token/service.js';
 import { createUserService } from './users/service.js';
 import { createUserStore } from './users/store.js';
-import { createPasskeyService } from './webauthn/service.js';
-import { createPasskeyStore } from './webauthn/store.js';
 import { createWebhookFanOut } from './webhooks/fan-out.js';
 import { createWebhookOutboxStore } from './webhooks/outbox-store.js';
 import { createWebhooks } from './webhooks/service.js';
@@ -175,8 +179,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     now,
     idleMs,
     passkeys: passkeyStore,
-    // A passkey-MFA user's last passkey gone: email MFA, and the user is told (mfa/service.ts passkeyRevoked).
-    onPasskeyRevoked: (userId, client) => mfa.passkeyRevoked(userId, client),
+    // A passkey-MFA user's last passkey gone: email MFA, and the user is told (factors/passkey/fallback.ts).
+    onPasskeyRevoked: (userId, client) => fallback.revoked(userId, client),
     endPasskeySessions: oidcStore.endPasskeySessions,
   });
   const smsOutbox = createSmsOutboxStore(db);
@@ -194,40 +198,41 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sendSpacingSeconds: config.sendSpacingSeconds,
   });
   const recoveryCodes = createRecoveryCodes({ store: createRecoveryCodeStore(db), accounts, hash, events, mailer, templates, now });
-  const mfa = createMfaService({
+  // Shown in authenticator apps; a colon would break their label parsing (IPv6 hosts).
+  const issuerName = new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.');
+  const mfa = createMfaStep({
     store: mfaStore,
     accounts,
     finish,
     otp,
     hash,
     events,
-    sealer: createSealer(serverSecret, 'totp-secret'),
     mailer,
     templates,
+    factors: createMfaFactors({ otp, sealer: createSealer(serverSecret, 'totp-secret'), methods: mfaStore, now, issuerName }),
     recoveryCodes,
     now,
     rememberMs: config.mfaRememberDays * 24 * 60 * 60 * 1000,
-    // Shown in authenticator apps; a colon would break their label parsing (IPv6 hosts).
-    issuerName: new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.'),
-    activePasskeys: (userId) => passkeyStore.countForUser(userId),
+    issuerName,
   });
+  const fallback = createPasskeyFallback({ store: mfaStore, passkeys: passkeyStore, accounts, events, mailer, templates, now, issuerName });
   // SMS through the development outbox is refused in production: the code would reach nobody.
-  // A passkey is enrolled through service-web/passkeys (webauthn/, mfaEnrollmentOptions), never through delegation.
+  // A passkey is enrolled through service-web/passkeys (factors/passkey/, mfaEnrollmentOptions), never through delegation.
   const mfaMethods: MfaMethod[] =
     config.production && config.sms.transport === 'outbox' ? ['email', 'totp', 'passkey'] : ['email', 'sms', 'totp', 'passkey'];
+  const passkeyCeremony = createPasskeyCeremony({ store: passkeyStore, spent: spentTokens, events, hash, now, rpId: config.passkeyRpId });
   const passkeys = createPasskeyService({
+    ceremony: passkeyCeremony,
     store: passkeyStore,
-    spent: spentTokens,
     devices: deviceService,
     accounts,
     mfa,
     finish,
     events,
-    hash,
     throttle,
     now,
-    rpId: config.passkeyRpId,
   });
+  const passkeyMfa = createPasskeyMfa({ ceremony: passkeyCeremony, store: passkeyStore, mfa, events });
   const registration = createRegistrationService({
     store: registrationStore,
     accounts,
@@ -278,7 +283,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     hash,
     now,
     regenerateRecoveryCodes: (email, actor) => mfa.regenerateRecoveryCodesByOperator(email, actor),
-    onPasskeyRevoked: (userId, context) => mfa.passkeyRevoked(userId, context),
+    onPasskeyRevoked: (userId, context) => fallback.revoked(userId, context),
     revokeRefreshTokens: (userId) => refreshTokens.revokeUser(userId),
   });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now });
@@ -308,6 +313,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     clients,
     accounts,
     devices,
+    prover,
     spentTokens,
     deviceService,
     notices,
@@ -316,6 +322,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     login,
     mfa,
     passkeys,
+    passkeyMfa,
     delegation,
     sms,
     smsOutbox,

@@ -89,7 +89,7 @@ export const SMS_ATTEMPT_TIMEOUT_MS = 3000;
 export const DELEGATION_RESPONSE_TTL_SECONDS = 60;
 
 /**
- * Passkeys (webauthn/). A ceremony's challenge lives 5 minutes, WebAuthn L3's recommended
+ * Passkeys (factors/passkey/). A ceremony's challenge lives 5 minutes, WebAuthn L3's recommended
  * timeout when user verification is required (15.1: 300 000 ms), and is spent once; the
  * browser's own prompt times out with it.
  */

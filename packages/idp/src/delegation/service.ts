@@ -19,7 +19,7 @@ import { DELEGATION_RESPONSE_TTL_SECONDS } from '../defaults.js';
 import type { DeviceService } from '../devices/service.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
-import type { ChangeStep, MfaService } from '../mfa/service.js';
+import type { ChangeStep, MfaStep } from '../sign-in/mfa-step.js';
 import type { SpentTokenStore } from '../spent-tokens/store.js';
 import { createIdpKeyring, importSpPublicKeys, newKeySet, publicKeyOf } from './keys.js';
 import type { DelegationStore } from './store.js';
@@ -29,7 +29,7 @@ export interface DelegationDeps {
   spent: SpentTokenStore;
   clients: ClientService;
   accounts: AccountStore;
-  mfa: MfaService;
+  mfa: MfaStep;
   mfaMethods: MfaMethod[];
   devices: DeviceService;
   hash: SecretHasher;
@@ -184,12 +184,12 @@ export function createDelegationService(deps: DelegationDeps) {
   ): Promise<Result<'verify_mfa_change'>> {
     const user = await userFor(client, body.userid);
     if (!user) return { status: 'failed', message: 'This change is unknown or has ended.' };
-    // A recovery code stands in for a lost current factor (mfa/service.ts verifyChange).
+    // A recovery code stands in for a lost current factor (sign-in/mfa-change.ts).
     if (!OTP_PATTERN.test(body.otp) && !RECOVERY_CODE_PATTERN.test(body.otp))
       return { status: 'failed', message: 'The code must be 6 digits, or a recovery code.' };
     try {
       const step = await mfa.verifyChange(client, user, body.sessionId, body.otp);
-      // The user is told of the change by mail (mfa/service.ts applyMethod).
+      // The user is told of the change by mail (sign-in/mfa-session.ts applyMethod).
       if (step.kind === 'done') return { status: 'success', message: `The MFA method is now ${step.method}.` };
       return changeResult(step) as Result<'verify_mfa_change'>;
     } catch (error) {

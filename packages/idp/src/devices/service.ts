@@ -2,12 +2,11 @@ import type { DeviceInfo } from 'service-protocol';
 import type { ClientRecord } from '../clients/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
-import type { DeviceProver } from './prover.js';
 import type { DeviceRow, DeviceStore } from './store.js';
 import { defaultDeviceName } from './user-agent.js';
 
 /**
- * The user's passkeys as the device list sees them: a port that webauthn/store.ts fills, so the
+ * The user's passkeys as the device list sees them: a port that factors/passkey/store.ts fills, so the
  * device list names passkeys without importing the passkey wing (which builds on devices/).
  */
 export interface PasskeyDevices {
@@ -19,16 +18,31 @@ export interface PasskeyDevices {
   revoke(scope: { clientId: string; userId: string }, id: string, now: number): Promise<boolean>;
 }
 
+/**
+ * Possession of a remembered device's key, proven for one operation: a port that the device-key
+ * factor fills (factors/device-key/prover.ts), so device management does not import the factor
+ * (which builds on devices/store.ts).
+ */
+export interface DeviceKeyProver {
+  prove(
+    client: ClientRecord,
+    email: string,
+    proof: string,
+    cryptoVersion: string,
+    op?: string,
+  ): Promise<{ user: { id: string }; deviceId: string } | undefined>;
+}
+
 export interface DeviceServiceDeps {
   store: DeviceStore;
-  prover: DeviceProver;
+  prover: DeviceKeyProver;
   events: EventLog;
   now: () => number;
   /** A device unused for this long is no longer trusted (DEVICE_IDLE_EXPIRY_DAYS). */
   idleMs: number;
-  /** The user's passkeys (webauthn/), listed, renamed and revoked with the devices. */
+  /** The user's passkeys (factors/passkey/), listed, renamed and revoked with the devices. */
   passkeys?: PasskeyDevices;
-  /** After a passkey is revoked (mfa/: the last passkey of a passkey-MFA user falls back to email MFA). */
+  /** After a passkey is revoked (factors/passkey/fallback.ts: the last passkey of a passkey-MFA user falls back to email MFA). */
   onPasskeyRevoked?: (userId: string, client: { clientId: string }) => Promise<unknown>;
   /** Ends the user's hosted SSO sessions that a passkey opened (oidc/store.ts); returns how many. */
   endPasskeySessions?: (userId: string, now: number) => Promise<number>;

@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { type AuthenticateResponse, BrowserPaths, CRYPTO_VERSIONS, type DeviceChallengeResponse } from 'service-protocol';
+import { type AuthenticateResponse, BrowserPaths, CRYPTO_VERSIONS } from 'service-protocol';
 import { Type } from 'typebox';
 import { ServiceError } from '../errors.js';
 import { browserCredentials, type ClientResolver } from '../http/browser-client.js';
 import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, PkceChallenge, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import { mfaRequired, SignedInAnswer } from '../sign-in/answers.js';
 import type { LoginService } from './service.js';
 
 const AuthenticateBody = Type.Object(
@@ -18,13 +19,9 @@ const AuthenticateBody = Type.Object(
   { additionalProperties: false },
 );
 
-const DeviceChallengeAnswer = wireBody<DeviceChallengeResponse>()(
-  Type.Object({ challenge: Type.String(), expiresIn: Type.Integer({ description: 'seconds' }) }),
-);
-
 const AuthenticateAnswer = wireBody<AuthenticateResponse>()(
   Type.Union([
-    Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), success: Type.Literal(true), code: Type.String() }),
+    SignedInAnswer,
     Type.Object({
       status: Type.Literal('OTP_NEEDED'),
       message: Type.String(),
@@ -47,12 +44,6 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{
   /** The browser routes' client resolver (http/browser-client.ts), given the client this route reads itself. */
   resolveClient: ClientResolver;
 }> = async (app, { login, testMode, resolveClient }) => {
-  app.post(
-    BrowserPaths.deviceChallenge,
-    { schema: { response: { 200: DeviceChallengeAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, ...SERVER_ERRORS) } } },
-    async (request) => login.issueChallenge(request.client),
-  );
-
   app.post(BrowserPaths.authenticate, { schema: AuthenticateSchema }, async (request): Promise<AuthenticateResponse> => {
     const body = request.body;
     // The client is read with the device a proof names, in one statement (login/store.ts).
@@ -72,12 +63,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{
       ...(opened.read ? { read: opened.read } : {}),
     });
     if (outcome.kind === 'mfa') {
-      return {
-        status: 'MFA_REQUIRED',
-        message: 'Verify with your second factor to finish signing in.',
-        sessionId: outcome.sessionId,
-        method: outcome.method,
-      };
+      return mfaRequired(outcome);
     }
     if (outcome.kind === 'trusted') {
       return { status: 'SUCCESS', message: 'Signed in with a trusted device.', success: true, code: outcome.code };

@@ -2,17 +2,18 @@ import type { MfaMethod } from 'service-protocol';
 import type { CodeService } from '../authorization-codes/service.js';
 import type { ClientService } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
-import { deviceProofKeyId } from '../devices/proof.js';
-import type { DeviceProver } from '../devices/prover.js';
 import type { EventLog } from '../events/service.js';
-import type { MfaService } from '../mfa/service.js';
+import { deviceKeyFactor } from '../factors/device-key/factor.js';
+import { deviceProofKeyId } from '../factors/device-key/proof.js';
+import type { DeviceProver } from '../factors/device-key/prover.js';
 import type { RegistrationService } from '../registration/service.js';
 import { type SignIn, signInRecords } from '../sign-in/finish.js';
+import type { MfaStep } from '../sign-in/mfa-step.js';
 import type { LoginIssue, LoginRead, LoginStore } from './store.js';
 
 export interface LoginDeps {
   prover: DeviceProver;
-  mfa: MfaService;
+  mfa: MfaStep;
   registration: RegistrationService;
   store: LoginStore;
   clients: ClientService;
@@ -51,9 +52,6 @@ export function createLoginService(deps: LoginDeps) {
   const { prover, mfa, registration, store, clients, codes, events, now } = deps;
 
   return {
-    /** A single-use challenge for a remembered device to sign. */
-    issueChallenge: (client: ClientRecord) => prover.issueChallenge(client),
-
     /**
      * The client of an authenticate request (the checks and errors of every browser route).
      * With a device proof, it is read in the login's one read, with the device the proof names.
@@ -88,7 +86,7 @@ export function createLoginService(deps: LoginDeps) {
           userId: checked.user.id,
           device: { id: checked.deviceId },
           codeChallenge: input.codeChallenge,
-          amr: ['swk'],
+          amr: [...deviceKeyFactor.first],
           authTime: Math.floor(now() / 1000),
         };
         // The challenge is spent last, after everything else matched, and only once.

@@ -4,7 +4,7 @@ import { codeRow, type DrawnCode } from '../authorization-codes/store.js';
 import { type ClientRecord, toRecord } from '../clients/store.js';
 import { type Device, deviceOf } from '../devices/store.js';
 import type { PreparedEvent } from '../events/store.js';
-import { type MfaMethodRecord, methodRecordOf } from '../mfa/store.js';
+import { type MfaMethodRecord, methodRecordOf } from '../sign-in/mfa-store.js';
 import type { SpentToken, SpentTokenStore } from '../spent-tokens/store.js';
 import { compiledQuery } from '../storage/compiled.js';
 import { type Db, isPostgres, registerPreparedStatement } from '../storage/database.js';

@@ -1,9 +1,9 @@
 import type { PasskeyAttestationJson, PasskeyCreationOptionsJson } from 'service-protocol';
 import { type ClientService, HOSTED_CLIENT_ID } from '../clients/service.js';
 import { ServiceError } from '../errors.js';
+import type { PasskeyService } from '../factors/passkey/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
-import type { PasskeyService } from '../webauthn/service.js';
 import type { OidcService } from './service.js';
 
 export interface PasskeyOfferDeps {
@@ -30,7 +30,7 @@ const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('
  * with `hold`) and, when the service says the user has no passkey for the hosted pages, offers
  * to add one. The ceremony is bound to that held sign-in: its user only, this browser only (the
  * binding cookie), this pending request only (the challenge's `context`), within the request's
- * lifetime; the challenge is single-use and user verification required (webauthn/service.ts).
+ * lifetime; the challenge is single-use and user verification required (factors/passkey/).
  * The user is mailed (passkey-added). /signin/continue then finishes the sign-in, once.
  */
 export function createPasskeyOffer(deps: PasskeyOfferDeps) {

@@ -16,9 +16,9 @@ import { Type } from 'typebox';
 import { HOSTED_CLIENT_ID } from '../clients/service.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS } from '../defaults.js';
 import { ServiceError } from '../errors.js';
+import { Attestation, CreationOptions } from '../factors/passkey/routes.js';
 import { escapeHtml, PAGE_CSP, sendPage } from '../http/page.js';
 import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
-import { Attestation, CreationOptions } from '../webauthn/routes.js';
 import type { PasskeyOffer } from './passkey-offer.js';
 import type { OidcService } from './service.js';
 
@@ -251,7 +251,7 @@ export const bindingCookieName = (issuer: string) =>
   issuer.startsWith('https:') ? '__Host-service_authorization' : 'service_authorization';
 
 /**
- * What binds a hosted passkey ceremony (webauthn/routes.ts `ceremonyContext`): the pending
+ * What binds a hosted passkey ceremony (factors/passkey/routes.ts `ceremonyContext`): the pending
  * authorization request the hosted page serves, as the browser that made it holds it (its
  * binding cookie). Other clients' ceremonies are bound to nothing more.
  */

@@ -8,7 +8,7 @@ import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS, S
 import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
-import type { PasskeyStore } from '../webauthn/store.js';
+import type { PasskeyStore } from '../factors/passkey/store.js';
 import { type CheckedRequest, checkAuthorizeRequest, redirectTo } from './authorize-request.js';
 import type { AuthorizationRequest, HeldSignIn, OidcStore, SignInSession } from './store.js';
 
@@ -160,7 +160,7 @@ export function createOidcService(deps: OidcDeps) {
 
   /**
    * Whether a held sign-in may add a passkey for the hosted pages: not one a passkey made (its
-   * `amr` has `user`, the authenticator's user verification, webauthn/service.ts; a remembered
+   * `amr` has `user`, the authenticator's user verification, factors/passkey/; a remembered
    * browser's is `swk` alone), and only while its user has none (the offer is for users without one).
    */
   async function offersPasskey(signedIn: HeldSignIn): Promise<boolean> {
@@ -345,9 +345,9 @@ export function createOidcService(deps: OidcDeps) {
 export type OidcService = ReturnType<typeof createOidcService>;
 
 /**
- * `mfa` in `amr` only because a passkey counted as MFA (webauthn/service.ts: `user`, from the
+ * `mfa` in `amr` only because a passkey counted as MFA (factors/passkey/: `user`, from the
  * authenticator's user verification, then `mfa`), with no second factor's own method after it
- * (mfa/service.ts appends `mfa` and the method).
+ * (sign-in/mfa-session.ts appends `mfa` and the method's amr).
  */
 const passkeyAsMfa = (amr: readonly string[]) =>
   amr.includes('user') && amr.includes('mfa') && !amr.some((m) => m === 'totp' || m === 'sms' || m === 'email');

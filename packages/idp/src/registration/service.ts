@@ -6,16 +6,16 @@ import { OTP_MAX_ATTEMPTS, REGISTRATION_TTL_SECONDS } from '../defaults.js';
 import { isValidDevicePublicKey } from '../devices/public-key.js';
 import { describeUserAgent } from '../devices/user-agent.js';
 import { ServiceError } from '../errors.js';
-import type { MfaService } from '../mfa/service.js';
 import type { OtpService } from '../otp/service.js';
 import type { FinishedSignIn, FinishSignIn, SignIn } from '../sign-in/finish.js';
+import type { MfaStep } from '../sign-in/mfa-step.js';
 import { normalizePhone } from '../sms/e164.js';
 import type { RegistrationStore } from './store.js';
 
 export interface RegistrationDeps {
   store: RegistrationStore;
   accounts: AccountStore;
-  mfa: MfaService;
+  mfa: MfaStep;
   /** MFA methods users may enroll in on this service. */
   mfaMethods: MfaMethod[];
   finish: FinishSignIn;

@@ -5,8 +5,8 @@ import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { AuditEvent } from '../events/store.js';
+import type { PasskeyStore } from '../factors/passkey/store.js';
 import { checkPageSize, checkQueryText, decodeCursor, encodeCursor } from '../storage/pagination.js';
-import type { PasskeyStore } from '../webauthn/store.js';
 import type { UserHoldings, UserRecord, UserStore } from './store.js';
 
 /** Who asked: 'cli', or an admin key's id. Recorded with every change. */
@@ -25,14 +25,14 @@ export interface UserExport extends UserHoldings {
 export function createUserService(deps: {
   store: UserStore;
   devices: DeviceStore;
-  /** webauthn/: passkeys are listed and revoked with the devices (same `dev_` ids). */
+  /** factors/passkey/: passkeys are listed and revoked with the devices (same `dev_` ids). */
   passkeys: PasskeyStore;
   events: EventLog;
   hash: SecretHasher;
   now: () => number;
-  /** mfa/: a new recovery-code set for a user with MFA (undefined when the user has none). */
+  /** sign-in/mfa-step.ts: a new recovery-code set for a user with MFA (undefined when the user has none). */
   regenerateRecoveryCodes: (email: string, actor: Actor) => Promise<string[] | undefined>;
-  /** After a passkey is revoked (mfa/: the last passkey of a passkey-MFA user falls back to email MFA, the user told by mail). */
+  /** After a passkey is revoked (factors/passkey/fallback.ts: the last passkey of a passkey-MFA user falls back to email MFA, the user told by mail). */
   onPasskeyRevoked?: (userId: string, context: { clientId: string; actor: string }) => Promise<unknown>;
   /** oidc/: ends every refresh token family of a user being disabled (enabling does not bring them back). */
   revokeRefreshTokens: (userId: string) => Promise<unknown>;

@@ -33,7 +33,7 @@ describe('service-idp users, devices and events', SQLITE_SUITE_ONLY, () => {
     assert.equal(typeof d.deviceId, 'string', JSON.stringify(d));
     return d.deviceId as string;
   }
-  /** A passkey row as webauthn/ stores one (the ceremonies are covered by webauthn.test.ts and users.test.ts). */
+  /** A passkey row as factors/passkey/ stores one (the ceremonies are covered by webauthn.test.ts and users.test.ts). */
   async function addPasskey(userId: string, input: { name: string; synced: boolean }) {
     const id = `dev_pk${Date.now()}`;
     const client = (await service.ctx.clients.list())[0];

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { ACCOUNT_MAX_FAILURES, MFA_MAX_ATTEMPTS, RECOVERY_CODE_COUNT } from '../../../src/defaults.js';
-import { drawRecoveryCode } from '../../../src/recovery-codes/service.js';
+import { drawRecoveryCode } from '../../../src/factors/recovery-code/service.js';
 import { deviceProof, type RawDevice, registerWithMfa, startTestService, type TestService, uniqueEmail } from '../../support/helpers.js';
 
 describe('recovery code attacks', () => {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ServiceClient } from 'service-web';
 import { RECOVERY_CODE_COUNT } from '../../../src/defaults.js';
-import { base32Decode, timeStep, totpAt } from '../../../src/mfa/totp.js';
+import { base32Decode, timeStep, totpAt } from '../../../src/factors/totp/totp.js';
 import {
   claimsOf,
   delegationFor,

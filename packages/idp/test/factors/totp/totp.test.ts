@@ -19,7 +19,7 @@ import {
   TOTP_WINDOW_STEPS,
   timeStep,
   totpAt,
-} from '../../../src/mfa/totp.js';
+} from '../../../src/factors/totp/totp.js';
 
 const PERIOD_MS = TOTP_PERIOD_SECONDS * 1000;
 

@@ -1,6 +1,6 @@
-import type { Db } from '../storage/database.js';
+import type { Db } from '../../storage/database.js';
 
-/** The recovery_codes table. Only recovery-codes/ uses it (users/ exports and deletes every row of a person). */
+/** The recovery_codes table. Only factors/recovery-code/ uses it (users/ exports and deletes every row of a person). */
 export function createRecoveryCodeStore(db: Db) {
   return {
     /** Replaces the user's whole set in one transaction: no moment where old and new both work, or neither. */

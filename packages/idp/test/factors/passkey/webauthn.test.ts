@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DeviceOps, Paths } from 'service-protocol';
-import { PASSKEY_CEREMONY_TTL_SECONDS } from '../../src/defaults.js';
+import { PASSKEY_CEREMONY_TTL_SECONDS } from '../../../src/defaults.js';
 import {
   APP_ORIGIN,
   claimsOf,
@@ -19,8 +19,8 @@ import {
   startTestService,
   type TestService,
   uniqueEmail,
-} from '../support/helpers.js';
-import { signInWithPasskey, userWithPasskey } from '../support/webauthn-helpers.js';
+} from '../../support/helpers.js';
+import { signInWithPasskey, userWithPasskey } from '../../support/webauthn-helpers.js';
 
 const RP_ID = new URL(APP_ORIGIN).hostname;
 

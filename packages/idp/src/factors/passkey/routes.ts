@@ -11,8 +11,9 @@ import {
   type PasskeyRegistrationResponse,
 } from 'service-protocol';
 import { Type } from 'typebox';
-import { ServiceError } from '../errors.js';
-import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, PkceChallenge, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import { ServiceError } from '../../errors.js';
+import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, PkceChallenge, SERVER_ERRORS, wireBody } from '../../http/schemas.js';
+import { mfaRequired, SignedInAnswer } from '../../sign-in/answers.js';
 import type { PasskeyService } from './service.js';
 
 /** base64url without padding, bounded: every binary member of a WebAuthn JSON structure. */
@@ -115,7 +116,7 @@ const AuthenticateBody = Type.Object(
 );
 const AuthenticateAnswer = wireBody<PasskeyAuthenticationResponse>()(
   Type.Union([
-    Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), success: Type.Literal(true), code: Type.String() }),
+    SignedInAnswer,
     Type.Object({
       status: Type.Literal('MFA_REQUIRED'),
       message: Type.String(),
@@ -227,13 +228,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{
         await ceremonyContext?.(request),
       );
       if (outcome.kind === 'mfa') {
-        return {
-          status: 'MFA_REQUIRED',
-          message: 'Verify with your second factor to finish signing in.',
-          sessionId: outcome.sessionId,
-          method: outcome.method,
-          userid: outcome.email,
-        };
+        return { ...mfaRequired(outcome), userid: outcome.email };
       }
       return { status: 'SUCCESS', message: 'Signed in with a passkey.', success: true, code: outcome.code };
     },

@@ -24,7 +24,7 @@ export function methodRecordOf(row: Omit<Database['mfa_methods'], 'user_id' | 'c
   };
 }
 
-/** MFA methods, MFA sessions and remembered devices. Only the mfa/ module uses these tables. */
+/** MFA methods, MFA sessions and remembered devices. Only the MFA step (sign-in/mfa-*.ts) and the factors that keep state with the method (factors/totp, factors/passkey) use these tables. */
 export function createMfaStore(db: Db) {
   return {
     async findMethod(userId: string): Promise<MfaMethodRecord | undefined> {

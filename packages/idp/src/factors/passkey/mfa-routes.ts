@@ -9,21 +9,19 @@ import {
   PasskeyPaths,
 } from 'service-protocol';
 import { Type } from 'typebox';
-import { isValidDevicePublicKey } from '../devices/public-key.js';
-import { ServiceError } from '../errors.js';
-import { BODY_ERRORS, emailOf, errorResponses, SERVER_ERRORS, wireBody } from '../http/schemas.js';
-import type { FinishedMfa } from '../mfa/service.js';
+import { isValidDevicePublicKey } from '../../devices/public-key.js';
+import { ServiceError } from '../../errors.js';
+import { BODY_ERRORS, emailOf, errorResponses, SERVER_ERRORS, wireBody } from '../../http/schemas.js';
+import { MfaFinishedAnswer, mfaFinishedAnswer, SessionBody, SessionId } from '../../sign-in/answers.js';
+import type { PasskeyMfa } from './mfa.js';
 import { Assertion, Attestation, CreationOptions, RequestOptions } from './routes.js';
-import type { PasskeyService } from './service.js';
 
-const SessionId = Type.String({ minLength: 10, maxLength: 100 });
 const Base64Url = Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' });
 // EC P-256 public key only, as /v1/devices takes it: exactly the four members, so no private `d`.
 const DevicePublicKey = Type.Object(
   { kty: Type.Literal('EC'), crv: Type.Literal('P-256'), x: Base64Url, y: Base64Url },
   { additionalProperties: false },
 );
-const SessionBody = Type.Object({ userid: Type.String({ maxLength: 320 }), sessionId: SessionId }, { additionalProperties: false });
 const VerifyBody = Type.Object(
   {
     userid: Type.String({ maxLength: 320 }),
@@ -52,31 +50,11 @@ const OptionsAnswer = wireBody<PasskeyMfaOptionsResponse>()(
 const EnrollmentOptionsAnswer = wireBody<PasskeyMfaEnrollmentOptionsResponse>()(
   Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), options: CreationOptions }),
 );
-const MfaAnswer = wireBody<PasskeyMfaResponse>()(
-  Type.Object({
-    status: Type.Literal('SUCCESS'),
-    message: Type.String(),
-    success: Type.Literal(true),
-    code: Type.String(),
-    deviceId: Type.Optional(Type.String()),
-    recoveryCodes: Type.Optional(Type.Array(Type.String(), { description: 'shown once: at the enrollment' })),
-  }),
-);
-
 /** At the edge, before any challenge is spent: a key that is not a point of P-256 changes nothing. */
 function checkDeviceKey(key: DevicePublicJwk | undefined) {
   if (key && !isValidDevicePublicKey(key))
     throw new ServiceError('ERR_DEVICE_KEY_INVALID', 'The device public key is not a valid P-256 key.');
 }
-
-const answerOf = (finished: FinishedMfa, message: string): PasskeyMfaResponse => ({
-  status: 'SUCCESS',
-  message,
-  success: true,
-  code: finished.code,
-  ...(finished.deviceId ? { deviceId: finished.deviceId } : {}),
-  ...(finished.recoveryCodes ? { recoveryCodes: finished.recoveryCodes } : {}),
-});
 
 /**
  * A passkey as the MFA method: POST /v1/passkeys/mfa/{enrollment/options, enrollment, options,
@@ -86,7 +64,7 @@ const answerOf = (finished: FinishedMfa, message: string): PasskeyMfaResponse =>
  * ERR_PASSKEY_INVALID: the passkey was refused (an attempt counted, attemptsRemaining); 423
  * ERR_ACCOUNT_LOCKED past the account's failures.
  */
-export const passkeyMfaRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyService }> = async (app, { passkeys }) => {
+export const passkeyMfaRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyMfa }> = async (app, { passkeys }) => {
   const errors = errorResponses(...BODY_ERRORS, 401, 403, 409, 423, ...SERVER_ERRORS);
 
   app.post(
@@ -101,7 +79,7 @@ export const passkeyMfaRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyServ
 
   app.post(
     PasskeyPaths.mfaEnroll,
-    { schema: { body: EnrollBody, response: { 200: MfaAnswer, ...errors } } },
+    { schema: { body: EnrollBody, response: { 200: MfaFinishedAnswer, ...errors } } },
     async (request): Promise<PasskeyMfaResponse> => {
       const { userid, sessionId, credential, name, rememberMe, devicePublicKey } = request.body;
       checkDeviceKey(devicePublicKey);
@@ -119,7 +97,7 @@ export const passkeyMfaRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyServ
         rememberMe: rememberMe ?? false,
         ...(devicePublicKey ? { devicePublicKey } : {}),
       });
-      return answerOf(finished, 'Passkey added as your second factor.');
+      return mfaFinishedAnswer(finished, 'Passkey added as your second factor.');
     },
   );
 
@@ -135,7 +113,7 @@ export const passkeyMfaRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyServ
 
   app.post(
     PasskeyPaths.mfaVerify,
-    { schema: { body: VerifyBody, response: { 200: MfaAnswer, ...errors } } },
+    { schema: { body: VerifyBody, response: { 200: MfaFinishedAnswer, ...errors } } },
     async (request): Promise<PasskeyMfaResponse> => {
       const { userid, sessionId, credential, rememberMe, devicePublicKey } = request.body;
       checkDeviceKey(devicePublicKey);
@@ -146,7 +124,7 @@ export const passkeyMfaRoutes: FastifyPluginAsyncTypebox<{ passkeys: PasskeyServ
         rememberMe: rememberMe ?? false,
         ...(devicePublicKey ? { devicePublicKey } : {}),
       });
-      return answerOf(finished, 'Verified.');
+      return mfaFinishedAnswer(finished, 'Verified.');
     },
   );
 };

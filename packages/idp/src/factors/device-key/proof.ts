@@ -1,6 +1,6 @@
 import { createPublicKey, type JsonWebKey, type KeyObject, verify } from 'node:crypto';
 import { DEVICE_PROOF_ALG, DEVICE_PROOF_TYP, type DeviceProofPayload } from 'service-protocol';
-import type { Device } from './store.js';
+import type { Device } from '../../devices/store.js';
 
 /**
  * Imported device keys by device id, checked against the stored JWK text on every use (a key

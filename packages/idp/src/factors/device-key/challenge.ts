@@ -1,5 +1,5 @@
-import type { SecretHasher } from '../crypto/secrets.js';
-import { createSignedTokens } from '../crypto/signed-token.js';
+import type { SecretHasher } from '../../crypto/secrets.js';
+import { createSignedTokens } from '../../crypto/signed-token.js';
 
 /**
  * Device challenges are stateless signed tokens (crypto/signed-token.ts): `expiry.nonce.mac`,

@@ -1,11 +1,11 @@
-import type { AccountStore, User } from '../accounts/store.js';
-import type { ClientRecord } from '../clients/store.js';
-import type { SecretHasher } from '../crypto/secrets.js';
-import { DEVICE_CHALLENGE_TTL_SECONDS, DEVICE_LAST_USED_RESOLUTION_SECONDS } from '../defaults.js';
-import type { SpentToken, SpentTokenStore } from '../spent-tokens/store.js';
+import type { AccountStore, User } from '../../accounts/store.js';
+import type { ClientRecord } from '../../clients/store.js';
+import type { SecretHasher } from '../../crypto/secrets.js';
+import { DEVICE_CHALLENGE_TTL_SECONDS, DEVICE_LAST_USED_RESOLUTION_SECONDS } from '../../defaults.js';
+import type { Device, DeviceStore } from '../../devices/store.js';
+import type { SpentToken, SpentTokenStore } from '../../spent-tokens/store.js';
 import { createChallengeCodec } from './challenge.js';
 import { verifyDeviceProof } from './proof.js';
-import type { Device, DeviceStore } from './store.js';
 
 export interface DeviceProverDeps {
   devices: DeviceStore;

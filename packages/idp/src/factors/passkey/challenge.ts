@@ -1,5 +1,5 @@
-import type { SecretHasher } from '../crypto/secrets.js';
-import { createSignedTokens } from '../crypto/signed-token.js';
+import type { SecretHasher } from '../../crypto/secrets.js';
+import { createSignedTokens } from '../../crypto/signed-token.js';
 
 /** What a passkey challenge is bound to: the ceremony, the application, the page's origin and relying party id, and (registration) the user. */
 export interface CeremonyBinding {
@@ -21,7 +21,7 @@ export interface CeremonyBinding {
 
 /**
  * Passkey challenges are stateless signed tokens (crypto/signed-token.ts), like device
- * challenges (devices/challenge.ts): the challenge the authenticator signs is the UTF-8 text
+ * challenges (factors/device-key/challenge.ts): the challenge the authenticator signs is the UTF-8 text
  * `ceremony.user.expiry.nonce.mac` (the ceremony as one letter, the user empty but for a
  * registration), where the MAC binds the random nonce to everything in CeremonyBinding and to
  * the expiry. Issuing one writes nothing, so the anonymous options endpoint cannot fill the

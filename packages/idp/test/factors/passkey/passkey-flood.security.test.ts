@@ -11,10 +11,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Paths } from 'service-protocol';
-import { PASSKEY_OPTIONS_PER_IP, PASSKEY_SIGN_IN_PER_IP } from '../../src/defaults.js';
-import { APP_ORIGIN, startTestService, type TestService } from '../support/helpers.js';
-import { createCredential, getAssertion } from '../support/webauthn-authenticator.js';
-import { signInWithPasskey, userWithPasskey } from '../support/webauthn-helpers.js';
+import { PASSKEY_OPTIONS_PER_IP, PASSKEY_SIGN_IN_PER_IP } from '../../../src/defaults.js';
+import { APP_ORIGIN, startTestService, type TestService } from '../../support/helpers.js';
+import { createCredential, getAssertion } from '../../support/webauthn-authenticator.js';
+import { signInWithPasskey, userWithPasskey } from '../../support/webauthn-helpers.js';
 
 describe('passkey sign-in flood from one IP', () => {
   const clock = { at: Date.now(), now: () => clock.at };

@@ -13,10 +13,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Paths } from 'service-protocol';
-import { PASSKEY_CEREMONY_TTL_SECONDS } from '../../src/defaults.js';
-import { APP_ORIGIN, startTestService, type TestService } from '../support/helpers.js';
-import { createCredential, getAssertion } from '../support/webauthn-authenticator.js';
-import { registrationOptions, signInWithPasskey, userWithPasskey } from '../support/webauthn-helpers.js';
+import { PASSKEY_CEREMONY_TTL_SECONDS } from '../../../src/defaults.js';
+import { APP_ORIGIN, startTestService, type TestService } from '../../support/helpers.js';
+import { createCredential, getAssertion } from '../../support/webauthn-authenticator.js';
+import { registrationOptions, signInWithPasskey, userWithPasskey } from '../../support/webauthn-helpers.js';
 
 describe('passkey ceremonies under attack', () => {
   let service: TestService;

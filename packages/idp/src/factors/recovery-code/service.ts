@@ -1,11 +1,12 @@
 import { randomInt } from 'node:crypto';
 import { RECOVERY_CODE_PATTERN } from 'service-protocol';
-import type { AccountStore } from '../accounts/store.js';
-import { randomToken, type SecretHasher } from '../crypto/secrets.js';
-import { RECOVERY_CODE_ALPHABET, RECOVERY_CODE_COUNT, RECOVERY_CODE_GROUP_LENGTH, RECOVERY_CODE_LENGTH } from '../defaults.js';
-import type { EventLog } from '../events/service.js';
-import type { Mailer } from '../mail/mailer.js';
-import type { MailTemplates } from '../mail/templates.js';
+import type { AccountStore } from '../../accounts/store.js';
+import { randomToken, type SecretHasher } from '../../crypto/secrets.js';
+import { RECOVERY_CODE_ALPHABET, RECOVERY_CODE_COUNT, RECOVERY_CODE_GROUP_LENGTH, RECOVERY_CODE_LENGTH } from '../../defaults.js';
+import type { EventLog } from '../../events/service.js';
+import type { Mailer } from '../../mail/mailer.js';
+import type { MailTemplates } from '../../mail/templates.js';
+import type { IssueCause, RecoveryCodeFactor } from '../../sign-in/factor.js';
 import type { RecoveryCodeStore } from './store.js';
 
 /** True when `text` has the shape of a recovery code (not of a 6-digit code): the MFA steps tell the two apart by it. */
@@ -36,20 +37,14 @@ export interface RecoveryCodeDeps {
   now: () => number;
 }
 
-/** Who asked for a set: the user at a sign-in (their client), or an operator ('cli' or an admin key's id). */
-export type IssueCause =
-  | { type: 'recovery_codes.generated'; clientId: string }
-  | { type: 'recovery_codes.regenerated'; clientId: string; clientName: string }
-  | { type: 'recovery_codes.regenerated'; actor: string; clientName: string };
-
 /**
  * Recovery codes: RECOVERY_CODE_COUNT single-use look-up secrets (NIST SP 800-63B 5.1.2) that
  * stand in for the MFA method in force when it is lost. Issued at enrollment and on
  * regeneration (the new set replaces the old atomically), shown once, stored only as HMACs
  * bound to the user, used at most once each (atomic UPDATE). The guess rules are the MFA
- * session's (mfa/service.ts): counted before checking, under the account lock-out.
+ * session's (sign-in/mfa-session.ts): counted before checking, under the account lock-out.
  */
-export function createRecoveryCodes(deps: RecoveryCodeDeps) {
+export function createRecoveryCodes(deps: RecoveryCodeDeps): RecoveryCodeFactor {
   const { store, accounts, hash, events, now } = deps;
   const hashOf = (userId: string, code: string) => hash('recovery-code', `${userId}:${normalizeRecoveryCode(code)}`);
 
@@ -61,6 +56,10 @@ export function createRecoveryCodes(deps: RecoveryCodeDeps) {
   }
 
   return {
+    name: 'recovery-code',
+    second: ['recovery_code'],
+    isCode: isRecoveryCode,
+
     /** Draws a new set, replaces the old one (which stops working at once), records why; returns the codes to show once. */
     async issue(userId: string, cause: IssueCause): Promise<string[]> {
       const codes = new Set<string>();
@@ -97,4 +96,4 @@ export function createRecoveryCodes(deps: RecoveryCodeDeps) {
   };
 }
 
-export type RecoveryCodes = ReturnType<typeof createRecoveryCodes>;
+export type { IssueCause, RecoveryCodeFactor as RecoveryCodes };

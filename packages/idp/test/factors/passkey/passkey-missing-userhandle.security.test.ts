@@ -11,9 +11,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Paths } from 'service-protocol';
-import { APP_ORIGIN, loginWithDevice, startTestService, type TestService } from '../support/helpers.js';
-import { getAssertion } from '../support/webauthn-authenticator.js';
-import { passkeyMfaOptions, signInWithPasskey, userWithPasskey, userWithPasskeyMfa } from '../support/webauthn-helpers.js';
+import { APP_ORIGIN, loginWithDevice, startTestService, type TestService } from '../../support/helpers.js';
+import { getAssertion } from '../../support/webauthn-authenticator.js';
+import { passkeyMfaOptions, signInWithPasskey, userWithPasskey, userWithPasskeyMfa } from '../../support/webauthn-helpers.js';
 
 const withoutUserHandle = (assertion: any) => {
   const { userHandle: _dropped, ...response } = assertion.response;

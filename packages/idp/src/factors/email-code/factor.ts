@@ -1,0 +1,19 @@
+import type { CodeFactor } from '../../sign-in/factor.js';
+import { type SentCodeDeps, sentCodeFactor } from '../sent-code.js';
+
+/**
+ * A code mailed to the account's address. As the first factor it is the emailed code of a
+ * new-device sign-in (registration/, amr `otp`); as the MFA method, a code mailed at the step
+ * (amr `email`). An enrollment in it at a registration needs no confirmation: the first factor
+ * just proved the same address.
+ */
+export function createEmailCodeFactor(deps: SentCodeDeps): CodeFactor {
+  return sentCodeFactor(deps, {
+    name: 'email-code',
+    method: 'email',
+    first: ['otp'],
+    prompt: 'We emailed you a verification code.',
+    channel: async (target) => ({ kind: 'email', to: target.email }),
+    keeps: () => null,
+  });
+}

@@ -1,0 +1,51 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { BrowserPaths, type InitiateMfaResponse, type VerifyMfaResponse } from 'service-protocol';
+import { Type } from 'typebox';
+import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, Otp, RecoveryCode, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import { MfaFinishedAnswer, mfaFinishedAnswer, SessionBody, SessionId } from './answers.js';
+import type { MfaStep } from './mfa-step.js';
+
+const VerifyMfaBody = Type.Object(
+  {
+    userid: Type.String({ maxLength: 320 }),
+    sessionId: SessionId,
+    // The method's 6-digit code, or at a sign-in step a recovery code (told apart by shape).
+    otp: Type.Union([Otp, RecoveryCode]),
+    rememberMe: Type.Optional(Type.Boolean()),
+    regenerateRecoveryCodes: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+const InitiateMfaAnswer = wireBody<InitiateMfaResponse>()(
+  Type.Object({ status: Type.Literal('MFA_INITIATED'), message: Type.String(), method: MfaMethodSchema }),
+);
+const InitiateMfaSchema = {
+  body: SessionBody,
+  response: { 200: InitiateMfaAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 409, 429, ...SERVER_ERRORS) },
+};
+const VerifyMfaSchema = {
+  body: VerifyMfaBody,
+  response: { 200: MfaFinishedAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 409, 423, ...SERVER_ERRORS) },
+};
+
+export const mfaRoutes: FastifyPluginAsyncTypebox<{ mfa: MfaStep }> = async (app, { mfa }) => {
+  app.post(BrowserPaths.mfaInitiate, { schema: InitiateMfaSchema }, async (request): Promise<InitiateMfaResponse> => {
+    const { userid, sessionId } = request.body;
+    const { method, prompt } = await mfa.initiate(request.client, emailOf(userid), sessionId, request.ip);
+    return { status: 'MFA_INITIATED', message: prompt, method };
+  });
+
+  app.post(BrowserPaths.mfaVerify, { schema: VerifyMfaSchema }, async (request): Promise<VerifyMfaResponse> => {
+    const { userid, sessionId, otp, rememberMe, regenerateRecoveryCodes } = request.body;
+    const finished = await mfa.verify(
+      request.client,
+      emailOf(userid),
+      sessionId,
+      otp,
+      rememberMe ?? false,
+      regenerateRecoveryCodes ?? false,
+    );
+    return mfaFinishedAnswer(finished, 'Verified.');
+  });
+};
