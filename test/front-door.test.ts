@@ -1,8 +1,9 @@
 /**
  * The front door, as a new user meets it: a fresh clone of this repository in a temporary
- * folder, then the README's own commands as written: `npm install && npm start`, reading the
- * codes with `npx service-idp mail`, the curl walkthrough (taken from the README itself, so the
- * README cannot drift from what is tested) twice, Ctrl-C, and "run the service alone".
+ * folder, then the documentation's own commands as written: the README's `npm install && npm
+ * start`, reading the codes with `npx service-idp mail`, then from docs/getting-started.md the
+ * curl walkthrough (taken from the file itself, so the documentation cannot drift from what is
+ * tested) twice, Ctrl-C, and "run the service alone".
  *
  * It uses the README's ports (8080, 3000 and 3001) and the npm registry (through the local cache).
  * Run with `npm run test:front-door`; CI runs it from `.ci/run`.
@@ -18,23 +19,27 @@ import { fileURLToPath } from 'node:url';
 
 const REPOSITORY = fileURLToPath(new URL('..', import.meta.url));
 const README = readFileSync(join(REPOSITORY, 'README.md'), 'utf8');
+const GETTING_STARTED = readFileSync(join(REPOSITORY, 'docs/getting-started.md'), 'utf8');
 const SERVICE = 'http://127.0.0.1:8080';
 const DEMO = 'http://localhost:3000';
 const SECOND_APP = 'http://localhost:3001';
 
-/** The body of the first fenced block of `language` after `heading` in the README. */
-function readmeBlock(heading: string, language: string): string {
-  const section = README.indexOf(heading);
-  assert.ok(section >= 0, `the README has a "${heading}" section`);
-  const open = README.indexOf(`\`\`\`${language}\n`, section);
-  const close = README.indexOf('\n```', open + 1);
-  assert.ok(open > 0 && close > open, `the "${heading}" section has a ${language} block`);
-  return README.slice(open + language.length + 4, close + 1);
+/** The body of the first fenced block of `language` after `heading` in a Markdown file (`name` for messages). */
+function block(name: string, text: string, heading: string, language: string): string {
+  const section = text.indexOf(`\n${heading}\n`);
+  assert.ok(section >= 0, `${name} has a "${heading}" section`);
+  const open = text.indexOf(`\`\`\`${language}\n`, section);
+  const close = text.indexOf('\n```', open + 1);
+  assert.ok(open > 0 && close > open, `${name}'s "${heading}" section has a ${language} block`);
+  return text.slice(open + language.length + 4, close + 1);
 }
+
+/** The curl walkthrough of docs/getting-started.md, as a reader pastes it. */
+const walkthrough = () => block('docs/getting-started.md', GETTING_STARTED, '## Five-minute walkthrough (curl)', 'sh');
 
 /** The commands of the "Two commands" block, without their comments. */
 function twoCommands(): string[] {
-  return readmeBlock('## Two commands', 'sh')
+  return block('README.md', README, '## Two commands', 'sh')
     .split('\n')
     .map((line) => line.replace(/#.*$/, '').trim())
     .filter(Boolean);
@@ -114,7 +119,7 @@ const portFree = (port: number) =>
     socket.once('error', () => resolve(true));
   });
 
-describe('the front door: a fresh clone and the README as written', { timeout: 1_200_000 }, () => {
+describe('the front door: a fresh clone and the README and getting-started.md as written', { timeout: 1_200_000 }, () => {
   let clone: string;
   let failed = false;
   let start: ReturnType<typeof background> | undefined;
@@ -174,14 +179,14 @@ describe('the front door: a fresh clone and the README as written', { timeout: 1
   });
 
   step('the curl walkthrough, verbatim, signs ann in and prints her ID token claims', async () => {
-    const walk = await sh(clone, readmeBlock('## Five-minute walkthrough (curl)', 'sh'), 120_000);
+    const walk = await sh(clone, walkthrough(), 120_000);
     assert.equal(walk.code, 0, walk.output);
     assert.match(walk.output, /email: 'ann@example\.com'/);
     assert.match(walk.output, /email_verified: true/);
   });
 
   step('run again at once, it says the code was just sent and stops, reusing the registered client', async () => {
-    const again = await sh(clone, readmeBlock('## Five-minute walkthrough (curl)', 'sh'), 120_000);
+    const again = await sh(clone, walkthrough(), 120_000);
     assert.notEqual(again.code, 0, again.output);
     assert.match(again.output, /stopped: .*ERR_RATE_LIMITED/);
     assert.doesNotMatch(again.output, /SyntaxError|TypeError|Cannot read/, `it stops at the failed step:\n${again.output}`);
@@ -198,9 +203,9 @@ describe('the front door: a fresh clone and the README as written', { timeout: 1
     for (const port of [8080, 3000, 3001]) assert.ok(await portFree(port), `port ${port} is free again`);
   });
 
-  step('"run the service alone": `npm run build && npx service-idp start`', async () => {
-    const alone = /`(npm run build && npx service-idp start)`/.exec(README)?.[1];
-    assert.ok(alone, 'the README says how to run the service alone');
+  step('"run the service alone" (getting-started.md): `npm run build && npx service-idp start`', async () => {
+    const alone = /run the service alone: `(npm run build && npx service-idp start)`/i.exec(GETTING_STARTED)?.[1];
+    assert.ok(alone, 'docs/getting-started.md says how to run the service alone');
     start = background(clone, alone);
     await waitFor(`${SERVICE}/healthz`, start, 180_000);
     await interrupt(start.child);

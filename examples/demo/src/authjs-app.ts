@@ -11,8 +11,9 @@
  * `post_logout_redirect_uri` and `state`; the service ends its session and sends the browser to
  * /signed-out, which checks the state.
  *
- * The lines between `README: Auth.js` and `README end` are the README's recipe, character for
- * character (examples/demo/test/readme-snippets.test.ts holds them together).
+ * The lines between `docs/integrations.md: Auth.js` and `docs/integrations.md end` are the recipe
+ * in docs/integrations.md, character for character (examples/demo/test/readme-snippets.test.ts
+ * holds them together).
  */
 import { randomBytes } from 'node:crypto';
 import { Auth, raw } from '@auth/core';
@@ -63,7 +64,7 @@ export async function startAuthJsApp(options: AuthJsAppOptions): Promise<Running
   if (!discovery.ok) throw new Error(`${issuer}: discovery answered ${discovery.status}`);
   const { end_session_endpoint: endSessionEndpoint } = (await discovery.json()) as { end_session_endpoint: string };
 
-  // README: Auth.js
+  // docs/integrations.md: Auth.js
   const authConfig: ExpressAuthConfig = {
     basePath: '/auth',
     secret, // encrypts the session JWT
@@ -113,7 +114,7 @@ export async function startAuthJsApp(options: AuthJsAppOptions): Promise<Running
     }).toString();
     res.redirect(303, endSession.href);
   });
-  // README end
+  // docs/integrations.md end
 
   /** Auth.js's CSRF token for this browser (its double-submit cookie set on the way). */
   async function csrfToken(request: ExpressRequest, response: Response): Promise<string> {

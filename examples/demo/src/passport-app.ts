@@ -11,8 +11,9 @@
  * `id_token_hint`, `post_logout_redirect_uri` and `state`; the service ends its session and sends
  * the browser to /signed-out, which checks the state.
  *
- * The lines between `README: passport` and `README end` are the README's recipe, character for
- * character (examples/demo/test/readme-snippets.test.ts holds them together).
+ * The lines between `docs/integrations.md: passport` and `docs/integrations.md end` are the recipe
+ * in docs/integrations.md, character for character (examples/demo/test/readme-snippets.test.ts
+ * holds them together).
  */
 import { randomBytes } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -73,7 +74,7 @@ export async function startPassportApp(options: PassportAppOptions): Promise<Run
   app.disable('x-powered-by');
   app.use(frontMiddleware(origin, options.issuer));
 
-  // README: passport
+  // docs/integrations.md: passport
   app.use(
     session({
       name: 'acme_tasks',
@@ -136,7 +137,7 @@ export async function startPassportApp(options: PassportAppOptions): Promise<Run
       req.session.save(() => res.redirect(303, endSession.href));
     });
   });
-  // README end
+  // docs/integrations.md end
 
   app.get('/', (request, response) => {
     const user = request.user as User | undefined;

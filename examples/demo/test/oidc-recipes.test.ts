@@ -1,6 +1,6 @@
 /**
- * The README's relying-party recipes in a real browser (issue 25), beside express-openid-connect
- * (oidc-apps.test.ts): Auth.js (`@auth/express`, src/authjs-app.ts) and passport with
+ * The relying-party recipes of docs/integrations.md in a real browser (issue 25), beside
+ * express-openid-connect (oidc-apps.test.ts): Auth.js (`@auth/express`, src/authjs-app.ts) and passport with
  * openid-client's strategy (src/passport-app.ts), each a confidential client configured from the
  * service's discovery document. For each, in Chromium: the app's sign-in goes to the hosted
  * page, the email code from the mailbox signs the user in, the protected page shows the address

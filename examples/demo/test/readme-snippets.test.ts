@@ -5,8 +5,9 @@
  * service-oauth-client's login handler as the page's backend, configured from the environment.
  * A new user signs in in Chromium and the backend's session knows who they are.
  *
- * And the root README's relying-party recipes (Auth.js, passport): each snippet is the marked
- * lines of the example app that oidc-recipes.test.ts runs in Chromium, character for character.
+ * And the relying-party recipes of docs/integrations.md (Auth.js, passport): each snippet is the
+ * marked lines of the example app that oidc-recipes.test.ts runs in Chromium, character for
+ * character.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -17,24 +18,24 @@ import { build } from 'esbuild';
 import { type ClientKeys, freePort, ROOT, type Stack, startStack } from './harness.ts';
 
 /**
- * The lines of an example app between `// README: <name>` and `// README end`, their common
- * indentation removed: what the README's recipe must show, character for character.
+ * The lines of an example app between `// docs/integrations.md: <name>` and `// docs/integrations.md end`,
+ * their common indentation removed: what the recipe must show, character for character.
  */
 function region(file: string, name: string): string {
   const lines = readFileSync(join(ROOT, file), 'utf8').split('\n');
-  const start = lines.findIndex((line) => line.trim() === `// README: ${name}`);
-  const end = lines.findIndex((line, at) => at > start && line.trim() === '// README end');
+  const start = lines.findIndex((line) => line.trim() === `// docs/integrations.md: ${name}`);
+  const end = lines.findIndex((line, at) => at > start && line.trim() === '// docs/integrations.md end');
   assert.ok(start >= 0 && end > start, `${file} marks the "${name}" recipe`);
   const body = lines.slice(start + 1, end);
   const indent = Math.min(...body.filter((line) => line.trim()).map((line) => line.length - line.trimStart().length));
   return `${body.map((line) => line.slice(indent)).join('\n')}\n`;
 }
 
-/** The first ```ts block after `heading` in a README. */
-function snippet(readme: string, heading: string): string {
-  const text = readFileSync(join(ROOT, readme), 'utf8');
-  const section = text.indexOf(heading);
-  assert.ok(section >= 0, `${readme} has "${heading}"`);
+/** The first ```ts block after `heading` in a Markdown file (a README or a doc). */
+function snippet(file: string, heading: string): string {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const section = text.indexOf(`\n${heading}\n`);
+  assert.ok(section >= 0, `${file} has "${heading}"`);
   const open = text.indexOf('```ts\n', section);
   return text.slice(open + 6, text.indexOf('\n```', open) + 1);
 }
@@ -143,13 +144,13 @@ describe('README snippets: service-web in the page, service-oauth-client in the 
   });
 });
 
-describe('README relying-party recipes: each snippet is the lines of the app tested in Chromium', () => {
+describe('docs/integrations.md relying-party recipes: each snippet is the lines of the app tested in Chromium', () => {
   for (const [heading, file, name] of [
     ['### Auth.js (`@auth/express`)', 'examples/demo/src/authjs-app.ts', 'Auth.js'],
     ['### passport with `openid-client/passport`', 'examples/demo/src/passport-app.ts', 'passport'],
   ] as const) {
-    it(`${name}: README.md's snippet is ${file}'s`, () => {
-      assert.equal(snippet('README.md', heading), region(file, name));
+    it(`${name}: docs/integrations.md's snippet is ${file}'s`, () => {
+      assert.equal(snippet('docs/integrations.md', heading), region(file, name));
     });
   }
 });
