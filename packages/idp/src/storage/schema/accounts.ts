@@ -1,0 +1,79 @@
+/**
+ * Part of Database (../schema.ts, which lists the exceptions to one owner per table): clients,
+ * accounts, devices and registrations. Each table's owner is named beside it.
+ */
+export interface AccountTables {
+  /** clients/ */
+  clients: {
+    id: string;
+    name: string;
+    publishable_key_hash: string;
+    secret_key_hash: string;
+    origins: string; // JSON array of origins
+    mfa_policy: string;
+    /** RS256 (default), ES256 or EdDSA: how this client's ID tokens are signed. */
+    id_token_signed_response_alg: string;
+    created_at: number;
+    /** JSON array of redirect URIs, matched exactly by the authorization endpoint (oidc/). */
+    redirect_uris: string;
+    /** RFC 6749 2.1: 'confidential' (has a secret key) or 'public' (none; PKCE required). */
+    client_type: string;
+    /** JSON array of URIs the end-session endpoint may return to (OIDC RP-Initiated Logout 1.0 3.1), matched exactly. */
+    post_logout_redirect_uris: string;
+    /** 1: a passkey sign-in (user verification required) also passes this app's MFA; 0: the user's MFA step follows it. */
+    passkey_satisfies_mfa: number;
+  };
+  /** accounts/ */
+  users: {
+    id: string;
+    email: string;
+    created_at: number;
+    /** Set by an operator (users/): the account is invisible to every sign-in path until enabled. */
+    disabled_at: number | null;
+  };
+  /** accounts/: consecutive failures per account, across challenges */
+  account_failures: {
+    user_key: string;
+    failures: number;
+    locked_until: number | null;
+  };
+  /** devices/ */
+  devices: {
+    id: string;
+    user_id: string;
+    client_id: string;
+    public_jwk: string;
+    crypto_version: string;
+    created_at: number;
+    last_used_at: number | null;
+    /** Revoked by the user, the application's backend or the "this wasn't me" link. */
+    removed_at: number | null;
+    /** The user's name for it; null shows "browser on os". */
+    name: string | null;
+    /** Parsed from the User-Agent at registration (the raw header is not kept). */
+    browser: string | null;
+    os: string | null;
+  };
+  /** clients/: which users have signed in to which client (delegation may act only on those) */
+  client_users: {
+    client_id: string;
+    user_id: string;
+    first_signed_in_at: number;
+  };
+  /** registration/: one email-OTP verification and the device registration it leads to */
+  registrations: {
+    id: string;
+    client_id: string;
+    email: string;
+    otp_hash: string;
+    attempts: number;
+    remember_device: number;
+    crypto_version: string;
+    code_challenge: string | null;
+    created_at: number;
+    otp_expires_at: number;
+    verified_at: number | null;
+    expires_at: number;
+    completed_at: number | null;
+  };
+}

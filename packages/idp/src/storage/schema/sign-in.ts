@@ -1,0 +1,116 @@
+/**
+ * Part of Database (../schema.ts, which lists the exceptions to one owner per table): codes,
+ * OIDC requests, sessions and refresh tokens, and the one replay table. Each table's owner is named beside it.
+ */
+export interface SignInTables {
+  /** authorization-codes/ */
+  auth_codes: {
+    id: string;
+    client_id: string;
+    user_id: string;
+    code_challenge: string | null;
+    amr: string; // JSON array
+    auth_time: number;
+    /** The remembered device that signed in or was registered (the ID token's device_id). */
+    device_id: string | null;
+    expires_at: number;
+    consumed_at: number | null;
+    /** The access token the redemption issued: revoked if the code is presented again. */
+    access_token_jti: string | null;
+    /** Set when issued by the authorization endpoint: the token request must repeat it (RFC 6749 4.1.3). */
+    redirect_uri: string | null;
+    /** OIDC Core 3.1.2.1: echoed in the ID token. */
+    nonce: string | null;
+    /** The granted scope of a code from /authorize (`openid email`, maybe `offline_access`); null: `openid email`. */
+    scope: string | null;
+  };
+  /** authorization-codes/: access tokens revoked before their expiry (code reuse). */
+  revoked_access_tokens: {
+    jti: string;
+    expires_at: number;
+  };
+  /** oidc/: an authorization request waiting for the hosted sign-in (single use, short-lived) */
+  authorization_requests: {
+    /** Keyed hash of the request id the hosted page carries. */
+    id: string;
+    /** Keyed hash of the cookie that binds the request to the browser that made it. */
+    browser_binding_hash: string;
+    client_id: string;
+    redirect_uri: string;
+    state: string | null;
+    nonce: string | null;
+    code_challenge: string | null;
+    prompt: string | null;
+    max_age_seconds: number | null;
+    login_hint: string | null;
+    /** The scope granted if the sign-in succeeds (space-separated). */
+    scope: string | null;
+    created_at: number;
+    expires_at: number;
+    consumed_at: number | null;
+    /** A finished sign-in held while the hosted page shows its recovery codes (all null otherwise). */
+    held_user_id: string | null;
+    held_device_id: string | null;
+    held_amr: string | null; // JSON array
+    held_auth_time: number | null;
+  };
+  /** oidc/: the service's own sign-in session (the SSO cookie), bound to a remembered device */
+  sign_in_sessions: {
+    /** Keyed hash of the cookie value. */
+    id: string;
+    user_id: string;
+    device_id: string;
+    amr: string; // JSON array
+    auth_time: number;
+    last_used_at: number;
+    /** Absolute end; the idle end is last_used_at plus the idle timeout. */
+    expires_at: number;
+    ended_at: number | null;
+  };
+  /**
+   * oidc/: one sign-in's grant of offline access (RFC 9700 4.14.2): its tokens rotate on every
+   * use, and a reused one revokes the whole family. The id is the access token jti of the code
+   * exchange that started it (a replayed code revokes the family by it).
+   */
+  refresh_token_families: {
+    id: string;
+    client_id: string;
+    user_id: string;
+    /** The remembered device the sign-in used: revoking or expiring it ends the family. */
+    device_id: string;
+    scope: string;
+    amr: string; // JSON array
+    auth_time: number;
+    created_at: number;
+    /** Absolute end (REFRESH_TOKEN_ABSOLUTE_LIFETIME_SECONDS after the sign-in's code exchange). */
+    expires_at: number;
+    revoked_at: number | null;
+    /** reuse, revocation, code_replay, user_disabled */
+    revoked_reason: string | null;
+  };
+  /** oidc/: each refresh token of a family, by the keyed hash of its value; used once (`used_at`). */
+  refresh_tokens: {
+    id: string;
+    family_id: string;
+    /** The access token issued with this refresh token: revoked with the family. */
+    access_token_jti: string;
+    created_at: number;
+    /** This token's idle end (REFRESH_TOKEN_IDLE_TTL_SECONDS), never past the family's. */
+    expires_at: number;
+    /** Kept until the family ends, so a used token presented again is recognised as reuse. */
+    family_expires_at: number;
+    used_at: number | null;
+  };
+  /**
+   * spent-tokens/: the one replay table. Single-use tokens already spent (device challenges,
+   * "this wasn't me" links, passkey challenges, delegation request ids), kept until they would
+   * have expired; a spend is one atomic insert of `purpose:keyed hash` (the primary key).
+   */
+  spent_tokens: {
+    id: string;
+    /** device-challenge, device-notice, passkey-challenge or delegation-request (SpentPurpose). */
+    purpose: string;
+    expires_at: number;
+    consumed_at: number;
+  };
+}
