@@ -3,7 +3,7 @@
  * MFA methods and steps, recovery codes. Each table's owner is named beside it.
  */
 export interface FactorTables {
-  /** webauthn/: passkeys (WebAuthn discoverable credentials), listed with the user's devices */
+  /** factors/passkey/: passkeys (WebAuthn discoverable credentials), listed with the user's devices */
   passkeys: {
     /** `dev_…`, the id the device list, rename and revoke use. */
     id: string;
@@ -33,7 +33,7 @@ export interface FactorTables {
     /** Revoked by the user, the application's backend or an operator. */
     removed_at: number | null;
   };
-  /** mfa/: each user's confirmed MFA method */
+  /** sign-in/ (the MFA step): each user's confirmed MFA method */
   mfa_methods: {
     user_id: string;
     method: string;
@@ -45,7 +45,7 @@ export interface FactorTables {
     version: string;
     confirmed_at: number;
   };
-  /** mfa/: one MFA step (a login challenge or the confirmation of an enrollment) */
+  /** sign-in/ (the MFA step): one MFA step (a login challenge or the confirmation of an enrollment) */
   mfa_sessions: {
     id: string;
     /** 'login' | 'enroll' | 'change-current' (proving the factor in force) | 'change' (confirming the new one) */
@@ -71,7 +71,7 @@ export interface FactorTables {
     /** 'change-current' only: JSON {method, phone} of the method asked for. */
     change_to: string | null;
   };
-  /** mfa/: devices that skip MFA until expires_at (remember_me), bound to the method's version */
+  /** sign-in/ (the MFA step): devices that skip MFA until expires_at (remember_me), bound to the method's version */
   mfa_remembered: {
     device_id: string;
     user_id: string;
@@ -79,7 +79,7 @@ export interface FactorTables {
     expires_at: number;
   };
   /**
-   * recovery-codes/: the user's current set of single-use recovery codes, as keyed hashes. They
+   * factors/recovery-code/: the user's current set of single-use recovery codes, as keyed hashes. They
    * do not expire (NIST SP 800-63B 5.1.2 look-up secrets): a regeneration or an MFA reset removes the set.
    */
   recovery_codes: {
