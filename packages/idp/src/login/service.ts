@@ -39,6 +39,24 @@ export type AuthenticateOutcome =
   /** `deviceRefused`: a device proof was sent and not accepted (the browser drops its key). */
   | { kind: 'otp'; deviceToken: string; otp: string; deviceRefused: boolean };
 
+export interface LoginService {
+  /**
+   * The client of an authenticate request (the checks and errors of every browser route).
+   * With a device proof, it is read in the login's one read, with the device the proof names.
+   */
+  open(
+    credentials: {
+      publishableKey?: string;
+      origin?: string;
+    },
+    deviceProof?: string,
+  ): Promise<{
+    client: ClientRecord;
+    read?: LoginRead;
+  }>;
+  authenticate(client: ClientRecord, input: AuthenticateInput): Promise<AuthenticateOutcome>;
+}
+
 /**
  * authenticate(): a remembered device that proves possession of its key gets a code at once;
  * anything else (no proof, a forged proof, another user's device, a removed key) starts an
@@ -48,14 +66,10 @@ export type AuthenticateOutcome =
  * state in one read, then one write that spends the challenge and issues the code and its
  * event. The proof is checked between them, with the key that read returned.
  */
-export function createLoginService(deps: LoginDeps) {
+export function createLoginService(deps: LoginDeps): LoginService {
   const { prover, mfa, registration, store, clients, codes, events, now } = deps;
 
   return {
-    /**
-     * The client of an authenticate request (the checks and errors of every browser route).
-     * With a device proof, it is read in the login's one read, with the device the proof names.
-     */
     async open(
       credentials: { publishableKey?: string; origin?: string },
       deviceProof?: string,
@@ -118,5 +132,3 @@ export function createLoginService(deps: LoginDeps) {
     },
   };
 }
-
-export type LoginService = ReturnType<typeof createLoginService>;

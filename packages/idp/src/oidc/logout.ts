@@ -39,6 +39,19 @@ interface CheckedLogout {
 
 const PARAMETERS = ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state', 'logout_hint', 'ui_locales', 'confirmation'];
 
+export interface LogoutService {
+  /**
+   * A logout request (GET, or a POST form from the app): ends the session at once when a
+   * verified hint names its user, asks the user otherwise.
+   */
+  request(params: Params, cookie: string | undefined): Promise<LogoutOutcome>;
+  /**
+   * The confirmation form posted from our own page (the route checked its Origin): the
+   * session ends only when the form's value is the one derived from this browser's cookie.
+   */
+  confirm(params: Params, cookie: string | undefined): Promise<LogoutOutcome>;
+}
+
 /**
  * The end-session endpoint's logic (OpenID Connect RP-Initiated Logout 1.0). The session ends
  * at once only when an ID token hint we issued names the session's user; otherwise the user
@@ -46,7 +59,7 @@ const PARAMETERS = ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 's
  * The browser goes back only to a post_logout_redirect_uri the client registered, compared
  * character for character, with `state`.
  */
-export function createLogoutService({ issuer, clients, keyring, oidc, events, hash }: LogoutDeps) {
+export function createLogoutService({ issuer, clients, keyring, oidc, events, hash }: LogoutDeps): LogoutService {
   /** OpenID Connect RP-Initiated Logout 1.0 2: the OP validates it issued the hint; an expired one still names who. */
   async function verifyHint(hint: string): Promise<{ sub: string; clientId: string } | undefined> {
     try {
@@ -107,10 +120,6 @@ export function createLogoutService({ issuer, clients, keyring, oidc, events, ha
   }
 
   return {
-    /**
-     * A logout request (GET, or a POST form from the app): ends the session at once when a
-     * verified hint names its user, asks the user otherwise.
-     */
     async request(params: Params, cookie: string | undefined): Promise<LogoutOutcome> {
       const checked = await check(params);
       if ('kind' in checked) return checked;
@@ -127,10 +136,6 @@ export function createLogoutService({ issuer, clients, keyring, oidc, events, ha
       return { kind: 'confirm', fields, returnTo: checked.redirectUri };
     },
 
-    /**
-     * The confirmation form posted from our own page (the route checked its Origin): the
-     * session ends only when the form's value is the one derived from this browser's cookie.
-     */
     async confirm(params: Params, cookie: string | undefined): Promise<LogoutOutcome> {
       const checked = await check({ ...params, id_token_hint: undefined });
       if ('kind' in checked) return checked;
@@ -144,5 +149,3 @@ export function createLogoutService({ issuer, clients, keyring, oidc, events, ha
     },
   };
 }
-
-export type LogoutService = ReturnType<typeof createLogoutService>;

@@ -24,6 +24,19 @@ export interface OfferCaller {
 
 const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
+export interface PasskeyOffer {
+  /** Creation options for the held sign-in's user, bound to its pending request. */
+  options(caller: OfferCaller): Promise<PasskeyCreationOptionsJson>;
+  /** Stores the new passkey for the held sign-in's user (passkey.registered, via hosted_offer) and mails them. */
+  register(
+    caller: OfferCaller,
+    credential: PasskeyAttestationJson,
+  ): Promise<{
+    deviceId: string;
+    synced: boolean;
+  }>;
+}
+
 /**
  * "Sign in faster next time with a passkey": after a hosted sign-in (email code or remembered
  * browser, any MFA step and recovery codes done), the page holds the sign-in (/signin/complete
@@ -33,7 +46,7 @@ const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('
  * lifetime; the challenge is single-use and user verification required (factors/passkey/).
  * The user is mailed (passkey-added). /signin/continue then finishes the sign-in, once.
  */
-export function createPasskeyOffer(deps: PasskeyOfferDeps) {
+export function createPasskeyOffer(deps: PasskeyOfferDeps): PasskeyOffer {
   const hostedClient = async () => {
     const client = await deps.clients.findById(HOSTED_CLIENT_ID);
     if (!client) throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in has expired. Go back to the app and start again.');
@@ -41,7 +54,6 @@ export function createPasskeyOffer(deps: PasskeyOfferDeps) {
   };
 
   return {
-    /** Creation options for the held sign-in's user, bound to its pending request. */
     async options(caller: OfferCaller): Promise<PasskeyCreationOptionsJson> {
       const held = await deps.oidc.heldSignIn(caller.requestId, caller.binding);
       return deps.passkeys.heldRegistrationOptions(
@@ -52,7 +64,6 @@ export function createPasskeyOffer(deps: PasskeyOfferDeps) {
       );
     },
 
-    /** Stores the new passkey for the held sign-in's user (passkey.registered, via hosted_offer) and mails them. */
     async register(caller: OfferCaller, credential: PasskeyAttestationJson): Promise<{ deviceId: string; synced: boolean }> {
       const held = await deps.oidc.heldSignIn(caller.requestId, caller.binding);
       const added = await deps.passkeys.register(await hostedClient(), caller.origin, credential, undefined, {
@@ -67,5 +78,3 @@ export function createPasskeyOffer(deps: PasskeyOfferDeps) {
     },
   };
 }
-
-export type PasskeyOffer = ReturnType<typeof createPasskeyOffer>;

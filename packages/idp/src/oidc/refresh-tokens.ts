@@ -17,13 +17,50 @@ export interface RefreshTokenDeps {
   deviceIdleMs: number;
 }
 
+export interface RefreshTokens {
+  /** Starts a family for a code exchange whose access token is `family.id`; returns the first token. */
+  issue(family: RefreshFamily): Promise<string>;
+  /**
+   * Spends `value` for `client` and returns its successor with the family, or undefined when
+   * the token is not live for this client (the caller then checks the client and reuse).
+   */
+  rotate(
+    value: string,
+    client: PresentingClient,
+    accessTokenJti: string,
+  ): Promise<
+    | {
+        refreshToken: string;
+        family: RefreshFamily;
+        email: string;
+        idTokenAlg: string;
+      }
+    | undefined
+  >;
+  /**
+   * A token that did not rotate, from a client that authenticated: if it was this client's
+   * and already spent, someone holds a copy, and the family goes (RFC 9700 4.14.2).
+   */
+  detectReuse(value: string, clientId: string): Promise<void>;
+  /**
+   * RFC 7009 2.1: revokes the family of a refresh token the client holds. A token of another
+   * client, or unknown, changes nothing (the endpoint answers 200 either way).
+   */
+  revoke(value: string, clientId: string): Promise<boolean>;
+  /** A replayed code: the family its first redemption started (id = that access token's jti) goes too. */
+  revokeFamily: (familyId: string, reason: RevocationReason) => Promise<boolean>;
+  /** An operator disabled the user: every family ends (enabling the user does not bring them back). */
+  revokeUser: (userId: string) => Promise<number>;
+  sweep: (at: number) => Promise<void>;
+}
+
 /**
  * Refresh tokens (RFC 6749 6, OIDC Core 11 `offline_access`), rotated on every use and revoked
  * as a family when a spent one comes back (RFC 9700 4.14.2): whoever presented it second, the
  * legitimate client or a thief, the other one's tokens stop working. A family lives only while
  * the device of its sign-in is trusted and its user enabled.
  */
-export function createRefreshTokens({ store, codes, events, hash, now, deviceIdleMs }: RefreshTokenDeps) {
+export function createRefreshTokens({ store, codes, events, hash, now, deviceIdleMs }: RefreshTokenDeps): RefreshTokens {
   const idHashOf = (value: string) => hash('refresh-token', value);
 
   /** Revokes the family and the access tokens issued with it that may still be alive (RFC 7009 2.1). */
@@ -45,7 +82,6 @@ export function createRefreshTokens({ store, codes, events, hash, now, deviceIdl
   }
 
   return {
-    /** Starts a family for a code exchange whose access token is `family.id`; returns the first token. */
     async issue(family: RefreshFamily): Promise<string> {
       const value = randomToken('rt_');
       const at = now();
@@ -58,10 +94,6 @@ export function createRefreshTokens({ store, codes, events, hash, now, deviceIdl
       return value;
     },
 
-    /**
-     * Spends `value` for `client` and returns its successor with the family, or undefined when
-     * the token is not live for this client (the caller then checks the client and reuse).
-     */
     async rotate(value: string, client: PresentingClient, accessTokenJti: string) {
       const next = randomToken('rt_');
       const at = now();
@@ -73,10 +105,6 @@ export function createRefreshTokens({ store, codes, events, hash, now, deviceIdl
       return rotated && { ...rotated, refreshToken: next };
     },
 
-    /**
-     * A token that did not rotate, from a client that authenticated: if it was this client's
-     * and already spent, someone holds a copy, and the family goes (RFC 9700 4.14.2).
-     */
     async detectReuse(value: string, clientId: string): Promise<void> {
       const found = await store.find(idHashOf(value));
       if (found && found.clientId === clientId && found.usedAt !== null && found.familyRevokedAt === null) {
@@ -84,24 +112,16 @@ export function createRefreshTokens({ store, codes, events, hash, now, deviceIdl
       }
     },
 
-    /**
-     * RFC 7009 2.1: revokes the family of a refresh token the client holds. A token of another
-     * client, or unknown, changes nothing (the endpoint answers 200 either way).
-     */
     async revoke(value: string, clientId: string): Promise<boolean> {
       const found = await store.find(idHashOf(value));
       if (!found || found.clientId !== clientId) return false;
       return revokeFamily(found.familyId, 'revocation');
     },
 
-    /** A replayed code: the family its first redemption started (id = that access token's jti) goes too. */
     revokeFamily,
 
-    /** An operator disabled the user: every family ends (enabling the user does not bring them back). */
     revokeUser: (userId: string) => store.revokeFamiliesOfUser(userId, now(), 'user_disabled'),
 
     sweep: (at: number) => store.deleteExpired(at),
   };
 }
-
-export type RefreshTokens = ReturnType<typeof createRefreshTokens>;

@@ -49,13 +49,93 @@ export type AuthorizeOutcome =
   /** The hosted sign-in: `requestId` goes in its URL, `binding` in a cookie of this browser. */
   | { kind: 'sign-in'; requestId: string; binding: string };
 
+export interface OidcService {
+  hostedPublishableKey: string;
+  /** Creates or refreshes the hosted pages' client (its origin follows the configured issuer). */
+  ensureHostedClient: () => Promise<void>;
+  authorize(
+    params: Record<string, unknown>,
+    cookies: {
+      session?: string;
+      binding?: string;
+    },
+  ): Promise<AuthorizeOutcome>;
+  /** The pending request a hosted page shows, with its app; undefined when expired, used or unknown. */
+  pendingRequest(requestId: string): Promise<
+    | {
+        request: AuthorizationRequest;
+        client: ClientRecord;
+      }
+    | undefined
+  >;
+  /**
+   * The hosted client as the browser API should see it for one pending request: the app's
+   * name (mails say which app), the app's MFA policy and whether it counts a passkey as MFA,
+   * so the sign-in enforces what the app requires.
+   */
+  hostedClientFor(hosted: ClientRecord, requestId: string | undefined): Promise<ClientRecord>;
+  /**
+   * The hosted page's last step: the code service-web got for the hosted client (consumed
+   * here, PKCE-checked) becomes a sign-in session bound to the device, and the pending
+   * request (consumed, and only from the browser that made it) gets its own code.
+   */
+  completeSignIn(
+    input: HostedCompletion & {
+      previousSession: string | undefined;
+    },
+  ): Promise<SignInFinished>;
+  /**
+   * The same last step for a sign-in that issued recovery codes, or where the page may offer
+   * to add a passkey: the hosted code (60 s) is redeemed now and the sign-in is held on the
+   * pending request, so nothing short-lived waits while the user copies the codes or makes a
+   * passkey; `continueSignIn` then finishes it within the request's lifetime. `passkeyOffer`:
+   * the user has no passkey for the hosted pages and did not sign in with one.
+   */
+  holdSignIn(input: HostedCompletion): Promise<{
+    passkeyOffer: boolean;
+  }>;
+  /**
+   * The sign-in held on this browser's live pending request, for the "Add a passkey" offer
+   * (oidc/passkey-offer.ts): who signed in, the request's keyed id hash (the ceremony's
+   * context) and its app's name; ERR_SESSION_INVALID when there is none (expired, continued,
+   * another browser's, not held) or its user is disabled or deleted, or was offered nothing.
+   */
+  heldSignIn(
+    requestId: string,
+    binding: string | undefined,
+  ): Promise<{
+    userId: string;
+    email: string;
+    context: string;
+    appName: string;
+  }>;
+  /** Finishes a held sign-in (the user saved the codes): the request is consumed and the app gets its code. */
+  continueSignIn(input: { requestId: string; binding: string | undefined; previousSession: string | undefined }): Promise<SignInFinished>;
+  /**
+   * The context a hosted passkey sign-in is bound to: the pending request (a keyed hash of its
+   * id), live and bound to this browser (its binding cookie), or ERR_SESSION_INVALID. So an
+   * assertion is spent only for the request, and in the browser, it was made for.
+   */
+  hostedCeremonyContext(requestId: string | undefined, binding: string | undefined): Promise<string>;
+  /** The live session behind a cookie (its user and device), if any. */
+  session: (cookie: string | undefined) => Promise<
+    | (SignInSession & {
+        idHash: string;
+      })
+    | undefined
+  >;
+  /** Ends the session behind a cookie (a sign-out). */
+  endSession: (cookie: string) => Promise<void>;
+  sweep: (at: number) => Promise<void>;
+}
+
 /**
  * The authorization endpoint's logic (OIDC Core 3.1.2): check the request, answer from a live
  * sign-in session when it satisfies the request (SSO), otherwise park the request for the
  * hosted sign-in and, once that finishes, issue the code through the same single-use code
  * store and token endpoint as the browser library's flow.
  */
-export function createOidcService(deps: OidcDeps) {
+export function createOidcService(deps: OidcDeps): OidcService {
   const { issuer, clients, codes, store, devices, passkeys, accounts, events, hash, now } = deps;
   const hostedPublishableKey = `pk_hosted_${hash('hosted-publishable-key', issuer).slice(0, 32)}`;
 
@@ -171,7 +251,6 @@ export function createOidcService(deps: OidcDeps) {
   return {
     hostedPublishableKey,
 
-    /** Creates or refreshes the hosted pages' client (its origin follows the configured issuer). */
     ensureHostedClient: () =>
       clients.ensureFirstParty({
         id: HOSTED_CLIENT_ID,
@@ -220,18 +299,12 @@ export function createOidcService(deps: OidcDeps) {
       return { kind: 'sign-in', requestId, binding };
     },
 
-    /** The pending request a hosted page shows, with its app; undefined when expired, used or unknown. */
     async pendingRequest(requestId: string): Promise<{ request: AuthorizationRequest; client: ClientRecord } | undefined> {
       const request = await store.findLiveRequest(hash('authorization-request', requestId), now());
       const client = request && (await clients.findById(request.clientId));
       return client && request && { request, client };
     },
 
-    /**
-     * The hosted client as the browser API should see it for one pending request: the app's
-     * name (mails say which app), the app's MFA policy and whether it counts a passkey as MFA,
-     * so the sign-in enforces what the app requires.
-     */
     async hostedClientFor(hosted: ClientRecord, requestId: string | undefined): Promise<ClientRecord> {
       const pending = requestId ? await this.pendingRequest(requestId) : undefined;
       if (!pending) throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in has expired. Go back to the app and start again.');
@@ -243,11 +316,6 @@ export function createOidcService(deps: OidcDeps) {
       };
     },
 
-    /**
-     * The hosted page's last step: the code service-web got for the hosted client (consumed
-     * here, PKCE-checked) becomes a sign-in session bound to the device, and the pending
-     * request (consumed, and only from the browser that made it) gets its own code.
-     */
     async completeSignIn(input: HostedCompletion & { previousSession: string | undefined }): Promise<SignInFinished> {
       const signedIn = await redeemHosted(input);
       const request = await store.consumeRequest(
@@ -259,13 +327,6 @@ export function createOidcService(deps: OidcDeps) {
       return finish(request, signedIn, input.previousSession);
     },
 
-    /**
-     * The same last step for a sign-in that issued recovery codes, or where the page may offer
-     * to add a passkey: the hosted code (60 s) is redeemed now and the sign-in is held on the
-     * pending request, so nothing short-lived waits while the user copies the codes or makes a
-     * passkey; `continueSignIn` then finishes it within the request's lifetime. `passkeyOffer`:
-     * the user has no passkey for the hosted pages and did not sign in with one.
-     */
     async holdSignIn(input: HostedCompletion): Promise<{ passkeyOffer: boolean }> {
       const signedIn = await redeemHosted(input);
       const held = await store.holdSignIn(
@@ -278,12 +339,6 @@ export function createOidcService(deps: OidcDeps) {
       return { passkeyOffer: await offersPasskey(signedIn) };
     },
 
-    /**
-     * The sign-in held on this browser's live pending request, for the "Add a passkey" offer
-     * (oidc/passkey-offer.ts): who signed in, the request's keyed id hash (the ceremony's
-     * context) and its app's name; ERR_SESSION_INVALID when there is none (expired, continued,
-     * another browser's, not held) or its user is disabled or deleted, or was offered nothing.
-     */
     async heldSignIn(
       requestId: string,
       binding: string | undefined,
@@ -303,7 +358,6 @@ export function createOidcService(deps: OidcDeps) {
       return { userId: user.id, email: user.email, context: idHash, appName: client.name };
     },
 
-    /** Finishes a held sign-in (the user saved the codes): the request is consumed and the app gets its code. */
     async continueSignIn(input: {
       requestId: string;
       binding: string | undefined;
@@ -320,11 +374,6 @@ export function createOidcService(deps: OidcDeps) {
       return finish(held.request, held.signedIn, input.previousSession);
     },
 
-    /**
-     * The context a hosted passkey sign-in is bound to: the pending request (a keyed hash of its
-     * id), live and bound to this browser (its binding cookie), or ERR_SESSION_INVALID. So an
-     * assertion is spent only for the request, and in the browser, it was made for.
-     */
     async hostedCeremonyContext(requestId: string | undefined, binding: string | undefined): Promise<string> {
       const idHash = requestId ? hash('authorization-request', requestId) : '';
       const pending = idHash && binding ? await store.findLiveRequest(idHash, now()) : undefined;
@@ -332,17 +381,13 @@ export function createOidcService(deps: OidcDeps) {
       return idHash;
     },
 
-    /** The live session behind a cookie (its user and device), if any. */
     session: liveSession,
 
-    /** Ends the session behind a cookie (a sign-out). */
     endSession: async (cookie: string) => store.endSession(hash('sign-in-session', cookie), now()),
 
     sweep: (at: number) => store.deleteExpired(at),
   };
 }
-
-export type OidcService = ReturnType<typeof createOidcService>;
 
 /**
  * `mfa` in `amr` only because a passkey counted as MFA (factors/passkey/: `user`, from the

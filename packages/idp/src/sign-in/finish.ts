@@ -48,6 +48,8 @@ export function signInRecords(signIn: SignIn, deviceId: string | null): { code: 
   };
 }
 
+export type FinishSignIn = (signIn: SignIn) => Promise<FinishedSignIn>;
+
 /** The last step of every sign-in: register a pending device key, then issue the authorization code. */
 export function createSignInFinisher({
   devices,
@@ -62,7 +64,7 @@ export function createSignInFinisher({
   now: () => number;
   /** Told of every device registered (the new-device mail); must not throw. */
   onNewDevice: (device: { id: string; userId: string; clientId: string; createdAt: number } & PendingDevice) => Promise<void>;
-}) {
+}): FinishSignIn {
   return async function finish(signIn: SignIn): Promise<FinishedSignIn> {
     let deviceId: string | undefined;
     if (signIn.device && 'publicJwk' in signIn.device) {
@@ -89,5 +91,3 @@ export function createSignInFinisher({
     return deviceId ? { code, deviceId } : { code };
   };
 }
-
-export type FinishSignIn = ReturnType<typeof createSignInFinisher>;

@@ -1,5 +1,5 @@
 import type { DevicePublicJwk, MfaMethod } from 'service-protocol';
-import type { AccountStore } from '../accounts/store.js';
+import type { AccountStore, User } from '../accounts/store.js';
 import type { ClientRecord } from '../clients/store.js';
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import { MFA_MAX_ATTEMPTS, MFA_SESSION_TTL_SECONDS } from '../defaults.js';
@@ -50,6 +50,73 @@ export interface Passed {
   recovery: boolean;
 }
 
+export interface MfaSessions {
+  factorOf: (method: string) => MfaFactor;
+  open: (
+    signIn: SignIn,
+    purpose: SessionPurpose,
+    fields: {
+      method: MfaMethod;
+      phone?: string | null;
+      totp_secret_sealed?: string | null;
+      change_to?: string | null;
+    },
+  ) => Promise<{
+    sessionId: string;
+    idHash: string;
+  }>;
+  load: (
+    client: ClientRecord,
+    email: string,
+    sessionId: string,
+  ) => Promise<{
+    idHash: string;
+    session: MfaSessionRow;
+    user: User;
+  }>;
+  challenge: (
+    idHash: string,
+    purpose: SessionPurpose,
+    method: MfaMethod,
+    to: {
+      userId: string;
+      email: string;
+      phone: string | null;
+    },
+    clientName: string,
+    ip: string | undefined,
+  ) => Promise<void>;
+  checkCode: (
+    session: MfaSessionRow,
+    email: string,
+    code: string,
+  ) => Promise<{
+    spent: MfaSessionRow;
+    passed: Passed;
+  }>;
+  checkProof: (
+    idHash: string,
+    email: string,
+    prove: (session: MfaSessionRow) => Promise<FactorCheck>,
+  ) => Promise<{
+    spent: MfaSessionRow;
+    value: Passed;
+  }>;
+  applyMethod: (spent: MfaSessionRow, replayMark: number | undefined, clientName: string) => Promise<string>;
+  notify: (userId: string, clientName: string, method: MfaMethod, enrolled: boolean) => Promise<void>;
+  finishStep: (
+    client: ClientRecord,
+    spent: MfaSessionRow,
+    passed: Passed,
+    options: {
+      rememberMe: boolean;
+      regenerate: boolean;
+      /** A new device's key made by service-web/passkeys (which keeps it): replaces the pending one. */
+      devicePublicKey?: DevicePublicJwk | undefined;
+    },
+  ) => Promise<FinishedMfa>;
+}
+
 /**
  * The MFA session's mechanics, shared by the sign-in step (mfa-step.ts) and a change of method
  * (mfa-change.ts): its rows, loading one for a caller, a factor's challenge, the one guess rule,
@@ -57,7 +124,7 @@ export interface Passed {
  * and one device (remembered, or pending registration); it expires, allows MFA_MAX_ATTEMPTS
  * wrong proofs counted before checking, and completes for exactly one caller.
  */
-export function createMfaSessions(deps: MfaSessionDeps) {
+export function createMfaSessions(deps: MfaSessionDeps): MfaSessions {
   const { store, accounts, finish, otp, hash, events, recoveryCodes, now } = deps;
   const byMethod = new Map<string, MfaFactor>(deps.factors.map((factor) => [factor.method, factor]));
 
@@ -260,5 +327,3 @@ export function createMfaSessions(deps: MfaSessionDeps) {
 function passedOf(check: FactorCheck): { kind: 'match'; value: Passed } | { kind: 'wrong' } | { kind: 'used' } {
   return check.kind === 'match' ? { kind: 'match', value: { amr: check.amr, replayMark: check.replayMark, recovery: false } } : check;
 }
-
-export type MfaSessions = ReturnType<typeof createMfaSessions>;

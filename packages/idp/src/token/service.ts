@@ -62,11 +62,36 @@ const hasOfflineAccess = (scope: string) => scope.split(' ').includes(OFFLINE_AC
 /** Stands for a malformed code_verifier in the redeeming statement: no stored challenge has a `!`. */
 const MALFORMED_VERIFIER = '!';
 
+export interface TokenService {
+  exchangeCode(grant: CodeGrant): Promise<TokenResponse>;
+  /**
+   * RFC 6749 6 with rotation (RFC 9700 4.14.2): the presented token is spent and a new one
+   * issued with a new access token and ID token (OIDC Core 12.2: same sub, aud and auth_time,
+   * no nonce). A spent token presented again revokes its family.
+   */
+  refresh(grant: RefreshGrant): Promise<TokenResponse>;
+  /**
+   * RFC 7009 2.1: the client authenticates as at the token endpoint; then its own refresh
+   * token (and the family) or access token is revoked. An unknown token, or one issued to
+   * another client, changes nothing and is answered like a revoked one (2.2).
+   */
+  revoke(request: Revocation): Promise<void>;
+  /** OIDC Core 5.3 userinfo for a valid access token, or undefined. */
+  userinfo(accessToken: string): Promise<
+    | {
+        sub: string;
+        email: string;
+        email_verified: true;
+      }
+    | undefined
+  >;
+}
+
 /**
  * The token endpoint's logic (RFC 6749 4.1.3, RFC 7636 4.6, OIDC Core 3.1.3): authenticate the
  * client, consume the code once, check its binding and PKCE, sign the ID token.
  */
-export function createTokenService(deps: TokenDeps) {
+export function createTokenService(deps: TokenDeps): TokenService {
   const { issuer, clients, codes, accounts, keyring, refreshTokens, now } = deps;
   // Access tokens are only for this service's userinfo endpoint: an HMAC (HS256) JWT under a
   // key derived from the server secret is enough, and costs no second RSA signature.
@@ -225,11 +250,6 @@ export function createTokenService(deps: TokenDeps) {
       };
     },
 
-    /**
-     * RFC 6749 6 with rotation (RFC 9700 4.14.2): the presented token is spent and a new one
-     * issued with a new access token and ID token (OIDC Core 12.2: same sub, aud and auth_time,
-     * no nonce). A spent token presented again revokes its family.
-     */
     async refresh(grant: RefreshGrant): Promise<TokenResponse> {
       // RFC 6749 6: nothing beyond the original grant; every grant holds all of SCOPES_SUPPORTED but offline_access, which a family always has.
       if (
@@ -270,11 +290,6 @@ export function createTokenService(deps: TokenDeps) {
       };
     },
 
-    /**
-     * RFC 7009 2.1: the client authenticates as at the token endpoint; then its own refresh
-     * token (and the family) or access token is revoked. An unknown token, or one issued to
-     * another client, changes nothing and is answered like a revoked one (2.2).
-     */
     async revoke(request: Revocation): Promise<void> {
       if (!(await clients.authenticateTokenClient(request.clientId, request.clientSecret)))
         throw new OAuthError('invalid_client', 'Client authentication failed.');
@@ -288,7 +303,6 @@ export function createTokenService(deps: TokenDeps) {
       await refreshTokens.revoke(request.token, request.clientId);
     },
 
-    /** OIDC Core 5.3 userinfo for a valid access token, or undefined. */
     async userinfo(accessToken: string): Promise<{ sub: string; email: string; email_verified: true } | undefined> {
       // A bad token is a 401; a database outage below stays a 503.
       const claims = await accessTokenClaims(accessToken, new Date(now()));
@@ -298,5 +312,3 @@ export function createTokenService(deps: TokenDeps) {
     },
   };
 }
-
-export type TokenService = ReturnType<typeof createTokenService>;
