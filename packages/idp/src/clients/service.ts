@@ -29,12 +29,59 @@ export interface NewClient {
   postLogoutRedirectUris?: string[];
 }
 
+export interface ClientService {
+  create(input: NewClient): Promise<NewClientKeys>;
+  /** The operators' clients (built-in first-party ones are not theirs to see or change). */
+  list: () => Promise<ClientRecord[]>;
+  /**
+   * A built-in client of the service itself (oidc/: the hosted sign-in pages), on the
+   * issuer's origin. Public: it has no secret, and its codes are redeemed only inside the service.
+   */
+  ensureFirstParty(input: { id: string; name: string; origin: string; publishableKey: string }): Promise<void>;
+  findById: (id: string) => Promise<ClientRecord | undefined>;
+  recordSignIn: (clientId: string, userId: string) => Promise<void>;
+  hasSignedIn: (clientId: string, userId: string) => Promise<boolean>;
+  /** RS256 (default, the spec's), ES256 or EdDSA: how the client's ID tokens are signed. */
+  setIdTokenAlg(clientId: string, alg: string): Promise<void>;
+  /** Replaces the client's post-logout redirect URIs (an empty list: the end-session endpoint never redirects for it). */
+  setPostLogoutRedirectUris(clientId: string, uris: string[]): Promise<void>;
+  /** `optional` (default): users choose whether to enroll in MFA; `required`: no code without it. */
+  setMfaPolicy(clientId: string, policy: string): Promise<void>;
+  /** `yes` (default): a passkey sign-in also passes the app's MFA (amr `mfa`); `no`: the user's MFA step follows it. */
+  setPasskeyMfa(clientId: string, value: string): Promise<void>;
+  /** Deletes the client and everything bound to it; its keys stop working at once. */
+  delete(clientId: string): Promise<void>;
+  /** The client behind a browser request, if its key is valid and the origin is one of its own. */
+  authenticateBrowser(publishableKey: string | undefined, origin: string | undefined): Promise<ClientRecord>;
+  /**
+   * authenticateBrowser for a request whose answer is worth nothing without a later request
+   * that authenticates the client afresh (the device challenge: only an authenticate spends
+   * it). The record may be up to BROWSER_CLIENT_CACHE_MS old when changed on another node; a
+   * change on this node drops it at once. Only known keys are kept; the origin is checked
+   * every time.
+   */
+  authenticateBrowserCached(publishableKey: string | undefined, origin: string | undefined): Promise<ClientRecord>;
+  /** The keyed hash a publishable key is stored as (for reads that join the client, login/store.ts). */
+  publishableKeyHash: (publishableKey: string) => string;
+  checkBrowserOrigin: typeof checkBrowserOrigin;
+  /** The keyed hash a secret key is stored as (for checks folded into another statement). */
+  secretKeyHash: (secretKey: string) => string;
+  /** The client behind a backend request, if its secret key matches (constant time). */
+  authenticateBackend(clientId: string, secretKey: string): Promise<ClientRecord | undefined>;
+  /**
+   * The client of a token request: a confidential one by its secret key, a public one by its
+   * client_id alone (RFC 6749 2.3, `token_endpoint_auth_method: none`). A confidential client
+   * without its secret, or a public one sending a secret, is refused.
+   */
+  authenticateTokenClient(clientId: string, secretKey: string | undefined): Promise<ClientRecord | undefined>;
+}
+
 /**
  * Client applications and their two keys: a publishable key for the browser, bound to the
  * client's origins, and a secret key for its backend. Both are stored only as keyed hashes
  * and shown once, at creation.
  */
-export function createClientService({ store, hash, now }: { store: ClientStore; hash: SecretHasher; now: () => number }) {
+export function createClientService({ store, hash, now }: { store: ClientStore; hash: SecretHasher; now: () => number }): ClientService {
   /** Client records by publishable-key hash, for authenticateBrowserCached only (BROWSER_CLIENT_CACHE_MS). */
   const recent = new Map<string, { client: ClientRecord; until: number }>();
   /** Bumped by every change: a read that a change overlapped is not cached. */
@@ -86,13 +133,8 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       return type === 'public' ? { clientId, publishableKey } : { clientId, publishableKey, secretKey };
     },
 
-    /** The operators' clients (built-in first-party ones are not theirs to see or change). */
     list: async () => (await store.list()).filter((c) => !firstParty.has(c.id)),
 
-    /**
-     * A built-in client of the service itself (oidc/: the hosted sign-in pages), on the
-     * issuer's origin. Public: it has no secret, and its codes are redeemed only inside the service.
-     */
     async ensureFirstParty(input: { id: string; name: string; origin: string; publishableKey: string }): Promise<void> {
       await changing(input.id, () =>
         store.upsertFirstParty(
@@ -117,39 +159,33 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     recordSignIn: (clientId: string, userId: string) => store.recordSignIn(clientId, userId, now()),
     hasSignedIn: (clientId: string, userId: string) => store.hasSignedIn(clientId, userId),
 
-    /** RS256 (default, the spec's), ES256 or EdDSA: how the client's ID tokens are signed. */
     async setIdTokenAlg(clientId: string, alg: string): Promise<void> {
       if (!isSigningAlg(alg)) throw new Error(`the ID token algorithm is one of ${SIGNING_ALGS.join(', ')}`);
       if (!(await changing(clientId, () => store.setIdTokenAlg(clientId, alg)))) throw new Error(`no client ${clientId}`);
     },
 
-    /** Replaces the client's post-logout redirect URIs (an empty list: the end-session endpoint never redirects for it). */
     async setPostLogoutRedirectUris(clientId: string, uris: string[]): Promise<void> {
       const checked = checkPostLogoutRedirectUris(uris);
       if (firstParty.has(clientId) || !(await changing(clientId, () => store.setPostLogoutRedirectUris(clientId, checked))))
         throw new Error(`no client ${clientId}`);
     },
 
-    /** `optional` (default): users choose whether to enroll in MFA; `required`: no code without it. */
     async setMfaPolicy(clientId: string, policy: string): Promise<void> {
       if (policy !== 'optional' && policy !== 'required') throw new Error('the MFA policy is optional or required');
       if (firstParty.has(clientId) || !(await changing(clientId, () => store.setMfaPolicy(clientId, policy))))
         throw new Error(`no client ${clientId}`);
     },
 
-    /** `yes` (default): a passkey sign-in also passes the app's MFA (amr `mfa`); `no`: the user's MFA step follows it. */
     async setPasskeyMfa(clientId: string, value: string): Promise<void> {
       if (value !== 'yes' && value !== 'no') throw new Error('--passkey-mfa is yes or no');
       if (firstParty.has(clientId) || !(await changing(clientId, () => store.setPasskeySatisfiesMfa(clientId, value === 'yes'))))
         throw new Error(`no client ${clientId}`);
     },
 
-    /** Deletes the client and everything bound to it; its keys stop working at once. */
     async delete(clientId: string): Promise<void> {
       if (firstParty.has(clientId) || !(await changing(clientId, () => store.delete(clientId)))) throw new Error(`no client ${clientId}`);
     },
 
-    /** The client behind a browser request, if its key is valid and the origin is one of its own. */
     async authenticateBrowser(publishableKey: string | undefined, origin: string | undefined): Promise<ClientRecord> {
       return checkBrowserOrigin(
         publishableKey ? await store.findByPublishableKeyHash(hash('publishable-key', publishableKey)) : undefined,
@@ -157,13 +193,6 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       );
     },
 
-    /**
-     * authenticateBrowser for a request whose answer is worth nothing without a later request
-     * that authenticates the client afresh (the device challenge: only an authenticate spends
-     * it). The record may be up to BROWSER_CLIENT_CACHE_MS old when changed on another node; a
-     * change on this node drops it at once. Only known keys are kept; the origin is checked
-     * every time.
-     */
     async authenticateBrowserCached(publishableKey: string | undefined, origin: string | undefined): Promise<ClientRecord> {
       if (!publishableKey) return checkBrowserOrigin(undefined, origin);
       const keyHash = hash('publishable-key', publishableKey);
@@ -180,15 +209,12 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       return checkBrowserOrigin(client, origin);
     },
 
-    /** The keyed hash a publishable key is stored as (for reads that join the client, login/store.ts). */
     publishableKeyHash: (publishableKey: string) => hash('publishable-key', publishableKey),
 
     checkBrowserOrigin,
 
-    /** The keyed hash a secret key is stored as (for checks folded into another statement). */
     secretKeyHash: (secretKey: string) => hash('secret-key', secretKey),
 
-    /** The client behind a backend request, if its secret key matches (constant time). */
     async authenticateBackend(clientId: string, secretKey: string): Promise<ClientRecord | undefined> {
       const found = await store.findWithSecretHash(clientId);
       // Compare against a dummy when the client is unknown, so timing does not reveal client ids.
@@ -197,11 +223,6 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       return found && matches && found.client.type === 'confidential' ? found.client : undefined;
     },
 
-    /**
-     * The client of a token request: a confidential one by its secret key, a public one by its
-     * client_id alone (RFC 6749 2.3, `token_endpoint_auth_method: none`). A confidential client
-     * without its secret, or a public one sending a secret, is refused.
-     */
     async authenticateTokenClient(clientId: string, secretKey: string | undefined): Promise<ClientRecord | undefined> {
       if (secretKey !== undefined) return this.authenticateBackend(clientId, secretKey);
       const client = await store.findById(clientId);
@@ -209,8 +230,6 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     },
   };
 }
-
-export type ClientService = ReturnType<typeof createClientService>;
 
 /** The client a browser request's key named (undefined: none), if the request's origin is one of its own. */
 function checkBrowserOrigin(client: ClientRecord | undefined, origin: string | undefined): ClientRecord {

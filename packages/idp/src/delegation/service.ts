@@ -21,7 +21,7 @@ import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { ChangeStep, MfaStep } from '../sign-in/mfa-step.js';
 import type { SpentTokenStore } from '../spent-tokens/store.js';
-import { createIdpKeyring, importSpPublicKeys, newKeySet, publicKeyOf } from './keys.js';
+import { createIdpKeyring, type IdpKeys, importSpPublicKeys, newKeySet, publicKeyOf, type SpKeyPair } from './keys.js';
 import type { DelegationStore } from './store.js';
 
 export interface DelegationDeps {
@@ -75,6 +75,33 @@ function misshapenField(op: keyof DelegationResults, body: Record<string, unknow
   return undefined;
 }
 
+export interface DelegationService {
+  idpKeys: {
+    get(): Promise<IdpKeys | undefined>;
+    ensure(): Promise<IdpKeys>;
+  };
+  /**
+   * Makes (or replaces) a client's delegation keys. Without `imported`, a new SP key set is
+   * made and its private halves returned, once; with it, the SP's own public keys are stored.
+   */
+  createKeys(
+    clientId: string,
+    imported?: {
+      verifyPem: string;
+      encryptionPem: string;
+    },
+  ): Promise<{
+    client: ClientRecord;
+    idp: {
+      verifyPublicPem: string;
+      encryptionPublicPem: string;
+    };
+    sp: SpKeyPair | undefined;
+  }>;
+  /** One request envelope in, one response envelope out. */
+  handle(jwe: string, bearer: string | undefined): Promise<string>;
+}
+
 /**
  * MFA delegation: a client's backend (the service provider, SP) reads and changes a user's MFA
  * method over nested JWTs, signed by the sender and encrypted to the receiver (docs/delegation.md).
@@ -83,7 +110,7 @@ function misshapenField(op: keyof DelegationResults, body: Record<string, unknow
  * before (its `jti` is spent in the database, so across nodes too). The SP may act only on
  * users who have signed in to it.
  */
-export function createDelegationService(deps: DelegationDeps) {
+export function createDelegationService(deps: DelegationDeps): DelegationService {
   const { store, clients, accounts, mfa, hash, now } = deps;
   const idpKeys = createIdpKeyring({ store, sealer: deps.sealer, now });
   const spKeyCache = new Map<string, { verify: KeyObject; encryption: KeyObject; pem: string }>();
@@ -258,10 +285,6 @@ export function createDelegationService(deps: DelegationDeps) {
   return {
     idpKeys,
 
-    /**
-     * Makes (or replaces) a client's delegation keys. Without `imported`, a new SP key set is
-     * made and its private halves returned, once; with it, the SP's own public keys are stored.
-     */
     async createKeys(clientId: string, imported?: { verifyPem: string; encryptionPem: string }) {
       const client = await clients.findById(clientId);
       if (!client) throw new Error(`no client ${clientId}`);
@@ -277,7 +300,6 @@ export function createDelegationService(deps: DelegationDeps) {
       return { client, idp: { verifyPublicPem: idp.signingPublicPem, encryptionPublicPem: idp.encryptionPublicPem }, sp };
     },
 
-    /** One request envelope in, one response envelope out. */
     async handle(jwe: string, bearer: string | undefined): Promise<string> {
       const idp = await idpKeys.get();
       if (!idp)
@@ -328,5 +350,3 @@ export function createDelegationService(deps: DelegationDeps) {
     },
   };
 }
-
-export type DelegationService = ReturnType<typeof createDelegationService>;

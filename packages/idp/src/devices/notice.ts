@@ -32,6 +32,22 @@ export type NoticeLinkCheck =
 /** "2026-11-23 10:21 UTC": unambiguous in any locale. */
 const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
+export interface DeviceNotices {
+  /** Mails the user about a device just registered. A lost notice must not undo the sign-in. */
+  newDevice(
+    device: {
+      id: string;
+      userId: string;
+      clientId: string;
+      createdAt: number;
+    } & PendingDevice,
+  ): Promise<void>;
+  /** Checks a link's signature and expiry; the device may already be revoked. */
+  check(token: string): Promise<NoticeLinkCheck>;
+  /** Spends the link and revokes its device: 'revoked', or why not. */
+  revoke(token: string): Promise<'revoked' | 'used' | 'invalid' | 'expired'>;
+}
+
 /**
  * The new-device mail and its "this wasn't me" link. The link's token is a signed token
  * (crypto/signed-token.ts) `deviceId.expiry.nonce.mac`, the MAC binding the device, its user
@@ -46,7 +62,7 @@ const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('
  * links are issued under the codec's rule only, so the legacy rule may go once every link
  * mailed before that release has expired.
  */
-export function createDeviceNotices(deps: DeviceNoticeDeps) {
+export function createDeviceNotices(deps: DeviceNoticeDeps): DeviceNotices {
   const { store, hash, now } = deps;
   // visible: [deviceId]; bound: [userId].
   const links = createSignedTokens(hash, {
@@ -57,7 +73,6 @@ export function createDeviceNotices(deps: DeviceNoticeDeps) {
   });
 
   return {
-    /** Mails the user about a device just registered. A lost notice must not undo the sign-in. */
     async newDevice(device: { id: string; userId: string; clientId: string; createdAt: number } & PendingDevice): Promise<void> {
       try {
         const [user, client] = await Promise.all([deps.accounts.findById(device.userId), deps.clients.findById(device.clientId)]);
@@ -77,7 +92,6 @@ export function createDeviceNotices(deps: DeviceNoticeDeps) {
       }
     },
 
-    /** Checks a link's signature and expiry; the device may already be revoked. */
     async check(token: string): Promise<NoticeLinkCheck> {
       const [deviceId] = links.visibleOf(token) ?? [];
       const device = deviceId ? await store.find(deviceId) : undefined;
@@ -94,7 +108,6 @@ export function createDeviceNotices(deps: DeviceNoticeDeps) {
       };
     },
 
-    /** Spends the link and revokes its device: 'revoked', or why not. */
     async revoke(token: string): Promise<'revoked' | 'used' | 'invalid' | 'expired'> {
       const checked = await this.check(token);
       if (!checked.ok) return checked.reason;
@@ -112,5 +125,3 @@ export function createDeviceNotices(deps: DeviceNoticeDeps) {
     },
   };
 }
-
-export type DeviceNotices = ReturnType<typeof createDeviceNotices>;

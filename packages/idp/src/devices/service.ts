@@ -55,6 +55,26 @@ export interface DeviceCaller {
   deviceProof: string;
 }
 
+export interface DeviceService {
+  authorize: (
+    caller: DeviceCaller,
+    op: string,
+  ) => Promise<{
+    userId: string;
+    deviceId: string;
+  }>;
+  list(clientId: string, userId: string, currentId?: string): Promise<DeviceInfo[]>;
+  rename(clientId: string, userId: string, deviceId: string, name: string): Promise<void>;
+  /** Revokes a remembered browser or a passkey (both have `dev_` ids): it no longer signs in, from the next request on. */
+  revoke(clientId: string, userId: string, deviceId: string): Promise<void>;
+  /**
+   * Revokes every device of the user for this client except `keepId`; returns how many. The
+   * user's hosted SSO sessions opened by a passkey end too (those opened by a remembered
+   * browser end with it): passkeys stay registered, but no browser stays signed in by one.
+   */
+  revokeAll(clientId: string, userId: string, keepId?: string): Promise<number>;
+}
+
 /**
  * The devices a user holds for one client: list, rename, revoke, revoke all others. From the
  * browser, each call is authenticated by a fresh proof of one of those devices, made for that
@@ -69,7 +89,7 @@ export function createDeviceService({
   passkeys,
   onPasskeyRevoked,
   endPasskeySessions,
-}: DeviceServiceDeps) {
+}: DeviceServiceDeps): DeviceService {
   const scope = (clientId: string, userId: string) => ({ clientId, userId, usedSince: now() - idleMs });
 
   /** The caller's user and device, or ERR_DEVICE_UNTRUSTED (the browser drops its key). */
@@ -121,7 +141,6 @@ export function createDeviceService({
       if (!(await passkeys?.rename({ clientId, userId }, deviceId, name.trim()))) throw notFound();
     },
 
-    /** Revokes a remembered browser or a passkey (both have `dev_` ids): it no longer signs in, from the next request on. */
     async revoke(clientId: string, userId: string, deviceId: string): Promise<void> {
       if (await store.revoke(scope(clientId, userId), deviceId, now())) {
         await events.record({ type: 'device.revoked', userId, clientId, deviceId });
@@ -132,11 +151,6 @@ export function createDeviceService({
       await onPasskeyRevoked?.(userId, { clientId });
     },
 
-    /**
-     * Revokes every device of the user for this client except `keepId`; returns how many. The
-     * user's hosted SSO sessions opened by a passkey end too (those opened by a remembered
-     * browser end with it): passkeys stay registered, but no browser stays signed in by one.
-     */
     async revokeAll(clientId: string, userId: string, keepId?: string): Promise<number> {
       const at = now();
       const [count, sessions] = await Promise.all([
@@ -155,5 +169,3 @@ export function createDeviceService({
     },
   };
 }
-
-export type DeviceService = ReturnType<typeof createDeviceService>;

@@ -31,12 +31,51 @@ export interface StartOptions {
   ip: string;
 }
 
+export interface RegistrationService {
+  /** Emails a fresh OTP and returns the device token that names this registration. */
+  start(
+    client: ClientRecord,
+    email: string,
+    options: StartOptions,
+  ): Promise<{
+    deviceToken: string;
+    otp: string;
+  }>;
+  /** Checks the emailed OTP by the one rule of otp/ (guess counted before it is compared). */
+  verifyOtp(
+    client: ClientRecord,
+    email: string,
+    deviceToken: string,
+    code: string,
+  ): Promise<{
+    mfaEnrolled: boolean;
+  }>;
+  /**
+   * Finishes the registration. A user with MFA passes it on this new device too; a user
+   * choosing a method is enrolled; a client that requires MFA gets no code without it.
+   * Otherwise the device key (when remembered) is stored and the code issued.
+   */
+  registerDevice(
+    client: ClientRecord,
+    email: string,
+    input: {
+      deviceToken: string;
+      devicePublicKey?: DevicePublicJwk;
+      mfaMethod?: MfaMethod;
+      phoneNumber?: string;
+      ip: string;
+      userAgent?: string;
+      place?: string;
+    },
+  ): Promise<RegisterDeviceOutcome>;
+}
+
 /**
  * Registration of a new device: an emailed OTP proves the address, then the device's
  * public key is registered and an authorization code issued. Known and unknown addresses
  * take the same path, so responses say nothing about whether an account exists.
  */
-export function createRegistrationService(deps: RegistrationDeps) {
+export function createRegistrationService(deps: RegistrationDeps): RegistrationService {
   const { store, accounts, mfa, mfaMethods, finish, otp, hash, now } = deps;
 
   /** Finds the registration behind a device token, refusing one that belongs to another client or address. */
@@ -50,7 +89,6 @@ export function createRegistrationService(deps: RegistrationDeps) {
   }
 
   return {
-    /** Emails a fresh OTP and returns the device token that names this registration. */
     async start(client: ClientRecord, email: string, options: StartOptions): Promise<{ deviceToken: string; otp: string }> {
       const deviceToken = randomToken('dt_');
       const idHash = hash('device-token', deviceToken);
@@ -82,7 +120,6 @@ export function createRegistrationService(deps: RegistrationDeps) {
       return { deviceToken, otp: code };
     },
 
-    /** Checks the emailed OTP by the one rule of otp/ (guess counted before it is compared). */
     async verifyOtp(client: ClientRecord, email: string, deviceToken: string, code: string): Promise<{ mfaEnrolled: boolean }> {
       const { idHash, state } = await load(client, email, deviceToken);
       if (state.verifiedAt !== null) throw new ServiceError('ERR_SESSION_STEP', 'This code was already accepted. Register the device now.');
@@ -102,11 +139,6 @@ export function createRegistrationService(deps: RegistrationDeps) {
       return { mfaEnrolled: (await mfa.methodOf(user.id)) !== undefined };
     },
 
-    /**
-     * Finishes the registration. A user with MFA passes it on this new device too; a user
-     * choosing a method is enrolled; a client that requires MFA gets no code without it.
-     * Otherwise the device key (when remembered) is stored and the code issued.
-     */
     async registerDevice(
       client: ClientRecord,
       email: string,
@@ -177,5 +209,3 @@ export type RegisterDeviceOutcome =
   | { kind: 'enroll'; methods: MfaMethod[] }
   | { kind: 'confirm'; sessionId: string; method: MfaMethod; otpauthUri?: string; secret?: string }
   | { kind: 'mfa'; sessionId: string; method: MfaMethod };
-
-export type RegistrationService = ReturnType<typeof createRegistrationService>;

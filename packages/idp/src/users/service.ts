@@ -18,6 +18,29 @@ export interface UserExport extends UserHoldings {
   events: AuditEvent[];
 }
 
+export interface UserService {
+  find: (key: string) => Promise<UserRecord>;
+  list(query: { email?: string; cursor?: string; limit: number }): Promise<{
+    users: UserRecord[];
+    nextCursor: string | null;
+  }>;
+  /** The account with what hangs on it (devices, MFA method without secrets, client sign-ins). */
+  show(key: string): Promise<UserRecord & UserHoldings>;
+  /** No sign-in path sees the user until enabled again; devices and MFA stay as they were. */
+  disable: (key: string, actor: Actor) => Promise<UserRecord>;
+  enable: (key: string, actor: Actor) => Promise<UserRecord>;
+  /** Everything held about the person, as the export of a data-subject access request. */
+  export(key: string): Promise<UserExport>;
+  /** Deletes every row about the user in one transaction; one event naming no one records that it happened. */
+  delete(key: string, actor: Actor): Promise<void>;
+  /** A new set of recovery codes, to hand to the user once; the old set stops working and the user is mailed. */
+  regenerateRecoveryCodes(key: string, actor: Actor): Promise<string[]>;
+  /** The user's devices (remembered browsers and passkeys) for every client, revoked and expired ones included. */
+  devices(key: string): Promise<UserHoldings['devices']>;
+  /** Revokes one device or passkey by id: its key stops working on every node at once. */
+  revokeDevice(deviceId: string, actor: Actor): Promise<void>;
+}
+
 /**
  * The people who sign in, as operators manage them: find, disable, enable, delete, export, and
  * their devices. Every change is recorded in the audit trail with the actor.
@@ -36,7 +59,7 @@ export function createUserService(deps: {
   onPasskeyRevoked?: (userId: string, context: { clientId: string; actor: string }) => Promise<unknown>;
   /** oidc/: ends every refresh token family of a user being disabled (enabling does not bring them back). */
   revokeRefreshTokens: (userId: string) => Promise<unknown>;
-}) {
+}): UserService {
   const { store, devices, passkeys, events, hash, now } = deps;
   const notFound = (key: string) => new ServiceError('ERR_NOT_FOUND', `No user ${key}.`);
 
@@ -69,30 +92,25 @@ export function createUserService(deps: {
       return { users, nextCursor: users.length === limit && last ? encodeCursor(last.createdAt, last.id) : null };
     },
 
-    /** The account with what hangs on it (devices, MFA method without secrets, client sign-ins). */
     async show(key: string): Promise<UserRecord & UserHoldings> {
       const user = await find(key);
       return { ...user, ...(await store.holdings(user.id)) };
     },
 
-    /** No sign-in path sees the user until enabled again; devices and MFA stay as they were. */
     disable: (key: string, actor: Actor) => setDisabled(key, true, actor),
     enable: (key: string, actor: Actor) => setDisabled(key, false, actor),
 
-    /** Everything held about the person, as the export of a data-subject access request. */
     async export(key: string): Promise<UserExport> {
       const account = await find(key);
       const [holdings, trail] = await Promise.all([store.holdings(account.id), events.forUser(account.id)]);
       return { account, ...holdings, events: trail };
     },
 
-    /** Deletes every row about the user in one transaction; one event naming no one records that it happened. */
     async delete(key: string, actor: Actor): Promise<void> {
       const user = await find(key);
       if (!(await store.delete(user, hash('account', user.email), { type: 'user.deleted', actor }, now()))) throw notFound(key);
     },
 
-    /** A new set of recovery codes, to hand to the user once; the old set stops working and the user is mailed. */
     async regenerateRecoveryCodes(key: string, actor: Actor): Promise<string[]> {
       const user = await find(key);
       const codes = await deps.regenerateRecoveryCodes(user.email, actor);
@@ -100,12 +118,10 @@ export function createUserService(deps: {
       return codes;
     },
 
-    /** The user's devices (remembered browsers and passkeys) for every client, revoked and expired ones included. */
     async devices(key: string): Promise<UserHoldings['devices']> {
       return (await store.holdings((await find(key)).id)).devices;
     },
 
-    /** Revokes one device or passkey by id: its key stops working on every node at once. */
     async revokeDevice(deviceId: string, actor: Actor): Promise<void> {
       const device = await devices.find(deviceId);
       if (!device) {
@@ -123,5 +139,3 @@ export function createUserService(deps: {
     },
   };
 }
-
-export type UserService = ReturnType<typeof createUserService>;

@@ -32,13 +32,48 @@ export interface ProofSubjects {
   user: User | undefined;
 }
 
+export interface DeviceProver {
+  /** A single-use challenge for a remembered device to sign. */
+  issueChallenge(client: ClientRecord): {
+    challenge: string;
+    expiresIn: number;
+  };
+  /** The cut-off of the idle expiry: a device last used before it is no longer trusted. */
+  usedSince: () => number;
+  prove(
+    client: ClientRecord,
+    email: string,
+    proof: string,
+    cryptoVersion: string,
+    op?: string,
+  ): Promise<
+    | {
+        user: User;
+        deviceId: string;
+      }
+    | undefined
+  >;
+  /**
+   * prove() without its reads and writes, for the login, which read the device and user with
+   * the client in one statement and spends the challenge in the statement that issues its code
+   * (login/store.ts). The caller must spend `challenge` and honour a failed spend as a refusal.
+   */
+  checkRead: (
+    client: ClientRecord,
+    email: string,
+    proof: string,
+    cryptoVersion: string,
+    read: ProofSubjects,
+  ) => Promise<CheckedProof | undefined>;
+}
+
 /**
  * Possession of a remembered device's key, checked for a login or a device operation: the
  * proof verifies with the stored key of a trusted (not revoked, not expired) device of this
  * client, names the device's user, carries the expected `op`, and spends a live challenge the
  * service issued to this client. Anything else yields undefined.
  */
-export function createDeviceProver({ devices, spent, accounts, hash, now, idleMs }: DeviceProverDeps) {
+export function createDeviceProver({ devices, spent, accounts, hash, now, idleMs }: DeviceProverDeps): DeviceProver {
   const challenges = createChallengeCodec(hash);
 
   /** Everything but the writes; `find` reads the device (revoked and expired excluded) and its user (disabled excluded). */
@@ -66,7 +101,6 @@ export function createDeviceProver({ devices, spent, accounts, hash, now, idleMs
   }
 
   return {
-    /** A single-use challenge for a remembered device to sign. */
     issueChallenge(client: ClientRecord): { challenge: string; expiresIn: number } {
       return {
         challenge: challenges.issue(client.id, now() + DEVICE_CHALLENGE_TTL_SECONDS * 1000),
@@ -74,7 +108,6 @@ export function createDeviceProver({ devices, spent, accounts, hash, now, idleMs
       };
     },
 
-    /** The cut-off of the idle expiry: a device last used before it is no longer trusted. */
     usedSince: () => now() - idleMs,
 
     async prove(
@@ -95,11 +128,6 @@ export function createDeviceProver({ devices, spent, accounts, hash, now, idleMs
       return { user: checked.user, deviceId: checked.deviceId };
     },
 
-    /**
-     * prove() without its reads and writes, for the login, which read the device and user with
-     * the client in one statement and spends the challenge in the statement that issues its code
-     * (login/store.ts). The caller must spend `challenge` and honour a failed spend as a refusal.
-     */
     checkRead: (client: ClientRecord, email: string, proof: string, cryptoVersion: string, read: ProofSubjects) =>
       check(client, email, proof, cryptoVersion, undefined, {
         device: async (kid) => (read.device?.id === kid ? read.device : undefined),
@@ -107,5 +135,3 @@ export function createDeviceProver({ devices, spent, accounts, hash, now, idleMs
       }),
   };
 }
-
-export type DeviceProver = ReturnType<typeof createDeviceProver>;

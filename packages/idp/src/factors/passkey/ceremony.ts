@@ -42,6 +42,79 @@ const expected = (expectedChallenge: string, origin: string, rpId: string) => ({
 
 const IP_ADDRESS = /^(\d+\.){3}\d+$|^\[/;
 
+export interface PasskeyCeremony {
+  ttlMs: number;
+  /** A challenge for `binding`, live for PASSKEY_CEREMONY_TTL_SECONDS. */
+  issue: (binding: CeremonyBinding) => string;
+  rpIdFor: (origin: string | undefined) => {
+    origin: string;
+    rpId: string;
+  };
+  recordRefusal: (reason: PasskeyRefusal, client: ClientRecord, passkey?: Passkey, mfaUserId?: string) => Promise<void>;
+  refuse: (reason: PasskeyRefusal, client: ClientRecord, passkey?: Passkey) => Promise<never>;
+  verifyAttestation: (
+    credential: PasskeyAttestationJson,
+    expectedChallenge: string,
+    origin: string,
+    rpId: string,
+  ) => Promise<RegistrationInfo | undefined>;
+  storePasskey: (
+    user: {
+      id: string;
+    },
+    client: ClientRecord,
+    rpId: string,
+    info: RegistrationInfo,
+    name: string | undefined,
+  ) => Promise<
+    | {
+        id: string;
+        synced: boolean;
+        backupEligible: boolean;
+      }
+    | undefined
+  >;
+  checkAssertion: (
+    credential: PasskeyAssertionJson,
+    expectedChallenge: string,
+    origin: string,
+    rpId: string,
+    passkey: Passkey,
+    discoverable: boolean,
+  ) => Promise<PasskeyRefusal | undefined>;
+  amrOf: (passkey: { backupEligible: boolean }) => string[];
+  mfaChallenge: (
+    credential: PasskeyAssertionJson | PasskeyAttestationJson,
+    binding: Omit<CeremonyBinding, 'userId'>,
+    userId: string,
+  ) => {
+    expiresAt: number;
+    userId: string | undefined;
+    text: string;
+    expected: string;
+  };
+  ceremonyChallenge: (
+    clientData: unknown,
+    binding: Omit<CeremonyBinding, 'userId'>,
+  ) => {
+    expiresAt: number;
+    userId: string | undefined;
+    text: string;
+    expected: string;
+  };
+  spend: (text: string, expiresAt: number) => Promise<void>;
+  creationOptions: (
+    client: ClientRecord,
+    origin: string,
+    rpId: string,
+    user: {
+      id: string;
+      email: string;
+    },
+    bound: Pick<CeremonyBinding, 'ceremony' | 'session' | 'context'>,
+  ) => Promise<PasskeyCreationOptionsJson>;
+}
+
 /**
  * The WebAuthn Level 3 ceremonies of every passkey route (sign-in, registration, and the MFA
  * step: service.ts, mfa.ts) through @simplewebauthn/server. Every ceremony:
@@ -56,7 +129,7 @@ const IP_ADDRESS = /^(\d+\.){3}\d+$|^\[/;
  * user's and the user handle's, and moves the signature counter forward atomically (a counter
  * that does not grow means a cloned authenticator, WebAuthn L3 6.1.1: refused and recorded).
  */
-export function createPasskeyCeremony(deps: PasskeyCeremonyDeps) {
+export function createPasskeyCeremony(deps: PasskeyCeremonyDeps): PasskeyCeremony {
   const { store, events, hash, now } = deps;
   const challenges = createCeremonyChallenges(hash);
   const ttlMs = PASSKEY_CEREMONY_TTL_SECONDS * 1000;
@@ -270,7 +343,6 @@ export function createPasskeyCeremony(deps: PasskeyCeremonyDeps) {
 
   return {
     ttlMs,
-    /** A challenge for `binding`, live for PASSKEY_CEREMONY_TTL_SECONDS. */
     issue: (binding: CeremonyBinding) => challenges.issue(binding, now() + ttlMs),
     rpIdFor,
     recordRefusal,
@@ -285,5 +357,3 @@ export function createPasskeyCeremony(deps: PasskeyCeremonyDeps) {
     creationOptions,
   };
 }
-
-export type PasskeyCeremony = ReturnType<typeof createPasskeyCeremony>;
