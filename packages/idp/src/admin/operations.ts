@@ -3,11 +3,21 @@ import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { Keyring } from '../keys/keyring.js';
 
+export interface Operations {
+  createClient(input: NewClient, actor: string): Promise<NewClientKeys>;
+  setMfaPolicy(clientId: string, policy: string, actor: string): Promise<void>;
+  setPasskeyMfa(clientId: string, value: string, actor: string): Promise<void>;
+  setIdTokenAlg(clientId: string, alg: string, actor: string): Promise<void>;
+  setPostLogoutRedirectUris(clientId: string, uris: string[], actor: string): Promise<void>;
+  deleteClient(clientId: string, actor: string): Promise<void>;
+  rotateSigningKey(actor: string): Promise<string>;
+}
+
 /**
  * The operator's changes to clients and signing keys, shared by the CLI and the admin API so
  * both check the same things and record the same events (`actor`: 'cli' or an admin key id).
  */
-export function createOperations({ clients, keyring, events }: { clients: ClientService; keyring: Keyring; events: EventLog }) {
+export function createOperations({ clients, keyring, events }: { clients: ClientService; keyring: Keyring; events: EventLog }): Operations {
   /** The clients service refuses bad input with plain errors (the CLI prints them); here they are a 400. */
   const checked = async <T>(run: () => Promise<T>): Promise<T> => {
     try {
@@ -57,5 +67,3 @@ export function createOperations({ clients, keyring, events }: { clients: Client
     },
   };
 }
-
-export type Operations = ReturnType<typeof createOperations>;

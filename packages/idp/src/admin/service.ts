@@ -4,6 +4,21 @@ import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { AdminKeyRecord, AdminKeyStore } from './store.js';
 
+export interface AdminKeys {
+  create(
+    name: string,
+    actor: string,
+  ): Promise<
+    AdminKeyRecord & {
+      key: string;
+    }
+  >;
+  list: () => Promise<AdminKeyRecord[]>;
+  revoke(id: string, actor: string): Promise<void>;
+  /** The live key presented, or undefined (missing, unknown and revoked look the same). */
+  authenticate(key: string | undefined): Promise<AdminKeyRecord | undefined>;
+}
+
 /**
  * Keys of the admin API. Each is shown once at creation and stored only as a keyed hash, like
  * client keys; it carries a name and its last use, and a revoked key stops working at once.
@@ -18,7 +33,7 @@ export function createAdminKeys({
   hash: SecretHasher;
   events: EventLog;
   now: () => number;
-}) {
+}): AdminKeys {
   return {
     async create(name: string, actor: string): Promise<AdminKeyRecord & { key: string }> {
       const trimmed = name.trim();
@@ -38,7 +53,6 @@ export function createAdminKeys({
       await events.record({ type: 'admin_key.revoked', actor, detail: { keyId: id } });
     },
 
-    /** The live key presented, or undefined (missing, unknown and revoked look the same). */
     async authenticate(key: string | undefined): Promise<AdminKeyRecord | undefined> {
       if (!key) return undefined;
       // Looked up by its keyed hash: the database never compares anything an attacker chose.
@@ -48,5 +62,3 @@ export function createAdminKeys({
     },
   };
 }
-
-export type AdminKeys = ReturnType<typeof createAdminKeys>;

@@ -25,6 +25,18 @@ export interface SignedTokenSpec {
   legacyMac?: (fields: SignedTokenFields, expiry: string, nonce: string) => string;
 }
 
+export interface SignedTokens {
+  issue(fields: SignedTokenFields, expiresAt: number): string;
+  /** The visible fields of a token of the right shape (length, field count), before any check: to look up what it binds. */
+  visibleOf(token: string): string[] | undefined;
+  /**
+   * The token's visible fields and expiry when its MAC matches `bound` (given, or derived from
+   * the visible fields) and it is still live at `now`; otherwise why not. A token that does not
+   * check out is `invalid` even when its expiry has passed: only a genuine token is `expired`.
+   */
+  check(token: string, bound: string[] | ((visible: string[]) => string[] | undefined), now: number): SignedTokenCheck;
+}
+
 /**
  * The one signed-challenge codec (devices/challenge.ts, devices/notice.ts, webauthn/challenge.ts
  * are bindings of it). A token is `visible….expiry.nonce.mac`: the visible fields, the expiry
@@ -37,7 +49,7 @@ export interface SignedTokenSpec {
  * Visible fields must not contain a dot (they are split on it) and may be empty (the binding
  * decides what an empty one means); bound fields may hold anything.
  */
-export function createSignedTokens(hash: SecretHasher, spec: SignedTokenSpec) {
+export function createSignedTokens(hash: SecretHasher, spec: SignedTokenSpec): SignedTokens {
   const { purpose, visibleFields, maxLength } = spec;
   const parts = visibleFields + 3;
   const mac = (fields: SignedTokenFields, expiry: string, nonce: string) => hash(purpose, macInput(fields, expiry, nonce));
@@ -51,18 +63,12 @@ export function createSignedTokens(hash: SecretHasher, spec: SignedTokenSpec) {
       return [...fields.visible, expiry, nonce, mac(fields, expiry, nonce)].join('.');
     },
 
-    /** The visible fields of a token of the right shape (length, field count), before any check: to look up what it binds. */
     visibleOf(token: string): string[] | undefined {
       if (token.length > maxLength) return undefined;
       const split = token.split('.');
       return split.length === parts ? split.slice(0, visibleFields) : undefined;
     },
 
-    /**
-     * The token's visible fields and expiry when its MAC matches `bound` (given, or derived from
-     * the visible fields) and it is still live at `now`; otherwise why not. A token that does not
-     * check out is `invalid` even when its expiry has passed: only a genuine token is `expired`.
-     */
     check(token: string, bound: string[] | ((visible: string[]) => string[] | undefined), now: number): SignedTokenCheck {
       if (token.length > maxLength) return { ok: false, reason: 'invalid' };
       const split = token.split('.');
@@ -81,8 +87,6 @@ export function createSignedTokens(hash: SecretHasher, spec: SignedTokenSpec) {
     },
   };
 }
-
-export type SignedTokens = ReturnType<typeof createSignedTokens>;
 
 /**
  * `<bound count>:<visible count>` then `|<length>:<field>` for each bound field, each visible

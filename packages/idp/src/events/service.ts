@@ -2,7 +2,7 @@ import { PAGE_SIZE_MAX } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { checkPageSize, checkQueryText, decodeCursor, encodeCursor } from '../storage/pagination.js';
 import { currentRequest } from './request-context.js';
-import type { AuditEvent, EventStore, NewEvent } from './store.js';
+import type { AuditEvent, EventStore, NewEvent, PreparedEvent } from './store.js';
 import { type EventType, isEventType } from './types.js';
 
 export interface EventQuery {
@@ -22,29 +22,50 @@ function withOrigin(event: NewEvent): NewEvent {
 /** Told of every event `record` wrote (metrics count sign-ins and code sends); must not throw. */
 export type EventListener = (event: AuditEvent) => void;
 
+export interface EventLog {
+  /** Appends one event; the IP and User-Agent of the request being served fill in unless given. */
+  record(
+    event: NewEvent & {
+      type: EventType;
+    },
+  ): Promise<AuditEvent>;
+  /**
+   * Adds a listener of the events `record` writes. Events written by a caller's own statement
+   * (`prepare`, the trusted login) and those a store appends in its transaction are not told.
+   */
+  onRecorded(listener: EventListener): void;
+  /** What record() would write (the event and its webhook outbox rows), for a caller that writes them in its own statement (login/store.ts). */
+  prepare: (
+    event: NewEvent & {
+      type: EventType;
+    },
+  ) => PreparedEvent;
+  /** After a prepared event with outbox rows was written. */
+  enqueued: () => void;
+  list(query: EventQuery): Promise<{
+    events: AuditEvent[];
+    nextCursor: string | null;
+  }>;
+  /** Every event of one user, newest first (their export). */
+  forUser: (userId: string) => Promise<AuditEvent[]>;
+}
+
 /** The audit trail: flows record what happened, operators read it newest first. */
-export function createEventLog({ store, now }: { store: EventStore; now: () => number }) {
+export function createEventLog({ store, now }: { store: EventStore; now: () => number }): EventLog {
   const listeners: EventListener[] = [];
   return {
-    /** Appends one event; the IP and User-Agent of the request being served fill in unless given. */
     async record(event: NewEvent & { type: EventType }): Promise<AuditEvent> {
       const recorded = await store.append(withOrigin(event), now());
       for (const listener of listeners) listener(recorded);
       return recorded;
     },
 
-    /**
-     * Adds a listener of the events `record` writes. Events written by a caller's own statement
-     * (`prepare`, the trusted login) and those a store appends in its transaction are not told.
-     */
     onRecorded(listener: EventListener): void {
       listeners.push(listener);
     },
 
-    /** What record() would write (the event and its webhook outbox rows), for a caller that writes them in its own statement (login/store.ts). */
     prepare: (event: NewEvent & { type: EventType }) => store.prepare(withOrigin(event), now()),
 
-    /** After a prepared event with outbox rows was written. */
     enqueued: () => store.enqueued(),
 
     async list(query: EventQuery): Promise<{ events: AuditEvent[]; nextCursor: string | null }> {
@@ -64,9 +85,6 @@ export function createEventLog({ store, now }: { store: EventStore; now: () => n
       return { events, nextCursor: events.length === limit && last ? encodeCursor(last.at, last.id) : null };
     },
 
-    /** Every event of one user, newest first (their export). */
     forUser: (userId: string) => store.list({ userId, limit: Number.MAX_SAFE_INTEGER }),
   };
 }
-
-export type EventLog = ReturnType<typeof createEventLog>;

@@ -96,7 +96,28 @@ export function sendLimitOf(subject: string): 'network' | 'resend' | 'recipient'
   return subject.slice('send:to:'.length).includes(':') ? 'resend' : 'recipient';
 }
 
-export function createServiceMetrics(sources: MetricsSources) {
+export interface ServiceMetrics {
+  /** A request answered: `route` is the matched route pattern (or `unmatched`), never the URL. */
+  requestAnswered(method: string, route: string, status: number, seconds: number): void;
+  /** The event log's listener: sign-ins and code sends as they are recorded. */
+  eventRecorded(event: RecordedEvent): void;
+  /** A succeeded sign-in whose event was written by its own statement, not through the event log's record (http/metrics.ts). */
+  signedIn: (amr: readonly string[], via?: unknown) => void;
+  /** The throttle's listener: a refused code send by the limit it hit; other throttles are not counted here. */
+  throttled(subject: string): void;
+  /** A code the transport did not accept (ERR_DELIVERY_FAILED). */
+  deliveryFailed(): void;
+  /**
+   * The page. The event-loop delay covers the time since the previous scrape (then starts
+   * over), as a quantile over the process's life would hide a recent stall; the webhook
+   * backlog is left out when the database does not answer.
+   */
+  render(): Promise<string>;
+  /** Stops the event-loop monitor. */
+  close(): void;
+}
+
+export function createServiceMetrics(sources: MetricsSources): ServiceMetrics {
   const startedAt = Date.now() / 1000;
   const requests = new LabelledValues(
     'service_idp_http_requests_total',
@@ -154,7 +175,6 @@ export function createServiceMetrics(sources: MetricsSources) {
   }
 
   return {
-    /** A request answered: `route` is the matched route pattern (or `unmatched`), never the URL. */
     requestAnswered(method: string, route: string, status: number, seconds: number): void {
       const labels = { method, route, status: String(status) };
       requests.add(labels);
@@ -162,7 +182,6 @@ export function createServiceMetrics(sources: MetricsSources) {
       latency.observe({ method, route, status_class: `${Math.floor(status / 100)}xx` }, seconds);
     },
 
-    /** The event log's listener: sign-ins and code sends as they are recorded. */
     eventRecorded(event: RecordedEvent): void {
       const detail = event.detail ?? {};
       if (event.type === 'sign_in.succeeded') {
@@ -176,25 +195,17 @@ export function createServiceMetrics(sources: MetricsSources) {
       }
     },
 
-    /** A succeeded sign-in whose event was written by its own statement, not through the event log's record (http/metrics.ts). */
     signedIn,
 
-    /** The throttle's listener: a refused code send by the limit it hit; other throttles are not counted here. */
     throttled(subject: string): void {
       const limit = sendLimitOf(subject);
       if (limit) codesRefused.add({ reason: 'rate_limited', limit });
     },
 
-    /** A code the transport did not accept (ERR_DELIVERY_FAILED). */
     deliveryFailed(): void {
       codesRefused.add({ reason: 'delivery_failed', limit: 'none' });
     },
 
-    /**
-     * The page. The event-loop delay covers the time since the previous scrape (then starts
-     * over), as a quantile over the process's life would hide a recent stall; the webhook
-     * backlog is left out when the database does not answer.
-     */
     async render(): Promise<string> {
       const backlog = await sources.webhookBacklog().catch(() => undefined);
       const pool = sources.poolUse();
@@ -253,11 +264,8 @@ export function createServiceMetrics(sources: MetricsSources) {
       return lines.join('\n');
     },
 
-    /** Stops the event-loop monitor. */
     close(): void {
       loopDelay.disable();
     },
   };
 }
-
-export type ServiceMetrics = ReturnType<typeof createServiceMetrics>;

@@ -83,6 +83,26 @@ export interface OtpCheck<S, T> {
   attemptsOf(spent: S): number;
 }
 
+export interface OtpService {
+  hashOf: (challengeId: string, code: string) => string;
+  /** Throttles, draws a code, arms the challenge with its HMAC and sends it. Returns the code (test mode shows it). */
+  send(request: OtpSend): Promise<string>;
+  /** Compares a guess with a stored code's HMAC in constant time. */
+  matchesStored(challengeId: string, otpHash: string | null, code: string): boolean;
+  /**
+   * The one guess check: refused while the account is locked; nothing counted without a live
+   * code; one guess spent (atomically, capped) before comparing; a wrong code recorded against
+   * the account; a right code of a used TOTP step refunded and named; a right code completes
+   * the challenge for exactly one caller and clears the account's failures.
+   */
+  check<S, T>(
+    check: OtpCheck<S, T>,
+  ): Promise<{
+    spent: S;
+    value: T;
+  }>;
+}
+
 /**
  * Every one-time code of the service: drawn from the CSPRNG, stored only as an HMAC bound to
  * its challenge, sent by mail or SMS within the send limits, and checked with the one rule
@@ -90,7 +110,7 @@ export interface OtpCheck<S, T> {
  * Registration (the email OTP), MFA sign-in, enrollment and delegated changes all use it;
  * each keeps its challenge in its own table and passes the atomic steps in.
  */
-export function createOtpService(deps: OtpDeps) {
+export function createOtpService(deps: OtpDeps): OtpService {
   const { accounts, throttle, mailer, templates, sms, hash, events, now } = deps;
   const sendSpacing = [{ max: SEND_SPACING_PER_PURPOSE[0].max, windowSeconds: deps.sendSpacingSeconds }];
   const accountKey = (email: string) => hash('account', email);
@@ -121,7 +141,6 @@ export function createOtpService(deps: OtpDeps) {
   return {
     hashOf,
 
-    /** Throttles, draws a code, arms the challenge with its HMAC and sends it. Returns the code (test mode shows it). */
     async send(request: OtpSend): Promise<string> {
       if (request.ip !== undefined)
         await throttle.consume(`send:ip:${request.ip}`, SEND_PER_IP, 'Too many codes were requested from this network. Try again later.');
@@ -158,17 +177,10 @@ export function createOtpService(deps: OtpDeps) {
       return code;
     },
 
-    /** Compares a guess with a stored code's HMAC in constant time. */
     matchesStored(challengeId: string, otpHash: string | null, code: string): boolean {
       return otpHash !== null && safeEqual(otpHash, hashOf(challengeId, code));
     },
 
-    /**
-     * The one guess check: refused while the account is locked; nothing counted without a live
-     * code; one guess spent (atomically, capped) before comparing; a wrong code recorded against
-     * the account; a right code of a used TOTP step refunded and named; a right code completes
-     * the challenge for exactly one caller and clears the account's failures.
-     */
     async check<S, T>(check: OtpCheck<S, T>): Promise<{ spent: S; value: T }> {
       const key = accountKey(check.email);
       const lockedUntil = await accounts.lockedUntil(key, now());
@@ -199,5 +211,3 @@ export function createOtpService(deps: OtpDeps) {
     },
   };
 }
-
-export type OtpService = ReturnType<typeof createOtpService>;

@@ -6,6 +6,10 @@ export interface Limit {
   windowSeconds: number;
 }
 
+export interface Throttle {
+  consume(subject: string, limits: readonly Limit[], message: string): Promise<void>;
+}
+
 /**
  * Applies a set of limits to one subject; the first exceeded limit refuses with a retry time.
  * `onRefused` hears the subject of each refusal (metrics count refused code sends by their kind
@@ -19,7 +23,7 @@ export function createThrottle({
   store: ThrottleStore;
   now: () => number;
   onRefused?: (subject: string) => void;
-}) {
+}): Throttle {
   return {
     async consume(subject: string, limits: readonly Limit[], message: string): Promise<void> {
       for (const limit of limits) {
@@ -35,5 +39,3 @@ export function createThrottle({
     },
   };
 }
-
-export type Throttle = ReturnType<typeof createThrottle>;

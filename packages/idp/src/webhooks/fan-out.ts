@@ -22,13 +22,28 @@ export function webhookPayload(event: AuditEvent): string {
   });
 }
 
+export interface WebhookFanOut {
+  whenEnqueued(listener: () => void): void;
+  /** Reloads now (after a change on this process), or joins a reload under way. */
+  reload(): Promise<void>;
+  /** Reloads when the cache is older than its bound; errors are the caller's to log. */
+  refreshIfStale(): Promise<void>;
+  endpointsFor(type: string): string[];
+  enqueue(event: AuditEvent, endpointIds: string[], tx: Db): Promise<void>;
+  /** The outbox rows of an event for a caller that writes them in its own statement (login/store.ts). */
+  deliveriesFor(event: AuditEvent): Database['webhook_deliveries'][];
+  /** After such a caller wrote rows: the delivery loop of this process looks sooner. */
+  enqueued(): void;
+  deleteForUser: (userId: string, tx: Db) => Promise<void>;
+}
+
 /**
  * Writes an outbox row per subscribed endpoint with each event (events/store.ts append), from
  * subscriptions held in memory: an event type no endpoint takes costs no statement. The cache
  * is reloaded when older than WEBHOOK_SUBSCRIPTION_CACHE_MS (by the delivery loop, or by the
  * next event) and at once after a change made through this process.
  */
-export function createWebhookFanOut({ endpoints, outbox }: { endpoints: WebhookEndpointStore; outbox: WebhookOutboxStore }) {
+export function createWebhookFanOut({ endpoints, outbox }: { endpoints: WebhookEndpointStore; outbox: WebhookOutboxStore }): WebhookFanOut {
   /** Told after rows were written: the delivery loop of this process looks sooner. */
   let onEnqueued: (() => void) | undefined;
   let byType = new Map<string, string[]>();
@@ -49,7 +64,6 @@ export function createWebhookFanOut({ endpoints, outbox }: { endpoints: WebhookE
       onEnqueued = listener;
     },
 
-    /** Reloads now (after a change on this process), or joins a reload under way. */
     reload(): Promise<void> {
       loading ??= load().finally(() => {
         loading = undefined;
@@ -57,7 +71,6 @@ export function createWebhookFanOut({ endpoints, outbox }: { endpoints: WebhookE
       return loading;
     },
 
-    /** Reloads when the cache is older than its bound; errors are the caller's to log. */
     async refreshIfStale(): Promise<void> {
       if (performance.now() - loadedAt >= WEBHOOK_SUBSCRIPTION_CACHE_MS) await fanOut.reload();
     },
@@ -75,13 +88,11 @@ export function createWebhookFanOut({ endpoints, outbox }: { endpoints: WebhookE
       onEnqueued?.();
     },
 
-    /** The outbox rows of an event for a caller that writes them in its own statement (login/store.ts). */
     deliveriesFor(event: AuditEvent): Database['webhook_deliveries'][] {
       const endpointIds: string[] = fanOut.endpointsFor(event.type);
       return endpointIds.length === 0 ? [] : deliveryRows(event, webhookPayload(event), endpointIds);
     },
 
-    /** After such a caller wrote rows: the delivery loop of this process looks sooner. */
     enqueued(): void {
       onEnqueued?.();
     },
@@ -90,5 +101,3 @@ export function createWebhookFanOut({ endpoints, outbox }: { endpoints: WebhookE
   } satisfies EventFanOut & Record<string, unknown>;
   return fanOut;
 }
-
-export type WebhookFanOut = ReturnType<typeof createWebhookFanOut>;

@@ -46,6 +46,25 @@ export function checkEventTypes(types: string[]): string[] {
   return unique;
 }
 
+export interface Webhooks {
+  create(
+    input: {
+      url: string;
+      events: string[];
+    },
+    actor: string,
+  ): Promise<
+    WebhookEndpoint & {
+      secret: string;
+    }
+  >;
+  list: () => Promise<WebhookEndpoint[]>;
+  delete(id: string, actor: string): Promise<void>;
+  /** Resumes deliveries, pending ones included; the failure streak starts again from zero. */
+  enable: (id: string, actor: string) => Promise<WebhookEndpoint>;
+  disable: (id: string, actor: string) => Promise<WebhookEndpoint>;
+}
+
 /**
  * Operators' webhook endpoints, shared by the CLI and the admin API. The signing secret is
  * drawn here, returned once by `create`, and stored only sealed (it must stay usable for the HMAC).
@@ -67,7 +86,7 @@ export function createWebhooks({
   /** SERVICE_IDP_WEBHOOK_ALLOW_INTERNAL: internal receivers are allowed in production too. */
   allowInternal: boolean;
   now: () => number;
-}) {
+}): Webhooks {
   const notFound = (id: string) => new ServiceError('ERR_NOT_FOUND', `No webhook endpoint ${id}.`);
 
   async function setDisabled(id: string, disabled: boolean, actor: string): Promise<WebhookEndpoint> {
@@ -110,10 +129,7 @@ export function createWebhooks({
       await events.record({ type: 'webhook.deleted', actor, detail: { webhookId: id } });
     },
 
-    /** Resumes deliveries, pending ones included; the failure streak starts again from zero. */
     enable: (id: string, actor: string) => setDisabled(id, false, actor),
     disable: (id: string, actor: string) => setDisabled(id, true, actor),
   };
 }
-
-export type Webhooks = ReturnType<typeof createWebhooks>;

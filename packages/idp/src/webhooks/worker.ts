@@ -61,6 +61,12 @@ function post(url: URL, headers: OutgoingHttpHeaders, body: string, agent: HttpA
   });
 }
 
+export interface DeliveryWorker {
+  start(): void;
+  /** Stops claiming, aborts requests in flight and hands their rows back; resolves when nothing runs. */
+  stop(): Promise<void>;
+}
+
 /**
  * The delivery loop each `service-idp start` node runs: claims due outbox rows under a lease,
  * POSTs each as a Standard Webhooks message (webhook-id, webhook-timestamp, webhook-signature),
@@ -95,7 +101,7 @@ export function createDeliveryWorker({
   /** Resolves receivers' names (tests pass their own). */
   resolve?: HostResolver;
   onError: (error: unknown) => void;
-}) {
+}): DeliveryWorker {
   const requestTimeoutMs = timings.requestTimeoutMs ?? WEBHOOK_REQUEST_TIMEOUT_MS;
   const pollIntervalMs = timings.pollIntervalMs ?? WEBHOOK_POLL_INTERVAL_MS;
   const leaseMs = timings.leaseMs ?? WEBHOOK_LEASE_MS;
@@ -232,7 +238,6 @@ export function createDeliveryWorker({
       run();
     },
 
-    /** Stops claiming, aborts requests in flight and hands their rows back; resolves when nothing runs. */
     async stop(): Promise<void> {
       stopped = true;
       clearInterval(timer);
@@ -245,5 +250,3 @@ export function createDeliveryWorker({
     },
   };
 }
-
-export type DeliveryWorker = ReturnType<typeof createDeliveryWorker>;
