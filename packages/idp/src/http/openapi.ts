@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { PUBLISHABLE_KEY_HEADER } from 'service-protocol';
+import { OPERATIONS } from './operations.js';
 
 /** Where the service serves its OpenAPI document (docs/protocol.md links it). */
 export const OPENAPI_PATH = '/openapi.json';
@@ -12,6 +13,16 @@ export const OPENAPI_PATH = '/openapi.json';
  * Registered before the routes (it collects them as they are added).
  */
 export async function registerOpenApi(app: FastifyInstance, { issuer }: { issuer: string }): Promise<void> {
+  // Every operation's name and summary, from one table (http/operations.ts), as the route is added.
+  app.addHook('onRoute', (route) => {
+    if (route.schema?.hide === true) return;
+    for (const method of [route.method].flat()) {
+      const named = OPERATIONS[`${method} ${route.url}`];
+      if (!named) continue;
+      const [operationId, summary] = named;
+      route.schema = { ...route.schema, operationId, summary };
+    }
+  });
   // The same package.json from src/ (tests) and dist/ (the published build).
   const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   await app.register(swagger, {

@@ -73,6 +73,23 @@ describe('OpenAPI document', () => {
       Object.entries(methods as Record<string, any>).map(([method, operation]) => ({ name: `${method.toUpperCase()} ${path}`, operation })),
     );
 
+  it('names and summarizes every operation, each name once (client generators name their functions after it)', () => {
+    const names = new Set<string>();
+    for (const { name, operation } of operations()) {
+      assert.match(operation.operationId ?? '', /^[a-z][A-Za-z]+$/, `${name} has a camelCase operationId`);
+      assert.ok(!names.has(operation.operationId), `${name}: operationId ${operation.operationId} is unique`);
+      names.add(operation.operationId);
+      assert.ok(typeof operation.summary === 'string' && operation.summary.length > 0, `${name} has a summary`);
+    }
+  });
+
+  it('applies the publishable key to every browser route', () => {
+    const browser = operations().filter(({ name }) => name.split(' ')[1]?.startsWith('/v1/') && name !== `POST ${Paths.delegation}`);
+    assert.ok(browser.length >= 15);
+    for (const { name, operation } of browser) assert.deepEqual(operation.security, [{ publishableKey: [] }], name);
+    assert.equal(document.components.securitySchemes.publishableKey.in, 'header');
+  });
+
   it('gives every route a schema for its success answer', () => {
     // A route registered without one shows only @fastify/swagger's bare "Default Response".
     assert.ok(operations().length >= 35);
