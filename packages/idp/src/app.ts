@@ -25,7 +25,7 @@ import {
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
-import { errorResponses, SERVER_ERRORS, wireBody } from './http/schemas.js';
+import { decimalQueryIntegers, errorResponses, SERVER_ERRORS, wireBody } from './http/schemas.js';
 import { sdkRoutes } from './http/sdk.js';
 import { securityHeaders } from './http/security-headers.js';
 import { loginRoutes } from './login/routes.js';
@@ -112,6 +112,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
 
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
   registerErrorHandler(app);
+  decimalQueryIntegers(app);
   const onContractViolation =
     options.onContractViolation ?? (process.env[CONTRACT_CHECK_ENV] === '1' ? contractViolationToStderr : undefined);
   if (onContractViolation) checkResponsesAgainstDocument(app, onContractViolation);

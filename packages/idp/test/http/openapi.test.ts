@@ -90,6 +90,33 @@ describe('OpenAPI document', () => {
     assert.equal(document.components.securitySchemes.publishableKey.in, 'header');
   });
 
+  it('types the page sizes and times of the admin queries as integers, and the service reads them so', async () => {
+    const query = (path: string, name: string) =>
+      document.paths[path].get.parameters.find((p: any) => p.in === 'query' && p.name === name)?.schema;
+    assert.deepEqual(query('/admin/v1/users', 'limit'), {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000,
+    });
+    for (const [path, name] of [
+      ['/admin/v1/events', 'limit'],
+      ['/admin/v1/events', 'since'],
+    ] as const)
+      assert.equal(query(path, name).type, 'integer', `${path} ${name}`);
+    const { key } = await service.ctx.adminKeys.create('openapi', 'cli');
+    const get = async (path: string) => {
+      const response = await fetch(`${service.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    for (const path of ['/admin/v1/users?limit=10', '/admin/v1/events?limit=10&since=0']) assert.equal((await get(path)).status, 200, path);
+    for (const path of ['/admin/v1/users?limit=abc', '/admin/v1/users?limit=1e3', '/admin/v1/events?since=1.5', '/admin/v1/users?limit=']) {
+      const answer = await get(path);
+      assert.equal(answer.status, 400, path);
+      assert.deepEqual(Object.keys(answer.body).sort(), ['code', 'message'], path);
+      assert.equal(answer.body.code, 'ERR_REQUEST_INVALID', path);
+    }
+  });
+
   it('gives every route a schema for its success answer', () => {
     // A route registered without one shows only @fastify/swagger's bare "Default Response".
     assert.ok(operations().length >= 35);
