@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { PUBLISHABLE_KEY_HEADER } from 'service-protocol';
-import { OPERATIONS } from './operations.js';
+import { CREDENTIALS, OPERATIONS } from './operations.js';
 
 /** Where the service serves its OpenAPI document (docs/protocol.md links it). */
 export const OPENAPI_PATH = '/openapi.json';
@@ -13,14 +13,17 @@ export const OPENAPI_PATH = '/openapi.json';
  * Registered before the routes (it collects them as they are added).
  */
 export async function registerOpenApi(app: FastifyInstance, { issuer }: { issuer: string }): Promise<void> {
-  // Every operation's name and summary, from one table (http/operations.ts), as the route is added.
+  // Every operation's name, summary and credentials, from one table (http/operations.ts), as the
+  // route is added; the browser and admin scopes' own hooks then set their keys (they run after this one).
   app.addHook('onRoute', (route) => {
     if (route.schema?.hide === true) return;
     for (const method of [route.method].flat()) {
-      const named = OPERATIONS[`${method} ${route.url}`];
+      const key = `${method} ${route.url}`;
+      const named = OPERATIONS[key];
       if (!named) continue;
       const [operationId, summary] = named;
-      route.schema = { ...route.schema, operationId, summary };
+      const security = CREDENTIALS[key] ?? route.schema?.security ?? [];
+      route.schema = { ...route.schema, operationId, summary, security: security.map((s) => ({ ...s })) };
     }
   });
   // The same package.json from src/ (tests) and dist/ (the published build).
@@ -31,6 +34,7 @@ export async function registerOpenApi(app: FastifyInstance, { issuer }: { issuer
       info: {
         title: 'service-idp',
         version,
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
         description: 'Passwordless identity service. docs/protocol.md is the prose companion of this document.',
       },
       servers: [{ url: issuer }],
@@ -43,6 +47,9 @@ export async function registerOpenApi(app: FastifyInstance, { issuer }: { issuer
             description: 'browser routes (/v1), with a registered Origin',
           },
           adminKey: { type: 'http', scheme: 'bearer', description: 'admin API (/admin/v1): a key from `service-idp admin-keys create`' },
+          clientSecretBasic: { type: 'http', scheme: 'basic', description: "a confidential client's id and secret (client_secret_basic)" },
+          accessToken: { type: 'http', scheme: 'bearer', description: 'an access token from /oauth/token' },
+          secretKey: { type: 'http', scheme: 'bearer', description: "the calling client's secret key" },
         },
       },
     },

@@ -76,3 +76,17 @@ export const OPERATIONS: Readonly<Record<string, readonly [operationId: string, 
   'GET /healthz': ['getHealth', 'Liveness probe'],
   'GET /readyz': ['getReadiness', 'Readiness probe: the database answers'],
 };
+
+/**
+ * The credentials of the operations outside /v1's browser routes and the admin API (those two
+ * say theirs where they are registered: http/browser-client.ts, admin/routes.ts). `{}` in a
+ * list: the credential may be left out. Every other operation takes none (`security: []`).
+ */
+export const CREDENTIALS: Readonly<Record<string, readonly Record<string, string[]>[]>> = {
+  // client_secret_basic; client_secret_post and public clients (`none`) authenticate in the form.
+  'POST /oauth/token': [{ clientSecretBasic: [] }, {}],
+  'POST /oauth/revoke': [{ clientSecretBasic: [] }, {}],
+  'GET /oauth/userinfo': [{ accessToken: [] }],
+  // Optional: the envelope's signature already authenticates the caller (docs/delegation.md).
+  'POST /v1/delegation': [{ secretKey: [] }, {}],
+};

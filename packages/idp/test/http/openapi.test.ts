@@ -4,12 +4,19 @@
  * each with a schema for its success and its error answers, and in step with docs/protocol.md.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { ErrorHttpStatus, Paths } from 'service-protocol';
 import { OPENAPI_PATH } from '../../src/http/openapi.js';
 import { startTestService, type TestService } from '../support/helpers.js';
+
+const run = promisify(execFile);
 
 describe('OpenAPI document', () => {
   let service: TestService;
@@ -25,6 +32,27 @@ describe('OpenAPI document', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
     assert.equal(document.openapi, '3.1.0');
     await SwaggerParser.validate(structuredClone(document));
+  });
+
+  it("passes Redocly's recommended rules without an error", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'openapi-lint-'));
+    try {
+      const file = join(dir, 'openapi.json');
+      writeFileSync(file, JSON.stringify(document));
+      const redocly = fileURLToPath(new URL('../../../../node_modules/.bin/redocly', import.meta.url));
+      // Exits non-zero on an error; the JSON report lists each problem (warnings are allowed).
+      const { stdout } = await run(redocly, ['lint', '--extends=recommended', '--format=json', file], {
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+        maxBuffer: 64 * 1024 * 1024,
+      }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+      const { problems } = JSON.parse(stdout) as {
+        problems: { severity: string; ruleId: string; message: string; location: { pointer: string }[] }[];
+      };
+      const errors = problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`);
+      assert.deepEqual(errors, []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('covers the browser, OAuth/OIDC, delegation and admin routes', () => {
