@@ -35,6 +35,7 @@ import { hostedCeremonyContext, oidcRoutes } from './oidc/routes.js';
 import { registrationRoutes } from './registration/routes.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
 import { tokenRoutes } from './token/routes.js';
+import { webhookDocument } from './webhooks/openapi.js';
 
 export interface AppOptions {
   /**
@@ -116,7 +117,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   const onContractViolation =
     options.onContractViolation ?? (process.env[CONTRACT_CHECK_ENV] === '1' ? contractViolationToStderr : undefined);
   if (onContractViolation) checkResponsesAgainstDocument(app, onContractViolation);
-  await registerOpenApi(app, { issuer: ctx.config.issuer });
+  await registerOpenApi(app, { issuer: ctx.config.issuer, extras: webhookDocument() });
   trackRequestOrigin(app);
   registerMetrics(app, ctx.metrics);
   // Helmet's headers, and the caching rule (protocol.md): nothing is stored by a cache unless its route says so

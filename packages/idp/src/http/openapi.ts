@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { PUBLISHABLE_KEY_HEADER } from 'service-protocol';
+import { type DocumentExtras, finishDocument } from './openapi-document.js';
 import { CREDENTIALS, OPERATIONS } from './operations.js';
 
 /** Where the service serves its OpenAPI document (docs/protocol.md links it). */
@@ -12,7 +13,10 @@ export const OPENAPI_PATH = '/openapi.json';
  * routes already validate with, so the document cannot drift from what the service checks.
  * Registered before the routes (it collects them as they are added).
  */
-export async function registerOpenApi(app: FastifyInstance, { issuer }: { issuer: string }): Promise<void> {
+export async function registerOpenApi(
+  app: FastifyInstance,
+  { issuer, extras }: { issuer: string; extras?: DocumentExtras },
+): Promise<void> {
   // Every operation's name, summary and credentials, from one table (http/operations.ts), as the
   // route is added; the browser and admin scopes' own hooks then set their keys (they run after this one).
   app.addHook('onRoute', (route) => {
@@ -29,6 +33,7 @@ export async function registerOpenApi(app: FastifyInstance, { issuer }: { issuer
   // The same package.json from src/ (tests) and dist/ (the published build).
   const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   await app.register(swagger, {
+    transformObject: (document) => finishDocument('openapiObject' in document ? document.openapiObject : {}, extras),
     openapi: {
       openapi: '3.1.0',
       info: {

@@ -13,7 +13,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { ErrorHttpStatus, Paths } from 'service-protocol';
+import { Compile } from 'typebox/schema';
+import { EVENT_TYPES } from '../../src/events/types.js';
 import { OPENAPI_PATH } from '../../src/http/openapi.js';
+import { webhookPayload } from '../../src/webhooks/fan-out.js';
 import { startTestService, type TestService } from '../support/helpers.js';
 
 const run = promisify(execFile);
@@ -143,6 +146,58 @@ describe('OpenAPI document', () => {
       assert.deepEqual(Object.keys(answer.body).sort(), ['code', 'message'], path);
       assert.equal(answer.body.code, 'ERR_REQUEST_INVALID', path);
     }
+  });
+
+  it('names every request body and success body in components.schemas', () => {
+    const schemas = document.components.schemas;
+    let bodies = 0;
+    for (const { name, operation } of operations()) {
+      const contents = [
+        ['request', operation.requestBody?.content],
+        ...Object.entries(operation.responses)
+          .filter(([status]) => status.startsWith('2'))
+          .map(([status, response]: [string, any]) => [status, response.content]),
+      ] as const;
+      for (const [what, content] of contents)
+        for (const [mediaType, body] of Object.entries((content ?? {}) as Record<string, any>)) {
+          // A page, a script or a sealed JWE is a bare string: nothing to name.
+          if (body.schema.type === 'string') continue;
+          bodies++;
+          const ref = /^#\/components\/schemas\/([A-Za-z0-9]+)$/.exec(body.schema.$ref ?? '')?.[1];
+          assert.ok(ref && schemas[ref], `${name} ${what} ${mediaType} is a named schema`);
+        }
+    }
+    assert.ok(bodies >= 60, `${bodies} bodies`);
+    assert.ok(schemas.ListUsersResponse && schemas.CreateClientRequest);
+  });
+
+  it('lists every webhook event with its payload and the Standard Webhooks headers', () => {
+    assert.deepEqual(Object.keys(document.webhooks).sort(), [...EVENT_TYPES].sort());
+    for (const [type, item] of Object.entries(document.webhooks as Record<string, any>)) {
+      const { post } = item;
+      assert.ok(post.operationId && post.summary, type);
+      assert.deepEqual(
+        post.parameters.map((p: any) => `${p.in} ${p.name}`),
+        ['header webhook-id', 'header webhook-timestamp', 'header webhook-signature'],
+      );
+      const [base, own] = post.requestBody.content['application/json'].schema.allOf;
+      assert.equal(base.$ref, '#/components/schemas/WebhookMessage');
+      assert.equal(own.properties.type.const, type);
+    }
+    // The schema is the one a delivery's body is written to.
+    const event = {
+      id: 'evt_1',
+      type: 'user.created',
+      at: 1,
+      userId: 'usr_1',
+      clientId: null,
+      deviceId: null,
+      ip: '1.2.3.4',
+      userAgent: 'x',
+      actor: 'cli',
+      detail: { n: 1 },
+    };
+    assert.ok(Compile(document.components.schemas.WebhookMessage).Check(JSON.parse(webhookPayload(event))));
   });
 
   it('gives every route a schema for its success answer', () => {
