@@ -25,7 +25,7 @@ import {
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
-import { errorResponses, SERVER_ERRORS, wireBody } from './http/schemas.js';
+import { decimalQueryIntegers, errorResponses, SERVER_ERRORS, wireBody } from './http/schemas.js';
 import { sdkRoutes } from './http/sdk.js';
 import { securityHeaders } from './http/security-headers.js';
 import { loginRoutes } from './login/routes.js';
@@ -35,6 +35,7 @@ import { hostedCeremonyContext, oidcRoutes } from './oidc/routes.js';
 import { registrationRoutes } from './registration/routes.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
 import { tokenRoutes } from './token/routes.js';
+import { webhookDocument } from './webhooks/openapi.js';
 
 export interface AppOptions {
   /**
@@ -112,10 +113,11 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
 
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
   registerErrorHandler(app);
+  decimalQueryIntegers(app);
   const onContractViolation =
     options.onContractViolation ?? (process.env[CONTRACT_CHECK_ENV] === '1' ? contractViolationToStderr : undefined);
   if (onContractViolation) checkResponsesAgainstDocument(app, onContractViolation);
-  await registerOpenApi(app, { issuer: ctx.config.issuer });
+  await registerOpenApi(app, { issuer: ctx.config.issuer, extras: webhookDocument() });
   trackRequestOrigin(app);
   registerMetrics(app, ctx.metrics);
   // Helmet's headers, and the caching rule (protocol.md): nothing is stored by a cache unless its route says so

@@ -44,7 +44,7 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T)
 const Time = Type.Integer({ description: 'Unix epoch milliseconds' });
 const Id = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
 const Page = {
-  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$', description: `rows per page, 1 to 1000 (default ${PAGE_SIZE_DEFAULT})` })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: `rows per page (default ${PAGE_SIZE_DEFAULT})` })),
   cursor: Type.Optional(Type.String({ maxLength: CURSOR_MAX_LENGTH, description: 'nextCursor of the previous page' })),
 };
 const errors = errorResponses(400, 401, 404, ...SERVER_ERRORS);
@@ -135,7 +135,7 @@ export async function adminKeyOf(adminKeys: AdminKeys, authorization: string | u
   return key;
 }
 
-const pageSize = (raw: string | undefined) => (raw === undefined ? PAGE_SIZE_DEFAULT : Number(raw));
+const pageSize = (limit: number | undefined) => limit ?? PAGE_SIZE_DEFAULT;
 
 /**
  * The admin API: what `service-idp users|devices|clients|events` do, over HTTP, for an admin
@@ -247,7 +247,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
           {
             user: Type.Optional(Id),
             type: Type.Optional(Type.String({ maxLength: 50 })),
-            since: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'Unix epoch milliseconds' })),
+            since: Type.Optional(Type.Integer({ minimum: 0, maximum: 999_999_999_999_999, description: 'Unix epoch milliseconds' })),
             ...Page,
           },
           { additionalProperties: false },
@@ -259,7 +259,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       events.list({
         ...(request.query.user ? { userId: request.query.user } : {}),
         ...(request.query.type ? { type: request.query.type } : {}),
-        ...(request.query.since ? { since: Number(request.query.since) } : {}),
+        ...(request.query.since !== undefined ? { since: request.query.since } : {}),
         ...(request.query.cursor ? { cursor: request.query.cursor } : {}),
         limit: pageSize(request.query.limit),
       }),

@@ -66,6 +66,10 @@ export async function browserClient(
   // The hosted pages call this API from the issuer's own origin, and a same-origin GET carries
   // no Origin header (Fetch standard); the browser's Sec-Fetch-Site says where it came from.
   const issuerOrigin = new URL(issuer).origin;
+  // Every route here takes the publishable key (checked below): the document says so (http/openapi.ts).
+  scope.addHook('onRoute', (route) => {
+    if (route.method !== 'OPTIONS') route.schema = { ...route.schema, security: [{ publishableKey: [] }] };
+  });
   scope.addHook('onRequest', (request, _reply, done) => {
     if (!request.headers.origin && request.headers['sec-fetch-site'] === 'same-origin') request.headers.origin = issuerOrigin;
     done();

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { PUBLISHABLE_KEY_HEADER } from 'service-protocol';
+import { type DocumentExtras, finishDocument } from './openapi-document.js';
+import { CREDENTIALS, OPERATIONS } from './operations.js';
 
 /** Where the service serves its OpenAPI document (docs/protocol.md links it). */
 export const OPENAPI_PATH = '/openapi.json';
@@ -11,15 +13,33 @@ export const OPENAPI_PATH = '/openapi.json';
  * routes already validate with, so the document cannot drift from what the service checks.
  * Registered before the routes (it collects them as they are added).
  */
-export async function registerOpenApi(app: FastifyInstance, { issuer }: { issuer: string }): Promise<void> {
+export async function registerOpenApi(
+  app: FastifyInstance,
+  { issuer, extras }: { issuer: string; extras?: DocumentExtras },
+): Promise<void> {
+  // Every operation's name, summary and credentials, from one table (http/operations.ts), as the
+  // route is added; the browser and admin scopes' own hooks then set their keys (they run after this one).
+  app.addHook('onRoute', (route) => {
+    if (route.schema?.hide === true) return;
+    for (const method of [route.method].flat()) {
+      const key = `${method} ${route.url}`;
+      const named = OPERATIONS[key];
+      if (!named) continue;
+      const [operationId, summary] = named;
+      const security = CREDENTIALS[key] ?? route.schema?.security ?? [];
+      route.schema = { ...route.schema, operationId, summary, security: security.map((s) => ({ ...s })) };
+    }
+  });
   // The same package.json from src/ (tests) and dist/ (the published build).
   const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   await app.register(swagger, {
+    transformObject: (document) => finishDocument('openapiObject' in document ? document.openapiObject : {}, extras),
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'service-idp',
         version,
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
         description: 'Passwordless identity service. docs/protocol.md is the prose companion of this document.',
       },
       servers: [{ url: issuer }],
@@ -32,6 +52,9 @@ export async function registerOpenApi(app: FastifyInstance, { issuer }: { issuer
             description: 'browser routes (/v1), with a registered Origin',
           },
           adminKey: { type: 'http', scheme: 'bearer', description: 'admin API (/admin/v1): a key from `service-idp admin-keys create`' },
+          clientSecretBasic: { type: 'http', scheme: 'basic', description: "a confidential client's id and secret (client_secret_basic)" },
+          accessToken: { type: 'http', scheme: 'bearer', description: 'an access token from /oauth/token' },
+          secretKey: { type: 'http', scheme: 'bearer', description: "the calling client's secret key" },
         },
       },
     },

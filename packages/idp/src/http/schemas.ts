@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import type { FastifyInstance } from 'fastify';
 import {
   canonicalEmail,
   type ErrorBody,
@@ -134,3 +135,27 @@ export const rawResponse = (mediaType: string, description: string) => ({
   description,
   content: { [mediaType]: { schema: { type: 'string' } } },
 });
+
+/** Digits only, short enough to stay an exact JavaScript number (below 2^53). */
+const DECIMAL_DIGITS = /^[0-9]{1,15}$/;
+
+/**
+ * Query parameters declared `Type.Integer` arrive as text, and the validator does not coerce
+ * (app.ts: `coerceTypes: false`). Before validation, a value of decimal digits only becomes
+ * its number; anything else (`1e3`, `+5`, `5.0`, `0x10`, a repeated parameter) stays as sent
+ * and the integer schema refuses it with the usual 400. So the document can type these
+ * parameters as integers, and means it.
+ */
+export function decimalQueryIntegers(app: FastifyInstance): void {
+  app.addHook('preValidation', (request, _reply, done) => {
+    const querystring = request.routeOptions.schema?.querystring as { properties?: Record<string, { type?: unknown }> } | undefined;
+    const query = request.query as Record<string, unknown> | undefined;
+    if (querystring?.properties && typeof query === 'object' && query !== null) {
+      for (const [name, schema] of Object.entries(querystring.properties)) {
+        const value = query[name];
+        if (schema.type === 'integer' && typeof value === 'string' && DECIMAL_DIGITS.test(value)) query[name] = Number(value);
+      }
+    }
+    done();
+  });
+}

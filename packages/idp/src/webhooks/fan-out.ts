@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { Type } from 'typebox';
 import { WEBHOOK_SUBSCRIPTION_CACHE_MS } from '../defaults.js';
 import type { AuditEvent, EventFanOut } from '../events/store.js';
 import type { Database, Db } from '../storage/database.js';
@@ -7,6 +8,29 @@ import type { WebhookEndpointStore } from './store.js';
 
 /** The subscription that takes every event type, present and future. */
 export const ALL_EVENTS = 'all';
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+/** The body of a delivery, as webhookPayload writes it: the schema the OpenAPI document's `webhooks` give (http/openapi-document.ts). */
+export const WebhookMessageSchema = Type.Object(
+  {
+    type: Type.String({ description: 'the event type (events/types.ts)' }),
+    timestamp: Type.String({ format: 'date-time', description: 'when the event happened' }),
+    data: Type.Object({
+      id: Type.String({ description: 'the audit event id' }),
+      type: Type.String(),
+      at: Type.Integer({ description: 'Unix epoch milliseconds' }),
+      userId: NullableString,
+      clientId: NullableString,
+      deviceId: NullableString,
+      actor: Type.Union([Type.String(), Type.Null()], { description: "who acted when not the user: 'cli', or an admin key's id" }),
+      detail: Type.Union([Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()])), Type.Null()], {
+        description: 'non-secret facts: a reason code, a count',
+      }),
+    }),
+  },
+  { description: 'A Standard Webhooks message: the event type, its time, and the audit event without its IP address and User-Agent' },
+);
 
 /**
  * The body of a delivery (Standard Webhooks: type, timestamp, data). The data is the audit

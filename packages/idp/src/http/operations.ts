@@ -1,0 +1,92 @@
+/**
+ * The name (`operationId`) and one-line `summary` of every documented operation, keyed by
+ * `METHOD path` as the route is registered (Fastify's `:param` syntax). Client generators
+ * name their functions after the operationId, so a name, once published, does not change.
+ * http/openapi.ts puts them on the routes; test/http/openapi.test.ts checks that every
+ * documented operation has one.
+ */
+export const OPERATIONS: Readonly<Record<string, readonly [operationId: string, summary: string]>> = {
+  // Browser API (/v1), called by service-web with the publishable key.
+  'GET /v1/client': ['getClient', 'The client app the publishable key names'],
+  'POST /v1/device-challenges': ['createDeviceChallenge', 'A nonce for a trusted device to sign'],
+  'POST /v1/authenticate': ['authenticate', 'Start a sign-in: a trusted device, or a one-time code by email or SMS'],
+  'POST /v1/email-otp/verify': ['verifyEmailOtp', 'Verify a one-time code'],
+  'POST /v1/devices': ['registerDevice', 'Register this device as trusted'],
+  'POST /v1/devices/list': ['listDevices', "List the user's trusted devices"],
+  'POST /v1/devices/rename': ['renameDevice', 'Rename a trusted device'],
+  'POST /v1/devices/revoke': ['revokeDevice', 'Revoke a trusted device'],
+  'POST /v1/devices/revoke-others': ['revokeOtherDevices', 'Revoke every trusted device but this one'],
+  'POST /v1/mfa/initiate': ['initiateMfa', 'Start the second-factor step of a sign-in'],
+  'POST /v1/mfa/verify': ['verifyMfa', 'Answer the second-factor step of a sign-in'],
+  'POST /v1/passkeys/registration/options': ['getPasskeyRegistrationOptions', 'Creation options for a new passkey'],
+  'POST /v1/passkeys/registration': ['registerPasskey', 'Register a passkey'],
+  'POST /v1/passkeys/authentication/options': ['getPasskeyAuthenticationOptions', 'Request options for a passkey sign-in'],
+  'POST /v1/passkeys/authentication': ['authenticateWithPasskey', 'Sign in with a passkey'],
+  'POST /v1/passkeys/mfa/enrollment/options': ['getPasskeyMfaEnrollmentOptions', 'Creation options for a passkey as second factor'],
+  'POST /v1/passkeys/mfa/enrollment': ['enrollPasskeyMfa', 'Enroll a passkey as second factor'],
+  'POST /v1/passkeys/mfa/options': ['getPasskeyMfaOptions', 'Request options for a passkey second factor'],
+  'POST /v1/passkeys/mfa/verify': ['verifyPasskeyMfa', 'Answer the second-factor step with a passkey'],
+  'POST /v1/delegation': ['delegate', 'Run an operation for a user from a backend (sealed request and answer)'],
+  // Admin API (/admin/v1), with an admin key.
+  'GET /admin/v1/webhooks': ['listWebhooks', 'List webhook endpoints'],
+  'POST /admin/v1/webhooks': ['createWebhook', 'Add a webhook endpoint'],
+  'DELETE /admin/v1/webhooks/:id': ['deleteWebhook', 'Remove a webhook endpoint'],
+  'POST /admin/v1/webhooks/:id/enable': ['enableWebhook', 'Enable a webhook endpoint'],
+  'POST /admin/v1/webhooks/:id/disable': ['disableWebhook', 'Disable a webhook endpoint'],
+  'GET /admin/v1/users': ['listUsers', 'List users, or find one by email'],
+  'GET /admin/v1/users/:id': ['getUser', 'Get a user'],
+  'DELETE /admin/v1/users/:id': ['deleteUser', 'Delete a user and everything of theirs'],
+  'POST /admin/v1/users/:id/disable': ['disableUser', 'Disable a user'],
+  'POST /admin/v1/users/:id/enable': ['enableUser', 'Enable a user'],
+  'POST /admin/v1/users/:id/recovery-codes': ['createRecoveryCodes', "Issue a new set of a user's recovery codes"],
+  'GET /admin/v1/users/:id/export': ['exportUser', 'Export everything stored about a user'],
+  'GET /admin/v1/users/:id/devices': ['listUserDevices', "List a user's trusted devices"],
+  'POST /admin/v1/devices/:id/revoke': ['revokeUserDevice', 'Revoke a trusted device'],
+  'GET /admin/v1/events': ['listEvents', 'List audit events'],
+  'GET /admin/v1/clients': ['listClients', 'List client apps'],
+  'POST /admin/v1/clients': ['createClient', 'Register a client app'],
+  'PATCH /admin/v1/clients/:id': ['updateClient', 'Change a client app'],
+  'DELETE /admin/v1/clients/:id': ['deleteClient', 'Remove a client app'],
+  'POST /admin/v1/signing-keys/rotate': ['rotateSigningKeys', 'Rotate the token signing keys'],
+  'GET /admin/v1/admin-keys': ['listAdminKeys', 'List admin keys'],
+  // "Not me" links in new-device notices.
+  'GET /devices/not-me': ['showDeviceNotice', 'The page of a new-device notice link'],
+  'POST /devices/not-me': ['revokeNoticedDevice', 'Revoke the device a notice named'],
+  // OAuth 2.0 / OpenID Connect.
+  'GET /authorize': ['authorize', 'Authorization endpoint'],
+  'POST /authorize': ['authorizeWithForm', 'Authorization endpoint (form post)'],
+  'GET /signin': ['getSignInPage', 'The hosted sign-in page'],
+  'GET /signin/signin.js': ['getSignInScript', "The hosted sign-in page's script"],
+  'GET /signin/qr.js': ['getQrScript', "The hosted sign-in page's QR code module"],
+  'GET /signin/signin.css': ['getSignInStyles', "The hosted sign-in page's styles"],
+  'POST /signin/complete': ['completeSignIn', 'Finish a hosted sign-in'],
+  'POST /signin/continue': ['continueSignIn', 'Finish a hosted sign-in held for a passkey offer'],
+  'POST /signin/passkey/options': ['getSignInPasskeyOptions', 'Creation options for a passkey offered after sign-in'],
+  'POST /signin/passkey': ['addSignInPasskey', 'Add the passkey offered after sign-in'],
+  'GET /logout': ['logout', 'End the session (RP-Initiated Logout)'],
+  'POST /logout': ['confirmLogout', 'End the session (confirmation form post)'],
+  'POST /oauth/token': ['token', 'Token endpoint'],
+  'POST /oauth/revoke': ['revokeToken', 'Revoke a token (RFC 7009)'],
+  'GET /oauth/userinfo': ['getUserInfo', 'UserInfo endpoint'],
+  'GET /.well-known/jwks.json': ['getJwks', 'The public signing keys (JWKS)'],
+  'GET /.well-known/openid-configuration': ['getOpenIdConfiguration', 'OpenID Provider metadata'],
+  // The browser SDK, and the probes.
+  'GET /sdk/v1/service-web.js': ['getSdkScript', 'The service-web script'],
+  'GET /sdk/v1/service-web.global.js.map': ['getSdkSourceMap', "The service-web script's source map"],
+  'GET /healthz': ['getHealth', 'Liveness probe'],
+  'GET /readyz': ['getReadiness', 'Readiness probe: the database answers'],
+};
+
+/**
+ * The credentials of the operations outside /v1's browser routes and the admin API (those two
+ * say theirs where they are registered: http/browser-client.ts, admin/routes.ts). `{}` in a
+ * list: the credential may be left out. Every other operation takes none (`security: []`).
+ */
+export const CREDENTIALS: Readonly<Record<string, readonly Record<string, string[]>[]>> = {
+  // client_secret_basic; client_secret_post and public clients (`none`) authenticate in the form.
+  'POST /oauth/token': [{ clientSecretBasic: [] }, {}],
+  'POST /oauth/revoke': [{ clientSecretBasic: [] }, {}],
+  'GET /oauth/userinfo': [{ accessToken: [] }],
+  // Optional: the envelope's signature already authenticates the caller (docs/delegation.md).
+  'POST /v1/delegation': [{ secretKey: [] }, {}],
+};
