@@ -31,6 +31,17 @@ export interface StartOptions {
   ip: string;
 }
 
+/** What /v1/devices brings to registerDevice. */
+export interface RegisterDeviceInput {
+  deviceToken: string;
+  devicePublicKey?: DevicePublicJwk;
+  mfaMethod?: MfaMethod;
+  phoneNumber?: string;
+  ip: string;
+  userAgent?: string;
+  place?: string;
+}
+
 export interface RegistrationService {
   /** Emails a fresh OTP and returns the device token that names this registration. */
   start(
@@ -55,19 +66,7 @@ export interface RegistrationService {
    * choosing a method is enrolled; a client that requires MFA gets no code without it.
    * Otherwise the device key (when remembered) is stored and the code issued.
    */
-  registerDevice(
-    client: ClientRecord,
-    email: string,
-    input: {
-      deviceToken: string;
-      devicePublicKey?: DevicePublicJwk;
-      mfaMethod?: MfaMethod;
-      phoneNumber?: string;
-      ip: string;
-      userAgent?: string;
-      place?: string;
-    },
-  ): Promise<RegisterDeviceOutcome>;
+  registerDevice(client: ClientRecord, email: string, input: RegisterDeviceInput): Promise<RegisterDeviceOutcome>;
 }
 
 /**
@@ -139,19 +138,7 @@ export function createRegistrationService(deps: RegistrationDeps): RegistrationS
       return { mfaEnrolled: (await mfa.methodOf(user.id)) !== undefined };
     },
 
-    async registerDevice(
-      client: ClientRecord,
-      email: string,
-      input: {
-        deviceToken: string;
-        devicePublicKey?: DevicePublicJwk;
-        mfaMethod?: MfaMethod;
-        phoneNumber?: string;
-        ip: string;
-        userAgent?: string;
-        place?: string;
-      },
-    ): Promise<RegisterDeviceOutcome> {
+    async registerDevice(client: ClientRecord, email: string, input: RegisterDeviceInput): Promise<RegisterDeviceOutcome> {
       if (input.devicePublicKey && !isValidDevicePublicKey(input.devicePublicKey)) {
         throw new ServiceError('ERR_DEVICE_KEY_INVALID', 'The device public key is not a valid P-256 key.');
       }
