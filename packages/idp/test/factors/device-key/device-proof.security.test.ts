@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CompactSign, exportJWK, generateKeyPair, type CryptoKey as JoseKey } from 'jose';
-import { startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
+import { startTestService, type TestService, uniqueEmail } from '../../support/helpers.js';
 
 /** ECDSA-Sig-Value (RFC 3279 2.2.3) from r and s. */
 function derSignature(r: Buffer, s: Buffer): Buffer {
