@@ -275,6 +275,14 @@ export const BODY_LIMIT_BYTES = 16 * 1024;
 export const IMMUTABLE_ROW_CACHE_ENTRIES = 50_000;
 
 /**
+ * The browser scope's CORS check knows every client's origins from a per-node cache; an origin
+ * it does not know makes the request wait for a reload, and reloads run at most this often: a
+ * client registered a moment ago (by the CLI, the admin API or another node) is answered within
+ * this time, and a flood of made-up origins costs one read per interval.
+ */
+export const ORIGINS_RELOAD_INTERVAL_MS = 1000;
+
+/**
  * The device-challenge request may take its client from a per-process cache of client records
  * (by publishable key) this young, instead of reading it: a challenge is a nonce bound to the
  * client's id and is worth nothing until an authenticate request, which reads the client

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AUTHORIZATION_REQUEST_HEADER, BROWSER_PREFIX, BrowserPaths, PUBLISHABLE_KEY_HEADER } from 'service-protocol';
 import { type ClientService, HOSTED_CLIENT_ID } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
+import { ORIGINS_RELOAD_INTERVAL_MS } from '../defaults.js';
 import { notFound } from './error-handler.js';
 
 declare module 'fastify' {
@@ -115,16 +116,33 @@ export async function browserClient(
   return resolve;
 }
 
-/** A cached set of every client's origins; an unknown origin triggers at most one reload per second. */
+/**
+ * Every client's origins, cached. An origin not in the cache may belong to a client registered
+ * a moment ago (on this node or another), so its request waits for the next reload rather than
+ * being refused. Reloads run at most once per ORIGINS_RELOAD_INTERVAL_MS however many unknown
+ * origins ask (a flood of made-up origins costs one read a second, not one per request), and
+ * every request waiting shares the one in flight.
+ */
 function registeredOrigins(clients: ClientService) {
   let known = new Set<string>();
+  /** When the newest reload began. */
   let loadedAt = 0;
+  let reloading: Promise<void> | undefined;
+  const reload = () =>
+    (reloading ??= (async () => {
+      const wait = loadedAt + ORIGINS_RELOAD_INTERVAL_MS - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      loadedAt = Date.now();
+      known = new Set((await clients.list()).flatMap((c) => c.origins));
+    })().finally(() => {
+      reloading = undefined;
+    }));
   return {
     async has(origin: string): Promise<boolean> {
       if (known.has(origin)) return true;
-      if (Date.now() - loadedAt < 1000) return false;
-      loadedAt = Date.now();
-      known = new Set((await clients.list()).flatMap((c) => c.origins));
+      // A reload that began before this request may have missed its client: wait for one that began after.
+      const askedAt = Date.now();
+      while (loadedAt < askedAt) await reload();
       return known.has(origin);
     },
   };
