@@ -75,7 +75,7 @@ export async function browserClient(
     if (!request.headers.origin && request.headers['sec-fetch-site'] === 'same-origin') request.headers.origin = issuerOrigin;
     done();
   });
-  const origins = registeredOrigins(clients);
+  const origins = registeredOrigins(clients, issuerOrigin);
   await scope.register(cors, {
     origin: (origin, callback) => {
       if (!origin) return callback(null, false);
@@ -123,7 +123,7 @@ export async function browserClient(
  * origins ask (a flood of made-up origins costs one read a second, not one per request), and
  * every request waiting shares the one in flight.
  */
-function registeredOrigins(clients: ClientService) {
+function registeredOrigins(clients: ClientService, issuerOrigin: string) {
   let known = new Set<string>();
   /** When the newest reload began. */
   let loadedAt = 0;
@@ -139,7 +139,8 @@ function registeredOrigins(clients: ClientService) {
     }));
   return {
     async has(origin: string): Promise<boolean> {
-      if (known.has(origin)) return true;
+      // The hosted pages' own calls (the issuer's origin, same-origin: no CORS needed) never wait.
+      if (known.has(origin) || origin === issuerOrigin) return known.has(origin);
       // A reload that began before this request may have missed its client: wait for one that began after.
       const askedAt = Date.now();
       while (loadedAt < askedAt) await reload();
