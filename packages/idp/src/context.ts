@@ -29,10 +29,12 @@ import { createPasskeyService } from './factors/passkey/service.js';
 import { createPasskeyStore } from './factors/passkey/store.js';
 import { createRecoveryCodes } from './factors/recovery-code/service.js';
 import { createRecoveryCodeStore } from './factors/recovery-code/store.js';
+import { loadLocales } from './i18n/locales.js';
 import { createKeyring, type SigningKeyGenerator } from './keys/keyring.js';
 import { createKeyStore } from './keys/store.js';
 import { createLoginService } from './login/service.js';
 import { createLoginStore } from './login/store.js';
+import { createLocalizedMailer } from './mail/localized-mailer.js';
 import { createMailboxStore } from './mail/mailbox-store.js';
 import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
 import { loadMailTemplates } from './mail/templates.js';
@@ -112,11 +114,14 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const hash = createSecretHasher(serverSecret);
 
   const mailbox = createMailboxStore(db);
-  const mailer =
+  const locales = loadLocales(config.localesDir, (line) => console.warn(`service-idp: ${line}`));
+  const mailer = createLocalizedMailer(
     options.mailer ??
-    (config.smtpUrl
-      ? createSmtpMailer(config.smtpUrl, config.mailFrom)
-      : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail, ${config.issuer}/dev/mail)`));
+      (config.smtpUrl
+        ? createSmtpMailer(config.smtpUrl, config.mailFrom)
+        : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail, ${config.issuer}/dev/mail)`)),
+    { locales, savedLocale: (email) => accounts.localeOf(email) },
+  );
   const webhookEndpoints = createWebhookEndpointStore(db);
   const webhookOutbox = createWebhookOutboxStore(db);
   const webhookFanOut = createWebhookFanOut({ endpoints: webhookEndpoints, outbox: webhookOutbox });
@@ -146,7 +151,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     ...(options.generateSigningKey ? { generate: options.generateSigningKey } : {}),
   });
   const idleMs = config.deviceIdleDays * 24 * 60 * 60 * 1000;
-  const templates = loadMailTemplates(config.mailTemplatesDir);
+  const templates = loadMailTemplates(config.mailTemplatesDir, locales);
   const notices = createDeviceNotices({
     store: devices,
     spent: spentTokens,
@@ -233,16 +238,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     now,
   });
   const passkeyMfa = createPasskeyMfa({ ceremony: passkeyCeremony, store: passkeyStore, mfa, events });
-  const registration = createRegistrationService({
-    store: registrationStore,
-    accounts,
-    mfa,
-    mfaMethods,
-    finish,
-    otp,
-    hash,
-    now,
-  });
+  const registration = createRegistrationService({ store: registrationStore, accounts, mfa, mfaMethods, finish, otp, hash, now });
   const delegation = createDelegationService({
     store: createDelegationStore(db),
     spent: spentTokens,
@@ -310,6 +306,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     database: options.db ? 'the database given by the caller' : describeDatabase(config),
     mailer,
     mailbox,
+    locales,
     clients,
     accounts,
     devices,

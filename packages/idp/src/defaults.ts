@@ -298,3 +298,6 @@ export const BROWSER_CLIENT_CACHE_ENTRIES = 1000;
 export const SQLITE_CHECKPOINT_INTERVAL_MS = 200;
 /** SQLite: the main connection checkpoints itself only past this many WAL pages (4 KiB each). */
 export const SQLITE_BACKSTOP_CHECKPOINT_PAGES = 20_000;
+
+/** How long the language switcher's cookie keeps a browser's choice (a year: a preference, no secret). */
+export const LOCALE_COOKIE_MAX_AGE_SECONDS = 365 * 24 * 60 * 60;
