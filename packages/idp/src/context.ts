@@ -322,6 +322,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sms,
     smsOutbox,
     tokens,
+    codes,
     refreshTokens,
     oidc,
     passkeyOffer,
