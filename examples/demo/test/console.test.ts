@@ -93,7 +93,7 @@ describe('the operator console in a real browser', { timeout: 8 * 60_000 }, () =
       .getByRole('heading', { name: 'Save your recovery codes' })
       .waitFor()
       .catch(async (error) => {
-        throw new Error(`${page.url()}: ${(await page.locator('body').innerText()).slice(0, 500)}`, { cause: error });
+        throw new Error(`${page.url()}: ${((await page.locator('body').textContent()) ?? '').slice(0, 500)}`, { cause: error });
       });
     await page.getByRole('button', { name: 'I have saved them' }).click();
     await page.waitForURL(`${stack.serviceUrl}/admin`);
@@ -199,7 +199,7 @@ describe('the operator console in a real browser', { timeout: 8 * 60_000 }, () =
       .getByLabel(/6-digit code we emailed/)
       .waitFor()
       .catch(async (error) => {
-        throw new Error(`${user.url()}: ${(await user.locator('body').innerText()).slice(0, 400)}`, { cause: error });
+        throw new Error(`${user.url()}: ${((await user.locator('body').textContent()) ?? '').slice(0, 400)}`, { cause: error });
       });
     await new Promise((resolve) => setTimeout(resolve, 2500));
     assert.equal((await stack.mails(person)).length, seen, 'a disabled user gets no code');

@@ -64,23 +64,30 @@ async function start(): Promise<void> {
     ),
     main,
   );
+  let current = 0;
   const route = async () => {
+    const seq = ++current;
     const [, name = 'dashboard', ...rest] = location.hash.replace(/^#/, '').split('/');
     const view = VIEWS[name] ?? dashboardView;
     for (const link of links) link.toggleAttribute('aria-current', link.dataset.view === name);
+    delete main.dataset.ready;
     replace(main, h('p', {}, M.loading));
+    // Each navigation draws into its own section, shown only if no later navigation started meanwhile.
+    const section = h('div', {});
     const context: ViewContext = {
-      root: main,
+      root: section,
       role: session.operator.role,
       param: rest.length > 0 ? decodeURIComponent(rest.join('/')) : undefined,
       refresh: () => void route(),
     };
     try {
       await view(context);
-      main.dataset.ready = name;
     } catch (error) {
-      replace(main, h('p', { role: 'alert' }, M.failed((error as Error).message)));
+      replace(section, h('p', { role: 'alert' }, M.failed((error as Error).message)));
     }
+    if (seq !== current) return;
+    replace(main, section);
+    main.dataset.ready = name;
   };
   window.addEventListener('hashchange', () => void route());
   await route();

@@ -34,7 +34,7 @@ export async function dashboardView(context: ViewContext): Promise<void> {
   // uPlot draws on a canvas and sizes its elements through the CSSOM (allowed by the CSP); its style sheet is bundled.
   const plot = new uPlot(
     {
-      width: Math.min(900, Math.max(280, context.root.clientWidth - 32)),
+      width: Math.min(900, Math.max(280, document.body.clientWidth - 64)),
       height: 260,
       series: [{}, ...names.map((label, i) => ({ label, stroke: COLORS[i] as string, width: 2 }))],
       axes: [{}, {}],
