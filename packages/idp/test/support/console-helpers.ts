@@ -12,7 +12,7 @@ export function setCookies(headers: Headers): Map<string, string> {
   }
   return cookies;
 }
-const valueOf = (line: string | undefined) => (line ?? '').split(';')[0]?.split('=').slice(1).join('=') ?? '';
+const cookieValue = (line: string | undefined) => (line ?? '').split(';')[0]?.split('=').slice(1).join('=') ?? '';
 
 /**
  * A user with a remembered device and email MFA (raw wire protocol, test mode), for the console's
@@ -41,7 +41,7 @@ export async function consoleCallback(
   const start = await fetch(`${service.url}/admin/signin`, { redirect: 'manual' });
   const login = setCookies(start.headers).get('service_console_login');
   const authorize = new URL(start.headers.get('location') ?? '');
-  const [state = '', verifier = ''] = valueOf(login).split('.');
+  const [state = '', verifier = ''] = cookieValue(login).split('.');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
   const redirectUri = authorize.searchParams.get('redirect_uri') ?? '';
   const code = await service.ctx.codes.issue({
@@ -57,10 +57,10 @@ export async function consoleCallback(
   callback.search = new URLSearchParams({ code, state: tamper.state ?? state, iss: service.url }).toString();
   const answer = await fetch(callback, {
     redirect: 'manual',
-    headers: { cookie: `service_console_login=${tamper.loginCookie ?? valueOf(login)}` },
+    headers: { cookie: `service_console_login=${tamper.loginCookie ?? cookieValue(login)}` },
   });
   const sessionLine = setCookies(answer.headers).get('service_console');
-  return { answer, authorize, sessionLine, session: sessionLine ? valueOf(sessionLine) : undefined };
+  return { answer, authorize, sessionLine, session: sessionLine ? cookieValue(sessionLine) : undefined };
 }
 
 /** The console's session (cookie and CSRF token) for a new operator with this role. */
