@@ -52,9 +52,12 @@ export function switcherHtml({ locale, locales, returnTo }: PageLanguage): strin
 /**
  * A server-rendered page under PAGE_CSP (or `csp`, a widening of it that a route names), with
  * `X-Frame-Options: DENY`, never cached, styled by the hosted pages' stylesheet, in `language`
- * with its switcher. `main` is HTML whose text the caller has escaped.
+ * with its switcher (without `language`: English and no switcher, the operators' console).
+ * `main` is HTML whose text the caller has escaped.
  */
-export function sendPage(reply: FastifyReply, status: number, title: string, main: string, language: PageLanguage, csp = PAGE_CSP) {
+export function sendPage(reply: FastifyReply, status: number, title: string, main: string, language?: PageLanguage, csp = PAGE_CSP) {
+  const lang = escapeHtml(language?.locale ?? 'en');
+  const switcher = language ? switcherHtml(language) : '';
   return (
     reply
       .code(status)
@@ -62,11 +65,11 @@ export function sendPage(reply: FastifyReply, status: number, title: string, mai
       .header('cache-control', 'no-store')
       .header('content-security-policy', csp)
       .header('x-frame-options', 'DENY')
-      .header('content-language', language.locale)
+      .header('content-language', lang)
       // no-referrer (helmet's default) makes a browser send `Origin: null` on a form's POST, which the CSRF checks refuse.
       .header('referrer-policy', 'strict-origin')
       .send(
-        `<!doctype html>\n<html lang="${escapeHtml(language.locale)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><link rel="stylesheet" href="${Paths.signIn}/signin.css"></head><body><main>${main}</main>${switcherHtml(language)}</body></html>\n`,
+        `<!doctype html>\n<html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><link rel="stylesheet" href="${Paths.signIn}/signin.css"></head><body><main>${main}</main>${switcher}</body></html>\n`,
       )
   );
 }
