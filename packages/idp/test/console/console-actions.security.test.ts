@@ -72,4 +72,60 @@ describe('console actions: forged, unauthenticated and malformed calls', () => {
     assert.equal(await nextAttempt(), before);
     assert.equal(await retried(), 0);
   });
+
+  it("an application's origins and redirect URIs: an admin changes them (event names the operator); forged, unauthenticated or bad changes are refused", async () => {
+    const made = await service.ctx.clients.create({
+      name: 'Shop',
+      origins: ['https://shop.example'],
+      redirectUris: ['https://shop.example/cb'],
+    });
+    const addresses = async () => {
+      const client = await service.ctx.clients.findById(made.clientId);
+      return { origins: client?.origins, redirectUris: client?.redirectUris };
+    };
+    const original = await addresses();
+    const viewer = await operatorSession(service, 'viewer');
+    const admin = await operatorSession(service, 'admin');
+    const path = `/clients/${made.clientId}`;
+    assert.equal((await consoleCall(service, viewer, 'PATCH', path, {}, { origins: ['https://evil.example'] })).status, 403);
+    const anonymous = await fetch(`${service.url}/admin/v1${path}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ origins: ['https://evil.example'] }),
+    });
+    assert.equal(anonymous.status, 401);
+    for (const body of [
+      { origins: ['javascript:alert(1)'] },
+      { redirectUris: ['http://evil.example/cb#x'] },
+      { origins: [], redirectUris: [] },
+      { origins: 'https://evil.example' },
+      { origins: ['https://ok.example'], nonsense: true },
+      { origins: ['https://ok.example'], redirectUris: ['not a url'] },
+    ]) {
+      const answer = await consoleCall(service, admin, 'PATCH', path, {}, body);
+      assert.equal(answer.status, 400, JSON.stringify(body));
+    }
+    assert.deepEqual(await addresses(), original, 'nothing changed');
+    assert.equal(await updates(made.clientId), 0);
+
+    const done = await consoleCall(service, admin, 'PATCH', path, {}, { origins: ['https://shop.example', 'https://m.shop.example/'] });
+    assert.equal(done.status, 204);
+    assert.deepEqual(await addresses(), {
+      origins: ['https://shop.example', 'https://m.shop.example'],
+      redirectUris: original.redirectUris,
+    });
+    assert.equal(await updates(made.clientId), 1);
+    const { events } = await service.ctx.events.list({ type: 'client.updated', limit: 1 });
+    assert.equal(events[0]?.actor, `operator:${admin.email}`);
+    // The new origin is one the browser API now answers.
+    const init = await fetch(`${service.url}/v1/init`, {
+      method: 'POST',
+      headers: { origin: 'https://m.shop.example', 'content-type': 'application/json', 'x-service-key': made.publishableKey },
+      body: '{}',
+    });
+    assert.equal(init.headers.get('access-control-allow-origin'), 'https://m.shop.example');
+  });
+
+  const updates = async (clientId: string) =>
+    (await service.ctx.events.list({ type: 'client.updated', limit: 50 })).events.filter((e) => e.clientId === clientId).length;
 });
