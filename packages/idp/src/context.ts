@@ -336,6 +336,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     ...operatorConsole, // operators, and the console's sign-in and sessions (console/)
     webhooks: createWebhooks({
       store: webhookEndpoints,
+      outbox: webhookOutbox,
       fanOut: webhookFanOut,
       sealer: webhookSealer,
       events,

@@ -255,6 +255,8 @@ export const WEBHOOK_SUBSCRIPTION_CACHE_MS = 5000;
 export const WEBHOOK_SECRET_BYTES = 24;
 /** Endpoints per service: deliveries fan out per endpoint, so keep the fan-out small. */
 export const WEBHOOK_ENDPOINTS_MAX = 20;
+/** The console's list of an endpoint's deliveries shows at most this many, newest first. */
+export const WEBHOOK_DELIVERIES_LISTED = 100;
 /** An endpoint URL, like a redirect URI. */
 export const WEBHOOK_URL_MAX_LENGTH = 2000;
 /** The last error kept on an endpoint (a status line or network error code, never a body). */
