@@ -9,6 +9,7 @@ import type {
   AdminEventPage,
   AdminKeyInfo,
   AdminKeyList as AdminKeyListAnswer,
+  AdminMfaReset,
   AdminNewClient,
   AdminRecoveryCodes,
   AdminSigningKeyRotated,
@@ -129,6 +130,7 @@ const UserDetail = wireBody<AdminUserDetail>()(Type.Object({ ...User.properties,
 const UserExport = wireBody<AdminUserExport>()(Type.Object({ account: User, ...Holdings, events: Type.Array(Event) }));
 const DeviceList = wireBody<AdminDeviceList>()(Type.Object({ devices: Type.Array(Device) }));
 const RecoveryCodes = wireBody<AdminRecoveryCodes>()(Type.Object({ recoveryCodes: Type.Array(Type.String()) }));
+const MfaReset = wireBody<AdminMfaReset>()(Type.Object({ method: Type.String() }));
 const EventPage = wireBody<AdminEventPage>()(Type.Object({ events: Type.Array(Event), nextCursor: Nullable(Type.String()) }));
 const ClientList = wireBody<AdminClientList>()(Type.Object({ clients: Type.Array(Client) }));
 const NewClient = wireBody<AdminNewClient>()(
@@ -235,6 +237,11 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     { schema: { params: UserParams, response: { 200: RecoveryCodes, ...errors } } },
     async (request) => ({ recoveryCodes: await users.regenerateRecoveryCodes(request.params.id, actor(request)) }),
   );
+
+  // Operator recovery for a user who lost their second factor: removes it and the recovery codes, mails the user.
+  app.post('/users/:id/mfa/reset', { schema: { params: UserParams, response: { 200: MfaReset, ...errors } } }, async (request) => ({
+    method: await users.resetMfa(request.params.id, actor(request)),
+  }));
 
   app.delete('/users/:id', { schema: { params: UserParams, response: { 204: Type.Null(), ...errors } } }, async (request, reply) => {
     await users.delete(request.params.id, actor(request));
