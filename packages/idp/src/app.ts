@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, 
 import { BROWSER_PREFIX, BrowserPaths, type ClientInfoResponse, type ErrorBody, type HealthResponse, Paths } from 'service-protocol';
 import { Type } from 'typebox';
 import { ADMIN_PREFIX, adminKeyOf, adminRoutes } from './admin/routes.js';
+import { brandingAssetRoutes } from './branding/routes.js';
 import type { ServiceContext } from './context.js';
 import { BODY_LIMIT_BYTES } from './defaults.js';
 import { delegationRoutes } from './delegation/routes.js';
@@ -159,7 +160,9 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     operations: ctx.operations,
     clients: ctx.clients,
     webhooks: ctx.webhooks,
+    branding: ctx.branding,
   });
+  await app.register(brandingAssetRoutes, { branding: ctx.branding });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices });
   await app.register(oidcRoutes, { oidc: ctx.oidc, offer: ctx.passkeyOffer, issuer: ctx.config.issuer });

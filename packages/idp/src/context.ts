@@ -6,6 +6,8 @@ import { createAdminKeys } from './admin/service.js';
 import { createAdminKeyStore } from './admin/store.js';
 import { createCodeService } from './authorization-codes/service.js';
 import { createCodeStore } from './authorization-codes/store.js';
+import { createBranding } from './branding/service.js';
+import { createBrandingStore } from './branding/store.js';
 import { createClientService } from './clients/service.js';
 import { createClientStore } from './clients/store.js';
 import type { ServiceConfig } from './config.js';
@@ -132,6 +134,9 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const metrics = createServiceMetrics({ now, webhookBacklog: () => webhookOutbox.backlog(), poolUse: () => poolUse(db) });
   events.onRecorded(metrics.eventRecorded);
   const clients = createClientService({ store: createClientStore(db), hash, now });
+  // Shown in authenticator apps (a colon would break their label parsing: IPv6 hosts); the product name until the operator sets one.
+  const issuerName = new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.');
+  const branding = createBranding({ store: createBrandingStore(db), clients, issuer: config.issuer, defaultProductName: issuerName, now });
   const accounts = createAccountStore(db, events);
   const devices = createDeviceStore(db);
   const spentTokens = createSpentTokenStore(db);
@@ -200,8 +205,6 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sendSpacingSeconds: config.sendSpacingSeconds,
   });
   const recoveryCodes = createRecoveryCodes({ store: createRecoveryCodeStore(db), accounts, hash, events, mailer, templates, now });
-  // Shown in authenticator apps; a colon would break their label parsing (IPv6 hosts).
-  const issuerName = new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.');
   const mfa = createMfaStep({
     store: mfaStore,
     accounts,
@@ -330,7 +333,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     metrics,
     users,
     adminKeys: createAdminKeys({ store: createAdminKeyStore(db), hash, events, now }),
-    operations: createOperations({ clients, keyring, events }),
+    branding,
+    operations: createOperations({ clients, keyring, events, branding }),
     webhooks: createWebhooks({
       store: webhookEndpoints,
       fanOut: webhookFanOut,

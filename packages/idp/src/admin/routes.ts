@@ -17,6 +17,8 @@ import type {
   AdminUserPage,
 } from 'service-protocol';
 import { Type } from 'typebox';
+import { brandingAdminRoutes } from '../branding/routes.js';
+import type { Branding } from '../branding/service.js';
 import { PAGE_SIZE_DEFAULT } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
@@ -149,7 +151,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   operations: Operations;
   clients: { list(): Promise<AdminClient[]> };
   webhooks: Webhooks;
-}> = async (app, { adminKeys, users, events, operations, clients, webhooks }) => {
+  branding: Branding;
+}> = async (app, { adminKeys, users, events, operations, clients, webhooks, branding }) => {
   app.decorateRequest('adminKey', null as unknown as AdminKeyRecord);
   // Every admin route is documented as taking the admin key (http/openapi.ts).
   app.addHook('onRoute', (route) => {
@@ -174,6 +177,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   });
   const actor = (request: { adminKey: AdminKeyRecord }) => request.adminKey.id;
   await app.register(webhookRoutes, { webhooks });
+  await app.register(brandingAdminRoutes, { branding, operations });
 
   app.get(
     '/users',

@@ -162,7 +162,7 @@ export function createClientStore(db: Db) {
 
     /**
      * Deletes the client and everything bound to it (its devices and what hangs on them,
-     * pending registrations and MFA steps, unspent codes, refresh tokens, sign-in records, delegation keys) in
+     * pending registrations and MFA steps, unspent codes, refresh tokens, sign-in records, delegation keys, branding) in
      * one transaction. The users stay: they may use other clients. False when unknown.
      */
     async delete(id: string): Promise<boolean> {
@@ -178,6 +178,7 @@ export function createClientStore(db: Db) {
         await tx.deleteFrom('refresh_token_families').where('client_id', '=', id).execute();
         await tx.deleteFrom('client_users').where('client_id', '=', id).execute();
         await tx.deleteFrom('delegation_sp_keys').where('client_id', '=', id).execute();
+        await tx.deleteFrom('client_branding').where('client_id', '=', id).execute();
         const row = await tx.deleteFrom('clients').where('id', '=', id).returning('id').executeTakeFirst();
         for (const pair of recorded) if (pair.startsWith(`${id} `)) recorded.delete(pair);
         return row !== undefined;
