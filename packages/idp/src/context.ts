@@ -171,9 +171,9 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     codes,
     events,
     now,
-    onNewDevice: async (device) => {
+    onNewDevice: async (device, client) => {
       await events.record({ type: 'device.registered', userId: device.userId, clientId: device.clientId, deviceId: device.id });
-      await notices.newDevice(device);
+      await notices.newDevice(device, client);
     },
   });
   const prover = createDeviceProver({ devices, spent: spentTokens, accounts, hash, now, idleMs });

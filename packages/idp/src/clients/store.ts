@@ -18,7 +18,17 @@ export interface ClientRecord {
   postLogoutRedirectUris: string[];
   /** A passkey sign-in (user verification required) also passes this app's MFA; false: the user's MFA step follows it. Default true. */
   passkeySatisfiesMfa: boolean;
+  /**
+   * Set only on the built-in hosted client as it acts for a pending authorization request
+   * (oidc/service.ts hostedClientFor): the application the user signs in to, which mails and
+   * pages name and brand, never the built-in client.
+   */
+  app?: { id: string; name: string };
 }
+
+/** The application a client record stands for in mails and pages: the requesting app for the hosted client, else itself. */
+export const appOf = (client: Pick<ClientRecord, 'id' | 'name' | 'app'>): { id: string; name: string } =>
+  client.app ?? { id: client.id, name: client.name };
 
 type Row = Database['clients'];
 
