@@ -13,8 +13,8 @@ import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS, wireBody } fro
 import type { Branding, BrandingChange } from './service.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
-const errors = errorResponses(400, 401, 404, ...SERVER_ERRORS);
-const bodyErrors = errorResponses(...BODY_ERRORS, 401, 404, ...SERVER_ERRORS);
+const errors = errorResponses(400, 401, 403, 404, ...SERVER_ERRORS);
+const bodyErrors = errorResponses(...BODY_ERRORS, 401, 403, 404, ...SERVER_ERRORS);
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' }) });
 /**
  * Base64 of up to twice LOGO_MAX_BYTES passes the schema, so an image a little too large gets
@@ -68,7 +68,7 @@ export const brandingAdminRoutes: FastifyPluginAsyncTypebox<{
     setProductName(name: string, actor: string): Promise<string>;
   };
 }> = async (app, { branding, operations }) => {
-  const actor = (request: { adminKey: { id: string } }) => request.adminKey.id;
+  const actor = (request: { adminActor: string }) => request.adminActor;
   const notFound = (run: () => Promise<AdminClientBranding>) =>
     run().catch((error: unknown) => {
       if (error instanceof Error && !(error instanceof ServiceError) && /^no client /.test(error.message))
