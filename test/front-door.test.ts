@@ -191,7 +191,9 @@ describe('the front door: a fresh clone and the README and getting-started.md as
     assert.match(again.output, /stopped: .*ERR_RATE_LIMITED/);
     assert.doesNotMatch(again.output, /SyntaxError|TypeError|Cannot read/, `it stops at the failed step:\n${again.output}`);
     const clients = await sh(clone, 'npx service-idp clients list --json');
-    const names = (JSON.parse(clients.output.slice(clients.output.indexOf('['))) as Array<{ name: string }>).map((c) => c.name);
+    const names = (JSON.parse(clients.output.slice(clients.output.indexOf('{'))) as { clients: Array<{ name: string }> }).clients.map(
+      (c) => c.name,
+    );
     assert.deepEqual(names.sort(), ['Acme Wiki', 'Demo', 'My App'], 'one "My App" after two runs');
   });
 

@@ -151,7 +151,7 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
     assert.deepEqual(Object.keys(keys).sort(), ['clientId', 'publishableKey', 'secretKey']);
     assert.match(keys.publishableKey, /^pk_/);
     assert.match(keys.secretKey, /^sk_/);
-    const list = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout);
+    const list = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout).clients;
     assert.equal(list.length, 1);
     assert.deepEqual(list[0].origins, ['https://shop.example', 'http://localhost:3000']);
     assert.doesNotMatch(JSON.stringify(list), /sk_|pk_/, 'keys are never shown again');
@@ -159,10 +159,10 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
   });
 
   it("sets a client's MFA policy, and refuses an unknown policy or client", async () => {
-    const [client] = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout);
+    const [client] = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout).clients;
     assert.equal(client.mfaPolicy, 'optional');
     assert.equal((await run(['clients', 'update', client.id, '--mfa-policy', 'required', '--data', data])).code, 0);
-    assert.equal(JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout)[0].mfaPolicy, 'required');
+    assert.equal(JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout).clients[0].mfaPolicy, 'required');
     assert.match((await run(['clients', 'update', client.id, '--mfa-policy', 'sometimes', '--data', data])).stderr, /optional or required/);
     assert.match((await run(['clients', 'update', 'cli_nope', '--mfa-policy', 'optional', '--data', data])).stderr, /no client/);
     assert.equal((await run(['clients', 'update', client.id, '--mfa-policy', 'optional', '--data', data])).code, 0);
@@ -175,7 +175,7 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
   });
 
   it('reads the data folder from SERVICE_IDP_DATA too', async () => {
-    const list = JSON.parse((await run(['clients', 'list', '--json'], { SERVICE_IDP_DATA: data })).stdout);
+    const list = JSON.parse((await run(['clients', 'list', '--json'], { SERVICE_IDP_DATA: data })).stdout).clients;
     assert.equal(list.length, 1);
   });
 
@@ -315,7 +315,7 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
       const deleted = await run(['clients', 'delete', created.clientId, '--data', data]);
       assert.equal(deleted.code, 0, deleted.stderr);
       assert.equal((await signIn()).status, 401);
-      const listed = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout) as Array<{ id: string }>;
+      const listed = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout).clients as Array<{ id: string }>;
       assert.ok(!listed.some((c) => c.id === created.clientId));
       const again = await run(['clients', 'delete', created.clientId, '--data', data]);
       assert.equal(again.code, 1);
