@@ -104,7 +104,7 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
     }
   });
 
-  it('prints one readable line per request when asked (JSON otherwise), and says it stopped', async () => {
+  it('prints one line per request, readable when asked; with SERVICE_IDP_LOG_FORMAT=json every stdout line is JSON, the banner too', async () => {
     for (const format of ['pretty', 'json']) {
       const child = spawn(process.execPath, [CLI, 'start', '--data', data, '--port', '0'], {
         env: { PATH: process.env.PATH ?? '', SERVICE_IDP_LOG_FORMAT: format },
@@ -113,23 +113,62 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
       child.stdout.on('data', (chunk) => {
         stdout += chunk;
       });
-      while (!/issuer: +(\S+)/.test(stdout)) await once(child.stdout, 'data');
-      const url = /issuer: +(\S+)/.exec(stdout)?.[1];
+      const issuer = /issuer"?: *"?([^\s"]+)/;
+      while (!issuer.test(stdout)) await once(child.stdout, 'data');
+      const url = issuer.exec(stdout)?.[1];
       assert.equal((await fetch(`${url}/healthz?probe=1`)).status, 200);
       while (!/healthz/.test(stdout)) await once(child.stdout, 'data');
       child.kill('SIGTERM');
       await once(child, 'exit');
-      const line = stdout.split('\n').find((l) => l.includes('healthz')) ?? '';
-      if (format === 'pretty') assert.match(line, /^\[\d\d:\d\d:\d\d\] INFO: GET \/healthz 200 [\d.]+ ms$/);
-      else
+      const requestLines = stdout.split('\n').filter((l) => l.includes('healthz'));
+      assert.equal(requestLines.length, 1, `one line per request (docs/operations.md):\n${stdout}`);
+      const [line = ''] = requestLines;
+      if (format === 'pretty') {
+        assert.match(line, /^\[\d\d:\d\d:\d\d\] INFO: GET \/healthz 200 [\d.]+ ms$/);
+        assert.match(stdout, /service-idp stopped \(SIGTERM\)\./);
+        assert.match(stdout, /SMS goes to: +development SMS outbox \(service-idp sms\)\n/, 'no /dev/sms unless served');
+        assert.doesNotMatch(stdout, /dev inbox|\/dev\/mail/, 'the dev mailbox is not shown when not served');
+      } else {
+        const lines = stdout.trimEnd().split('\n');
+        const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
         assert.deepEqual((({ method, path, statusCode }) => ({ method, path, statusCode }))(JSON.parse(line)), {
           method: 'GET',
           path: '/healthz',
           statusCode: 200,
         });
+        const banner = parsed.find((l) => l.msg === 'service-idp listening');
+        assert.deepEqual(Object.keys(banner ?? {}).sort(), [
+          'data',
+          'database',
+          'discovery',
+          'issuer',
+          'level',
+          'mail',
+          'msg',
+          'sms',
+          'time',
+        ]);
+        assert.equal(parsed.at(-1)?.msg, 'service-idp stopped (SIGTERM).');
+      }
       assert.doesNotMatch(line, /probe/, 'the query string is not logged');
-      assert.match(stdout, /service-idp stopped \(SIGTERM\)\./);
     }
+  });
+
+  it('names /dev/mail and /dev/sms in the banner when the dev inbox serves them', async () => {
+    const child = spawn(process.execPath, [CLI, 'start', '--data', data, '--port', '0', '--dev-inbox'], {
+      env: { PATH: process.env.PATH ?? '', SERVICE_IDP_LOG_FORMAT: 'json' },
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    while (!/service-idp listening/.test(stdout)) await once(child.stdout, 'data');
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+    const banner = JSON.parse(stdout.split('\n').find((l) => l.includes('service-idp listening')) ?? '{}');
+    assert.equal(banner.devInbox, `${banner.issuer}/dev/mail`);
+    assert.equal(banner.mail, `development mailbox (service-idp mail, ${banner.issuer}/dev/mail)`);
+    assert.equal(banner.sms, `development SMS outbox (service-idp sms, ${banner.issuer}/dev/sms)`);
   });
 
   it('creates a client and prints exactly one JSON object with its three keys', async () => {
