@@ -44,6 +44,8 @@ export interface PendingLogin {
 export interface Session {
   http: HttpConfig;
   clientId: string;
+  /** The service's issuer (GET /v1/client), put in every SUCCESS with a code as `iss` (RFC 9207). */
+  iss: string;
   cryptoVersion: CryptoVersion;
   /** The client's injected globals (a global is read only when there is none). */
   deps: ServiceClientDeps;
