@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Type } from 'typebox';
 import { Value } from 'typebox/value';
-import { ConfigError, ENVIRONMENT, type ServiceConfig } from './config.js';
+import { ConfigError, ENVIRONMENT } from './config.js';
 
 /**
  * `--config FILE` (or SERVICE_IDP_CONFIG): a JSON object whose keys are the settings' environment
@@ -65,32 +65,4 @@ export function readConfigFile(path: string): Record<string, string> {
       typeof value === 'boolean' ? (value ? '1' : '0') : String(value),
     ]),
   );
-}
-
-const HIDDEN = '***';
-
-/** A URL with its password hidden (an unparsable one is hidden whole: it may hold one). */
-function hideUrlPassword(raw: string | undefined): string | undefined {
-  if (raw === undefined) return undefined;
-  try {
-    const url = new URL(raw);
-    if (url.password) url.password = HIDDEN;
-    return url.toString();
-  } catch {
-    return HIDDEN;
-  }
-}
-
-/** The effective configuration as `config check` prints it: passwords, tokens and signing secrets hidden. */
-export function redactedConfig(config: ServiceConfig): Record<string, unknown> {
-  const sms: Record<string, unknown> = { ...config.sms };
-  if ('secret' in sms) sms.secret = HIDDEN;
-  if ('authToken' in sms) sms.authToken = HIDDEN;
-  if ('url' in sms) sms.url = hideUrlPassword(sms.url as string);
-  return {
-    ...config,
-    databaseUrl: hideUrlPassword(config.databaseUrl) ?? null,
-    smtpUrl: hideUrlPassword(config.smtpUrl) ?? null,
-    sms,
-  };
 }

@@ -1,3 +1,4 @@
+import { configWarnings, type ServiceConfig } from '../config.js';
 import type { Command } from './command.js';
 
 export const configCheck: Command = {
@@ -10,9 +11,36 @@ export const configCheck: Command = {
   flags: [],
   data: 'none',
   async run({ config }, io) {
-    const [{ redactedConfig }, { configWarnings }] = await Promise.all([import('../config-file.js'), import('../config.js')]);
     for (const warning of configWarnings(config)) io.err(`service-idp: warning: ${warning}\n`);
     io.out(`${JSON.stringify(redactedConfig(config), null, 2)}\n`);
     return 0;
   },
 };
+
+const HIDDEN = '***';
+
+/** A URL with its password hidden (an unparsable one is hidden whole: it may hold one). */
+function hideUrlPassword(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const url = new URL(raw);
+    if (url.password) url.password = HIDDEN;
+    return url.toString();
+  } catch {
+    return HIDDEN;
+  }
+}
+
+/** The effective configuration as `config check` prints it: passwords, tokens and signing secrets hidden. */
+function redactedConfig(config: ServiceConfig): Record<string, unknown> {
+  const sms: Record<string, unknown> = { ...config.sms };
+  if ('secret' in sms) sms.secret = HIDDEN;
+  if ('authToken' in sms) sms.authToken = HIDDEN;
+  if ('url' in sms) sms.url = hideUrlPassword(sms.url as string);
+  return {
+    ...config,
+    databaseUrl: hideUrlPassword(config.databaseUrl) ?? null,
+    smtpUrl: hideUrlPassword(config.smtpUrl) ?? null,
+    sms,
+  };
+}

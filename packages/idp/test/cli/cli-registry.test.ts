@@ -83,6 +83,20 @@ describe('service-idp command registry', () => {
         assert.doesNotMatch(modules, unloaded);
     });
 
+    it('config check and --version load no database, and no schema library without a --config file', async () => {
+      for (const args of [['config', 'check'], ['--version']]) {
+        const modules = await loaded(args);
+        for (const unloaded of [
+          dependency('kysely'),
+          dependency('better-sqlite3'),
+          dependency('typebox'),
+          built('storage/'),
+          built('context.js'),
+        ])
+          assert.doesNotMatch(modules, unloaded, args.join(' '));
+      }
+    });
+
     it('clients list loads neither the HTTP app nor the whole context nor jose', async () => {
       const data = join(dir, 'data');
       mkdirSync(data);
