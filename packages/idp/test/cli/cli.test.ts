@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import { loadConfig, type RunningService, startService } from '../../src/index.j
 import { SQLITE_SUITE_ONLY } from '../support/helpers.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+const OPERATIONS = readFileSync(new URL('../../../../docs/operations.md', import.meta.url), 'utf8');
 
 function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -121,7 +122,9 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
       child.kill('SIGTERM');
       await once(child, 'exit');
       const requestLines = stdout.split('\n').filter((l) => l.includes('healthz'));
-      assert.equal(requestLines.length, 1, `one line per request (docs/operations.md):\n${stdout}`);
+      assert.equal(requestLines.length, 1, `one line per request:\n${stdout}`);
+      const logs = OPERATIONS.slice(OPERATIONS.indexOf('\n## Logs\n'), OPERATIONS.indexOf('\n## Housekeeping\n'));
+      assert.match(logs, /^One line per request at `info`/m, 'docs/operations.md says so too');
       const [line = ''] = requestLines;
       if (format === 'pretty') {
         assert.match(line, /^\[\d\d:\d\d:\d\d\] INFO: GET \/healthz 200 [\d.]+ ms$/);
