@@ -21,6 +21,10 @@ import { createDeviceStore } from './devices/store.js';
 import { createEventLog } from './events/service.js';
 import { createEventStore } from './events/store.js';
 import { createDeviceProver } from './factors/device-key/prover.js';
+import { createDeviceKeySignIn } from './factors/device-key/sign-in.js';
+import { createDeviceKeySignInStore } from './factors/device-key/sign-in-store.js';
+import { createRegistrationService } from './factors/email-code/new-device.js';
+import { createRegistrationStore } from './factors/email-code/new-device-store.js';
 import { createMfaFactors } from './factors/index.js';
 import { createPasskeyCeremony } from './factors/passkey/ceremony.js';
 import { createPasskeyFallback } from './factors/passkey/fallback.js';
@@ -29,10 +33,9 @@ import { createPasskeyService } from './factors/passkey/service.js';
 import { createPasskeyStore } from './factors/passkey/store.js';
 import { createRecoveryCodes } from './factors/recovery-code/service.js';
 import { createRecoveryCodeStore } from './factors/recovery-code/store.js';
+import { createLoginService } from './identify/service.js';
 import { createKeyring, type SigningKeyGenerator } from './keys/keyring.js';
 import { createKeyStore } from './keys/store.js';
-import { createLoginService } from './login/service.js';
-import { createLoginStore } from './login/store.js';
 import { createMailboxStore } from './mail/mailbox-store.js';
 import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
 import { loadMailTemplates } from './mail/templates.js';
@@ -44,11 +47,10 @@ import { createRefreshTokens } from './oidc/refresh-tokens.js';
 import { createOidcService } from './oidc/service.js';
 import { createOidcStore } from './oidc/store.js';
 import { createOtpService } from './otp/service.js';
-import { createRegistrationService } from './registration/service.js';
-import { createRegistrationStore } from './registration/store.js';
 import { createSignInFinisher } from './sign-in/finish.js';
 import { createMfaStep } from './sign-in/mfa-step.js';
 import { createMfaStore } from './sign-in/mfa-store.js';
+import { createSignInPipeline } from './sign-in/pipeline.js';
 import { createOutboxTransport } from './sms/outbox.js';
 import { createSmsOutboxStore, type SmsOutboxStore } from './sms/outbox-store.js';
 import type { SmsTransport } from './sms/transport.js';
@@ -225,13 +227,14 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const mfaMethods: MfaMethod[] =
     config.production && config.sms.transport === 'outbox' ? ['email', 'totp', 'passkey'] : ['email', 'sms', 'totp', 'passkey'];
   const passkeyCeremony = createPasskeyCeremony({ store: passkeyStore, spent: spentTokens, events, hash, now, rpId: config.passkeyRpId });
+  const pipeline = createSignInPipeline({ mfa, finish });
   const passkeys = createPasskeyService({
     ceremony: passkeyCeremony,
     store: passkeyStore,
     devices: deviceService,
     accounts,
     mfa,
-    finish,
+    pipeline,
     events,
     throttle,
     now,
@@ -242,7 +245,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     accounts,
     mfa,
     mfaMethods,
-    finish,
+    pipeline,
     otp,
     hash,
     now,
@@ -261,16 +264,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     issuer: config.issuer,
     now,
   });
-  const login = createLoginService({
-    prover,
-    mfa,
-    registration,
-    store: createLoginStore(db, spentTokens),
-    clients,
-    codes,
-    events,
-    now,
-  });
+  const deviceKey = createDeviceKeySignIn({ prover, mfa, store: createDeviceKeySignInStore(db, spentTokens), codes, events, now });
+  const login = createLoginService({ deviceKey, emailCode: registration, clients });
   const refreshTokens = createRefreshTokens({
     store: createRefreshTokenStore(db),
     codes,

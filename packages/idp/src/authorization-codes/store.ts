@@ -46,7 +46,7 @@ export interface DrawnCode {
   expiresAt: number;
 }
 
-/** The auth_codes row of a new code (also written by the login's folded statement, login/store.ts). */
+/** The auth_codes row of a new code (also written by the login's folded statement, factors/device-key/sign-in-store.ts). */
 export function codeRow(drawn: Omit<DrawnCode, 'value'>): Database['auth_codes'] {
   return {
     id: drawn.idHash,

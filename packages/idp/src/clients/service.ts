@@ -61,7 +61,7 @@ export interface ClientService {
    * every time.
    */
   authenticateBrowserCached(publishableKey: string | undefined, origin: string | undefined): Promise<ClientRecord>;
-  /** The keyed hash a publishable key is stored as (for reads that join the client, login/store.ts). */
+  /** The keyed hash a publishable key is stored as (for reads that join the client, factors/device-key/sign-in-store.ts). */
   publishableKeyHash: (publishableKey: string) => string;
   checkBrowserOrigin: typeof checkBrowserOrigin;
   /** The keyed hash a secret key is stored as (for checks folded into another statement). */

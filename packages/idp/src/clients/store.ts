@@ -22,7 +22,7 @@ export interface ClientRecord {
 
 type Row = Database['clients'];
 
-/** A clients row as the flows see it (also for reads that join it, login/store.ts). */
+/** A clients row as the flows see it (also for reads that join it, factors/device-key/sign-in-store.ts). */
 export function toRecord(row: Row): ClientRecord {
   return {
     id: row.id,
