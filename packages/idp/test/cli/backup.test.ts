@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { loadConfig, type RunningService, startService } from '../../src/index.js';
 import { KNOWN_MIGRATIONS } from '../../src/storage/migrations.js';
-import { runCli as run, SQLITE_SUITE_ONLY } from '../support/helpers.js';
+import { openTestDatabase, runCli as run, SQLITE_SUITE_ONLY, TEST_DATABASE_URL } from '../support/helpers.js';
 
 describe('service-idp backup, restore and migrate --status', SQLITE_SUITE_ONLY, () => {
   let dir: string;
@@ -206,5 +206,38 @@ describe('service-idp backup, restore and migrate --status', SQLITE_SUITE_ONLY, 
     assert.equal(restore.code, 2);
     assert.match(restore.stderr, /use pg_restore/);
     assert.ok(!`${backup.stderr}${restore.stderr}`.includes('pg-secret'));
+  });
+});
+
+describe('migrate --status and --dry-run on PostgreSQL', { skip: TEST_DATABASE_URL ? false : 'needs SERVICE_TEST_DATABASE_URL' }, () => {
+  let data: string;
+  let url: string;
+  let drop: () => Promise<void>;
+  before(async () => {
+    data = mkdtempSync(join(tmpdir(), 'service-idp-migrate-pg-'));
+    const t = await openTestDatabase();
+    await t.db.destroy();
+    drop = t.drop;
+    // The CLI reaches the test schema through the URL's `options` parameter, as libpq does.
+    const parsed = new URL(TEST_DATABASE_URL as string);
+    parsed.searchParams.set('options', `-c search_path=${t.schema}`);
+    url = parsed.toString();
+  });
+  after(async () => {
+    await drop();
+    rmSync(data, { recursive: true, force: true });
+  });
+
+  it('lists pending migrations without applying them, then applied ones', async () => {
+    const status = async () => JSON.parse((await run(['migrate', '--status', '--json', '--data', data, '--database', url])).stdout);
+    assert.deepEqual((await status()).pending, KNOWN_MIGRATIONS);
+    assert.match(
+      (await run(['migrate', '--dry-run', '--data', data, '--database', url])).stdout,
+      new RegExp(`would apply ${KNOWN_MIGRATIONS.length} migrations`),
+    );
+    assert.deepEqual((await status()).pending, KNOWN_MIGRATIONS, 'dry-run applied nothing');
+    assert.equal((await run(['migrate', '--data', data, '--database', url])).code, 0);
+    const after = await status();
+    assert.deepEqual([after.applied.map((m: { name: string }) => m.name), after.pending], [KNOWN_MIGRATIONS, []]);
   });
 });
