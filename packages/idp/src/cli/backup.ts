@@ -72,6 +72,8 @@ const backup: Command = {
     const file = resolve(target);
     const source = await sqlitePath(config, 'backup');
     if (!existsSync(source)) throw new UsageError(`no database in ${config.dataDir} to back up`);
+    if (file === source || file.startsWith(`${source}-`))
+      throw new UsageError(`${file} is the database itself: back it up to another file`);
     if (existsSync(file) && !values.force) throw new UsageError(`${file} exists: give another name, or --force to replace it`);
     const SQLite = await sqlite();
     const partial = `${file}.partial`;

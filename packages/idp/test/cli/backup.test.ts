@@ -121,6 +121,9 @@ describe('service-idp backup, restore and migrate --status', SQLITE_SUITE_ONLY, 
       assert.equal(again.code, 2);
       assert.match(again.stderr, /first\.db exists: give another name, or --force/);
       assert.equal((await run(['backup', copy, '--force', '--data', data])).code, 0);
+      const itself = await run(['backup', join(data, 'service.db'), '--force', '--data', data]);
+      assert.equal(itself.code, 2);
+      assert.match(itself.stderr, /service\.db is the database itself: back it up to another file/);
 
       const inUse = await run(['restore', copy, '--force', '--data', data]);
       assert.equal(inUse.code, 1);
