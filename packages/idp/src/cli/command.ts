@@ -39,6 +39,7 @@ export const FLAGS = {
   force: { type: 'boolean' },
   config: { type: 'string' },
   version: { type: 'boolean' },
+  role: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
