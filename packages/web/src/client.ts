@@ -68,9 +68,9 @@ export class ServiceClient {
         const refused = (httpStatus === 401 || httpStatus === 403) && failed.status === 'SERVICE_ERROR';
         return refused ? failure('INVALID_API_KEY', 'The API key was refused') : failed;
       }
-      const { clientId, name, issuer } = body;
+      const { clientId, name } = body;
       if (!isNonEmptyString(clientId)) return unexpected();
-      this.#session = { ...config, clientId, iss: issuer as string, deps: this.#deps, pending: this.#pending };
+      this.#session = { ...config, clientId, iss: body.issuer as string, deps: this.#deps, pending: this.#pending };
       return { status: 'INITIALIZED', message: `Initialized for ${isNonEmptyString(name) ? name : clientId}`, success: true };
     }, lacksSuccess);
   }

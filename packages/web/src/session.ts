@@ -66,7 +66,7 @@ export function httpConfig(
   baseUrl: unknown,
   options: InitOptions | undefined,
 ): { http: HttpConfig; cryptoVersion: CryptoVersion; status?: undefined } | FailureResult {
-  if (typeof apiKey !== 'string' || apiKey.length === 0) return failure('INVALID_API_KEY', 'An API key is required');
+  if (!isNonEmptyString(apiKey)) return failure('INVALID_API_KEY', 'An API key is required');
   const base = normalizeBaseUrl(baseUrl);
   if (base === undefined) return invalid('baseUrl must be an http(s) URL');
   const opts: InitOptions = options ?? {};
