@@ -95,7 +95,11 @@ function smsTransport(config: ServiceConfig, outbox: SmsOutboxStore, now: () => 
   const sms = config.sms;
   switch (sms.transport) {
     case 'outbox':
-      return createOutboxTransport(outbox, now, `development SMS outbox (service-idp sms, ${config.issuer}/dev/mail)`);
+      return createOutboxTransport(
+        outbox,
+        now,
+        `development SMS outbox (service-idp sms${config.devInbox ? `, ${config.issuer}/dev/sms` : ''})`,
+      );
     case 'webhook':
       return createWebhookTransport({ url: sms.url, secret: sms.secret, timeoutMs: SMS_ATTEMPT_TIMEOUT_MS });
     case 'twilio':
@@ -122,7 +126,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     options.mailer ??
       (config.smtpUrl
         ? createSmtpMailer(config.smtpUrl, config.mailFrom)
-        : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail, ${config.issuer}/dev/mail)`)),
+        : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail${config.devInbox ? `, ${config.issuer}/dev/mail` : ''})`)),
     { locales, savedLocale: (email) => accounts.localeOf(email) },
   );
   const webhookEndpoints = createWebhookEndpointStore(db);

@@ -98,8 +98,8 @@ const delegationKeys: Command = {
       Running it again replaces the SP keys.
 `,
   flags: ['json', 'issuer', 'sp-signing-key', 'sp-encryption-key'],
-  async run({ values, operands: [clientId], config }, io) {
-    const issuer = servedIssuer(config.dataDir, values.issuer ?? process.env.SERVICE_IDP_ISSUER);
+  async run({ values, operands: [clientId], config, settings }, io) {
+    const issuer = servedIssuer(config.dataDir, values.issuer ?? settings.SERVICE_IDP_ISSUER);
     const { withContext } = await import('./open.js');
     return withContext(config, async (ctx) => {
       if (!clientId)
@@ -144,7 +144,8 @@ const list: Command = {
   async run({ values, config }, io) {
     const { withData, clientService } = await import('./open.js');
     const clients = await withData(config, async (data) => (await clientService(data)).list());
-    if (values.json) io.out(`${JSON.stringify(clients)}\n`);
+    if (values.json)
+      io.out(`${JSON.stringify({ clients })}\n`); // GET /admin/v1/clients's shape
     else if (clients.length === 0) io.out('No clients yet: service-idp clients create --name NAME --origin URL\n');
     else
       io.out(

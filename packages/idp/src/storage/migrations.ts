@@ -75,3 +75,21 @@ async function appliedButUnknown(db: Kysely<any>): Promise<string[]> {
     return []; // no migration table yet: a fresh database
   }
 }
+
+/** Each migration this build knows, applied or not, and any the database has that this build does not know; changes nothing. */
+export interface MigrationStatus {
+  applied: Array<{ name: string; at: number }>;
+  pending: string[];
+  /** Applied by a newer release: `migrate` refuses such a database. */
+  unknown: string[];
+}
+
+export async function migrationStatus(db: Kysely<any>): Promise<MigrationStatus> {
+  const migrator = new Migrator({ db, provider, ...(await migrationTableSchema(db)) });
+  const known = await migrator.getMigrations();
+  return {
+    applied: known.flatMap((m) => (m.executedAt ? [{ name: m.name, at: m.executedAt.getTime() }] : [])),
+    pending: known.filter((m) => !m.executedAt).map((m) => m.name),
+    unknown: await appliedButUnknown(db),
+  };
+}
