@@ -164,7 +164,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   await app.register(deviceNoticeRoutes, { notices: ctx.notices });
   await app.register(oidcRoutes, { oidc: ctx.oidc, offer: ctx.passkeyOffer, issuer: ctx.config.issuer });
   await app.register(logoutRoutes, { logout: ctx.logout, issuer: ctx.config.issuer });
-  await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer });
+  await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer, dpop: ctx.dpop });
   await app.register(sdkRoutes);
   if (ctx.config.devInbox && !ctx.config.production && (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox')) {
     await app.register(devMailRoutes, { mailbox: ctx.mailbox, smsOutbox: ctx.smsOutbox });

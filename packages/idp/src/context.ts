@@ -18,6 +18,7 @@ import { createDelegationStore } from './delegation/store.js';
 import { createDeviceNotices } from './devices/notice.js';
 import { createDeviceService } from './devices/service.js';
 import { createDeviceStore } from './devices/store.js';
+import { createDpopVerifier } from './dpop/proof.js';
 import { createEventLog } from './events/service.js';
 import { createEventStore } from './events/store.js';
 import { createDeviceProver } from './factors/device-key/prover.js';
@@ -286,6 +287,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     onPasskeyRevoked: (userId, context) => fallback.revoked(userId, context),
     revokeRefreshTokens: (userId) => refreshTokens.revokeUser(userId),
   });
+  const dpop = createDpopVerifier({ issuer: config.issuer, spent: spentTokens, hash, now });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now });
   const oidc = createOidcService({
     issuer: config.issuer,
@@ -327,6 +329,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sms,
     smsOutbox,
     tokens,
+    dpop,
     refreshTokens,
     oidc,
     passkeyOffer,

@@ -22,6 +22,8 @@ export interface DiscoveryDocument {
   scopes_supported: string[];
   claims_supported: string[];
   acr_values_supported: string[];
+  /** RFC 9449 5.1: the JWS algorithms the service accepts for DPoP proofs. */
+  dpop_signing_alg_values_supported: string[];
 }
 
 /** A published signing key (RFC 7517 4): its type's members, and kid, alg and use. */

@@ -127,10 +127,10 @@ export function paramsOf(location: string | null | undefined): Record<string, st
 }
 
 /** POST /oauth/token for an authorization-endpoint code. */
-export async function redeem(service: TestService, params: Record<string, string>) {
+export async function redeem(service: TestService, params: Record<string, string>, headers: Record<string, string> = {}) {
   const response = await fetch(service.tokenUrl, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: new URLSearchParams({ grant_type: 'authorization_code', ...params }),
   });
   return { status: response.status, body: await response.json() };

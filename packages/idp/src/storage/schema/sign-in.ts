@@ -87,6 +87,8 @@ export interface SignInTables {
     revoked_at: number | null;
     /** reuse, revocation, code_replay, user_disabled */
     revoked_reason: string | null;
+    /** A public client's family: the JWK thumbprint of the DPoP key its code exchange proved; every refresh proves it again (RFC 9449 5). */
+    dpop_jkt: string | null;
   };
   /** oidc/: each refresh token of a family, by the keyed hash of its value; used once (`used_at`). */
   refresh_tokens: {
