@@ -76,7 +76,7 @@ export async function signInForCode(
   if (location?.startsWith('/signin')) location = (await browser.signIn(location, email)).location ?? null;
   const code = paramsOf(location).code;
   if (!code) throw new Error(`no code: ${location}`);
-  return { code, codeVerifier: pkce.codeVerifier, browser };
+  return { code, codeVerifier: pkce.codeVerifier, browser, location: location ?? '' };
 }
 
 /**
