@@ -7,6 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { exchangeCodeForTokens, OAuthExchangeError } from 'service-oauth-client';
+import { createPkcePair } from 'service-web';
 import { DPOP_NONCE_WINDOW_SECONDS } from '../../src/defaults.js';
 import { currentNonce, dpopKey, dpopProof, formPost, userinfo } from '../support/dpop-helpers.js';
 import { sendClock, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
@@ -192,5 +194,56 @@ describe('DPoP-bound tokens', () => {
     assert.equal(refresh.status, 400);
     assert.equal(refresh.body.error, 'invalid_dpop_proof');
     assert.equal((await formPost(tokenUrl, refreshParams, await tokenProof(key))).status, 200, 'the refusal spent no refresh token');
+  });
+});
+
+describe('DPoP through service-oauth-client`s code exchange', () => {
+  let service: TestService;
+  before(async () => {
+    service = await startTestService();
+  });
+  after(() => service.close());
+
+  it('binds the tokens of service-oauth-client`s exchange to a proof it forwards, retrying with the nonce it is told', async () => {
+    const email = uniqueEmail('dpop-exchange');
+    const pkce = await createPkcePair();
+    const device = await service.newDevice();
+    await device.authenticate(email, { rememberDevice: true, code_challenge: pkce.codeChallenge, code_challenge_method: 'S256' });
+    await device.verifyEmailOtp({ userid: email, otp: await service.latestOtp(email) });
+    const { code } = await device.verifyDevice({ userid: email });
+    const key = await dpopKey();
+    const options = {
+      code: code as string,
+      codeVerifier: pkce.codeVerifier,
+      oauthTokenUrl: service.tokenUrl,
+      jwksUrl: service.jwksUrl,
+      issuer: service.url,
+      clientId: service.clientId,
+      apiKey: service.secretKey,
+    };
+    const iat = Math.floor(Date.now() / 1000);
+    const refused = await exchangeCodeForTokens({
+      ...options,
+      dpop: await dpopProof(key, { htm: 'POST', htu: service.tokenUrl, iat }),
+    }).catch((error: unknown) => error);
+    assert.ok(refused instanceof OAuthExchangeError);
+    assert.equal(refused.error, 'use_dpop_nonce');
+    assert.ok(refused.dpopNonce);
+    const nonce = refused.dpopNonce;
+    const exchanged = await exchangeCodeForTokens({
+      ...options,
+      dpop: await dpopProof(key, { htm: 'POST', htu: service.tokenUrl, iat, nonce }),
+    });
+    assert.equal(exchanged.tokenType, 'DPoP');
+    assert.equal(exchanged.claims.email, email);
+    assert.deepEqual(idTokenClaims(exchanged.accessToken).cnf, { jkt: key.jkt });
+    const proof = await dpopProof(key, {
+      htm: 'GET',
+      htu: `${service.url}/oauth/userinfo`,
+      nonce: await currentNonce(service.url),
+      accessToken: exchanged.accessToken,
+    });
+    const answer = await userinfo(service.url, 'DPoP', exchanged.accessToken, proof);
+    assert.equal(answer.status, 200);
   });
 });
