@@ -7,8 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { IDBFactory } from 'fake-indexeddb';
+import { calculateJwkThumbprint } from 'jose';
 import { exchangeCodeForTokens, OAuthExchangeError } from 'service-oauth-client';
-import { createPkcePair } from 'service-web';
+import { createPkcePair, ServiceClient } from 'service-web';
+import { ServiceDpop } from 'service-web/dpop';
 import { DPOP_NONCE_WINDOW_SECONDS } from '../../src/defaults.js';
 import { currentNonce, dpopKey, dpopProof, formPost, userinfo } from '../support/dpop-helpers.js';
 import { sendClock, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
@@ -245,5 +248,64 @@ describe('DPoP through service-oauth-client`s code exchange', () => {
     });
     const answer = await userinfo(service.url, 'DPoP', exchanged.accessToken, proof);
     assert.equal(answer.status, 200);
+  });
+});
+
+describe('DPoP with the device key (service-web/dpop)', () => {
+  let service: TestService;
+  before(async () => {
+    service = await startTestService();
+  });
+  after(() => service.close());
+
+  it('binds the tokens to the device key service-web keeps: service-web/dpop signs the proofs', async () => {
+    const email = uniqueEmail('dpop-device');
+    const indexedDB = new IDBFactory();
+    const device = new ServiceClient({ indexedDB, fetch: service.browserFetch });
+    await device.init(service.publishableKey, service.url);
+    const pkce = await createPkcePair();
+    await device.authenticate(email, { rememberDevice: true, code_challenge: pkce.codeChallenge, code_challenge_method: 'S256' });
+    await device.verifyEmailOtp({ userid: email, otp: await service.latestOtp(email) });
+    const { code } = await device.verifyDevice({ userid: email });
+    const dpop = new ServiceDpop({ indexedDB, fetch: service.browserFetch });
+    assert.equal((await dpop.init(service.publishableKey, service.url)).status, 'INITIALIZED');
+
+    const nonce = await currentNonce(service.url);
+    const proof = await dpop.dpop({ userid: email, method: 'POST', url: service.tokenUrl, nonce });
+    assert.equal(proof.status, 'SUCCESS');
+    if (proof.status !== 'SUCCESS') return;
+    const exchanged = await exchangeCodeForTokens({
+      code: code as string,
+      codeVerifier: pkce.codeVerifier,
+      oauthTokenUrl: service.tokenUrl,
+      jwksUrl: service.jwksUrl,
+      issuer: service.url,
+      clientId: service.clientId,
+      apiKey: service.secretKey,
+      dpop: proof.headers.DPoP,
+    });
+    assert.deepEqual(idTokenClaims(exchanged.accessToken).cnf, { jkt: proof.jkt });
+    const deviceId = exchanged.claims.device_id as string;
+    // The key is the device's own: the thumbprint of the public key the service registered for it.
+    const registered = await service.ctx.db.selectFrom('devices').select('public_jwk').where('id', '=', deviceId).executeTakeFirstOrThrow();
+    assert.equal(proof.jkt, await calculateJwkThumbprint(JSON.parse(registered.public_jwk)));
+    const resource = await dpop.dpop({
+      userid: email,
+      method: 'GET',
+      url: `${service.url}/oauth/userinfo`,
+      accessToken: exchanged.accessToken,
+      nonce,
+    });
+    assert.equal(resource.status, 'SUCCESS');
+    if (resource.status !== 'SUCCESS') return;
+    assert.equal((await userinfo(service.url, 'DPoP', exchanged.accessToken, resource.headers.DPoP)).status, 200);
+
+    // Another browser (no key in its IndexedDB) can make no proof for this user.
+    const elsewhere = new ServiceDpop({ indexedDB: new IDBFactory(), fetch: service.browserFetch });
+    await elsewhere.init(service.publishableKey, service.url);
+    assert.equal(
+      (await elsewhere.dpop({ userid: email, method: 'GET', url: `${service.url}/oauth/userinfo` })).status,
+      'DEVICE_KEY_UNAVAILABLE',
+    );
   });
 });
