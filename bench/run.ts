@@ -29,6 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { Paths } from 'service-protocol';
 import { es256VerifyRate, rsaSigningRate } from './baselines.js';
 import { type ServerChild, startChild } from './child.js';
+import { cliStartReport, measureCliStart } from './cli-start.js';
 import { type BenchClient, type BenchDevice, challengeOnly, OIDC_PROVIDER_TOKEN_PATH, tokenExchange, trustedLogin } from './flows.js';
 import { type Measurement, measure, SETTINGS, simple } from './load.js';
 import { newDeviceKey } from './proof.js';
@@ -49,6 +50,8 @@ const log = (line: string) => process.stderr.write(`[bench ${((Date.now() - star
 
 log('service-web size (minified, gzip, brotli)');
 const webSize = await measureWebSize();
+log('CLI start (ratios against node -e 0)');
+const cliStart = measureCliStart();
 
 /**
  * Rounds of the whole set of measurements: every target is the median over the rounds of the
@@ -228,6 +231,7 @@ async function measureTokenEndpoint(server: ServerChild, credentials: BenchClien
 
 const out = process.stdout;
 out.write(`\n${webSizeReport(webSize)}\n(bytes; 1 kB = 1000 bytes)\n`);
+out.write(`\n${cliStartReport(cliStart)}\n`);
 out.write(`\nservice-idp benchmark — ${machine.cores} cores, ${machine.cpu}, Node ${machine.node}\n`);
 out.write(
   `autocannon: ${SETTINGS.connections} connections, pipelining ${SETTINGS.pipelining}, ${SETTINGS.warmupSeconds}s warm-up + ${SETTINGS.durationSeconds}s measured per run; ${rounds.length} interleaved rounds, each ratio the median of the rounds' ratios\n\n`,
@@ -317,6 +321,7 @@ writeFileSync(
       medianRuns: results,
       rounds: rounds.map((r) => ({ rsaSigning: r.rsa, es256Verify: r.es256, loginLimit: loginLimit(r), runs: r.runs })),
       webSize,
+      cliStart,
       verifyJwt: verify,
       packageVersion: JSON.parse(readFileSync(join(here, '..', 'packages', 'idp', 'package.json'), 'utf8')).version,
     },

@@ -39,7 +39,7 @@ try {
 
   const id = () => randomBytes(16).toString('base64url');
   const users = Array.from({ length: 200 }, id);
-  // The statements the login's SQLite path runs (login/store.ts spendAndIssue), with the same columns.
+  // The statements the login's SQLite path runs (factors/device-key/sign-in-store.ts spendAndIssue), with the same columns.
   const spend = db.prepare(
     'insert into spent_tokens (id, purpose, expires_at, consumed_at) values (?, ?, ?, ?) on conflict (id) do nothing returning id',
   );

@@ -4,7 +4,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController, type RouteOptions } from 'fastify';
 import { BROWSER_PREFIX, BrowserPaths, type ClientInfoResponse, type ErrorBody, type HealthResponse, Paths } from 'service-protocol';
 import { Type } from 'typebox';
+import { consoleApiRoutes } from './admin/console-api.js';
 import { ADMIN_PREFIX, adminKeyOf, adminRoutes } from './admin/routes.js';
+import { consoleCredential, consoleRoutes } from './console/routes.js';
 import type { ServiceContext } from './context.js';
 import { BODY_LIMIT_BYTES } from './defaults.js';
 import { delegationRoutes } from './delegation/routes.js';
@@ -13,6 +15,7 @@ import { deviceRoutes } from './devices/routes.js';
 import { trackRequestOrigin } from './events/request-context.js';
 import { recordSignInRefusals } from './events/sign-in-refusals.js';
 import { deviceKeyRoutes } from './factors/device-key/routes.js';
+import { registrationRoutes } from './factors/email-code/routes.js';
 import { passkeyMfaRoutes } from './factors/passkey/mfa-routes.js';
 import { passkeyRoutes } from './factors/passkey/routes.js';
 import { browserClient } from './http/browser-client.js';
@@ -28,11 +31,10 @@ import { registerOpenApi } from './http/openapi.js';
 import { decimalQueryIntegers, errorResponses, SERVER_ERRORS, wireBody } from './http/schemas.js';
 import { sdkRoutes } from './http/sdk.js';
 import { securityHeaders } from './http/security-headers.js';
-import { loginRoutes } from './login/routes.js';
+import { loginRoutes } from './identify/routes.js';
 import { devMailRoutes } from './mail/routes.js';
 import { logoutRoutes } from './oidc/logout-routes.js';
 import { hostedCeremonyContext, oidcRoutes } from './oidc/routes.js';
-import { registrationRoutes } from './registration/routes.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
 import { tokenRoutes } from './token/routes.js';
 import { webhookDocument } from './webhooks/openapi.js';
@@ -159,7 +161,17 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     operations: ctx.operations,
     clients: ctx.clients,
     webhooks: ctx.webhooks,
+    consoleCredential: consoleCredential(ctx.console, ctx.config.issuer),
+    more: consoleApiRoutes({
+      operators: ctx.operators,
+      adminKeys: ctx.adminKeys,
+      keyring: ctx.keyring,
+      events: ctx.events,
+      webhookBacklog: () => ctx.webhookOutbox.backlog(),
+      now: Date.now,
+    }),
   });
+  await app.register(consoleRoutes, { console: ctx.console, issuer: ctx.config.issuer });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices });
   await app.register(oidcRoutes, { oidc: ctx.oidc, offer: ctx.passkeyOffer, issuer: ctx.config.issuer });

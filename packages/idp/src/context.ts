@@ -9,6 +9,7 @@ import { createCodeStore } from './authorization-codes/store.js';
 import { createClientService } from './clients/service.js';
 import { createClientStore } from './clients/store.js';
 import type { ServiceConfig } from './config.js';
+import { openConsole } from './console/wiring.js';
 import { createSealer } from './crypto/seal.js';
 import { createSecretHasher } from './crypto/secrets.js';
 import { loadServerSecret } from './crypto/server-secret.js';
@@ -22,6 +23,10 @@ import { createDpopVerifier } from './dpop/proof.js';
 import { createEventLog } from './events/service.js';
 import { createEventStore } from './events/store.js';
 import { createDeviceProver } from './factors/device-key/prover.js';
+import { createDeviceKeySignIn } from './factors/device-key/sign-in.js';
+import { createDeviceKeySignInStore } from './factors/device-key/sign-in-store.js';
+import { createRegistrationService } from './factors/email-code/new-device.js';
+import { createRegistrationStore } from './factors/email-code/new-device-store.js';
 import { createMfaFactors } from './factors/index.js';
 import { createPasskeyCeremony } from './factors/passkey/ceremony.js';
 import { createPasskeyFallback } from './factors/passkey/fallback.js';
@@ -30,10 +35,9 @@ import { createPasskeyService } from './factors/passkey/service.js';
 import { createPasskeyStore } from './factors/passkey/store.js';
 import { createRecoveryCodes } from './factors/recovery-code/service.js';
 import { createRecoveryCodeStore } from './factors/recovery-code/store.js';
+import { createLoginService } from './identify/service.js';
 import { createKeyring, type SigningKeyGenerator } from './keys/keyring.js';
 import { createKeyStore } from './keys/store.js';
-import { createLoginService } from './login/service.js';
-import { createLoginStore } from './login/store.js';
 import { createMailboxStore } from './mail/mailbox-store.js';
 import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
 import { loadMailTemplates } from './mail/templates.js';
@@ -45,11 +49,10 @@ import { createRefreshTokens } from './oidc/refresh-tokens.js';
 import { createOidcService } from './oidc/service.js';
 import { createOidcStore } from './oidc/store.js';
 import { createOtpService } from './otp/service.js';
-import { createRegistrationService } from './registration/service.js';
-import { createRegistrationStore } from './registration/store.js';
 import { createSignInFinisher } from './sign-in/finish.js';
 import { createMfaStep } from './sign-in/mfa-step.js';
 import { createMfaStore } from './sign-in/mfa-store.js';
+import { createSignInPipeline } from './sign-in/pipeline.js';
 import { createOutboxTransport } from './sms/outbox.js';
 import { createSmsOutboxStore, type SmsOutboxStore } from './sms/outbox-store.js';
 import type { SmsTransport } from './sms/transport.js';
@@ -222,13 +225,14 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const mfaMethods: MfaMethod[] =
     config.production && config.sms.transport === 'outbox' ? ['email', 'totp', 'passkey'] : ['email', 'sms', 'totp', 'passkey'];
   const passkeyCeremony = createPasskeyCeremony({ store: passkeyStore, spent: spentTokens, events, hash, now, rpId: config.passkeyRpId });
+  const pipeline = createSignInPipeline({ mfa, finish });
   const passkeys = createPasskeyService({
     ceremony: passkeyCeremony,
     store: passkeyStore,
     devices: deviceService,
     accounts,
     mfa,
-    finish,
+    pipeline,
     events,
     throttle,
     now,
@@ -239,7 +243,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     accounts,
     mfa,
     mfaMethods,
-    finish,
+    pipeline,
     otp,
     hash,
     now,
@@ -258,24 +262,9 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     issuer: config.issuer,
     now,
   });
-  const login = createLoginService({
-    prover,
-    mfa,
-    registration,
-    store: createLoginStore(db, spentTokens),
-    clients,
-    codes,
-    events,
-    now,
-  });
-  const refreshTokens = createRefreshTokens({
-    store: createRefreshTokenStore(db),
-    codes,
-    events,
-    hash,
-    now,
-    deviceIdleMs: idleMs,
-  });
+  const deviceKey = createDeviceKeySignIn({ prover, mfa, store: createDeviceKeySignInStore(db, spentTokens), codes, events, now });
+  const login = createLoginService({ deviceKey, emailCode: registration, clients });
+  const refreshTokens = createRefreshTokens({ store: createRefreshTokenStore(db), codes, events, hash, now, deviceIdleMs: idleMs });
   const users = createUserService({
     store: createUserStore(db, eventStore),
     devices,
@@ -304,6 +293,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   const passkeyOffer = createPasskeyOffer({ oidc, passkeys, clients, mailer, templates, now });
   const logout = createLogoutService({ issuer: config.issuer, clients, keyring, oidc, events, hash });
+  const operatorConsole = openConsole(db, config.issuer, idleMs, { clients, codes, accounts, devices, passkeyStore, events, hash, now });
 
   return {
     config,
@@ -330,6 +320,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     smsOutbox,
     tokens,
     dpop,
+    codes,
     refreshTokens,
     oidc,
     passkeyOffer,
@@ -339,6 +330,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     users,
     adminKeys: createAdminKeys({ store: createAdminKeyStore(db), hash, events, now }),
     operations: createOperations({ clients, keyring, events }),
+    ...operatorConsole, // operators, and the console's sign-in and sessions (console/)
     webhooks: createWebhooks({
       store: webhookEndpoints,
       fanOut: webhookFanOut,
@@ -375,6 +367,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       await throttleStore.deleteExpired(at);
       await mfaStore.deleteExpired(at);
       await oidc.sweep(at);
+      await operatorConsole.console.sweep(at);
       await refreshTokens.sweep(at);
       await eventStore.deleteOlderThan(at - config.eventRetentionDays * 24 * 60 * 60 * 1000);
       await webhookOutbox.sweep(at, WEBHOOK_RETRY_WINDOW_HOURS * 60 * 60 * 1000);

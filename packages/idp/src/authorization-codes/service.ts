@@ -4,7 +4,7 @@ import type { AuthCode, CodeStore, DrawnCode, Redeemed, RedeemingClient } from '
 
 export interface CodeService {
   issue(code: AuthCode): Promise<string>;
-  /** A new code's value and row, for a caller that writes it in its own statement (login/store.ts). */
+  /** A new code's value and row, for a caller that writes it in its own statement (factors/device-key/sign-in-store.ts). */
   draw(code: AuthCode): DrawnCode;
   /**
    * Redeems a code once for an authenticating client, recording the access token this

@@ -29,8 +29,8 @@ export interface RedeemingClient {
   pkceChallenge: string | null;
   /** The token request's redirect_uri (RFC 6749 4.1.3), null when absent. */
   redirectUri: string | null;
-  /** The token request carried a valid DPoP proof: a client that requires one (RFC 9449 5.2) redeems only then. */
-  dpopProof: boolean;
+  /** The token request carried a valid DPoP proof: a client that requires one (RFC 9449 5.2) redeems only then. Default false. */
+  dpopProof?: boolean;
 }
 
 /** A consumed code, the user it names (undefined when disabled or deleted) and the client's ID token algorithm. */
@@ -48,7 +48,7 @@ export interface DrawnCode {
   expiresAt: number;
 }
 
-/** The auth_codes row of a new code (also written by the login's folded statement, login/store.ts). */
+/** The auth_codes row of a new code (also written by the login's folded statement, factors/device-key/sign-in-store.ts). */
 export function codeRow(drawn: Omit<DrawnCode, 'value'>): Database['auth_codes'] {
   return {
     id: drawn.idHash,

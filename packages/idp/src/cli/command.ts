@@ -35,6 +35,7 @@ export const FLAGS = {
   cursor: { type: 'string' },
   url: { type: 'string' },
   events: { type: 'string' },
+  role: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

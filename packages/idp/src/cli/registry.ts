@@ -7,6 +7,7 @@ import { devices } from './devices.js';
 import { events } from './events.js';
 import { rotate } from './keys.js';
 import { mailboxes } from './mail.js';
+import { operatorCommands } from './operators.js';
 import { migrate, start } from './start.js';
 import { users } from './users.js';
 import { webhooks } from './webhooks.js';
@@ -19,6 +20,7 @@ export const COMMANDS: readonly Command[] = [
   ...devices,
   events,
   ...adminKeyCommands,
+  ...operatorCommands,
   ...webhooks,
   rotate,
   ...mailboxes,

@@ -24,7 +24,7 @@ export interface ClientRecord {
 
 type Row = Database['clients'];
 
-/** A clients row as the flows see it (also for reads that join it, login/store.ts). */
+/** A clients row as the flows see it (also for reads that join it, factors/device-key/sign-in-store.ts). */
 export function toRecord(row: Row): ClientRecord {
   return {
     id: row.id,
@@ -75,7 +75,12 @@ export function createClientStore(db: Db) {
         .insertInto('clients')
         .values(rowOf(client, publishableKeyHash, secretKeyHash))
         .onConflict((oc) =>
-          oc.column('id').doUpdateSet({ origins: JSON.stringify(client.origins), publishable_key_hash: publishableKeyHash }),
+          oc.column('id').doUpdateSet({
+            origins: JSON.stringify(client.origins),
+            publishable_key_hash: publishableKeyHash,
+            redirect_uris: JSON.stringify(client.redirectUris),
+            mfa_policy: client.mfaPolicy,
+          }),
         )
         .execute();
     },

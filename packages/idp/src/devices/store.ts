@@ -16,7 +16,7 @@ export interface NewDevice extends Device {
   os: string | null;
 }
 
-/** A devices row as the proof check sees it (also for reads that join it, login/store.ts). */
+/** A devices row as the proof check sees it (also for reads that join it, factors/device-key/sign-in-store.ts). */
 export function deviceOf(
   row: Pick<Database['devices'], 'id' | 'user_id' | 'client_id' | 'public_jwk' | 'crypto_version' | 'last_used_at'>,
 ): Device {

@@ -2,7 +2,7 @@ import { PAGE_SIZE_MAX } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { checkPageSize, checkQueryText, decodeCursor, encodeCursor } from '../storage/pagination.js';
 import { currentRequest } from './request-context.js';
-import type { AuditEvent, EventStore, NewEvent, PreparedEvent } from './store.js';
+import { type AuditEvent, type EventStore, type NewEvent, type PreparedEvent, toEvent } from './store.js';
 import { type EventType, isEventType } from './types.js';
 
 export interface EventQuery {
@@ -30,24 +30,26 @@ export interface EventLog {
     },
   ): Promise<AuditEvent>;
   /**
-   * Adds a listener of the events `record` writes. Events written by a caller's own statement
-   * (`prepare`, the trusted login) and those a store appends in its transaction are not told.
+   * Adds a listener of the events `record` writes, and of those a caller wrote itself (`prepare`,
+   * then `written`: the trusted login). Those a store appends in its transaction are not told.
    */
   onRecorded(listener: EventListener): void;
-  /** What record() would write (the event and its webhook outbox rows), for a caller that writes them in its own statement (login/store.ts). */
+  /** What record() would write (the event and its webhook outbox rows), for a caller that writes them in its own statement (factors/device-key/sign-in-store.ts). */
   prepare: (
     event: NewEvent & {
       type: EventType;
     },
   ) => PreparedEvent;
-  /** After a prepared event with outbox rows was written. */
-  enqueued: () => void;
+  /** After a caller wrote a prepared event: its outbox rows are delivered and the listeners told, as record() does. */
+  written(prepared: PreparedEvent): void;
   list(query: EventQuery): Promise<{
     events: AuditEvent[];
     nextCursor: string | null;
   }>;
   /** Every event of one user, newest first (their export). */
   forUser: (userId: string) => Promise<AuditEvent[]>;
+  /** Counts per time bucket of events of some types (the console's dashboard, events/store.ts countByBucket). */
+  countByBucket: EventStore['countByBucket'];
 }
 
 /** The audit trail: flows record what happened, operators read it newest first. */
@@ -66,7 +68,11 @@ export function createEventLog({ store, now }: { store: EventStore; now: () => n
 
     prepare: (event: NewEvent & { type: EventType }) => store.prepare(withOrigin(event), now()),
 
-    enqueued: () => store.enqueued(),
+    written(prepared: PreparedEvent): void {
+      if (prepared.deliveries.length > 0) store.enqueued();
+      const recorded = toEvent(prepared.event);
+      for (const listener of listeners) listener(recorded);
+    },
 
     async list(query: EventQuery): Promise<{ events: AuditEvent[]; nextCursor: string | null }> {
       if (query.userId !== undefined) checkQueryText('user', query.userId);
@@ -86,5 +92,7 @@ export function createEventLog({ store, now }: { store: EventStore; now: () => n
     },
 
     forUser: (userId: string) => store.list({ userId, limit: Number.MAX_SAFE_INTEGER }),
+
+    countByBucket: (types, since, bucketMs, detailLike) => store.countByBucket(types, since, bucketMs, detailLike),
   };
 }

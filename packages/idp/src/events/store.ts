@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { randomToken } from '../crypto/secrets.js';
 import type { Database, Db } from '../storage/database.js';
 import { deleteBefore } from '../storage/sweeper.js';
@@ -32,7 +33,7 @@ export interface EventFilter {
 
 type EventRow = Database['events'];
 
-const toEvent = (row: EventRow): AuditEvent => ({
+export const toEvent = (row: EventRow): AuditEvent => ({
   id: row.id,
   type: row.type,
   at: Number(row.at),
@@ -55,7 +56,7 @@ function eventId(at: number): string {
   return `evt_${at.toString(36).padStart(9, '0')}${sequence.toString(36).padStart(4, '0')}${randomToken('', 8)}`;
 }
 
-/** The row of a new event (also written by the login's folded statement, login/store.ts). */
+/** The row of a new event (also written by the login's folded statement, factors/device-key/sign-in-store.ts). */
 export function eventRow(event: NewEvent, at: number): EventRow {
   return {
     id: eventId(at),
@@ -82,7 +83,7 @@ export interface EventFanOut {
   /** Endpoints subscribed to the type, from memory: an event nobody subscribes to costs no statement. */
   endpointsFor(type: string): string[];
   enqueue(event: AuditEvent, endpointIds: string[], tx: Db): Promise<void>;
-  /** The outbox rows of an event, for a statement that writes the event itself (login/store.ts); none when unsubscribed. */
+  /** The outbox rows of an event, for a statement that writes the event itself (the trusted login's); none when unsubscribed. */
   deliveriesFor(event: AuditEvent): Database['webhook_deliveries'][];
   /** Told after such a statement wrote rows. */
   enqueued(): void;
@@ -112,7 +113,7 @@ export function createEventStore(db: Db, fanOut?: EventFanOut) {
 
     /**
      * An event and its outbox rows, for a caller that writes them in its own statement (the
-     * trusted login's, login/store.ts): both or neither, as `append` does.
+     * trusted login's, factors/device-key/sign-in-store.ts): both or neither, as `append` does.
      */
     prepare(event: NewEvent, at: number): PreparedEvent {
       const row = eventRow(event, at);
@@ -134,6 +135,22 @@ export function createEventStore(db: Db, fanOut?: EventFanOut) {
       if (before)
         query = query.where((eb) => eb.or([eb('at', '<', before.at), eb.and([eb('at', '=', before.at), eb('id', '<', before.id)])]));
       return (await query.execute()).map(toEvent);
+    },
+
+    /**
+     * How many events of these types fell in each bucket of `bucketMs` from `since` (the
+     * dashboard): `[bucket index, count]` pairs; `detailLike` narrows to a detail substring.
+     */
+    async countByBucket(types: string[], since: number, bucketMs: number, detailLike?: string): Promise<Array<[number, number]>> {
+      const bucket = sql<number>`cast((at - ${since}) / ${bucketMs} as integer)`;
+      let query = db
+        .selectFrom('events')
+        .select([bucket.as('bucket'), (eb) => eb.fn.countAll<number>().as('n')])
+        .where('type', 'in', types)
+        .where('at', '>=', since)
+        .groupBy(bucket);
+      if (detailLike !== undefined) query = query.where('detail', 'like', `%${detailLike}%`);
+      return (await query.execute()).map((row) => [Number(row.bucket), Number(row.n)]);
     },
 
     /** Drops the user's events and their pending webhook deliveries (their deletion); in the deleting transaction. */

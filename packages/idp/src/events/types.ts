@@ -36,6 +36,10 @@ export const EVENT_TYPES = [
   'webhook.deleted',
   'webhook.enabled',
   'webhook.disabled',
+  'operator.added',
+  'operator.removed',
+  'operator.signed_in',
+  'operator.refused',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -18,7 +18,7 @@ declare module 'fastify' {
 /**
  * Routes that authenticate their client themselves, with the same checks and errors, and then
  * hand it to the resolver: the trusted-device login folds the client's read into its own
- * (login/store.ts).
+ * (factors/device-key/sign-in-store.ts).
  */
 const CLIENT_IN_HANDLER = new Set([`${BROWSER_PREFIX}${BrowserPaths.authenticate}`]);
 

@@ -1,7 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { BROWSER_PREFIX, BrowserPaths } from 'service-protocol';
 import { ServiceError } from '../errors.js';
 import type { ServiceMetrics } from '../metrics/service.js';
 
@@ -23,25 +22,10 @@ export function registerMetrics(app: FastifyInstance, metrics: ServiceMetrics): 
     if (error instanceof ServiceError && error.code === 'ERR_DELIVERY_FAILED') metrics.deliveryFailed();
     done();
   });
-  // A sign-in with a remembered device writes its sign_in.succeeded event in the login's own
-  // statement (login/store.ts), which the event log's listeners never hear: counted from its
-  // answer, the one SUCCESS of POST /v1/authenticate (amr swk).
-  app.addHook('preSerialization', (request, reply, payload, done) => {
-    if (
-      request.method === 'POST' &&
-      request.routeOptions.url === TRUSTED_LOGIN_ROUTE &&
-      reply.statusCode === 200 &&
-      (payload as { status?: unknown } | null)?.status === 'SUCCESS'
-    )
-      metrics.signedIn(['swk']);
-    done(null, payload);
-  });
   const render = () => metrics.render();
   renderers.set(app, render);
   return render;
 }
-
-const TRUSTED_LOGIN_ROUTE = `${BROWSER_PREFIX}${BrowserPaths.authenticate}`;
 
 const renderers = new WeakMap<FastifyInstance, () => Promise<string>>();
 

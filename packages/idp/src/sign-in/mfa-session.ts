@@ -279,17 +279,7 @@ export function createMfaSessions(deps: MfaSessionDeps): MfaSessions {
   }
 
   /** The end of every MFA step: the method applied (enrollment), the sign-in finished, remember_me, recovery codes. */
-  async function finishStep(
-    client: ClientRecord,
-    spent: MfaSessionRow,
-    passed: Passed,
-    options: {
-      rememberMe: boolean;
-      regenerate: boolean;
-      /** A new device's key made by service-web/passkeys (which keeps it): replaces the pending one. */
-      devicePublicKey?: DevicePublicJwk | undefined;
-    },
-  ): Promise<FinishedMfa> {
+  const finishStep: MfaSessions['finishStep'] = async (client, spent, passed, options) => {
     const { rememberMe, regenerate } = options;
     const version =
       spent.purpose === 'enroll'
@@ -318,7 +308,7 @@ export function createMfaSessions(deps: MfaSessionDeps): MfaSessions {
           ? await recoveryCodes.issue(spent.user_id, { type: 'recovery_codes.regenerated', clientId: client.id, clientName: client.name })
           : undefined;
     return issued ? { ...finished, recoveryCodes: issued } : finished;
-  }
+  };
 
   return { factorOf, open, load, challenge, checkCode, checkProof, applyMethod, notify, finishStep };
 }

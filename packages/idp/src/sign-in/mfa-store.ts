@@ -13,7 +13,7 @@ export interface MfaMethodRecord {
 
 export type MfaSessionRow = Database['mfa_sessions'];
 
-/** An mfa_methods row as the flows see it (also for reads that join it, login/store.ts). */
+/** An mfa_methods row as the flows see it (also for reads that join it, factors/device-key/sign-in-store.ts). */
 export function methodRecordOf(row: Omit<Database['mfa_methods'], 'user_id' | 'confirmed_at'>): MfaMethodRecord {
   return {
     method: row.method as MfaMethodRecord['method'],

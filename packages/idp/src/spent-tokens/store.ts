@@ -3,7 +3,7 @@ import { deleteBefore } from '../storage/sweeper.js';
 
 /**
  * What a spent token was, the prefix of its row's id: a device challenge (devices/prover.ts and
- * the login, login/store.ts), a "this wasn't me" link (devices/notice.ts), a passkey challenge
+ * the login, factors/device-key/sign-in-store.ts), a "this wasn't me" link (devices/notice.ts), a passkey challenge
  * (webauthn/service.ts), a delegation request's jti (delegation/service.ts), a DPoP proof's key
  * and jti (dpop/proof.ts).
  */
@@ -32,7 +32,7 @@ export function createSpentTokenStore(db: Db) {
     /**
      * spend's statement, for the one caller that folds it into its own: the trusted-device login
      * spends its challenge in the statement (PostgreSQL) or transaction (SQLite) that issues its
-     * code (login/store.ts spendAndIssue). It returns the row's id only when it went in.
+     * code (factors/device-key/sign-in-store.ts spendAndIssue). It returns the row's id only when it went in.
      */
     spendQuery(token: SpentToken, now: number) {
       return db

@@ -4,7 +4,7 @@
  * module (named beside it); no other module reads or writes it, with these deliberate
  * exceptions, each one statement or one transaction that would otherwise cost round trips
  * or leave a half-done change:
- * - login/store.ts, the trusted-device login: one read of clients, devices, users,
+ * - factors/device-key/sign-in-store.ts, the trusted-device login: one read of clients, devices, users,
  *   mfa_methods and mfa_remembered, and one write that spends the challenge in spent_tokens
  *   (the statement spent-tokens/ builds, spendQuery) and, only if that went in, stamps
  *   devices and inserts auth_codes, events and webhook_deliveries;

@@ -54,7 +54,7 @@ export interface WebhookFanOut {
   refreshIfStale(): Promise<void>;
   endpointsFor(type: string): string[];
   enqueue(event: AuditEvent, endpointIds: string[], tx: Db): Promise<void>;
-  /** The outbox rows of an event for a caller that writes them in its own statement (login/store.ts). */
+  /** The outbox rows of an event for a caller that writes them in its own statement (factors/device-key/sign-in-store.ts). */
   deliveriesFor(event: AuditEvent): Database['webhook_deliveries'][];
   /** After such a caller wrote rows: the delivery loop of this process looks sooner. */
   enqueued(): void;

@@ -277,7 +277,7 @@ describe('event webhooks and a slow receiver', () => {
 });
 
 describe("event webhooks and the trusted-device login's own statement", () => {
-  it('delivers every sign-in, the one the login writes with its code (login/store.ts) included', async () => {
+  it('delivers every sign-in, the one the login writes with its code (factors/device-key/sign-in-store.ts) included', async () => {
     const receiver = await startReceiver(() => 204);
     const service = await startTestService({ testMode: true, webhookTimings: { pollIntervalMs: 25, requestTimeoutMs: 500 } });
     try {

@@ -2,6 +2,7 @@ import type { AccountStore, User } from '../../accounts/store.js';
 import type { ClientRecord } from '../../clients/store.js';
 import type { SecretHasher } from '../../crypto/secrets.js';
 import { DEVICE_CHALLENGE_TTL_SECONDS, DEVICE_LAST_USED_RESOLUTION_SECONDS } from '../../defaults.js';
+import type { DeviceKeyProver } from '../../devices/service.js';
 import type { Device, DeviceStore } from '../../devices/store.js';
 import type { SpentToken, SpentTokenStore } from '../../spent-tokens/store.js';
 import { createChallengeCodec } from './challenge.js';
@@ -32,7 +33,8 @@ export interface ProofSubjects {
   user: User | undefined;
 }
 
-export interface DeviceProver {
+/** The device key's prover; `prove` is the port device management calls (devices/service.ts). */
+export interface DeviceProver extends DeviceKeyProver {
   /** A single-use challenge for a remembered device to sign. */
   issueChallenge(client: ClientRecord): {
     challenge: string;
@@ -40,23 +42,10 @@ export interface DeviceProver {
   };
   /** The cut-off of the idle expiry: a device last used before it is no longer trusted. */
   usedSince: () => number;
-  prove(
-    client: ClientRecord,
-    email: string,
-    proof: string,
-    cryptoVersion: string,
-    op?: string,
-  ): Promise<
-    | {
-        user: User;
-        deviceId: string;
-      }
-    | undefined
-  >;
   /**
    * prove() without its reads and writes, for the login, which read the device and user with
    * the client in one statement and spends the challenge in the statement that issues its code
-   * (login/store.ts). The caller must spend `challenge` and honour a failed spend as a refusal.
+   * (factors/device-key/sign-in-store.ts). The caller must spend `challenge` and honour a failed spend as a refusal.
    */
   checkRead: (
     client: ClientRecord,

@@ -221,14 +221,7 @@ export function createPasskeyCeremony(deps: PasskeyCeremonyDeps): PasskeyCeremon
    * `discoverable`: the request named no credential (allowCredentials empty, a username-less
    * sign-in), so the assertion must carry the user handle.
    */
-  async function checkAssertion(
-    credential: PasskeyAssertionJson,
-    expectedChallenge: string,
-    origin: string,
-    rpId: string,
-    passkey: Passkey,
-    discoverable: boolean,
-  ): Promise<PasskeyRefusal | undefined> {
+  const checkAssertion: PasskeyCeremony['checkAssertion'] = async (credential, expectedChallenge, origin, rpId, passkey, discoverable) => {
     if (passkey.rpId !== rpId) return 'rp_id';
     // WebAuthn L3 7.2 step 6: when the request named no credential, the authenticator must return the
     // user handle (a discoverable credential always stores one) and it must be the passkey's user's; when
@@ -251,7 +244,7 @@ export function createPasskeyCeremony(deps: PasskeyCeremonyDeps): PasskeyCeremon
     // The counter moves forward in the statement that records the use: of two assertions with one counter value, one wins.
     if (!(await store.recordUse(passkey.id, passkey.signCount, info.newCounter, info.credentialBackedUp, now()))) return 'counter';
     return undefined;
-  }
+  };
 
   /** RFC 8176: hwk for a device-bound key, swk for a synced one (its private key leaves the hardware); user verification was required (user). */
   const amrOf = (passkey: { backupEligible: boolean }) => [passkey.backupEligible ? 'swk' : 'hwk', 'user'];

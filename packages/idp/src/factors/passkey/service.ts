@@ -13,8 +13,9 @@ import { PASSKEY_OPTIONS_PER_IP, PASSKEY_SIGN_IN_PER_IP } from '../../defaults.j
 import type { DeviceCaller, DeviceService } from '../../devices/service.js';
 import { ServiceError } from '../../errors.js';
 import type { EventLog } from '../../events/service.js';
-import type { FinishSignIn, SignIn } from '../../sign-in/finish.js';
+import type { SignIn } from '../../sign-in/finish.js';
 import type { MfaStep } from '../../sign-in/mfa-step.js';
+import type { SignInPipeline } from '../../sign-in/pipeline.js';
 import type { Throttle } from '../../throttle/service.js';
 import type { PasskeyCeremony } from './ceremony.js';
 import type { Passkey, PasskeyStore } from './store.js';
@@ -24,8 +25,9 @@ export interface PasskeyDeps {
   store: PasskeyStore;
   devices: DeviceService;
   accounts: AccountStore;
-  mfa: MfaStep;
-  finish: FinishSignIn;
+  /** Asked for the user's method only when a passkey does not count as MFA here. */
+  mfa: Pick<MfaStep, 'methodOf'>;
+  pipeline: SignInPipeline;
   events: EventLog;
   /** The per-IP limits of the unauthenticated sign-in routes (PASSKEY_OPTIONS_PER_IP, PASSKEY_SIGN_IN_PER_IP). */
   throttle: Throttle;
@@ -81,7 +83,7 @@ export interface PasskeyService {
 }
 
 export function createPasskeyService(deps: PasskeyDeps): PasskeyService {
-  const { ceremony, store, devices, accounts, mfa, finish, events, throttle, now } = deps;
+  const { ceremony, store, devices, accounts, mfa, pipeline, events, throttle, now } = deps;
   const { ttlMs, rpIdFor, ceremonyChallenge, spend, verifyAttestation, refuse, storePasskey, checkAssertion, amrOf, creationOptions } =
     ceremony;
   /** ERR_RATE_LIMITED (429, with retryAfter) past the IP's budget for the route; no IP (not behind HTTP): no limit. */
@@ -211,20 +213,17 @@ export function createPasskeyService(deps: PasskeyDeps): PasskeyService {
         amr,
         authTime: Math.floor(now() / 1000),
       };
-      if (client.passkeySatisfiesMfa !== false) {
-        // Possession of the authenticator and its user verification: two factors (NIST SP 800-63B 5.1.9.1).
-        return { kind: 'code', code: (await finish({ ...signIn, amr: [...amr, 'mfa'] })).code };
-      }
-      const method = await mfa.methodOf(user.id);
+      // Possession of the authenticator and its user verification: two factors (NIST SP 800-63B 5.1.9.1), where the client agrees.
+      const satisfiesMfa = client.passkeySatisfiesMfa !== false;
+      const method = satisfiesMfa ? undefined : await mfa.methodOf(user.id);
+      const outcome = await pipeline.continue({ client, signIn, method, satisfiesMfa });
       // The address goes back with the session: a sign-in without one could not call initiateMfa otherwise.
-      if (method) return { kind: 'mfa', ...(await mfa.startLogin(signIn, method)), email: user.email };
-      if (client.mfaPolicy === 'required') {
-        throw new ServiceError(
-          'ERR_REQUEST_INVALID',
-          'This application requires a second factor: sign in with your email address once to set one up.',
-        );
-      }
-      return { kind: 'code', code: (await finish(signIn)).code };
+      if (outcome.kind === 'mfa') return { ...outcome, email: user.email };
+      if (outcome.kind === 'done') return { kind: 'code', code: outcome.code };
+      throw new ServiceError(
+        'ERR_REQUEST_INVALID',
+        'This application requires a second factor: sign in with your email address once to set one up.',
+      );
     },
 
     /** The user's active passkeys for one application (the device list shows them). */

@@ -1,24 +1,27 @@
 import type { DevicePublicJwk, MfaMethod } from 'service-protocol';
-import type { AccountStore } from '../accounts/store.js';
-import type { ClientRecord } from '../clients/store.js';
-import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
-import { OTP_MAX_ATTEMPTS, REGISTRATION_TTL_SECONDS } from '../defaults.js';
-import { isValidDevicePublicKey } from '../devices/public-key.js';
-import { describeUserAgent } from '../devices/user-agent.js';
-import { ServiceError } from '../errors.js';
-import type { OtpService } from '../otp/service.js';
-import type { FinishedSignIn, FinishSignIn, SignIn } from '../sign-in/finish.js';
-import type { MfaStep } from '../sign-in/mfa-step.js';
-import { normalizePhone } from '../sms/e164.js';
-import type { RegistrationStore } from './store.js';
+import type { AccountStore } from '../../accounts/store.js';
+import type { ClientRecord } from '../../clients/store.js';
+import { randomToken, type SecretHasher, safeEqual } from '../../crypto/secrets.js';
+import { OTP_MAX_ATTEMPTS, REGISTRATION_TTL_SECONDS } from '../../defaults.js';
+import { isValidDevicePublicKey } from '../../devices/public-key.js';
+import { describeUserAgent } from '../../devices/user-agent.js';
+import { ServiceError } from '../../errors.js';
+import type { OtpService } from '../../otp/service.js';
+import type { SignIn } from '../../sign-in/finish.js';
+import type { MfaStep } from '../../sign-in/mfa-step.js';
+import { nextStep, type PipelineOutcome, type SignInPipeline } from '../../sign-in/pipeline.js';
+import { normalizePhone } from '../../sms/e164.js';
+import { emailCodeFirst } from './factor.js';
+import type { RegistrationStore } from './new-device-store.js';
 
 export interface RegistrationDeps {
   store: RegistrationStore;
   accounts: AccountStore;
-  mfa: MfaStep;
+  /** The MFA step, asked only whether the user has a method. */
+  mfa: Pick<MfaStep, 'methodOf'>;
   /** MFA methods users may enroll in on this service. */
   mfaMethods: MfaMethod[];
-  finish: FinishSignIn;
+  pipeline: SignInPipeline;
   otp: OtpService;
   hash: SecretHasher;
   now: () => number;
@@ -75,7 +78,7 @@ export interface RegistrationService {
  * take the same path, so responses say nothing about whether an account exists.
  */
 export function createRegistrationService(deps: RegistrationDeps): RegistrationService {
-  const { store, accounts, mfa, mfaMethods, finish, otp, hash, now } = deps;
+  const { store, accounts, mfa, mfaMethods, pipeline, otp, hash, now } = deps;
 
   /** Finds the registration behind a device token, refusing one that belongs to another client or address. */
   async function load(client: ClientRecord, email: string, deviceToken: string) {
@@ -154,10 +157,11 @@ export function createRegistrationService(deps: RegistrationDeps): RegistrationS
       const user = await accounts.findOrCreate(email, now());
       if (!user) throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in session is unknown or has ended. Start again.');
       const method = await mfa.methodOf(user.id);
-      if (!method && !input.mfaMethod && client.mfaPolicy === 'required') {
-        // The registration stays open: the page calls verifyDevice again with a method.
-        return { kind: 'enroll', methods: mfaMethods };
-      }
+      const enroll = input.mfaMethod ? { method: input.mfaMethod, email, ip: input.ip, ...(phone ? { phone } : {}) } : undefined;
+      const facts = { client, method, ...(enroll ? { enroll } : {}) };
+      // A client that requires MFA gives a user without a method no code: the registration stays
+      // open (asked before it is completed), and the page calls verifyDevice again with one.
+      if (nextStep({ ...facts, amr: emailCodeFirst }).kind === 'enrollment-required') return { kind: 'enroll', methods: mfaMethods };
       const done = await store.complete(idHash, now());
       if (!done) throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in session is complete or has expired. Start again.');
       const signIn: SignIn = {
@@ -173,26 +177,15 @@ export function createRegistrationService(deps: RegistrationDeps): RegistrationS
               }
             : null,
         codeChallenge: done.codeChallenge,
-        amr: ['otp'],
+        amr: [...emailCodeFirst],
         authTime: Math.floor(state.verifiedAt / 1000),
       };
-      if (method) return { kind: 'mfa', ...(await mfa.startLogin(signIn, method)) };
-      if (input.mfaMethod) {
-        const started = await mfa.startEnrollment(client, signIn, {
-          method: input.mfaMethod,
-          email,
-          ip: input.ip,
-          ...(phone ? { phone } : {}),
-        });
-        return started.kind === 'done' ? { kind: 'done', ...started.finished } : started;
-      }
-      return { kind: 'done', ...(await finish(signIn)) };
+      const outcome = await pipeline.continue({ ...facts, signIn });
+      // Asked above, before the registration was completed.
+      if (outcome.kind === 'enrollment-required') throw new Error('unreachable: enrollment was asked before completing');
+      return outcome;
     },
   };
 }
 
-export type RegisterDeviceOutcome =
-  | ({ kind: 'done'; recoveryCodes?: string[] } & FinishedSignIn)
-  | { kind: 'enroll'; methods: MfaMethod[] }
-  | { kind: 'confirm'; sessionId: string; method: MfaMethod; otpauthUri?: string; secret?: string }
-  | { kind: 'mfa'; sessionId: string; method: MfaMethod };
+export type RegisterDeviceOutcome = Exclude<PipelineOutcome, { kind: 'enrollment-required' }> | { kind: 'enroll'; methods: MfaMethod[] };

@@ -1,13 +1,13 @@
 import { type SqlBool, sql } from 'kysely';
-import type { User } from '../accounts/store.js';
-import { codeRow, type DrawnCode } from '../authorization-codes/store.js';
-import { type ClientRecord, toRecord } from '../clients/store.js';
-import { type Device, deviceOf } from '../devices/store.js';
-import type { PreparedEvent } from '../events/store.js';
-import { type MfaMethodRecord, methodRecordOf } from '../sign-in/mfa-store.js';
-import type { SpentToken, SpentTokenStore } from '../spent-tokens/store.js';
-import { compiledQuery } from '../storage/compiled.js';
-import { type Db, isPostgres, registerPreparedStatement } from '../storage/database.js';
+import type { User } from '../../accounts/store.js';
+import { codeRow, type DrawnCode } from '../../authorization-codes/store.js';
+import { type ClientRecord, toRecord } from '../../clients/store.js';
+import { type Device, deviceOf } from '../../devices/store.js';
+import type { PreparedEvent } from '../../events/store.js';
+import { type MfaMethodRecord, methodRecordOf } from '../../sign-in/mfa-store.js';
+import type { SpentToken, SpentTokenStore } from '../../spent-tokens/store.js';
+import { compiledQuery } from '../../storage/compiled.js';
+import { type Db, isPostgres, registerPreparedStatement } from '../../storage/database.js';
 
 /** What a trusted-device login needs to decide, read in one statement. */
 export interface LoginRead {
@@ -33,7 +33,7 @@ export interface LoginIssue extends PreparedEvent {
  * of this client, not revoked, used after the idle cut-off; the user not disabled; the MFA
  * remembrance bound to the method's version and not expired.
  */
-export function createLoginStore(db: Db, spentTokens: SpentTokenStore) {
+export function createDeviceKeySignInStore(db: Db, spentTokens: SpentTokenStore) {
   return {
     async read(
       by: { publishableKeyHash: string } | { clientId: string },
@@ -172,4 +172,4 @@ function fromSpent(row: Record<string, unknown>) {
   return sql`(${sql.join(columns.map((c) => sql.ref(c)))}) select ${sql.join(columns.map((c) => sql`${row[c]}`))} from spent`;
 }
 
-export type LoginStore = ReturnType<typeof createLoginStore>;
+export type DeviceKeySignInStore = ReturnType<typeof createDeviceKeySignInStore>;

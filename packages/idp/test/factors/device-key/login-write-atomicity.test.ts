@@ -1,5 +1,5 @@
 /**
- * A trusted-device login's writes (login/store.ts `spendAndIssue`: the spent challenge, the
+ * A trusted-device login's writes (factors/device-key/sign-in-store.ts `spendAndIssue`: the spent challenge, the
  * device's last use, the authorization code, its `sign_in.succeeded` event and that event's
  * webhook outbox rows) stand or fall together. Should one fail midway, a spent challenge
  * without its code would refuse the device's retry (the browser would drop its key), and an
@@ -18,7 +18,7 @@ import {
   TEST_DATABASE_URL,
   type TestService,
   uniqueEmail,
-} from '../support/helpers.js';
+} from '../../support/helpers.js';
 
 const FAIL_CODE_INSERT = TEST_DATABASE_URL
   ? [

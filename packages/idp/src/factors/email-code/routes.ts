@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BrowserPaths, type VerifyDeviceResponse, type VerifyEmailOtpResponse } from 'service-protocol';
 import { Type } from 'typebox';
-import { DEVICE_PLACE_MAX_LENGTH } from '../defaults.js';
-import { BODY_ERRORS, DeviceToken, emailOf, errorResponses, MfaMethodSchema, Otp, SERVER_ERRORS, wireBody } from '../http/schemas.js';
-import type { RegistrationService } from './service.js';
+import { DEVICE_PLACE_MAX_LENGTH } from '../../defaults.js';
+import { BODY_ERRORS, DeviceToken, emailOf, errorResponses, MfaMethodSchema, Otp, SERVER_ERRORS, wireBody } from '../../http/schemas.js';
+import type { RegistrationService } from './new-device.js';
 
 const Base64Url = Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' });
 

@@ -46,7 +46,7 @@ export const loginRoutes: FastifyPluginAsyncTypebox<{
 }> = async (app, { login, testMode, resolveClient }) => {
   app.post(BrowserPaths.authenticate, { schema: AuthenticateSchema }, async (request): Promise<AuthenticateResponse> => {
     const body = request.body;
-    // The client is read with the device a proof names, in one statement (login/store.ts).
+    // The client is read with the device a proof names, in one statement (factors/device-key/sign-in-store.ts).
     const opened = await login.open(browserCredentials(request), body.deviceProof);
     const client = await resolveClient(request, opened.client);
     const email = emailOf(body.userid);

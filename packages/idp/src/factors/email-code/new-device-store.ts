@@ -1,5 +1,5 @@
-import type { Db } from '../storage/database.js';
-import { deleteBefore } from '../storage/sweeper.js';
+import type { Db } from '../../storage/database.js';
+import { deleteBefore } from '../../storage/sweeper.js';
 
 export interface NewRegistration {
   idHash: string;

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
+import { startTestService, type TestService, uniqueEmail } from '../../support/helpers.js';
 
 describe('account enumeration', () => {
   let service: TestService;
