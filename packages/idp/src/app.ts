@@ -33,6 +33,7 @@ import { sdkRoutes } from './http/sdk.js';
 import { securityHeaders } from './http/security-headers.js';
 import { loginRoutes } from './identify/routes.js';
 import { devMailRoutes } from './mail/routes.js';
+import { dbscRoutes } from './oidc/dbsc-routes.js';
 import { logoutRoutes } from './oidc/logout-routes.js';
 import { hostedCeremonyContext, oidcRoutes } from './oidc/routes.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
@@ -174,7 +175,8 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   await app.register(consoleRoutes, { console: ctx.console, issuer: ctx.config.issuer });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices });
-  await app.register(oidcRoutes, { oidc: ctx.oidc, offer: ctx.passkeyOffer, issuer: ctx.config.issuer });
+  await app.register(oidcRoutes, { oidc: ctx.oidc, offer: ctx.passkeyOffer, issuer: ctx.config.issuer, dbsc: ctx.dbsc });
+  await app.register(dbscRoutes, { dbsc: ctx.dbsc, issuer: ctx.config.issuer });
   await app.register(logoutRoutes, { logout: ctx.logout, issuer: ctx.config.issuer });
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer, dpop: ctx.dpop });
   await app.register(sdkRoutes);

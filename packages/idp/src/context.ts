@@ -42,6 +42,7 @@ import { createMailboxStore } from './mail/mailbox-store.js';
 import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
 import { loadMailTemplates } from './mail/templates.js';
 import { createServiceMetrics } from './metrics/service.js';
+import { createDbsc } from './oidc/dbsc.js';
 import { createLogoutService } from './oidc/logout.js';
 import { createPasskeyOffer } from './oidc/passkey-offer.js';
 import { createRefreshTokenStore } from './oidc/refresh-store.js';
@@ -276,6 +277,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     onPasskeyRevoked: (userId, context) => fallback.revoked(userId, context),
     revokeRefreshTokens: (userId) => refreshTokens.revokeUser(userId),
   });
+  const dbsc = createDbsc({ store: oidcStore, spent: spentTokens, hash, issuer: config.issuer, now });
   const dpop = createDpopVerifier({ issuer: config.issuer, spent: spentTokens, hash, now });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now });
   const oidc = createOidcService({
@@ -320,6 +322,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     smsOutbox,
     tokens,
     dpop,
+    dbsc,
     codes,
     refreshTokens,
     oidc,

@@ -46,3 +46,15 @@ export interface PublishedJwk {
 export interface JsonWebKeySet {
   keys: PublishedJwk[];
 }
+
+/**
+ * The session configuration of Device Bound Session Credentials (W3C draft): the answer of the
+ * registration and refresh endpoints (POST /signin/dbsc/registration, /signin/dbsc/refresh).
+ */
+export interface DbscSessionConfig {
+  session_identifier: string;
+  refresh_url: string;
+  scope: { origin: string; include_site: boolean; scope_specification: { type: string; domain: string; path: string }[] };
+  credentials: { type: 'cookie'; name: string; attributes: string }[];
+  allowed_refresh_initiators: string[];
+}

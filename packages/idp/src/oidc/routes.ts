@@ -19,6 +19,7 @@ import { ServiceError } from '../errors.js';
 import { Attestation, CreationOptions } from '../factors/passkey/routes.js';
 import { escapeHtml, PAGE_CSP, sendPage } from '../http/page.js';
 import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import type { DbscService } from './dbsc.js';
 import type { PasskeyOffer } from './passkey-offer.js';
 import type { OidcService } from './service.js';
 
@@ -124,9 +125,9 @@ const PasskeyAddSchema = {
  * that finish it. Design and threat model: docs/protocol.md ("Sign-in with redirects"),
  * docs/security.md.
  */
-export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; offer: PasskeyOffer; issuer: string }> = async (
+export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; offer: PasskeyOffer; issuer: string; dbsc: DbscService }> = async (
   app,
-  { oidc, offer, issuer },
+  { oidc, offer, issuer, dbsc },
 ) => {
   const origin = new URL(issuer).origin;
   // Secure cookies need https; the __Host- prefix then pins them to this host and path /.
@@ -144,7 +145,9 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; offer: P
 
   const authorize = async (params: Record<string, unknown>, request: FastifyRequest, reply: FastifyReply) => {
     const cookies = parseCookies(request.headers.cookie);
-    const sessionValue = cookies.get(sessionCookie);
+    // A session bound to a browser key (DBSC) counts only with its live short cookie.
+    const presented = cookies.get(sessionCookie);
+    const sessionValue = presented && (await dbsc.usable(presented, cookies.get(dbsc.cookieName))) ? presented : undefined;
     const bindingValue = cookies.get(bindingCookie);
     const outcome = await oidc.authorize(params, {
       ...(sessionValue ? { session: sessionValue } : {}),
@@ -201,7 +204,11 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; offer: P
     return parseCookies(request.headers.cookie);
   };
   const finished = (reply: FastifyReply, done: { location: string; session?: string }) => {
-    if (done.session) reply.header('set-cookie', cookie(sessionCookie, done.session, SESSION_ABSOLUTE_LIFETIME_SECONDS));
+    if (done.session) {
+      reply.header('set-cookie', cookie(sessionCookie, done.session, SESSION_ABSOLUTE_LIFETIME_SECONDS));
+      // W3C DBSC: a browser that can offers to bind the new session to a key of its own (oidc/dbsc.ts).
+      reply.header('secure-session-registration', dbsc.registrationHeader(done.session));
+    }
     return { location: done.location };
   };
 

@@ -5,6 +5,7 @@ import { migrations0007To0010 } from './migrations/0007-0010.js';
 import { migrations0011To0015 } from './migrations/0011-0015.js';
 import { migrations0016 } from './migrations/0016-console.js';
 import { migrations0017 } from './migrations/0017-dpop.js';
+import { migrations0018 } from './migrations/0018-dbsc.js';
 
 /**
  * Versioned migrations, applied in name order. A migration never changes once released;
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0011To0015,
   ...migrations0016,
   ...migrations0017,
+  ...migrations0018,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

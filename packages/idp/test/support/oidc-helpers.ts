@@ -118,7 +118,7 @@ export async function complete(service: TestService, jar: CookieJar, body: Recor
   });
   jar.store(response);
   const answer = await response.json();
-  return { status: response.status, body: answer, location: answer.location as string | undefined };
+  return { status: response.status, body: answer, location: answer.location as string | undefined, headers: response.headers };
 }
 
 /** The response parameters of a redirect to the client. */
