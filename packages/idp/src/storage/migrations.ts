@@ -4,8 +4,9 @@ import { migrations0002To0006 } from './migrations/0002-0006.js';
 import { migrations0007To0010 } from './migrations/0007-0010.js';
 import { migrations0011To0015 } from './migrations/0011-0015.js';
 import { migrations0016 } from './migrations/0016-console.js';
-import { migrations0017 } from './migrations/0017-dpop.js';
-import { migrations0018 } from './migrations/0018-dbsc.js';
+import { migrations0017 } from './migrations/0017-user-locale.js';
+import { migrations0018 } from './migrations/0018-dpop.js';
+import { migrations0019 } from './migrations/0019-dbsc.js';
 
 /**
  * Versioned migrations, applied in name order. A migration never changes once released;
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0016,
   ...migrations0017,
   ...migrations0018,
+  ...migrations0019,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
