@@ -12,7 +12,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { exportJWK, generateKeyPair, type CryptoKey as JoseKey, type JWK, SignJWT } from 'jose';
 import { DBSC_COOKIE_TTL_SECONDS } from '../../src/defaults.js';
 import { browserKey, dbscPost, hostedSignIn, parseRegistration, sessionResponse, signedIn } from '../support/dbsc-helpers.js';
 import { sendClock, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
