@@ -23,6 +23,7 @@ export const FLAGS = {
   json: { type: 'boolean' },
   'mfa-policy': { type: 'string' },
   'passkey-mfa': { type: 'string' },
+  dpop: { type: 'string' },
   'id-token-alg': { type: 'string' },
   'sp-signing-key': { type: 'string' },
   'sp-encryption-key': { type: 'string' },

@@ -5,6 +5,8 @@ import { migrations0007To0010 } from './migrations/0007-0010.js';
 import { migrations0011To0015 } from './migrations/0011-0015.js';
 import { migrations0016 } from './migrations/0016-console.js';
 import { migrations0017 } from './migrations/0017-user-locale.js';
+import { migrations0018 } from './migrations/0018-dpop.js';
+import { migrations0019 } from './migrations/0019-dbsc.js';
 
 /**
  * Versioned migrations, applied in name order. A migration never changes once released;
@@ -18,6 +20,8 @@ const migrations: Record<string, Migration> = {
   ...migrations0011To0015,
   ...migrations0016,
   ...migrations0017,
+  ...migrations0018,
+  ...migrations0019,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

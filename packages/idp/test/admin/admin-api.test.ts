@@ -153,12 +153,20 @@ describe('admin API', SQLITE_SUITE_ONLY, () => {
     assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, { postLogoutRedirectUris: ['data:,x'] })).status, 400);
     assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, { passkeySatisfiesMfa: false })).status, 204);
     assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, { passkeySatisfiesMfa: 'no' })).status, 400);
+    assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, { dpopBoundAccessTokens: true })).status, 204);
+    assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, { dpopBoundAccessTokens: 'yes' })).status, 400);
     const listed = await api('GET', '/clients');
     assert.deepEqual(listed.body, await cli('clients', 'list'));
     const client = listed.body.clients.find((c: { id: string }) => c.id === created.body.clientId);
     assert.deepEqual(
-      [client.mfaPolicy, client.idTokenSignedResponseAlg, client.postLogoutRedirectUris, client.passkeySatisfiesMfa],
-      ['required', 'ES256', bye, false],
+      [
+        client.mfaPolicy,
+        client.idTokenSignedResponseAlg,
+        client.postLogoutRedirectUris,
+        client.passkeySatisfiesMfa,
+        client.dpopBoundAccessTokens,
+      ],
+      ['required', 'ES256', bye, false, true],
     );
     assert.equal((await api('DELETE', `/clients/${created.body.clientId}`)).status, 204);
     const rotated = await api('POST', '/signing-keys/rotate');

@@ -210,6 +210,17 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
     assert.equal((await run(['clients', 'update', client.id, '--mfa-policy', 'optional', '--data', data])).code, 0);
   });
 
+  it("requires DPoP of a client's token requests (`--dpop required`), and refuses another value", async () => {
+    const [client] = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout);
+    assert.equal(client.dpopBoundAccessTokens, false);
+    const set = await run(['clients', 'update', client.id, '--dpop', 'required', '--data', data]);
+    assert.equal(set.code, 0, set.stderr);
+    assert.match(set.stdout, /DPoP required/);
+    assert.equal(JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout)[0].dpopBoundAccessTokens, true);
+    assert.match((await run(['clients', 'update', client.id, '--dpop', 'sometimes', '--data', data])).stderr, /required or optional/);
+    assert.equal((await run(['clients', 'update', client.id, '--dpop', 'optional', '--data', data])).code, 0);
+  });
+
   it('lists the development SMS outbox', async () => {
     const { code, stdout } = await run(['sms', '--data', data, '--json']);
     assert.equal(code, 0);
