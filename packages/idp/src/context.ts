@@ -21,6 +21,7 @@ import { createDelegationStore } from './delegation/store.js';
 import { createDeviceNotices } from './devices/notice.js';
 import { createDeviceService } from './devices/service.js';
 import { createDeviceStore } from './devices/store.js';
+import { createDpopVerifier } from './dpop/proof.js';
 import { createEventLog } from './events/service.js';
 import { createEventStore } from './events/store.js';
 import { createDeviceProver } from './factors/device-key/prover.js';
@@ -36,13 +37,16 @@ import { createPasskeyService } from './factors/passkey/service.js';
 import { createPasskeyStore } from './factors/passkey/store.js';
 import { createRecoveryCodes } from './factors/recovery-code/service.js';
 import { createRecoveryCodeStore } from './factors/recovery-code/store.js';
+import { loadLocales } from './i18n/locales.js';
 import { createLoginService } from './identify/service.js';
 import { createKeyring, type SigningKeyGenerator } from './keys/keyring.js';
 import { createKeyStore } from './keys/store.js';
+import { createLocalizedMailer } from './mail/localized-mailer.js';
 import { createMailboxStore } from './mail/mailbox-store.js';
 import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
 import { loadMailTemplates } from './mail/templates.js';
 import { createServiceMetrics } from './metrics/service.js';
+import { createDbsc } from './oidc/dbsc.js';
 import { createLogoutService } from './oidc/logout.js';
 import { createPasskeyOffer } from './oidc/passkey-offer.js';
 import { createRefreshTokenStore } from './oidc/refresh-store.js';
@@ -68,12 +72,9 @@ import { createThrottleStore } from './throttle/store.js';
 import { createTokenService } from './token/service.js';
 import { createUserService } from './users/service.js';
 import { createUserStore } from './users/store.js';
-import { createWebhookFanOut } from './webhooks/fan-out.js';
-import { createWebhookOutboxStore } from './webhooks/outbox-store.js';
-import { createWebhooks } from './webhooks/service.js';
-import { createWebhookEndpointStore } from './webhooks/store.js';
 import type { HostResolver } from './webhooks/target.js';
-import { createDeliveryWorker, type DeliveryTimings } from './webhooks/worker.js';
+import { openWebhooks } from './webhooks/wiring.js';
+import type { DeliveryTimings } from './webhooks/worker.js';
 
 export interface ContextOptions {
   /** Overrides the configured database (tests pass SQLite ':memory:' or a scratch PostgreSQL schema). */
@@ -95,7 +96,11 @@ function smsTransport(config: ServiceConfig, outbox: SmsOutboxStore, now: () => 
   const sms = config.sms;
   switch (sms.transport) {
     case 'outbox':
-      return createOutboxTransport(outbox, now, `development SMS outbox (service-idp sms, ${config.issuer}/dev/mail)`);
+      return createOutboxTransport(
+        outbox,
+        now,
+        `development SMS outbox (service-idp sms${config.devInbox ? `, ${config.issuer}/dev/sms` : ''})`,
+      );
     case 'webhook':
       return createWebhookTransport({ url: sms.url, secret: sms.secret, timeoutMs: SMS_ATTEMPT_TIMEOUT_MS });
     case 'twilio':
@@ -117,20 +122,31 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const hash = createSecretHasher(serverSecret);
 
   const mailbox = createMailboxStore(db);
-  const mailer =
+  const locales = loadLocales(config.localesDir, (line) => console.warn(`service-idp: ${line}`));
+  const mailer = createLocalizedMailer(
     options.mailer ??
-    (config.smtpUrl
-      ? createSmtpMailer(config.smtpUrl, config.mailFrom)
-      : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail, ${config.issuer}/dev/mail)`));
-  const webhookEndpoints = createWebhookEndpointStore(db);
-  const webhookOutbox = createWebhookOutboxStore(db);
-  const webhookFanOut = createWebhookFanOut({ endpoints: webhookEndpoints, outbox: webhookOutbox });
-  await webhookFanOut.reload();
-  const webhookSealer = createSealer(serverSecret, 'webhook-secret');
+      (config.smtpUrl
+        ? createSmtpMailer(config.smtpUrl, config.mailFrom)
+        : createMailboxMailer(
+            mailbox,
+            now,
+            `development mailbox (service-idp mail${config.devInbox ? `, ${config.issuer}/dev/mail` : ''})`,
+          )),
+    { locales, savedLocale: (email) => accounts.localeOf(email) },
+  );
   // Development keeps loopback receivers (tests, the demo); production refuses internal ones unless told.
-  const webhookAllowInternal = !config.production || config.webhookAllowInternal;
+  const webhookWing = await openWebhooks(db, {
+    sealer: createSealer(serverSecret, 'webhook-secret'),
+    production: config.production,
+    allowInternal: !config.production || config.webhookAllowInternal,
+    timings: { requestTimeoutMs: config.webhookRequestTimeoutMs, leaseMs: config.webhookLeaseMs, ...options.webhookTimings },
+    ...(options.webhookResolve ? { resolve: options.webhookResolve } : {}),
+    now,
+  });
+  const { fanOut: webhookFanOut, outbox: webhookOutbox } = webhookWing;
   const eventStore = createEventStore(db, webhookFanOut);
   const events = createEventLog({ store: eventStore, now });
+  const webhookWiring = webhookWing.withEvents(events);
   // Per-process counters and scrape-time gauges (docs/operations.md, "Metrics"); the app adds the HTTP ones.
   const metrics = createServiceMetrics({ now, webhookBacklog: () => webhookOutbox.backlog(), poolUse: () => poolUse(db) });
   events.onRecorded(metrics.eventRecorded);
@@ -154,7 +170,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     ...(options.generateSigningKey ? { generate: options.generateSigningKey } : {}),
   });
   const idleMs = config.deviceIdleDays * 24 * 60 * 60 * 1000;
-  const templates = loadMailTemplates(config.mailTemplatesDir);
+  const templates = loadMailTemplates(config.mailTemplatesDir, locales);
   const notices = createDeviceNotices({
     store: devices,
     spent: spentTokens,
@@ -278,6 +294,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     onPasskeyRevoked: (userId, context) => fallback.revoked(userId, context),
     revokeRefreshTokens: (userId) => refreshTokens.revokeUser(userId),
   });
+  const dbsc = createDbsc({ store: oidcStore, spent: spentTokens, hash, issuer: config.issuer, now });
+  const dpop = createDpopVerifier({ issuer: config.issuer, spent: spentTokens, hash, now });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now });
   const oidc = createOidcService({
     issuer: config.issuer,
@@ -303,6 +321,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     database: options.db ? 'the database given by the caller' : describeDatabase(config),
     mailer,
     mailbox,
+    locales,
     clients,
     accounts,
     devices,
@@ -320,6 +339,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sms,
     smsOutbox,
     tokens,
+    dpop,
+    dbsc,
     codes,
     refreshTokens,
     oidc,
@@ -332,33 +353,10 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     branding,
     operations: createOperations({ clients, keyring, events, branding }),
     ...operatorConsole, // operators, and the console's sign-in and sessions (console/)
-    webhooks: createWebhooks({
-      store: webhookEndpoints,
-      fanOut: webhookFanOut,
-      sealer: webhookSealer,
-      events,
-      production: config.production,
-      allowInternal: webhookAllowInternal,
-      now,
-    }),
+    webhooks: webhookWiring.webhooks,
     webhookOutbox,
     /** Starts this node's webhook delivery loop; `stop()` it before closing. */
-    startWebhookDelivery(onError: (error: unknown) => void) {
-      const worker = createDeliveryWorker({
-        outbox: webhookOutbox,
-        endpoints: webhookEndpoints,
-        fanOut: webhookFanOut,
-        sealer: webhookSealer,
-        events,
-        now,
-        timings: { requestTimeoutMs: config.webhookRequestTimeoutMs, leaseMs: config.webhookLeaseMs, ...options.webhookTimings },
-        allowInternal: webhookAllowInternal,
-        ...(options.webhookResolve ? { resolve: options.webhookResolve } : {}),
-        onError,
-      });
-      worker.start();
-      return worker;
-    },
+    startWebhookDelivery: webhookWiring.startDelivery,
     /** Deletes expired rows; each store sweeps its own table. */
     async sweepExpired(at: number) {
       await registrationStore.deleteExpired(at);

@@ -66,6 +66,8 @@ export interface AdminClient {
   postLogoutRedirectUris: string[];
   /** A passkey sign-in also passes this client's MFA. */
   passkeySatisfiesMfa: boolean;
+  /** RFC 9449 5.2 `dpop_bound_access_tokens`: every token request of this client must carry a DPoP proof. */
+  dpopBoundAccessTokens: boolean;
 }
 
 /** An admin key (never the key itself). */
@@ -142,6 +144,24 @@ export interface AdminKeyList {
 /** GET /admin/v1/webhooks */
 export interface AdminWebhookList {
   webhooks: AdminWebhookEndpoint[];
+}
+/** A delivery of one event to one endpoint, while the outbox holds it. */
+export interface AdminWebhookDelivery {
+  /** The webhook-id header's value, the same on every attempt. */
+  id: string;
+  eventId: string;
+  eventType: string | null;
+  createdAt: number;
+  attempts: number;
+  /** pending (not tried yet), retrying (failed, tried again later), delivered, failed (given up). */
+  state: 'pending' | 'retrying' | 'delivered' | 'failed';
+  lastError: string | null;
+  /** When the next attempt is due; null once delivered or given up. */
+  nextAttemptAt: number | null;
+}
+/** GET /admin/v1/webhooks/{id}/deliveries: newest first. */
+export interface AdminWebhookDeliveryList {
+  deliveries: AdminWebhookDelivery[];
 }
 /** POST /admin/v1/webhooks: the endpoint and its signing secret, shown once. */
 export interface AdminNewWebhook extends AdminWebhookEndpoint {

@@ -9,8 +9,10 @@ export interface Operations {
   createClient(input: NewClient, actor: string): Promise<NewClientKeys>;
   setMfaPolicy(clientId: string, policy: string, actor: string): Promise<void>;
   setPasskeyMfa(clientId: string, value: string, actor: string): Promise<void>;
+  setDpop(clientId: string, value: string, actor: string): Promise<void>;
   setIdTokenAlg(clientId: string, alg: string, actor: string): Promise<void>;
   setPostLogoutRedirectUris(clientId: string, uris: string[], actor: string): Promise<void>;
+  setAddresses(clientId: string, change: { origins?: string[]; redirectUris?: string[] }, actor: string): Promise<void>;
   deleteClient(clientId: string, actor: string): Promise<void>;
   rotateSigningKey(actor: string): Promise<string>;
   /** Checks every value first: a refused change (ERR_REQUEST_INVALID) stores nothing. */
@@ -60,6 +62,11 @@ export function createOperations({
       await events.record({ type: 'client.updated', clientId, actor, detail: { passkeyMfa: value } });
     },
 
+    async setDpop(clientId: string, value: string, actor: string): Promise<void> {
+      await checked(() => clients.setDpop(clientId, value));
+      await events.record({ type: 'client.updated', clientId, actor, detail: { dpop: value } });
+    },
+
     async setIdTokenAlg(clientId: string, alg: string, actor: string): Promise<void> {
       await checked(() => clients.setIdTokenAlg(clientId, alg));
       await events.record({ type: 'client.updated', clientId, actor, detail: { idTokenAlg: alg } });
@@ -68,6 +75,14 @@ export function createOperations({
     async setPostLogoutRedirectUris(clientId: string, uris: string[], actor: string): Promise<void> {
       await checked(() => clients.setPostLogoutRedirectUris(clientId, uris));
       await events.record({ type: 'client.updated', clientId, actor, detail: { postLogoutRedirectUris: uris.join(' ') } });
+    },
+
+    async setAddresses(clientId: string, change: { origins?: string[]; redirectUris?: string[] }, actor: string): Promise<void> {
+      await checked(() => clients.setAddresses(clientId, change));
+      const detail: Record<string, string> = {};
+      if (change.origins) detail.origins = change.origins.join(' ');
+      if (change.redirectUris) detail.redirectUris = change.redirectUris.join(' ');
+      await events.record({ type: 'client.updated', clientId, actor, detail });
     },
 
     async deleteClient(clientId: string, actor: string): Promise<void> {

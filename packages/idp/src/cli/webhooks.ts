@@ -9,9 +9,10 @@ async function webhookService(data: Data) {
     import('../crypto/seal.js'),
     import('./open.js'),
   ]);
-  const { endpoints, fanOut, events } = await eventLog(data);
+  const { endpoints, outbox, fanOut, events } = await eventLog(data);
   return createWebhooks({
     store: endpoints,
+    outbox,
     fanOut,
     sealer: createSealer(data.serverSecret, 'webhook-secret'),
     events,
@@ -51,7 +52,8 @@ const list: Command = {
   async run({ values, config }, io) {
     const { withData } = await import('./open.js');
     const endpoints = await withData(config, async (data) => (await webhookService(data)).list());
-    if (values.json) io.out(`${JSON.stringify(endpoints)}\n`);
+    if (values.json)
+      io.out(`${JSON.stringify({ webhooks: endpoints })}\n`); // GET /admin/v1/webhooks's shape
     else if (endpoints.length === 0) io.out('No webhooks yet: service-idp webhooks create --url URL --events all\n');
     else
       io.out(

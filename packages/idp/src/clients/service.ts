@@ -60,10 +60,14 @@ export interface ClientService {
   setIdTokenAlg(clientId: string, alg: string): Promise<void>;
   /** Replaces the client's post-logout redirect URIs (an empty list: the end-session endpoint never redirects for it). */
   setPostLogoutRedirectUris(clientId: string, uris: string[]): Promise<void>;
+  /** Replaces the origins and/or redirect URIs (the one not given is kept), checked as `create` checks them. */
+  setAddresses(clientId: string, change: { origins?: string[]; redirectUris?: string[] }): Promise<void>;
   /** `optional` (default): users choose whether to enroll in MFA; `required`: no code without it. */
   setMfaPolicy(clientId: string, policy: string): Promise<void>;
   /** `yes` (default): a passkey sign-in also passes the app's MFA (amr `mfa`); `no`: the user's MFA step follows it. */
   setPasskeyMfa(clientId: string, value: string): Promise<void>;
+  /** `required`: every token request of the client must carry a DPoP proof (RFC 9449 5.2); `optional` (default): a proof binds the tokens when sent. */
+  setDpop(clientId: string, value: string): Promise<void>;
   /** Deletes the client and everything bound to it; its keys stop working at once. */
   delete(clientId: string): Promise<void>;
   /** The client behind a browser request, if its key is valid and the origin is one of its own. */
@@ -139,6 +143,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
           type,
           postLogoutRedirectUris,
           passkeySatisfiesMfa: true,
+          dpopBoundAccessTokens: false,
         },
         hash('publishable-key', publishableKey),
         // The column predates public clients and is NOT NULL: a public client's is the hash of a
@@ -164,6 +169,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
             type: 'public',
             postLogoutRedirectUris: [],
             passkeySatisfiesMfa: true,
+            dpopBoundAccessTokens: false,
           },
           hash('publishable-key', input.publishableKey),
           hash('secret-key', randomToken('sk_')),
@@ -177,6 +183,18 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     async setIdTokenAlg(clientId: string, alg: string): Promise<void> {
       if (!isSigningAlg(alg)) throw new Error(`the ID token algorithm is one of ${SIGNING_ALGS.join(', ')}`);
       if (!(await changing(clientId, () => store.setIdTokenAlg(clientId, alg)))) throw new Error(`no client ${clientId}`);
+    },
+
+    async setAddresses(clientId: string, change: { origins?: string[]; redirectUris?: string[] }): Promise<void> {
+      const client = firstParty.has(clientId) ? undefined : await store.findById(clientId);
+      if (!client) throw new Error(`no client ${clientId}`);
+      const redirectUris = change.redirectUris
+        ? [...new Set(change.redirectUris.map((uri) => checkRedirectUri(uri)))]
+        : client.redirectUris;
+      if (redirectUris.length > CLIENT_REDIRECT_URIS_MAX) throw new Error(`a client has at most ${CLIENT_REDIRECT_URIS_MAX} redirect URIs`);
+      const origins = change.origins ? [...new Set(change.origins.map(normalizeOrigin))] : client.origins;
+      if (origins.length === 0 && redirectUris.length === 0) throw new Error('a client needs at least one --origin or --redirect-uri');
+      if (!(await changing(clientId, () => store.setAddresses(clientId, origins, redirectUris)))) throw new Error(`no client ${clientId}`);
     },
 
     async setPostLogoutRedirectUris(clientId: string, uris: string[]): Promise<void> {
@@ -194,6 +212,12 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     async setPasskeyMfa(clientId: string, value: string): Promise<void> {
       if (value !== 'yes' && value !== 'no') throw new Error('--passkey-mfa is yes or no');
       if (firstParty.has(clientId) || !(await changing(clientId, () => store.setPasskeySatisfiesMfa(clientId, value === 'yes'))))
+        throw new Error(`no client ${clientId}`);
+    },
+
+    async setDpop(clientId: string, value: string): Promise<void> {
+      if (value !== 'required' && value !== 'optional') throw new Error('--dpop is required or optional');
+      if (firstParty.has(clientId) || !(await changing(clientId, () => store.setDpopBoundAccessTokens(clientId, value === 'required'))))
         throw new Error(`no client ${clientId}`);
     },
 

@@ -22,6 +22,8 @@ export interface AccountTables {
     post_logout_redirect_uris: string;
     /** 1: a passkey sign-in (user verification required) also passes this app's MFA; 0: the user's MFA step follows it. */
     passkey_satisfies_mfa: number;
+    /** 1: every token request must carry a DPoP proof (RFC 9449 5.2 dpop_bound_access_tokens); 0 (default): optional. */
+    dpop_bound_access_tokens: number;
   };
   /** accounts/ */
   users: {
@@ -30,6 +32,8 @@ export interface AccountTables {
     created_at: number;
     /** Set by an operator (users/): the account is invisible to every sign-in path until enabled. */
     disabled_at: number | null;
+    /** The language the user chose on a hosted page while signed in (i18n/); null: none saved. */
+    locale: string | null;
   };
   /** accounts/: consecutive failures per account, across challenges */
   account_failures: {
