@@ -30,6 +30,7 @@ import { cookieValue } from './http/cookies.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
+import { trackRequestApp } from './http/request-app.js';
 import { decimalQueryIntegers, errorResponses, SERVER_ERRORS, wireBody } from './http/schemas.js';
 import { sdkRoutes } from './http/sdk.js';
 import { securityHeaders } from './http/security-headers.js';
@@ -134,6 +135,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   await app.register(formbody);
   // Every request's language (the mails it causes speak it), and the hosted pages' (i18n/).
   trackRequestLanguage(app, ctx.locales, ctx.config.issuer);
+  trackRequestApp(app);
   const sessionCookie = sessionCookieName(ctx.config.issuer);
   const sessionUser = async (cookieHeader: string | undefined) => {
     const session = cookieValue(cookieHeader, sessionCookie);
@@ -162,6 +164,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         clients: ctx.clients,
         issuer: ctx.config.issuer,
         hostedClientFor: (hosted, requestId) => ctx.oidc.hostedClientFor(hosted, requestId),
+        displayNameOf: async (app) => (await ctx.branding.brandOf(app)).name,
       });
       recordSignInRefusals(browser, ctx.events);
       browser.get(BrowserPaths.client, { schema: ClientInfoSchema }, async (request) => ({

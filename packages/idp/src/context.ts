@@ -6,6 +6,7 @@ import { createAdminKeys } from './admin/service.js';
 import { createAdminKeyStore } from './admin/store.js';
 import { createCodeService } from './authorization-codes/service.js';
 import { createCodeStore } from './authorization-codes/store.js';
+import { createBrandedMailer } from './branding/mailer.js';
 import { createBranding } from './branding/service.js';
 import { createBrandingStore } from './branding/store.js';
 import { createClientService } from './clients/service.js';
@@ -123,17 +124,14 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
 
   const mailbox = createMailboxStore(db);
   const locales = loadLocales(config.localesDir, (line) => console.warn(`service-idp: ${line}`));
-  const mailer = createLocalizedMailer(
+  const transport =
     options.mailer ??
-      (config.smtpUrl
-        ? createSmtpMailer(config.smtpUrl, config.mailFrom)
-        : createMailboxMailer(
-            mailbox,
-            now,
-            `development mailbox (service-idp mail${config.devInbox ? `, ${config.issuer}/dev/mail` : ''})`,
-          )),
-    { locales, savedLocale: (email) => accounts.localeOf(email) },
-  );
+    (config.smtpUrl
+      ? createSmtpMailer(config.smtpUrl, config.mailFrom)
+      : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail${config.devInbox ? `, ${config.issuer}/dev/mail` : ''})`));
+  // Localized first, then branded as the request's application (branding/mailer.ts; `branding` is made below).
+  const branded = createBrandedMailer(transport, { brandOf: (app) => branding.brandOf(app), issuer: config.issuer });
+  const mailer = createLocalizedMailer(branded, { locales, savedLocale: (email) => accounts.localeOf(email) });
   // Development keeps loopback receivers (tests, the demo); production refuses internal ones unless told.
   const webhookWing = await openWebhooks(db, {
     sealer: createSealer(serverSecret, 'webhook-secret'),

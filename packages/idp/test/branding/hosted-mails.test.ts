@@ -5,6 +5,7 @@
  * SMTP (smtp-server), parsed as a mail reader would (mailparser).
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { simpleParser } from 'mailparser';
 import { createPkcePair } from 'service-web';
@@ -26,6 +27,49 @@ describe('hosted sign-in mails name the application', () => {
   });
 
   const mailsTo = async (email: string) => Promise.all(smtp.inbox.filter((m) => m.to.includes(email)).map((m) => simpleParser(m.raw)));
+
+  const signIn = async (clientId: string, email: string) => {
+    const browser = hostedBrowser(service);
+    const start = await authorize(service, appParams(clientId, await createPkcePair()), browser.jar);
+    service.latestOtp = async (to: string) => (await mailsTo(to)).at(-1)?.text?.match(/\b(\d{6})\b/)?.[1] ?? '';
+    const done = await browser.signIn(start.location ?? '', email);
+    assert.equal(done.status, 200, JSON.stringify(done.body));
+    return mailsTo(email);
+  };
+
+  it("a branded app's mails come from its sender name, open with its logo (absolute, served) and colour, and keep the plain text; a second app keeps its own", async () => {
+    const wiki = await registerApp(service, 'wiki-internal');
+    const notes = await registerApp(service, 'notes-internal');
+    const logo = readFileSync(new URL('../support/fixtures/logo-circle.png', import.meta.url));
+    const wikiBrand = await service.ctx.branding.update(wiki.clientId, {
+      displayName: 'Acme Wiki',
+      accent: '#c2410c',
+      mailSenderName: 'Acme Wiki',
+      logo,
+    });
+    await service.ctx.branding.update(notes.clientId, { accent: '#047857' });
+    const wikiMails = await signIn(wiki.clientId, uniqueEmail('brand-wiki'));
+    assert.equal(wikiMails.length, 2);
+    for (const mail of wikiMails) {
+      assert.equal(mail.from?.value[0]?.name, 'Acme Wiki');
+      assert.equal(mail.from?.value[0]?.address, 'login@example.com');
+      assert.ok(mail.html && wikiBrand.logoUrl);
+      assert.ok(mail.html.includes(`<img src="${wikiBrand.logoUrl}" alt="Acme Wiki"`), 'the logo, by its absolute URL');
+      assert.match(mail.html, /border-top:4px solid #c2410c/);
+      assert.doesNotMatch(mail.html, /#047857/);
+      assert.match(mail.text ?? '', /Acme Wiki/);
+      assert.doesNotMatch(mail.text ?? '', /<img/);
+    }
+    assert.match(wikiMails[0]?.html || '', /font-weight:bold;color:#c2410c/, 'the code in the accent');
+    assert.equal((await fetch(wikiBrand.logoUrl ?? '')).status, 200, 'the logo URL answers');
+    const notesMails = await signIn(notes.clientId, uniqueEmail('brand-notes'));
+    for (const mail of notesMails) {
+      assert.equal(mail.from?.value[0]?.name, 'Sign-in', 'no sender name set: the configured one');
+      assert.match(mail.html || '', /border-top:4px solid #047857/);
+      assert.doesNotMatch(mail.html || '', /<img|#c2410c|Acme Wiki/);
+      assert.match(mail.subject ?? '', /notes-internal/);
+    }
+  });
 
   it('the code and new-device mails of a hosted sign-in name the app, not "Hosted sign-in"', async () => {
     const wiki = await registerApp(service, 'Acme Wiki');
