@@ -208,7 +208,14 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   await app.register(consoleRoutes, { console: ctx.console, issuer: ctx.config.issuer });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices, languages });
-  await app.register(oidcRoutes, { oidc: ctx.oidc, offer: ctx.passkeyOffer, issuer: ctx.config.issuer, languages, dbsc: ctx.dbsc });
+  await app.register(oidcRoutes, {
+    oidc: ctx.oidc,
+    offer: ctx.passkeyOffer,
+    issuer: ctx.config.issuer,
+    resendSeconds: ctx.config.sendSpacingSeconds,
+    languages,
+    dbsc: ctx.dbsc,
+  });
   await app.register(dbscRoutes, { dbsc: ctx.dbsc, issuer: ctx.config.issuer });
   await app.register(logoutRoutes, { logout: ctx.logout, issuer: ctx.config.issuer, languages });
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer, dpop: ctx.dpop });

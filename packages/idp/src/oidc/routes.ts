@@ -132,9 +132,11 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
   oidc: OidcService;
   offer: PasskeyOffer;
   issuer: string;
+  /** The resend spacing in force (config.sendSpacingSeconds): the code step's countdown. */
+  resendSeconds: number;
   languages: PageLanguages;
   dbsc: DbscService;
-}> = async (app, { oidc, offer, issuer, languages, dbsc }) => {
+}> = async (app, { oidc, offer, issuer, resendSeconds, languages, dbsc }) => {
   const { locales } = languages;
   const origin = new URL(issuer).origin;
   // Secure cookies need https; the __Host- prefix then pins them to this host and path /.
@@ -217,7 +219,8 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
       .replaceAll('{{issuer}}', escapeHtml(issuer))
       .replaceAll('{{publishableKey}}', escapeHtml(oidc.hostedPublishableKey))
       .replaceAll('{{requestId}}', escapeHtml(requestId))
-      .replaceAll('{{loginHint}}', escapeHtml(pending.request.loginHint ?? ''));
+      .replaceAll('{{loginHint}}', escapeHtml(pending.request.loginHint ?? ''))
+      .replaceAll('{{resendSeconds}}', String(resendSeconds));
     return reply
       .header('content-security-policy', PAGE_CSP)
       .header('x-frame-options', 'DENY')
