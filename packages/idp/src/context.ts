@@ -1,14 +1,16 @@
 import { sql } from 'kysely';
-import type { MfaMethod } from 'service-protocol';
+import { type MfaMethod, UpstreamPaths } from 'service-protocol';
 import { createAccountStore } from './accounts/store.js';
 import { createOperations } from './admin/operations.js';
 import { createAdminKeys } from './admin/service.js';
 import { createAdminKeyStore } from './admin/store.js';
 import { createCodeService } from './authorization-codes/service.js';
 import { createCodeStore } from './authorization-codes/store.js';
-import { createClientService } from './clients/service.js';
+import { createClientService, HOSTED_CLIENT_ID } from './clients/service.js';
 import { createClientStore } from './clients/store.js';
 import type { ServiceConfig } from './config.js';
+import { createConnections } from './connections/service.js';
+import { createConnectionStore } from './connections/store.js';
 import { createSealer } from './crypto/seal.js';
 import { createSecretHasher } from './crypto/secrets.js';
 import { loadServerSecret } from './crypto/server-secret.js';
@@ -18,6 +20,7 @@ import { createDelegationStore } from './delegation/store.js';
 import { createDeviceNotices } from './devices/notice.js';
 import { createDeviceService } from './devices/service.js';
 import { createDeviceStore } from './devices/store.js';
+import { ServiceError } from './errors.js';
 import { createEventLog } from './events/service.js';
 import { createEventStore } from './events/store.js';
 import { createDeviceProver } from './factors/device-key/prover.js';
@@ -33,6 +36,9 @@ import { createPasskeyService } from './factors/passkey/service.js';
 import { createPasskeyStore } from './factors/passkey/store.js';
 import { createRecoveryCodes } from './factors/recovery-code/service.js';
 import { createRecoveryCodeStore } from './factors/recovery-code/store.js';
+import { createUpstreamProvider } from './factors/upstream/provider.js';
+import { createUpstreamService } from './factors/upstream/service.js';
+import { createUpstreamStore } from './factors/upstream/store.js';
 import { createLoginService } from './identify/service.js';
 import { createKeyring, type SigningKeyGenerator } from './keys/keyring.js';
 import { createKeyStore } from './keys/store.js';
@@ -84,6 +90,8 @@ export interface ContextOptions {
   webhookTimings?: Partial<DeliveryTimings>;
   /** Resolves webhook receivers' names (tests); default: the system resolver. */
   webhookResolve?: HostResolver;
+  /** Reaches upstream identity providers (tests route Google's, Apple's, GitHub's and Microsoft's hosts to local servers). */
+  upstreamFetch?: typeof fetch;
   /** Makes signing key pairs (tests hand out pre-generated first keys); default: a fresh pair each time. */
   generateSigningKey?: SigningKeyGenerator;
 }
@@ -295,6 +303,43 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     now,
     deviceIdleMs: idleMs,
   });
+  const connections = createConnections({
+    store: createConnectionStore(db),
+    sealer: createSealer(serverSecret, 'connection-secret'),
+    events,
+    now,
+  });
+  const upstreamStore = createUpstreamStore(db);
+  const upstream = createUpstreamService({
+    issuer: config.issuer,
+    connections,
+    clients,
+    async hostedFor(requestId, binding) {
+      if (binding !== undefined) await oidc.hostedCeremonyContext(requestId, binding || undefined);
+      const [pending, hosted] = await Promise.all([oidc.pendingRequest(requestId), clients.findById(HOSTED_CLIENT_ID)]);
+      if (!pending || !hosted)
+        throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in has expired. Go back to the app and start again.');
+      return { client: await oidc.hostedClientFor(hosted, requestId), appClientId: pending.client.id };
+    },
+    clientById: (id) => clients.findById(id),
+    provider: createUpstreamProvider({
+      redirectUri: `${config.issuer}${UpstreamPaths.callback}`,
+      now,
+      ...(options.upstreamFetch ? { fetch: options.upstreamFetch } : {}),
+    }),
+    store: upstreamStore,
+    accounts,
+    mfa,
+    pipeline,
+    otp,
+    events,
+    spent: spentTokens,
+    throttle,
+    flowSealer: createSealer(serverSecret, 'upstream-flow'),
+    tokenSealer: createSealer(serverSecret, 'upstream-tokens'),
+    hash,
+    now,
+  });
   const passkeyOffer = createPasskeyOffer({ oidc, passkeys, clients, mailer, templates, now });
   const logout = createLogoutService({ issuer: config.issuer, clients, keyring, oidc, events, hash });
 
@@ -326,6 +371,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     oidc,
     passkeyOffer,
     logout,
+    connections,
+    upstream,
     events,
     metrics,
     users,
@@ -361,6 +408,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     /** Deletes expired rows; each store sweeps its own table. */
     async sweepExpired(at: number) {
       await registrationStore.deleteExpired(at);
+      await upstreamStore.deleteExpired(at);
       await codeStore.deleteExpired(at);
       await spentTokens.deleteExpired(at);
       await devices.expireIdle(at - idleMs, at, eventStore);

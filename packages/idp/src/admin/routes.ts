@@ -17,9 +17,11 @@ import type {
   AdminUserPage,
 } from 'service-protocol';
 import { Type } from 'typebox';
+import type { Connections } from '../connections/service.js';
 import { PAGE_SIZE_DEFAULT } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
+import type { UpstreamService } from '../factors/upstream/service.js';
 import { notFound } from '../http/error-handler.js';
 import { BODY_ERRORS, errorResponses, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { SIGNING_ALGS } from '../keys/keyring.js';
@@ -27,6 +29,7 @@ import { CURSOR_MAX_LENGTH, checkQueryText } from '../storage/pagination.js';
 import type { UserService } from '../users/service.js';
 import { webhookRoutes } from '../webhooks/routes.js';
 import type { Webhooks } from '../webhooks/service.js';
+import { connectionRoutes } from './connections-routes.js';
 import type { Operations } from './operations.js';
 import type { AdminKeys } from './service.js';
 import type { AdminKeyRecord } from './store.js';
@@ -149,7 +152,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   operations: Operations;
   clients: { list(): Promise<AdminClient[]> };
   webhooks: Webhooks;
-}> = async (app, { adminKeys, users, events, operations, clients, webhooks }) => {
+  connections: Connections;
+  upstream: UpstreamService;
+}> = async (app, { adminKeys, users, events, operations, clients, webhooks, connections, upstream }) => {
   app.decorateRequest('adminKey', null as unknown as AdminKeyRecord);
   // Every admin route is documented as taking the admin key (http/openapi.ts).
   app.addHook('onRoute', (route) => {
@@ -174,6 +179,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   });
   const actor = (request: { adminKey: AdminKeyRecord }) => request.adminKey.id;
   await app.register(webhookRoutes, { webhooks });
+  await app.register(connectionRoutes, { connections, upstream });
 
   app.get(
     '/users',

@@ -3,6 +3,7 @@ import { ENVIRONMENT } from '../config.js';
 import { adminKeyCommands } from './admin-keys.js';
 import { clients } from './clients.js';
 import { type Command, FLAGS, type Flag, SHARED_FLAGS, UsageError, type Values } from './command.js';
+import { connections } from './connections.js';
 import { devices } from './devices.js';
 import { events } from './events.js';
 import { rotate } from './keys.js';
@@ -20,6 +21,7 @@ export const COMMANDS: readonly Command[] = [
   events,
   ...adminKeyCommands,
   ...webhooks,
+  ...connections,
   rotate,
   ...mailboxes,
   migrate,

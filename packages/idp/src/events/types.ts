@@ -36,6 +36,11 @@ export const EVENT_TYPES = [
   'webhook.deleted',
   'webhook.enabled',
   'webhook.disabled',
+  'connection.created',
+  'connection.updated',
+  'connection.deleted',
+  'identity.linked',
+  'identity.unlinked',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -3,6 +3,7 @@ import { initialMigrations } from './migrations/0001-initial.js';
 import { migrations0002To0006 } from './migrations/0002-0006.js';
 import { migrations0007To0010 } from './migrations/0007-0010.js';
 import { migrations0011To0015 } from './migrations/0011-0015.js';
+import { migrations0016 } from './migrations/0016-upstream.js';
 
 /**
  * Versioned migrations, applied in name order. A migration never changes once released;
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0002To0006,
   ...migrations0007To0010,
   ...migrations0011To0015,
+  ...migrations0016,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

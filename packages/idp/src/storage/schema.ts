@@ -19,8 +19,9 @@ import type { AccountTables } from './schema/accounts.js';
 import type { FactorTables } from './schema/factors.js';
 import type { OperationTables } from './schema/operations.js';
 import type { SignInTables } from './schema/sign-in.js';
+import type { UpstreamTables } from './schema/upstream.js';
 
 /** Every table, grouped by wing in schema/. */
-export interface Database extends AccountTables, SignInTables, FactorTables, OperationTables {}
+export interface Database extends AccountTables, SignInTables, FactorTables, OperationTables, UpstreamTables {}
 
 export type Db = Kysely<Database>;
