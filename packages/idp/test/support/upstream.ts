@@ -27,7 +27,7 @@ export interface TestUpstream {
 }
 
 /** A real OpenID Connect provider on 127.0.0.1 with one confidential client whose redirect URI is the service's callback. */
-export async function startUpstream(callback: string, options: { clientId?: string } = {}): Promise<TestUpstream> {
+export async function startUpstream(callback: string, options: { clientId?: string; pkceRequired?: boolean } = {}): Promise<TestUpstream> {
   const clientId = options.clientId ?? `rp-${randomBytes(4).toString('hex')}`;
   const clientSecret = randomBytes(24).toString('base64url');
   let current: UpstreamAccount = { sub: 'nobody' };
@@ -59,7 +59,7 @@ export async function startUpstream(callback: string, options: { clientId?: stri
       return account && { accountId: id, claims: () => ({ ...account }) };
     },
     conformIdTokenClaims: false,
-    pkce: { required: () => true },
+    pkce: { required: () => options.pkceRequired ?? true },
     features: { devInteractions: { enabled: false } },
     cookies: { keys: [randomBytes(16).toString('hex')] },
     ttl: { AuthorizationCode: 60, Grant: 3600, AccessToken: 600, IdToken: 600, Interaction: 600, Session: 3600 },

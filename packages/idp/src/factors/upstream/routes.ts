@@ -82,7 +82,17 @@ export const upstreamRoutes: FastifyPluginAsyncTypebox<{
     return sendPage(reply, 400, 'Sign-in refused', `<h1>Sign-in refused</h1><p>${escapeHtml(error.message)}</p>`);
   };
 
-  app.get(UpstreamPaths.start, { schema: StartSchema }, async (request, reply) => {
+  // A malformed navigation gets the refusal page too, not the API's JSON body.
+  const malformed = (reply: FastifyReply, error: Error) =>
+    sendPage(
+      reply,
+      400,
+      'Sign-in refused',
+      `<h1>Sign-in refused</h1><p>${escapeHtml(`This sign-in link is malformed (${error.message}).`)}</p>`,
+    );
+
+  app.get(UpstreamPaths.start, { schema: StartSchema, attachValidation: true }, async (request, reply) => {
+    if (request.validationError) return malformed(reply, request.validationError);
     const q = request.query;
     try {
       const go = await upstream.start(
@@ -122,8 +132,13 @@ export const upstreamRoutes: FastifyPluginAsyncTypebox<{
     { code: Param, state: Param, iss: Param, error: Param, error_description: Param, error_uri: Param, user: Param },
     { additionalProperties: Type.String({ maxLength: 8000 }) },
   );
-  app.get(UpstreamPaths.callback, { schema: { querystring: CallbackQuery, response: CallbackResponses } }, async (request, reply) =>
-    callback(new URLSearchParams(request.query as Record<string, string>), request.headers.cookie, request.ip, reply),
+  app.get(
+    UpstreamPaths.callback,
+    { schema: { querystring: CallbackQuery, response: CallbackResponses }, attachValidation: true },
+    async (request, reply) =>
+      request.validationError
+        ? malformed(reply, request.validationError)
+        : callback(new URLSearchParams(request.query as Record<string, string>), request.headers.cookie, request.ip, reply),
   );
   app.post(
     UpstreamPaths.callback,
