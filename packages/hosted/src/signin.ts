@@ -15,6 +15,7 @@ import { setUpPasskeyOffer } from './passkey-offer.js';
 import { offerPasskeys, setUpPasskeySignIn } from './passkey-sign-in.js';
 import { setUpRecoveryCodes } from './recovery-codes.js';
 import { client, passkeys, signIn } from './state.js';
+import { showUpstreamButtons, upstreamReturn } from './upstream.js';
 
 setUpEmail();
 setUpPasskeySignIn();
@@ -29,7 +30,10 @@ async function start(): Promise<void> {
   const options = { authorizationRequest: config.request };
   const [ready, support] = await Promise.all([client.init(config.publishableKey, config.issuer, options), passkeys.support()]);
   if (ready.status !== 'INITIALIZED') return say(ready.message);
+  // Back from an upstream provider: its result decides the step.
+  if (await upstreamReturn()) return;
   show('email-step');
+  void showUpstreamButtons();
   if (!support.passkeys) return;
   const passkeysReady = await passkeys.init(config.publishableKey, config.issuer, options);
   signIn.passkeysUsable = passkeysReady.status === 'INITIALIZED';
