@@ -11,7 +11,7 @@
  * - authorization-codes/store.ts, the code exchange's one statement: it also reads clients
  *   and users and records the pair in client_users;
  * - clients/store.ts and users/store.ts, deleting a client or a user: the rows bound to it,
- *   in the other modules' tables, in one transaction;
+ *   in the other modules' tables (a user's linked identities and link proofs included), in one transaction;
  * - oidc/store.ts, ending the sign-in sessions of a user's passkeys: a sub-select of passkeys.
  */
 import type { Kysely } from 'kysely';

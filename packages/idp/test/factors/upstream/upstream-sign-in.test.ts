@@ -142,4 +142,17 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     });
     assert.equal(again.status, 404);
   });
+
+  it('deleting a user deletes its linked identities: the same identity then makes a new account', async () => {
+    const email = uniqueEmail('fed-deleted');
+    upstream.signInAs({ sub: `sub-${email}`, email, email_verified: true });
+    await signInWith(service, connection);
+    const user = await service.ctx.accounts.findByEmail(email);
+    await service.ctx.users.delete(user?.id as string, 'test');
+    assert.equal((await service.ctx.upstream.list(user?.id as string)).length, 0);
+    const { result } = await signInWith(service, connection);
+    assert.equal(result.status, 'SUCCESS');
+    const again = await service.ctx.accounts.findByEmail(email);
+    assert.notEqual(again?.id, user?.id);
+  });
 });
