@@ -68,7 +68,7 @@ for (const [i, forClient] of [client, ...Object.values(otherAlgs).map((o) => o.c
 /** One code exactly as a trusted-device login issues it: challenge, signed proof, authenticate. */
 async function mintOne(forClient: typeof client): Promise<string> {
   const { email: minterEmail, deviceId: minterId } = minters.get(forClient.id) as { email: string; deviceId: string };
-  const { challenge } = await ctx.login.issueChallenge(forClient);
+  const { challenge } = ctx.prover.issueChallenge(forClient);
   const outcome = await ctx.login.authenticate(forClient, {
     email: minterEmail,
     cryptoVersion: 'v1',

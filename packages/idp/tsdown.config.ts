@@ -14,5 +14,7 @@ export default defineConfig({
     // The hosted sign-in page, built by packages/hosted (its script bundles service-web):
     // src/oidc/routes.ts reads these beside itself.
     ...['signin.html', 'signin.css', 'signin.js'].map((file) => ({ from: `../hosted/dist/${file}`, to: `dist/oidc/pages/${file}` })),
+    // The operator console (packages/console): src/console/routes.ts reads these beside itself.
+    ...['console.js', 'console.css'].map((file) => ({ from: `../console/dist/${file}`, to: `dist/console/assets/${file}` })),
   ],
 });

@@ -12,7 +12,9 @@ import {
   Paths,
 } from 'service-protocol';
 import { Type } from 'typebox';
+import { consoleApiRoutes } from './admin/console-api.js';
 import { ADMIN_PREFIX, adminKeyOf, adminRoutes } from './admin/routes.js';
+import { consoleCredential, consoleRoutes } from './console/routes.js';
 import type { ServiceContext } from './context.js';
 import { BODY_LIMIT_BYTES } from './defaults.js';
 import { delegationRoutes } from './delegation/routes.js';
@@ -176,9 +178,19 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     operations: ctx.operations,
     clients: ctx.clients,
     webhooks: ctx.webhooks,
+    consoleCredential: consoleCredential(ctx.console, ctx.config.issuer),
+    more: consoleApiRoutes({
+      operators: ctx.operators,
+      adminKeys: ctx.adminKeys,
+      keyring: ctx.keyring,
+      events: ctx.events,
+      webhookBacklog: () => ctx.webhookOutbox.backlog(),
+      now: Date.now,
+    }),
     connections: ctx.connections,
     upstream: ctx.upstream,
   });
+  await app.register(consoleRoutes, { console: ctx.console, issuer: ctx.config.issuer });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices });
   await app.register(oidcRoutes, { oidc: ctx.oidc, offer: ctx.passkeyOffer, issuer: ctx.config.issuer });

@@ -9,6 +9,7 @@ import { createCodeStore } from './authorization-codes/store.js';
 import { createClientService, HOSTED_CLIENT_ID } from './clients/service.js';
 import { createClientStore } from './clients/store.js';
 import type { ServiceConfig } from './config.js';
+import { openConsole } from './console/wiring.js';
 import { createConnections } from './connections/service.js';
 import { createConnectionStore } from './connections/store.js';
 import { createSealer } from './crypto/seal.js';
@@ -270,14 +271,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   const deviceKey = createDeviceKeySignIn({ prover, mfa, store: createDeviceKeySignInStore(db, spentTokens), codes, events, now });
   const login = createLoginService({ deviceKey, emailCode: registration, clients });
-  const refreshTokens = createRefreshTokens({
-    store: createRefreshTokenStore(db),
-    codes,
-    events,
-    hash,
-    now,
-    deviceIdleMs: idleMs,
-  });
+  const refreshTokens = createRefreshTokens({ store: createRefreshTokenStore(db), codes, events, hash, now, deviceIdleMs: idleMs });
   const users = createUserService({
     store: createUserStore(db, eventStore),
     devices,
@@ -342,6 +336,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   const passkeyOffer = createPasskeyOffer({ oidc, passkeys, clients, mailer, templates, now });
   const logout = createLogoutService({ issuer: config.issuer, clients, keyring, oidc, events, hash });
+  const operatorConsole = openConsole(db, config.issuer, idleMs, { clients, codes, accounts, devices, passkeyStore, events, hash, now });
 
   return {
     config,
@@ -367,6 +362,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sms,
     smsOutbox,
     tokens,
+    codes,
     refreshTokens,
     oidc,
     passkeyOffer,
@@ -378,6 +374,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     users,
     adminKeys: createAdminKeys({ store: createAdminKeyStore(db), hash, events, now }),
     operations: createOperations({ clients, keyring, events }),
+    ...operatorConsole, // operators, and the console's sign-in and sessions (console/)
     webhooks: createWebhooks({
       store: webhookEndpoints,
       fanOut: webhookFanOut,
@@ -415,6 +412,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       await throttleStore.deleteExpired(at);
       await mfaStore.deleteExpired(at);
       await oidc.sweep(at);
+      await operatorConsole.console.sweep(at);
       await refreshTokens.sweep(at);
       await eventStore.deleteOlderThan(at - config.eventRetentionDays * 24 * 60 * 60 * 1000);
       await webhookOutbox.sweep(at, WEBHOOK_RETRY_WINDOW_HOURS * 60 * 60 * 1000);

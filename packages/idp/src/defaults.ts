@@ -148,6 +148,24 @@ export const AUTHORIZE_PARAMETER_MAX_LENGTH = 1000;
 export const SESSION_IDLE_TIMEOUT_SECONDS = 8 * 60 * 60;
 export const SESSION_ABSOLUTE_LIFETIME_SECONDS = 7 * 24 * 60 * 60;
 
+/**
+ * The operator console's session (console/, /admin): shorter than the SSO session because it
+ * can change every user. It ends after 15 minutes without a console call (OWASP ASVS 3.3.2's
+ * level-2 idle limit for high-value applications) and in any case 8 hours after sign-in (a
+ * working day); then the console sends the operator through the hosted sign-in again, with
+ * a second factor. The sign-in's PKCE verifier and state wait at most the authorization
+ * request's life in their own cookie.
+ */
+export const CONSOLE_SESSION_IDLE_TIMEOUT_SECONDS = 15 * 60;
+export const CONSOLE_SESSION_ABSOLUTE_LIFETIME_SECONDS = 8 * 60 * 60;
+/** A console session's last use is written at most this often (each call reads it). */
+export const CONSOLE_SESSION_TOUCH_RESOLUTION_SECONDS = 30;
+
+/** The console's dashboard (GET /admin/v1/dashboard): the window's hours by default and at most, cut into this many buckets. */
+export const DASHBOARD_HOURS_DEFAULT = 24;
+export const DASHBOARD_HOURS_MAX = 24 * 30;
+export const DASHBOARD_BUCKETS = 24;
+
 /** ID token and access token lifetime. */
 export const ID_TOKEN_TTL_SECONDS = 10 * 60;
 export const ACCESS_TOKEN_TTL_SECONDS = 10 * 60;

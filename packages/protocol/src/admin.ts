@@ -147,3 +147,58 @@ export interface AdminWebhookList {
 export interface AdminNewWebhook extends AdminWebhookEndpoint {
   secret: string;
 }
+
+/** Who may use the operator console: a viewer reads, an admin also acts. */
+export type OperatorRole = 'viewer' | 'admin';
+
+/** A person allowed into the operator console at /admin (`service-idp operators`). */
+export interface AdminOperator {
+  id: string;
+  /** The address the operator signs in with (through the service's own hosted sign-in). */
+  email: string;
+  role: OperatorRole;
+  createdAt: number;
+  /** 'cli', an admin key's id, or `operator:<email>`. */
+  addedBy: string;
+}
+/** GET /admin/v1/operators */
+export interface AdminOperatorList {
+  operators: AdminOperator[];
+}
+/** GET /admin/v1/signing-keys: the keys in the JWKS, newest first; retired ones verify until they leave it. */
+export interface AdminSigningKeyList {
+  signingKeys: Array<{ kid: string; alg: string; createdAt: number; retiredAt: number | null }>;
+}
+/** POST /admin/v1/admin-keys: the new key, shown once. */
+export interface AdminNewKey extends AdminKeyInfo {
+  key: string;
+}
+/** GET /admin/v1/dashboard: counts from the audit trail and the webhook outbox. */
+export interface AdminDashboard {
+  /** The buckets' width (milliseconds); each series has one count per bucket, oldest first. */
+  bucketMs: number;
+  /** The start of the first bucket. */
+  since: number;
+  series: {
+    signIns: number[];
+    signInFailures: number[];
+    newDevices: number[];
+    otpSends: number[];
+    otpRefusals: number[];
+  };
+  webhooks: {
+    /** Deliveries waiting to be sent (or retried). */
+    pending: number;
+    /** When the oldest of them was queued, or null. */
+    oldestPendingAt: number | null;
+  };
+}
+
+/** GET /admin/session: the signed-in operator and the token the console sends with every call (header x-console-csrf). */
+export interface ConsoleSessionInfo {
+  operator: { email: string; role: OperatorRole };
+  csrfToken: string;
+  /** When the session ends at the latest (its absolute limit), and its idle limit in seconds. */
+  expiresAt: number;
+  idleTimeoutSeconds: number;
+}

@@ -12,6 +12,11 @@ export const ErrorStatus = {
   ERR_CLIENT_ORIGIN_NOT_ALLOWED: Status.INVALID_API_KEY,
   /** The admin API's key is missing, unknown or revoked (one answer for all three). */
   ERR_ADMIN_KEY_INVALID: Status.INVALID_API_KEY,
+  /**
+   * The operator console: a viewer asked for a change, or a console call came without its
+   * per-session token or from another origin.
+   */
+  ERR_FORBIDDEN: Status.INVALID_REQUEST,
   ERR_OTP_INVALID: Status.INVALID_OTP,
   ERR_OTP_EXPIRED: Status.OTP_EXPIRED,
   /** A right TOTP code of a time step already used: wait for the next code. No guess is spent. */
@@ -57,6 +62,7 @@ export const ErrorHttpStatus = {
   ERR_CLIENT_KEY_INVALID: 401,
   ERR_CLIENT_ORIGIN_NOT_ALLOWED: 403,
   ERR_ADMIN_KEY_INVALID: 401,
+  ERR_FORBIDDEN: 403,
   ERR_OTP_INVALID: 400,
   ERR_OTP_EXPIRED: 400,
   ERR_OTP_USED: 400,

@@ -72,7 +72,7 @@ export const connectionRoutes: FastifyPluginAsyncTypebox<{ connections: Connecti
   app,
   { connections, upstream },
 ) => {
-  const actor = (request: { adminKey: { id: string } }) => request.adminKey.id;
+  const actor = (request: { adminActor: string }) => request.adminActor;
   app.get('/connections', { schema: { response: { 200: ConnectionList, ...errors } } }, async () => ({
     connections: await connections.list(),
   }));

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import type {
   AdminClient,
   AdminClientList,
@@ -15,6 +16,7 @@ import type {
   AdminUserDetail,
   AdminUserExport,
   AdminUserPage,
+  OperatorRole,
 } from 'service-protocol';
 import { Type } from 'typebox';
 import type { Connections } from '../connections/service.js';
@@ -38,10 +40,20 @@ export { ADMIN_PREFIX } from './prefix.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The admin key behind an admin API request, set by the admin hook. */
-    adminKey: AdminKeyRecord;
+    /**
+     * Who acts in an admin API request, set by the admin hook and recorded in events: the admin
+     * key's id, or `operator:<email>` for the operator console.
+     */
+    adminActor: string;
   }
 }
+
+/**
+ * The operator console's session as an alternative to the admin key (console/, filled by the
+ * composition): undefined when the request carries no console cookie; otherwise who acts and
+ * their role, or a refusal (an ended session, a missing per-session token, another origin).
+ */
+export type ConsoleCredential = (request: FastifyRequest) => Promise<{ actor: string; role: OperatorRole } | undefined>;
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Time = Type.Integer({ description: 'Unix epoch milliseconds' });
@@ -50,9 +62,9 @@ const Page = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: `rows per page (default ${PAGE_SIZE_DEFAULT})` })),
   cursor: Type.Optional(Type.String({ maxLength: CURSOR_MAX_LENGTH, description: 'nextCursor of the previous page' })),
 };
-const errors = errorResponses(400, 401, 404, ...SERVER_ERRORS);
+const errors = errorResponses(400, 401, 403, 404, ...SERVER_ERRORS);
 /** A route with a body may also be refused for its size (413) or media type (415), after the key. */
-const bodyErrors = errorResponses(...BODY_ERRORS, 401, 404, ...SERVER_ERRORS);
+const bodyErrors = errorResponses(...BODY_ERRORS, 401, 403, 404, ...SERVER_ERRORS);
 
 const User = wireBody<AdminUser>()(Type.Object({ id: Type.String(), email: Type.String(), createdAt: Time, disabledAt: Nullable(Time) }));
 const Device = wireBody<AdminDevice>()(
@@ -152,18 +164,31 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   operations: Operations;
   clients: { list(): Promise<AdminClient[]> };
   webhooks: Webhooks;
+  /** The console session, when the console is served; admin keys only without it. */
+  consoleCredential?: ConsoleCredential;
+  /** Routes registered inside these (their credential hook applies): operators, keys, the dashboard. */
+  more?: FastifyPluginAsyncTypebox;
   connections: Connections;
   upstream: UpstreamService;
-}> = async (app, { adminKeys, users, events, operations, clients, webhooks, connections, upstream }) => {
-  app.decorateRequest('adminKey', null as unknown as AdminKeyRecord);
-  // Every admin route is documented as taking the admin key (http/openapi.ts).
+}> = async (app, { adminKeys, users, events, operations, clients, webhooks, consoleCredential, more, connections, upstream }) => {
+  app.decorateRequest('adminActor', '');
+  // Every admin route is documented as taking the admin key or the console's session (http/openapi.ts).
   app.addHook('onRoute', (route) => {
-    route.schema = { ...route.schema, tags: ['admin'], security: [{ adminKey: [] }] };
+    route.schema = { ...route.schema, tags: ['admin'], security: [{ adminKey: [] }, { consoleSession: [] }] };
   });
   // The key first, before anything else is looked at: the query, the body, its media type or size.
   app.addHook('onRequest', async (request, reply) => {
     reply.header('cache-control', 'no-store');
-    request.adminKey = await adminKeyOf(adminKeys, request.headers.authorization);
+    // A machine's admin key whenever one is sent; otherwise the operator console's session, if any.
+    const operator = request.headers.authorization === undefined ? await consoleCredential?.(request) : undefined;
+    if (operator) {
+      // A viewer reads: GET only, whatever the route.
+      if (operator.role !== 'admin' && request.method !== 'GET' && request.method !== 'HEAD')
+        throw new ServiceError('ERR_FORBIDDEN', 'A viewer cannot make changes; ask an admin operator.');
+      request.adminActor = operator.actor;
+      return;
+    }
+    request.adminActor = (await adminKeyOf(adminKeys, request.headers.authorization)).id;
   });
   // An unknown admin path or method also asks for the key first: without one, every path under
   // the prefix answers the same 401, so an anonymous caller cannot tell which routes exist.
@@ -177,8 +202,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
         for (const text of Array.isArray(value) ? value : [value]) if (typeof text === 'string') checkQueryText(name, text);
     }
   });
-  const actor = (request: { adminKey: AdminKeyRecord }) => request.adminKey.id;
+  const actor = (request: { adminActor: string }) => request.adminActor;
   await app.register(webhookRoutes, { webhooks });
+  if (more) await app.register(more);
   await app.register(connectionRoutes, { connections, upstream });
 
   app.get(

@@ -34,6 +34,7 @@ export const FLAGS = {
   cursor: { type: 'string' },
   url: { type: 'string' },
   events: { type: 'string' },
+  role: { type: 'string' },
   // connections (cli/connections.ts)
   preset: { type: 'string' },
   'upstream-issuer': { type: 'string' },

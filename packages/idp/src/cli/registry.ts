@@ -8,6 +8,7 @@ import { devices } from './devices.js';
 import { events } from './events.js';
 import { rotate } from './keys.js';
 import { mailboxes } from './mail.js';
+import { operatorCommands } from './operators.js';
 import { migrate, start } from './start.js';
 import { users } from './users.js';
 import { webhooks } from './webhooks.js';
@@ -20,6 +21,7 @@ export const COMMANDS: readonly Command[] = [
   ...devices,
   events,
   ...adminKeyCommands,
+  ...operatorCommands,
   ...webhooks,
   ...connections,
   rotate,

@@ -9,7 +9,22 @@ import type { ClientRecord, ClientStore } from './store.js';
  * issuer's own origin against it. Built in: not listed, updated or deleted by operators.
  */
 export const HOSTED_CLIENT_ID = 'cli_hosted_signin';
-const firstParty = new Set([HOSTED_CLIENT_ID]);
+/**
+ * The operator console's client (console/): /admin signs operators in through the hosted
+ * sign-in like any app with redirects, under a policy no operator can change (MFA required).
+ */
+export const CONSOLE_CLIENT_ID = 'cli_operator_console';
+const firstParty = new Set([HOSTED_CLIENT_ID, CONSOLE_CLIENT_ID]);
+
+/** A built-in client: its origin and, for a client with redirects, its redirect URI and MFA policy. */
+export interface FirstPartyClient {
+  id: string;
+  name: string;
+  origin: string;
+  publishableKey: string;
+  redirectUris?: string[];
+  mfaPolicy?: 'optional' | 'required';
+}
 
 export interface NewClientKeys {
   clientId: string;
@@ -37,7 +52,7 @@ export interface ClientService {
    * A built-in client of the service itself (oidc/: the hosted sign-in pages), on the
    * issuer's origin. Public: it has no secret, and its codes are redeemed only inside the service.
    */
-  ensureFirstParty(input: { id: string; name: string; origin: string; publishableKey: string }): Promise<void>;
+  ensureFirstParty(input: FirstPartyClient): Promise<void>;
   findById: (id: string) => Promise<ClientRecord | undefined>;
   recordSignIn: (clientId: string, userId: string) => Promise<void>;
   hasSignedIn: (clientId: string, userId: string) => Promise<boolean>;
@@ -135,17 +150,17 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
 
     list: async () => (await store.list()).filter((c) => !firstParty.has(c.id)),
 
-    async ensureFirstParty(input: { id: string; name: string; origin: string; publishableKey: string }): Promise<void> {
+    async ensureFirstParty(input: FirstPartyClient): Promise<void> {
       await changing(input.id, () =>
         store.upsertFirstParty(
           {
             id: input.id,
             name: input.name,
             origins: [input.origin],
-            mfaPolicy: 'optional',
+            mfaPolicy: input.mfaPolicy ?? 'optional',
             idTokenSignedResponseAlg: 'RS256',
             createdAt: now(),
-            redirectUris: [],
+            redirectUris: input.redirectUris ?? [],
             type: 'public',
             postLogoutRedirectUris: [],
             passkeySatisfiesMfa: true,

@@ -71,7 +71,12 @@ export function createClientStore(db: Db) {
         .insertInto('clients')
         .values(rowOf(client, publishableKeyHash, secretKeyHash))
         .onConflict((oc) =>
-          oc.column('id').doUpdateSet({ origins: JSON.stringify(client.origins), publishable_key_hash: publishableKeyHash }),
+          oc.column('id').doUpdateSet({
+            origins: JSON.stringify(client.origins),
+            publishable_key_hash: publishableKeyHash,
+            redirect_uris: JSON.stringify(client.redirectUris),
+            mfa_policy: client.mfaPolicy,
+          }),
         )
         .execute();
     },

@@ -48,6 +48,8 @@ export interface EventLog {
   }>;
   /** Every event of one user, newest first (their export). */
   forUser: (userId: string) => Promise<AuditEvent[]>;
+  /** Counts per time bucket of events of some types (the console's dashboard, events/store.ts countByBucket). */
+  countByBucket: EventStore['countByBucket'];
 }
 
 /** The audit trail: flows record what happened, operators read it newest first. */
@@ -90,5 +92,7 @@ export function createEventLog({ store, now }: { store: EventStore; now: () => n
     },
 
     forUser: (userId: string) => store.list({ userId, limit: Number.MAX_SAFE_INTEGER }),
+
+    countByBucket: (types, since, bucketMs, detailLike) => store.countByBucket(types, since, bucketMs, detailLike),
   };
 }

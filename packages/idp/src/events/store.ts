@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { randomToken } from '../crypto/secrets.js';
 import type { Database, Db } from '../storage/database.js';
 import { deleteBefore } from '../storage/sweeper.js';
@@ -134,6 +135,22 @@ export function createEventStore(db: Db, fanOut?: EventFanOut) {
       if (before)
         query = query.where((eb) => eb.or([eb('at', '<', before.at), eb.and([eb('at', '=', before.at), eb('id', '<', before.id)])]));
       return (await query.execute()).map(toEvent);
+    },
+
+    /**
+     * How many events of these types fell in each bucket of `bucketMs` from `since` (the
+     * dashboard): `[bucket index, count]` pairs; `detailLike` narrows to a detail substring.
+     */
+    async countByBucket(types: string[], since: number, bucketMs: number, detailLike?: string): Promise<Array<[number, number]>> {
+      const bucket = sql<number>`cast((at - ${since}) / ${bucketMs} as integer)`;
+      let query = db
+        .selectFrom('events')
+        .select([bucket.as('bucket'), (eb) => eb.fn.countAll<number>().as('n')])
+        .where('type', 'in', types)
+        .where('at', '>=', since)
+        .groupBy(bucket);
+      if (detailLike !== undefined) query = query.where('detail', 'like', `%${detailLike}%`);
+      return (await query.execute()).map((row) => [Number(row.bucket), Number(row.n)]);
     },
 
     /** Drops the user's events and their pending webhook deliveries (their deletion); in the deleting transaction. */

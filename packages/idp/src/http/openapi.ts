@@ -55,6 +55,13 @@ export async function registerOpenApi(
           clientSecretBasic: { type: 'http', scheme: 'basic', description: "a confidential client's id and secret (client_secret_basic)" },
           accessToken: { type: 'http', scheme: 'bearer', description: 'an access token from /oauth/token' },
           secretKey: { type: 'http', scheme: 'bearer', description: "the calling client's secret key" },
+          consoleSession: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: issuer.startsWith('https:') ? '__Host-service_console' : 'service_console',
+            description:
+              "the operator console's session (/admin; docs/operations.md), with its per-session token in x-console-csrf on the admin API",
+          },
         },
       },
     },

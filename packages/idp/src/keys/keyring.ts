@@ -25,6 +25,8 @@ export interface Keyring {
   rotate(): Promise<string>;
   /** Creates a first key for each algorithm that has none. */
   ensure(): Promise<void>;
+  /** The published keys (current and retired within the grace period), newest first; never a private key. */
+  list(): Promise<Array<{ kid: string; alg: string; createdAt: number; retiredAt: number | null }>>;
 }
 
 /** Makes a signing key pair of `alg`. */
@@ -104,6 +106,10 @@ export function createKeyring({
       await store.rotate(keys);
       cache = undefined;
       return (keys[0] as SigningKeyRow).kid;
+    },
+    async list() {
+      const rows = await store.listPublishable(now(), graceMs);
+      return rows.map(({ kid, alg, createdAt, retiredAt }) => ({ kid, alg, createdAt, retiredAt }));
     },
     async ensure() {
       const rows = await store.listPublishable(now(), graceMs);

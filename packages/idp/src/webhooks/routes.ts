@@ -9,8 +9,8 @@ import type { Webhooks } from './service.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Time = Type.Integer({ description: 'Unix epoch milliseconds' });
-const errors = errorResponses(400, 401, 404, ...SERVER_ERRORS);
-const bodyErrors = errorResponses(...BODY_ERRORS, 401, 404, ...SERVER_ERRORS);
+const errors = errorResponses(400, 401, 403, 404, ...SERVER_ERRORS);
+const bodyErrors = errorResponses(...BODY_ERRORS, 401, 403, 404, ...SERVER_ERRORS);
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' }) });
 
 /** An endpoint as `service-idp webhooks list --json` prints it: never its secret. */
@@ -44,7 +44,7 @@ const NewWebhook = wireBody<AdminNewWebhook>()(
  */
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks }> = async (app, { webhooks }) => {
   /** The admin key behind the request (set by the admin routes' hook), recorded as the actor. */
-  const actor = (request: { adminKey: { id: string } }) => request.adminKey.id;
+  const actor = (request: { adminActor: string }) => request.adminActor;
   app.get('/webhooks', { schema: { response: { 200: WebhookList, ...errors } } }, async () => ({ webhooks: await webhooks.list() }));
 
   app.post(

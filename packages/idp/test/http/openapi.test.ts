@@ -84,13 +84,13 @@ describe('OpenAPI document', () => {
     assert.ok(!paths.includes(OPENAPI_PATH), 'the document does not describe itself');
   });
 
-  it('describes every admin operation: bearer key, and a schema for each response', () => {
+  it('describes every admin operation: bearer key or console session, and a schema for each response', () => {
     const admin = Object.entries(document.paths).filter(([path]) => path.startsWith('/admin/v1/'));
     assert.ok(admin.length >= 10);
     for (const [path, operations] of admin) {
       for (const [method, operation] of Object.entries(operations as Record<string, any>)) {
-        assert.deepEqual(operation.security, [{ adminKey: [] }], `${method} ${path}`);
-        for (const status of ['401', '404'])
+        assert.deepEqual(operation.security, [{ adminKey: [] }, { consoleSession: [] }], `${method} ${path}`);
+        for (const status of ['401', '403', '404'])
           assert.ok(operation.responses[status]?.content?.['application/json']?.schema, `${method} ${path} ${status}`);
         const success = Object.keys(operation.responses).filter((s) => s.startsWith('2'));
         assert.equal(success.length, 1, `${method} ${path} declares its success`);

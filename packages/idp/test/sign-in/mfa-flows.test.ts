@@ -18,9 +18,10 @@ import {
 } from '../support/helpers.js';
 
 /** The authenticator app: an independent TOTP implementation, `offsetSteps` periods from now. */
-const totpCode = (secret: string, offsetSteps = 0) =>
+/** The code `offsetSteps` periods after the one at `at` (default now). */
+const totpCode = (secret: string, offsetSteps = 0, at = Date.now()) =>
   new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({
-    timestamp: Date.now() + offsetSteps * 30_000,
+    timestamp: at + offsetSteps * 30_000,
   });
 
 describe('MFA flows', () => {
@@ -71,7 +72,13 @@ describe('MFA flows', () => {
     assert.equal(parsed.secret.base32, started.secret);
     assert.equal(parsed.label, email);
 
-    const confirmed = await service.post('/v1/mfa/verify', { userid: email, sessionId: started.sessionId, otp: totpCode(started.secret) });
+    // Codes below are of the enrollment's time step, so a 30-s boundary crossed mid-test changes nothing.
+    const enrolledAt = Date.now();
+    const confirmed = await service.post('/v1/mfa/verify', {
+      userid: email,
+      sessionId: started.sessionId,
+      otp: totpCode(started.secret, 0, enrolledAt),
+    });
     assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
     assert.equal(confirmed.body.success, true);
     device.deviceId = confirmed.body.deviceId;
@@ -83,20 +90,24 @@ describe('MFA flows', () => {
     const early = await service.post('/v1/mfa/verify', {
       userid: email,
       sessionId: challenged.sessionId,
-      otp: totpCode(started.secret, 1),
+      otp: totpCode(started.secret, 1, enrolledAt),
     });
     assert.equal(early.status, 409, 'verify before initiate is out of order');
     assert.equal(early.body.code, 'ERR_SESSION_STEP');
     const initiated = await service.post('/v1/mfa/initiate', { userid: email, sessionId: challenged.sessionId });
     assert.deepEqual([initiated.body.status, initiated.body.method], ['MFA_INITIATED', 'totp']);
     // The enrollment used this step: the same step is refused, the next one (within the ±1 window) is accepted.
-    const replay = await service.post('/v1/mfa/verify', { userid: email, sessionId: challenged.sessionId, otp: totpCode(started.secret) });
+    const replay = await service.post('/v1/mfa/verify', {
+      userid: email,
+      sessionId: challenged.sessionId,
+      otp: totpCode(started.secret, 0, enrolledAt),
+    });
     assert.equal(replay.body.code, 'ERR_OTP_USED', 'a right code of a used step says so');
     assert.equal(replay.body.attemptsRemaining, MFA_MAX_ATTEMPTS, 'and costs no attempt');
     const verified = await service.post('/v1/mfa/verify', {
       userid: email,
       sessionId: challenged.sessionId,
-      otp: totpCode(started.secret, 1),
+      otp: totpCode(started.secret, 1, enrolledAt),
       rememberMe: true,
     });
     assert.equal(verified.status, 200, JSON.stringify(verified.body));

@@ -60,6 +60,28 @@ export interface OperationTables {
     last_used_at: number | null;
     revoked_at: number | null;
   };
+  /** admin/: who may enter the operator console, by address */
+  operators: {
+    id: string;
+    email: string;
+    /** 'viewer' or 'admin'. */
+    role: string;
+    created_at: number;
+    /** 'cli', an admin key's id, or `operator:<email>`. */
+    added_by: string;
+  };
+  /** console/: the operator console's sessions, stored as keyed hashes of the cookie */
+  console_sessions: {
+    id: string;
+    operator_id: string;
+    user_id: string;
+    /** What signed in (a remembered browser or a passkey): revoking it ends the session. */
+    device_id: string;
+    created_at: number;
+    last_used_at: number;
+    expires_at: number;
+    ended_at: number | null;
+  };
   /** webhooks/: endpoints operators registered for event webhooks */
   webhook_endpoints: {
     id: string;

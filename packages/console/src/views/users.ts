@@ -1,0 +1,212 @@
+import type { AdminEventPage, AdminRecoveryCodes, AdminUser, AdminUserDetail, AdminUserExport, AdminUserPage } from 'service-protocol';
+import { api, query } from '../api.js';
+import { confirmAction, field, h, replace, shownOnce, statusLine, table, text, time } from '../dom.js';
+import { M } from '../messages.js';
+import { canAct, type ViewContext } from './context.js';
+import { eventTable } from './events.js';
+
+const status = (user: AdminUser) => (user.disabledAt === null ? M.users.active : M.users.disabled);
+
+/** Users: search by address or id, pages by cursor; a user's detail with its actions. */
+export async function usersView(context: ViewContext): Promise<void> {
+  if (context.param) return userDetail(context, context.param);
+  const { root } = context;
+  const email = h('input', { type: 'search', name: 'email', autocomplete: 'off' });
+  const id = h('input', { type: 'search', name: 'id', autocomplete: 'off' });
+  const results = h('div', {});
+  const line = statusLine();
+  let cursor: string | null = null;
+  const rows: Node[][] = [];
+  const draw = () => {
+    replace(
+      results,
+      rows.length === 0
+        ? h('p', {}, M.users.noneFound)
+        : table(M.users.heading, [M.users.colEmail, M.users.colId, M.users.colCreated, M.users.colStatus], rows),
+      cursor ? h('button', { type: 'button', onclick: () => load(false) }, M.more) : null,
+    );
+  };
+  const row = (user: AdminUser): Node[] => [
+    h('a', { href: `#/users/${encodeURIComponent(user.id)}` }, user.email),
+    h('code', {}, user.id),
+    document.createTextNode(time(user.createdAt)),
+    document.createTextNode(status(user)),
+  ];
+  const load = async (fresh: boolean) => {
+    try {
+      if (fresh) {
+        rows.length = 0;
+        cursor = null;
+      }
+      if (id.value.trim()) {
+        rows.push(row(await api<AdminUserDetail>('GET', `/users/${encodeURIComponent(id.value.trim())}`)));
+      } else {
+        const page = await api<AdminUserPage>(
+          'GET',
+          `/users${query({ email: email.value.trim(), cursor: cursor ?? undefined, limit: 25 })}`,
+        );
+        rows.push(...page.users.map(row));
+        cursor = page.nextCursor;
+      }
+      line.say('');
+    } catch (error) {
+      line.say(M.failed((error as Error).message), true);
+    }
+    draw();
+  };
+  replace(
+    root,
+    h('h1', {}, M.users.heading),
+    h(
+      'form',
+      {
+        role: 'search',
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          void load(true);
+        },
+      },
+      field(M.users.email, email),
+      field(M.users.id, id),
+      h('button', { type: 'submit' }, M.users.search),
+    ),
+    line.element,
+    results,
+  );
+  await load(true);
+}
+
+async function userDetail(context: ViewContext, userId: string): Promise<void> {
+  const { root } = context;
+  const line = statusLine();
+  let user: AdminUserDetail;
+  try {
+    user = await api<AdminUserDetail>('GET', `/users/${encodeURIComponent(userId)}`);
+  } catch (error) {
+    replace(root, h('p', { role: 'alert' }, M.failed((error as Error).message)));
+    return;
+  }
+  const events = await api<AdminEventPage>('GET', `/events${query({ user: user.id, limit: 20 })}`);
+  const act = (run: () => Promise<unknown>, after?: (result: unknown) => void) => async () => {
+    try {
+      const result = await run();
+      if (after) after(result);
+      else context.refresh();
+    } catch (error) {
+      line.say(M.failed((error as Error).message), true);
+    }
+  };
+  const ask = (question: string, run: () => Promise<unknown>, after?: (result: unknown) => void) => async () => {
+    if (await confirmAction(question)) await act(run, after)();
+  };
+  const output = h('div', {});
+  const actions = canAct(context)
+    ? h(
+        'p',
+        { class: 'actions' },
+        user.disabledAt === null
+          ? h(
+              'button',
+              { type: 'button', onclick: ask(M.users.confirmDisable(user.email), () => api('POST', `/users/${user.id}/disable`)) },
+              M.users.disable,
+            )
+          : h('button', { type: 'button', onclick: act(() => api('POST', `/users/${user.id}/enable`)) }, M.users.enable),
+        user.mfa
+          ? h(
+              'button',
+              {
+                type: 'button',
+                onclick: ask(
+                  M.users.confirmRegenerate,
+                  () => api<AdminRecoveryCodes>('POST', `/users/${user.id}/recovery-codes`),
+                  (result) => replace(output, shownOnce(M.users.newCodes, (result as AdminRecoveryCodes).recoveryCodes.join('\n'))),
+                ),
+              },
+              M.users.regenerate,
+            )
+          : null,
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'danger',
+            onclick: async () => {
+              if (await confirmAction(M.users.confirmDelete(user.email), { label: M.users.typeToConfirm, expected: user.email }))
+                await act(
+                  () => api('DELETE', `/users/${user.id}`),
+                  () => {
+                    location.hash = '#/users';
+                  },
+                )();
+            },
+          },
+          M.users.delete,
+        ),
+      )
+    : null;
+  const exportButton = h(
+    'button',
+    {
+      type: 'button',
+      onclick: act(
+        () => api<AdminUserExport>('GET', `/users/${user.id}/export`),
+        (result) => replace(output, h('pre', { 'aria-label': M.users.exportLabel, tabindex: '0' }, JSON.stringify(result, null, 2))),
+      ),
+    },
+    M.users.exportData,
+  );
+  const deviceRows = user.devices.map((device) => [
+    document.createTextNode(device.kind),
+    document.createTextNode(text(device.name)),
+    document.createTextNode(`${text(device.browser)} / ${text(device.os)}`),
+    h('code', {}, device.clientId),
+    document.createTextNode(time(device.lastUsedAt)),
+    document.createTextNode(time(device.removedAt)),
+    canAct(context) && device.removedAt === null
+      ? h(
+          'button',
+          {
+            type: 'button',
+            onclick: ask(M.users.confirmRevoke(device.name ?? device.id), () => api('POST', `/devices/${device.id}/revoke`)),
+          },
+          M.users.revoke,
+        )
+      : null,
+  ]);
+  replace(
+    root,
+    h('p', {}, h('a', { href: '#/users' }, M.users.back)),
+    h('h1', {}, M.users.detail(user.email)),
+    h(
+      'dl',
+      {},
+      h('dt', {}, M.users.colId),
+      h('dd', {}, h('code', {}, user.id)),
+      h('dt', {}, M.users.colCreated),
+      h('dd', {}, time(user.createdAt)),
+      h('dt', {}, M.users.colStatus),
+      h('dd', { 'data-status': status(user) }, status(user)),
+      h('dt', {}, M.users.mfa),
+      h('dd', {}, user.mfa ? `${user.mfa.method}${user.mfa.phone ? ` (${user.mfa.phone})` : ''}` : M.users.noMfa),
+      user.recoveryCodes ? h('dd', {}, M.users.recoveryLeft(user.recoveryCodes.remaining, user.recoveryCodes.total)) : null,
+    ),
+    actions,
+    h('p', { class: 'actions' }, exportButton),
+    line.element,
+    output,
+    h('h2', {}, M.users.devices),
+    table(
+      M.users.devices,
+      [M.users.colKind, M.users.colName, M.users.colBrowser, M.users.colApp, M.users.colLastUsed, M.users.colRemoved, ''],
+      deviceRows,
+    ),
+    h('h2', {}, M.users.apps),
+    h(
+      'ul',
+      {},
+      ...user.clientSignIns.map((s) => h('li', {}, text(s.clientName), ' ', h('code', {}, s.clientId), ' ', time(s.firstSignedInAt))),
+    ),
+    h('h2', {}, M.users.recent),
+    eventTable(events.events),
+  );
+}

@@ -1,0 +1,182 @@
+import type { OperatorRole } from 'service-protocol';
+import type { AccountStore } from '../accounts/store.js';
+import type { OperatorRecord } from '../admin/operator-store.js';
+import type { Operators } from '../admin/operators.js';
+import type { CodeService } from '../authorization-codes/service.js';
+import { type ClientService, CONSOLE_CLIENT_ID } from '../clients/service.js';
+import { pkceChallengeOf } from '../crypto/pkce.js';
+import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+import {
+  CONSOLE_SESSION_ABSOLUTE_LIFETIME_SECONDS,
+  CONSOLE_SESSION_IDLE_TIMEOUT_SECONDS,
+  CONSOLE_SESSION_TOUCH_RESOLUTION_SECONDS,
+} from '../defaults.js';
+import type { DeviceStore } from '../devices/store.js';
+import { ServiceError } from '../errors.js';
+import type { EventLog } from '../events/service.js';
+import type { PasskeyStore } from '../factors/passkey/store.js';
+import type { ConsoleSessionStore } from './store.js';
+
+/** Where the console lives and where the hosted sign-in sends operators back to. */
+export const CONSOLE_PATH = '/admin';
+export const CONSOLE_CALLBACK_PATH = '/admin/callback';
+
+/** Who calls the admin API through a console session. */
+export interface ConsoleCaller {
+  operator: OperatorRecord;
+  /** Recorded in events: `operator:<email>`. */
+  actor: string;
+  role: OperatorRole;
+  expiresAt: number;
+}
+
+export interface ConsoleService {
+  /** Creates or refreshes the console's built-in client (its redirect URI follows the issuer). */
+  ensureClient(): Promise<void>;
+  /** The hosted sign-in to send the browser to, and the value of the cookie that holds its state and PKCE verifier. */
+  beginSignIn(): { location: string; login: string };
+  /**
+   * The redirect back from the hosted sign-in: the code (PKCE-bound to this browser's login
+   * cookie, its state compared) becomes a console session when its user is an operator and
+   * signed in with a second factor or a passkey. ERR_FORBIDDEN otherwise, recorded.
+   */
+  finishSignIn(input: { code: string; state: string; iss: string | undefined; login: string | undefined }): Promise<{ session: string }>;
+  /**
+   * The live session behind the cookie: not ended, within its idle and absolute limits, what
+   * signed in (device or passkey) still trusted, the user enabled, and still an operator with
+   * the same address. Undefined otherwise: a removed operator's session stops at its next call.
+   */
+  authenticate(cookie: string | undefined): Promise<ConsoleCaller | undefined>;
+  /** The per-session token the console's calls carry (x-console-csrf): a keyed hash of the cookie. */
+  csrfToken(cookie: string): string;
+  /** Whether `token` is this cookie's token (constant time). */
+  checkCsrf(cookie: string, token: string | undefined): boolean;
+  signOut(cookie: string): Promise<void>;
+  sweep(at: number): Promise<void>;
+}
+
+const actorOf = (operator: OperatorRecord) => `operator:${operator.email}`;
+
+/**
+ * The operator console's sign-in and sessions (docs/operations.md, "The operator console").
+ * Operators sign in as people do, through the service's own hosted sign-in, as the built-in
+ * console client whose policy requires MFA; what comes back is checked again here (amr `mfa`).
+ */
+export function createConsoleService(deps: {
+  issuer: string;
+  clients: ClientService;
+  codes: CodeService;
+  operators: Operators;
+  store: ConsoleSessionStore;
+  accounts: AccountStore;
+  devices: DeviceStore;
+  passkeys: Pick<PasskeyStore, 'findActiveById'>;
+  events: EventLog;
+  hash: SecretHasher;
+  now: () => number;
+  deviceIdleMs: number;
+}): ConsoleService {
+  const { issuer, codes, operators, store, accounts, devices, passkeys, events, hash, now } = deps;
+  const redirectUri = `${issuer}${CONSOLE_CALLBACK_PATH}`;
+  const refused = (message: string) => new ServiceError('ERR_FORBIDDEN', message);
+
+  return {
+    ensureClient: () =>
+      deps.clients.ensureFirstParty({
+        id: CONSOLE_CLIENT_ID,
+        name: 'Operator console',
+        origin: new URL(issuer).origin,
+        // Never used: the console signs in with redirects only; a client row needs one.
+        publishableKey: randomToken('pk_console_'),
+        redirectUris: [redirectUri],
+        mfaPolicy: 'required',
+      }),
+
+    beginSignIn() {
+      const state = randomToken('');
+      const verifier = randomToken('', 48);
+      const url = new URL(`${issuer}/authorize`);
+      url.search = new URLSearchParams({
+        response_type: 'code',
+        client_id: CONSOLE_CLIENT_ID,
+        redirect_uri: redirectUri,
+        scope: 'openid email',
+        state,
+        code_challenge: pkceChallengeOf(verifier) as string,
+        code_challenge_method: 'S256',
+        // Always a fresh sign-in: the SSO session of an app never opens the console by itself.
+        prompt: 'login',
+      }).toString();
+      return { location: url.toString(), login: `${state}.${verifier}` };
+    },
+
+    async finishSignIn({ code, state, iss, login }) {
+      const [expectedState = '', verifier = ''] = (login ?? '').split('.');
+      // RFC 9207: the answer must come from this issuer; the state ties it to this browser's sign-in.
+      if (!expectedState || !safeEqual(state, expectedState) || (iss !== undefined && iss !== issuer))
+        throw refused('This sign-in was not started in this browser, or has expired. Start again.');
+      const redeemed = await codes.redeem(code, randomToken('', 16), {
+        id: CONSOLE_CLIENT_ID,
+        secretKeyHash: null,
+        pkceChallenge: pkceChallengeOf(verifier) ?? null,
+        redirectUri,
+      });
+      const user = redeemed?.user;
+      if (!redeemed || !user) throw refused('This sign-in has expired. Start again.');
+      const { amr, deviceId } = redeemed.code;
+      const operator = await operators.findByEmail(user.email);
+      const refuse = async (reason: string, message: string) => {
+        await events.record({ type: 'operator.refused', userId: user.id, detail: { reason } });
+        return refused(message);
+      };
+      if (!operator) throw await refuse('not_operator', 'This account is not an operator of this service.');
+      // The console client's policy asks for MFA; checked again here, whatever a client's policy is.
+      if (!amr.includes('mfa') || !deviceId)
+        throw await refuse('no_second_factor', 'The console needs a sign-in with a second factor or a passkey.');
+      const session = randomToken('');
+      const at = now();
+      await store.insert({
+        idHash: hash('console-session', session),
+        operatorId: operator.id,
+        userId: user.id,
+        deviceId,
+        createdAt: at,
+        lastUsedAt: at,
+        expiresAt: at + CONSOLE_SESSION_ABSOLUTE_LIFETIME_SECONDS * 1000,
+      });
+      await events.record({
+        type: 'operator.signed_in',
+        userId: user.id,
+        deviceId,
+        actor: actorOf(operator),
+        detail: { role: operator.role, amr: amr.join(' ') },
+      });
+      return { session };
+    },
+
+    async authenticate(cookie) {
+      if (!cookie || cookie.length > 100) return undefined;
+      const at = now();
+      const session = await store.findLive(hash('console-session', cookie), at, at - CONSOLE_SESSION_IDLE_TIMEOUT_SECONDS * 1000);
+      if (!session) return undefined;
+      const [operator, user, device] = await Promise.all([
+        operators.findById(session.operatorId),
+        accounts.findById(session.userId),
+        devices.findActive(session.deviceId, at - deps.deviceIdleMs),
+      ]);
+      const bound = device ?? (await passkeys.findActiveById(session.deviceId));
+      // Removed (or re-added under another address), disabled, or what signed in revoked: the session is over.
+      if (!operator || !user || user.email !== operator.email || !bound || bound.userId !== session.userId) return undefined;
+      if (at - session.lastUsedAt >= CONSOLE_SESSION_TOUCH_RESOLUTION_SECONDS * 1000) await store.touch(session.idHash, at);
+      return { operator, actor: actorOf(operator), role: operator.role, expiresAt: session.expiresAt };
+    },
+
+    csrfToken: (cookie) => hash('console-csrf', cookie),
+
+    checkCsrf: (cookie, token) => typeof token === 'string' && safeEqual(token, hash('console-csrf', cookie)),
+
+    signOut: (cookie) => store.end(hash('console-session', cookie), now()),
+
+    sweep: (at) => store.deleteExpired(at),
+  };
+}
