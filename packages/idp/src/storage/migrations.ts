@@ -17,6 +17,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0007To0010,
   ...migrations0011To0015,
   ...migrations0016,
+  ...migrations0017,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
