@@ -15,8 +15,8 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T)
 const Time = Type.Integer({ description: 'Unix epoch milliseconds' });
 const Id = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
 const Params = Type.Object({ id: Id });
-const errors = errorResponses(400, 401, 404, ...SERVER_ERRORS);
-const bodyErrors = errorResponses(...BODY_ERRORS, 401, 404, ...SERVER_ERRORS);
+const errors = errorResponses(400, 401, 403, 404, ...SERVER_ERRORS);
+const bodyErrors = errorResponses(...BODY_ERRORS, 401, 403, 404, ...SERVER_ERRORS);
 const Preset = Type.Unsafe<ConnectionPreset>({ type: 'string', enum: [...CONNECTION_PRESETS] });
 
 const ConnectionSchema = wireBody<AdminConnection>()(
