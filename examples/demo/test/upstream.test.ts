@@ -8,10 +8,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { build } from 'esbuild';
 import * as oidc from 'openid-client';
 import type { Page } from 'playwright-core';
 import { startUpstream, type TestUpstream } from '../../../packages/idp/test/support/upstream.ts';
-import { type PageServer, SEND_WINDOW_MS, type Stack, screenshot, servePages, startStack } from './harness.ts';
+import { type PageServer, ROOT, SEND_WINDOW_MS, type Stack, screenshot, servePages, startStack } from './harness.ts';
 
 describe('continue with an upstream provider on the hosted pages, in Chromium', { timeout: 5 * 60_000 }, () => {
   let stack: Stack;
@@ -20,6 +21,7 @@ describe('continue with an upstream provider on the hosted pages, in Chromium', 
   const run = Date.now().toString(36);
   const apps: Record<string, { config: oidc.Configuration; redirectUri: string }> = {};
   const violations: string[] = [];
+  let connectionId = '';
 
   before(async () => {
     stack = await startStack();
@@ -65,6 +67,9 @@ describe('continue with an upstream provider on the hosted pages, in Chromium', 
       clientIds.join(','),
     );
     assert.equal(made.hasSecret, true);
+    // The demo client (the app pages on stack.registered) shows it too.
+    await stack.cli('connections', 'update', made.id, '--clients', [...clientIds, stack.client.clientId].join(','));
+    connectionId = made.id;
   });
   after(async () => {
     assert.deepEqual(violations, [], 'no CSP violation');
@@ -198,6 +203,71 @@ describe('continue with an upstream provider on the hosted pages, in Chromium', 
     const claims = await claimsAt(page, 'Strict App', again);
     assert.equal(claims.sub, owner);
     assert.ok((claims.amr as string[]).includes('mfa'));
+    await page.context().close();
+  });
+
+  it("service-web/upstream on the app's own page: signInWith, result() with the code for the backend, and a forged return refused", async () => {
+    // The app's page: service-web/upstream and createPkcePair, bundled as an app would.
+    const bundled = await build({
+      stdin: {
+        contents: "export { ServiceUpstream } from 'service-web/upstream'; export { createPkcePair } from 'service-web';",
+        resolveDir: `${ROOT}/examples/demo`,
+      },
+      bundle: true,
+      format: 'iife',
+      globalName: 'Lib',
+      write: false,
+    });
+    const script = bundled.outputFiles[0]?.text ?? '';
+    stack.registered.pages.set(
+      '/upstream-app',
+      `<!doctype html><html lang="en"><title>App</title><body><button id="go">Continue with Acme ID</button><pre id="result"></pre>
+<script>${script}
+const upstream = new Lib.ServiceUpstream();
+upstream.init(${JSON.stringify(stack.client.publishableKey)}, ${JSON.stringify(stack.serviceUrl)}).then(() => {
+  const back = upstream.result();
+  document.getElementById('result').textContent = JSON.stringify(back ? { ...back, verifier: sessionStorage.getItem('verifier') } : null);
+});
+document.getElementById('go').addEventListener('click', async () => {
+  const pkce = await Lib.createPkcePair();
+  sessionStorage.setItem('verifier', pkce.codeVerifier);
+  await upstream.signInWith(${JSON.stringify(connectionId)}, { code_challenge: pkce.codeChallenge });
+});
+</script></body></html>`,
+    );
+    const email = `embedded.${run}@example.com`;
+    upstream.signInAs({ sub: `acme-${email}`, email, email_verified: true });
+    const page = await newPage();
+    await page.goto(`${stack.registered.origin}/upstream-app`);
+    await page.getByRole('button', { name: 'Continue with Acme ID' }).click();
+    await page.waitForURL(`${stack.registered.origin}/upstream-app`);
+    await page.waitForFunction(() => (document.getElementById('result')?.textContent ?? '').includes('status'));
+    const result = JSON.parse((await page.locator('#result').textContent()) ?? 'null');
+    assert.equal(result.status, 'SUCCESS', JSON.stringify(result));
+    assert.equal(new URL(page.url()).hash, '', 'the fragment is cleared');
+    // The app's backend: the code and the page's verifier for the ID token.
+    const response = await fetch(`${stack.serviceUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: result.code,
+        code_verifier: result.verifier,
+        client_id: stack.client.clientId,
+        client_secret: stack.client.secretKey,
+      }),
+    });
+    const tokens = await response.json();
+    assert.equal(response.status, 200, JSON.stringify(tokens));
+    const claims = JSON.parse(Buffer.from(tokens.id_token.split('.')[1], 'base64url').toString());
+    assert.equal(claims.email, email);
+    assert.deepEqual(claims.amr, ['fed']);
+
+    // Login CSRF on the page: a return this page did not start is refused (a fresh load of the page).
+    await page.goto('about:blank');
+    await page.goto(`${stack.registered.origin}/upstream-app#status=SUCCESS&code=planted&state=forged`);
+    await page.waitForFunction(() => (document.getElementById('result')?.textContent ?? '').includes('status'));
+    assert.equal(JSON.parse((await page.locator('#result').textContent()) ?? 'null').status, 'INVALID_REQUEST');
     await page.context().close();
   });
 });
