@@ -23,6 +23,8 @@ export interface TestUpstream {
   clientSecret: string;
   /** Who signs in at the provider's login step. */
   signInAs(account: UpstreamAccount): void;
+  /** Requests its token endpoint has answered (a code is sent there only to be exchanged). */
+  tokenRequests(): number;
   close(): Promise<void>;
 }
 
@@ -66,7 +68,9 @@ export async function startUpstream(callback: string, options: { clientId?: stri
   });
   const handle = provider.callback();
   // The login and consent steps: the account the test named signs in and grants what was asked.
+  let tokenRequests = 0;
   server.on('request', async (req, res) => {
+    if (req.url?.startsWith('/token')) tokenRequests++;
     if (!req.url?.startsWith('/interaction/')) return handle(req, res);
     try {
       const details = await provider.interactionDetails(req, res);
@@ -92,6 +96,7 @@ export async function startUpstream(callback: string, options: { clientId?: stri
     signInAs(account) {
       current = account;
     },
+    tokenRequests: () => tokenRequests,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -48,7 +48,11 @@ describe('upstream sign-in: mix-up, audience, issuer, nonce replay', () => {
     const atA = await browser.go(startUrl(service, connectionA), (url) => url.origin === a.issuer);
     // The authorization request steered to B, every parameter kept.
     const toB = new URL(atA.url.pathname + atA.url.search, b.issuer);
+    const [before, beforeB] = [a.tokenRequests(), b.tokenRequests()];
     const end = await browser.go(toB.href, atApp);
+    // Refused on B's `iss` before any code was sent to a token endpoint (RFC 9207 2.4).
+    assert.equal(a.tokenRequests(), before, "B's code never reaches A's token endpoint");
+    assert.equal(b.tokenRequests(), beforeB);
     const result = fragmentOf(end.url);
     assert.deepEqual([result.status, result.code], ['ERROR', 'ERR_UPSTREAM_REFUSED']);
     assert.equal(await service.ctx.accounts.findByEmail(email), undefined);

@@ -155,4 +155,25 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     const again = await service.ctx.accounts.findByEmail(email);
     assert.notEqual(again?.id, user?.id);
   });
+
+  it("the provider's tokens are not kept unless the connection says so, and then only sealed", async () => {
+    const rows = async (userId: string) =>
+      service.ctx.db.selectFrom('linked_identities').select('tokens_sealed').where('user_id', '=', userId).execute();
+    const plain = uniqueEmail('fed-tokens-off');
+    upstream.signInAs({ sub: `sub-${plain}`, email: plain, email_verified: true });
+    await signInWith(service, connection);
+    const off = await service.ctx.accounts.findByEmail(plain);
+    assert.deepEqual(await rows(off?.id as string), [{ tokens_sealed: null }]);
+
+    const keeping = (await connect(service, upstream)).id;
+    await service.ctx.connections.update(keeping, { keepTokens: true }, 'test');
+    const kept = uniqueEmail('fed-tokens-on');
+    upstream.signInAs({ sub: `sub-${kept}`, email: kept, email_verified: true });
+    const { result } = await signInWith(service, keeping);
+    assert.equal(result.status, 'SUCCESS');
+    const on = await service.ctx.accounts.findByEmail(kept);
+    const [row] = await rows(on?.id as string);
+    assert.ok(row?.tokens_sealed, 'kept');
+    assert.doesNotMatch(row?.tokens_sealed as string, /access_token|eyJ/, 'sealed, not plain JSON or a JWT');
+  });
 });
