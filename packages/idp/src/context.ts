@@ -1,27 +1,24 @@
 import { sql } from 'kysely';
-import { type MfaMethod, UpstreamPaths } from 'service-protocol';
+import type { MfaMethod } from 'service-protocol';
 import { createAccountStore } from './accounts/store.js';
 import { createOperations } from './admin/operations.js';
 import { createAdminKeys } from './admin/service.js';
 import { createAdminKeyStore } from './admin/store.js';
 import { createCodeService } from './authorization-codes/service.js';
 import { createCodeStore } from './authorization-codes/store.js';
-import { createClientService, HOSTED_CLIENT_ID } from './clients/service.js';
+import { createClientService } from './clients/service.js';
 import { createClientStore } from './clients/store.js';
 import type { ServiceConfig } from './config.js';
 import { openConsole } from './console/wiring.js';
-import { createConnections } from './connections/service.js';
-import { createConnectionStore } from './connections/store.js';
 import { createSealer } from './crypto/seal.js';
 import { createSecretHasher } from './crypto/secrets.js';
 import { loadServerSecret } from './crypto/server-secret.js';
-import { SMS_ATTEMPT_TIMEOUT_MS, WEBHOOK_RETRY_WINDOW_HOURS } from './defaults.js';
+import { WEBHOOK_RETRY_WINDOW_HOURS } from './defaults.js';
 import { createDelegationService } from './delegation/service.js';
 import { createDelegationStore } from './delegation/store.js';
 import { createDeviceNotices } from './devices/notice.js';
 import { createDeviceService } from './devices/service.js';
 import { createDeviceStore } from './devices/store.js';
-import { ServiceError } from './errors.js';
 import { createEventLog } from './events/service.js';
 import { createEventStore } from './events/store.js';
 import { createDeviceProver } from './factors/device-key/prover.js';
@@ -37,9 +34,7 @@ import { createPasskeyService } from './factors/passkey/service.js';
 import { createPasskeyStore } from './factors/passkey/store.js';
 import { createRecoveryCodes } from './factors/recovery-code/service.js';
 import { createRecoveryCodeStore } from './factors/recovery-code/store.js';
-import { createUpstreamProvider } from './factors/upstream/provider.js';
-import { createUpstreamService } from './factors/upstream/service.js';
-import { createUpstreamStore } from './factors/upstream/store.js';
+import { openUpstream } from './factors/upstream/wiring.js';
 import { createLoginService } from './identify/service.js';
 import { createKeyring, type SigningKeyGenerator } from './keys/keyring.js';
 import { createKeyStore } from './keys/store.js';
@@ -47,6 +42,7 @@ import { createMailboxStore } from './mail/mailbox-store.js';
 import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
 import { loadMailTemplates } from './mail/templates.js';
 import { createServiceMetrics } from './metrics/service.js';
+import { hostedSignInFor } from './oidc/hosted-for.js';
 import { createLogoutService } from './oidc/logout.js';
 import { createPasskeyOffer } from './oidc/passkey-offer.js';
 import { createRefreshTokenStore } from './oidc/refresh-store.js';
@@ -58,11 +54,9 @@ import { createSignInFinisher } from './sign-in/finish.js';
 import { createMfaStep } from './sign-in/mfa-step.js';
 import { createMfaStore } from './sign-in/mfa-store.js';
 import { createSignInPipeline } from './sign-in/pipeline.js';
-import { createOutboxTransport } from './sms/outbox.js';
-import { createSmsOutboxStore, type SmsOutboxStore } from './sms/outbox-store.js';
+import { smsTransport } from './sms/configured.js';
+import { createSmsOutboxStore } from './sms/outbox-store.js';
 import type { SmsTransport } from './sms/transport.js';
-import { createTwilioTransport } from './sms/twilio.js';
-import { createWebhookTransport } from './sms/webhook.js';
 import { createSpentTokenStore } from './spent-tokens/store.js';
 import { type Db, describeDatabase, openDatabase, poolUse } from './storage/database.js';
 import { migrate } from './storage/migrations.js';
@@ -95,18 +89,6 @@ export interface ContextOptions {
   upstreamFetch?: typeof fetch;
   /** Makes signing key pairs (tests hand out pre-generated first keys); default: a fresh pair each time. */
   generateSigningKey?: SigningKeyGenerator;
-}
-
-function smsTransport(config: ServiceConfig, outbox: SmsOutboxStore, now: () => number): SmsTransport {
-  const sms = config.sms;
-  switch (sms.transport) {
-    case 'outbox':
-      return createOutboxTransport(outbox, now, `development SMS outbox (service-idp sms, ${config.issuer}/dev/mail)`);
-    case 'webhook':
-      return createWebhookTransport({ url: sms.url, secret: sms.secret, timeoutMs: SMS_ATTEMPT_TIMEOUT_MS });
-    case 'twilio':
-      return createTwilioTransport({ ...sms, timeoutMs: SMS_ATTEMPT_TIMEOUT_MS });
-  }
 }
 
 /** Wires storage, crypto and flows together: the composition root shared by the CLI and the HTTP app. */
@@ -297,42 +279,14 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     now,
     deviceIdleMs: idleMs,
   });
-  const connections = createConnections({
-    store: createConnectionStore(db),
-    sealer: createSealer(serverSecret, 'connection-secret'),
-    events,
-    now,
-  });
-  const upstreamStore = createUpstreamStore(db);
-  const upstream = createUpstreamService({
+  // The upstream first factor continues into the same flows as the others (factors/upstream/wiring.ts).
+  const upstreamFlows = { clients, accounts, mfa, pipeline, otp, events, spent: spentTokens, throttle, hash, now };
+  const { connections, upstream, sweepUpstream } = openUpstream(db, serverSecret, {
+    ...upstreamFlows,
     issuer: config.issuer,
-    connections,
-    clients,
-    async hostedFor(requestId, binding) {
-      if (binding !== undefined) await oidc.hostedCeremonyContext(requestId, binding || undefined);
-      const [pending, hosted] = await Promise.all([oidc.pendingRequest(requestId), clients.findById(HOSTED_CLIENT_ID)]);
-      if (!pending || !hosted)
-        throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in has expired. Go back to the app and start again.');
-      return { client: await oidc.hostedClientFor(hosted, requestId), appClientId: pending.client.id };
-    },
-    clientById: (id) => clients.findById(id),
-    provider: createUpstreamProvider({
-      redirectUri: `${config.issuer}${UpstreamPaths.callback}`,
-      now,
-      ...(options.upstreamFetch ? { fetch: options.upstreamFetch } : {}),
-    }),
-    store: upstreamStore,
-    accounts,
-    mfa,
-    pipeline,
-    otp,
-    events,
-    spent: spentTokens,
-    throttle,
-    flowSealer: createSealer(serverSecret, 'upstream-flow'),
-    tokenSealer: createSealer(serverSecret, 'upstream-tokens'),
-    hash,
-    now,
+    hostedFor: hostedSignInFor(oidc, clients),
+    clientById: clients.findById,
+    fetch: options.upstreamFetch,
   });
   const passkeyOffer = createPasskeyOffer({ oidc, passkeys, clients, mailer, templates, now });
   const logout = createLogoutService({ issuer: config.issuer, clients, keyring, oidc, events, hash });
@@ -405,7 +359,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     /** Deletes expired rows; each store sweeps its own table. */
     async sweepExpired(at: number) {
       await registrationStore.deleteExpired(at);
-      await upstreamStore.deleteExpired(at);
+      await sweepUpstream(at);
       await codeStore.deleteExpired(at);
       await spentTokens.deleteExpired(at);
       await devices.expireIdle(at - idleMs, at, eventStore);
