@@ -5,6 +5,7 @@
  * while the user copies the codes or makes a passkey; /signin/continue then finishes it.
  */
 import { post, Routes } from './hosted-api.js';
+import { t } from './i18n.js';
 import { config, say } from './page.js';
 import { afterHold, showRecoveryCodes } from './recovery-codes.js';
 import { passkeys, signIn } from './state.js';
@@ -35,7 +36,7 @@ export async function complete(result: { code: string; recoveryCodes?: string[] 
     if (!codes.length) return afterHold();
     return showRecoveryCodes(codes);
   }
-  say('Signing you in…');
+  say(t('hosted.status.signingIn'));
   const done = await post(Routes.signInComplete, body);
   if (done && 'location' in done) location.assign(done.location);
 }

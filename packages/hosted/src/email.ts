@@ -5,6 +5,7 @@
 import { createPkcePair } from 'service-web';
 import { complete } from './complete.js';
 import { startMfa } from './enroll.js';
+import { failureText } from './i18n.js';
 import { showOtp } from './otp.js';
 import { input, onSubmit, say } from './page.js';
 import { stopAutofill } from './passkey-sign-in.js';
@@ -23,7 +24,7 @@ export function setUpEmail(): void {
     });
     if (result.status === 'SUCCESS') return complete(result);
     if (result.status === 'MFA_REQUIRED') return startMfa(result.sessionId, result.method);
-    if (result.status !== 'OTP_NEEDED') return say(result.message);
+    if (result.status !== 'OTP_NEEDED') return say(failureText(result));
     showOtp();
   });
 }

@@ -5,24 +5,20 @@
  */
 import type { MfaMethod, VerifyDeviceInput, VerifyDeviceResult } from 'service-web';
 import { complete } from './complete.js';
+import { failureText, t } from './i18n.js';
 import { showMfa } from './mfa.js';
 import { $, input, onSubmit, say, show } from './page.js';
 import { passkeyMfaRecovery, showPasskeyMfa } from './passkey-mfa.js';
 import { client, signIn } from './state.js';
 
-const METHOD_LABELS: Record<MfaMethod, string> = {
-  email: 'A code by email',
-  sms: 'A code by SMS',
-  totp: 'An authenticator app',
-  passkey: 'A passkey',
-};
+const METHODS: readonly MfaMethod[] = ['email', 'sms', 'totp', 'passkey'];
 
 /** The MFA step of a login (MFA_REQUIRED): a code sent (or the app's), or the passkey. */
 export async function startMfa(sessionId: string, method: MfaMethod): Promise<void> {
   signIn.sessionId = sessionId;
   if (method === 'passkey') return signIn.passkeysUsable ? showPasskeyMfa(false) : passkeyMfaRecovery();
   const started = await client.initiateMfa({ userid: signIn.email, sessionId });
-  if (started.status !== 'MFA_INITIATED') return say(started.message);
+  if (started.status !== 'MFA_INITIATED') return say(failureText(started));
   showMfa(method, false);
 }
 
@@ -36,7 +32,7 @@ function showEnrollment(methods: readonly MfaMethod[]): void {
     radio.addEventListener('change', () => {
       $('phone-field').hidden = method !== 'sms';
     });
-    label.append(radio, ` ${METHOD_LABELS[method] ?? method}`);
+    label.append(radio, ` ${METHODS.includes(method) ? t(`hosted.method.${method}`) : method}`);
     list.append(label);
   }
   $('phone-field').hidden = methods[0] !== 'sms';
@@ -58,7 +54,7 @@ export async function afterDevice(result: VerifyDeviceResult): Promise<void> {
       if (result.method === 'passkey') return showPasskeyMfa(true);
       return showMfa(result.method, true, result);
     default:
-      return say(result.message);
+      return say(failureText(result));
   }
 }
 

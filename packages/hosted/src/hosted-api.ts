@@ -14,6 +14,7 @@ import type {
   SignInPasskeyRequest,
   SignInPasskeyResponse,
 } from 'service-protocol';
+import { t } from './i18n.js';
 import { config, say } from './page.js';
 
 /**
@@ -38,13 +39,13 @@ interface HostedRoutes {
 export async function post<P extends keyof HostedRoutes>(path: P, body: HostedRoutes[P][0]): Promise<HostedRoutes[P][1] | undefined> {
   const response = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const answer = (await response.json()) as HostedRoutes[P][1] & { message?: string };
-  if (!response.ok) say(answer.message ?? 'This sign-in has expired. Go back to the app and start again.');
+  if (!response.ok) say(t('hosted.status.expired'));
   return response.ok ? answer : undefined;
 }
 
 /** Finishes the held sign-in: the app gets its code (once: the service consumes the request). */
 export async function continueSignIn(): Promise<void> {
-  say('Signing you in…');
+  say(t('hosted.status.signingIn'));
   const done = await post(Routes.signInContinue, { request: config.request });
   if (done) location.assign(done.location);
 }

@@ -4,6 +4,7 @@
  */
 import type { MfaMethod } from 'service-web';
 import { complete } from './complete.js';
+import { failureText, t } from './i18n.js';
 import { $, input, onSubmit, say, show } from './page.js';
 import { showQr } from './qr.js';
 import { client, signIn } from './state.js';
@@ -26,10 +27,10 @@ export function useRecoveryCode(on: boolean): void {
   });
   if (on) field.removeAttribute('pattern');
   else field.setAttribute('pattern', '[0-9]{6}');
-  $('mfa-label').textContent = on ? 'One of your recovery codes (XXXXX-XXXXX)' : mfaLabel;
+  $('mfa-label').textContent = on ? t('hosted.mfa.label.recovery') : mfaLabel;
   // After a passkey the device is the passkey itself: nothing to remember on this browser.
   $('mfa-remember-field').hidden = on || signIn.passkeyFirst;
-  $('use-recovery').textContent = on ? 'Use the 6-digit code instead' : 'Use a recovery code instead';
+  $('use-recovery').textContent = on ? t('hosted.mfa.useCode') : t('hosted.mfa.useRecovery');
   field.focus();
 }
 
@@ -42,10 +43,7 @@ export function showMfa(method: MfaMethod, enrolling: boolean, setup?: { otpauth
     if (totp) void showQr($('totp-qr'), setup.otpauthUri);
   }
   $('totp-secret').textContent = setup?.secret ?? '';
-  mfaLabel =
-    method === 'totp'
-      ? 'The 6-digit code from your authenticator app'
-      : `The 6-digit code we sent by ${method === 'sms' ? 'SMS' : 'email'}`;
+  mfaLabel = t(method === 'totp' ? 'hosted.mfa.label.totp' : method === 'sms' ? 'hosted.mfa.label.sms' : 'hosted.mfa.label.email');
   $('use-recovery').hidden = enrolling;
   show('mfa-step');
   useRecoveryCode(false);
@@ -60,7 +58,7 @@ export function setUpMfa(): void {
       remember_me: !recoveryMode && input('mfa-remember').checked,
       ...(signIn.sessionId ? { sessionId: signIn.sessionId } : {}),
     });
-    if (result.status !== 'SUCCESS') return say(result.message);
+    if (result.status !== 'SUCCESS') return say(failureText(result));
     await complete(result);
   });
 }

@@ -3,6 +3,8 @@
  * in), element lookup, which step shows, the status line, and a step form's submit handling.
  */
 
+import { t } from './i18n.js';
+
 /** What the service wrote into `<meta name="service-sign-in">` (oidc/routes.ts). */
 export interface PageConfig {
   issuer: string;
@@ -55,7 +57,7 @@ export function say(message: string): void {
 }
 
 /** The generic failure, when nothing more useful can be said. */
-export const SOMETHING_WENT_WRONG = 'Something went wrong. Try again.';
+export const somethingWentWrong = () => t('hosted.error.generic');
 
 /** Runs a step's call with its button disabled; a failure is said, not thrown. */
 export function onSubmit(form: Step, run: () => Promise<unknown>): void {
@@ -67,7 +69,7 @@ export function onSubmit(form: Step, run: () => Promise<unknown>): void {
     try {
       await run();
     } catch {
-      say(SOMETHING_WENT_WRONG);
+      say(somethingWentWrong());
     } finally {
       if (button) button.disabled = false;
     }

@@ -6,6 +6,7 @@
  */
 import { PasskeyStatus } from 'service-web/passkeys';
 import { complete } from './complete.js';
+import { failureText, t } from './i18n.js';
 import { showMfa, useRecoveryCode } from './mfa.js';
 import { $, input, onSubmit, say, show } from './page.js';
 import { passkeys, signIn } from './state.js';
@@ -19,10 +20,8 @@ const CEREMONY_ENDED: readonly string[] = [
 ];
 
 export function showPasskeyMfa(enrolling: boolean): void {
-  $('passkey-mfa-prompt').textContent = enrolling
-    ? 'Create a passkey on this device: it becomes your second factor.'
-    : 'Confirm it is you with your passkey.';
-  $('passkey-mfa-button').textContent = enrolling ? 'Create a passkey' : 'Use my passkey';
+  $('passkey-mfa-prompt').textContent = t(enrolling ? 'hosted.passkeyMfa.enrollPrompt' : 'hosted.passkeyMfa.prompt');
+  $('passkey-mfa-button').textContent = t(enrolling ? 'hosted.passkeyMfa.create' : 'hosted.passkeyMfa.use');
   $('passkey-mfa-recovery').hidden = enrolling;
   $('passkey-mfa-remember-field').hidden = enrolling;
   $('passkey-mfa-step').dataset.enrolling = enrolling ? 'true' : '';
@@ -47,6 +46,6 @@ export function setUpPasskeyMfa(): void {
     };
     const result = enrolling ? await passkeys.enrollMfa(step) : await passkeys.verifyMfa(step);
     if (result.status === 'SUCCESS') return complete(result);
-    say(CEREMONY_ENDED.includes(result.status) ? 'No passkey was used. Try again, or use a recovery code.' : result.message);
+    say(CEREMONY_ENDED.includes(result.status) ? t('hosted.status.noPasskeyUsed') : failureText(result));
   });
 }

@@ -6,7 +6,8 @@
  */
 import { passkeyAttestationJson, passkeyCreationOptions } from 'service-web/passkeys';
 import { continueSignIn, post, Routes } from './hosted-api.js';
-import { $, config, onSubmit, SOMETHING_WENT_WRONG, say, show } from './page.js';
+import { t } from './i18n.js';
+import { $, config, onSubmit, say, show, somethingWentWrong } from './page.js';
 
 export const showPasskeyOffer = () => show('passkey-step');
 
@@ -19,7 +20,7 @@ async function addPasskey(): Promise<void> {
     request: config.request,
     credential: passkeyAttestationJson(credential as PublicKeyCredential),
   });
-  if (added) say('Passkey added.');
+  if (added) say(t('hosted.status.passkeyAdded'));
 }
 
 export function setUpPasskeyOffer(): void {
@@ -45,7 +46,7 @@ export function setUpPasskeyOffer(): void {
     try {
       await continueSignIn();
     } catch {
-      say(SOMETHING_WENT_WRONG);
+      say(somethingWentWrong());
     } finally {
       for (const button of buttons) button.disabled = false;
     }

@@ -9,7 +9,8 @@ import { createPkcePair } from 'service-web';
 import { type PasskeySignInResult, PasskeyStatus } from 'service-web/passkeys';
 import { complete } from './complete.js';
 import { startMfa } from './enroll.js';
-import { $, input, SOMETHING_WENT_WRONG, say, showing } from './page.js';
+import { failureText, t } from './i18n.js';
+import { $, input, say, showing, somethingWentWrong } from './page.js';
 import { passkeys, signIn } from './state.js';
 
 let autofill: AbortController | undefined;
@@ -42,23 +43,22 @@ function passkeyFailed(result: Exclude<PasskeySignInResult, { status: 'SUCCESS' 
 function failureMessage(result: { status: string; message: string }): string {
   switch (result.status) {
     case PasskeyStatus.PASSKEY_CANCELLED:
-      return 'No passkey was chosen.';
+      return t('hosted.status.noPasskeyChosen');
     case PasskeyStatus.NO_AUTHENTICATOR:
     case PasskeyStatus.PASSKEY_EXISTS:
     case PasskeyStatus.PASSKEY_NOT_SUPPORTED:
-    case 'NETWORK_ERROR':
     case 'TIMEOUT':
     case 'SERVICE_ERROR':
-      return SOMETHING_WENT_WRONG;
+      return somethingWentWrong();
     default:
-      // What the service said (a refused passkey, an expired sign-in).
-      return result.message;
+      // What the service said (a refused passkey, an expired sign-in), in the page's language.
+      return failureText(result);
   }
 }
 
 function startAutofill(): void {
   autofill = new AbortController();
-  passkeySignIn(true, autofill.signal).catch(() => say(SOMETHING_WENT_WRONG));
+  passkeySignIn(true, autofill.signal).catch(() => say(somethingWentWrong()));
 }
 
 /** Offers passkeys where this browser can use them: the button, and the autofill where it has conditional UI. */
@@ -81,7 +81,7 @@ export function setUpPasskeySignIn(): void {
     try {
       await passkeySignIn(false);
     } catch {
-      say(SOMETHING_WENT_WRONG);
+      say(somethingWentWrong());
     } finally {
       button.disabled = false;
       if (hadAutofill && showing('email-step')) startAutofill();

@@ -7,6 +7,7 @@
  */
 import { setUpEmail } from './email.js';
 import { setUpEnroll } from './enroll.js';
+import { failureText } from './i18n.js';
 import { setUpMfa } from './mfa.js';
 import { setUpOtp } from './otp.js';
 import { config, say, show } from './page.js';
@@ -29,7 +30,7 @@ setUpPasskeyOffer();
 async function start(): Promise<void> {
   const options = { authorizationRequest: config.request };
   const [ready, support] = await Promise.all([client.init(config.publishableKey, config.issuer, options), passkeys.support()]);
-  if (ready.status !== 'INITIALIZED') return say(ready.message);
+  if (ready.status !== 'INITIALIZED') return say(failureText(ready));
   // Back from an upstream provider: its result decides the step.
   if (await upstreamReturn()) return;
   show('email-step');

@@ -3,13 +3,14 @@
  * field (service-web/upstream). A button leaves for the provider, which sends the browser back
  * to this page with the result in its fragment: a code (finished at /signin/complete like every
  * step), the MFA step, or the link step (an account has the address: its emailed code links
- * it). The PKCE pair survives the trip in sessionStorage. The visible strings are in
- * signin.html, beside the others.
+ * it). The PKCE pair survives the trip in sessionStorage. The visible strings are the
+ * catalogue's (hosted.upstream.*), beside the others.
  */
 import { createPkcePair, type MfaMethod } from 'service-web';
 import { ServiceUpstream, type UpstreamResult } from 'service-web/upstream';
 import { complete } from './complete.js';
 import { startMfa } from './enroll.js';
+import { failureText, t } from './i18n.js';
 import { $, config, input, onSubmit, say, show } from './page.js';
 import { signIn } from './state.js';
 
@@ -30,15 +31,21 @@ async function goOn(result: Exclude<UpstreamResult, { status: 'LINK_NEEDED' }> |
     $('link-email').textContent = result.userid;
     return show('link-step');
   }
+  // Refused at the provider's return: back to the address, which always works.
   show('email-step');
-  say(result.message);
+  say(t('hosted.upstream.refused'));
 }
 
 /** Picks up a return from a provider: true when the page continues it (its step is showing). */
 export async function upstreamReturn(): Promise<boolean> {
   const ready = await upstream.init(config.publishableKey, config.issuer, { authorizationRequest: config.request });
   if (ready.status !== 'INITIALIZED') return false;
-  onSubmit('link-step', async () => goOn(await upstream.confirmLink({ link, otp: input('link-otp').value.trim() })));
+  onSubmit('link-step', async () => {
+    const confirmed = await upstream.confirmLink({ link, otp: input('link-otp').value.trim() });
+    // A wrong code keeps the step, saying why (and how many tries are left), as the other code steps do.
+    if (confirmed.status !== 'SUCCESS' && confirmed.status !== 'MFA_REQUIRED') return say(failureText(confirmed));
+    return goOn(confirmed);
+  });
   const back = upstream.result();
   if (!back) return false;
   const kept = sessionStorage.getItem(PKCE_KEY);
@@ -63,7 +70,7 @@ export async function showUpstreamButtons(): Promise<void> {
       const pkce = await createPkcePair();
       sessionStorage.setItem(PKCE_KEY, JSON.stringify(pkce));
       const refused = await upstream.signInWith(connection.id, { code_challenge: pkce.codeChallenge });
-      say(refused.message);
+      say(failureText(refused));
     });
     list.append(button);
   }

@@ -34,16 +34,20 @@ import {
   checkResponsesAgainstDocument,
   contractViolationToStderr,
 } from './http/contract-check.js';
+import { cookieValue } from './http/cookies.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
 import { decimalQueryIntegers, errorResponses, SERVER_ERRORS, wireBody } from './http/schemas.js';
 import { sdkRoutes } from './http/sdk.js';
 import { securityHeaders } from './http/security-headers.js';
+import { createPageLanguages } from './i18n/page-language.js';
+import { trackRequestLanguage } from './i18n/request-locale.js';
+import { localeRoutes } from './i18n/routes.js';
 import { loginRoutes } from './identify/routes.js';
 import { devMailRoutes } from './mail/routes.js';
 import { logoutRoutes } from './oidc/logout-routes.js';
-import { bindingCookieName, hostedCeremonyContext, oidcRoutes, parseCookies } from './oidc/routes.js';
+import { bindingCookieName, hostedCeremonyContext, oidcRoutes, parseCookies, sessionCookieName } from './oidc/routes.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
 import { tokenRoutes } from './token/routes.js';
 import { webhookDocument } from './webhooks/openapi.js';
@@ -135,6 +139,29 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   // (only the JWKS, the discovery document, the SDK script and the OpenAPI document are public and cacheable).
   securityHeaders(app);
   await app.register(formbody);
+  // Every request's language (the mails it causes speak it), and the hosted pages' (i18n/).
+  trackRequestLanguage(app, ctx.locales, ctx.config.issuer);
+  const sessionCookie = sessionCookieName(ctx.config.issuer);
+  const sessionUser = async (cookieHeader: string | undefined) => {
+    const session = cookieValue(cookieHeader, sessionCookie);
+    return session ? (await ctx.oidc.session(session))?.userId : undefined;
+  };
+  const languages = createPageLanguages({
+    locales: ctx.locales,
+    issuer: ctx.config.issuer,
+    savedLocale: async (cookieHeader) => {
+      const userId = await sessionUser(cookieHeader);
+      return userId ? ctx.accounts.localeOfUser(userId) : undefined;
+    },
+  });
+  await app.register(localeRoutes, {
+    languages,
+    issuer: ctx.config.issuer,
+    saveChoice: async (cookieHeader, locale) => {
+      const userId = await sessionUser(cookieHeader);
+      if (userId) await ctx.accounts.setLocale(userId, locale);
+    },
+  });
 
   await app.register(
     async (browser) => {
@@ -192,15 +219,15 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   });
   await app.register(consoleRoutes, { console: ctx.console, issuer: ctx.config.issuer });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
-  await app.register(deviceNoticeRoutes, { notices: ctx.notices });
-  await app.register(oidcRoutes, { oidc: ctx.oidc, offer: ctx.passkeyOffer, issuer: ctx.config.issuer });
+  await app.register(deviceNoticeRoutes, { notices: ctx.notices, languages });
+  await app.register(oidcRoutes, { oidc: ctx.oidc, offer: ctx.passkeyOffer, issuer: ctx.config.issuer, languages });
   await app.register(upstreamRoutes, {
     upstream: ctx.upstream,
     issuer: ctx.config.issuer,
     bindingCookie: bindingCookieName(ctx.config.issuer),
     cookies: parseCookies,
   });
-  await app.register(logoutRoutes, { logout: ctx.logout, issuer: ctx.config.issuer });
+  await app.register(logoutRoutes, { logout: ctx.logout, issuer: ctx.config.issuer, languages });
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer });
   await app.register(sdkRoutes);
   if (ctx.config.devInbox && !ctx.config.production && (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox')) {

@@ -38,6 +38,8 @@ export interface ServiceConfig {
   mailFrom: string;
   /** Folder with operator templates replacing the built-in ones (see mail/templates.ts). */
   mailTemplatesDir: string | undefined;
+  /** Folder of language files adding or overriding the hosted pages' and mails' languages (i18n/locales.ts). */
+  localesDir: string | undefined;
   production: boolean;
   logLevel: string;
   /** `service-idp start`'s log lines: one readable line per request, or JSON; unset: pretty on a terminal. */
@@ -96,6 +98,7 @@ export const ENVIRONMENT = {
   SERVICE_IDP_TEST_MODE: '"1" puts OTPs in responses (refused when NODE_ENV=production)',
   SERVICE_IDP_MAIL_FROM: 'sender of service mail (default "Sign-in <no-reply@localhost>")',
   SERVICE_IDP_MAIL_TEMPLATES: 'folder of mail templates replacing the built-in ones: NAME.txt and NAME.html (docs/operations.md)',
+  SERVICE_IDP_LOCALES: "folder of language files (<tag>.json) adding or overriding the pages' and mails' languages (docs/operations.md)",
   SERVICE_IDP_LOG_LEVEL: 'fatal, error, warn, info (default), debug',
   SERVICE_IDP_LOG_FORMAT: 'json or pretty (default: pretty on a terminal, JSON otherwise)',
   SERVICE_IDP_TRUST_PROXY: 'addresses/CIDRs of proxies allowed to set X-Forwarded-For, e.g. 10.0.0.0/8 (default: none)',
@@ -207,6 +210,7 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     smtpUrl,
     mailFrom: env.SERVICE_IDP_MAIL_FROM ?? 'Sign-in <no-reply@localhost>',
     mailTemplatesDir: env.SERVICE_IDP_MAIL_TEMPLATES || undefined,
+    localesDir: env.SERVICE_IDP_LOCALES || undefined,
     production,
     logLevel: env.SERVICE_IDP_LOG_LEVEL ?? 'info',
     logFormat,

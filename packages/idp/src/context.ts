@@ -35,9 +35,11 @@ import { createPasskeyStore } from './factors/passkey/store.js';
 import { createRecoveryCodes } from './factors/recovery-code/service.js';
 import { createRecoveryCodeStore } from './factors/recovery-code/store.js';
 import { openUpstream } from './factors/upstream/wiring.js';
+import { loadLocales } from './i18n/locales.js';
 import { createLoginService } from './identify/service.js';
 import { createKeyring, type SigningKeyGenerator } from './keys/keyring.js';
 import { createKeyStore } from './keys/store.js';
+import { createLocalizedMailer } from './mail/localized-mailer.js';
 import { createMailboxStore } from './mail/mailbox-store.js';
 import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
 import { loadMailTemplates } from './mail/templates.js';
@@ -105,11 +107,14 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const hash = createSecretHasher(serverSecret);
 
   const mailbox = createMailboxStore(db);
-  const mailer =
+  const locales = loadLocales(config.localesDir, (line) => console.warn(`service-idp: ${line}`));
+  const mailer = createLocalizedMailer(
     options.mailer ??
-    (config.smtpUrl
-      ? createSmtpMailer(config.smtpUrl, config.mailFrom)
-      : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail, ${config.issuer}/dev/mail)`));
+      (config.smtpUrl
+        ? createSmtpMailer(config.smtpUrl, config.mailFrom)
+        : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail, ${config.issuer}/dev/mail)`)),
+    { locales, savedLocale: (email) => accounts.localeOf(email) },
+  );
   const webhookEndpoints = createWebhookEndpointStore(db);
   const webhookOutbox = createWebhookOutboxStore(db);
   const webhookFanOut = createWebhookFanOut({ endpoints: webhookEndpoints, outbox: webhookOutbox });
@@ -139,7 +144,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     ...(options.generateSigningKey ? { generate: options.generateSigningKey } : {}),
   });
   const idleMs = config.deviceIdleDays * 24 * 60 * 60 * 1000;
-  const templates = loadMailTemplates(config.mailTemplatesDir);
+  const templates = loadMailTemplates(config.mailTemplatesDir, locales);
   const notices = createDeviceNotices({
     store: devices,
     spent: spentTokens,
@@ -299,6 +304,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     database: options.db ? 'the database given by the caller' : describeDatabase(config),
     mailer,
     mailbox,
+    locales,
     clients,
     accounts,
     devices,
@@ -331,6 +337,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     ...operatorConsole, // operators, and the console's sign-in and sessions (console/)
     webhooks: createWebhooks({
       store: webhookEndpoints,
+      outbox: webhookOutbox,
       fanOut: webhookFanOut,
       sealer: webhookSealer,
       events,

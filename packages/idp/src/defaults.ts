@@ -255,6 +255,8 @@ export const WEBHOOK_SUBSCRIPTION_CACHE_MS = 5000;
 export const WEBHOOK_SECRET_BYTES = 24;
 /** Endpoints per service: deliveries fan out per endpoint, so keep the fan-out small. */
 export const WEBHOOK_ENDPOINTS_MAX = 20;
+/** The console's list of an endpoint's deliveries shows at most this many, newest first. */
+export const WEBHOOK_DELIVERIES_LISTED = 100;
 /** An endpoint URL, like a redirect URI. */
 export const WEBHOOK_URL_MAX_LENGTH = 2000;
 /** The last error kept on an endpoint (a status line or network error code, never a body). */
@@ -316,6 +318,9 @@ export const BROWSER_CLIENT_CACHE_ENTRIES = 1000;
 export const SQLITE_CHECKPOINT_INTERVAL_MS = 200;
 /** SQLite: the main connection checkpoints itself only past this many WAL pages (4 KiB each). */
 export const SQLITE_BACKSTOP_CHECKPOINT_PAGES = 20_000;
+
+/** How long the language switcher's cookie keeps a browser's choice (a year: a preference, no secret). */
+export const LOCALE_COOKIE_MAX_AGE_SECONDS = 365 * 24 * 60 * 60;
 
 /**
  * Upstream identity providers (factors/upstream/). A sign-in at the provider must come back

@@ -143,6 +143,24 @@ export interface AdminKeyList {
 export interface AdminWebhookList {
   webhooks: AdminWebhookEndpoint[];
 }
+/** A delivery of one event to one endpoint, while the outbox holds it. */
+export interface AdminWebhookDelivery {
+  /** The webhook-id header's value, the same on every attempt. */
+  id: string;
+  eventId: string;
+  eventType: string | null;
+  createdAt: number;
+  attempts: number;
+  /** pending (not tried yet), retrying (failed, tried again later), delivered, failed (given up). */
+  state: 'pending' | 'retrying' | 'delivered' | 'failed';
+  lastError: string | null;
+  /** When the next attempt is due; null once delivered or given up. */
+  nextAttemptAt: number | null;
+}
+/** GET /admin/v1/webhooks/{id}/deliveries: newest first. */
+export interface AdminWebhookDeliveryList {
+  deliveries: AdminWebhookDelivery[];
+}
 /** POST /admin/v1/webhooks: the endpoint and its signing secret, shown once. */
 export interface AdminNewWebhook extends AdminWebhookEndpoint {
   secret: string;

@@ -96,6 +96,8 @@ export const Paths = {
    */
   signInPasskeyOptions: '/signin/passkey/options',
   signInPasskey: '/signin/passkey',
+  /** The language switcher of every hosted page (a form POST): sets this browser's language, and the signed-in user's. */
+  locale: '/locale',
   token: '/oauth/token',
   /** RFC 7009 token revocation (refresh and access tokens). */
   revocation: '/oauth/revoke',

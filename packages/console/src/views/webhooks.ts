@@ -1,4 +1,4 @@
-import type { AdminNewWebhook, AdminWebhookEndpoint, AdminWebhookList } from 'service-protocol';
+import type { AdminNewWebhook, AdminWebhookDeliveryList, AdminWebhookEndpoint, AdminWebhookList } from 'service-protocol';
 import { api } from '../api.js';
 import { confirmAction, field, h, replace, shownOnce, statusLine, table, text, time } from '../dom.js';
 import { M } from '../messages.js';
@@ -18,7 +18,60 @@ export async function webhooksView(context: ViewContext): Promise<void> {
       line.say(M.failed((error as Error).message), true);
     }
   };
+  const showDeliveries = (endpoint: AdminWebhookEndpoint) => async () => {
+    try {
+      const { deliveries } = await api<AdminWebhookDeliveryList>('GET', `/webhooks/${endpoint.id}/deliveries`);
+      const retry = (id: string) => async () => {
+        try {
+          await api('POST', `/webhook-deliveries/${id}/retry`);
+          line.say(M.webhooks.retried);
+          await showDeliveries(endpoint)();
+        } catch (error) {
+          line.say(M.failed((error as Error).message), true);
+        }
+      };
+      const rows = deliveries.map((delivery) => [
+        document.createTextNode(text(delivery.eventType)),
+        document.createTextNode(time(delivery.createdAt)),
+        document.createTextNode(M.webhooks.state[delivery.state] ?? delivery.state),
+        document.createTextNode(String(delivery.attempts)),
+        h('span', { class: 'last-error' }, text(delivery.lastError)),
+        document.createTextNode(time(delivery.nextAttemptAt)),
+        canAct(context) && (delivery.state === 'retrying' || delivery.state === 'failed')
+          ? h('button', { type: 'button', onclick: retry(delivery.id) }, M.webhooks.retry)
+          : null,
+      ]);
+      replace(
+        output,
+        h('h2', {}, M.webhooks.deliveriesOf(endpoint.url)),
+        deliveries.length === 0
+          ? h('p', {}, M.webhooks.noDeliveries)
+          : table(
+              M.webhooks.deliveriesOf(endpoint.url),
+              [
+                M.webhooks.colEvent,
+                M.webhooks.colCreated,
+                M.webhooks.colState,
+                M.webhooks.colAttempts,
+                M.webhooks.colLastError,
+                M.webhooks.colNext,
+                '',
+              ],
+              rows,
+            ),
+      );
+    } catch (error) {
+      line.say(M.failed((error as Error).message), true);
+    }
+  };
   const actions = (endpoint: AdminWebhookEndpoint) =>
+    h(
+      'span',
+      { class: 'actions' },
+      h('button', { type: 'button', onclick: showDeliveries(endpoint) }, M.webhooks.deliveries),
+      canAct(context) ? adminActions(endpoint) : null,
+    );
+  const adminActions = (endpoint: AdminWebhookEndpoint) =>
     canAct(context)
       ? h(
           'span',

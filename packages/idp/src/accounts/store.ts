@@ -25,6 +25,23 @@ export function createAccountStore(db: Db, events: EventLog) {
       return enabled().where('id', '=', id).executeTakeFirst();
     },
 
+    /** The language the user chose (i18n/), if any. */
+    async localeOf(email: string): Promise<string | undefined> {
+      const row = await enabled().select('locale').where('email', '=', email).executeTakeFirst();
+      return row?.locale ?? undefined;
+    },
+
+    /** The same, by the user's id (a signed-in browser's page). */
+    async localeOfUser(id: string): Promise<string | undefined> {
+      const row = await enabled().select('locale').where('id', '=', id).executeTakeFirst();
+      return row?.locale ?? undefined;
+    },
+
+    /** Saves the user's choice of language (the switcher, while signed in). */
+    async setLocale(userId: string, locale: string): Promise<void> {
+      await db.updateTable('users').set({ locale }).where('id', '=', userId).execute();
+    },
+
     /** True when the address belongs to a disabled user (no code is sent to it). */
     async isDisabled(email: string): Promise<boolean> {
       const row = await db

@@ -9,6 +9,7 @@ export interface Operations {
   setPasskeyMfa(clientId: string, value: string, actor: string): Promise<void>;
   setIdTokenAlg(clientId: string, alg: string, actor: string): Promise<void>;
   setPostLogoutRedirectUris(clientId: string, uris: string[], actor: string): Promise<void>;
+  setAddresses(clientId: string, change: { origins?: string[]; redirectUris?: string[] }, actor: string): Promise<void>;
   deleteClient(clientId: string, actor: string): Promise<void>;
   rotateSigningKey(actor: string): Promise<string>;
 }
@@ -53,6 +54,14 @@ export function createOperations({ clients, keyring, events }: { clients: Client
     async setPostLogoutRedirectUris(clientId: string, uris: string[], actor: string): Promise<void> {
       await checked(() => clients.setPostLogoutRedirectUris(clientId, uris));
       await events.record({ type: 'client.updated', clientId, actor, detail: { postLogoutRedirectUris: uris.join(' ') } });
+    },
+
+    async setAddresses(clientId: string, change: { origins?: string[]; redirectUris?: string[] }, actor: string): Promise<void> {
+      await checked(() => clients.setAddresses(clientId, change));
+      const detail: Record<string, string> = {};
+      if (change.origins) detail.origins = change.origins.join(' ');
+      if (change.redirectUris) detail.redirectUris = change.redirectUris.join(' ');
+      await events.record({ type: 'client.updated', clientId, actor, detail });
     },
 
     async deleteClient(clientId: string, actor: string): Promise<void> {

@@ -334,6 +334,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
           {
             mfaPolicy: Type.Optional(Type.Union([Type.Literal('optional'), Type.Literal('required')])),
             idTokenSignedResponseAlg: Type.Optional(IdTokenAlg),
+            /** Replace the list (checked as at registration; origins or redirect URIs must remain). */
+            origins: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), { maxItems: 50 })),
+            redirectUris: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), { maxItems: 50 })),
             /** Replaces the list; [] removes them all. */
             postLogoutRedirectUris: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 50 })),
             passkeySatisfiesMfa: Type.Optional(Type.Boolean()),
@@ -344,7 +347,14 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      const { mfaPolicy, idTokenSignedResponseAlg, postLogoutRedirectUris, passkeySatisfiesMfa } = request.body;
+      const { mfaPolicy, idTokenSignedResponseAlg, postLogoutRedirectUris, passkeySatisfiesMfa, origins, redirectUris } = request.body;
+      // Addresses first: they are the part most likely refused, before anything else changed.
+      if (origins || redirectUris)
+        await operations.setAddresses(
+          request.params.id,
+          { ...(origins ? { origins } : {}), ...(redirectUris ? { redirectUris } : {}) },
+          actor(request),
+        );
       if (mfaPolicy) await operations.setMfaPolicy(request.params.id, mfaPolicy, actor(request));
       if (idTokenSignedResponseAlg) await operations.setIdTokenAlg(request.params.id, idTokenSignedResponseAlg, actor(request));
       if (postLogoutRedirectUris) await operations.setPostLogoutRedirectUris(request.params.id, postLogoutRedirectUris, actor(request));

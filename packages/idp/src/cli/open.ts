@@ -78,9 +78,10 @@ export async function eventLog({ db, now }: Data) {
       import('../events/service.js'),
     ]);
   const endpoints = createWebhookEndpointStore(db);
-  const fanOut = createWebhookFanOut({ endpoints, outbox: createWebhookOutboxStore(db) });
+  const outbox = createWebhookOutboxStore(db);
+  const fanOut = createWebhookFanOut({ endpoints, outbox });
   await fanOut.reload();
-  return { endpoints, fanOut, events: createEventLog({ store: createEventStore(db, fanOut), now }) };
+  return { endpoints, outbox, fanOut, events: createEventLog({ store: createEventStore(db, fanOut), now }) };
 }
 
 /** Client changes and key rotation (admin/operations.ts), each recorded in the audit log. */

@@ -9,9 +9,10 @@ async function webhookService(data: Data) {
     import('../crypto/seal.js'),
     import('./open.js'),
   ]);
-  const { endpoints, fanOut, events } = await eventLog(data);
+  const { endpoints, outbox, fanOut, events } = await eventLog(data);
   return createWebhooks({
     store: endpoints,
+    outbox,
     fanOut,
     sealer: createSealer(data.serverSecret, 'webhook-secret'),
     events,

@@ -60,6 +60,8 @@ export interface ClientService {
   setIdTokenAlg(clientId: string, alg: string): Promise<void>;
   /** Replaces the client's post-logout redirect URIs (an empty list: the end-session endpoint never redirects for it). */
   setPostLogoutRedirectUris(clientId: string, uris: string[]): Promise<void>;
+  /** Replaces the origins and/or redirect URIs (the one not given is kept), checked as `create` checks them. */
+  setAddresses(clientId: string, change: { origins?: string[]; redirectUris?: string[] }): Promise<void>;
   /** `optional` (default): users choose whether to enroll in MFA; `required`: no code without it. */
   setMfaPolicy(clientId: string, policy: string): Promise<void>;
   /** `yes` (default): a passkey sign-in also passes the app's MFA (amr `mfa`); `no`: the user's MFA step follows it. */
@@ -177,6 +179,18 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     async setIdTokenAlg(clientId: string, alg: string): Promise<void> {
       if (!isSigningAlg(alg)) throw new Error(`the ID token algorithm is one of ${SIGNING_ALGS.join(', ')}`);
       if (!(await changing(clientId, () => store.setIdTokenAlg(clientId, alg)))) throw new Error(`no client ${clientId}`);
+    },
+
+    async setAddresses(clientId: string, change: { origins?: string[]; redirectUris?: string[] }): Promise<void> {
+      const client = firstParty.has(clientId) ? undefined : await store.findById(clientId);
+      if (!client) throw new Error(`no client ${clientId}`);
+      const redirectUris = change.redirectUris
+        ? [...new Set(change.redirectUris.map((uri) => checkRedirectUri(uri)))]
+        : client.redirectUris;
+      if (redirectUris.length > CLIENT_REDIRECT_URIS_MAX) throw new Error(`a client has at most ${CLIENT_REDIRECT_URIS_MAX} redirect URIs`);
+      const origins = change.origins ? [...new Set(change.origins.map(normalizeOrigin))] : client.origins;
+      if (origins.length === 0 && redirectUris.length === 0) throw new Error('a client needs at least one --origin or --redirect-uri');
+      if (!(await changing(clientId, () => store.setAddresses(clientId, origins, redirectUris)))) throw new Error(`no client ${clientId}`);
     },
 
     async setPostLogoutRedirectUris(clientId: string, uris: string[]): Promise<void> {

@@ -101,6 +101,16 @@ export function createClientStore(db: Db) {
       return row !== undefined;
     },
 
+    async setAddresses(id: string, origins: string[], redirectUris: string[]): Promise<boolean> {
+      const row = await db
+        .updateTable('clients')
+        .set({ origins: JSON.stringify(origins), redirect_uris: JSON.stringify(redirectUris) })
+        .where('id', '=', id)
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
     async setPostLogoutRedirectUris(id: string, uris: string[]): Promise<boolean> {
       const row = await db
         .updateTable('clients')

@@ -1,18 +1,20 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Paths } from 'service-protocol';
 import { Type } from 'typebox';
 import { escapeHtml, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
+import type { MessageKey } from '../i18n/locales.js';
+import type { PageLanguages } from '../i18n/page-language.js';
+import { deviceName } from '../mail/templates.js';
 import type { DeviceNotices } from './notice.js';
-import { defaultDeviceName } from './user-agent.js';
 
 const Token = Type.Object({ t: Type.String({ maxLength: 200 }) }, { additionalProperties: false });
 
 const REFUSED = {
-  invalid: [400, 'This link is not valid. Use the link from the email exactly as it was sent.'],
-  expired: [410, 'This link has expired. Revoke the device from your account page instead.'],
-  used: [409, 'This link was already used.'],
+  invalid: [400, 'This link is not valid. Use the link from the email exactly as it was sent.', 'page.notice.invalid'],
+  expired: [410, 'This link has expired. Revoke the device from your account page instead.', 'page.notice.expired'],
+  used: [409, 'This link was already used.', 'page.notice.used'],
 } as const;
 
 const PAGE = 'text/html';
@@ -34,33 +36,57 @@ const noticeResponses = (ok: string, ...bodyErrors: (413 | 415)[]) => ({
 const ShowSchema = { querystring: Token, response: noticeResponses('names the device, with a button that signs it out') };
 const RevokeSchema = { body: Token, response: noticeResponses('the device is signed out', 413, 415) };
 
-const page = (reply: FastifyReply, status: number, body: string) => sendPage(reply, status, 'Device sign-in', body);
+/** GET /devices/not-me names the device; only its POST button revokes it. Every page in the browser's language. */
+export const deviceNoticeRoutes: FastifyPluginAsyncTypebox<{ notices: DeviceNotices; languages: PageLanguages }> = async (
+  app,
+  { notices, languages },
+) => {
+  const { locales } = languages;
+  /** The page; `body` builds its HTML with `t` (text) and `html` (a message with values and bold). */
+  const page = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    token: string,
+    body: (t: (key: MessageKey) => string, locale: string) => string,
+  ) => {
+    // The switcher comes back to the link's page (a POST's answer too).
+    const language = await languages.of(request, { returnTo: `${Paths.deviceNotice}?t=${encodeURIComponent(token)}` });
+    const t = (key: MessageKey) => escapeHtml(locales.text(language.locale, key));
+    const title = locales.text(language.locale, 'page.notice.title');
+    return sendPage(reply, status, title, `<h1>${escapeHtml(title)}</h1>${body(t, language.locale)}`, language);
+  };
 
-/** GET /devices/not-me names the device; only its POST button revokes it. */
-export const deviceNoticeRoutes: FastifyPluginAsyncTypebox<{ notices: DeviceNotices }> = async (app, { notices }) => {
   app.get(Paths.deviceNotice, { schema: ShowSchema }, async (request, reply) => {
-    const checked = await notices.check(request.query.t);
-    if (!checked.ok) return page(reply, REFUSED[checked.reason][0], `<p>${REFUSED[checked.reason][1]}</p>`);
+    const token = request.query.t;
+    const checked = await notices.check(token);
+    if (!checked.ok) return page(request, reply, REFUSED[checked.reason][0], token, (t) => `<p>${t(REFUSED[checked.reason][2])}</p>`);
     const { device } = checked;
-    const name = escapeHtml(device.name ?? defaultDeviceName(device.browser, device.os));
-    const what = `<p>A new device signed in to <strong>${escapeHtml(checked.clientName)}</strong>: <strong>${name}</strong>, on ${new Date(device.createdAt).toUTCString()}.</p>`;
-    if (device.removedAt !== null) return page(reply, 200, `${what}<p>This device is already signed out.</p>`);
+    const what = (locale: string) => {
+      const name = device.name ?? deviceName(locales, locale, device.browser, device.os);
+      const values = { client: checked.clientName, device: name, time: utcMinute(device.createdAt) };
+      return `<p>${locales.html(locale, 'page.notice.what', values, { b: ['<strong>', '</strong>'] })}</p>`;
+    };
+    if (device.removedAt !== null)
+      return page(request, reply, 200, token, (t, locale) => `${what(locale)}<p>${t('page.notice.alreadyOut')}</p>`);
     return page(
+      request,
       reply,
       200,
-      `${what}<p>If this was not you, sign this device out. It will need a code from your email to sign in again.</p>` +
-        `<form method="post" action="${Paths.deviceNotice}"><input type="hidden" name="t" value="${escapeHtml(request.query.t)}">` +
-        `<button type="submit">Sign this device out</button></form>`,
+      token,
+      (t, locale) =>
+        `${what(locale)}<p>${t('page.notice.ifNotYou')}</p>` +
+        `<form method="post" action="${Paths.deviceNotice}"><input type="hidden" name="t" value="${escapeHtml(token)}">` +
+        `<button type="submit">${t('page.notice.button')}</button></form>`,
     );
   });
 
   app.post(Paths.deviceNotice, { schema: RevokeSchema }, async (request, reply) => {
     const outcome = await notices.revoke(request.body.t);
-    if (outcome !== 'revoked') return page(reply, REFUSED[outcome][0], `<p>${REFUSED[outcome][1]}</p>`);
-    return page(
-      reply,
-      200,
-      '<p>The device is signed out. If you did not sign in yourself, someone knows how to read your email: secure your email account.</p>',
-    );
+    if (outcome !== 'revoked') return page(request, reply, REFUSED[outcome][0], request.body.t, (t) => `<p>${t(REFUSED[outcome][2])}</p>`);
+    return page(request, reply, 200, request.body.t, (t) => `<p>${t('page.notice.done')}</p>`);
   });
 };
+
+/** "2026-11-23 10:21 UTC": unambiguous in every language. */
+const utcMinute = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;

@@ -82,8 +82,10 @@ export function createDeviceNotices(deps: DeviceNoticeDeps): DeviceNotices {
           deps.templates.render('new-device', user.email, {
             client: client.name,
             device: defaultDeviceName(device.browser, device.os),
+            browser: device.browser ?? '',
+            os: device.os ?? '',
             time: utc(device.createdAt),
-            place: device.place ? ` (approximately: ${device.place})` : '',
+            place: device.place ?? '',
             link: `${deps.issuer}${Paths.deviceNotice}?t=${encodeURIComponent(token)}`,
           }),
         );

@@ -142,13 +142,15 @@ export function createEventStore(db: Db, fanOut?: EventFanOut) {
      * dashboard): `[bucket index, count]` pairs; `detailLike` narrows to a detail substring.
      */
     async countByBucket(types: string[], since: number, bucketMs: number, detailLike?: string): Promise<Array<[number, number]>> {
+      // Grouped by the output column's name, not by the expression again: PostgreSQL sees the
+      // expression's parameters twice as different placeholders and refuses `at` outside GROUP BY.
       const bucket = sql<number>`cast((at - ${since}) / ${bucketMs} as integer)`;
       let query = db
         .selectFrom('events')
         .select([bucket.as('bucket'), (eb) => eb.fn.countAll<number>().as('n')])
         .where('type', 'in', types)
         .where('at', '>=', since)
-        .groupBy(bucket);
+        .groupBy(sql.ref('bucket'));
       if (detailLike !== undefined) query = query.where('detail', 'like', `%${detailLike}%`);
       return (await query.execute()).map((row) => [Number(row.bucket), Number(row.n)]);
     },

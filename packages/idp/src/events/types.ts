@@ -36,6 +36,7 @@ export const EVENT_TYPES = [
   'webhook.deleted',
   'webhook.enabled',
   'webhook.disabled',
+  'webhook.delivery_retried',
   'operator.added',
   'operator.removed',
   'operator.signed_in',

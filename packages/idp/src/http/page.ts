@@ -16,19 +16,60 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ENTITIES[c] as string);
 }
 
+/** What the switcher needs of the service's languages (i18n/locales.ts `Locales`; http/ stays below i18n/). */
+export interface SwitcherLocales {
+  readonly supported: readonly string[];
+  text(locale: string, key: 'lang.name' | 'switcher.label' | 'switcher.submit'): string;
+}
+
+/** The language a page is shown in, and where its switcher returns (a path of this service). */
+export interface PageLanguage {
+  locale: string;
+  locales: SwitcherLocales;
+  returnTo: string;
+}
+
+/**
+ * The language switcher: a plain form (it works without script) posting to /locale, which
+ * remembers the choice and sends the browser back to `returnTo`. Each language is named in
+ * itself, marked with its `lang` for screen readers.
+ */
+export function switcherHtml({ locale, locales, returnTo }: PageLanguage): string {
+  const options = locales.supported
+    .map(
+      (tag) =>
+        `<option value="${escapeHtml(tag)}" lang="${escapeHtml(tag)}"${tag === locale ? ' selected' : ''}>${escapeHtml(locales.text(tag, 'lang.name'))}</option>`,
+    )
+    .join('');
+  const t = (key: 'switcher.label' | 'switcher.submit') => escapeHtml(locales.text(locale, key));
+  return (
+    `<footer><form class="switcher" method="post" action="${Paths.locale}"><label for="switcher-locale">${t('switcher.label')}</label>` +
+    `<select id="switcher-locale" name="locale">${options}</select><input type="hidden" name="return" value="${escapeHtml(returnTo)}">` +
+    `<button type="submit" class="secondary">${t('switcher.submit')}</button></form></footer>`
+  );
+}
+
 /**
  * A server-rendered page under PAGE_CSP (or `csp`, a widening of it that a route names), with
- * `X-Frame-Options: DENY`, never cached, styled by the hosted pages' stylesheet. `main` is HTML
- * whose text the caller has escaped.
+ * `X-Frame-Options: DENY`, never cached, styled by the hosted pages' stylesheet, in `language`
+ * with its switcher (without `language`: English and no switcher, the operators' console).
+ * `main` is HTML whose text the caller has escaped.
  */
-export function sendPage(reply: FastifyReply, status: number, title: string, main: string, csp = PAGE_CSP) {
-  return reply
-    .code(status)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('content-security-policy', csp)
-    .header('x-frame-options', 'DENY')
-    .send(
-      `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><link rel="stylesheet" href="${Paths.signIn}/signin.css"></head><body><main>${main}</main></body></html>\n`,
-    );
+export function sendPage(reply: FastifyReply, status: number, title: string, main: string, language?: PageLanguage, csp = PAGE_CSP) {
+  const lang = escapeHtml(language?.locale ?? 'en');
+  const switcher = language ? switcherHtml(language) : '';
+  return (
+    reply
+      .code(status)
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .header('content-security-policy', csp)
+      .header('x-frame-options', 'DENY')
+      .header('content-language', lang)
+      // no-referrer (helmet's default) makes a browser send `Origin: null` on a form's POST, which the CSRF checks refuse.
+      .header('referrer-policy', 'strict-origin')
+      .send(
+        `<!doctype html>\n<html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><link rel="stylesheet" href="${Paths.signIn}/signin.css"></head><body><main>${main}</main>${switcher}</body></html>\n`,
+      )
+  );
 }

@@ -1,168 +1,103 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEVICE_NOTICE_LINK_TTL_SECONDS, OTP_TTL_SECONDS } from '../defaults.js';
+import { DEFAULT_LOCALE, type Locales, loadLocales, type MessageKey, type Values } from '../i18n/locales.js';
+import type { OutgoingMail } from './mailer.js';
 
 /**
- * Mail templates: every mail the service sends is one of these. Each built-in one below can be
- * replaced, one file at a time, by files in the folder named by SERVICE_IDP_MAIL_TEMPLATES:
- * `NAME.txt` (its first line may be `Subject: …`) and `NAME.html` (docs/operations.md lists
- * them; a test checks that it lists every one). Placeholders: {{client}}, {{minutes}}, {{days}}
- * (the "this wasn't me" link's lifetime) and the values the sender gives ({{code}}, {{method}},
- * new-device's {{device}}, {{time}}, {{place}}, {{link}}; passkey-added's {{time}};
- * recovery-code-used's {{remaining}}); values are HTML-escaped in the HTML part.
- * A template's `required` placeholders must stay in every override: checked at start-up.
+ * Mail templates: every mail the service sends is one of these, written as messages of the
+ * language catalogues (i18n/messages/, `mail.*`) and sent in the recipient's language
+ * (mail/localized-mailer.ts). Each one can be replaced by files in the folder named by
+ * SERVICE_IDP_MAIL_TEMPLATES: `NAME.txt` (its first line may be `Subject: …`) and `NAME.html`
+ * for every language, `NAME.<lang>.txt` / `.html` for one (docs/operations.md lists them; a test
+ * checks that it lists every one). Placeholders: {{client}}, {{minutes}}, {{days}} (the "this
+ * wasn't me" link's lifetime) and the values the sender gives ({{code}}, {{method}}, new-device's
+ * {{device}}, {{time}}, {{place}}, {{link}}; passkey-added's {{time}}; recovery-code-used's
+ * {{remaining}}); values are HTML-escaped in the HTML part. A template's `required`
+ * placeholders must stay in every override: checked at start-up.
  */
-interface Template {
-  subject: string;
-  text: string;
-  html: string;
+interface Override {
+  subject: string | undefined;
+  text: string | undefined;
+  html: string | undefined;
+}
+
+/** One paragraph of a built-in mail: a message, or the code in large type; `muted`/`warn` colour it in HTML. */
+type Part = MessageKey | { key: MessageKey; tone: 'muted' | 'warn' } | 'CODE';
+interface BuiltIn {
+  subject: MessageKey;
+  parts: Part[];
   /** Placeholders an operator's file may not drop (the mail would lose its point). */
   required: string[];
 }
-
-const page = (body: string) => `<!doctype html><html><body style="font-family:system-ui,sans-serif">\n${body}\n</body></html>\n`;
-const bigCode = '<p style="font-size:28px;letter-spacing:6px;font-weight:bold">{{code}}</p>';
+const muted = (key: MessageKey): Part => ({ key, tone: 'muted' });
+const warn = (key: MessageKey): Part => ({ key, tone: 'warn' });
 
 const BUILT_IN = {
   // The code stays out of subjects: mail servers log them and phones show them on lock screens.
   'sign-in-code': {
-    subject: 'Your {{client}} sign-in code',
-    text: `Your sign-in code for {{client}} is: {{code}}
-
-It expires in {{minutes}} minutes and works once.
-If you did not try to sign in, you can ignore this email: nobody can sign in without this code.
-`,
-    html: page(`<p>Your sign-in code for <strong>{{client}}</strong> is:</p>
-${bigCode}
-<p>It expires in {{minutes}} minutes and works once.</p>
-<p style="color:#666">If you did not try to sign in, you can ignore this email: nobody can sign in without this code.</p>`),
+    subject: 'mail.sign-in-code.subject',
+    parts: ['mail.sign-in-code.intro', 'CODE', 'mail.expires', muted('mail.sign-in-code.ignore')],
     required: ['code'],
   },
   'mfa-code': {
-    subject: 'Your {{client}} verification code',
-    text: `Your verification code for {{client}} is: {{code}}
-
-It expires in {{minutes}} minutes and works once.
-If it was not you, do not share it, and consider changing your MFA method.
-`,
-    html: page(`<p>Your verification code for <strong>{{client}}</strong> is:</p>
-${bigCode}
-<p>It expires in {{minutes}} minutes and works once.</p>
-<p style="color:#666">If it was not you, do not share it, and consider changing your MFA method.</p>`),
+    subject: 'mail.mfa-code.subject',
+    parts: ['mail.mfa-code.intro', 'CODE', 'mail.expires', muted('mail.mfa-code.warn')],
     required: ['code'],
   },
   // ASVS 2.5.5: a change of authentication factor is notified on the address we know.
   'mfa-changed': {
-    subject: 'Your {{client}} two-step verification method changed',
-    text: `The two-step verification method of your {{client}} account is now: {{method}}.
-
-If you made this change, there is nothing to do.
-If you did not, contact {{client}} support at once: someone may have access to your account.
-`,
-    html: page(`<p>The two-step verification method of your <strong>{{client}}</strong> account is now: <strong>{{method}}</strong>.</p>
-<p>If you made this change, there is nothing to do.</p>
-<p style="color:#a00">If you did not, contact {{client}} support at once: someone may have access to your account.</p>`),
+    subject: 'mail.mfa-changed.subject',
+    parts: ['mail.mfa-changed.body', 'mail.mfa-changed.ok', warn('mail.contactSupport')],
     required: ['method'],
   },
   // Every new trusted device is told to the address we know, with a way to take it back.
   'new-device': {
-    subject: 'A new device can now sign in to {{client}}',
-    text: `A new device was registered for your {{client}} account:
-
-  {{device}}, {{time}}{{place}}
-
-If this was you, there is nothing to do.
-If it was not, sign that device out here (the link works once, for {{days}} days):
-{{link}}
-`,
-    html: page(`<p>A new device was registered for your <strong>{{client}}</strong> account:</p>
-<p><strong>{{device}}</strong>, {{time}}{{place}}</p>
-<p>If this was you, there is nothing to do.</p>
-<p>If it was not, <a href="{{link}}">sign that device out</a> (the link works once, for {{days}} days).</p>`),
+    subject: 'mail.new-device.subject',
+    parts: ['mail.new-device.body', 'mail.new-device.device', 'mail.nothingToDo', 'mail.new-device.revoke'],
     required: ['link'],
   },
   // ASVS 2.5.5 as well: a passkey is a new way in, added on the hosted sign-in page.
   'passkey-added': {
-    subject: 'A passkey was added to your account',
-    text: `A passkey was added to your account on the sign-in page of {{client}}, {{time}}.
-It now signs you in to the apps that use this sign-in page, without an emailed code.
-
-If this was you, there is nothing to do.
-If it was not, contact {{client}} support at once: someone may have access to your account.
-`,
-    html: page(`<p>A passkey was added to your account on the sign-in page of <strong>{{client}}</strong>, {{time}}.</p>
-<p>It now signs you in to the apps that use this sign-in page, without an emailed code.</p>
-<p>If this was you, there is nothing to do.</p>
-<p style="color:#a00">If it was not, contact {{client}} support at once: someone may have access to your account.</p>`),
+    subject: 'mail.passkey-added.subject',
+    parts: ['mail.passkey-added.body', 'mail.passkey-added.use', 'mail.nothingToDo', warn('mail.passkey-added.warn')],
     required: [],
   },
   // ASVS 2.5.5 as well: a second factor added where the user may not have added it.
   'mfa-enrolled': {
-    subject: 'Two-step verification is now on for your {{client}} account',
-    text: `Two-step verification is now on for your {{client}} account, by: {{method}}.
-
-If you set this up, there is nothing to do.
-If you did not, contact {{client}} support at once: someone may have access to your account.
-`,
-    html: page(`<p>Two-step verification is now on for your <strong>{{client}}</strong> account, by: <strong>{{method}}</strong>.</p>
-<p>If you set this up, there is nothing to do.</p>
-<p style="color:#a00">If you did not, contact {{client}} support at once: someone may have access to your account.</p>`),
+    subject: 'mail.mfa-enrolled.subject',
+    parts: ['mail.mfa-enrolled.body', 'mail.mfa-enrolled.ok', warn('mail.contactSupport')],
     required: ['method'],
   },
   // Operator recovery (service-idp users reset-mfa): the user learns that the factor is gone.
   'mfa-reset': {
-    subject: 'Two-step verification was turned off for your {{client}} account',
-    text: `Two-step verification ({{method}}) was turned off for your {{client}} account by its operator, as a recovery step.
-
-You can turn it on again at your next sign-in on a new device.
-If you did not ask for this, contact {{client}} support at once.
-`,
-    html: page(`<p>Two-step verification (<strong>{{method}}</strong>) was turned off for your <strong>{{client}}</strong> account by its operator, as a recovery step.</p>
-<p>You can turn it on again at your next sign-in on a new device.</p>
-<p style="color:#a00">If you did not ask for this, contact {{client}} support at once.</p>`),
+    subject: 'mail.mfa-reset.subject',
+    parts: ['mail.mfa-reset.body', 'mail.mfa-reset.again', warn('mail.mfa-reset.warn')],
     required: ['method'],
   },
   // A passkey-MFA user's last passkey was revoked: the factor falls back to email, never silently.
   'mfa-passkey-fallback': {
-    subject: 'Your {{client}} sign-in now asks for a code by email',
-    text: `The last passkey of your {{client}} account was removed, so two-step verification now sends a code to this address instead ({{method}}).
-
-You can make a passkey your second factor again at your next sign-in on a new device.
-If you did not remove it, contact {{client}} support at once: someone may have access to your account.
-`,
-    html: page(`<p>The last passkey of your <strong>{{client}}</strong> account was removed, so two-step verification now sends a code to this address instead (<strong>{{method}}</strong>).</p>
-<p>You can make a passkey your second factor again at your next sign-in on a new device.</p>
-<p style="color:#a00">If you did not remove it, contact {{client}} support at once: someone may have access to your account.</p>`),
+    subject: 'mail.mfa-passkey-fallback.subject',
+    parts: ['mail.mfa-passkey-fallback.body', 'mail.mfa-passkey-fallback.again', warn('mail.mfa-passkey-fallback.warn')],
     required: [],
   },
   // A recovery code stands in for the second factor: its owner must learn of every use.
   'recovery-code-used': {
-    subject: 'A recovery code was used for your {{client}} account',
-    text: `One of your recovery codes was just used instead of your two-step verification method for {{client}}.
-Each code works once; you have {{remaining}} left.
-
-If it was you, consider setting up a new method and new recovery codes if your device is lost.
-If it was not, contact {{client}} support at once: someone has one of your recovery codes.
-`,
-    html: page(`<p>One of your recovery codes was just used instead of your two-step verification method for <strong>{{client}}</strong>.</p>
-<p>Each code works once; you have <strong>{{remaining}}</strong> left.</p>
-<p>If it was you, consider setting up a new method and new recovery codes if your device is lost.</p>
-<p style="color:#a00">If it was not, contact {{client}} support at once: someone has one of your recovery codes.</p>`),
+    subject: 'mail.recovery-code-used.subject',
+    parts: [
+      'mail.recovery-code-used.body',
+      'mail.recovery-code-used.left',
+      'mail.recovery-code-used.advice',
+      warn('mail.recovery-code-used.warn'),
+    ],
     required: ['remaining'],
   },
   'recovery-codes-regenerated': {
-    subject: 'New recovery codes for your {{client}} account',
-    text: `A new set of recovery codes was made for your {{client}} account. Your earlier codes no longer work.
-
-If you did this, keep the new codes somewhere safe.
-If you did not, contact {{client}} support at once: someone may have access to your account.
-`,
-    html: page(`<p>A new set of recovery codes was made for your <strong>{{client}}</strong> account. Your earlier codes no longer work.</p>
-<p>If you did this, keep the new codes somewhere safe.</p>
-<p style="color:#a00">If you did not, contact {{client}} support at once: someone may have access to your account.</p>`),
+    subject: 'mail.recovery-codes-regenerated.subject',
+    parts: ['mail.recovery-codes-regenerated.body', 'mail.recovery-codes-regenerated.ok', warn('mail.contactSupport')],
     required: [],
   },
-} satisfies Record<string, Template>;
+} satisfies Record<string, BuiltIn>;
 
 export type TemplateName = keyof typeof BUILT_IN;
 /** Every mail the service can send. */
@@ -183,46 +118,127 @@ function readOverride(dir: string, file: string): string | undefined {
   }
 }
 
-export interface MailTemplates {
-  render(
-    name: TemplateName,
-    to: string,
-    values: { client: string } & Record<string, string>,
-  ): { to: string; subject: string; text: string; html: string };
+/** A rendered mail that can be rendered again in another language (the mailer picks the recipient's). */
+export interface LocalizableMail extends OutgoingMail {
+  localize(locale: string): OutgoingMail;
 }
 
-/** Loads the templates once; throws (at start-up) on an override that drops a required placeholder. */
-export function loadMailTemplates(dir?: string): MailTemplates {
-  const templates: Record<TemplateName, Template> = { ...BUILT_IN };
+export interface MailTemplates {
+  /** The mail in English; the localizing mailer sends `localize(recipient's language)`. */
+  render(name: TemplateName, to: string, values: { client: string } & Record<string, string>): LocalizableMail;
+}
+
+const METHODS = ['email', 'sms', 'totp', 'passkey'];
+
+/** "Chrome on macOS" in `locale` (devices/user-agent.ts defaultDeviceName, translated). */
+export function deviceName(locales: Locales, locale: string, browser: string | null, os: string | null): string {
+  if (browser && os) return locales.text(locale, 'device.name', { browser, os });
+  return browser ?? os ?? locales.text(locale, 'device.unknown');
+}
+
+const TONES = { muted: '#666', warn: '#a00' } as const;
+const page = (lang: string, body: string) =>
+  `<!doctype html><html lang="${escapeHtml(lang)}"><body style="font-family:system-ui,sans-serif">\n${body}\n</body></html>\n`;
+
+/**
+ * Loads the templates once; throws (at start-up) on an override that drops a required
+ * placeholder. `locales`: the service's languages (default: the built-in ones).
+ */
+export function loadMailTemplates(dir?: string, locales: Locales = loadLocales()): MailTemplates {
+  const overrides = new Map<string, Override>();
   if (dir) {
     for (const name of TEMPLATE_NAMES) {
-      const text = readOverride(dir, `${name}.txt`);
-      const html = readOverride(dir, `${name}.html`);
-      const subjectLine = text?.match(/^Subject: (.*)\r?\n/);
-      const built = BUILT_IN[name];
-      templates[name] = {
-        subject: subjectLine?.[1] ?? built.subject,
-        text: text === undefined ? built.text : text.slice(subjectLine?.[0].length ?? 0),
-        html: html ?? built.html,
-        required: built.required,
-      };
-      for (const part of ['text', 'html'] as const) {
-        for (const placeholder of built.required)
-          if (!templates[name][part].includes(`{{${placeholder}}}`))
-            throw new Error(`mail template ${name} (${part}) in ${dir} has no {{${placeholder}}}`);
+      for (const lang of ['', ...locales.supported]) {
+        const suffix = lang ? `.${lang}` : '';
+        const text = readOverride(dir, `${name}${suffix}.txt`);
+        const html = readOverride(dir, `${name}${suffix}.html`);
+        if (text === undefined && html === undefined) continue;
+        const subjectLine = text?.match(/^Subject: (.*)\r?\n/);
+        overrides.set(`${name}${suffix}`, {
+          subject: subjectLine?.[1],
+          text: text?.slice(subjectLine?.[0].length ?? 0),
+          html,
+        });
+        for (const [part, content] of [
+          ['text', text],
+          ['html', html],
+        ] as const) {
+          for (const placeholder of BUILT_IN[name].required)
+            if (content !== undefined && !content.includes(`{{${placeholder}}}`))
+              throw new Error(`mail template ${name}${suffix} (${part}) in ${dir} has no {{${placeholder}}}`);
+        }
       }
     }
   }
+
+  /** The built-in mail in `locale`, from the catalogue's messages. */
+  function builtIn(name: TemplateName, locale: string, given: Record<string, string>) {
+    const t = BUILT_IN[name] as BuiltIn;
+    const method = METHODS.includes(given.method ?? '') ? locales.text(locale, `mail.method.${given.method}` as MessageKey) : given.method;
+    // new-device names the device by its browser and OS, in the mail's language.
+    const device =
+      'browser' in given || 'os' in given ? deviceName(locales, locale, given.browser || null, given.os || null) : given.device;
+    const values: Values = {
+      client: '',
+      time: '',
+      code: '',
+      link: '',
+      ...given,
+      method: method ?? '',
+      device: device ?? '',
+      place: given.place ? locales.text(locale, 'mail.new-device.place', { place: given.place }) : '',
+      minutes: OTP_TTL_SECONDS / 60,
+      days: DEVICE_NOTICE_LINK_TTL_SECONDS / 86_400,
+      remaining: Number(given.remaining ?? 0),
+    };
+    const link = given.link ?? '';
+    const text: string[] = [];
+    const html: string[] = [];
+    for (const part of t.parts) {
+      if (part === 'CODE') {
+        text[text.length - 1] += ` ${given.code ?? ''}`;
+        html.push(`<p style="font-size:28px;letter-spacing:6px;font-weight:bold">${escapeHtml(given.code ?? '')}</p>`);
+        continue;
+      }
+      const key = typeof part === 'string' ? part : part.key;
+      text.push(locales.text(locale, key, values, { link: (content) => `${content}:\n${link}` }));
+      const style = typeof part === 'string' ? '' : ` style="color:${TONES[part.tone]}"`;
+      html.push(
+        `<p${style}>${locales.html(locale, key, values, { b: ['<strong>', '</strong>'], link: [`<a href="${escapeHtml(link)}">`, '</a>'] })}</p>`,
+      );
+    }
+    const [first = '', ...rest] = text;
+    return {
+      subject: locales.text(locale, t.subject, values),
+      text: `${[first, '', ...rest].join('\n')}\n`,
+      html: page(locale, html.join('\n')),
+    };
+  }
+
+  function renderIn(name: TemplateName, locale: string, given: Record<string, string>) {
+    const override = overrides.get(`${name}.${locale}`) ?? overrides.get(name);
+    if (!override) return builtIn(name, locale, given);
+    const built =
+      override.subject === undefined || override.text === undefined || override.html === undefined
+        ? builtIn(name, locale, given)
+        : undefined;
+    // Operator templates get the values as the sender gave them (English place, device and method).
+    const values: Record<string, string> = {
+      ...given,
+      place: given.place ? ` (approximately: ${given.place})` : '',
+      minutes: String(OTP_TTL_SECONDS / 60),
+      days: String(DEVICE_NOTICE_LINK_TTL_SECONDS / 86_400),
+    };
+    return {
+      subject: override.subject === undefined ? (built?.subject ?? '') : fill(override.subject, values, (s) => s),
+      text: override.text === undefined ? (built?.text ?? '') : fill(override.text, values, (s) => s),
+      html: override.html === undefined ? (built?.html ?? '') : fill(override.html, values, escapeHtml),
+    };
+  }
+
   return {
     render(name, to, given) {
-      const values = { ...given, minutes: String(OTP_TTL_SECONDS / 60), days: String(DEVICE_NOTICE_LINK_TTL_SECONDS / 86_400) };
-      const t = templates[name];
-      return {
-        to,
-        subject: fill(t.subject, values, (s) => s),
-        text: fill(t.text, values, (s) => s),
-        html: fill(t.html, values, escapeHtml),
-      };
+      return { to, ...renderIn(name, DEFAULT_LOCALE, given), localize: (locale) => ({ to, ...renderIn(name, locale, given) }) };
     },
   };
 }

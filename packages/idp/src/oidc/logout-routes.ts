@@ -5,6 +5,8 @@ import { Type } from 'typebox';
 import { AUTHORIZE_PARAMETER_MAX_LENGTH, REDIRECT_URI_MAX_LENGTH, TOKEN_PARAMETER_MAX_LENGTH } from '../defaults.js';
 import { escapeHtml, PAGE_CSP, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
+import type { MessageKey } from '../i18n/locales.js';
+import type { PageLanguages } from '../i18n/page-language.js';
 import type { LogoutOutcome, LogoutService } from './logout.js';
 import { parseCookies, sessionCookieName } from './routes.js';
 
@@ -48,55 +50,82 @@ function cspSource(uri: string): string {
  * An app's own POST is turned into the GET (a cross-site POST carries no SameSite=Lax cookie).
  * Design and threats: docs/protocol.md, docs/security.md.
  */
-export const logoutRoutes: FastifyPluginAsyncTypebox<{ logout: LogoutService; issuer: string }> = async (app, { logout, issuer }) => {
+export const logoutRoutes: FastifyPluginAsyncTypebox<{ logout: LogoutService; issuer: string; languages: PageLanguages }> = async (
+  app,
+  { logout, issuer, languages },
+) => {
+  const { locales } = languages;
   const origin = new URL(issuer).origin;
   const secure = issuer.startsWith('https:');
   const sessionCookie = sessionCookieName(issuer);
   const clearedCookie = `${sessionCookie}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 
-  const page = (reply: FastifyReply, status: number, title: string, body: string, formTarget?: string | null) =>
-    sendPage(
+  /**
+   * A page in the browser's language: its title, then `body` (HTML the caller built with `t`).
+   * The switcher of a POST's answer returns to the GET form of this endpoint.
+   */
+  const page = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    title: MessageKey,
+    body: (t: (key: MessageKey) => string) => string,
+    formTarget?: string | null,
+  ) => {
+    const language = await languages.of(request, request.method === 'GET' ? {} : { returnTo: Paths.endSession });
+    const t = (key: MessageKey) => escapeHtml(locales.text(language.locale, key));
+    return sendPage(
       reply,
       status,
-      title,
-      `<h1>${escapeHtml(title)}</h1>${body}`,
+      locales.text(language.locale, title),
+      `<h1>${t(title)}</h1>${body(t)}`,
+      language,
       // The confirmation form's answer redirects to the app: CSP form-action governs that redirect too.
       formTarget ? PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${cspSource(formTarget)}`) : PAGE_CSP,
     );
+  };
 
   const answer = (outcome: LogoutOutcome, request: FastifyRequest, reply: FastifyReply) => {
-    if (outcome.kind === 'page') return page(reply, 400, 'Sign-out request refused', `<p>${escapeHtml(outcome.message)}</p>`);
+    if (outcome.kind === 'page') return refused(request, reply, outcome.message);
     if (outcome.kind === 'confirm') {
       const hidden = Object.entries(outcome.fields)
         .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
         .join('');
-      // no-referrer (the default, helmet) makes a browser send `Origin: null` on the form's POST, which the CSRF check refuses.
-      reply.header('referrer-policy', 'same-origin');
       return page(
+        request,
         reply,
         200,
-        'Sign out?',
-        `<p>Sign out of this service in this browser? Apps keep their own sign-in until you sign out there.</p><form method="post" action="${Paths.endSession}">${hidden}<button type="submit">Sign out</button></form>`,
+        'page.logout.confirmTitle',
+        (t) =>
+          `<p>${t('page.logout.confirm')}</p><form method="post" action="${Paths.endSession}">${hidden}<button type="submit">${t('page.logout.button')}</button></form>`,
         outcome.returnTo,
       );
     }
     if (parseCookies(request.headers.cookie).has(sessionCookie)) reply.header('set-cookie', clearedCookie);
     if (outcome.location) return reply.code(303).header('location', outcome.location).send();
-    return page(reply, 200, 'You are signed out', '<p>You are signed out of this service in this browser.</p>');
+    return page(request, reply, 200, 'page.logout.doneTitle', (t) => `<p>${t('page.logout.done')}</p>`);
   };
 
-  const refused = (reply: FastifyReply, message: string) => page(reply, 400, 'Sign-out request refused', `<p>${escapeHtml(message)}</p>`);
+  /** Refused: the reason is for the app's developers, in English (marked so). */
+  const refused = (request: FastifyRequest, reply: FastifyReply, message: string) =>
+    page(
+      request,
+      reply,
+      400,
+      'page.logout.refused',
+      (t) => `<p>${t('page.logout.refusedHelp')}</p><p>${t('page.detail')} <span lang="en">${escapeHtml(message)}</span></p>`,
+    );
 
   app.get(Paths.endSession, { schema: GetSchema, attachValidation: true }, async (request, reply) => {
-    if (request.validationError) return refused(reply, 'The sign-out request is malformed (a parameter sent twice or too long).');
+    if (request.validationError) return refused(request, reply, 'The sign-out request is malformed (a parameter sent twice or too long).');
     const cookie = parseCookies(request.headers.cookie).get(sessionCookie);
     return answer(await logout.request(request.query, cookie), request, reply);
   });
 
   app.post(Paths.endSession, { schema: PostSchema, attachValidation: true }, async (request, reply) => {
     if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded'))
-      return refused(reply, 'The request must be a form (application/x-www-form-urlencoded).');
-    if (request.validationError) return refused(reply, 'The sign-out request is malformed (a parameter sent twice or too long).');
+      return refused(request, reply, 'The request must be a form (application/x-www-form-urlencoded).');
+    if (request.validationError) return refused(request, reply, 'The sign-out request is malformed (a parameter sent twice or too long).');
     const params = request.body;
     if (params.confirmation === undefined) {
       // An app's POST (RP-Initiated Logout 1.0 2 allows it): cross-site, it carries no session
@@ -105,7 +134,7 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{ logout: LogoutService; is
       return reply.code(303).header('location', `${Paths.endSession}?${query}`).send();
     }
     // CSRF: the confirmation comes only from our own page (browsers send Origin on every POST).
-    if (request.headers.origin !== origin) return refused(reply, 'This sign-out request did not come from this service`s page.');
+    if (request.headers.origin !== origin) return refused(request, reply, 'This sign-out request did not come from this service`s page.');
     const cookie = parseCookies(request.headers.cookie).get(sessionCookie);
     return answer(await logout.confirm(params, cookie), request, reply);
   });

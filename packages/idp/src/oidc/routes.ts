@@ -17,8 +17,11 @@ import { HOSTED_CLIENT_ID } from '../clients/service.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { Attestation, CreationOptions } from '../factors/passkey/routes.js';
-import { escapeHtml, PAGE_CSP, sendPage } from '../http/page.js';
+import { parseCookies } from '../http/cookies.js';
+import { escapeHtml, PAGE_CSP, sendPage, switcherHtml } from '../http/page.js';
 import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import type { MessageKey } from '../i18n/locales.js';
+import type { PageLanguages } from '../i18n/page-language.js';
 import type { PasskeyOffer } from './passkey-offer.js';
 import type { OidcService } from './service.js';
 
@@ -124,10 +127,13 @@ const PasskeyAddSchema = {
  * that finish it. Design and threat model: docs/protocol.md ("Sign-in with redirects"),
  * docs/security.md.
  */
-export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; offer: PasskeyOffer; issuer: string }> = async (
-  app,
-  { oidc, offer, issuer },
-) => {
+export const oidcRoutes: FastifyPluginAsyncTypebox<{
+  oidc: OidcService;
+  offer: PasskeyOffer;
+  issuer: string;
+  languages: PageLanguages;
+}> = async (app, { oidc, offer, issuer, languages }) => {
+  const { locales } = languages;
   const origin = new URL(issuer).origin;
   // Secure cookies need https; the __Host- prefix then pins them to this host and path /.
   const secure = issuer.startsWith('https:');
@@ -139,8 +145,13 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; offer: P
   const qr = qrModule();
   await oidc.ensureHostedClient();
 
-  const page = (reply: FastifyReply, status: number, title: string, body: string) =>
-    sendPage(reply, status, title, `<h1>${escapeHtml(title)}</h1>${body}`);
+  /** An error page in the browser's language; `detail` (for the app's developers) stays in English, marked so. */
+  const page = async (request: FastifyRequest, reply: FastifyReply, title: MessageKey, help: MessageKey, detail?: string) => {
+    const language = await languages.of(request);
+    const t = (key: MessageKey) => escapeHtml(locales.text(language.locale, key));
+    const details = detail ? `<p>${t('page.detail')} <span lang="en">${escapeHtml(detail)}</span></p>` : '';
+    return sendPage(reply, 400, locales.text(language.locale, title), `<h1>${t(title)}</h1><p>${t(help)}</p>${details}`, language);
+  };
 
   const authorize = async (params: Record<string, unknown>, request: FastifyRequest, reply: FastifyReply) => {
     const cookies = parseCookies(request.headers.cookie);
@@ -150,10 +161,13 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; offer: P
       ...(sessionValue ? { session: sessionValue } : {}),
       ...(bindingValue ? { binding: bindingValue } : {}),
     });
-    if (outcome.kind === 'page') return page(reply, 400, 'Sign-in request refused', `<p>${escapeHtml(outcome.message)}</p>`);
+    if (outcome.kind === 'page') return page(request, reply, 'page.authorize.refused', 'page.authorize.refusedHelp', outcome.message);
     if (outcome.kind === 'redirect') return reply.code(303).header('location', outcome.location).send();
     reply.header('set-cookie', cookie(bindingCookie, outcome.binding, AUTHORIZATION_REQUEST_TTL_SECONDS));
-    return reply.code(303).header('location', `${Paths.signIn}?request=${outcome.requestId}`).send();
+    // OIDC Core 3.1.2.1 ui_locales: the sign-in page's language (docs/protocol.md "Languages").
+    const uiLocales = typeof params.ui_locales === 'string' ? params.ui_locales.slice(0, 200) : '';
+    const query = new URLSearchParams({ request: outcome.requestId, ...(uiLocales ? { ui_locales: uiLocales } : {}) });
+    return reply.code(303).header('location', `${Paths.signIn}?${query}`).send();
   };
 
   app.get(Paths.authorize, { schema: AuthorizeSchema }, async (request, reply) =>
@@ -161,7 +175,13 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; offer: P
   );
   app.post(Paths.authorize, { schema: AuthorizeSchema }, async (request, reply) => {
     if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
-      return page(reply, 400, 'Sign-in request refused', '<p>The request must be a form (application/x-www-form-urlencoded).</p>');
+      return page(
+        request,
+        reply,
+        'page.authorize.refused',
+        'page.authorize.refusedHelp',
+        'The request must be a form (application/x-www-form-urlencoded).',
+      );
     }
     return authorize((request.body ?? {}) as Record<string, unknown>, request, reply);
   });
@@ -170,15 +190,37 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{ oidc: OidcService; offer: P
     const requestId = (request.query as Record<string, unknown>).request;
     const pending = typeof requestId === 'string' && requestId.length <= 100 ? await oidc.pendingRequest(requestId) : undefined;
     if (!pending || typeof requestId !== 'string') {
-      return page(reply, 400, 'This sign-in has expired', '<p>Go back to the app and start signing in again.</p>');
+      return page(request, reply, 'page.signIn.expired', 'page.signIn.expiredHelp');
     }
+    const language = await languages.of(request);
+    const { locale } = language;
+    // ui_locales chose the language: the page's service-web calls carry it (a browser-session
+    // cookie), so the mails they cause (the sign-in code) speak it too.
+    const uiLocales = (request.query as Record<string, unknown>).ui_locales;
+    if (typeof uiLocales === 'string' && uiLocales.split(' ').some((tag) => locales.match(tag) === locale))
+      reply.header('set-cookie', `${languages.cookieName}=${locale}; Path=/; SameSite=Lax${secure ? '; Secure' : ''}`);
+    const tags = {
+      email: ['<span id="otp-email">', '</span>'],
+      link: ['<a id="totp-link" href="otpauth://totp/">', '</a>'],
+    } as const;
     const html = pageTemplate
+      .replace(/\{\{t:([\w.-]+)\}\}/g, (_whole, key: string) => locales.html(locale, key as MessageKey, { app: pending.client.name }, tags))
+      // The template is valid HTML as written (biome checks it): English, and a JSON string for the messages.
+      .replace('<html lang="en">', () => `<html lang="${escapeHtml(locale)}">`)
+      .replace('"{{messages}}"', () => jsonInHtml(locales.messages(locale, 'hosted.')))
+      .replaceAll('{{switcher}}', () => switcherHtml(language))
       .replaceAll('{{appName}}', escapeHtml(pending.client.name))
       .replaceAll('{{issuer}}', escapeHtml(issuer))
       .replaceAll('{{publishableKey}}', escapeHtml(oidc.hostedPublishableKey))
       .replaceAll('{{requestId}}', escapeHtml(requestId))
       .replaceAll('{{loginHint}}', escapeHtml(pending.request.loginHint ?? ''));
-    return reply.header('content-security-policy', PAGE_CSP).header('x-frame-options', 'DENY').type('text/html; charset=utf-8').send(html);
+    return reply
+      .header('content-security-policy', PAGE_CSP)
+      .header('x-frame-options', 'DENY')
+      .header('content-language', locale)
+      .header('referrer-policy', 'strict-origin')
+      .type('text/html; charset=utf-8')
+      .send(html);
   });
   app.get(
     `${Paths.signIn}/signin.js`,
@@ -268,14 +310,9 @@ export function hostedCeremonyContext(oidc: OidcService, issuer: string) {
 /** The service session cookie's name: with an https issuer, the __Host- prefix pins it to this host and path /. */
 export const sessionCookieName = (issuer: string) => (issuer.startsWith('https:') ? '__Host-service_session' : 'service_session');
 
-/** Cookie header → map; the first of duplicate names wins (RFC 6265 5.4 orders the most specific first). */
-export function parseCookies(header: string | undefined): Map<string, string> {
-  const cookies = new Map<string, string>();
-  for (const part of header?.split(';') ?? []) {
-    const eq = part.indexOf('=');
-    if (eq < 0) continue;
-    const name = part.slice(0, eq).trim();
-    if (!cookies.has(name)) cookies.set(name, part.slice(eq + 1).trim());
-  }
-  return cookies;
-}
+/** Cookie header → map (http/cookies.ts; exported here for the routes and tests that import it from oidc/). */
+export { parseCookies };
+
+/** JSON inside a `<script type="application/json">`: no `<`, `>` or `&` that could end the element. */
+const jsonInHtml = (value: unknown) =>
+  JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);

@@ -4,7 +4,8 @@ import { migrations0002To0006 } from './migrations/0002-0006.js';
 import { migrations0007To0010 } from './migrations/0007-0010.js';
 import { migrations0011To0015 } from './migrations/0011-0015.js';
 import { migrations0016 } from './migrations/0016-console.js';
-import { migrations0017 } from './migrations/0017-upstream.js';
+import { migrations0017 } from './migrations/0017-user-locale.js';
+import { migrations0018 } from './migrations/0018-upstream.js';
 
 /**
  * Versioned migrations, applied in name order. A migration never changes once released;

@@ -35,6 +35,25 @@ export interface ClaimedDelivery {
   attempts: number;
 }
 
+/** Where a delivery stands: waiting its first attempt, retrying after failures, delivered, or given up. */
+export type DeliveryState = 'pending' | 'retrying' | 'delivered' | 'failed';
+
+const deliveryState = (doneAt: number | null, delivered: number, lastError: string | null): DeliveryState =>
+  doneAt === null ? (lastError === null ? 'pending' : 'retrying') : delivered === 1 ? 'delivered' : 'failed';
+
+/** A delivery as the console lists it. */
+export interface OutboxDelivery {
+  id: string;
+  eventId: string;
+  eventType: string | null;
+  createdAt: number;
+  attempts: number;
+  state: DeliveryState;
+  lastError: string | null;
+  /** When the next attempt is due; null once done. */
+  nextAttemptAt: number | null;
+}
+
 /**
  * The webhook outbox: one row per (event, subscribed endpoint), inserted in the event's
  * transaction, claimed by one node at a time under a lease, marked done when delivered or
@@ -172,6 +191,60 @@ export function createWebhookOutboxStore(db: Db) {
           not(exists(selectFrom('webhook_endpoints as w').select('w.id').whereRef('w.id', '=', 'webhook_deliveries.endpoint_id'))),
         )
         .execute();
+    },
+
+    /**
+     * An endpoint's deliveries still in the outbox, newest first (the console): pending and
+     * retrying ones, and those done within the last sweep (delivered, or given up).
+     */
+    async listForEndpoint(endpointId: string, limit: number): Promise<OutboxDelivery[]> {
+      const rows = await db
+        .selectFrom('webhook_deliveries as d')
+        .leftJoin('events as e', 'e.id', 'd.event_id')
+        .select([
+          'd.id',
+          'd.event_id',
+          'e.type',
+          'd.created_at',
+          'd.attempts',
+          'd.next_attempt_at',
+          'd.done_at',
+          'd.delivered',
+          'd.last_error',
+        ])
+        .where('d.endpoint_id', '=', endpointId)
+        .orderBy('d.event_id', 'desc')
+        .orderBy('d.id', 'desc')
+        .limit(limit)
+        .execute();
+      return rows.map((row) => ({
+        id: row.id,
+        eventId: row.event_id,
+        eventType: row.type ?? null,
+        createdAt: Number(row.created_at),
+        attempts: Number(row.attempts),
+        state: deliveryState(row.done_at, row.delivered, row.last_error),
+        lastError: row.last_error,
+        nextAttemptAt: row.done_at === null ? Number(row.next_attempt_at) : null,
+      }));
+    },
+
+    /**
+     * An operator's retry: a delivery that failed, is not delivered and not held by a node is due again now
+     * (given-up ones come back to the queue). One conditional UPDATE, so a node claiming it at
+     * the same moment wins or loses cleanly. The endpoint id, or undefined when nothing changed.
+     */
+    async retryNow(id: string, now: number): Promise<string | undefined> {
+      const row = await db
+        .updateTable('webhook_deliveries')
+        .set({ done_at: null, next_attempt_at: now })
+        .where('id', '=', id)
+        .where('delivered', '=', 0)
+        .where('last_error', 'is not', null)
+        .where('lease_until', '<=', now)
+        .returning('endpoint_id')
+        .executeTakeFirst();
+      return row?.endpoint_id;
     },
 
     /** Every row, oldest first (tests and diagnostics). */

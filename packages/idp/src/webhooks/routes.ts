@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AdminNewWebhook, AdminWebhookEndpoint, AdminWebhookList } from 'service-protocol';
+import type { AdminNewWebhook, AdminWebhookDeliveryList, AdminWebhookEndpoint, AdminWebhookList } from 'service-protocol';
 import { Type } from 'typebox';
 import { WEBHOOK_URL_MAX_LENGTH } from '../defaults.js';
 import { EVENT_TYPES } from '../events/types.js';
@@ -34,6 +34,23 @@ const NewWebhook = wireBody<AdminNewWebhook>()(
   Type.Object({
     ...WebhookEndpointSchema.properties,
     secret: Type.String({ description: 'whsec_…: shown once, never again' }),
+  }),
+);
+
+const DeliveryList = wireBody<AdminWebhookDeliveryList>()(
+  Type.Object({
+    deliveries: Type.Array(
+      Type.Object({
+        id: Type.String({ description: 'the webhook-id header, the same on every attempt' }),
+        eventId: Type.String(),
+        eventType: Nullable(Type.String()),
+        createdAt: Time,
+        attempts: Type.Integer(),
+        state: Type.Union([Type.Literal('pending'), Type.Literal('retrying'), Type.Literal('delivered'), Type.Literal('failed')]),
+        lastError: Nullable(Type.String()),
+        nextAttemptAt: Nullable(Time),
+      }),
+    ),
   }),
 );
 
@@ -82,4 +99,17 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks }> = 
       { schema: { params: Params, response: { 200: WebhookEndpointSchema, ...errors } } },
       async (request) => webhooks[change](request.params.id, actor(request)),
     );
+
+  app.get('/webhooks/:id/deliveries', { schema: { params: Params, response: { 200: DeliveryList, ...errors } } }, async (request) => ({
+    deliveries: await webhooks.deliveries(request.params.id),
+  }));
+
+  app.post(
+    '/webhook-deliveries/:id/retry',
+    { schema: { params: Params, response: { 204: Type.Null(), ...errors } } },
+    async (request, reply) => {
+      await webhooks.retry(request.params.id, actor(request));
+      return reply.code(204).send(null);
+    },
+  );
 };

@@ -1,10 +1,11 @@
 import type { Sealer } from '../crypto/seal.js';
 import { randomToken } from '../crypto/secrets.js';
-import { WEBHOOK_ENDPOINTS_MAX, WEBHOOK_SECRET_BYTES, WEBHOOK_URL_MAX_LENGTH } from '../defaults.js';
+import { WEBHOOK_DELIVERIES_LISTED, WEBHOOK_ENDPOINTS_MAX, WEBHOOK_SECRET_BYTES, WEBHOOK_URL_MAX_LENGTH } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import { EVENT_TYPES, isEventType } from '../events/types.js';
 import { ALL_EVENTS, type WebhookFanOut } from './fan-out.js';
+import type { OutboxDelivery, WebhookOutboxStore } from './outbox-store.js';
 import type { WebhookEndpoint, WebhookEndpointStore } from './store.js';
 import { isInternalHost } from './target.js';
 
@@ -63,6 +64,10 @@ export interface Webhooks {
   /** Resumes deliveries, pending ones included; the failure streak starts again from zero. */
   enable: (id: string, actor: string) => Promise<WebhookEndpoint>;
   disable: (id: string, actor: string) => Promise<WebhookEndpoint>;
+  /** The endpoint's deliveries still in the outbox, newest first. */
+  deliveries(id: string): Promise<OutboxDelivery[]>;
+  /** A delivery not delivered and not in flight is attempted again now; ERR_REQUEST_INVALID otherwise. */
+  retry(deliveryId: string, actor: string): Promise<void>;
 }
 
 /**
@@ -71,6 +76,7 @@ export interface Webhooks {
  */
 export function createWebhooks({
   store,
+  outbox,
   fanOut,
   sealer,
   events,
@@ -79,6 +85,7 @@ export function createWebhooks({
   now,
 }: {
   store: WebhookEndpointStore;
+  outbox: WebhookOutboxStore;
   fanOut: WebhookFanOut;
   sealer: Sealer;
   events: EventLog;
@@ -131,5 +138,17 @@ export function createWebhooks({
 
     enable: (id: string, actor: string) => setDisabled(id, false, actor),
     disable: (id: string, actor: string) => setDisabled(id, true, actor),
+
+    async deliveries(id: string): Promise<OutboxDelivery[]> {
+      if (!(await store.list()).some((endpoint) => endpoint.id === id)) throw notFound(id);
+      return outbox.listForEndpoint(id, WEBHOOK_DELIVERIES_LISTED);
+    },
+
+    async retry(deliveryId: string, actor: string): Promise<void> {
+      const endpointId = await outbox.retryNow(deliveryId, now());
+      if (endpointId === undefined)
+        throw new ServiceError('ERR_REQUEST_INVALID', 'No such delivery waiting: it was delivered, is being sent right now, or was swept.');
+      await events.record({ type: 'webhook.delivery_retried', actor, detail: { webhookId: endpointId, deliveryId } });
+    },
   };
 }

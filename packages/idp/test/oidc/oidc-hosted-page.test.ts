@@ -36,9 +36,9 @@ describe('the hosted sign-in page serves the built bundle under the same CSP', (
     assert.equal(csp, PAGE_CSP);
   });
 
-  it('loads one script, /signin/signin.js, and no longer the SDK script', () => {
+  it('loads one script, /signin/signin.js, and no longer the SDK script (the messages are a JSON data block, never run)', () => {
     const scripts = [...html.matchAll(/<script\b[^>]*>/g)].map(([tag]) => tag);
-    assert.deepEqual(scripts, ['<script src="/signin/signin.js" defer>']);
+    assert.deepEqual(scripts, ['<script type="application/json" id="service-messages">', '<script src="/signin/signin.js" defer>']);
     assert.doesNotMatch(html, /\/sdk\/v1\//);
   });
 

@@ -150,7 +150,11 @@ describe('RP-initiated logout', () => {
     assert.match(page.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
     assert.match(page.headers.get('content-security-policy') ?? '', /form-action 'self' https:\/\/rp\.example/);
     assert.equal(page.headers.get('x-frame-options'), 'DENY');
-    assert.equal(page.headers.get('referrer-policy'), 'same-origin', 'so the browser sends its Origin with the form');
+    assert.equal(
+      page.headers.get('referrer-policy'),
+      'strict-origin',
+      "so the browser sends its Origin with the form (and never the page's URL)",
+    );
     assert.ok(await signedIn(jar), 'a bare GET ends nothing');
     const fields = formFields(page.body);
     assert.ok(fields.confirmation);

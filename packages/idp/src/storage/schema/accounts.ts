@@ -30,6 +30,8 @@ export interface AccountTables {
     created_at: number;
     /** Set by an operator (users/): the account is invisible to every sign-in path until enabled. */
     disabled_at: number | null;
+    /** The language the user chose on a hosted page while signed in (i18n/); null: none saved. */
+    locale: string | null;
   };
   /** accounts/: consecutive failures per account, across challenges */
   account_failures: {
