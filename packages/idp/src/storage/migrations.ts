@@ -19,6 +19,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0011To0015,
   ...migrations0016,
   ...migrations0017,
+  ...migrations0018,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
