@@ -46,6 +46,7 @@ import { trackRequestLanguage } from './i18n/request-locale.js';
 import { localeRoutes } from './i18n/routes.js';
 import { loginRoutes } from './identify/routes.js';
 import { devMailRoutes } from './mail/routes.js';
+import { dbscRoutes } from './oidc/dbsc-routes.js';
 import { logoutRoutes } from './oidc/logout-routes.js';
 import { bindingCookieName, hostedCeremonyContext, oidcRoutes, parseCookies, sessionCookieName } from './oidc/routes.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
@@ -220,7 +221,8 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   await app.register(consoleRoutes, { console: ctx.console, issuer: ctx.config.issuer });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices, languages });
-  await app.register(oidcRoutes, { oidc: ctx.oidc, offer: ctx.passkeyOffer, issuer: ctx.config.issuer, languages });
+  await app.register(oidcRoutes, { oidc: ctx.oidc, offer: ctx.passkeyOffer, issuer: ctx.config.issuer, languages, dbsc: ctx.dbsc });
+  await app.register(dbscRoutes, { dbsc: ctx.dbsc, issuer: ctx.config.issuer });
   await app.register(upstreamRoutes, {
     upstream: ctx.upstream,
     issuer: ctx.config.issuer,
@@ -228,7 +230,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     cookies: parseCookies,
   });
   await app.register(logoutRoutes, { logout: ctx.logout, issuer: ctx.config.issuer, languages });
-  await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer });
+  await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer, dpop: ctx.dpop });
   await app.register(sdkRoutes);
   if (ctx.config.devInbox && !ctx.config.production && (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox')) {
     await app.register(devMailRoutes, { mailbox: ctx.mailbox, smsOutbox: ctx.smsOutbox });

@@ -19,6 +19,7 @@ import { createDelegationStore } from './delegation/store.js';
 import { createDeviceNotices } from './devices/notice.js';
 import { createDeviceService } from './devices/service.js';
 import { createDeviceStore } from './devices/store.js';
+import { createDpopVerifier } from './dpop/proof.js';
 import { createEventLog } from './events/service.js';
 import { createEventStore } from './events/store.js';
 import { createDeviceProver } from './factors/device-key/prover.js';
@@ -44,6 +45,7 @@ import { createMailboxStore } from './mail/mailbox-store.js';
 import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
 import { loadMailTemplates } from './mail/templates.js';
 import { createServiceMetrics } from './metrics/service.js';
+import { createDbsc } from './oidc/dbsc.js';
 import { hostedSignInFor } from './oidc/hosted-for.js';
 import { createLogoutService } from './oidc/logout.js';
 import { createPasskeyOffer } from './oidc/passkey-offer.js';
@@ -68,12 +70,9 @@ import { createThrottleStore } from './throttle/store.js';
 import { createTokenService } from './token/service.js';
 import { createUserService } from './users/service.js';
 import { createUserStore } from './users/store.js';
-import { createWebhookFanOut } from './webhooks/fan-out.js';
-import { createWebhookOutboxStore } from './webhooks/outbox-store.js';
-import { createWebhooks } from './webhooks/service.js';
-import { createWebhookEndpointStore } from './webhooks/store.js';
 import type { HostResolver } from './webhooks/target.js';
-import { createDeliveryWorker, type DeliveryTimings } from './webhooks/worker.js';
+import { openWebhooks } from './webhooks/wiring.js';
+import type { DeliveryTimings } from './webhooks/worker.js';
 
 export interface ContextOptions {
   /** Overrides the configured database (tests pass SQLite ':memory:' or a scratch PostgreSQL schema). */
@@ -112,18 +111,26 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     options.mailer ??
       (config.smtpUrl
         ? createSmtpMailer(config.smtpUrl, config.mailFrom)
-        : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail, ${config.issuer}/dev/mail)`)),
+        : createMailboxMailer(
+            mailbox,
+            now,
+            `development mailbox (service-idp mail${config.devInbox ? `, ${config.issuer}/dev/mail` : ''})`,
+          )),
     { locales, savedLocale: (email) => accounts.localeOf(email) },
   );
-  const webhookEndpoints = createWebhookEndpointStore(db);
-  const webhookOutbox = createWebhookOutboxStore(db);
-  const webhookFanOut = createWebhookFanOut({ endpoints: webhookEndpoints, outbox: webhookOutbox });
-  await webhookFanOut.reload();
-  const webhookSealer = createSealer(serverSecret, 'webhook-secret');
   // Development keeps loopback receivers (tests, the demo); production refuses internal ones unless told.
-  const webhookAllowInternal = !config.production || config.webhookAllowInternal;
+  const webhookWing = await openWebhooks(db, {
+    sealer: createSealer(serverSecret, 'webhook-secret'),
+    production: config.production,
+    allowInternal: !config.production || config.webhookAllowInternal,
+    timings: { requestTimeoutMs: config.webhookRequestTimeoutMs, leaseMs: config.webhookLeaseMs, ...options.webhookTimings },
+    ...(options.webhookResolve ? { resolve: options.webhookResolve } : {}),
+    now,
+  });
+  const { fanOut: webhookFanOut, outbox: webhookOutbox } = webhookWing;
   const eventStore = createEventStore(db, webhookFanOut);
   const events = createEventLog({ store: eventStore, now });
+  const webhookWiring = webhookWing.withEvents(events);
   // Per-process counters and scrape-time gauges (docs/operations.md, "Metrics"); the app adds the HTTP ones.
   const metrics = createServiceMetrics({ now, webhookBacklog: () => webhookOutbox.backlog(), poolUse: () => poolUse(db) });
   events.onRecorded(metrics.eventRecorded);
@@ -270,6 +277,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     onPasskeyRevoked: (userId, context) => fallback.revoked(userId, context),
     revokeRefreshTokens: (userId) => refreshTokens.revokeUser(userId),
   });
+  const dbsc = createDbsc({ store: oidcStore, spent: spentTokens, hash, issuer: config.issuer, now });
+  const dpop = createDpopVerifier({ issuer: config.issuer, spent: spentTokens, hash, now });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now });
   const oidc = createOidcService({
     issuer: config.issuer,
@@ -322,6 +331,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sms,
     smsOutbox,
     tokens,
+    dpop,
+    dbsc,
     codes,
     refreshTokens,
     oidc,
@@ -335,34 +346,10 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     adminKeys: createAdminKeys({ store: createAdminKeyStore(db), hash, events, now }),
     operations: createOperations({ clients, keyring, events }),
     ...operatorConsole, // operators, and the console's sign-in and sessions (console/)
-    webhooks: createWebhooks({
-      store: webhookEndpoints,
-      outbox: webhookOutbox,
-      fanOut: webhookFanOut,
-      sealer: webhookSealer,
-      events,
-      production: config.production,
-      allowInternal: webhookAllowInternal,
-      now,
-    }),
+    webhooks: webhookWiring.webhooks,
     webhookOutbox,
     /** Starts this node's webhook delivery loop; `stop()` it before closing. */
-    startWebhookDelivery(onError: (error: unknown) => void) {
-      const worker = createDeliveryWorker({
-        outbox: webhookOutbox,
-        endpoints: webhookEndpoints,
-        fanOut: webhookFanOut,
-        sealer: webhookSealer,
-        events,
-        now,
-        timings: { requestTimeoutMs: config.webhookRequestTimeoutMs, leaseMs: config.webhookLeaseMs, ...options.webhookTimings },
-        allowInternal: webhookAllowInternal,
-        ...(options.webhookResolve ? { resolve: options.webhookResolve } : {}),
-        onError,
-      });
-      worker.start();
-      return worker;
-    },
+    startWebhookDelivery: webhookWiring.startDelivery,
     /** Deletes expired rows; each store sweeps its own table. */
     async sweepExpired(at: number) {
       await registrationStore.deleteExpired(at);

@@ -178,6 +178,30 @@ export const ACCESS_TOKEN_TTL_SECONDS = 10 * 60;
  */
 export const REFRESH_TOKEN_IDLE_TTL_SECONDS = 14 * 24 * 60 * 60;
 export const REFRESH_TOKEN_ABSOLUTE_LIFETIME_SECONDS = 30 * 24 * 60 * 60;
+/**
+ * DPoP (RFC 9449, dpop/): a proof is accepted when its `iat` is at most this old (11.1: the
+ * window bounds how long a captured proof could be replayed elsewhere, and how long its `jti`
+ * must be remembered to refuse it here) …
+ */
+export const DPOP_PROOF_MAX_AGE_SECONDS = 60;
+/** … or at most this far in the future (a client's clock a little ahead of ours). */
+export const DPOP_PROOF_MAX_FUTURE_SECONDS = 5;
+/**
+ * Server nonces (RFC 9449 8, 9): every node derives the nonce of a window of this many seconds
+ * from the server secret, and accepts the current window's and the previous one's, so a nonce
+ * lives between one and two windows and no node needs a table or to ask another.
+ */
+export const DPOP_NONCE_WINDOW_SECONDS = 5 * 60;
+/** The longest DPoP header read (a proof with an RSA-4096 key is under 2 kB). */
+export const DPOP_PROOF_MAX_LENGTH = 4000;
+/**
+ * Device Bound Session Credentials (oidc/dbsc.ts): the short-lived cookie a DBSC-bound service
+ * session needs beside its long one. A copy of both stops working this long after the browser's
+ * last refresh (which needs the browser's key): the window a thief with the cookies has.
+ */
+export const DBSC_COOKIE_TTL_SECONDS = 5 * 60;
+/** A DBSC challenge (registration or refresh) must be answered within this long, once. */
+export const DBSC_CHALLENGE_TTL_SECONDS = 2 * 60;
 /** Longest refresh or revoked token the token and revocation endpoints read (ours are far shorter). */
 export const TOKEN_PARAMETER_MAX_LENGTH = 4000;
 

@@ -66,6 +66,8 @@ export interface AdminClient {
   postLogoutRedirectUris: string[];
   /** A passkey sign-in also passes this client's MFA. */
   passkeySatisfiesMfa: boolean;
+  /** RFC 9449 5.2 `dpop_bound_access_tokens`: every token request of this client must carry a DPoP proof. */
+  dpopBoundAccessTokens: boolean;
 }
 
 /** An admin key (never the key itself). */

@@ -108,6 +108,9 @@ export const OAUTH_ERROR_CODES = [
   'invalid_scope',
   'server_error',
   'temporarily_unavailable',
+  // RFC 9449 12.2: a DPoP proof that is missing (where required), malformed or fails a check; and a proof without the server's current nonce (8).
+  'invalid_dpop_proof',
+  'use_dpop_nonce',
 ] as const;
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
 
@@ -118,6 +121,7 @@ export interface OAuthErrorBody {
 
 /** RFC 6750 3.1: the userinfo endpoint's answer to a missing, invalid or expired access token (401). */
 export interface BearerErrorBody {
-  error: 'invalid_token';
+  /** RFC 6750 3.1; RFC 9449 7.1 and 9 for a DPoP-bound token: the proof is invalid, or lacks the current nonce. */
+  error: 'invalid_token' | 'invalid_dpop_proof' | 'use_dpop_nonce';
   error_description: string;
 }

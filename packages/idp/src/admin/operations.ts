@@ -7,6 +7,7 @@ export interface Operations {
   createClient(input: NewClient, actor: string): Promise<NewClientKeys>;
   setMfaPolicy(clientId: string, policy: string, actor: string): Promise<void>;
   setPasskeyMfa(clientId: string, value: string, actor: string): Promise<void>;
+  setDpop(clientId: string, value: string, actor: string): Promise<void>;
   setIdTokenAlg(clientId: string, alg: string, actor: string): Promise<void>;
   setPostLogoutRedirectUris(clientId: string, uris: string[], actor: string): Promise<void>;
   setAddresses(clientId: string, change: { origins?: string[]; redirectUris?: string[] }, actor: string): Promise<void>;
@@ -44,6 +45,11 @@ export function createOperations({ clients, keyring, events }: { clients: Client
     async setPasskeyMfa(clientId: string, value: string, actor: string): Promise<void> {
       await checked(() => clients.setPasskeyMfa(clientId, value));
       await events.record({ type: 'client.updated', clientId, actor, detail: { passkeyMfa: value } });
+    },
+
+    async setDpop(clientId: string, value: string, actor: string): Promise<void> {
+      await checked(() => clients.setDpop(clientId, value));
+      await events.record({ type: 'client.updated', clientId, actor, detail: { dpop: value } });
     },
 
     async setIdTokenAlg(clientId: string, alg: string, actor: string): Promise<void> {

@@ -116,6 +116,8 @@ const Client = wireBody<AdminClient>()(
     postLogoutRedirectUris: Type.Array(Type.String()),
     /** A passkey sign-in also passes this client's MFA (`clients update --passkey-mfa`). */
     passkeySatisfiesMfa: Type.Boolean(),
+    /** Every token request must carry a DPoP proof (`clients update --dpop required`, RFC 9449 5.2). */
+    dpopBoundAccessTokens: Type.Boolean(),
   }),
 );
 const AdminKey = wireBody<AdminKeyInfo>()(
@@ -340,6 +342,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
             /** Replaces the list; [] removes them all. */
             postLogoutRedirectUris: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 50 })),
             passkeySatisfiesMfa: Type.Optional(Type.Boolean()),
+            /** RFC 9449 5.2: true, every token request of the client must carry a DPoP proof. */
+            dpopBoundAccessTokens: Type.Optional(Type.Boolean()),
           },
           { additionalProperties: false, minProperties: 1 },
         ),
@@ -347,7 +351,15 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      const { mfaPolicy, idTokenSignedResponseAlg, postLogoutRedirectUris, passkeySatisfiesMfa, origins, redirectUris } = request.body;
+      const {
+        mfaPolicy,
+        idTokenSignedResponseAlg,
+        postLogoutRedirectUris,
+        passkeySatisfiesMfa,
+        dpopBoundAccessTokens,
+        origins,
+        redirectUris,
+      } = request.body;
       // Addresses first: they are the part most likely refused, before anything else changed.
       if (origins || redirectUris)
         await operations.setAddresses(
@@ -360,6 +372,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       if (postLogoutRedirectUris) await operations.setPostLogoutRedirectUris(request.params.id, postLogoutRedirectUris, actor(request));
       if (passkeySatisfiesMfa !== undefined)
         await operations.setPasskeyMfa(request.params.id, passkeySatisfiesMfa ? 'yes' : 'no', actor(request));
+      if (dpopBoundAccessTokens !== undefined)
+        await operations.setDpop(request.params.id, dpopBoundAccessTokens ? 'required' : 'optional', actor(request));
       return reply.code(204).send(null);
     },
   );

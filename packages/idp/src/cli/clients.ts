@@ -49,21 +49,23 @@ const create: Command = {
 const update: Command = {
   name: 'clients update',
   usage: `  service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA]
-                             [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no]
+                             [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional]
       optional (default): users choose whether to enroll in MFA; required: no code without it.
       --id-token-alg: how the client's ID tokens are signed (default RS256).
       --post-logout-redirect-uri: replaces the list (one empty value, "", clears it).
       --passkey-mfa: yes (default): a passkey sign-in also passes this client's MFA; no: the
       user's MFA step follows it.
+      --dpop: required: every token request must carry a DPoP proof (RFC 9449); optional
+      (default): a proof binds the tokens when the client sends one.
 `,
-  flags: ['mfa-policy', 'id-token-alg', 'post-logout-redirect-uri', 'passkey-mfa'],
+  flags: ['mfa-policy', 'id-token-alg', 'post-logout-redirect-uri', 'passkey-mfa', 'dpop'],
   async run({ values, operands: [clientId], config }, io) {
     const { withData, operations } = await import('./open.js');
     return withData(config, async (data) => {
       const postLogout = values['post-logout-redirect-uri'];
-      if (!clientId || (!values['mfa-policy'] && !values['id-token-alg'] && !postLogout && !values['passkey-mfa']))
+      if (!clientId || (!values['mfa-policy'] && !values['id-token-alg'] && !postLogout && !values['passkey-mfa'] && !values.dpop))
         throw new UsageError(
-          'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no]',
+          'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional]',
         );
       const ops = await operations(data);
       if (values['mfa-policy']) {
@@ -73,6 +75,10 @@ const update: Command = {
       if (values['passkey-mfa']) {
         await ops.setPasskeyMfa(clientId, values['passkey-mfa'], 'cli');
         io.out(`Client ${clientId}: a passkey sign-in ${values['passkey-mfa'] === 'yes' ? 'also passes' : 'does not pass'} MFA.\n`);
+      }
+      if (values.dpop) {
+        await ops.setDpop(clientId, values.dpop, 'cli');
+        io.out(`Client ${clientId}: DPoP ${values.dpop}.\n`);
       }
       if (values['id-token-alg']) {
         await ops.setIdTokenAlg(clientId, values['id-token-alg'], 'cli');
@@ -98,8 +104,8 @@ const delegationKeys: Command = {
       Running it again replaces the SP keys.
 `,
   flags: ['json', 'issuer', 'sp-signing-key', 'sp-encryption-key'],
-  async run({ values, operands: [clientId], config }, io) {
-    const issuer = servedIssuer(config.dataDir, values.issuer ?? process.env.SERVICE_IDP_ISSUER);
+  async run({ values, operands: [clientId], config, settings }, io) {
+    const issuer = servedIssuer(config.dataDir, values.issuer ?? settings.SERVICE_IDP_ISSUER);
     const { withContext } = await import('./open.js');
     return withContext(config, async (ctx) => {
       if (!clientId)
@@ -144,7 +150,8 @@ const list: Command = {
   async run({ values, config }, io) {
     const { withData, clientService } = await import('./open.js');
     const clients = await withData(config, async (data) => (await clientService(data)).list());
-    if (values.json) io.out(`${JSON.stringify(clients)}\n`);
+    if (values.json)
+      io.out(`${JSON.stringify({ clients })}\n`); // GET /admin/v1/clients's shape
     else if (clients.length === 0) io.out('No clients yet: service-idp clients create --name NAME --origin URL\n');
     else
       io.out(

@@ -18,6 +18,8 @@ export interface ClientRecord {
   postLogoutRedirectUris: string[];
   /** A passkey sign-in (user verification required) also passes this app's MFA; false: the user's MFA step follows it. Default true. */
   passkeySatisfiesMfa: boolean;
+  /** RFC 9449 5.2: every token request of this client must carry a DPoP proof. Default false. */
+  dpopBoundAccessTokens: boolean;
 }
 
 type Row = Database['clients'];
@@ -35,6 +37,7 @@ export function toRecord(row: Row): ClientRecord {
     type: row.client_type === 'public' ? 'public' : 'confidential',
     postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
     passkeySatisfiesMfa: Number(row.passkey_satisfies_mfa ?? 1) !== 0,
+    dpopBoundAccessTokens: Number(row.dpop_bound_access_tokens ?? 0) !== 0,
   };
 }
 
@@ -52,6 +55,7 @@ function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: 
     client_type: client.type,
     post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
     passkey_satisfies_mfa: client.passkeySatisfiesMfa ? 1 : 0,
+    dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
   };
 }
 
@@ -130,6 +134,16 @@ export function createClientStore(db: Db) {
       const row = await db
         .updateTable('clients')
         .set({ passkey_satisfies_mfa: satisfies ? 1 : 0 })
+        .where('id', '=', id)
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async setDpopBoundAccessTokens(id: string, required: boolean): Promise<boolean> {
+      const row = await db
+        .updateTable('clients')
+        .set({ dpop_bound_access_tokens: required ? 1 : 0 })
         .where('id', '=', id)
         .returning('id')
         .executeTakeFirst();

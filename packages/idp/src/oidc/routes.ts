@@ -22,6 +22,7 @@ import { escapeHtml, PAGE_CSP, sendPage, switcherHtml } from '../http/page.js';
 import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import type { MessageKey } from '../i18n/locales.js';
 import type { PageLanguages } from '../i18n/page-language.js';
+import type { DbscService } from './dbsc.js';
 import type { PasskeyOffer } from './passkey-offer.js';
 import type { OidcService } from './service.js';
 
@@ -132,7 +133,8 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
   offer: PasskeyOffer;
   issuer: string;
   languages: PageLanguages;
-}> = async (app, { oidc, offer, issuer, languages }) => {
+  dbsc: DbscService;
+}> = async (app, { oidc, offer, issuer, languages, dbsc }) => {
   const { locales } = languages;
   const origin = new URL(issuer).origin;
   // Secure cookies need https; the __Host- prefix then pins them to this host and path /.
@@ -155,7 +157,9 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
 
   const authorize = async (params: Record<string, unknown>, request: FastifyRequest, reply: FastifyReply) => {
     const cookies = parseCookies(request.headers.cookie);
-    const sessionValue = cookies.get(sessionCookie);
+    // A session bound to a browser key (DBSC) counts only with its live short cookie.
+    const presented = cookies.get(sessionCookie);
+    const sessionValue = presented && (await dbsc.usable(presented, cookies.get(dbsc.cookieName))) ? presented : undefined;
     const bindingValue = cookies.get(bindingCookie);
     const outcome = await oidc.authorize(params, {
       ...(sessionValue ? { session: sessionValue } : {}),
@@ -243,7 +247,11 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
     return parseCookies(request.headers.cookie);
   };
   const finished = (reply: FastifyReply, done: { location: string; session?: string }) => {
-    if (done.session) reply.header('set-cookie', cookie(sessionCookie, done.session, SESSION_ABSOLUTE_LIFETIME_SECONDS));
+    if (done.session) {
+      reply.header('set-cookie', cookie(sessionCookie, done.session, SESSION_ABSOLUTE_LIFETIME_SECONDS));
+      // W3C DBSC: a browser that can offers to bind the new session to a key of its own (oidc/dbsc.ts).
+      reply.header('secure-session-registration', dbsc.registrationHeader(done.session));
+    }
     return { location: done.location };
   };
 

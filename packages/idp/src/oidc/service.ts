@@ -204,6 +204,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
       secretKeyHash: null,
       pkceChallenge: pkceChallengeOf(input.codeVerifier) ?? null,
       redirectUri: null,
+      dpopProof: false,
     });
     const hostedCode = redeemed?.user && redeemed.code;
     if (!hostedCode || hostedCode.clientId !== HOSTED_CLIENT_ID || !hostedCode.codeChallenge) throw expired();

@@ -12,11 +12,19 @@ export type SmsConfig =
   | { transport: 'twilio'; accountSid: string; authToken: string; from: string; baseUrl?: string };
 
 /** The SMS transport the configuration names (context.ts). */
-export function smsTransport(config: { sms: SmsConfig; issuer: string }, outbox: SmsOutboxStore, now: () => number): SmsTransport {
+export function smsTransport(
+  config: { sms: SmsConfig; issuer: string; devInbox: boolean },
+  outbox: SmsOutboxStore,
+  now: () => number,
+): SmsTransport {
   const sms = config.sms;
   switch (sms.transport) {
     case 'outbox':
-      return createOutboxTransport(outbox, now, `development SMS outbox (service-idp sms, ${config.issuer}/dev/mail)`);
+      return createOutboxTransport(
+        outbox,
+        now,
+        `development SMS outbox (service-idp sms${config.devInbox ? `, ${config.issuer}/dev/sms` : ''})`,
+      );
     case 'webhook':
       return createWebhookTransport({ url: sms.url, secret: sms.secret, timeoutMs: SMS_ATTEMPT_TIMEOUT_MS });
     case 'twilio':

@@ -77,6 +77,8 @@ export interface TestService extends RunningService {
   secretKey: string;
   tokenUrl: string;
   jwksUrl: string;
+  /** PostgreSQL runs: the schema of its tables (a second node opens its own pool on it). */
+  schema?: string;
   /** fetch as a page on APP_ORIGIN would: the Origin header is set, as browsers do. */
   browserFetch: typeof fetch;
   /** A new simulated browser (its own IndexedDB), already initialised. */
@@ -149,6 +151,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...service,
     ...keys,
     tokenUrl: `${service.url}/oauth/token`,
+    ...(database.schema ? { schema: database.schema } : {}),
     jwksUrl: `${service.url}/.well-known/jwks.json`,
     browserFetch,
     post,

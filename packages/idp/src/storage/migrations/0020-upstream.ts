@@ -1,12 +1,12 @@
 import type { Kysely, Migration } from 'kysely';
 
 /** Upstream identity providers (issue 26). */
-export const migrations0018: Record<string, Migration> = {};
+export const migrations0020: Record<string, Migration> = {};
 
 // Issue 26: the operator's connections to upstream providers (secrets sealed), the identities
 // linked to users by (connection, subject), and the email-code proofs a link to an existing
 // account waits for (factors/upstream/).
-migrations0018['0018_upstream'] = {
+migrations0020['0020_upstream'] = {
   async up(db: Kysely<unknown>) {
     await db.schema
       .createTable('connections')
