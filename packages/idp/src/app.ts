@@ -2,7 +2,15 @@ import { maxHeaderSize } from 'node:http';
 import formbody from '@fastify/formbody';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController, type RouteOptions } from 'fastify';
-import { BROWSER_PREFIX, BrowserPaths, type ClientInfoResponse, type ErrorBody, type HealthResponse, Paths } from 'service-protocol';
+import {
+  AUTHORIZATION_REQUEST_HEADER,
+  BROWSER_PREFIX,
+  BrowserPaths,
+  type ClientInfoResponse,
+  type ErrorBody,
+  type HealthResponse,
+  Paths,
+} from 'service-protocol';
 import { Type } from 'typebox';
 import { consoleApiRoutes } from './admin/console-api.js';
 import { ADMIN_PREFIX, adminKeyOf, adminRoutes } from './admin/routes.js';
@@ -18,6 +26,7 @@ import { deviceKeyRoutes } from './factors/device-key/routes.js';
 import { registrationRoutes } from './factors/email-code/routes.js';
 import { passkeyMfaRoutes } from './factors/passkey/mfa-routes.js';
 import { passkeyRoutes } from './factors/passkey/routes.js';
+import { upstreamBrowserRoutes, upstreamRoutes } from './factors/upstream/routes.js';
 import { browserClient } from './http/browser-client.js';
 import {
   CONTRACT_CHECK_ENV,
@@ -39,7 +48,7 @@ import { loginRoutes } from './identify/routes.js';
 import { devMailRoutes } from './mail/routes.js';
 import { dbscRoutes } from './oidc/dbsc-routes.js';
 import { logoutRoutes } from './oidc/logout-routes.js';
-import { hostedCeremonyContext, oidcRoutes, sessionCookieName } from './oidc/routes.js';
+import { bindingCookieName, hostedCeremonyContext, oidcRoutes, parseCookies, sessionCookieName } from './oidc/routes.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
 import { tokenRoutes } from './token/routes.js';
 import { webhookDocument } from './webhooks/openapi.js';
@@ -178,6 +187,14 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         ceremonyContext: hostedCeremonyContext(ctx.oidc, ctx.config.issuer),
       });
       await browser.register(passkeyMfaRoutes, { passkeys: ctx.passkeyMfa });
+      await browser.register(upstreamBrowserRoutes, {
+        upstream: ctx.upstream,
+        connections: ctx.connections,
+        appOf: (requestId, binding) => ctx.upstream.hostedApp(requestId, binding),
+        bindingCookie: bindingCookieName(ctx.config.issuer),
+        cookies: parseCookies,
+        requestHeader: AUTHORIZATION_REQUEST_HEADER,
+      });
     },
     { prefix: BROWSER_PREFIX },
   );
@@ -198,12 +215,20 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
       webhookBacklog: () => ctx.webhookOutbox.backlog(),
       now: Date.now,
     }),
+    connections: ctx.connections,
+    upstream: ctx.upstream,
   });
   await app.register(consoleRoutes, { console: ctx.console, issuer: ctx.config.issuer });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices, languages });
   await app.register(oidcRoutes, { oidc: ctx.oidc, offer: ctx.passkeyOffer, issuer: ctx.config.issuer, languages, dbsc: ctx.dbsc });
   await app.register(dbscRoutes, { dbsc: ctx.dbsc, issuer: ctx.config.issuer });
+  await app.register(upstreamRoutes, {
+    upstream: ctx.upstream,
+    issuer: ctx.config.issuer,
+    bindingCookie: bindingCookieName(ctx.config.issuer),
+    cookies: parseCookies,
+  });
   await app.register(logoutRoutes, { logout: ctx.logout, issuer: ctx.config.issuer, languages });
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer, dpop: ctx.dpop });
   await app.register(sdkRoutes);

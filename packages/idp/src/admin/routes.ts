@@ -19,9 +19,11 @@ import type {
   OperatorRole,
 } from 'service-protocol';
 import { Type } from 'typebox';
+import type { Connections } from '../connections/service.js';
 import { PAGE_SIZE_DEFAULT } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
+import type { UpstreamService } from '../factors/upstream/service.js';
 import { notFound } from '../http/error-handler.js';
 import { BODY_ERRORS, errorResponses, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { SIGNING_ALGS } from '../keys/keyring.js';
@@ -29,6 +31,7 @@ import { CURSOR_MAX_LENGTH, checkQueryText } from '../storage/pagination.js';
 import type { UserService } from '../users/service.js';
 import { webhookRoutes } from '../webhooks/routes.js';
 import type { Webhooks } from '../webhooks/service.js';
+import { connectionRoutes } from './connections-routes.js';
 import type { Operations } from './operations.js';
 import type { AdminKeys } from './service.js';
 import type { AdminKeyRecord } from './store.js';
@@ -167,7 +170,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   consoleCredential?: ConsoleCredential;
   /** Routes registered inside these (their credential hook applies): operators, keys, the dashboard. */
   more?: FastifyPluginAsyncTypebox;
-}> = async (app, { adminKeys, users, events, operations, clients, webhooks, consoleCredential, more }) => {
+  connections: Connections;
+  upstream: UpstreamService;
+}> = async (app, { adminKeys, users, events, operations, clients, webhooks, consoleCredential, more, connections, upstream }) => {
   app.decorateRequest('adminActor', '');
   // Every admin route is documented as taking the admin key or the console's session (http/openapi.ts).
   app.addHook('onRoute', (route) => {
@@ -202,6 +207,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   const actor = (request: { adminActor: string }) => request.adminActor;
   await app.register(webhookRoutes, { webhooks });
   if (more) await app.register(more);
+  await app.register(connectionRoutes, { connections, upstream });
 
   app.get(
     '/users',

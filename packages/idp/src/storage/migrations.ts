@@ -7,6 +7,7 @@ import { migrations0016 } from './migrations/0016-console.js';
 import { migrations0017 } from './migrations/0017-user-locale.js';
 import { migrations0018 } from './migrations/0018-dpop.js';
 import { migrations0019 } from './migrations/0019-dbsc.js';
+import { migrations0020 } from './migrations/0020-upstream.js';
 
 /**
  * Versioned migrations, applied in name order. A migration never changes once released;
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0017,
   ...migrations0018,
   ...migrations0019,
+  ...migrations0020,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
