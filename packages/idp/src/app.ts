@@ -2,7 +2,15 @@ import { maxHeaderSize } from 'node:http';
 import formbody from '@fastify/formbody';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController, type RouteOptions } from 'fastify';
-import { BROWSER_PREFIX, BrowserPaths, type ClientInfoResponse, type ErrorBody, type HealthResponse, Paths } from 'service-protocol';
+import {
+  AUTHORIZATION_REQUEST_HEADER,
+  BROWSER_PREFIX,
+  BrowserPaths,
+  type ClientInfoResponse,
+  type ErrorBody,
+  type HealthResponse,
+  Paths,
+} from 'service-protocol';
 import { Type } from 'typebox';
 import { consoleApiRoutes } from './admin/console-api.js';
 import { ADMIN_PREFIX, adminKeyOf, adminRoutes } from './admin/routes.js';
@@ -19,6 +27,7 @@ import { deviceKeyRoutes } from './factors/device-key/routes.js';
 import { registrationRoutes } from './factors/email-code/routes.js';
 import { passkeyMfaRoutes } from './factors/passkey/mfa-routes.js';
 import { passkeyRoutes } from './factors/passkey/routes.js';
+import { upstreamBrowserRoutes, upstreamRoutes } from './factors/upstream/routes.js';
 import { browserClient } from './http/browser-client.js';
 import {
   CONTRACT_CHECK_ENV,
@@ -41,7 +50,7 @@ import { loginRoutes } from './identify/routes.js';
 import { devMailRoutes } from './mail/routes.js';
 import { dbscRoutes } from './oidc/dbsc-routes.js';
 import { logoutRoutes } from './oidc/logout-routes.js';
-import { hostedCeremonyContext, oidcRoutes, sessionCookieName } from './oidc/routes.js';
+import { bindingCookieName, hostedCeremonyContext, oidcRoutes, parseCookies, sessionCookieName } from './oidc/routes.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
 import { tokenRoutes } from './token/routes.js';
 import { webhookDocument } from './webhooks/openapi.js';
@@ -182,6 +191,14 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         ceremonyContext: hostedCeremonyContext(ctx.oidc, ctx.config.issuer),
       });
       await browser.register(passkeyMfaRoutes, { passkeys: ctx.passkeyMfa });
+      await browser.register(upstreamBrowserRoutes, {
+        upstream: ctx.upstream,
+        connections: ctx.connections,
+        appOf: (requestId, binding) => ctx.upstream.hostedApp(requestId, binding),
+        bindingCookie: bindingCookieName(ctx.config.issuer),
+        cookies: parseCookies,
+        requestHeader: AUTHORIZATION_REQUEST_HEADER,
+      });
     },
     { prefix: BROWSER_PREFIX },
   );
@@ -203,6 +220,8 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
       now: Date.now,
     }),
     branding: ctx.branding,
+    connections: ctx.connections,
+    upstream: ctx.upstream,
   });
   await app.register(brandingAssetRoutes, { branding: ctx.branding });
   await app.register(consoleRoutes, { console: ctx.console, issuer: ctx.config.issuer });
@@ -217,6 +236,12 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     dbsc: ctx.dbsc,
   });
   await app.register(dbscRoutes, { dbsc: ctx.dbsc, issuer: ctx.config.issuer });
+  await app.register(upstreamRoutes, {
+    upstream: ctx.upstream,
+    issuer: ctx.config.issuer,
+    bindingCookie: bindingCookieName(ctx.config.issuer),
+    cookies: parseCookies,
+  });
   await app.register(logoutRoutes, { logout: ctx.logout, issuer: ctx.config.issuer, languages });
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer, dpop: ctx.dpop });
   await app.register(sdkRoutes);

@@ -15,6 +15,7 @@ import {
   WEBHOOK_REQUEST_TIMEOUT_MS,
 } from './defaults.js';
 import { ConfigError } from './errors.js';
+import type { SmsConfig } from './sms/configured.js';
 import { smsWebhookKey, WEBHOOK_SECRET_MIN_LENGTH } from './sms/webhook.js';
 
 /** In the data folder: the issuer the last start on it served (what `clients delegation-keys` prints). */
@@ -86,10 +87,7 @@ export interface ServiceConfig {
   metrics: { host: string; port: number } | undefined;
 }
 
-export type SmsConfig =
-  | { transport: 'outbox' }
-  | { transport: 'webhook'; url: string; secret: string }
-  | { transport: 'twilio'; accountSid: string; authToken: string; from: string; baseUrl?: string };
+export type { SmsConfig } from './sms/configured.js';
 
 /** Environment variables read by every command; flags win over them. docs/operations.md lists the same table. */
 export const ENVIRONMENT = {

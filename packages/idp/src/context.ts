@@ -16,7 +16,7 @@ import { openConsole } from './console/wiring.js';
 import { createSealer } from './crypto/seal.js';
 import { createSecretHasher } from './crypto/secrets.js';
 import { loadServerSecret } from './crypto/server-secret.js';
-import { SMS_ATTEMPT_TIMEOUT_MS, WEBHOOK_RETRY_WINDOW_HOURS } from './defaults.js';
+import { WEBHOOK_RETRY_WINDOW_HOURS } from './defaults.js';
 import { createDelegationService } from './delegation/service.js';
 import { createDelegationStore } from './delegation/store.js';
 import { createDeviceNotices } from './devices/notice.js';
@@ -38,6 +38,7 @@ import { createPasskeyService } from './factors/passkey/service.js';
 import { createPasskeyStore } from './factors/passkey/store.js';
 import { createRecoveryCodes } from './factors/recovery-code/service.js';
 import { createRecoveryCodeStore } from './factors/recovery-code/store.js';
+import { openUpstream } from './factors/upstream/wiring.js';
 import { loadLocales } from './i18n/locales.js';
 import { createLoginService } from './identify/service.js';
 import { createKeyring, type SigningKeyGenerator } from './keys/keyring.js';
@@ -48,6 +49,7 @@ import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/maile
 import { loadMailTemplates } from './mail/templates.js';
 import { createServiceMetrics } from './metrics/service.js';
 import { createDbsc } from './oidc/dbsc.js';
+import { hostedSignInFor } from './oidc/hosted-for.js';
 import { createLogoutService } from './oidc/logout.js';
 import { createPasskeyOffer } from './oidc/passkey-offer.js';
 import { createRefreshTokenStore } from './oidc/refresh-store.js';
@@ -59,11 +61,9 @@ import { createSignInFinisher } from './sign-in/finish.js';
 import { createMfaStep } from './sign-in/mfa-step.js';
 import { createMfaStore } from './sign-in/mfa-store.js';
 import { createSignInPipeline } from './sign-in/pipeline.js';
-import { createOutboxTransport } from './sms/outbox.js';
-import { createSmsOutboxStore, type SmsOutboxStore } from './sms/outbox-store.js';
+import { smsTransport } from './sms/configured.js';
+import { createSmsOutboxStore } from './sms/outbox-store.js';
 import type { SmsTransport } from './sms/transport.js';
-import { createTwilioTransport } from './sms/twilio.js';
-import { createWebhookTransport } from './sms/webhook.js';
 import { createSpentTokenStore } from './spent-tokens/store.js';
 import { type Db, describeDatabase, openDatabase, poolUse } from './storage/database.js';
 import { migrate } from './storage/migrations.js';
@@ -89,24 +89,10 @@ export interface ContextOptions {
   webhookTimings?: Partial<DeliveryTimings>;
   /** Resolves webhook receivers' names (tests); default: the system resolver. */
   webhookResolve?: HostResolver;
+  /** Reaches upstream identity providers (tests route Google's, Apple's, GitHub's and Microsoft's hosts to local servers). */
+  upstreamFetch?: typeof fetch;
   /** Makes signing key pairs (tests hand out pre-generated first keys); default: a fresh pair each time. */
   generateSigningKey?: SigningKeyGenerator;
-}
-
-function smsTransport(config: ServiceConfig, outbox: SmsOutboxStore, now: () => number): SmsTransport {
-  const sms = config.sms;
-  switch (sms.transport) {
-    case 'outbox':
-      return createOutboxTransport(
-        outbox,
-        now,
-        `development SMS outbox (service-idp sms${config.devInbox ? `, ${config.issuer}/dev/sms` : ''})`,
-      );
-    case 'webhook':
-      return createWebhookTransport({ url: sms.url, secret: sms.secret, timeoutMs: SMS_ATTEMPT_TIMEOUT_MS });
-    case 'twilio':
-      return createTwilioTransport({ ...sms, timeoutMs: SMS_ATTEMPT_TIMEOUT_MS });
-  }
 }
 
 /** Wires storage, crypto and flows together: the composition root shared by the CLI and the HTTP app. */
@@ -308,6 +294,15 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     now,
     deviceIdleMs: idleMs,
   });
+  // The upstream first factor continues into the same flows as the others (factors/upstream/wiring.ts).
+  const upstreamFlows = { clients, accounts, mfa, pipeline, otp, events, spent: spentTokens, throttle, hash, now };
+  const { connections, upstream, sweepUpstream } = openUpstream(db, serverSecret, {
+    ...upstreamFlows,
+    issuer: config.issuer,
+    hostedFor: hostedSignInFor(oidc, clients),
+    clientById: clients.findById,
+    fetch: options.upstreamFetch,
+  });
   const passkeyOffer = createPasskeyOffer({ oidc, passkeys, clients, mailer, templates, now });
   const logout = createLogoutService({ issuer: config.issuer, clients, keyring, oidc, events, hash });
   const operatorConsole = openConsole(db, config.issuer, idleMs, { clients, codes, accounts, devices, passkeyStore, events, hash, now });
@@ -344,6 +339,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     oidc,
     passkeyOffer,
     logout,
+    connections,
+    upstream,
     events,
     metrics,
     users,
@@ -358,6 +355,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     /** Deletes expired rows; each store sweeps its own table. */
     async sweepExpired(at: number) {
       await registrationStore.deleteExpired(at);
+      await sweepUpstream(at);
       await codeStore.deleteExpired(at);
       await spentTokens.deleteExpired(at);
       await devices.expireIdle(at - idleMs, at, eventStore);

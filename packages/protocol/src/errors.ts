@@ -44,6 +44,11 @@ export const ErrorStatus = {
    * (a cloned authenticator). service-web/passkeys shows it as PASSKEY_REFUSED.
    */
   ERR_PASSKEY_INVALID: Status.INVALID_REQUEST,
+  /**
+   * An upstream provider's answer was refused: unknown or spent state, another browser's, a
+   * provider error, or an ID token that does not check out (issuer, audience, nonce, signature).
+   */
+  ERR_UPSTREAM_REFUSED: Status.INVALID_REQUEST,
   ERR_UNAVAILABLE: Status.SERVICE_ERROR,
   ERR_INTERNAL: Status.SERVICE_ERROR,
 } as const;
@@ -74,6 +79,7 @@ export const ErrorHttpStatus = {
   ERR_DELEGATION_REPLAYED: 409,
   ERR_DELEGATION_NOT_CONFIGURED: 403,
   ERR_PASSKEY_INVALID: 401,
+  ERR_UPSTREAM_REFUSED: 401,
   ERR_UNAVAILABLE: 503,
   ERR_INTERNAL: 500,
 } as const satisfies Record<ErrorCode, number>;

@@ -18,6 +18,7 @@ export * from './oidc.js';
 export * from './passkeys.js';
 export * from './phone.js';
 export * from './statuses.js';
+export * from './upstream.js';
 
 /** Version of the browser wire interface. A breaking change gets a new path prefix. */
 export const PROTOCOL_VERSION = 'v1';

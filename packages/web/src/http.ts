@@ -52,7 +52,7 @@ export async function request(config: HttpConfig, path: string, body?: object): 
     return {
       failure: signal.aborted
         ? failure('TIMEOUT', `No answer within ${config.timeoutMs} ms`)
-        : failure('NETWORK_ERROR', `Service unreachable: ${reasonOf(error)}`),
+        : failure('NETWORK_ERROR', `Unreachable: ${reasonOf(error)}`),
     };
   }
 }
@@ -69,7 +69,7 @@ function parseObject(text: string): Record<string, unknown> | undefined {
 /** Maps `{ code, message, retryAfter?, attemptsRemaining? }` through protocol's ErrorStatus table. */
 export function errorBodyToFailure(httpStatus: number, body: Record<string, unknown> = {}): FailureResult {
   const { code, message } = body;
-  if (!isErrorCode(code)) return failure('SERVICE_ERROR', `HTTP ${httpStatus}, unknown error code`);
+  if (!isErrorCode(code)) return failure('SERVICE_ERROR', `HTTP ${httpStatus}: unknown code`);
   return withTyped(
     failure(ErrorStatus[code], typeof message === 'string' ? message : code),
     body,

@@ -21,9 +21,11 @@ import type {
 import { Type } from 'typebox';
 import { brandingAdminRoutes } from '../branding/routes.js';
 import type { Branding } from '../branding/service.js';
+import type { Connections } from '../connections/service.js';
 import { PAGE_SIZE_DEFAULT } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
+import type { UpstreamService } from '../factors/upstream/service.js';
 import { notFound } from '../http/error-handler.js';
 import { BODY_ERRORS, errorResponses, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { SIGNING_ALGS } from '../keys/keyring.js';
@@ -31,6 +33,7 @@ import { CURSOR_MAX_LENGTH, checkQueryText } from '../storage/pagination.js';
 import type { UserService } from '../users/service.js';
 import { webhookRoutes } from '../webhooks/routes.js';
 import type { Webhooks } from '../webhooks/service.js';
+import { connectionRoutes } from './connections-routes.js';
 import type { Operations } from './operations.js';
 import type { AdminKeys } from './service.js';
 import type { AdminKeyRecord } from './store.js';
@@ -169,8 +172,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   consoleCredential?: ConsoleCredential;
   /** Routes registered inside these (their credential hook applies): operators, keys, the dashboard. */
   more?: FastifyPluginAsyncTypebox;
+  connections: Connections;
+  upstream: UpstreamService;
   branding: Branding;
-}> = async (app, { adminKeys, users, events, operations, clients, webhooks, consoleCredential, more, branding }) => {
+}> = async (app, { adminKeys, users, events, operations, clients, webhooks, consoleCredential, more, connections, upstream, branding }) => {
   app.decorateRequest('adminActor', '');
   // Every admin route is documented as taking the admin key or the console's session (http/openapi.ts).
   app.addHook('onRoute', (route) => {
@@ -206,6 +211,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   await app.register(webhookRoutes, { webhooks });
   await app.register(brandingAdminRoutes, { branding, operations });
   if (more) await app.register(more);
+  await app.register(connectionRoutes, { connections, upstream });
 
   app.get(
     '/users',

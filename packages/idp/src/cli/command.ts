@@ -47,6 +47,19 @@ export const FLAGS = {
   config: { type: 'string' },
   version: { type: 'boolean' },
   role: { type: 'string' },
+  // connections (cli/connections.ts)
+  preset: { type: 'string' },
+  'upstream-issuer': { type: 'string' },
+  'client-id': { type: 'string' },
+  'client-secret': { type: 'string' },
+  'client-secret-file': { type: 'string' },
+  scopes: { type: 'string' },
+  clients: { type: 'string' },
+  'keep-tokens': { type: 'string' },
+  'apple-team-id': { type: 'string' },
+  'apple-key-id': { type: 'string' },
+  connection: { type: 'string' },
+  subject: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

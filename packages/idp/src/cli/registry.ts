@@ -5,6 +5,7 @@ import { backups } from './backup.js';
 import { clients } from './clients.js';
 import { type Command, FLAGS, type Flag, SHARED_FLAGS, UsageError, type Values } from './command.js';
 import { configCheck } from './config.js';
+import { connections } from './connections.js';
 import { devices } from './devices.js';
 import { events } from './events.js';
 import { rotate } from './keys.js';
@@ -25,6 +26,7 @@ export const COMMANDS: readonly Command[] = [
   ...adminKeyCommands,
   ...operatorCommands,
   ...webhooks,
+  ...connections,
   ...settings,
   rotate,
   ...mailboxes,

@@ -211,12 +211,12 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
   });
 
   it("requires DPoP of a client's token requests (`--dpop required`), and refuses another value", async () => {
-    const [client] = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout);
+    const [client] = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout).clients;
     assert.equal(client.dpopBoundAccessTokens, false);
     const set = await run(['clients', 'update', client.id, '--dpop', 'required', '--data', data]);
     assert.equal(set.code, 0, set.stderr);
     assert.match(set.stdout, /DPoP required/);
-    assert.equal(JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout)[0].dpopBoundAccessTokens, true);
+    assert.equal(JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout).clients[0].dpopBoundAccessTokens, true);
     assert.match((await run(['clients', 'update', client.id, '--dpop', 'sometimes', '--data', data])).stderr, /required or optional/);
     assert.equal((await run(['clients', 'update', client.id, '--dpop', 'optional', '--data', data])).code, 0);
   });

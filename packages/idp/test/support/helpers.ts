@@ -108,6 +108,8 @@ export interface TestServiceOptions {
   webhookTimings?: ContextOptions['webhookTimings'];
   /** Resolves webhook receivers' names instead of the system resolver. */
   webhookResolve?: ContextOptions['webhookResolve'];
+  /** Reaches upstream identity providers (the presets' fixed hosts routed to local servers). */
+  upstreamFetch?: ContextOptions['upstreamFetch'];
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -122,6 +124,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.now ? { now: options.now } : {}),
     ...(options.webhookTimings ? { webhookTimings: options.webhookTimings } : {}),
     ...(options.webhookResolve ? { webhookResolve: options.webhookResolve } : {}),
+    ...(options.upstreamFetch ? { upstreamFetch: options.upstreamFetch } : {}),
     generateSigningKey: testSigningKeys(),
     onContractViolation: (violation) => contractViolations.push(violation),
   }).catch(async (error: unknown) => {

@@ -12,6 +12,10 @@ export const es = {
   'hosted.continue': 'Continuar',
   'hosted.verify': 'Verificar',
   'hosted.passkey.signIn': 'Iniciar sesión con una llave de acceso',
+  'hosted.upstream.label': 'O continúa con',
+  'hosted.upstream.link':
+    'Ya tienes una cuenta con esta dirección. Para vincular este inicio de sesión, introduce el código que enviamos a:',
+  'hosted.upstream.refused': 'El inicio de sesión con este proveedor no funcionó. Inténtalo de nuevo o usa tu dirección de correo.',
   'hosted.otp.label': 'El código de 6 dígitos que enviamos a <email></email>',
   'hosted.otp.hint': '¿No lo ha recibido? Mire en la carpeta de spam y compruebe la dirección de arriba.',
   'hosted.otp.resend': 'Reenviar el código',

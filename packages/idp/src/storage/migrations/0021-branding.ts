@@ -1,12 +1,12 @@
 import type { Kysely, Migration } from 'kysely';
 
 /** Branding (issue 28): the service's settings and each application's branding. */
-export const migrations0020: Record<string, Migration> = {};
+export const migrations0021: Record<string, Migration> = {};
 
 // The operator's service-wide settings (the product name), and per application its display
 // name, accent colour, terms and privacy pages, mail sender name and logo (base64 text, so the
 // same column serves SQLite and PostgreSQL; at most LOGO_MAX_BYTES), found by its content hash.
-migrations0020['0020_branding'] = {
+migrations0021['0021_branding'] = {
   async up(db: Kysely<unknown>) {
     await db.schema
       .createTable('settings')
