@@ -66,6 +66,12 @@ describe('the hosted code step helps when a code does not come', { timeout: 3 * 
     const email = `help.${Date.now().toString(36)}@example.com`;
     const { page, seen, close } = await codeStep(email);
     await stack.nextMailOtp(email, seen);
+    // The application's brand: its logo (served by content hash), name and accent on the primary button.
+    assert.match((await page.locator('.brand-logo').getAttribute('src')) ?? '', /^\/branding\/logos\/[0-9a-f]{64}\.png$/);
+    assert.equal(await page.locator('.brand-logo').evaluate((img) => (img as HTMLImageElement).naturalWidth), 64);
+    assert.equal(await page.locator('.brand').textContent(), 'Acme Wiki');
+    const fill = await page.getByRole('button', { name: 'Verify' }).evaluate((button) => getComputedStyle(button).backgroundColor);
+    assert.equal(fill, 'rgb(194, 65, 12)');
     assert.equal(await resend(page).isDisabled(), true, 'disabled at first');
     assert.match((await resend(page).textContent()) ?? '', /^Resend the code in \d+ seconds?$/);
     await page.getByText("Didn't get it? Look in your spam folder").waitFor();

@@ -232,6 +232,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     offer: ctx.passkeyOffer,
     issuer: ctx.config.issuer,
     resendSeconds: ctx.config.sendSpacingSeconds,
+    brandOf: (client) => ctx.branding.brandOf(client),
     languages,
     dbsc: ctx.dbsc,
   });
