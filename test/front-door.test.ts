@@ -163,6 +163,11 @@ describe('the front door: a fresh clone and the README and getting-started.md as
     await waitFor(DEMO, start, 60_000);
     await waitFor(SECOND_APP, start, 60_000);
     assert.match(start.output(), /npx service-idp mail/, 'the banner says how to read the codes');
+    assert.doesNotMatch(
+      start.output(),
+      /> tsc -b|Build complete|tsdown/,
+      'a build that succeeds shows none of its output (scripts/quiet.ts)',
+    );
     // The SDK-free app's sign-in: express-openid-connect discovered the service and sends the
     // browser to its /authorize with the registered redirect URI.
     const login = await fetch(`${SECOND_APP}/login`, { redirect: 'manual' });
@@ -191,7 +196,9 @@ describe('the front door: a fresh clone and the README and getting-started.md as
     assert.match(again.output, /stopped: .*ERR_RATE_LIMITED/);
     assert.doesNotMatch(again.output, /SyntaxError|TypeError|Cannot read/, `it stops at the failed step:\n${again.output}`);
     const clients = await sh(clone, 'npx service-idp clients list --json');
-    const names = (JSON.parse(clients.output.slice(clients.output.indexOf('['))) as Array<{ name: string }>).map((c) => c.name);
+    const names = (JSON.parse(clients.output.slice(clients.output.indexOf('{'))) as { clients: Array<{ name: string }> }).clients.map(
+      (c) => c.name,
+    );
     assert.deepEqual(names.sort(), ['Acme Wiki', 'Demo', 'My App'], 'one "My App" after two runs');
   });
 
@@ -213,5 +220,36 @@ describe('the front door: a fresh clone and the README and getting-started.md as
     start = undefined;
     assert.match(output, /service-idp stopped \(SIGINT\)\./, output);
     assert.ok(await portFree(8080), 'port 8080 is free again');
+  });
+});
+
+describe("npm start's build step (scripts/quiet.ts)", () => {
+  const quiet = (...command: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', join(REPOSITORY, 'scripts/quiet.ts'), ...command], { cwd: REPOSITORY });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => {
+        stdout += chunk;
+      });
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk;
+      });
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+
+  it("is the start script's first step", () => {
+    const { scripts } = JSON.parse(readFileSync(join(REPOSITORY, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    assert.match(scripts.start ?? '', /^node --import tsx scripts\/quiet\.ts npm run build && /);
+  });
+
+  it("shows a build's output only when it fails, with its exit status", async () => {
+    // The command line is echoed as progress; its output is what must not show (made by the command, so not in its line).
+    const passed = await quiet(process.execPath, '-e', 'console.log("compiled " + 479 * 2); console.error("warning " + 6 * 7)');
+    assert.equal(passed.code, 0);
+    assert.doesNotMatch(passed.stdout + passed.stderr, /compiled 958|warning 42/);
+    const failed = await quiet(process.execPath, '-e', 'console.log("src/x.ts(1,1): error TS2304"); process.exit(2)');
+    assert.equal(failed.code, 2);
+    assert.match(failed.stderr, /src\/x\.ts\(1,1\): error TS2304\n[\s\S]*failed \(exit status 2\); its output is above\.\n$/);
   });
 });

@@ -28,7 +28,14 @@ import { CHROMIUM, freePort, servePages } from '../examples/demo/test/harness.ts
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PUBLIC = ['service-web', 'service-oauth-client', 'service-idp'] as const;
 /** Every entry point a consumer can import. */
-const ENTRIES = ['service-web', 'service-web/passkeys', 'service-oauth-client', 'service-oauth-client/delegation', 'service-idp'] as const;
+const ENTRIES = [
+  'service-web',
+  'service-web/passkeys',
+  'service-web/dpop',
+  'service-oauth-client',
+  'service-oauth-client/delegation',
+  'service-idp',
+] as const;
 const run = promisify(execFile);
 
 /** npm as a user runs it: none of the calling `npm run`'s configuration leaks in. */

@@ -129,7 +129,7 @@ async function waitReady(child: ChildProcess) {
 
 /** The demo client: the one whose keys we kept, else a new one named "Demo". */
 async function demoClient(): Promise<ClientKeys> {
-  const clients = await idp<ClientInfo[]>('clients', 'list');
+  const { clients } = await idp<{ clients: ClientInfo[] }>('clients', 'list');
   const kept = readJson<ClientKeys>(CLIENT_FILE);
   const known = kept && clients.find((c) => c.id === kept.clientId);
   if (kept && known) {
@@ -156,7 +156,7 @@ async function demoClient(): Promise<ClientKeys> {
  * service gets its post-logout redirect URI added.
  */
 async function oidcAppClient(): Promise<ClientKeys> {
-  const clients = await idp<ClientInfo[]>('clients', 'list');
+  const { clients } = await idp<{ clients: ClientInfo[] }>('clients', 'list');
   const kept = readJson<ClientKeys>(OIDC_CLIENT_FILE);
   const known = kept && clients.find((c) => c.id === kept.clientId);
   if (kept && known) {

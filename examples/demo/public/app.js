@@ -292,7 +292,7 @@
   async function finish(code, recoveryCodes) {
     show('busy', { title: 'Signing in', subtitle: '' });
     $('#busy-text').textContent = 'Signing you in…';
-    const response = await post('/api/login', { code, userid: state.email, code_verifier: state.pkce?.codeVerifier });
+    const response = await window.DemoDpop.login({ code, userid: state.email, code_verifier: state.pkce?.codeVerifier });
     state.pkce = undefined;
     if (response.ok) {
       app.dataset.status = 'SIGNED_IN';

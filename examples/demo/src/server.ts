@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import {
   type Claims,
   DelegationRequestError,
-  exchangeCodeForClaims,
+  exchangeCodeForTokens,
   JWTVerificationError,
   type MfaChangeResult,
   MfaMethod,
@@ -19,6 +19,7 @@ import {
   ServiceOAuthError,
 } from 'service-oauth-client';
 import { renderSVG } from 'uqr';
+import { boundKeyOf, DpopNonceNeeded, userinfoWithProof } from './dpop.ts';
 import { escapeHtml, listen, securityHeaders } from './http.ts';
 
 export interface DemoOptions {
@@ -49,6 +50,11 @@ interface Session {
   email: string;
   claims: Claims;
   expiresAt: number;
+  /** The access token, and whether it is bound to the device key (DPoP) or a bearer token. */
+  accessToken: string;
+  tokenType: 'Bearer' | 'DPoP';
+  /** The userinfo the backend read with the DPoP-bound token and a proof the device signed. */
+  userinfo?: Record<string, unknown>;
   /** An MFA change waiting for its code. */
   pendingChange?: { sessionId: string; method: MfaMethod; phoneNumber?: string };
 }
@@ -57,12 +63,15 @@ const COOKIE = 'demo_session';
 const SESSION_TTL_MS = 8 * 60 * 60 * 1000;
 const BODY_LIMIT = 16 * 1024;
 const PUBLIC_DIR = fileURLToPath(new URL('../public/', import.meta.url));
+/** service-web/dpop for a <script> tag (window.ServiceWebDpop), from the workspace's build. */
+const DPOP_SCRIPT = fileURLToPath(new URL('../../../packages/web/dist/service-web-dpop.global.js', import.meta.url));
 /** service-web/passkeys for a <script> tag (window.ServiceWebPasskeys), from the workspace's build. */
 const PASSKEYS_SCRIPT = fileURLToPath(new URL('../../../packages/web/dist/service-web-passkeys.global.js', import.meta.url));
 const STATIC: Record<string, string> = {
   '/static/app.js': 'text/javascript; charset=utf-8',
   '/static/account.js': 'text/javascript; charset=utf-8',
   '/static/common.js': 'text/javascript; charset=utf-8',
+  '/static/dpop.js': 'text/javascript; charset=utf-8',
   '/static/style.css': 'text/css; charset=utf-8',
   '/static/favicon.svg': 'image/svg+xml',
 };
@@ -72,6 +81,8 @@ class HttpError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** More fields of the answer (the DPoP nonce to sign with). */
+    readonly extra: Record<string, string> = {},
   ) {
     super(message);
   }
@@ -140,7 +151,15 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   async function api(request: IncomingMessage, response: ServerResponse, path: string): Promise<unknown> {
     if (request.method === 'GET' && path === '/api/me') {
       const { session } = requireSession(request);
-      return { sub: session.sub, email: session.email, claims: session.claims };
+      return {
+        sub: session.sub,
+        email: session.email,
+        claims: session.claims,
+        tokenType: session.tokenType,
+        // Shown, not trusted: the key the service bound the access token to (its cnf.jkt), and what userinfo said with it.
+        boundTo: session.tokenType === 'DPoP' ? boundKeyOf(session.accessToken) : null,
+        userinfo: session.userinfo ?? null,
+      };
     }
     if (request.method === 'GET' && path === '/api/mfa') {
       const { session } = requireSession(request);
@@ -168,11 +187,15 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
         // A passkey sign-in needs no address: then the account is the one the token names.
         const userid = body.userid === undefined || body.userid === '' ? undefined : stringField(body, 'userid', 320);
         const codeVerifier = body.code_verifier === undefined ? undefined : stringField(body, 'code_verifier', 128);
+        // A proof the device key signed for the token request (service-web/dpop): the tokens are then bound to the device.
+        const dpop = body.dpop === undefined ? undefined : stringField(body, 'dpop', 4000);
         let claims: Claims;
+        let tokens: Awaited<ReturnType<typeof exchangeCodeForTokens>>;
         try {
-          claims = await exchangeCodeForClaims({
+          tokens = await exchangeCodeForTokens({
             code,
             ...(codeVerifier ? { codeVerifier } : {}),
+            ...(dpop ? { dpop } : {}),
             oauthTokenUrl: `${serviceUrl}/oauth/token`,
             jwksUrl: `${serviceUrl}/.well-known/jwks.json`,
             issuer: serviceUrl,
@@ -181,6 +204,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
             apiKey: options.secretKey,
             leeway: 10,
           });
+          claims = tokens.claims;
         } catch (error) {
           throw loginFailure(error, log);
         }
@@ -190,10 +214,37 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
         const previous = sessionOf(request);
         if (previous) sessions.delete(previous.id);
         const id = randomBytes(32).toString('base64url');
-        sessions.set(id, { sub: claims.sub, email: claims.email, claims, expiresAt: Date.now() + SESSION_TTL_MS });
+        sessions.set(id, {
+          sub: claims.sub,
+          email: claims.email,
+          claims,
+          accessToken: tokens.accessToken,
+          tokenType: tokens.tokenType,
+          expiresAt: Date.now() + SESSION_TTL_MS,
+        });
         response.setHeader('set-cookie', cookie(id, SESSION_TTL_MS / 1000));
-        log(`demo: signed in ${claims.email} (sub ${claims.sub})`);
-        return { ok: true, email: claims.email };
+        log(`demo: signed in ${claims.email} (sub ${claims.sub}, ${tokens.tokenType} token)`);
+        // A DPoP-bound token is worth nothing without the device's key: the page gets it to sign
+        // the proofs (ath) of the calls the backend makes with it. A bearer token stays here.
+        return {
+          ok: true,
+          email: claims.email,
+          tokenType: tokens.tokenType,
+          ...(tokens.tokenType === 'DPoP' ? { accessToken: tokens.accessToken } : {}),
+        };
+      }
+      case '/api/userinfo': {
+        const { session } = requireSession(request);
+        if (session.tokenType !== 'DPoP') throw new HttpError(409, 'not_bound', 'This sign-in has no device-bound token.');
+        try {
+          const userinfo = await userinfoWithProof(serviceUrl, session.accessToken, stringField(body, 'dpop', 4000));
+          if (!userinfo) throw new HttpError(401, 'userinfo_refused', 'The identity service refused the device-bound token.');
+          session.userinfo = userinfo;
+          return { userinfo };
+        } catch (error) {
+          if (error instanceof DpopNonceNeeded) throw new HttpError(401, 'use_dpop_nonce', error.message, { dpopNonce: error.dpopNonce });
+          throw error;
+        }
       }
       case '/api/logout': {
         const found = sessionOf(request);
@@ -267,7 +318,12 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
       } catch (error) {
         const known = error instanceof HttpError ? error : new HttpError(500, 'internal', 'Something went wrong on our side.');
         if (!(error instanceof HttpError)) log(`demo: ${request.method} ${path} failed: ${error instanceof Error ? error.stack : error}`);
-        send(response, known.status, 'application/json; charset=utf-8', JSON.stringify({ error: known.code, message: known.message }));
+        send(
+          response,
+          known.status,
+          'application/json; charset=utf-8',
+          JSON.stringify({ error: known.code, message: known.message, ...known.extra }),
+        );
       }
       return;
     }
@@ -278,6 +334,10 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     if (request.headers.host !== new URL(publicOrigin).host && !path.startsWith('/static/')) {
       response.setHeader('location', `${publicOrigin}${path}${url.search}`);
       return send(response, 302, 'text/plain; charset=utf-8', `Open ${publicOrigin}`);
+    }
+    if (path === '/static/service-web-dpop.js') {
+      response.setHeader('cache-control', 'no-cache');
+      return send(response, 200, 'text/javascript; charset=utf-8', readFileSync(DPOP_SCRIPT));
     }
     if (path === '/static/service-web-passkeys.js') {
       response.setHeader('cache-control', 'no-cache');
@@ -340,6 +400,9 @@ function qrDataUrl(text: string): string {
 function loginFailure(error: unknown, log: (line: string) => void): HttpError {
   if (error instanceof ServiceOAuthError) log(`demo: code exchange failed: ${error.code}: ${error.message}`);
   if (error instanceof OAuthExchangeError) {
+    // RFC 9449 8: the page signs the token request again with the service's nonce (public/dpop.js).
+    if (error.error === 'use_dpop_nonce' && error.dpopNonce)
+      return new HttpError(401, 'use_dpop_nonce', 'Sign again with the nonce.', { dpopNonce: error.dpopNonce });
     if (error.code === 'ERR_OAUTH_EXCHANGE_FAILED') {
       return new HttpError(401, 'code_refused', 'This sign-in expired or was already used. Please sign in again.');
     }

@@ -147,7 +147,12 @@ describe('passkeys on the hosted sign-in pages with openid-client in a real brow
     page.off('request', onRequest);
     assert.equal(callbacks.length, 1, 'the app got its code once');
 
-    const devices = await stack.idp<Array<{ id: string; kind: string; removedAt: number | null }>>('devices', 'list', '--user', email);
+    const { devices } = await stack.idp<{ devices: Array<{ id: string; kind: string; removedAt: number | null }> }>(
+      'devices',
+      'list',
+      '--user',
+      email,
+    );
     const passkeys = devices.filter((d) => d.kind === 'passkey' && d.removedAt === null);
     assert.equal(passkeys.length, 1, JSON.stringify(devices));
     passkeyId = passkeys[0]?.id ?? '';
@@ -179,7 +184,7 @@ describe('passkeys on the hosted sign-in pages with openid-client in a real brow
     await tab.waitForURL(`${research.app.redirectUri}?**`);
     const tokens = await oidc.authorizationCodeGrant(research.app.config, new URL(tab.url()), research.expected);
     assert.equal(tokens.claims()?.email, other);
-    const devices = await stack.idp<Array<{ kind: string }>>('devices', 'list', '--user', other);
+    const { devices } = await stack.idp<{ devices: Array<{ kind: string }> }>('devices', 'list', '--user', other);
     assert.deepEqual(
       devices.filter((d) => d.kind === 'passkey'),
       [],

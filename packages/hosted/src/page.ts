@@ -21,7 +21,16 @@ function readConfig(): PageConfig {
 export const config: PageConfig = readConfig();
 
 /** The page's steps, one form each; exactly one shows at a time. */
-export const STEPS = ['email-step', 'otp-step', 'enroll-step', 'mfa-step', 'codes-step', 'passkey-mfa-step', 'passkey-step'] as const;
+export const STEPS = [
+  'email-step',
+  'otp-step',
+  'enroll-step',
+  'mfa-step',
+  'codes-step',
+  'passkey-mfa-step',
+  'passkey-step',
+  'link-step',
+] as const;
 export type Step = (typeof STEPS)[number];
 
 /** The element with this id (the page has every id the modules name). */

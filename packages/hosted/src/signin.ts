@@ -16,6 +16,7 @@ import { setUpPasskeyOffer } from './passkey-offer.js';
 import { offerPasskeys, setUpPasskeySignIn } from './passkey-sign-in.js';
 import { setUpRecoveryCodes } from './recovery-codes.js';
 import { client, passkeys, signIn } from './state.js';
+import { showUpstreamButtons, upstreamReturn } from './upstream.js';
 
 setUpEmail();
 setUpPasskeySignIn();
@@ -30,7 +31,10 @@ async function start(): Promise<void> {
   const options = { authorizationRequest: config.request };
   const [ready, support] = await Promise.all([client.init(config.publishableKey, config.issuer, options), passkeys.support()]);
   if (ready.status !== 'INITIALIZED') return say(failureText(ready));
+  // Back from an upstream provider: its result decides the step.
+  if (await upstreamReturn()) return;
   show('email-step');
+  void showUpstreamButtons();
   if (!support.passkeys) return;
   const passkeysReady = await passkeys.init(config.publishableKey, config.issuer, options);
   signIn.passkeysUsable = passkeysReady.status === 'INITIALIZED';

@@ -2,10 +2,19 @@ import { maxHeaderSize } from 'node:http';
 import formbody from '@fastify/formbody';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController, type RouteOptions } from 'fastify';
-import { BROWSER_PREFIX, BrowserPaths, type ClientInfoResponse, type ErrorBody, type HealthResponse, Paths } from 'service-protocol';
+import {
+  AUTHORIZATION_REQUEST_HEADER,
+  BROWSER_PREFIX,
+  BrowserPaths,
+  type ClientInfoResponse,
+  type ErrorBody,
+  type HealthResponse,
+  Paths,
+} from 'service-protocol';
 import { Type } from 'typebox';
 import { consoleApiRoutes } from './admin/console-api.js';
 import { ADMIN_PREFIX, adminKeyOf, adminRoutes } from './admin/routes.js';
+import { brandingAssetRoutes } from './branding/routes.js';
 import { consoleCredential, consoleRoutes } from './console/routes.js';
 import type { ServiceContext } from './context.js';
 import { BODY_LIMIT_BYTES } from './defaults.js';
@@ -18,6 +27,7 @@ import { deviceKeyRoutes } from './factors/device-key/routes.js';
 import { registrationRoutes } from './factors/email-code/routes.js';
 import { passkeyMfaRoutes } from './factors/passkey/mfa-routes.js';
 import { passkeyRoutes } from './factors/passkey/routes.js';
+import { upstreamBrowserRoutes, upstreamRoutes } from './factors/upstream/routes.js';
 import { browserClient } from './http/browser-client.js';
 import {
   CONTRACT_CHECK_ENV,
@@ -29,6 +39,7 @@ import { cookieValue } from './http/cookies.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
+import { trackRequestApp } from './http/request-app.js';
 import { decimalQueryIntegers, errorResponses, SERVER_ERRORS, wireBody } from './http/schemas.js';
 import { sdkRoutes } from './http/sdk.js';
 import { securityHeaders } from './http/security-headers.js';
@@ -37,8 +48,9 @@ import { trackRequestLanguage } from './i18n/request-locale.js';
 import { localeRoutes } from './i18n/routes.js';
 import { loginRoutes } from './identify/routes.js';
 import { devMailRoutes } from './mail/routes.js';
+import { dbscRoutes } from './oidc/dbsc-routes.js';
 import { logoutRoutes } from './oidc/logout-routes.js';
-import { hostedCeremonyContext, oidcRoutes, sessionCookieName } from './oidc/routes.js';
+import { bindingCookieName, hostedCeremonyContext, oidcRoutes, parseCookies, sessionCookieName } from './oidc/routes.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
 import { tokenRoutes } from './token/routes.js';
 import { webhookDocument } from './webhooks/openapi.js';
@@ -132,6 +144,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   await app.register(formbody);
   // Every request's language (the mails it causes speak it), and the hosted pages' (i18n/).
   trackRequestLanguage(app, ctx.locales, ctx.config.issuer);
+  trackRequestApp(app);
   const sessionCookie = sessionCookieName(ctx.config.issuer);
   const sessionUser = async (cookieHeader: string | undefined) => {
     const session = cookieValue(cookieHeader, sessionCookie);
@@ -160,6 +173,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         clients: ctx.clients,
         issuer: ctx.config.issuer,
         hostedClientFor: (hosted, requestId) => ctx.oidc.hostedClientFor(hosted, requestId),
+        displayNameOf: async (app) => (await ctx.branding.brandOf(app)).name,
       });
       recordSignInRefusals(browser, ctx.events);
       browser.get(BrowserPaths.client, { schema: ClientInfoSchema }, async (request) => ({
@@ -177,6 +191,14 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         ceremonyContext: hostedCeremonyContext(ctx.oidc, ctx.config.issuer),
       });
       await browser.register(passkeyMfaRoutes, { passkeys: ctx.passkeyMfa });
+      await browser.register(upstreamBrowserRoutes, {
+        upstream: ctx.upstream,
+        connections: ctx.connections,
+        appOf: (requestId, binding) => ctx.upstream.hostedApp(requestId, binding),
+        bindingCookie: bindingCookieName(ctx.config.issuer),
+        cookies: parseCookies,
+        requestHeader: AUTHORIZATION_REQUEST_HEADER,
+      });
     },
     { prefix: BROWSER_PREFIX },
   );
@@ -197,13 +219,32 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
       webhookBacklog: () => ctx.webhookOutbox.backlog(),
       now: Date.now,
     }),
+    branding: ctx.branding,
+    connections: ctx.connections,
+    upstream: ctx.upstream,
   });
+  await app.register(brandingAssetRoutes, { branding: ctx.branding });
   await app.register(consoleRoutes, { console: ctx.console, issuer: ctx.config.issuer });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices, languages });
-  await app.register(oidcRoutes, { oidc: ctx.oidc, offer: ctx.passkeyOffer, issuer: ctx.config.issuer, languages });
+  await app.register(oidcRoutes, {
+    oidc: ctx.oidc,
+    offer: ctx.passkeyOffer,
+    issuer: ctx.config.issuer,
+    resendSeconds: ctx.config.sendSpacingSeconds,
+    brandOf: (client) => ctx.branding.brandOf(client),
+    languages,
+    dbsc: ctx.dbsc,
+  });
+  await app.register(dbscRoutes, { dbsc: ctx.dbsc, issuer: ctx.config.issuer });
+  await app.register(upstreamRoutes, {
+    upstream: ctx.upstream,
+    issuer: ctx.config.issuer,
+    bindingCookie: bindingCookieName(ctx.config.issuer),
+    cookies: parseCookies,
+  });
   await app.register(logoutRoutes, { logout: ctx.logout, issuer: ctx.config.issuer, languages });
-  await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer });
+  await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer, dpop: ctx.dpop });
   await app.register(sdkRoutes);
   if (ctx.config.devInbox && !ctx.config.production && (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox')) {
     await app.register(devMailRoutes, { mailbox: ctx.mailbox, smsOutbox: ctx.smsOutbox });

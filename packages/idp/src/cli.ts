@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { existsSync, readFileSync } from 'node:fs';
 import { type Io, UsageError } from './cli/command.js';
 import { sinceTime, wholeNumber } from './cli/format.js';
 import { findCommand, helpText, parseCommandLine } from './cli/registry.js';
@@ -7,7 +8,7 @@ import { findCommand, helpText, parseCommandLine } from './cli/registry.js';
  * --data and --database flags and environment as `start`, and works while the service runs.
  * The commands are in cli/, one file per group, listed in cli/registry.ts.
  */
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type ServiceConfig } from './config.js';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './defaults.js';
 import { ServiceError } from './errors.js';
 
@@ -26,6 +27,10 @@ const io: Io = {
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandLine(argv);
+  if (values.version) {
+    io.out(`${packageVersion()}\n`);
+    return 0;
+  }
   if (values.help || positionals[0] === 'help') {
     io.out(helpText());
     return 0;
@@ -34,26 +39,67 @@ async function main(argv: string[]): Promise<number> {
     io.err(helpText());
     return 2;
   }
-  const config = loadConfig({
-    port: values.port,
-    host: values.host,
-    data: values.data,
-    database: values.database,
-    issuer: values.issuer,
-    'test-mode': values['test-mode'],
-    'dev-inbox': values['dev-inbox'],
-    'metrics-port': values['metrics-port'],
-  });
   const found = findCommand(positionals);
   if (!found) throw new UsageError(`unknown command "${positionals.slice(0, 2).join(' ')}"`);
+  // Flags > environment > file > defaults: the file's settings go under the environment's.
+  const file = values.config ?? (process.env.SERVICE_IDP_CONFIG || undefined);
+  const settings =
+    file === undefined ? process.env : { ...(await import('./config-file.js')).readConfigFile(file), ...definedOnly(process.env) };
+  const config = loadConfig(
+    {
+      port: values.port,
+      host: values.host,
+      data: values.data,
+      database: values.database,
+      issuer: values.issuer,
+      'test-mode': values['test-mode'],
+      'dev-inbox': values['dev-inbox'],
+      'metrics-port': values['metrics-port'],
+    },
+    settings,
+  );
   const { command, operands } = found;
-  if (command.name === 'start') return command.run({ values, operands, config, limit: 0, since: undefined }, io);
-  // Every data command checks --limit and --since, whether it reads them or not.
-  const limit = command.paged
-    ? wholeNumber('--limit', values.limit, PAGE_SIZE_DEFAULT, 1, PAGE_SIZE_MAX)
-    : wholeNumber('--limit', values.limit, MAIL_LIMIT_DEFAULT, 1, MAIL_LIMIT_MAX);
-  const since = sinceTime(values.since, Date.now());
-  return command.run({ values, operands, config, limit, since }, io);
+  const data = command.data ?? 'existing';
+  const args = { values, operands, config, settings, limit: 0, since: undefined as number | undefined };
+  if (data === 'existing') {
+    // Every data command checks --limit and --since, whether it reads them or not.
+    args.limit = command.paged
+      ? wholeNumber('--limit', values.limit, PAGE_SIZE_DEFAULT, 1, PAGE_SIZE_MAX)
+      : wholeNumber('--limit', values.limit, MAIL_LIMIT_DEFAULT, 1, MAIL_LIMIT_MAX);
+    args.since = sinceTime(values.since, Date.now());
+    if (!existsSync(config.dataDir))
+      throw new UsageError(
+        `no data folder ${config.dataDir}: check --data (or SERVICE_IDP_DATA); \`service-idp start\` makes it on its first run`,
+      );
+  }
+  try {
+    return await command.run(args, io);
+  } catch (error) {
+    throw await unreachableDatabase(error, config);
+  }
+}
+
+/** The package's version, from its package.json (one level above dist/). */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+/** The environment's set variables: an empty one is unset (as loadConfig reads it), so it leaves the file's setting. */
+const definedOnly = (env: NodeJS.ProcessEnv) =>
+  Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+
+/**
+ * A database that cannot be reached or entered (refused, unknown host, wrong password, no such
+ * database) is a configuration error: one line naming the database, its password hidden.
+ */
+async function unreachableDatabase(error: unknown, config: ServiceConfig): Promise<unknown> {
+  if (!config.databaseUrl || !(error instanceof Error) || error instanceof ConfigError) return error;
+  const { describeDatabase, isDatabaseUnavailable } = await import('./storage/database.js');
+  const code = (error as { code?: unknown }).code;
+  // 28P01 wrong password, 28000 no such role or no access, 3D000 no such database.
+  if (!isDatabaseUnavailable(error) && code !== '28P01' && code !== '28000' && code !== '3D000') return error;
+  const reason = error.message || String(code);
+  return new ConfigError(`cannot use the database ${describeDatabase(config)} (--database / DATABASE_URL): ${reason}`);
 }
 
 main(process.argv.slice(2)).then(

@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import {
   DB_POOL_SIZE,
@@ -12,6 +14,8 @@ import {
   WEBHOOK_LEASE_MS,
   WEBHOOK_REQUEST_TIMEOUT_MS,
 } from './defaults.js';
+import { ConfigError } from './errors.js';
+import type { SmsConfig } from './sms/configured.js';
 import { smsWebhookKey, WEBHOOK_SECRET_MIN_LENGTH } from './sms/webhook.js';
 
 /** In the data folder: the issuer the last start on it served (what `clients delegation-keys` prints). */
@@ -83,13 +87,11 @@ export interface ServiceConfig {
   metrics: { host: string; port: number } | undefined;
 }
 
-export type SmsConfig =
-  | { transport: 'outbox' }
-  | { transport: 'webhook'; url: string; secret: string }
-  | { transport: 'twilio'; accountSid: string; authToken: string; from: string; baseUrl?: string };
+export type { SmsConfig } from './sms/configured.js';
 
 /** Environment variables read by every command; flags win over them. docs/operations.md lists the same table. */
 export const ENVIRONMENT = {
+  SERVICE_IDP_CONFIG: 'JSON file of settings named as in this table; the environment and flags win over it; same as --config',
   SERVICE_IDP_PORT: 'port to listen on (default 8080)',
   SERVICE_IDP_HOST: 'address to bind (default 127.0.0.1)',
   SERVICE_IDP_DATA: 'data folder (default ./data)',
@@ -140,9 +142,7 @@ export interface ConfigFlags {
   'metrics-port'?: string | undefined;
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError } from './errors.js';
 
 /** Merges flags over environment over defaults, once, and refuses unsafe combinations. */
 export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env): ServiceConfig {
@@ -178,7 +178,7 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
   const dbStatementTimeoutMs = integerSetting(env, 'SERVICE_IDP_DB_STATEMENT_TIMEOUT_MS', DB_STATEMENT_TIMEOUT_MS, 1, 3_600_000);
   const sms = smsConfig(env);
   const testMode = flags['test-mode'] ?? env.SERVICE_IDP_TEST_MODE === '1';
-  const smtpUrl = env.SMTP_URL || undefined;
+  const smtpUrl = smtpUrlSetting(env.SMTP_URL);
   if (production && testMode) throw new ConfigError('--test-mode is refused when NODE_ENV=production: it puts one-time codes in responses');
   if (production && !smtpUrl)
     throw new ConfigError('SMTP_URL is required when NODE_ENV=production: the development mailbox is not for real users');
@@ -211,12 +211,12 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     testMode,
     smtpUrl,
     mailFrom: env.SERVICE_IDP_MAIL_FROM ?? 'Sign-in <no-reply@localhost>',
-    mailTemplatesDir: env.SERVICE_IDP_MAIL_TEMPLATES || undefined,
-    localesDir: env.SERVICE_IDP_LOCALES || undefined,
+    mailTemplatesDir: folderSetting(env, 'SERVICE_IDP_MAIL_TEMPLATES'),
+    localesDir: folderSetting(env, 'SERVICE_IDP_LOCALES'),
     production,
     logLevel: env.SERVICE_IDP_LOG_LEVEL ?? 'info',
     logFormat,
-    trustProxy: env.SERVICE_IDP_TRUST_PROXY || false,
+    trustProxy: trustProxySetting(env.SERVICE_IDP_TRUST_PROXY),
     sms,
     mfaRememberDays: rememberDays,
     deviceIdleDays: integerSetting(env, 'SERVICE_IDP_DEVICE_IDLE_DAYS', DEVICE_IDLE_EXPIRY_DAYS, 1, 3650),
@@ -231,6 +231,67 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     devInbox,
     metrics: metricsPort === undefined ? undefined : { host: env.SERVICE_IDP_METRICS_HOST || '127.0.0.1', port: metricsPort },
   };
+}
+
+/**
+ * What `start` and `config check` warn about: settings that work but are likely a mistake.
+ * An issuer on an unspecified address (0.0.0.0, ::) is no URL a browser or a relying party can
+ * reach; it is only derived so when --issuer is not given (production refuses it: not https).
+ */
+export function configWarnings(config: Pick<ServiceConfig, 'issuer' | 'host'>): string[] {
+  const host = new URL(config.issuer).hostname.replace(/^\[|\]$/g, '');
+  return host === '0.0.0.0' || host === '::'
+    ? [
+        `the issuer ${config.issuer} is the address to listen on (--host ${config.host}), not one a browser can reach: set --issuer (SERVICE_IDP_ISSUER) to the URL users reach`,
+      ]
+    : [];
+}
+
+/** SMTP_URL: nodemailer's smtp:// or smtps:// URL. Never echoed: it may hold a password. */
+function smtpUrlSetting(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  let protocol: string;
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    throw new ConfigError('SMTP_URL is not a URL: give smtp://user:pass@mail.example.com:587 (or smtps://… for TLS from the start)');
+  }
+  if (protocol !== 'smtp:' && protocol !== 'smtps:')
+    throw new ConfigError(`SMTP_URL must be an smtp:// or smtps:// URL, not ${protocol.slice(0, -1)}`);
+  return raw;
+}
+
+/** A setting naming a folder that must exist (a typo would otherwise be silently ignored). */
+function folderSetting(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  if (!raw) return undefined;
+  const folder = resolve(raw);
+  let isFolder = false;
+  try {
+    isFolder = statSync(folder).isDirectory();
+  } catch {}
+  if (!isFolder) throw new ConfigError(`${name}: no folder ${folder}`);
+  return folder;
+}
+
+/** proxy-addr's names for address ranges, accepted by Fastify's trustProxy beside addresses and CIDRs. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** SERVICE_IDP_TRUST_PROXY: comma-separated addresses, CIDRs or range names, checked here rather than by Fastify at listen. */
+function trustProxySetting(raw: string | undefined): false | string {
+  if (!raw) return false;
+  for (const entry of raw.split(',').map((item) => item.trim())) {
+    const [address = '', bits, extra] = entry.split('/');
+    const maxBits = isIP(address) === 4 ? 32 : 128;
+    const ok =
+      PROXY_RANGE_NAMES.has(entry) ||
+      (isIP(address) !== 0 && extra === undefined && (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= maxBits)));
+    if (!ok)
+      throw new ConfigError(
+        `SERVICE_IDP_TRUST_PROXY: "${entry}" is not an address, a CIDR (10.0.0.0/8) or loopback, linklocal, uniquelocal (separate several with commas)`,
+      );
+  }
+  return raw;
 }
 
 /** A relying party id is a domain (WebAuthn L3 5.1.2: a valid domain string); an IP address never is. */

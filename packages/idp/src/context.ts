@@ -6,6 +6,9 @@ import { createAdminKeys } from './admin/service.js';
 import { createAdminKeyStore } from './admin/store.js';
 import { createCodeService } from './authorization-codes/service.js';
 import { createCodeStore } from './authorization-codes/store.js';
+import { createBrandedMailer } from './branding/mailer.js';
+import { createBranding } from './branding/service.js';
+import { createBrandingStore } from './branding/store.js';
 import { createClientService } from './clients/service.js';
 import { createClientStore } from './clients/store.js';
 import type { ServiceConfig } from './config.js';
@@ -13,12 +16,13 @@ import { openConsole } from './console/wiring.js';
 import { createSealer } from './crypto/seal.js';
 import { createSecretHasher } from './crypto/secrets.js';
 import { loadServerSecret } from './crypto/server-secret.js';
-import { SMS_ATTEMPT_TIMEOUT_MS, WEBHOOK_RETRY_WINDOW_HOURS } from './defaults.js';
+import { WEBHOOK_RETRY_WINDOW_HOURS } from './defaults.js';
 import { createDelegationService } from './delegation/service.js';
 import { createDelegationStore } from './delegation/store.js';
 import { createDeviceNotices } from './devices/notice.js';
 import { createDeviceService } from './devices/service.js';
 import { createDeviceStore } from './devices/store.js';
+import { createDpopVerifier } from './dpop/proof.js';
 import { createEventLog } from './events/service.js';
 import { createEventStore } from './events/store.js';
 import { createDeviceProver } from './factors/device-key/prover.js';
@@ -34,6 +38,7 @@ import { createPasskeyService } from './factors/passkey/service.js';
 import { createPasskeyStore } from './factors/passkey/store.js';
 import { createRecoveryCodes } from './factors/recovery-code/service.js';
 import { createRecoveryCodeStore } from './factors/recovery-code/store.js';
+import { openUpstream } from './factors/upstream/wiring.js';
 import { loadLocales } from './i18n/locales.js';
 import { createLoginService } from './identify/service.js';
 import { createKeyring, type SigningKeyGenerator } from './keys/keyring.js';
@@ -43,6 +48,8 @@ import { createMailboxStore } from './mail/mailbox-store.js';
 import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
 import { loadMailTemplates } from './mail/templates.js';
 import { createServiceMetrics } from './metrics/service.js';
+import { createDbsc } from './oidc/dbsc.js';
+import { hostedSignInFor } from './oidc/hosted-for.js';
 import { createLogoutService } from './oidc/logout.js';
 import { createPasskeyOffer } from './oidc/passkey-offer.js';
 import { createRefreshTokenStore } from './oidc/refresh-store.js';
@@ -54,11 +61,9 @@ import { createSignInFinisher } from './sign-in/finish.js';
 import { createMfaStep } from './sign-in/mfa-step.js';
 import { createMfaStore } from './sign-in/mfa-store.js';
 import { createSignInPipeline } from './sign-in/pipeline.js';
-import { createOutboxTransport } from './sms/outbox.js';
-import { createSmsOutboxStore, type SmsOutboxStore } from './sms/outbox-store.js';
+import { smsTransport } from './sms/configured.js';
+import { createSmsOutboxStore } from './sms/outbox-store.js';
 import type { SmsTransport } from './sms/transport.js';
-import { createTwilioTransport } from './sms/twilio.js';
-import { createWebhookTransport } from './sms/webhook.js';
 import { createSpentTokenStore } from './spent-tokens/store.js';
 import { type Db, describeDatabase, openDatabase, poolUse } from './storage/database.js';
 import { migrate } from './storage/migrations.js';
@@ -68,12 +73,9 @@ import { createThrottleStore } from './throttle/store.js';
 import { createTokenService } from './token/service.js';
 import { createUserService } from './users/service.js';
 import { createUserStore } from './users/store.js';
-import { createWebhookFanOut } from './webhooks/fan-out.js';
-import { createWebhookOutboxStore } from './webhooks/outbox-store.js';
-import { createWebhooks } from './webhooks/service.js';
-import { createWebhookEndpointStore } from './webhooks/store.js';
 import type { HostResolver } from './webhooks/target.js';
-import { createDeliveryWorker, type DeliveryTimings } from './webhooks/worker.js';
+import { openWebhooks } from './webhooks/wiring.js';
+import type { DeliveryTimings } from './webhooks/worker.js';
 
 export interface ContextOptions {
   /** Overrides the configured database (tests pass SQLite ':memory:' or a scratch PostgreSQL schema). */
@@ -87,20 +89,10 @@ export interface ContextOptions {
   webhookTimings?: Partial<DeliveryTimings>;
   /** Resolves webhook receivers' names (tests); default: the system resolver. */
   webhookResolve?: HostResolver;
+  /** Reaches upstream identity providers (tests route Google's, Apple's, GitHub's and Microsoft's hosts to local servers). */
+  upstreamFetch?: typeof fetch;
   /** Makes signing key pairs (tests hand out pre-generated first keys); default: a fresh pair each time. */
   generateSigningKey?: SigningKeyGenerator;
-}
-
-function smsTransport(config: ServiceConfig, outbox: SmsOutboxStore, now: () => number): SmsTransport {
-  const sms = config.sms;
-  switch (sms.transport) {
-    case 'outbox':
-      return createOutboxTransport(outbox, now, `development SMS outbox (service-idp sms, ${config.issuer}/dev/mail)`);
-    case 'webhook':
-      return createWebhookTransport({ url: sms.url, secret: sms.secret, timeoutMs: SMS_ATTEMPT_TIMEOUT_MS });
-    case 'twilio':
-      return createTwilioTransport({ ...sms, timeoutMs: SMS_ATTEMPT_TIMEOUT_MS });
-  }
 }
 
 /** Wires storage, crypto and flows together: the composition root shared by the CLI and the HTTP app. */
@@ -118,26 +110,34 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
 
   const mailbox = createMailboxStore(db);
   const locales = loadLocales(config.localesDir, (line) => console.warn(`service-idp: ${line}`));
-  const mailer = createLocalizedMailer(
+  const transport =
     options.mailer ??
-      (config.smtpUrl
-        ? createSmtpMailer(config.smtpUrl, config.mailFrom)
-        : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail, ${config.issuer}/dev/mail)`)),
-    { locales, savedLocale: (email) => accounts.localeOf(email) },
-  );
-  const webhookEndpoints = createWebhookEndpointStore(db);
-  const webhookOutbox = createWebhookOutboxStore(db);
-  const webhookFanOut = createWebhookFanOut({ endpoints: webhookEndpoints, outbox: webhookOutbox });
-  await webhookFanOut.reload();
-  const webhookSealer = createSealer(serverSecret, 'webhook-secret');
+    (config.smtpUrl
+      ? createSmtpMailer(config.smtpUrl, config.mailFrom)
+      : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail${config.devInbox ? `, ${config.issuer}/dev/mail` : ''})`));
+  // Localized first, then branded as the request's application (branding/mailer.ts; `branding` is made below).
+  const branded = createBrandedMailer(transport, { brandOf: (app) => branding.brandOf(app), issuer: config.issuer });
+  const mailer = createLocalizedMailer(branded, { locales, savedLocale: (email) => accounts.localeOf(email) });
   // Development keeps loopback receivers (tests, the demo); production refuses internal ones unless told.
-  const webhookAllowInternal = !config.production || config.webhookAllowInternal;
+  const webhookWing = await openWebhooks(db, {
+    sealer: createSealer(serverSecret, 'webhook-secret'),
+    production: config.production,
+    allowInternal: !config.production || config.webhookAllowInternal,
+    timings: { requestTimeoutMs: config.webhookRequestTimeoutMs, leaseMs: config.webhookLeaseMs, ...options.webhookTimings },
+    ...(options.webhookResolve ? { resolve: options.webhookResolve } : {}),
+    now,
+  });
+  const { fanOut: webhookFanOut, outbox: webhookOutbox } = webhookWing;
   const eventStore = createEventStore(db, webhookFanOut);
   const events = createEventLog({ store: eventStore, now });
+  const webhookWiring = webhookWing.withEvents(events);
   // Per-process counters and scrape-time gauges (docs/operations.md, "Metrics"); the app adds the HTTP ones.
   const metrics = createServiceMetrics({ now, webhookBacklog: () => webhookOutbox.backlog(), poolUse: () => poolUse(db) });
   events.onRecorded(metrics.eventRecorded);
   const clients = createClientService({ store: createClientStore(db), hash, now });
+  // Shown in authenticator apps (a colon would break their label parsing: IPv6 hosts); the product name until the operator sets one.
+  const issuerName = new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.');
+  const branding = createBranding({ store: createBrandingStore(db), clients, issuer: config.issuer, defaultProductName: issuerName, now });
   const accounts = createAccountStore(db, events);
   const devices = createDeviceStore(db);
   const spentTokens = createSpentTokenStore(db);
@@ -172,9 +172,9 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     codes,
     events,
     now,
-    onNewDevice: async (device) => {
+    onNewDevice: async (device, client) => {
       await events.record({ type: 'device.registered', userId: device.userId, clientId: device.clientId, deviceId: device.id });
-      await notices.newDevice(device);
+      await notices.newDevice(device, client);
     },
   });
   const prover = createDeviceProver({ devices, spent: spentTokens, accounts, hash, now, idleMs });
@@ -206,8 +206,6 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sendSpacingSeconds: config.sendSpacingSeconds,
   });
   const recoveryCodes = createRecoveryCodes({ store: createRecoveryCodeStore(db), accounts, hash, events, mailer, templates, now });
-  // Shown in authenticator apps; a colon would break their label parsing (IPv6 hosts).
-  const issuerName = new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.');
   const mfa = createMfaStep({
     store: mfaStore,
     accounts,
@@ -281,6 +279,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     onPasskeyRevoked: (userId, context) => fallback.revoked(userId, context),
     revokeRefreshTokens: (userId) => refreshTokens.revokeUser(userId),
   });
+  const dbsc = createDbsc({ store: oidcStore, spent: spentTokens, hash, issuer: config.issuer, now });
+  const dpop = createDpopVerifier({ issuer: config.issuer, spent: spentTokens, hash, now });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now });
   const oidc = createOidcService({
     issuer: config.issuer,
@@ -294,6 +294,15 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     hash,
     now,
     deviceIdleMs: idleMs,
+  });
+  // The upstream first factor continues into the same flows as the others (factors/upstream/wiring.ts).
+  const upstreamFlows = { clients, accounts, mfa, pipeline, otp, events, spent: spentTokens, throttle, hash, now };
+  const { connections, upstream, sweepUpstream } = openUpstream(db, serverSecret, {
+    ...upstreamFlows,
+    issuer: config.issuer,
+    hostedFor: hostedSignInFor(oidc, clients),
+    clientById: clients.findById,
+    fetch: options.upstreamFetch,
   });
   const passkeyOffer = createPasskeyOffer({ oidc, passkeys, clients, mailer, templates, now });
   const logout = createLogoutService({ issuer: config.issuer, clients, keyring, oidc, events, hash });
@@ -324,48 +333,30 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sms,
     smsOutbox,
     tokens,
+    dpop,
+    dbsc,
     codes,
     refreshTokens,
     oidc,
     passkeyOffer,
     logout,
+    connections,
+    upstream,
     events,
     metrics,
     users,
     adminKeys: createAdminKeys({ store: createAdminKeyStore(db), hash, events, now }),
-    operations: createOperations({ clients, keyring, events }),
+    branding,
+    operations: createOperations({ clients, keyring, events, branding }),
     ...operatorConsole, // operators, and the console's sign-in and sessions (console/)
-    webhooks: createWebhooks({
-      store: webhookEndpoints,
-      outbox: webhookOutbox,
-      fanOut: webhookFanOut,
-      sealer: webhookSealer,
-      events,
-      production: config.production,
-      allowInternal: webhookAllowInternal,
-      now,
-    }),
+    webhooks: webhookWiring.webhooks,
     webhookOutbox,
     /** Starts this node's webhook delivery loop; `stop()` it before closing. */
-    startWebhookDelivery(onError: (error: unknown) => void) {
-      const worker = createDeliveryWorker({
-        outbox: webhookOutbox,
-        endpoints: webhookEndpoints,
-        fanOut: webhookFanOut,
-        sealer: webhookSealer,
-        events,
-        now,
-        timings: { requestTimeoutMs: config.webhookRequestTimeoutMs, leaseMs: config.webhookLeaseMs, ...options.webhookTimings },
-        allowInternal: webhookAllowInternal,
-        ...(options.webhookResolve ? { resolve: options.webhookResolve } : {}),
-        onError,
-      });
-      worker.start();
-      return worker;
-    },
+    startWebhookDelivery: webhookWiring.startDelivery,
     /** Deletes expired rows; each store sweeps its own table. */
     async sweepExpired(at: number) {
       await registrationStore.deleteExpired(at);
+      await sweepUpstream(at);
       await codeStore.deleteExpired(at);
       await spentTokens.deleteExpired(at);
       await devices.expireIdle(at - idleMs, at, eventStore);

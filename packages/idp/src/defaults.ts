@@ -178,6 +178,30 @@ export const ACCESS_TOKEN_TTL_SECONDS = 10 * 60;
  */
 export const REFRESH_TOKEN_IDLE_TTL_SECONDS = 14 * 24 * 60 * 60;
 export const REFRESH_TOKEN_ABSOLUTE_LIFETIME_SECONDS = 30 * 24 * 60 * 60;
+/**
+ * DPoP (RFC 9449, dpop/): a proof is accepted when its `iat` is at most this old (11.1: the
+ * window bounds how long a captured proof could be replayed elsewhere, and how long its `jti`
+ * must be remembered to refuse it here) …
+ */
+export const DPOP_PROOF_MAX_AGE_SECONDS = 60;
+/** … or at most this far in the future (a client's clock a little ahead of ours). */
+export const DPOP_PROOF_MAX_FUTURE_SECONDS = 5;
+/**
+ * Server nonces (RFC 9449 8, 9): every node derives the nonce of a window of this many seconds
+ * from the server secret, and accepts the current window's and the previous one's, so a nonce
+ * lives between one and two windows and no node needs a table or to ask another.
+ */
+export const DPOP_NONCE_WINDOW_SECONDS = 5 * 60;
+/** The longest DPoP header read (a proof with an RSA-4096 key is under 2 kB). */
+export const DPOP_PROOF_MAX_LENGTH = 4000;
+/**
+ * Device Bound Session Credentials (oidc/dbsc.ts): the short-lived cookie a DBSC-bound service
+ * session needs beside its long one. A copy of both stops working this long after the browser's
+ * last refresh (which needs the browser's key): the window a thief with the cookies has.
+ */
+export const DBSC_COOKIE_TTL_SECONDS = 5 * 60;
+/** A DBSC challenge (registration or refresh) must be answered within this long, once. */
+export const DBSC_CHALLENGE_TTL_SECONDS = 2 * 60;
 /** Longest refresh or revoked token the token and revocation endpoints read (ours are far shorter). */
 export const TOKEN_PARAMETER_MAX_LENGTH = 4000;
 
@@ -321,3 +345,48 @@ export const SQLITE_BACKSTOP_CHECKPOINT_PAGES = 20_000;
 
 /** How long the language switcher's cookie keeps a browser's choice (a year: a preference, no secret). */
 export const LOCALE_COOKIE_MAX_AGE_SECONDS = 365 * 24 * 60 * 60;
+
+/**
+ * Branding (branding/). A logo is stored in the database (base64) and served from
+ * `/branding/logos/<sha256>.<ext>`: a few hundred pixels wide is plenty for a sign-in page
+ * and a mail header, so 128 KiB keeps every page and mail light and the table small.
+ */
+export const LOGO_MAX_BYTES = 128 * 1024;
+/** Content-addressed branding assets (logo, per-application stylesheet) never change: a year, immutable. */
+export const BRANDING_ASSET_MAX_AGE_SECONDS = 365 * 24 * 60 * 60;
+/** The product name, an application's display name and its mail sender name: characters. */
+export const BRAND_NAME_MAX_LENGTH = 100;
+export const MAIL_SENDER_NAME_MAX_LENGTH = 64;
+/**
+ * WCAG 2.1 AA: text (the button label on the accent) at least 4.5:1 (SC 1.4.3); the accent as
+ * a non-text boundary (the primary button's fill, focus ring, selected field) at least 3:1
+ * against the page background of both themes (SC 1.4.11).
+ */
+export const ACCENT_TEXT_CONTRAST_MIN = 4.5;
+export const ACCENT_SURFACE_CONTRAST_MIN = 3;
+/** The design system's page backgrounds (packages/hosted/src/signin.css --bg), light and dark. */
+export const PAGE_BACKGROUND_LIGHT = '#ffffff';
+export const PAGE_BACKGROUND_DARK = '#17171a';
+/** The two label colours a button on the accent may take: the one with more contrast is picked. */
+export const ACCENT_TEXT_LIGHT = '#ffffff';
+export const ACCENT_TEXT_DARK = '#111111';
+
+/**
+ * Upstream identity providers (factors/upstream/). A sign-in at the provider must come back
+ * within this time: the state, nonce and PKCE verifier live in a sealed cookie this long
+ * (a person typing a password and a second factor at the provider; 10 min as oidc-provider's
+ * interaction and Auth.js's state cookie).
+ */
+export const UPSTREAM_FLOW_TTL_SECONDS = 600;
+/** The emailed code that proves an existing account before an upstream identity is linked to it: as long as any sign-in code. */
+export const UPSTREAM_LINK_TTL_SECONDS = 600;
+/** Discovery documents and key sets of upstream providers are kept this long per node (openid-client fetches keys as needed). */
+export const UPSTREAM_METADATA_CACHE_SECONDS = 3600;
+/** A request to an upstream provider (discovery, token, user info) gives up after this long. */
+export const UPSTREAM_TIMEOUT_SECONDS = 10;
+/** Connections per service (each is a button, a discovery cache and a secret). */
+export const CONNECTIONS_MAX = 50;
+/** Apple's client secret (an ES256 JWT) lives this long; one is made per token request. */
+export const APPLE_CLIENT_SECRET_TTL_SECONDS = 300;
+/** Starts of an upstream sign-in per IP (each costs a discovery at most and a redirect): as the passkey options. */
+export const UPSTREAM_START_PER_IP = [{ max: 60, windowSeconds: 60 }] as const;

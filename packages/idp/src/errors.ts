@@ -32,3 +32,8 @@ export class OAuthError extends Error {
     this.status = error === 'invalid_client' ? 401 : status;
   }
 }
+
+/** A setting the operator got wrong (a flag, a variable, a file they gave): one line naming it, exit 2. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}

@@ -41,3 +41,15 @@ export const DELEGATION_REQUEST_TTL_SECONDS = 120;
 
 /** Delegation: whole-request timeout of the client; override with `timeoutMs`. */
 export const DELEGATION_TIMEOUT_MS = 10_000;
+
+/** verifyDpopRequest: proof algorithms accepted by default (RFC 9449 4.2: asymmetric only). */
+export const DPOP_ALGORITHMS: readonly string[] = ['ES256', 'ES384', 'EdDSA', 'RS256', 'PS256'];
+
+/** verifyDpopRequest: a proof older than this (by `iat`) is refused; its `jti` is remembered this long. */
+export const DPOP_MAX_AGE_SECONDS = 60;
+
+/** verifyDpopRequest: a proof's `iat` may be this far ahead of the server's clock. */
+export const DPOP_MAX_FUTURE_SECONDS = 5;
+
+/** verifyDpopRequest's default in-process replay cache: its bound (the oldest entries leave first). */
+export const DPOP_REPLAY_CACHE_MAX_ENTRIES = 100_000;

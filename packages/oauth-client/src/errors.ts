@@ -20,6 +20,13 @@ export type JWTVerificationErrorCode =
   | 'ERR_JWKS_KEY_TOO_SHORT'
   | 'ERR_JWKS_UNAVAILABLE';
 
+/** Codes of {@link DPoPVerificationError}. */
+export type DPoPVerificationErrorCode =
+  | 'ERR_DPOP_PROOF_INVALID'
+  | 'ERR_DPOP_PROOF_REPLAYED'
+  | 'ERR_DPOP_NONCE_REQUIRED'
+  | 'ERR_DPOP_TOKEN_NOT_BOUND';
+
 /** Codes of {@link InvalidPublicKeyError}. */
 export type InvalidPublicKeyErrorCode = 'ERR_PUBLIC_KEY_INVALID';
 
@@ -27,7 +34,12 @@ export type InvalidPublicKeyErrorCode = 'ERR_PUBLIC_KEY_INVALID';
  * Every code this library throws. Codes never change once published, so `switch (err.code)`
  * is safe to write against.
  */
-export type ServiceOAuthErrorCode = OAuthExchangeErrorCode | JWTVerificationErrorCode | InvalidPublicKeyErrorCode | DelegationErrorCode;
+export type ServiceOAuthErrorCode =
+  | OAuthExchangeErrorCode
+  | JWTVerificationErrorCode
+  | DPoPVerificationErrorCode
+  | InvalidPublicKeyErrorCode
+  | DelegationErrorCode;
 
 /**
  * Base class of every error thrown by this library. `code` is stable, `message` is for humans
@@ -85,6 +97,11 @@ export class OAuthExchangeError extends ServiceOAuthError {
   readonly description: string | undefined;
   /** HTTP status of the token endpoint's answer, when there was one. */
   readonly status: number | undefined;
+  /**
+   * The token endpoint's `DPoP-Nonce` (RFC 9449 8), when it sent one: with `error`
+   * `use_dpop_nonce`, make a new proof with this nonce and exchange the same code again.
+   */
+  readonly dpopNonce: string | undefined;
 
   constructor(
     message: string,
@@ -93,6 +110,7 @@ export class OAuthExchangeError extends ServiceOAuthError {
       error?: string | undefined;
       description?: string | undefined;
       status?: number | undefined;
+      dpopNonce?: string | undefined;
       cause?: unknown;
     } = {},
   ) {
@@ -101,6 +119,42 @@ export class OAuthExchangeError extends ServiceOAuthError {
     this.error = options.error;
     this.description = options.description;
     this.status = options.status;
+    this.dpopNonce = options.dpopNonce;
+  }
+}
+
+/**
+ * A request with a DPoP-bound access token was refused by {@link verifyDpopRequest}. Answer it
+ * with 401 and `challenge` as the `WWW-Authenticate` header (RFC 9449 7.1); with
+ * `ERR_DPOP_NONCE_REQUIRED`, also send the current nonce as `DPoP-Nonce`.
+ *
+ * | code | when |
+ * |---|---|
+ * | `ERR_DPOP_PROOF_INVALID` | the proof is missing, malformed, badly signed, for another method or URL, too old, or does not cover the token (`ath`) |
+ * | `ERR_DPOP_PROOF_REPLAYED` | the same proof (key and `jti`) was already used |
+ * | `ERR_DPOP_NONCE_REQUIRED` | the proof lacks the server's current nonce |
+ * | `ERR_DPOP_TOKEN_NOT_BOUND` | the token is not sent as `DPoP`, or is not bound to the proof's key (`cnf.jkt`) |
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await verifyDpopRequest({ method, url, authorization, dpop, verifyAccessToken });
+ * } catch (err) {
+ *   if (err instanceof DPoPVerificationError) return res.status(401).set('www-authenticate', err.challenge).end();
+ *   throw err;
+ * }
+ * ```
+ */
+export class DPoPVerificationError extends ServiceOAuthError {
+  static readonly code = 'ERR_DPOP_PROOF_INVALID';
+  declare readonly code: DPoPVerificationErrorCode;
+  /** The RFC 9449 7.1 `WWW-Authenticate` challenge to answer with. */
+  readonly challenge: string;
+
+  constructor(message: string, options: { code?: DPoPVerificationErrorCode; challenge: string; cause?: unknown }) {
+    super(options.code ?? DPoPVerificationError.code, message, { cause: options.cause });
+    this.name = 'DPoPVerificationError';
+    this.challenge = options.challenge;
   }
 }
 

@@ -43,6 +43,26 @@ export interface ExchangeCodeForClaimsOptions {
   algorithms?: string[];
   /** Token endpoint timeout in milliseconds (not in the spec); default 10000. */
   timeoutMs?: number;
+  /**
+   * A DPoP proof for this token request (RFC 9449 5; `POST` to the token endpoint), sent as the
+   * `DPoP` header so the tokens are bound to its key: typically made in the browser with
+   * `service-web`'s `dpop()`, signed by the device key. Refused for want of the server's nonce,
+   * the call throws an {@link OAuthExchangeError} with `error` `use_dpop_nonce` and `dpopNonce`:
+   * a new proof with that nonce exchanges the same code.
+   */
+  dpop?: string;
+}
+
+/** What {@link exchangeCodeForTokens} returns: the verified ID token's claims and the tokens. */
+export interface ExchangedTokens {
+  claims: Claims;
+  /** For the service's userinfo endpoint; bound to the proof's key when `tokenType` is `DPoP`. */
+  accessToken: string;
+  tokenType: 'Bearer' | 'DPoP';
+  /** Seconds. */
+  expiresIn: number | undefined;
+  scope: string | undefined;
+  refreshToken: string | undefined;
 }
 
 /** Claims of the verified ID token. Further claims may be present. */
@@ -74,6 +94,7 @@ interface ExchangeConfig {
   issuer: string | undefined;
   leeway: number;
   timeoutMs: number;
+  dpop: string | undefined;
 }
 
 /**
@@ -113,8 +134,24 @@ interface ExchangeConfig {
  * ```
  */
 export async function exchangeCodeForClaims(options: ExchangeCodeForClaimsOptions): Promise<Claims> {
+  return (await exchangeCodeForTokens(options)).claims;
+}
+
+/**
+ * {@link exchangeCodeForClaims}, returning the access token (and refresh token, if granted)
+ * with the claims: for a backend that calls the userinfo endpoint, or binds the tokens to a
+ * DPoP key (`dpop`).
+ *
+ * @example
+ * ```ts
+ * // The page sent the code and a proof made with `await client.dpop({ method: 'POST', url: tokenUrl, nonce })`.
+ * const { claims, accessToken, tokenType } = await exchangeCodeForTokens({ code, code_verifier, dpop: req.body.dpop });
+ * ```
+ */
+export async function exchangeCodeForTokens(options: ExchangeCodeForClaimsOptions): Promise<ExchangedTokens> {
   const config = await resolveConfig(options);
-  const idToken = await requestIdToken(config);
+  const tokens = await requestTokens(config);
+  const idToken = tokens.id_token as string;
   const verifyOptions = {
     algorithms: config.algorithms,
     audience: config.audience,
@@ -125,7 +162,14 @@ export async function exchangeCodeForClaims(options: ExchangeCodeForClaimsOption
     typeof config.key === 'function'
       ? await verifyWithKeySet(idToken, config.key, verifyOptions, ID_TOKEN_REQUIRED_CLAIMS)
       : verifyWithKey(idToken, config.key, verifyOptions, ID_TOKEN_REQUIRED_CLAIMS);
-  return payload as Claims;
+  return {
+    claims: payload as Claims,
+    accessToken: typeof tokens.access_token === 'string' ? tokens.access_token : '',
+    tokenType: typeof tokens.token_type === 'string' && tokens.token_type.toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer',
+    expiresIn: typeof tokens.expires_in === 'number' ? tokens.expires_in : undefined,
+    scope: typeof tokens.scope === 'string' ? tokens.scope : undefined,
+    refreshToken: typeof tokens.refresh_token === 'string' ? tokens.refresh_token : undefined,
+  };
 }
 
 function configError(message: string): OAuthExchangeError {
@@ -186,6 +230,8 @@ async function resolveConfig(options: ExchangeCodeForClaimsOptions): Promise<Exc
   const issuer = fromEnv('issuer', options.issuer);
   if (typeof audience !== 'string') throw configError('audience must be a string');
   if (issuer !== undefined && typeof issuer !== 'string') throw configError('issuer must be a string');
+  if (options.dpop !== undefined && (typeof options.dpop !== 'string' || options.dpop === '' || /[\s,]/.test(options.dpop)))
+    throw configError('dpop must be one DPoP proof (a compact JWT)');
 
   return {
     code: options.code,
@@ -199,6 +245,7 @@ async function resolveConfig(options: ExchangeCodeForClaimsOptions): Promise<Exc
     issuer,
     leeway,
     timeoutMs,
+    dpop: options.dpop,
   };
 }
 
@@ -217,7 +264,7 @@ function resolveKey(options: ExchangeCodeForClaimsOptions): KeyObject | KeySetRe
   );
 }
 
-async function requestIdToken(config: ExchangeConfig): Promise<string> {
+async function requestTokens(config: ExchangeConfig): Promise<Record<string, unknown>> {
   const form = new URLSearchParams({
     grant_type: 'authorization_code',
     code: config.code,
@@ -232,7 +279,11 @@ async function requestIdToken(config: ExchangeConfig): Promise<string> {
   try {
     response = await fetch(config.tokenUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+        ...(config.dpop === undefined ? {} : { dpop: config.dpop }),
+      },
       body: form,
       // A redirect would carry the secret to another place: refuse it.
       redirect: 'error',
@@ -268,6 +319,7 @@ async function requestIdToken(config: ExchangeConfig): Promise<string> {
       error,
       description,
       status: response.status,
+      dpopNonce: response.headers.get('dpop-nonce') ?? undefined,
     });
   }
   if (typeof fields.id_token !== 'string' || fields.id_token === '') {
@@ -276,7 +328,7 @@ async function requestIdToken(config: ExchangeConfig): Promise<string> {
       status: response.status,
     });
   }
-  return fields.id_token;
+  return fields;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

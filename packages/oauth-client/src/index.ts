@@ -33,15 +33,18 @@ export {
   MfaMethod,
   ServiceDelegationClient,
 } from './delegation/index.js';
+export type { VerifiedDpopRequest, VerifyDpopRequestOptions } from './dpop.js';
+export { verifyDpopRequest } from './dpop.js';
 export type {
+  DPoPVerificationErrorCode,
   InvalidPublicKeyErrorCode,
   JWTVerificationErrorCode,
   OAuthExchangeErrorCode,
   ServiceOAuthErrorCode,
 } from './errors.js';
-export { InvalidPublicKeyError, JWTVerificationError, OAuthExchangeError, ServiceOAuthError } from './errors.js';
-export type { Claims, ExchangeCodeForClaimsOptions } from './exchange.js';
-export { exchangeCodeForClaims } from './exchange.js';
+export { DPoPVerificationError, InvalidPublicKeyError, JWTVerificationError, OAuthExchangeError, ServiceOAuthError } from './errors.js';
+export type { Claims, ExchangeCodeForClaimsOptions, ExchangedTokens } from './exchange.js';
+export { exchangeCodeForClaims, exchangeCodeForTokens } from './exchange.js';
 export type { PublicKeyInput } from './keys.js';
 export type { JwtPayload, VerifyJwtOptions } from './verify-jwt.js';
 export { verifyJwt } from './verify-jwt.js';

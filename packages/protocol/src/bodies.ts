@@ -148,7 +148,8 @@ export interface RefreshTokenRequest {
 /** RFC 6749 5.1 plus the OIDC id_token. */
 export interface TokenResponse {
   access_token: string;
-  token_type: 'Bearer';
+  /** RFC 9449 5: `DPoP` when the token request carried a DPoP proof (the access token is bound to its key, `cnf.jkt`). */
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   id_token: string;
   scope: string;

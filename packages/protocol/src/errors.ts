@@ -44,6 +44,11 @@ export const ErrorStatus = {
    * (a cloned authenticator). service-web/passkeys shows it as PASSKEY_REFUSED.
    */
   ERR_PASSKEY_INVALID: Status.INVALID_REQUEST,
+  /**
+   * An upstream provider's answer was refused: unknown or spent state, another browser's, a
+   * provider error, or an ID token that does not check out (issuer, audience, nonce, signature).
+   */
+  ERR_UPSTREAM_REFUSED: Status.INVALID_REQUEST,
   ERR_UNAVAILABLE: Status.SERVICE_ERROR,
   ERR_INTERNAL: Status.SERVICE_ERROR,
 } as const;
@@ -74,6 +79,7 @@ export const ErrorHttpStatus = {
   ERR_DELEGATION_REPLAYED: 409,
   ERR_DELEGATION_NOT_CONFIGURED: 403,
   ERR_PASSKEY_INVALID: 401,
+  ERR_UPSTREAM_REFUSED: 401,
   ERR_UNAVAILABLE: 503,
   ERR_INTERNAL: 500,
 } as const satisfies Record<ErrorCode, number>;
@@ -102,6 +108,9 @@ export const OAUTH_ERROR_CODES = [
   'invalid_scope',
   'server_error',
   'temporarily_unavailable',
+  // RFC 9449 12.2: a DPoP proof that is missing (where required), malformed or fails a check; and a proof without the server's current nonce (8).
+  'invalid_dpop_proof',
+  'use_dpop_nonce',
 ] as const;
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
 
@@ -112,6 +121,7 @@ export interface OAuthErrorBody {
 
 /** RFC 6750 3.1: the userinfo endpoint's answer to a missing, invalid or expired access token (401). */
 export interface BearerErrorBody {
-  error: 'invalid_token';
+  /** RFC 6750 3.1; RFC 9449 7.1 and 9 for a DPoP-bound token: the proof is invalid, or lacks the current nonce. */
+  error: 'invalid_token' | 'invalid_dpop_proof' | 'use_dpop_nonce';
   error_description: string;
 }

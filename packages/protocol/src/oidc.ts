@@ -22,6 +22,8 @@ export interface DiscoveryDocument {
   scopes_supported: string[];
   claims_supported: string[];
   acr_values_supported: string[];
+  /** RFC 9449 5.1: the JWS algorithms the service accepts for DPoP proofs. */
+  dpop_signing_alg_values_supported: string[];
 }
 
 /** A published signing key (RFC 7517 4): its type's members, and kid, alg and use. */
@@ -43,4 +45,16 @@ export interface PublishedJwk {
 /** GET /.well-known/jwks.json (RFC 7517 5). */
 export interface JsonWebKeySet {
   keys: PublishedJwk[];
+}
+
+/**
+ * The session configuration of Device Bound Session Credentials (W3C draft): the answer of the
+ * registration and refresh endpoints (POST /signin/dbsc/registration, /signin/dbsc/refresh).
+ */
+export interface DbscSessionConfig {
+  session_identifier: string;
+  refresh_url: string;
+  scope: { origin: string; include_site: boolean; scope_specification: { type: string; domain: string; path: string }[] };
+  credentials: { type: 'cookie'; name: string; attributes: string }[];
+  allowed_refresh_initiators: string[];
 }

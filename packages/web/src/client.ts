@@ -70,7 +70,7 @@ export class ServiceClient {
       }
       const { clientId, name } = body;
       if (!isNonEmptyString(clientId)) return unexpected();
-      this.#session = { ...config, clientId, deps: this.#deps, pending: this.#pending };
+      this.#session = { ...config, clientId, iss: body.issuer as string, deps: this.#deps, pending: this.#pending };
       return { status: 'INITIALIZED', message: `Initialized for ${isNonEmptyString(name) ? name : clientId}`, success: true };
     }, lacksSuccess);
   }
@@ -158,7 +158,8 @@ export class ServiceClient {
    * ```
    */
   verifyMfa(input: VerifyMfaInput): Promise<VerifyMfaResult> {
-    return this.#flagged(mfa.verifyMfa, input);
+    // Its result has `success`: a failure gets `success: false`.
+    return guard(() => this.#run(mfa.verifyMfa, input), lacksSuccess) as Promise<VerifyMfaResult>;
   }
 
   /**
@@ -223,10 +224,5 @@ export class ServiceClient {
   /** Runs an operation of an initialized client with `args` under guard (NOT_INITIALIZED otherwise). */
   #run<A extends unknown[], T>(operation: (session: LoginSession, ...args: A) => Promise<T>, ...args: A): Promise<T> {
     return guard(async () => (this.#session ? operation(this.#session, ...args) : notInitialized()));
-  }
-
-  /** #run for an operation whose result has `success`: a failure gets `success: false`. */
-  #flagged<A extends unknown[], T>(operation: (session: LoginSession, ...args: A) => Promise<T | FailureResult>, ...args: A): Promise<T> {
-    return guard(() => this.#run(operation, ...args), lacksSuccess);
   }
 }

@@ -6,7 +6,7 @@ import {
   type DeviceProofPayload,
   type DevicePublicJwk,
 } from 'service-protocol';
-import { base64url, base64urlJson } from './base64url.js';
+import { base64url, base64urlJson, utf8 } from './base64url.js';
 import { reasonOf } from './results.js';
 
 const KEY_ALGORITHM: EcKeyGenParams = { name: 'ECDSA', namedCurve: 'P-256' };
@@ -37,11 +37,9 @@ export async function newDeviceKey(crypto: Crypto | undefined): Promise<NewDevic
 
 /** The public key as the JWK members the service stores (RFC 7517, RFC 7518 6.2.1). */
 export async function exportDevicePublicJwk(crypto: Crypto, publicKey: CryptoKey): Promise<DevicePublicJwk> {
-  const jwk = await crypto.subtle.exportKey('jwk', publicKey);
-  if (jwk.kty !== 'EC' || jwk.crv !== 'P-256' || typeof jwk.x !== 'string' || typeof jwk.y !== 'string') {
-    throw new Error('not an EC P-256 key');
-  }
-  return { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y };
+  const { kty, crv, x, y } = await crypto.subtle.exportKey('jwk', publicKey);
+  if (kty !== 'EC' || crv !== 'P-256' || typeof x !== 'string' || typeof y !== 'string') throw new Error('not an EC P-256 key');
+  return { kty, crv, x, y };
 }
 
 export interface DeviceProofInput {
@@ -75,6 +73,6 @@ export async function createDeviceProof(crypto: Crypto, privateKey: CryptoKey, i
     op: input.op,
   };
   const signingInput = `${base64urlJson(header)}.${base64urlJson(payload)}`;
-  const signature = await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, new TextEncoder().encode(signingInput));
+  const signature = await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, privateKey, utf8(signingInput));
   return `${signingInput}.${base64url(new Uint8Array(signature))}`;
 }

@@ -6,7 +6,7 @@ import { type DeviceOp, DeviceOps, normalizeEmail } from 'service-protocol';
 import { isEmail } from './checks.js';
 import { deviceProof, forgetDevice } from './device-keys.js';
 import { request } from './http.js';
-import { failure, invalidEmail, messageOf } from './results.js';
+import { failure, invalidEmail, messageOf, withTyped } from './results.js';
 import type { Session } from './session.js';
 import type { DeviceChangeResult, DeviceInfo, FailureResult, ListDevicesResult } from './types.js';
 
@@ -37,11 +37,11 @@ export async function deviceOperation(
     await forgetDevice(session, email);
   }
   if (failed) return failed;
-  const { devices, revoked } = body;
-  return {
-    status: 'SUCCESS',
-    message: messageOf(body),
-    ...(Array.isArray(devices) && { devices: devices as DeviceInfo[] }),
-    ...(typeof revoked === 'number' && { revoked }),
-  };
+  const { devices } = body;
+  return withTyped(
+    { status: 'SUCCESS', message: messageOf(body), ...(Array.isArray(devices) && { devices: devices as DeviceInfo[] }) },
+    body,
+    'number',
+    'revoked',
+  );
 }

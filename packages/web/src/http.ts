@@ -1,6 +1,6 @@
 import { AUTHORIZATION_REQUEST_HEADER, BROWSER_PREFIX, ErrorStatus, isErrorCode, PUBLISHABLE_KEY_HEADER } from 'service-protocol';
 import { isObject } from './checks.js';
-import { failure, reasonOf, unexpected } from './results.js';
+import { failure, reasonOf, unexpected, withTyped } from './results.js';
 import type { FailureResult } from './types.js';
 
 export interface HttpConfig {
@@ -26,12 +26,8 @@ const JSON_TYPE = 'application/json';
  * `body` are left out (JSON.stringify drops them).
  */
 export async function request(config: HttpConfig, path: string, body?: object): Promise<HttpOutcome> {
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, config.timeoutMs);
+  // Aborted only by its timer: an aborted signal is a timeout.
+  const signal = AbortSignal.timeout(config.timeoutMs);
   try {
     const hosted = config.authorizationRequest;
     const response = await config.fetch(config.baseUrl + BROWSER_PREFIX + path, {
@@ -46,7 +42,7 @@ export async function request(config: HttpConfig, path: string, body?: object): 
       // the hosted pages' binding of their authorization request to this browser (same origin only).
       credentials: hosted ? 'same-origin' : 'omit',
       body: body && JSON.stringify(body),
-      signal: controller.signal,
+      signal,
     });
     const httpStatus = response.status;
     const parsed = parseObject(await response.text());
@@ -54,12 +50,10 @@ export async function request(config: HttpConfig, path: string, body?: object): 
     return parsed ? { body: parsed } : { failure: unexpected(), httpStatus };
   } catch (error) {
     return {
-      failure: timedOut
+      failure: signal.aborted
         ? failure('TIMEOUT', `No answer within ${config.timeoutMs} ms`)
-        : failure('NETWORK_ERROR', `Service unreachable: ${reasonOf(error)}`),
+        : failure('NETWORK_ERROR', `Unreachable: ${reasonOf(error)}`),
     };
-  } finally {
-    clearTimeout(timer);
   }
 }
 
@@ -73,11 +67,14 @@ function parseObject(text: string): Record<string, unknown> | undefined {
 }
 
 /** Maps `{ code, message, retryAfter?, attemptsRemaining? }` through protocol's ErrorStatus table. */
-export function errorBodyToFailure(httpStatus: number, body: Record<string, unknown> | undefined): FailureResult {
-  if (!isErrorCode(body?.code)) return failure('SERVICE_ERROR', `HTTP ${httpStatus}, unknown error code`);
-  const { code, message, retryAfter, attemptsRemaining } = body;
-  const result = failure(ErrorStatus[code], typeof message === 'string' ? message : code);
-  if (typeof retryAfter === 'number') result.retryAfter = retryAfter;
-  if (typeof attemptsRemaining === 'number') result.attemptsRemaining = attemptsRemaining;
-  return result;
+export function errorBodyToFailure(httpStatus: number, body: Record<string, unknown> = {}): FailureResult {
+  const { code, message } = body;
+  if (!isErrorCode(code)) return failure('SERVICE_ERROR', `HTTP ${httpStatus}: unknown code`);
+  return withTyped(
+    failure(ErrorStatus[code], typeof message === 'string' ? message : code),
+    body,
+    'number',
+    'retryAfter',
+    'attemptsRemaining',
+  );
 }

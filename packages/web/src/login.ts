@@ -8,7 +8,7 @@ import { isBadPkce, isEmail, isMfaMethod, isNonEmptyString, isObject, MFA_METHOD
 import { cryptoOf, deviceProof, forgetDevice, keepDeviceKey } from './device-keys.js';
 import { newDeviceKey } from './device-proof.js';
 import { request } from './http.js';
-import { badOtp, codesOf, invalid, invalidEmail, messageOf, noPendingLogin, unexpected, withNote } from './results.js';
+import { badOtp, codesOf, invalid, invalidEmail, messageOf, noPendingLogin, unexpected, withNote, withTyped } from './results.js';
 import { forgetIfExpired, type LoginSession } from './session.js';
 import type {
   AuthenticateOptions,
@@ -48,7 +48,7 @@ export async function authenticate(
   const { status, code, deviceToken, sessionId, method: mfaMethod } = body;
   const message = messageOf(body);
   const hasCode = typeof code === 'string';
-  if (status === 'SUCCESS' && hasCode) return { status, message, success: true, code };
+  if (status === 'SUCCESS' && hasCode) return { status, message, success: true, code, iss: session.iss };
   if (status === 'OTP_NEEDED' && typeof deviceToken === 'string') {
     // The service refused this device (revoked or expired): forget its key now.
     if (body.deviceRefused === true) await forgetDevice(session, email);
@@ -109,7 +109,14 @@ export async function verifyDevice(session: LoginSession, input: VerifyDeviceInp
   if ((status === 'SUCCESS' || status === 'DEVICE_REGISTERED') && typeof code === 'string') {
     session.pending.delete(email);
     const kept = await keepDeviceKey(session, email, pending.stale, key, body.deviceId);
-    return { status, message: withNote(message, kept.problem), code, deviceRemembered: kept.deviceRemembered, ...codesOf(body) };
+    return {
+      status,
+      message: withNote(message, kept.problem),
+      code,
+      iss: session.iss,
+      deviceRemembered: kept.deviceRemembered,
+      ...codesOf(body),
+    };
   }
   const offered = Array.isArray(methods) ? methods.filter(isMfaMethod) : [];
   if (status === 'MFA_ENROLLMENT_NEEDED' && offered.length > 0) return { status, message, methods: offered };
@@ -117,10 +124,7 @@ export async function verifyDevice(session: LoginSession, input: VerifyDeviceInp
     // The service holds the public key now; the pair waits in memory until verifyMfa succeeds.
     session.pending.set(email, { ...pending, sessionId, registration: { key } });
     if (status === 'MFA_REQUIRED') return { status, message, sessionId, method };
-    const result: FinalizeRegistrationResult = { status, message, method, sessionId };
-    if (typeof body.otpauthUri === 'string') result.otpauthUri = body.otpauthUri;
-    if (typeof body.secret === 'string') result.secret = body.secret;
-    return result;
+    return withTyped<FinalizeRegistrationResult>({ status, message, method, sessionId }, body, 'string', 'otpauthUri', 'secret');
   }
   return unexpected();
 }

@@ -59,6 +59,7 @@ export async function verifyMfa(session: LoginSession, input: VerifyMfaInput): P
     message: withNote(messageOf(body), kept?.problem),
     success: true,
     code,
+    iss: session.iss,
     ...(kept && { deviceRemembered: kept.deviceRemembered }),
     ...codesOf(body),
   };

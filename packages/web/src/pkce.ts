@@ -1,5 +1,5 @@
 import { PKCE_VERIFIER_PATTERN } from 'service-protocol';
-import { base64url } from './base64url.js';
+import { base64url, utf8 } from './base64url.js';
 
 /** A PKCE pair (RFC 7636): keep `codeVerifier` for the backend, send the challenge to authenticate. */
 export interface PkcePair {
@@ -42,6 +42,6 @@ export async function pkceChallengeFromVerifier(verifier: string, crypto: Crypto
   if (typeof verifier !== 'string' || !PKCE_VERIFIER_PATTERN.test(verifier)) {
     throw new TypeError('Bad PKCE verifier (RFC 7636 4.1)');
   }
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier));
+  const digest = await crypto.subtle.digest('SHA-256', utf8(verifier));
   return base64url(new Uint8Array(digest));
 }

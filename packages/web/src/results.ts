@@ -42,6 +42,12 @@ export function messageOf(body: Record<string, unknown>): string {
   return typeof body.message === 'string' ? body.message : '';
 }
 
+/** `to` with the fields `keys` of an answer that have the type `type` (an answer's optional fields). */
+export function withTyped<T extends object>(to: T, body: Record<string, unknown>, type: 'string' | 'number', ...keys: string[]): T {
+  for (const key of keys) if (typeof body[key] === type) (to as Record<string, unknown>)[key] = body[key];
+  return to;
+}
+
 /** The recovery codes an answer carries (shown once: an enrollment or a regeneration), as a spreadable field. */
 export function codesOf(body: Record<string, unknown>): { recoveryCodes?: string[] } {
   return Array.isArray(body.recoveryCodes) ? { recoveryCodes: body.recoveryCodes } : {};

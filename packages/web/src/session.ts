@@ -44,6 +44,8 @@ export interface PendingLogin {
 export interface Session {
   http: HttpConfig;
   clientId: string;
+  /** The service's issuer (GET /v1/client), put in every SUCCESS with a code as `iss` (RFC 9207). */
+  iss: string;
   cryptoVersion: CryptoVersion;
   /** The client's injected globals (a global is read only when there is none). */
   deps: ServiceClientDeps;
@@ -64,7 +66,7 @@ export function httpConfig(
   baseUrl: unknown,
   options: InitOptions | undefined,
 ): { http: HttpConfig; cryptoVersion: CryptoVersion; status?: undefined } | FailureResult {
-  if (typeof apiKey !== 'string' || apiKey.length === 0) return failure('INVALID_API_KEY', 'An API key is required');
+  if (!isNonEmptyString(apiKey)) return failure('INVALID_API_KEY', 'An API key is required');
   const base = normalizeBaseUrl(baseUrl);
   if (base === undefined) return invalid('baseUrl must be an http(s) URL');
   const opts: InitOptions = options ?? {};

@@ -93,7 +93,14 @@ export interface MfaRequiredResult {
 
 /** Result of {@link ServiceClient.authenticate}; the fields present depend on `status`. */
 export type AuthenticationResult =
-  | { status: 'SUCCESS'; message: string; success: true; code: string }
+  | {
+      status: 'SUCCESS';
+      message: string;
+      success: true;
+      code: string;
+      /** The issuer that issued `code` (RFC 9207 `iss`): pass it on with the code to a client that checks it (openid-client). */
+      iss: string;
+    }
   | { status: 'OTP_NEEDED'; message: string; deviceToken: string; code?: string }
   | MfaRequiredResult
   | FailureResult;
@@ -129,6 +136,8 @@ export interface VerifyDeviceSuccessResult {
   status: 'SUCCESS' | 'DEVICE_REGISTERED';
   message: string;
   code: string;
+  /** The issuer that issued `code` (RFC 9207 `iss`), as authenticate's SUCCESS. */
+  iss: string;
   /** True when a device key was stored, so the next authenticate skips the email OTP. */
   deviceRemembered: boolean;
   /**
@@ -234,6 +243,8 @@ export interface VerifyMfaSuccessResult {
   message: string;
   success: true;
   code: string;
+  /** The issuer that issued `code` (RFC 9207 `iss`), as authenticate's SUCCESS. */
+  iss: string;
   /**
    * Present when this step finished a new-device login (verifyDevice answered
    * FINALIZE_REGISTRATION_NEEDED or MFA_REQUIRED on this client): true when its device key was

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { IDBFactory } from 'fake-indexeddb';
 import { ServiceClient } from '../src/client.ts';
 import { createDeviceStore, deviceRecordKey } from '../src/device-store.ts';
-import { BASE_URL, CLIENT_ROUTE, fakeFetch, fakeService } from './helpers.ts';
+import { BASE_URL, CLIENT_ROUTE, fakeFetch, fakeService, ISSUER } from './helpers.ts';
 
 const EMAIL = 'ann@example.com';
 
@@ -42,6 +42,7 @@ test('new device, remembered: OTP once, then the device key signs the next login
   assert.equal(device.status, 'SUCCESS');
   assert.ok('code' in device && device.code?.startsWith('code_'));
   assert.ok('deviceRemembered' in device && device.deviceRemembered);
+  assert.equal('iss' in device && device.iss, ISSUER);
   const registration = service.calls.at(-1)!;
   const jwk = registration.body?.devicePublicKey as Record<string, string>;
   assert.deepEqual(Object.keys(jwk).sort(), ['crv', 'kty', 'x', 'y'], 'only public members are sent');
@@ -60,6 +61,8 @@ test('new device, remembered: OTP once, then the device key signs the next login
   const second = await again.authenticate(EMAIL);
   assert.equal(second.status, 'SUCCESS');
   assert.ok(second.status === 'SUCCESS' && second.success === true && second.code.startsWith('code_'));
+  // RFC 9207: the issuer GET /v1/client named, for the page to pass on with the code.
+  assert.equal(second.status === 'SUCCESS' && second.iss, ISSUER);
   const [challengeCall, proofCall] = service.calls.slice(-2);
   assert.equal(challengeCall?.path, '/v1/device-challenges');
   assert.equal(typeof proofCall?.body?.deviceProof, 'string');
@@ -142,6 +145,7 @@ test('without rememberDevice no key is made or sent', async () => {
     status: 'SUCCESS',
     message: 'Signed in',
     code: result.status === 'SUCCESS' ? result.code : '',
+    iss: ISSUER,
     deviceRemembered: false,
   });
   assert.equal(service.calls.at(-1)?.body?.devicePublicKey, undefined);
@@ -188,6 +192,7 @@ test('MFA: MFA_REQUIRED, initiateMfa, verifyMfa', async () => {
     message: 'Verified',
     success: true,
     code: 'code_mfa',
+    iss: ISSUER,
   });
   assert.deepEqual(service.calls.at(-1)?.body, { userid: EMAIL, sessionId: 'ms_1', otp: '123456', rememberMe: true });
 });

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { IDBFactory } from 'fake-indexeddb';
 import { ServiceClient } from '../src/client.ts';
 import { createDeviceStore, deviceRecordKey } from '../src/device-store.ts';
-import { BASE_URL, CLIENT_ROUTE, fakeFetch, fakeService, type Route, TEST_OTP, TOTP_SECRET } from './helpers.ts';
+import { BASE_URL, CLIENT_ROUTE, fakeFetch, fakeService, ISSUER, type Route, TEST_OTP, TOTP_SECRET } from './helpers.ts';
 
 const EMAIL = 'ann@example.com';
 const RECORD_KEY = deviceRecordKey(BASE_URL, 'client_1', EMAIL);
@@ -286,6 +286,7 @@ test('a device registration finished by verifyMfa without a deviceId is reported
     message: 'Verified. This device could not be remembered: the service registered no device key.',
     success: true,
     code: 'code_1',
+    iss: ISSUER,
     deviceRemembered: false,
   });
   assert.equal(await createDeviceStore(indexedDB, 1000).get(RECORD_KEY), undefined);

@@ -36,10 +36,13 @@ function json(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 }
 
+/** The service's issuer as GET /v1/client names it: not the base URL, so a result's `iss` is seen to come from the answer. */
+export const ISSUER = 'https://id.example';
+
 export const CLIENT_ROUTE: Record<string, Route> = {
   'GET /v1/client': (call) =>
     call.headers['x-service-key'] === 'pk_test'
-      ? { status: 200, body: { clientId: 'client_1', name: 'Demo', issuer: 'http://127.0.0.1:8080' } }
+      ? { status: 200, body: { clientId: 'client_1', name: 'Demo', issuer: ISSUER } }
       : { status: 401, body: { code: 'ERR_CLIENT_KEY_INVALID', message: 'Unknown key' } },
 };
 

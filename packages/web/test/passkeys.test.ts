@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { IDBFactory } from 'fake-indexeddb';
 import { ServicePasskeys } from '../src/passkeys.ts';
-import { BASE_URL, CLIENT_ROUTE, fakeFetch, type Route } from './helpers.ts';
+import { BASE_URL, CLIENT_ROUTE, fakeFetch, ISSUER, type Route } from './helpers.ts';
 
 const OPTIONS: Route = () => ({
   status: 200,
@@ -65,7 +65,7 @@ test('signIn: the assertion is sent as base64url JSON, and SUCCESS carries the c
     },
   );
   const r = await client.signIn({ userid: 'Ann@Example.com' });
-  assert.deepEqual(r, { status: 'SUCCESS', message: 'ok', success: true, code: 'ac_1' });
+  assert.deepEqual(r, { status: 'SUCCESS', message: 'ok', success: true, code: 'ac_1', iss: ISSUER });
   const sent = calls.at(-1)?.body as any;
   assert.equal(sent.userid, 'ann@example.com');
   assert.deepEqual(sent.credential, {
@@ -165,7 +165,7 @@ test("verifyMfa: asks for the user's passkeys (allowCredentials), sends the asse
     },
   );
   const r = await client.verifyMfa({ userid: 'Ann@Example.com', sessionId: 'mfa_123456789', remember_me: true });
-  assert.deepEqual(r, { status: 'SUCCESS', message: 'Verified.', success: true, code: 'ac_2' });
+  assert.deepEqual(r, { status: 'SUCCESS', message: 'Verified.', success: true, code: 'ac_2', iss: ISSUER });
   assert.deepEqual(
     asked?.allowCredentials?.map((c) => [new Uint8Array(c.id as ArrayBuffer).join(','), c.transports]),
     [['4,5', ['internal']]],
@@ -238,6 +238,7 @@ test('enrollMfa: creates the passkey for the session and returns the code and th
     message: 'ok',
     success: true,
     code: 'ac_3',
+    iss: ISSUER,
     deviceId: 'dev_new',
     recoveryCodes: ['AAAAA-BBBBB'],
     deviceRemembered: true,

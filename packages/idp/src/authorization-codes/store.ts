@@ -29,6 +29,8 @@ export interface RedeemingClient {
   pkceChallenge: string | null;
   /** The token request's redirect_uri (RFC 6749 4.1.3), null when absent. */
   redirectUri: string | null;
+  /** The token request carried a valid DPoP proof: a client that requires one (RFC 9449 5.2) redeems only then. Default false. */
+  dpopProof?: boolean;
 }
 
 /** A consumed code, the user it names (undefined when disabled or deleted) and the client's ID token algorithm. */
@@ -145,6 +147,7 @@ export function createCodeStore(db: Db) {
         secretKeyHash: client.secretKeyHash,
         pkceChallenge: client.pkceChallenge,
         redirectUri: client.redirectUri,
+        dpopProof: client.dpopProof ? 1 : 0,
       };
       const shape = client.secretKeyHash === null ? 'public' : 'confidential';
       let row: ConsumedRow | undefined;
@@ -196,6 +199,8 @@ interface ConsumeArgs extends Record<string, unknown> {
   secretKeyHash: string | null;
   pkceChallenge: string | null;
   redirectUri: string | null;
+  /** 1 when the request carried a valid DPoP proof, else 0: compared with the client's dpop_bound_access_tokens. */
+  dpopProof: number;
 }
 type ClientShape = 'public' | 'confidential';
 
@@ -210,7 +215,11 @@ function consumeQuery(db: Db, a: ConsumeArgs, shape: ClientShape) {
       .where('consumed_at', 'is', null)
       .where('expires_at', '>', a.now)
       .where(({ exists, selectFrom }) => {
-        const row = selectFrom('clients').select('clients.id').where('clients.id', '=', a.clientId);
+        // RFC 9449 5.2: a client that requires DPoP (1) redeems only with a proof (1).
+        const row = selectFrom('clients')
+          .select('clients.id')
+          .where('clients.id', '=', a.clientId)
+          .where('clients.dpop_bound_access_tokens', '<=', a.dpopProof);
         // RFC 6749 2.3: a confidential client by its secret; a public one (no secret to keep) by its id alone.
         return exists(
           shape === 'public'

@@ -44,7 +44,8 @@ const list: Command = {
   async run({ values, config }, io) {
     const { withData } = await import('./open.js');
     const keys = await withData(config, async (data) => (await adminKeys(data)).list());
-    if (values.json) io.out(`${JSON.stringify(keys)}\n`);
+    if (values.json)
+      io.out(`${JSON.stringify({ adminKeys: keys })}\n`); // GET /admin/v1/admin-keys's shape
     else if (keys.length === 0) io.out('No admin keys yet: service-idp admin-keys create --name NAME\n');
     else
       io.out(

@@ -23,7 +23,14 @@ export const FLAGS = {
   json: { type: 'boolean' },
   'mfa-policy': { type: 'string' },
   'passkey-mfa': { type: 'string' },
+  dpop: { type: 'string' },
   'id-token-alg': { type: 'string' },
+  logo: { type: 'string' },
+  accent: { type: 'string' },
+  'display-name': { type: 'string' },
+  'terms-url': { type: 'string' },
+  'privacy-url': { type: 'string' },
+  'mail-sender-name': { type: 'string' },
   'sp-signing-key': { type: 'string' },
   'sp-encryption-key': { type: 'string' },
   limit: { type: 'string' },
@@ -34,14 +41,32 @@ export const FLAGS = {
   cursor: { type: 'string' },
   url: { type: 'string' },
   events: { type: 'string' },
+  status: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  force: { type: 'boolean' },
+  config: { type: 'string' },
+  version: { type: 'boolean' },
   role: { type: 'string' },
+  // connections (cli/connections.ts)
+  preset: { type: 'string' },
+  'upstream-issuer': { type: 'string' },
+  'client-id': { type: 'string' },
+  'client-secret': { type: 'string' },
+  'client-secret-file': { type: 'string' },
+  scopes: { type: 'string' },
+  clients: { type: 'string' },
+  'keep-tokens': { type: 'string' },
+  'apple-team-id': { type: 'string' },
+  'apple-key-id': { type: 'string' },
+  connection: { type: 'string' },
+  subject: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
 export type Flag = keyof typeof FLAGS;
 
-/** Read by every command: where the data is, and --help. */
-export const SHARED_FLAGS: readonly Flag[] = ['data', 'database', 'help'];
+/** Read by every command: where the data is, the configuration file, --version and --help. */
+export const SHARED_FLAGS: readonly Flag[] = ['data', 'database', 'config', 'version', 'help'];
 
 /** The parsed flags: a string, a list for repeatable ones, true for switches. */
 export type Values = {
@@ -53,6 +78,8 @@ export interface CommandArgs {
   /** The words after the command's name (CLIENT_ID, ID|EMAIL, …). */
   operands: string[];
   config: ServiceConfig;
+  /** The settings the configuration was read from: the configuration file's under the environment's. */
+  settings: NodeJS.ProcessEnv;
   /** --limit, checked against the command's range (Command.paged). */
   limit: number;
   /** --since as epoch milliseconds. */
@@ -74,6 +101,11 @@ export interface Command {
   flags: readonly Flag[];
   /** --limit is a page size (PAGE_SIZE_DEFAULT, at most PAGE_SIZE_MAX) rather than a message count (mail, sms). */
   paged?: boolean;
+  /**
+   * What it needs of the data folder: `existing` (the default: a folder that is not there is a
+   * mistyped --data, refused rather than made), `created` (start makes it), `none` (config check).
+   */
+  data?: 'existing' | 'created' | 'none';
   /** Returns the exit status, or -1 to keep the process running (start). Imports what it uses when it runs. */
   run(args: CommandArgs, io: Io): Promise<number>;
 }

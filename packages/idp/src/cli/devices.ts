@@ -13,7 +13,8 @@ const list: Command = {
     const user = values.user;
     const [{ withContext }, { defaultDeviceName }] = await Promise.all([import('./open.js'), import('../devices/user-agent.js')]);
     const devices = await withContext(config, (ctx) => ctx.users.devices(user));
-    if (values.json) io.out(`${JSON.stringify(devices)}\n`);
+    if (values.json)
+      io.out(`${JSON.stringify({ devices })}\n`); // GET /admin/v1/users/:id/devices's shape
     else if (devices.length === 0) io.out('This user has no devices.\n');
     else
       io.out(

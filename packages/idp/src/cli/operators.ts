@@ -41,7 +41,8 @@ const list: Command = {
   async run({ values, config }, io) {
     const { withData } = await import('./open.js');
     const all = await withData(config, async (data) => (await operators(data)).list());
-    if (values.json) io.out(`${JSON.stringify(all)}\n`);
+    if (values.json)
+      io.out(`${JSON.stringify({ operators: all })}\n`); // GET /admin/v1/operators's shape
     else if (all.length === 0) io.out('No operators yet: service-idp operators add EMAIL --role admin\n');
     else
       io.out(

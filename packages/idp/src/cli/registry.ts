@@ -1,13 +1,17 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { ENVIRONMENT } from '../config.js';
 import { adminKeyCommands } from './admin-keys.js';
+import { backups } from './backup.js';
 import { clients } from './clients.js';
 import { type Command, FLAGS, type Flag, SHARED_FLAGS, UsageError, type Values } from './command.js';
+import { configCheck } from './config.js';
+import { connections } from './connections.js';
 import { devices } from './devices.js';
 import { events } from './events.js';
 import { rotate } from './keys.js';
 import { mailboxes } from './mail.js';
 import { operatorCommands } from './operators.js';
+import { settings } from './settings.js';
 import { migrate, start } from './start.js';
 import { users } from './users.js';
 import { webhooks } from './webhooks.js';
@@ -22,9 +26,13 @@ export const COMMANDS: readonly Command[] = [
   ...adminKeyCommands,
   ...operatorCommands,
   ...webhooks,
+  ...connections,
+  ...settings,
   rotate,
   ...mailboxes,
   migrate,
+  ...backups,
+  configCheck,
 ];
 
 /** The words that name a group of commands (`clients` in `clients list`): a group alone is no command. */
@@ -35,8 +43,8 @@ export function findCommand(positionals: string[]): { command: Command; operands
   const [first, second] = positionals;
   const name = first !== undefined && GROUPS.has(first) ? `${first} ${second ?? ''}`.trim() : first;
   const command = COMMANDS.find((c) => c.name === name);
-  // Operands start after the second word, also for one-word commands (as they always have: `events x` ignores x).
-  return command && { command, operands: positionals.slice(2) };
+  // Operands follow the name: `backup FILE`, `clients delete CLIENT_ID`.
+  return command && { command, operands: positionals.slice(command.name.split(' ').length) };
 }
 
 const ENVIRONMENT_WIDTH = Math.max(...Object.keys(ENVIRONMENT).map((name) => name.length)) + 2;
@@ -48,10 +56,14 @@ export function helpText(): string {
 Usage:
 ${COMMANDS.map((c) => c.usage).join('')}
 Options shared by every command:
-  --data DIR       data folder (server secret; SQLite database unless --database), default ./data
+  --data DIR       data folder (server secret; SQLite database unless --database), default ./data.
+                   Only start makes it: the other commands refuse a folder that is not there.
   --database URL   postgres://user:pass@host:5432/db: use PostgreSQL, shared by every node
                    (default: DATABASE_URL, else SQLite in the data folder). Every node and
                    command needs the same data folder secret (copy DIR/server-secret).
+  --config FILE    JSON object of settings named as in the environment table below
+                   ({"SERVICE_IDP_PORT": 8080}); the environment and flags win over it.
+  --version        print the version and exit.
 
 Environment:
 ${Object.entries(ENVIRONMENT)

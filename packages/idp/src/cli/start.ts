@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
 import { Paths } from 'service-protocol';
+import type { ServiceConfig } from '../config.js';
+import type { MigrationStatus } from '../storage/migrations.js';
 import { type Command, UsageError } from './command.js';
 
 export const start: Command = {
@@ -10,10 +13,17 @@ export const start: Command = {
       machine; --metrics-port serves /metrics on a separate loopback listener.
 `,
   flags: ['port', 'host', 'issuer', 'test-mode', 'dev-inbox', 'metrics-port'],
+  data: 'created',
   async run({ config }, io) {
+    const json = config.logFormat === 'json';
+    // With SERVICE_IDP_LOG_FORMAT=json stdout is JSON lines only, the banner too (a log collector reads it whole).
+    const say = (msg: string, fields: Record<string, unknown> = {}) =>
+      io.out(json ? `${JSON.stringify({ level: 30, time: Date.now(), msg, ...fields })}\n` : `${msg}\n`);
     if (config.testMode) {
       io.err('\n  !!! TEST MODE: one-time codes are returned in API responses. Never use this with real users. !!!\n\n');
     }
+    const { configWarnings } = await import('../config.js');
+    for (const warning of configWarnings(config)) io.err(`service-idp: warning: ${warning}\n`);
     const pretty = config.logFormat ? config.logFormat === 'pretty' : Boolean(process.stdout.isTTY);
     const { startService } = await import('../index.js');
     const service = await startService(config, { logger: { level: config.logLevel, pretty } }).catch((error: unknown) => {
@@ -23,23 +33,35 @@ export const start: Command = {
         throw new UsageError(`cannot listen on ${config.host}: no such address here`);
       throw error;
     });
-    io.out(
-      [
-        `service-idp listening`,
-        `  issuer:     ${service.url}`,
-        `  discovery:  ${service.url}${Paths.discovery}`,
-        `  data:       ${config.dataDir}`,
-        `  database:   ${service.ctx.database}`,
-        `  mail goes to: ${service.ctx.mailer.describe()}`,
-        `  SMS goes to:  ${service.ctx.sms.describe()}`,
-        ...(service.devInboxUrl ? [`  dev inbox:  ${service.devInboxUrl} (this machine only)`] : []),
-        ...(service.metricsUrl ? [`  metrics:    ${service.metricsUrl}`] : []),
-        '',
-      ].join('\n'),
-    );
+    const banner = {
+      issuer: service.url,
+      discovery: `${service.url}${Paths.discovery}`,
+      data: config.dataDir,
+      database: service.ctx.database,
+      mail: service.ctx.mailer.describe(),
+      sms: service.ctx.sms.describe(),
+      ...(service.devInboxUrl ? { devInbox: service.devInboxUrl } : {}),
+      ...(service.metricsUrl ? { metrics: service.metricsUrl } : {}),
+    };
+    if (json) say('service-idp listening', banner);
+    else
+      io.out(
+        [
+          `service-idp listening`,
+          `  issuer:     ${banner.issuer}`,
+          `  discovery:  ${banner.discovery}`,
+          `  data:       ${banner.data}`,
+          `  database:   ${banner.database}`,
+          `  mail goes to: ${banner.mail}`,
+          `  SMS goes to:  ${banner.sms}`,
+          ...(banner.devInbox ? [`  dev inbox:  ${banner.devInbox} (mail and SMS; this machine only)`] : []),
+          ...(banner.metrics ? [`  metrics:    ${banner.metrics}`] : []),
+          '',
+        ].join('\n'),
+      );
     const stop = async (signal: NodeJS.Signals) => {
       await service.close();
-      io.out(`service-idp stopped (${signal}).\n`);
+      say(`service-idp stopped (${signal}).`);
       process.exit(0);
     };
     process.once('SIGINT', stop);
@@ -50,15 +72,60 @@ export const start: Command = {
 
 export const migrate: Command = {
   name: 'migrate',
-  usage: `  service-idp migrate
+  usage: `  service-idp migrate [--status [--json] | --dry-run]
       Apply database migrations (start does this too). Refuses a database whose schema is
-      newer than this build.
+      newer than this build. --status lists the applied and pending migrations; --dry-run
+      names the ones migrate would apply. Neither changes anything.
 `,
-  flags: [],
-  async run({ config }, io) {
-    const { withData } = await import('./open.js');
-    // Opening applies them.
-    await withData(config, async (data) => io.out(`Database ${data.database} is up to date.\n`));
+  flags: ['status', 'dry-run', 'json'],
+  async run({ values, config }, io) {
+    if (values.status && values['dry-run']) throw new UsageError('give --status or --dry-run, not both');
+    if (!values.status && !values['dry-run']) {
+      const { withData } = await import('./open.js');
+      // Opening applies them.
+      await withData(config, async (data) => io.out(`Database ${data.database} is up to date.\n`));
+      return 0;
+    }
+    const { database, status } = await readStatus(config);
+    if (values['dry-run']) {
+      if (status.unknown.length > 0)
+        throw new Error(
+          `migrate would refuse ${database}: its schema is newer than this build (unknown migrations: ${status.unknown.join(', ')})`,
+        );
+      io.out(
+        status.pending.length === 0
+          ? `Database ${database} is up to date: migrate would apply nothing.\n`
+          : `migrate would apply ${status.pending.length} migration${status.pending.length === 1 ? '' : 's'} to ${database}, in this order:\n${status.pending.map((name) => `  ${name}\n`).join('')}`,
+      );
+    } else if (values.json) io.out(`${JSON.stringify({ database, ...status })}\n`);
+    else {
+      const { table, time } = await import('./format.js');
+      const rows = [
+        ...status.applied.map((m) => [m.name, 'applied', time(m.at)]),
+        ...status.pending.map((name) => [name, 'pending', '-']),
+        ...status.unknown.map((name) => [name, 'unknown (a newer release)', '-']),
+      ];
+      io.out(
+        `Database ${database}: ${status.applied.length} applied, ${status.pending.length} pending${status.unknown.length ? `, ${status.unknown.length} unknown` : ''}.\n${table(['MIGRATION', 'STATUS', 'APPLIED'], rows)}\n`,
+      );
+    }
     return 0;
   },
 };
+
+/** The migrations' status, changing nothing: no server secret made, and no SQLite file created where there is none. */
+async function readStatus(config: ServiceConfig) {
+  const [{ describeDatabase, openDatabase }, { KNOWN_MIGRATIONS, migrationStatus }] = await Promise.all([
+    import('../storage/database.js'),
+    import('../storage/migrations.js'),
+  ]);
+  const database = describeDatabase(config);
+  if (!config.databaseUrl && !existsSync(database))
+    return { database, status: { applied: [], pending: [...KNOWN_MIGRATIONS], unknown: [] } as MigrationStatus };
+  const db = openDatabase(config, { checkpointWorker: false });
+  try {
+    return { database, status: await migrationStatus(db) };
+  } finally {
+    await db.destroy();
+  }
+}

@@ -52,7 +52,8 @@ const list: Command = {
   async run({ values, config }, io) {
     const { withData } = await import('./open.js');
     const endpoints = await withData(config, async (data) => (await webhookService(data)).list());
-    if (values.json) io.out(`${JSON.stringify(endpoints)}\n`);
+    if (values.json)
+      io.out(`${JSON.stringify({ webhooks: endpoints })}\n`); // GET /admin/v1/webhooks's shape
     else if (endpoints.length === 0) io.out('No webhooks yet: service-idp webhooks create --url URL --events all\n');
     else
       io.out(

@@ -66,6 +66,8 @@ export interface ClientService {
   setMfaPolicy(clientId: string, policy: string): Promise<void>;
   /** `yes` (default): a passkey sign-in also passes the app's MFA (amr `mfa`); `no`: the user's MFA step follows it. */
   setPasskeyMfa(clientId: string, value: string): Promise<void>;
+  /** `required`: every token request of the client must carry a DPoP proof (RFC 9449 5.2); `optional` (default): a proof binds the tokens when sent. */
+  setDpop(clientId: string, value: string): Promise<void>;
   /** Deletes the client and everything bound to it; its keys stop working at once. */
   delete(clientId: string): Promise<void>;
   /** The client behind a browser request, if its key is valid and the origin is one of its own. */
@@ -141,6 +143,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
           type,
           postLogoutRedirectUris,
           passkeySatisfiesMfa: true,
+          dpopBoundAccessTokens: false,
         },
         hash('publishable-key', publishableKey),
         // The column predates public clients and is NOT NULL: a public client's is the hash of a
@@ -166,6 +169,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
             type: 'public',
             postLogoutRedirectUris: [],
             passkeySatisfiesMfa: true,
+            dpopBoundAccessTokens: false,
           },
           hash('publishable-key', input.publishableKey),
           hash('secret-key', randomToken('sk_')),
@@ -208,6 +212,12 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     async setPasskeyMfa(clientId: string, value: string): Promise<void> {
       if (value !== 'yes' && value !== 'no') throw new Error('--passkey-mfa is yes or no');
       if (firstParty.has(clientId) || !(await changing(clientId, () => store.setPasskeySatisfiesMfa(clientId, value === 'yes'))))
+        throw new Error(`no client ${clientId}`);
+    },
+
+    async setDpop(clientId: string, value: string): Promise<void> {
+      if (value !== 'required' && value !== 'optional') throw new Error('--dpop is required or optional');
+      if (firstParty.has(clientId) || !(await changing(clientId, () => store.setDpopBoundAccessTokens(clientId, value === 'required'))))
         throw new Error(`no client ${clientId}`);
     },
 

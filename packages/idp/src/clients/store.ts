@@ -18,7 +18,19 @@ export interface ClientRecord {
   postLogoutRedirectUris: string[];
   /** A passkey sign-in (user verification required) also passes this app's MFA; false: the user's MFA step follows it. Default true. */
   passkeySatisfiesMfa: boolean;
+  /** RFC 9449 5.2: every token request of this client must carry a DPoP proof. Default false. */
+  dpopBoundAccessTokens: boolean;
+  /**
+   * Set only on the built-in hosted client as it acts for a pending authorization request
+   * (oidc/service.ts hostedClientFor): the application the user signs in to, which mails and
+   * pages name and brand, never the built-in client.
+   */
+  app?: { id: string; name: string };
 }
+
+/** The application a client record stands for in mails and pages: the requesting app for the hosted client, else itself. */
+export const appOf = (client: Pick<ClientRecord, 'id' | 'name' | 'app'>): { id: string; name: string } =>
+  client.app ?? { id: client.id, name: client.name };
 
 type Row = Database['clients'];
 
@@ -35,6 +47,7 @@ export function toRecord(row: Row): ClientRecord {
     type: row.client_type === 'public' ? 'public' : 'confidential',
     postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
     passkeySatisfiesMfa: Number(row.passkey_satisfies_mfa ?? 1) !== 0,
+    dpopBoundAccessTokens: Number(row.dpop_bound_access_tokens ?? 0) !== 0,
   };
 }
 
@@ -52,6 +65,7 @@ function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: 
     client_type: client.type,
     post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
     passkey_satisfies_mfa: client.passkeySatisfiesMfa ? 1 : 0,
+    dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
   };
 }
 
@@ -136,6 +150,16 @@ export function createClientStore(db: Db) {
       return row !== undefined;
     },
 
+    async setDpopBoundAccessTokens(id: string, required: boolean): Promise<boolean> {
+      const row = await db
+        .updateTable('clients')
+        .set({ dpop_bound_access_tokens: required ? 1 : 0 })
+        .where('id', '=', id)
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
     /** Remembers that the user signed in to the client (idempotent). */
     /**
      * Once per client and user: a `client_users` row is never updated, and deleted only with
@@ -177,7 +201,7 @@ export function createClientStore(db: Db) {
 
     /**
      * Deletes the client and everything bound to it (its devices and what hangs on them,
-     * pending registrations and MFA steps, unspent codes, refresh tokens, sign-in records, delegation keys) in
+     * pending registrations and MFA steps, unspent codes, refresh tokens, sign-in records, delegation keys, branding) in
      * one transaction. The users stay: they may use other clients. False when unknown.
      */
     async delete(id: string): Promise<boolean> {
@@ -193,6 +217,7 @@ export function createClientStore(db: Db) {
         await tx.deleteFrom('refresh_token_families').where('client_id', '=', id).execute();
         await tx.deleteFrom('client_users').where('client_id', '=', id).execute();
         await tx.deleteFrom('delegation_sp_keys').where('client_id', '=', id).execute();
+        await tx.deleteFrom('client_branding').where('client_id', '=', id).execute();
         const row = await tx.deleteFrom('clients').where('id', '=', id).returning('id').executeTakeFirst();
         for (const pair of recorded) if (pair.startsWith(`${id} `)) recorded.delete(pair);
         return row !== undefined;

@@ -30,6 +30,7 @@ export const EVENT_TYPES = [
   'client.created',
   'client.updated',
   'client.deleted',
+  'settings.updated',
   'admin_key.created',
   'admin_key.revoked',
   'webhook.created',
@@ -41,6 +42,11 @@ export const EVENT_TYPES = [
   'operator.removed',
   'operator.signed_in',
   'operator.refused',
+  'connection.created',
+  'connection.updated',
+  'connection.deleted',
+  'identity.linked',
+  'identity.unlinked',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

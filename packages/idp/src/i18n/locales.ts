@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { IntlMessageFormat } from 'intl-messageformat';
+import { ConfigError } from '../errors.js';
 import { de } from './messages/de.js';
 import { type Catalogue, en, type MessageKey } from './messages/en.js';
 import { es } from './messages/es.js';
@@ -68,7 +69,8 @@ function namesIn(nodes: AstNode[], into = new Set<string>()): Set<string> {
 }
 
 /** One line for the operator: a language file that cannot be served. */
-class LocaleFileError extends Error {}
+/** An operator's languages folder that cannot be used: a configuration error (exit 2 at start). */
+class LocaleFileError extends ConfigError {}
 
 /** An operator's `<tag>.json`: a flat object of message keys to ICU messages. */
 function readOperatorFile(path: string): Record<string, string> {

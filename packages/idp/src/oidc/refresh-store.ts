@@ -11,6 +11,8 @@ export interface RefreshFamily {
   scope: string;
   amr: string[];
   authTime: number;
+  /** A public client's family bound to a DPoP key (RFC 9449 5): its JWK thumbprint; absent when unbound. */
+  dpopJkt?: string | null;
 }
 
 /** A refresh token about to be written: the keyed hash of its value and the access token issued with it. */
@@ -25,6 +27,8 @@ export interface NewRefreshToken {
 export interface PresentingClient {
   id: string;
   secretKeyHash: string | null;
+  /** The JWK thumbprint of the request's valid DPoP proof, null without one. */
+  dpopJkt: string | null;
 }
 
 /** A refresh token found by its hash, whatever its state (reuse detection and revocation read it). */
@@ -33,6 +37,8 @@ export interface StoredRefreshToken {
   clientId: string;
   usedAt: number | null;
   familyRevokedAt: number | null;
+  /** The DPoP key the family is bound to, if any. */
+  dpopJkt: string | null;
 }
 
 /**
@@ -59,6 +65,7 @@ export function createRefreshTokenStore(db: Db) {
             expires_at: familyExpiresAt,
             revoked_at: null,
             revoked_reason: null,
+            dpop_jkt: family.dpopJkt ?? null,
           })
           .execute();
         await tx
@@ -81,7 +88,9 @@ export function createRefreshTokenStore(db: Db) {
      * UPDATE holds every condition at once: the token unused and unexpired; its family not
      * revoked, not past its end, issued to this client, which authenticates (a confidential
      * client by its secret hash, a public one by its id alone, RFC 6749 2.3); its user enabled;
-     * its device trusted (not revoked, used since `deviceUsedSince`). Undefined otherwise.
+     * its device trusted (not revoked, used since `deviceUsedSince`); a family bound to a DPoP
+     * key presented with a proof of that key, and a client that requires DPoP with a proof
+     * (RFC 9449 5, 5.2). Undefined otherwise.
      */
     async rotate(
       idHash: string,
@@ -109,7 +118,12 @@ export function createRefreshTokenStore(db: Db) {
               .where('refresh_token_families.client_id', '=', client.id)
               .where('users.disabled_at', 'is', null)
               .where('devices.removed_at', 'is', null)
-              .where((eb) => eb(eb.fn.coalesce('devices.last_used_at', 'devices.created_at'), '>', deviceUsedSince));
+              .where((eb) => eb(eb.fn.coalesce('devices.last_used_at', 'devices.created_at'), '>', deviceUsedSince))
+              .where((eb) =>
+                client.dpopJkt === null
+                  ? eb.and([eb('refresh_token_families.dpop_jkt', 'is', null), eb('clients.dpop_bound_access_tokens', '=', 0)])
+                  : eb.or([eb('refresh_token_families.dpop_jkt', 'is', null), eb('refresh_token_families.dpop_jkt', '=', client.dpopJkt)]),
+              );
             return exists(
               client.secretKeyHash === null
                 ? family.where('clients.client_type', '=', 'public')
@@ -175,6 +189,7 @@ export function createRefreshTokenStore(db: Db) {
           'refresh_token_families.client_id',
           'refresh_tokens.used_at',
           'refresh_token_families.revoked_at',
+          'refresh_token_families.dpop_jkt',
         ])
         .where('refresh_tokens.id', '=', idHash)
         .executeTakeFirst();
@@ -184,6 +199,7 @@ export function createRefreshTokenStore(db: Db) {
           clientId: row.client_id,
           usedAt: row.used_at === null ? null : Number(row.used_at),
           familyRevokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+          dpopJkt: row.dpop_jkt,
         }
       );
     },

@@ -44,9 +44,10 @@ export interface RefreshTokens {
   detectReuse(value: string, clientId: string): Promise<void>;
   /**
    * RFC 7009 2.1: revokes the family of a refresh token the client holds. A token of another
-   * client, or unknown, changes nothing (the endpoint answers 200 either way).
+   * client, or unknown, changes nothing (the endpoint answers 200 either way); nor does one of a
+   * family bound to a DPoP key (RFC 9449 5) presented without a proof of that key (`dpopJkt`).
    */
-  revoke(value: string, clientId: string): Promise<boolean>;
+  revoke(value: string, clientId: string, dpopJkt: string | null): Promise<boolean>;
   /** A replayed code: the family its first redemption started (id = that access token's jti) goes too. */
   revokeFamily: (familyId: string, reason: RevocationReason) => Promise<boolean>;
   /** An operator disabled the user: every family ends (enabling the user does not bring them back). */
@@ -112,9 +113,9 @@ export function createRefreshTokens({ store, codes, events, hash, now, deviceIdl
       }
     },
 
-    async revoke(value: string, clientId: string): Promise<boolean> {
+    async revoke(value: string, clientId: string, dpopJkt: string | null): Promise<boolean> {
       const found = await store.find(idHashOf(value));
-      if (!found || found.clientId !== clientId) return false;
+      if (!found || found.clientId !== clientId || (found.dpopJkt !== null && found.dpopJkt !== dpopJkt)) return false;
       return revokeFamily(found.familyId, 'revocation');
     },
 

@@ -204,6 +204,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
       secretKeyHash: null,
       pkceChallenge: pkceChallengeOf(input.codeVerifier) ?? null,
       redirectUri: null,
+      dpopProof: false,
     });
     const hostedCode = redeemed?.user && redeemed.code;
     if (!hostedCode || hostedCode.clientId !== HOSTED_CLIENT_ID || !hostedCode.codeChallenge) throw expired();
@@ -313,6 +314,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
         name: pending.client.name,
         mfaPolicy: pending.client.mfaPolicy,
         passkeySatisfiesMfa: pending.client.passkeySatisfiesMfa,
+        app: { id: pending.client.id, name: pending.client.name },
       };
     },
 

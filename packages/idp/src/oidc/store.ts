@@ -178,8 +178,36 @@ export function createOidcStore(db: Db) {
           last_used_at: now,
           expires_at: expiresAt,
           ended_at: null,
+          dbsc_jwk: null,
+          dbsc_id: null,
         })
         .execute();
+    },
+
+    /** The DBSC binding of a live session (oidc/dbsc.ts): undefined for no live session; jwk null when unbound. */
+    async findDbsc(idHash: string, now: number): Promise<{ jwk: string | null; id: string | null } | undefined> {
+      const row = await db
+        .selectFrom('sign_in_sessions')
+        .select(['dbsc_jwk', 'dbsc_id'])
+        .where('id', '=', idHash)
+        .where('ended_at', 'is', null)
+        .where('expires_at', '>', now)
+        .executeTakeFirst();
+      return row && { jwk: row.dbsc_jwk, id: row.dbsc_id };
+    },
+
+    /** Binds a live, unbound session to a key, once (a conditional UPDATE: the first registration wins). */
+    async bindDbsc(idHash: string, jwk: string, dbscId: string, now: number): Promise<boolean> {
+      const row = await db
+        .updateTable('sign_in_sessions')
+        .set({ dbsc_jwk: jwk, dbsc_id: dbscId })
+        .where('id', '=', idHash)
+        .where('dbsc_jwk', 'is', null)
+        .where('ended_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
     },
 
     /** A session neither ended, past its absolute end, nor idle since `idleSince`. */

@@ -25,7 +25,7 @@ const DELIVERY_TIME_WEIGHT = 0.2;
  * What a code is for. The per-recipient spacing applies to repeated sends of one purpose (a
  * resend), never to the next step of the same sign-in (the email OTP, then the MFA code).
  */
-export type OtpPurpose = 'sign-in' | 'mfa' | 'mfa-enroll' | 'mfa-change-current' | 'mfa-change';
+export type OtpPurpose = 'sign-in' | 'mfa' | 'mfa-enroll' | 'mfa-change-current' | 'mfa-change' | 'link';
 
 export type OtpChannel = { kind: 'email'; to: string } | { kind: 'sms'; to: string };
 
@@ -129,7 +129,12 @@ export function createOtpService(deps: OtpDeps): OtpService {
 
   async function deliver(channel: OtpChannel, purpose: OtpPurpose, code: string, clientName: string) {
     if (channel.kind === 'email') {
-      await mailer.send(templates.render(purpose === 'sign-in' ? 'sign-in-code' : 'mfa-code', channel.to, { code, client: clientName }));
+      await mailer.send(
+        templates.render(purpose === 'sign-in' || purpose === 'link' ? 'sign-in-code' : 'mfa-code', channel.to, {
+          code,
+          client: clientName,
+        }),
+      );
     } else {
       await sms.send({
         to: channel.to,

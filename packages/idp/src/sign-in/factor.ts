@@ -3,7 +3,7 @@ import type { OtpPurpose } from '../otp/service.js';
 import type { MfaSessionRow } from './mfa-store.js';
 
 /** The factors of the service, one folder each under factors/ (registered in factors/index.ts). */
-export type FactorName = 'email-code' | 'sms-code' | 'totp' | 'recovery-code' | 'passkey' | 'device-key';
+export type FactorName = 'email-code' | 'sms-code' | 'totp' | 'recovery-code' | 'passkey' | 'device-key' | 'upstream';
 
 /**
  * A way to prove who signs in. `first` and `second` are the amr values (RFC 8176, and our MFA

@@ -5,6 +5,10 @@ import { migrations0007To0010 } from './migrations/0007-0010.js';
 import { migrations0011To0015 } from './migrations/0011-0015.js';
 import { migrations0016 } from './migrations/0016-console.js';
 import { migrations0017 } from './migrations/0017-user-locale.js';
+import { migrations0018 } from './migrations/0018-dpop.js';
+import { migrations0019 } from './migrations/0019-dbsc.js';
+import { migrations0020 } from './migrations/0020-upstream.js';
+import { migrations0021 } from './migrations/0021-branding.js';
 
 /**
  * Versioned migrations, applied in name order. A migration never changes once released;
@@ -18,6 +22,10 @@ const migrations: Record<string, Migration> = {
   ...migrations0011To0015,
   ...migrations0016,
   ...migrations0017,
+  ...migrations0018,
+  ...migrations0019,
+  ...migrations0020,
+  ...migrations0021,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
@@ -74,4 +82,22 @@ async function appliedButUnknown(db: Kysely<any>): Promise<string[]> {
   } catch {
     return []; // no migration table yet: a fresh database
   }
+}
+
+/** Each migration this build knows, applied or not, and any the database has that this build does not know; changes nothing. */
+export interface MigrationStatus {
+  applied: Array<{ name: string; at: number }>;
+  pending: string[];
+  /** Applied by a newer release: `migrate` refuses such a database. */
+  unknown: string[];
+}
+
+export async function migrationStatus(db: Kysely<any>): Promise<MigrationStatus> {
+  const migrator = new Migrator({ db, provider, ...(await migrationTableSchema(db)) });
+  const known = await migrator.getMigrations();
+  return {
+    applied: known.flatMap((m) => (m.executedAt ? [{ name: m.name, at: m.executedAt.getTime() }] : [])),
+    pending: known.filter((m) => !m.executedAt).map((m) => m.name),
+    unknown: await appliedButUnknown(db),
+  };
 }

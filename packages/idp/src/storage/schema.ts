@@ -11,7 +11,7 @@
  * - authorization-codes/store.ts, the code exchange's one statement: it also reads clients
  *   and users and records the pair in client_users;
  * - clients/store.ts and users/store.ts, deleting a client or a user: the rows bound to it,
- *   in the other modules' tables, in one transaction;
+ *   in the other modules' tables (a user's linked identities and link proofs included), in one transaction;
  * - oidc/store.ts, ending the sign-in sessions of a user's passkeys: a sub-select of passkeys.
  */
 import type { Kysely } from 'kysely';
@@ -19,8 +19,9 @@ import type { AccountTables } from './schema/accounts.js';
 import type { FactorTables } from './schema/factors.js';
 import type { OperationTables } from './schema/operations.js';
 import type { SignInTables } from './schema/sign-in.js';
+import type { UpstreamTables } from './schema/upstream.js';
 
 /** Every table, grouped by wing in schema/. */
-export interface Database extends AccountTables, SignInTables, FactorTables, OperationTables {}
+export interface Database extends AccountTables, SignInTables, FactorTables, OperationTables, UpstreamTables {}
 
 export type Db = Kysely<Database>;

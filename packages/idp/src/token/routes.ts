@@ -10,11 +10,13 @@ import {
 } from 'service-protocol';
 import { Type } from 'typebox';
 import { AUTHORIZE_PARAMETER_MAX_LENGTH, TOKEN_PARAMETER_MAX_LENGTH } from '../defaults.js';
+import { DPOP_ALGS, DpopError, type DpopVerifier } from '../dpop/proof.js';
 import { OAuthError } from '../errors.js';
 import { errorResponses, OAuthErrorBodySchema, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { type Keyring, SIGNING_ALGS } from '../keys/keyring.js';
 import { ACR_VALUES } from '../oidc/acr.js';
 import { PROMPT_VALUES } from '../oidc/authorize-request.js';
+import { presentedToken, resourceProof, tokenEndpointProof, userinfoRefusal } from './dpop.js';
 import { SCOPES_SUPPORTED, type TokenService } from './service.js';
 
 /** RFC 6749 4.1.3 and 6; extra parameters are ignored as 3.2 requires, but each known one must be a single string. */
@@ -40,7 +42,9 @@ const RevocationBody = Type.Object({
 const TokenAnswer = wireBody<TokenResponse>()(
   Type.Object({
     access_token: Type.String(),
-    token_type: Type.Literal('Bearer'),
+    token_type: Type.Union([Type.Literal('Bearer'), Type.Literal('DPoP')], {
+      description: 'DPoP when the request carried a DPoP proof: the access token is bound to its key (RFC 9449 5)',
+    }),
     expires_in: Type.Integer({ description: 'seconds' }),
     id_token: Type.String(),
     scope: Type.String(),
@@ -55,7 +59,13 @@ const UserinfoAnswer = wireBody<UserinfoResponse>()(
   Type.Object({ sub: Type.String(), email: Type.String(), email_verified: Type.Literal(true) }),
 );
 const BearerError = wireBody<BearerErrorBody>()(
-  Type.Object({ error: Type.Literal('invalid_token'), error_description: Type.String() }, { description: 'RFC 6750 3.1 error' }),
+  Type.Object(
+    {
+      error: Type.Union([Type.Literal('invalid_token'), Type.Literal('invalid_dpop_proof'), Type.Literal('use_dpop_nonce')]),
+      error_description: Type.String(),
+    },
+    { description: 'RFC 6750 3.1 error; RFC 9449 7.1 and 9 for a DPoP proof (use_dpop_nonce: retry with the DPoP-Nonce header)' },
+  ),
 );
 /** RFC 7517 5; each key has its type's members (RSA n and e, EC crv x and y, OKP crv and x) and kid, alg, use. */
 const JwksAnswer = wireBody<JsonWebKeySet>()(
@@ -101,6 +111,7 @@ const DiscoveryAnswer = wireBody<DiscoveryDocument>()(
     scopes_supported: Strings,
     claims_supported: Strings,
     acr_values_supported: Strings,
+    dpop_signing_alg_values_supported: Strings,
   }),
 );
 
@@ -138,10 +149,12 @@ function clientCredentials(authorization: string | undefined, body: { client_id?
   return { clientId: body.client_id, clientSecret: body.client_secret };
 }
 
-export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyring: Keyring; issuer: string }> = async (
-  app,
-  { tokens, keyring, issuer },
-) => {
+export const tokenRoutes: FastifyPluginAsyncTypebox<{
+  tokens: TokenService;
+  keyring: Keyring;
+  issuer: string;
+  dpop: DpopVerifier;
+}> = async (app, { tokens, keyring, issuer, dpop }) => {
   app.post(Paths.token, { schema: TokenSchema, config: { oauthErrors: true } }, async (request, reply) => {
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
@@ -151,23 +164,28 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
     if (body.grant_type === 'refresh_token') {
       if (!body.refresh_token) throw new OAuthError('invalid_request', 'refresh_token is required.');
       const { clientId, clientSecret } = clientCredentials(request.headers.authorization, body);
+      const dpopJkt = await tokenEndpointProof(dpop, request, reply, Paths.token);
       return tokens.refresh({
         clientId,
         ...(clientSecret !== undefined ? { clientSecret } : {}),
         refreshToken: body.refresh_token,
         ...(body.scope !== undefined ? { scope: body.scope } : {}),
+        ...(dpopJkt !== undefined ? { dpopJkt } : {}),
       });
     }
     if (body.grant_type !== 'authorization_code')
       throw new OAuthError('unsupported_grant_type', 'Only authorization_code and refresh_token are supported.');
     if (!body.code) throw new OAuthError('invalid_request', 'code is required.');
     const { clientId, clientSecret } = clientCredentials(request.headers.authorization, body);
+    // Checked before the code is spent: a proof without the current nonce is retried with the same code (RFC 9449 8).
+    const dpopJkt = await tokenEndpointProof(dpop, request, reply, Paths.token);
     return tokens.exchangeCode({
       clientId,
       ...(clientSecret !== undefined ? { clientSecret } : {}),
       code: body.code,
       ...(body.redirect_uri !== undefined ? { redirectUri: body.redirect_uri } : {}),
       ...(body.code_verifier !== undefined ? { codeVerifier: body.code_verifier } : {}),
+      ...(dpopJkt !== undefined ? { dpopJkt } : {}),
     });
   });
 
@@ -179,20 +197,29 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
     const body = request.body;
     if (!body.token) throw new OAuthError('invalid_request', 'token is required.');
     const { clientId, clientSecret } = clientCredentials(request.headers.authorization, body);
-    await tokens.revoke({ clientId, ...(clientSecret !== undefined ? { clientSecret } : {}), token: body.token });
+    const dpopJkt = await tokenEndpointProof(dpop, request, reply, Paths.revocation);
+    await tokens.revoke({
+      clientId,
+      ...(clientSecret !== undefined ? { clientSecret } : {}),
+      token: body.token,
+      ...(dpopJkt !== undefined ? { dpopJkt } : {}),
+    });
     return {};
   });
 
   app.get(Paths.userinfo, { schema: UserinfoSchema }, async (request, reply) => {
-    reply.header('cache-control', 'no-store');
-    const header = request.headers.authorization;
-    const claims = header?.startsWith('Bearer ') ? await tokens.userinfo(header.slice(7)) : undefined;
-    if (!claims) {
-      return reply
-        .code(401)
-        .header('www-authenticate', 'Bearer error="invalid_token"')
-        .send({ error: 'invalid_token', error_description: 'The access token is invalid or expired.' });
+    reply.header('cache-control', 'no-store').header('dpop-nonce', dpop.nonce());
+    // RFC 6750 2.1 or RFC 9449 7.1: `Bearer <token>`, or `DPoP <token>` with a proof that covers it.
+    const presented = presentedToken(request.headers.authorization);
+    if (!presented) return userinfoRefusal(reply, 'Bearer', 'invalid_token', 'The access token is invalid or expired.');
+    let dpopJkt: string | undefined;
+    if (presented.scheme === 'DPoP') {
+      const proof = await resourceProof(dpop, request, Paths.userinfo, presented.token);
+      if (proof instanceof DpopError) return userinfoRefusal(reply, 'DPoP', proof.error, proof.message);
+      dpopJkt = proof.jkt;
     }
+    const claims = await tokens.userinfo(presented.token, dpopJkt);
+    if (!claims) return userinfoRefusal(reply, presented.scheme, 'invalid_token', 'The access token is invalid or expired.');
     return claims;
   });
 
@@ -229,6 +256,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{ tokens: TokenService; keyr
       claims_supported: ['iss', 'sub', 'aud', 'iat', 'exp', 'nbf', 'auth_time', 'jti', 'email', 'email_verified', 'amr', 'acr', 'nonce'],
       // OIDC Core 2: the values the ID token's acr takes (oidc/acr.ts); acr_values requests are voluntary and not needed.
       acr_values_supported: [...ACR_VALUES],
+      dpop_signing_alg_values_supported: [...DPOP_ALGS],
     };
     return document;
   });

@@ -31,6 +31,8 @@ export interface CodeGrant {
   code: string;
   codeVerifier?: string;
   redirectUri?: string;
+  /** The JWK thumbprint of the request's valid DPoP proof (RFC 9449 5): the tokens are bound to it. */
+  dpopJkt?: string;
 }
 
 /** RFC 6749 6 refresh request (grant_type=refresh_token). */
@@ -41,6 +43,8 @@ export interface RefreshGrant {
   refreshToken: string;
   /** RFC 6749 6: at most the scope originally granted. */
   scope?: string;
+  /** As in CodeGrant; a public client's bound family refreshes only with a proof of its key. */
+  dpopJkt?: string;
 }
 
 /** RFC 7009 2.1 revocation request. */
@@ -48,6 +52,8 @@ export interface Revocation {
   clientId: string;
   clientSecret?: string;
   token: string;
+  /** As in CodeGrant: a bound refresh token is revoked only with a proof of its key. */
+  dpopJkt?: string;
 }
 
 /** The scope of every code from the /v1 API, and the least /authorize grants. */
@@ -58,6 +64,12 @@ export const OFFLINE_ACCESS = 'offline_access';
 export const SCOPES_SUPPORTED = ['openid', 'email', OFFLINE_ACCESS] as const;
 
 const hasOfflineAccess = (scope: string) => scope.split(' ').includes(OFFLINE_ACCESS);
+
+/** The DPoP key an access token is bound to (RFC 9449 6.1 `cnf.jkt`), or undefined. */
+function boundKeyOf(claims: Record<string, unknown>): string | undefined {
+  const jkt = (claims.cnf as { jkt?: unknown } | undefined)?.jkt;
+  return typeof jkt === 'string' ? jkt : undefined;
+}
 
 /** Stands for a malformed code_verifier in the redeeming statement: no stored challenge has a `!`. */
 const MALFORMED_VERIFIER = '!';
@@ -76,8 +88,15 @@ export interface TokenService {
    * another client, changes nothing and is answered like a revoked one (2.2).
    */
   revoke(request: Revocation): Promise<void>;
-  /** OIDC Core 5.3 userinfo for a valid access token, or undefined. */
-  userinfo(accessToken: string): Promise<
+  /**
+   * OIDC Core 5.3 userinfo for a valid access token, or undefined. `dpopJkt`: the key of the
+   * request's valid DPoP proof (the `DPoP` scheme); a bound token (`cnf.jkt`) is valid only with
+   * a proof of its key, and an unbound one only without (RFC 9449 7.1, 7.2).
+   */
+  userinfo(
+    accessToken: string,
+    dpopJkt?: string,
+  ): Promise<
     | {
         sub: string;
         email: string;
@@ -109,6 +128,7 @@ export function createTokenService(deps: TokenDeps): TokenService {
     deviceId: string | null;
     scope: string;
     accessTokenJti: string;
+    dpopJkt: string | undefined;
   }): Promise<{ idToken: string; accessToken: string }> {
     // The client's registered algorithm (OIDC Dynamic Client Registration 2): RS256 unless it chose ES256 or EdDSA.
     const key = await keyring.active(grant.alg);
@@ -147,6 +167,8 @@ export function createTokenService(deps: TokenDeps): TokenService {
         iat,
         exp: iat + ACCESS_TOKEN_TTL_SECONDS,
         jti: grant.accessTokenJti,
+        // RFC 9449 6.1: bound to the proof's key.
+        ...(grant.dpopJkt ? { cnf: { jkt: grant.dpopJkt } } : {}),
       },
       accessKey,
     );
@@ -169,6 +191,12 @@ export function createTokenService(deps: TokenDeps): TokenService {
     }
   }
 
+  /** RFC 9449 5.2: a client that requires DPoP and sent no proof (its code or refresh token was not spent). */
+  async function refuseWithoutRequiredProof(grant: { clientId: string; dpopJkt?: string }): Promise<void> {
+    if (grant.dpopJkt === undefined && (await clients.findById(grant.clientId))?.dpopBoundAccessTokens)
+      throw new OAuthError('invalid_dpop_proof', 'This client must send a DPoP proof with every token request.');
+  }
+
   return {
     async exchangeCode(grant: CodeGrant): Promise<TokenResponse> {
       // One statement on the way to a token (docs/performance.md, round trips): the client's
@@ -182,11 +210,13 @@ export function createTokenService(deps: TokenDeps): TokenService {
         secretKeyHash: grant.clientSecret === undefined ? null : clients.secretKeyHash(grant.clientSecret),
         pkceChallenge,
         redirectUri: grant.redirectUri ?? null,
+        dpopProof: grant.dpopJkt !== undefined,
       });
       if (!redeemed) {
         // Nothing was consumed: either the client failed to authenticate or the code is not live.
         if (!(await clients.authenticateTokenClient(grant.clientId, grant.clientSecret)))
           throw new OAuthError('invalid_client', 'Client authentication failed.');
+        await refuseWithoutRequiredProof(grant);
         // RFC 6749 4.1.2: every token the first redemption issued is revoked, its refresh token family included.
         const firstAccessToken = await codes.revokeReplayed(grant.code);
         if (firstAccessToken) await refreshTokens.revokeFamily(firstAccessToken, 'code_replay');
@@ -228,6 +258,7 @@ export function createTokenService(deps: TokenDeps): TokenService {
         deviceId: code.deviceId,
         scope,
         accessTokenJti,
+        dpopJkt: grant.dpopJkt,
       });
       const refreshToken = offlineDevice
         ? await refreshTokens.issue({
@@ -238,11 +269,13 @@ export function createTokenService(deps: TokenDeps): TokenService {
             scope,
             amr: code.amr,
             authTime: code.authTime,
+            // RFC 9449 5: a public client's refresh token is bound to the key; a confidential client's is bound by its secret.
+            dpopJkt: grant.clientSecret === undefined ? (grant.dpopJkt ?? null) : null,
           })
         : undefined;
       return {
         access_token: signed.accessToken,
-        token_type: 'Bearer',
+        token_type: grant.dpopJkt ? 'DPoP' : 'Bearer',
         expires_in: ACCESS_TOKEN_TTL_SECONDS,
         id_token: signed.idToken,
         scope,
@@ -260,12 +293,17 @@ export function createTokenService(deps: TokenDeps): TokenService {
       const accessTokenJti = randomToken('', 16);
       const rotated = await refreshTokens.rotate(
         grant.refreshToken,
-        { id: grant.clientId, secretKeyHash: grant.clientSecret === undefined ? null : clients.secretKeyHash(grant.clientSecret) },
+        {
+          id: grant.clientId,
+          secretKeyHash: grant.clientSecret === undefined ? null : clients.secretKeyHash(grant.clientSecret),
+          dpopJkt: grant.dpopJkt ?? null,
+        },
         accessTokenJti,
       );
       if (!rotated) {
         if (!(await clients.authenticateTokenClient(grant.clientId, grant.clientSecret)))
           throw new OAuthError('invalid_client', 'Client authentication failed.');
+        await refuseWithoutRequiredProof(grant);
         await refreshTokens.detectReuse(grant.refreshToken, grant.clientId);
         throw new OAuthError('invalid_grant', 'The refresh token is invalid, expired or revoked.');
       }
@@ -279,10 +317,11 @@ export function createTokenService(deps: TokenDeps): TokenService {
         deviceId: family.deviceId,
         scope: family.scope,
         accessTokenJti,
+        dpopJkt: grant.dpopJkt,
       });
       return {
         access_token: signed.accessToken,
-        token_type: 'Bearer',
+        token_type: grant.dpopJkt ? 'DPoP' : 'Bearer',
         expires_in: ACCESS_TOKEN_TTL_SECONDS,
         id_token: signed.idToken,
         scope: family.scope,
@@ -300,13 +339,13 @@ export function createTokenService(deps: TokenDeps): TokenService {
           await codes.revokeAccessTokens([{ jti: claims.jti, expiresAt: claims.exp * 1000 }]);
         return;
       }
-      await refreshTokens.revoke(request.token, request.clientId);
+      await refreshTokens.revoke(request.token, request.clientId, request.dpopJkt ?? null);
     },
 
-    async userinfo(accessToken: string): Promise<{ sub: string; email: string; email_verified: true } | undefined> {
+    async userinfo(accessToken: string, dpopJkt?: string): Promise<{ sub: string; email: string; email_verified: true } | undefined> {
       // A bad token is a 401; a database outage below stays a 503.
       const claims = await accessTokenClaims(accessToken, new Date(now()));
-      if (!claims?.jti || (await codes.isAccessTokenRevoked(claims.jti))) return undefined;
+      if (!claims?.jti || boundKeyOf(claims) !== dpopJkt || (await codes.isAccessTokenRevoked(claims.jti))) return undefined;
       const user = claims.sub ? await accounts.findById(claims.sub) : undefined;
       return user && { sub: user.id, email: user.email, email_verified: true };
     },

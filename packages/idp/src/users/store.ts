@@ -173,6 +173,8 @@ export function createUserStore(db: Db, events: EventStore) {
         await tx.deleteFrom('recovery_codes').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('devices').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('passkeys').where('user_id', '=', user.id).execute();
+        await tx.deleteFrom('linked_identities').where('user_id', '=', user.id).execute();
+        await tx.deleteFrom('upstream_link_proofs').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('registrations').where('email', '=', user.email).execute();
         await tx.deleteFrom('auth_codes').where('user_id', '=', user.id).execute();
         const families = tx.selectFrom('refresh_token_families').select('id').where('user_id', '=', user.id);

@@ -121,7 +121,7 @@ describe('admin API', SQLITE_SUITE_ONLY, () => {
         },
       ],
     });
-    assert.deepEqual(devices.body.devices, await cli('devices', 'list', '--user', id));
+    assert.deepEqual(devices.body, await cli('devices', 'list', '--user', id));
     assert.deepEqual((await api('GET', `/users/${id}`)).body.devices, devices.body.devices);
     assert.deepEqual((await api('GET', `/users/${id}/export`)).body.devices, devices.body.devices);
     assert.equal((await api('POST', `/devices/${passkeyId}/revoke`)).status, 204);
@@ -153,12 +153,20 @@ describe('admin API', SQLITE_SUITE_ONLY, () => {
     assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, { postLogoutRedirectUris: ['data:,x'] })).status, 400);
     assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, { passkeySatisfiesMfa: false })).status, 204);
     assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, { passkeySatisfiesMfa: 'no' })).status, 400);
+    assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, { dpopBoundAccessTokens: true })).status, 204);
+    assert.equal((await api('PATCH', `/clients/${created.body.clientId}`, { dpopBoundAccessTokens: 'yes' })).status, 400);
     const listed = await api('GET', '/clients');
-    assert.deepEqual(listed.body.clients, await cli('clients', 'list'));
+    assert.deepEqual(listed.body, await cli('clients', 'list'));
     const client = listed.body.clients.find((c: { id: string }) => c.id === created.body.clientId);
     assert.deepEqual(
-      [client.mfaPolicy, client.idTokenSignedResponseAlg, client.postLogoutRedirectUris, client.passkeySatisfiesMfa],
-      ['required', 'ES256', bye, false],
+      [
+        client.mfaPolicy,
+        client.idTokenSignedResponseAlg,
+        client.postLogoutRedirectUris,
+        client.passkeySatisfiesMfa,
+        client.dpopBoundAccessTokens,
+      ],
+      ['required', 'ES256', bye, false, true],
     );
     assert.equal((await api('DELETE', `/clients/${created.body.clientId}`)).status, 204);
     const rotated = await api('POST', '/signing-keys/rotate');
@@ -172,9 +180,49 @@ describe('admin API', SQLITE_SUITE_ONLY, () => {
     ]);
   });
 
+  it("answers every --json command in its admin API twin's shape (docs/cli.md)", async () => {
+    // A command that makes something: the same fields as the API's answer (the values differ: two were made).
+    const cliClient = await cli('clients', 'create', '--name', 'Twin', '--origin', 'https://twin.test');
+    const apiClient = await api('POST', '/clients', { name: 'Twin too', origins: ['https://twin-too.test'] });
+    assert.deepEqual(Object.keys(cliClient).sort(), Object.keys(apiClient.body).sort());
+    // An event this file records no more after this point: no delivery changes the endpoints while they are compared.
+    const cliHook = await cli('webhooks', 'create', '--url', 'http://127.0.0.1:9/twin', '--events', 'user.deleted');
+    const apiHook = await api('POST', '/webhooks', { url: 'http://127.0.0.1:9/twin-too', events: ['user.deleted'] });
+    assert.deepEqual(Object.keys(cliHook).sort(), Object.keys(apiHook.body).sort());
+    const cliKey = await cli('admin-keys', 'create', '--name', 'twin');
+    const apiKey = await api('POST', '/admin-keys', { name: 'twin too' });
+    assert.equal(apiKey.status, 201);
+    assert.deepEqual(Object.keys(cliKey).sort(), Object.keys(apiKey.body).sort());
+    const cliOperator = await cli('operators', 'add', `twin.op.${Date.now()}@example.com`);
+    const apiOperator = await api('POST', '/operators', { email: `twin.op2.${Date.now()}@example.com` });
+    assert.equal(apiOperator.status, 201);
+    assert.deepEqual(Object.keys(cliOperator).sort(), Object.keys(apiOperator.body).sort());
+    // A command that reads: the same answer, object for object (lists in their named wrapper, as the API's).
+    const email = `twin.${Date.now()}@example.com`;
+    const id = (await service.ctx.accounts.findOrCreate(email, Date.now()))?.id as string;
+    const twins: Array<[string[], string]> = [
+      [['clients', 'list'], '/clients'],
+      [['webhooks', 'list'], '/webhooks'],
+      [['operators', 'list'], '/operators'],
+      [['users', 'list', '--email', email], `/users?email=${encodeURIComponent(email)}`],
+      [['users', 'show', id], `/users/${id}`],
+      [['users', 'export', id], `/users/${id}/export`],
+      [['devices', 'list', '--user', id], `/users/${id}/devices`],
+      [['events', '--type', 'client.created', '--limit', '5'], '/events?type=client.created&limit=5'],
+    ];
+    for (const [args, path] of twins) {
+      const answer = await api('GET', path);
+      assert.equal(answer.status, 200, path);
+      assert.deepEqual(await cli(...args), answer.body, `${args.join(' ')} --json is GET ${path}`);
+    }
+    // Where the key was last used changes with each API call: compare the list without it.
+    const withoutUse = (list: { adminKeys: Array<Record<string, unknown>> }) => list.adminKeys.map(({ lastUsedAt, ...rest }) => rest);
+    assert.deepEqual(withoutUse(await cli('admin-keys', 'list')), withoutUse((await api('GET', '/admin-keys')).body));
+  });
+
   it('shows key names and last use, never keys; a key revoked by the CLI stops working at once', async () => {
     const listed = await api('GET', '/admin-keys');
-    assert.deepEqual(listed.body.adminKeys, await cli('admin-keys', 'list'));
+    assert.deepEqual(listed.body, await cli('admin-keys', 'list'));
     const mine = listed.body.adminKeys.find((k: { id: string }) => k.id === keyId);
     assert.equal(mine.name, 'ops laptop');
     assert.notEqual(mine.lastUsedAt, null);

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -83,8 +83,23 @@ describe('service-idp command registry', () => {
         assert.doesNotMatch(modules, unloaded);
     });
 
+    it('config check and --version load no database, and no schema library without a --config file', async () => {
+      for (const args of [['config', 'check'], ['--version']]) {
+        const modules = await loaded(args);
+        for (const unloaded of [
+          dependency('kysely'),
+          dependency('better-sqlite3'),
+          dependency('typebox'),
+          built('storage/'),
+          built('context.js'),
+        ])
+          assert.doesNotMatch(modules, unloaded, args.join(' '));
+      }
+    });
+
     it('clients list loads neither the HTTP app nor the whole context nor jose', async () => {
       const data = join(dir, 'data');
+      mkdirSync(data);
       const modules = await loaded(['clients', 'list', '--data', data]);
       assert.match(modules, built('clients/store.js'));
       for (const unloaded of [dependency('fastify'), dependency('jose'), built('context.js'), built('index.js')])

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import { loadConfig, type RunningService, startService } from '../../src/index.j
 import { SQLITE_SUITE_ONLY } from '../support/helpers.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+const OPERATIONS = readFileSync(new URL('../../../../docs/operations.md', import.meta.url), 'utf8');
 
 function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -104,7 +105,7 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
     }
   });
 
-  it('prints one readable line per request when asked (JSON otherwise), and says it stopped', async () => {
+  it('prints one line per request, readable when asked; with SERVICE_IDP_LOG_FORMAT=json every stdout line is JSON, the banner too', async () => {
     for (const format of ['pretty', 'json']) {
       const child = spawn(process.execPath, [CLI, 'start', '--data', data, '--port', '0'], {
         env: { PATH: process.env.PATH ?? '', SERVICE_IDP_LOG_FORMAT: format },
@@ -113,23 +114,64 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
       child.stdout.on('data', (chunk) => {
         stdout += chunk;
       });
-      while (!/issuer: +(\S+)/.test(stdout)) await once(child.stdout, 'data');
-      const url = /issuer: +(\S+)/.exec(stdout)?.[1];
+      const issuer = /issuer"?: *"?([^\s"]+)/;
+      while (!issuer.test(stdout)) await once(child.stdout, 'data');
+      const url = issuer.exec(stdout)?.[1];
       assert.equal((await fetch(`${url}/healthz?probe=1`)).status, 200);
       while (!/healthz/.test(stdout)) await once(child.stdout, 'data');
       child.kill('SIGTERM');
       await once(child, 'exit');
-      const line = stdout.split('\n').find((l) => l.includes('healthz')) ?? '';
-      if (format === 'pretty') assert.match(line, /^\[\d\d:\d\d:\d\d\] INFO: GET \/healthz 200 [\d.]+ ms$/);
-      else
+      const requestLines = stdout.split('\n').filter((l) => l.includes('healthz'));
+      assert.equal(requestLines.length, 1, `one line per request:\n${stdout}`);
+      const logs = OPERATIONS.slice(OPERATIONS.indexOf('\n## Logs\n'), OPERATIONS.indexOf('\n## Housekeeping\n'));
+      assert.match(logs, /^One line per request at `info`/m, 'docs/operations.md says so too');
+      const [line = ''] = requestLines;
+      if (format === 'pretty') {
+        assert.match(line, /^\[\d\d:\d\d:\d\d\] INFO: GET \/healthz 200 [\d.]+ ms$/);
+        assert.match(stdout, /service-idp stopped \(SIGTERM\)\./);
+        assert.match(stdout, /SMS goes to: +development SMS outbox \(service-idp sms\)\n/, 'no /dev/sms unless served');
+        assert.doesNotMatch(stdout, /dev inbox|\/dev\/mail/, 'the dev mailbox is not shown when not served');
+      } else {
+        const lines = stdout.trimEnd().split('\n');
+        const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
         assert.deepEqual((({ method, path, statusCode }) => ({ method, path, statusCode }))(JSON.parse(line)), {
           method: 'GET',
           path: '/healthz',
           statusCode: 200,
         });
+        const banner = parsed.find((l) => l.msg === 'service-idp listening');
+        assert.deepEqual(Object.keys(banner ?? {}).sort(), [
+          'data',
+          'database',
+          'discovery',
+          'issuer',
+          'level',
+          'mail',
+          'msg',
+          'sms',
+          'time',
+        ]);
+        assert.equal(parsed.at(-1)?.msg, 'service-idp stopped (SIGTERM).');
+      }
       assert.doesNotMatch(line, /probe/, 'the query string is not logged');
-      assert.match(stdout, /service-idp stopped \(SIGTERM\)\./);
     }
+  });
+
+  it('names /dev/mail and /dev/sms in the banner when the dev inbox serves them', async () => {
+    const child = spawn(process.execPath, [CLI, 'start', '--data', data, '--port', '0', '--dev-inbox'], {
+      env: { PATH: process.env.PATH ?? '', SERVICE_IDP_LOG_FORMAT: 'json' },
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    while (!/service-idp listening/.test(stdout)) await once(child.stdout, 'data');
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+    const banner = JSON.parse(stdout.split('\n').find((l) => l.includes('service-idp listening')) ?? '{}');
+    assert.equal(banner.devInbox, `${banner.issuer}/dev/mail`);
+    assert.equal(banner.mail, `development mailbox (service-idp mail, ${banner.issuer}/dev/mail)`);
+    assert.equal(banner.sms, `development SMS outbox (service-idp sms, ${banner.issuer}/dev/sms)`);
   });
 
   it('creates a client and prints exactly one JSON object with its three keys', async () => {
@@ -151,7 +193,7 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
     assert.deepEqual(Object.keys(keys).sort(), ['clientId', 'publishableKey', 'secretKey']);
     assert.match(keys.publishableKey, /^pk_/);
     assert.match(keys.secretKey, /^sk_/);
-    const list = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout);
+    const list = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout).clients;
     assert.equal(list.length, 1);
     assert.deepEqual(list[0].origins, ['https://shop.example', 'http://localhost:3000']);
     assert.doesNotMatch(JSON.stringify(list), /sk_|pk_/, 'keys are never shown again');
@@ -159,13 +201,24 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
   });
 
   it("sets a client's MFA policy, and refuses an unknown policy or client", async () => {
-    const [client] = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout);
+    const [client] = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout).clients;
     assert.equal(client.mfaPolicy, 'optional');
     assert.equal((await run(['clients', 'update', client.id, '--mfa-policy', 'required', '--data', data])).code, 0);
-    assert.equal(JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout)[0].mfaPolicy, 'required');
+    assert.equal(JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout).clients[0].mfaPolicy, 'required');
     assert.match((await run(['clients', 'update', client.id, '--mfa-policy', 'sometimes', '--data', data])).stderr, /optional or required/);
     assert.match((await run(['clients', 'update', 'cli_nope', '--mfa-policy', 'optional', '--data', data])).stderr, /no client/);
     assert.equal((await run(['clients', 'update', client.id, '--mfa-policy', 'optional', '--data', data])).code, 0);
+  });
+
+  it("requires DPoP of a client's token requests (`--dpop required`), and refuses another value", async () => {
+    const [client] = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout).clients;
+    assert.equal(client.dpopBoundAccessTokens, false);
+    const set = await run(['clients', 'update', client.id, '--dpop', 'required', '--data', data]);
+    assert.equal(set.code, 0, set.stderr);
+    assert.match(set.stdout, /DPoP required/);
+    assert.equal(JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout).clients[0].dpopBoundAccessTokens, true);
+    assert.match((await run(['clients', 'update', client.id, '--dpop', 'sometimes', '--data', data])).stderr, /required or optional/);
+    assert.equal((await run(['clients', 'update', client.id, '--dpop', 'optional', '--data', data])).code, 0);
   });
 
   it('lists the development SMS outbox', async () => {
@@ -175,7 +228,7 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
   });
 
   it('reads the data folder from SERVICE_IDP_DATA too', async () => {
-    const list = JSON.parse((await run(['clients', 'list', '--json'], { SERVICE_IDP_DATA: data })).stdout);
+    const list = JSON.parse((await run(['clients', 'list', '--json'], { SERVICE_IDP_DATA: data })).stdout).clients;
     assert.equal(list.length, 1);
   });
 
@@ -315,7 +368,7 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
       const deleted = await run(['clients', 'delete', created.clientId, '--data', data]);
       assert.equal(deleted.code, 0, deleted.stderr);
       assert.equal((await signIn()).status, 401);
-      const listed = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout) as Array<{ id: string }>;
+      const listed = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout).clients as Array<{ id: string }>;
       assert.ok(!listed.some((c) => c.id === created.clientId));
       const again = await run(['clients', 'delete', created.clientId, '--data', data]);
       assert.equal(again.code, 1);

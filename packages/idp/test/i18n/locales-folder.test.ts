@@ -48,7 +48,10 @@ describe('the languages folder', () => {
   });
 
   it('refuses a file that is not JSON, a message that is not ICU, a value or tag of its own, a bad name', () => {
-    assert.throws(() => loadLocales(folder({ 'fr.json': '{ "hosted.continue": ' })), /^Error: locale file .*fr\.json is not valid JSON/);
+    assert.throws(
+      () => loadLocales(folder({ 'fr.json': '{ "hosted.continue": ' })),
+      /^ConfigError: locale file .*fr\.json is not valid JSON/,
+    );
     assert.throws(
       () => loadLocales(folder({ 'de.json': JSON.stringify({ 'hosted.title': 'Bei {app anmelden' }) })),
       /locale file .*de\.json: the message hosted\.title is not ICU MessageFormat/,

@@ -16,13 +16,14 @@ describe('OIDC conformance with openid-client', () => {
   });
   after(() => service.close());
 
-  async function codeFor(email: string, codeChallenge: string): Promise<string> {
+  /** The code and the issuer (RFC 9207 iss) of service-web's SUCCESS. */
+  async function codeFor(email: string, codeChallenge: string): Promise<{ code: string; iss: string }> {
     const device = await service.newDevice();
     await device.authenticate(email, { rememberDevice: true, code_challenge: codeChallenge, code_challenge_method: 'S256' });
     await device.verifyEmailOtp({ userid: email, otp: await service.latestOtp(email) });
     const registered = await device.verifyDevice({ userid: email });
-    assert.equal(registered.status, 'SUCCESS');
-    return registered.code as string;
+    assert.ok(registered.status === 'SUCCESS', registered.status);
+    return { code: registered.code, iss: registered.iss };
   }
 
   for (const [name, auth] of [
@@ -36,17 +37,21 @@ describe('OIDC conformance with openid-client', () => {
       assert.equal(config.serverMetadata().issuer, service.url);
       const email = uniqueEmail('oidc');
       const pkce = await createPkcePair();
-      const code = await codeFor(email, pkce.codeChallenge);
-      const tokens = await oidc.authorizationCodeGrant(
-        config,
-        // Discovery promises RFC 9207 iss on authorization responses; the browser library's code comes
-        // back in JSON, so the page passes the issuer along as /authorize would.
-        new URL(`http://app.test:3000/callback?code=${encodeURIComponent(code)}&iss=${encodeURIComponent(service.url)}`),
-        {
-          pkceCodeVerifier: pkce.codeVerifier,
-          idTokenExpected: true,
-        },
+      const { code, iss } = await codeFor(email, pkce.codeChallenge);
+      assert.equal(iss, service.url, "service-web's SUCCESS names the issuer");
+      // Discovery promises RFC 9207 iss on authorization responses, so openid-client wants it: the
+      // browser library's code comes back in JSON, and the page passes its iss along as /authorize would.
+      const callback = (withIss: boolean) =>
+        new URL(`http://app.test:3000/callback?code=${encodeURIComponent(code)}${withIss ? `&iss=${encodeURIComponent(iss)}` : ''}`);
+      await assert.rejects(
+        oidc.authorizationCodeGrant(config, callback(false), { pkceCodeVerifier: pkce.codeVerifier, idTokenExpected: true }),
+        (error: Error) => /"iss"/.test(String((error.cause as Error | undefined)?.message)),
+        'without iss openid-client refuses the response',
       );
+      const tokens = await oidc.authorizationCodeGrant(config, callback(true), {
+        pkceCodeVerifier: pkce.codeVerifier,
+        idTokenExpected: true,
+      });
       const claims = tokens.claims();
       assert.ok(claims);
       assert.equal(claims.email, email);
@@ -62,7 +67,7 @@ describe('OIDC conformance with openid-client', () => {
     // RFC 7636 Appendix B: this verifier hashes to this challenge.
     const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
     const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
-    const code = await codeFor(uniqueEmail('rfc7636'), challenge);
+    const { code } = await codeFor(uniqueEmail('rfc7636'), challenge);
     const response = await fetch(service.tokenUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },

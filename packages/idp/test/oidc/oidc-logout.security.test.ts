@@ -256,9 +256,9 @@ describe('service-idp clients create|update --post-logout-redirect-uri', () => {
       assert.equal(created.code, 0, created.stderr);
       const { clientId } = JSON.parse(created.stdout);
       const listed = async () =>
-        (JSON.parse((await cli('clients', 'list', '--json')).stdout) as Array<{ id: string; postLogoutRedirectUris: string[] }>).find(
-          (c) => c.id === clientId,
-        )?.postLogoutRedirectUris;
+        (
+          JSON.parse((await cli('clients', 'list', '--json')).stdout).clients as Array<{ id: string; postLogoutRedirectUris: string[] }>
+        ).find((c) => c.id === clientId)?.postLogoutRedirectUris;
       assert.deepEqual(await listed(), ['https://portal.example/bye']);
       assert.match((await cli('clients', 'list')).stdout, /POST-LOGOUT URIS/);
 

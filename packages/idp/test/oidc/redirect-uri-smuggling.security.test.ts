@@ -112,7 +112,7 @@ describe('redirect URI smuggling: the CLI refuses with status 2 and stores nothi
   let data: string;
   const cli = (...args: string[]) => runCli([...args, '--data', data]);
   const listed = async () =>
-    JSON.parse((await cli('clients', 'list', '--json')).stdout) as Array<{ id: string; postLogoutRedirectUris: string[] }>;
+    JSON.parse((await cli('clients', 'list', '--json')).stdout).clients as Array<{ id: string; postLogoutRedirectUris: string[] }>;
   before(() => {
     data = mkdtempSync(join(tmpdir(), 'service-idp-cli-'));
   });

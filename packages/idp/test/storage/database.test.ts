@@ -129,7 +129,7 @@ describe(`database (${TEST_DATABASE_URL ? 'PostgreSQL' : 'SQLite'})`, () => {
       const listed = await run(['clients', 'list', '--data', data, '--json'], { DATABASE_URL: url });
       assert.equal(listed.code, 0, listed.stderr);
       assert.deepEqual(
-        JSON.parse(listed.stdout).map((c: { id: string }) => c.id),
+        JSON.parse(listed.stdout).clients.map((c: { id: string }) => c.id),
         [clientId],
       );
       const rotated = await run(['keys', 'rotate', '--data', data], { DATABASE_URL: url });

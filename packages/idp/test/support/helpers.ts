@@ -77,6 +77,8 @@ export interface TestService extends RunningService {
   secretKey: string;
   tokenUrl: string;
   jwksUrl: string;
+  /** PostgreSQL runs: the schema of its tables (a second node opens its own pool on it). */
+  schema?: string;
   /** fetch as a page on APP_ORIGIN would: the Origin header is set, as browsers do. */
   browserFetch: typeof fetch;
   /** A new simulated browser (its own IndexedDB), already initialised. */
@@ -106,6 +108,8 @@ export interface TestServiceOptions {
   webhookTimings?: ContextOptions['webhookTimings'];
   /** Resolves webhook receivers' names instead of the system resolver. */
   webhookResolve?: ContextOptions['webhookResolve'];
+  /** Reaches upstream identity providers (the presets' fixed hosts routed to local servers). */
+  upstreamFetch?: ContextOptions['upstreamFetch'];
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -120,6 +124,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.now ? { now: options.now } : {}),
     ...(options.webhookTimings ? { webhookTimings: options.webhookTimings } : {}),
     ...(options.webhookResolve ? { webhookResolve: options.webhookResolve } : {}),
+    ...(options.upstreamFetch ? { upstreamFetch: options.upstreamFetch } : {}),
     generateSigningKey: testSigningKeys(),
     onContractViolation: (violation) => contractViolations.push(violation),
   }).catch(async (error: unknown) => {
@@ -146,6 +151,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...service,
     ...keys,
     tokenUrl: `${service.url}/oauth/token`,
+    ...(database.schema ? { schema: database.schema } : {}),
     jwksUrl: `${service.url}/.well-known/jwks.json`,
     browserFetch,
     post,

@@ -118,7 +118,7 @@ export async function complete(service: TestService, jar: CookieJar, body: Recor
   });
   jar.store(response);
   const answer = await response.json();
-  return { status: response.status, body: answer, location: answer.location as string | undefined };
+  return { status: response.status, body: answer, location: answer.location as string | undefined, headers: response.headers };
 }
 
 /** The response parameters of a redirect to the client. */
@@ -127,10 +127,10 @@ export function paramsOf(location: string | null | undefined): Record<string, st
 }
 
 /** POST /oauth/token for an authorization-endpoint code. */
-export async function redeem(service: TestService, params: Record<string, string>) {
+export async function redeem(service: TestService, params: Record<string, string>, headers: Record<string, string> = {}) {
   const response = await fetch(service.tokenUrl, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: new URLSearchParams({ grant_type: 'authorization_code', ...params }),
   });
   return { status: response.status, body: await response.json() };

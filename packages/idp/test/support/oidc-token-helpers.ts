@@ -48,11 +48,8 @@ export const credentials = (rp: RelyingParty): Record<string, string> => ({
   ...(rp.secretKey ? { client_secret: rp.secretKey } : {}),
 });
 
-/**
- * Signs `email` in through /authorize and the hosted page (or the browser's session) and
- * redeems the code: the token response, and the browser (its cookies hold the session).
- */
-export async function signIn(
+/** Signs `email` in through /authorize and the hosted page (or the browser's session): the code, not yet redeemed. */
+export async function signInForCode(
   service: TestService,
   rp: RelyingParty,
   email: string,
@@ -79,9 +76,33 @@ export async function signIn(
   if (location?.startsWith('/signin')) location = (await browser.signIn(location, email)).location ?? null;
   const code = paramsOf(location).code;
   if (!code) throw new Error(`no code: ${location}`);
-  const tokens = await redeem(service, { code, redirect_uri: rp.redirectUri, code_verifier: pkce.codeVerifier, ...credentials(rp) });
+  return { code, codeVerifier: pkce.codeVerifier, browser, location: location ?? '' };
+}
+
+/**
+ * Signs `email` in through /authorize and the hosted page (or the browser's session) and
+ * redeems the code: the token response, and the browser (its cookies hold the session).
+ */
+export async function signIn(
+  service: TestService,
+  rp: RelyingParty,
+  email: string,
+  options: {
+    scope?: string;
+    browser?: ReturnType<typeof hostedBrowser>;
+    extra?: Record<string, string>;
+    /** Headers of the code's token request (a DPoP proof), made when the code is ready. */
+    redeemHeaders?: () => Promise<Record<string, string>>;
+  } = {},
+) {
+  const { code, codeVerifier, browser } = await signInForCode(service, rp, email, options);
+  const tokens = await redeem(
+    service,
+    { code, redirect_uri: rp.redirectUri, code_verifier: codeVerifier, ...credentials(rp) },
+    (await options.redeemHeaders?.()) ?? {},
+  );
   if (tokens.status !== 200) throw new Error(`token: ${JSON.stringify(tokens.body)}`);
-  return { tokens: tokens.body as Record<string, string>, browser, code, codeVerifier: pkce.codeVerifier };
+  return { tokens: tokens.body as Record<string, string>, browser, code, codeVerifier };
 }
 
 /** POST /oauth/token with grant_type=refresh_token. */

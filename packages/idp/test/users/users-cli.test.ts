@@ -106,7 +106,7 @@ describe('service-idp users, devices and events', SQLITE_SUITE_ONLY, () => {
     assert.equal((await cli('users', 'enable', email)).code, 0);
     assert.match((await cli('users', 'show', userId)).stdout, /status: +active/);
 
-    const devices = await json('devices', 'list', '--user', email);
+    const { devices } = await json('devices', 'list', '--user', email);
     assert.deepEqual(
       devices.map((d: { id: string }) => d.id),
       [deviceId],
@@ -116,12 +116,12 @@ describe('service-idp users, devices and events', SQLITE_SUITE_ONLY, () => {
       /^DEVICE ID +CLIENT ID +KIND +NAME +CREATED +LAST USED +STATUS\n/,
     );
     assert.equal((await cli('devices', 'revoke', deviceId)).code, 0);
-    assert.notEqual((await json('devices', 'list', '--user', userId))[0].removedAt, null);
+    assert.notEqual((await json('devices', 'list', '--user', userId)).devices[0].removedAt, null);
 
     // A passkey is listed with the devices (kind, name, synced) and revoked by the same command.
     const passkeyId = await addPasskey(userId, { name: 'Work phone', synced: true });
     assert.match((await cli('users', 'show', userId)).stdout, /devices: +1 active, 2 in all, of which 1 active passkeys/);
-    const withPasskey = (await json('devices', 'list', '--user', userId)) as Array<Record<string, unknown>>;
+    const withPasskey = (await json('devices', 'list', '--user', userId)).devices as Array<Record<string, unknown>>;
     assert.deepEqual(
       withPasskey.map((d) => [d.id, d.kind, d.name, d.synced]),
       [
@@ -134,7 +134,7 @@ describe('service-idp users, devices and events', SQLITE_SUITE_ONLY, () => {
       new RegExp(`${passkeyId} +\\S+ +passkey \\(synced\\) +Work phone `),
     );
     assert.equal((await cli('devices', 'revoke', passkeyId)).code, 0);
-    assert.notEqual((await json('devices', 'list', '--user', userId))[1].removedAt, null);
+    assert.notEqual((await json('devices', 'list', '--user', userId)).devices[1].removedAt, null);
     const again = await cli('devices', 'revoke', passkeyId);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /already revoked/);

@@ -265,7 +265,7 @@ describe('service-idp webhooks create in production', SQLITE_SUITE_ONLY, () => {
       assert.equal(refused.code, 2, `${url}: ${refused.stderr}`);
       assert.match(refused.stderr, /must not name a loopback/);
     }
-    assert.deepEqual(JSON.parse((await cli({}, 'webhooks', 'list', '--json')).stdout), []);
+    assert.deepEqual(JSON.parse((await cli({}, 'webhooks', 'list', '--json')).stdout), { webhooks: [] });
     const allowed = await cli(
       { SERVICE_IDP_WEBHOOK_ALLOW_INTERNAL: '1' },
       'webhooks',

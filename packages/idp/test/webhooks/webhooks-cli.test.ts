@@ -34,7 +34,7 @@ describe('service-idp webhooks', SQLITE_SUITE_ONLY, () => {
     assert.deepEqual(endpoint.events, ['user.deleted', 'user.disabled']);
 
     const listed = await cli('webhooks', 'list', '--json');
-    const [shown] = JSON.parse(listed.stdout);
+    const [shown] = JSON.parse(listed.stdout).webhooks;
     assert.deepEqual(Object.keys(shown).sort(), Object.keys(WebhookEndpointSchema.properties).sort(), 'the admin API shape');
     assert.ok(!listed.stdout.includes(endpoint.secret.slice(6)), 'no secret in a listing');
     assert.match(
@@ -55,7 +55,7 @@ describe('service-idp webhooks', SQLITE_SUITE_ONLY, () => {
     const again = await cli('webhooks', 'delete', endpoint.id);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /No webhook endpoint/);
-    assert.deepEqual(JSON.parse((await cli('webhooks', 'list', '--json')).stdout), []);
+    assert.deepEqual(JSON.parse((await cli('webhooks', 'list', '--json')).stdout), { webhooks: [] });
   });
 
   it('refuses a bad URL, an unknown event type or a missing flag with exit status 2, creating nothing', async () => {
@@ -68,7 +68,7 @@ describe('service-idp webhooks', SQLITE_SUITE_ONLY, () => {
       assert.equal(refused.code, 2, refused.stderr);
       assert.match(refused.stderr, message);
     }
-    assert.deepEqual(JSON.parse((await cli('webhooks', 'list', '--json')).stdout), []);
+    assert.deepEqual(JSON.parse((await cli('webhooks', 'list', '--json')).stdout), { webhooks: [] });
   });
 });
 
@@ -133,7 +133,7 @@ describe('a node killed mid-delivery', SQLITE_SUITE_ONLY, () => {
       const payload = new Webhook(secret).verify(delivered?.body ?? '', delivered?.headers as Record<string, string>) as { type: string };
       assert.equal(payload.type, 'admin_key.created');
       await waitFor('the success recorded', async () => {
-        const [endpoint] = JSON.parse((await runCli(['webhooks', 'list', '--data', data, '--json'])).stdout);
+        const [endpoint] = JSON.parse((await runCli(['webhooks', 'list', '--data', data, '--json'])).stdout).webhooks;
         return endpoint.lastDeliveredAt !== null && endpoint.failureCount === 0;
       });
     } finally {

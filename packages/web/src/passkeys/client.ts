@@ -52,7 +52,7 @@ export class ServicePasskeys {
       const { body, failure: failed, httpStatus } = await request(config.http, BrowserPaths.client);
       if (failed) return httpStatus === 401 || httpStatus === 403 ? failure('INVALID_API_KEY', 'The API key was refused') : failed;
       if (typeof body.clientId !== 'string') return unexpected();
-      this.#session = { ...config, clientId: body.clientId, deps: this.#deps };
+      this.#session = { ...config, clientId: body.clientId, iss: body.issuer as string, deps: this.#deps };
       return { status: 'INITIALIZED', message: 'Initialized for passkeys', success: true };
     });
   }

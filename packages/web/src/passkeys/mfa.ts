@@ -62,6 +62,7 @@ async function mfaSuccess(
     message: String(message),
     success: true,
     code,
+    iss: session.iss,
     ...(typeof deviceId === 'string' ? { deviceId } : {}),
     ...(Array.isArray(recoveryCodes) ? { recoveryCodes: recoveryCodes.map(String) } : {}),
   } as const;

@@ -37,7 +37,8 @@ export async function signIn(
   });
   if (answer.failure) return passkeyFailure(answer);
   const { status, message, code, sessionId, method: mfaMethod, userid: user } = answer.body;
-  if (status === 'SUCCESS' && typeof code === 'string') return { status: 'SUCCESS', message: String(message), success: true, code };
+  if (status === 'SUCCESS' && typeof code === 'string')
+    return { status: 'SUCCESS', message: String(message), success: true, code, iss: session.iss };
   if (status === 'MFA_REQUIRED' && typeof sessionId === 'string' && typeof user === 'string')
     return { status: 'MFA_REQUIRED', message: String(message), sessionId, method: mfaMethod, userid: user } as PasskeySignInResult;
   return unexpected();

@@ -19,7 +19,14 @@ export type AddPasskeyResult =
  * initiateMfa and verifyMfa take: a sign-in without an address has no other way to know it).
  */
 export type PasskeySignInResult =
-  | { status: 'SUCCESS'; message: string; success: true; code: string }
+  | {
+      status: 'SUCCESS';
+      message: string;
+      success: true;
+      code: string;
+      /** The issuer that issued `code` (RFC 9207 `iss`), as the core authenticate's SUCCESS. */
+      iss: string;
+    }
   | (MfaRequiredResult & { userid: string })
   | (PasskeyFailureResult & { success: false });
 
@@ -33,6 +40,8 @@ export type PasskeyMfaResult =
       message: string;
       success: true;
       code: string;
+      /** The issuer that issued `code` (RFC 9207 `iss`). */
+      iss: string;
       deviceId?: string;
       /** A new device whose first step asked to remember it is now remembered (as the core verifyMfa's). */
       deviceRemembered?: boolean;

@@ -12,7 +12,17 @@ export const de = {
   'hosted.continue': 'Weiter',
   'hosted.verify': 'Bestätigen',
   'hosted.passkey.signIn': 'Mit einem Passkey anmelden',
+  'hosted.upstream.label': 'Oder weiter mit',
+  'hosted.upstream.link':
+    'Mit dieser Adresse gibt es bereits ein Konto. Um diese Anmeldung damit zu verknüpfen, geben Sie den Code ein, den wir gesendet haben an:',
+  'hosted.upstream.refused':
+    'Die Anmeldung bei diesem Anbieter hat nicht geklappt. Versuchen Sie es erneut oder verwenden Sie Ihre E-Mail-Adresse.',
   'hosted.otp.label': 'Der 6-stellige Code, den wir an <email></email> gesendet haben',
+  'hosted.otp.hint': 'Nichts erhalten? Sehen Sie im Spam-Ordner nach und prüfen Sie die Adresse oben.',
+  'hosted.otp.resend': 'Code erneut senden',
+  'hosted.otp.resendIn': 'Code erneut senden in {seconds, plural, one {# Sekunde} other {# Sekunden}}',
+  'hosted.otp.resent': 'Ein neuer Code ist unterwegs.',
+  'hosted.otp.otherAddress': 'Eine andere Adresse verwenden',
   'hosted.enroll.legend': '{app} verlangt einen zweiten Faktor. Wählen Sie einen aus:',
   'hosted.enroll.phone': 'Mobilnummer (internationales Format, z. B. +4915112345678)',
   'hosted.method.email': 'Ein Code per E-Mail',

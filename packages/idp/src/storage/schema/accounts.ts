@@ -22,6 +22,8 @@ export interface AccountTables {
     post_logout_redirect_uris: string;
     /** 1: a passkey sign-in (user verification required) also passes this app's MFA; 0: the user's MFA step follows it. */
     passkey_satisfies_mfa: number;
+    /** 1: every token request must carry a DPoP proof (RFC 9449 5.2 dpop_bound_access_tokens); 0 (default): optional. */
+    dpop_bound_access_tokens: number;
   };
   /** accounts/ */
   users: {

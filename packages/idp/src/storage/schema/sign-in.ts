@@ -66,6 +66,10 @@ export interface SignInTables {
     /** Absolute end; the idle end is last_used_at plus the idle timeout. */
     expires_at: number;
     ended_at: number | null;
+    /** oidc/dbsc.ts: the public JWK of the browser key the session is bound to (W3C DBSC), null when unbound. */
+    dbsc_jwk: string | null;
+    /** The DBSC session identifier the browser names at refresh (random, public). */
+    dbsc_id: string | null;
   };
   /**
    * oidc/: one sign-in's grant of offline access (RFC 9700 4.14.2): its tokens rotate on every
@@ -87,6 +91,8 @@ export interface SignInTables {
     revoked_at: number | null;
     /** reuse, revocation, code_replay, user_disabled */
     revoked_reason: string | null;
+    /** A public client's family: the JWK thumbprint of the DPoP key its code exchange proved; every refresh proves it again (RFC 9449 5). */
+    dpop_jkt: string | null;
   };
   /** oidc/: each refresh token of a family, by the keyed hash of its value; used once (`used_at`). */
   refresh_tokens: {

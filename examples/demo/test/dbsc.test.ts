@@ -1,0 +1,186 @@
+/**
+ * Device Bound Session Credentials end to end in Chromium (issue 27). Debian's Chromium runs
+ * DBSC headless with the DeviceBoundSessions feature and its software-keys testing flag, over
+ * HTTPS with a certificate it accepts (`--ignore-certificate-errors-spki-list`; plain http does
+ * not register): so the service runs in-process behind a small TLS proxy, with its issuer on
+ * https://localhost and a clock the test can move. The browser signs in on the hosted pages,
+ * registers the session with its own key, and keeps it alive by refreshing; the same cookies
+ * copied into another browser context stop working once the short cookie's lifetime is over.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
+import { createServer as createHttpsServer, type Server } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { type Browser, type BrowserContext, chromium } from 'playwright-core';
+import { defaults, loadConfig, type RunningService, startService } from 'service-idp';
+import { createPkcePair } from 'service-web';
+import { CHROMIUM, freePort, screenshot } from './harness.ts';
+
+describe('DBSC for the service session in Chromium', { timeout: 3 * 60_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'service-dbsc-'));
+  let offsetMs = 0;
+  let service: RunningService;
+  let proxy: Server;
+  let browser: Browser;
+  let issuer: string;
+  let clientId: string;
+  /** The app's callback: a plain page on loopback (the service's redirects go there). */
+  let app: import('node:http').Server;
+  let REDIRECT: string;
+
+  before(async () => {
+    // A self-signed certificate for localhost, and the SHA-256 of its public key for Chromium.
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-days',
+        '1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost',
+      ],
+      { stdio: 'ignore' },
+    );
+    const der = execFileSync('sh', ['-c', `openssl x509 -in ${join(dir, 'cert.pem')} -pubkey -noout | openssl pkey -pubin -outform der`]);
+    const spkiHash = createHash('sha256').update(der).digest('base64');
+
+    const port = await freePort();
+    issuer = `https://localhost:${port}`;
+    service = await startService(loadConfig({ port: '0', data: join(dir, 'data'), issuer }, { SERVICE_IDP_LOG_LEVEL: 'warn' }), {
+      now: () => Date.now() + offsetMs,
+    });
+    const servicePort = service.ctx.config.port;
+    proxy = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (req, res) => {
+      if (process.env.DEBUG_DBSC)
+        console.log(
+          req.method,
+          req.url?.slice(0, 40),
+          JSON.stringify(Object.keys(req.headers).filter((h) => /session/.test(h))),
+          (req.headers.cookie ?? '').replace(/=[^;]+/g, ''),
+        );
+      const forward = httpRequest(
+        { host: '127.0.0.1', port: servicePort, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      forward.on('error', () => res.destroy());
+      req.pipe(forward);
+    });
+    await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
+    app = createHttpServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('the app'));
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    REDIRECT = `http://127.0.0.1:${(app.address() as { port: number }).port}/cb`;
+    ({ clientId } = await service.ctx.clients.create({ name: 'Bound App', origins: [], redirectUris: [REDIRECT] }));
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--enable-features=DeviceBoundSessions,EnableBoundSessionCredentialsSoftwareKeysForManualTesting',
+        `--ignore-certificate-errors-spki-list=${spkiHash}`,
+      ],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await new Promise((resolve) => proxy?.close(resolve));
+    await new Promise((resolve) => app?.close(resolve));
+    await service?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function authorizeUrl(extra: Record<string, string> = {}) {
+    const pkce = await createPkcePair();
+    const url = new URL(`${issuer}/authorize`);
+    for (const [name, value] of Object.entries({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      scope: 'openid email',
+      state: randomBytes(8).toString('hex'),
+      code_challenge: pkce.codeChallenge,
+      code_challenge_method: 'S256',
+      ...extra,
+    }))
+      url.searchParams.set(name, value);
+    return url.href;
+  }
+
+  /** Where /authorize with prompt=none sends this context: a code (signed in) or an error. */
+  async function silentSignIn(context: BrowserContext): Promise<'code' | string> {
+    const page = await context.newPage();
+    await page.goto(await authorizeUrl({ prompt: 'none' }));
+    await page.waitForURL(`${REDIRECT}?**`);
+    const params = new URL(page.url()).searchParams;
+    await page.close();
+    return params.has('code') ? 'code' : (params.get('error') ?? 'none');
+  }
+
+  async function newContext() {
+    return browser.newContext();
+  }
+
+  it('binds the session to the browser`s key; copied cookies die with the short cookie, the browser refreshes', async () => {
+    const context = await newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    const email = `bound.${Date.now().toString(36)}@example.com`;
+    await page.goto(await authorizeUrl());
+    await page.getByLabel('Email address').fill(email);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    const otp = page.getByLabel(/6-digit code we emailed/);
+    await otp.waitFor();
+    const [mail] = await service.ctx.mailbox.list(1, email);
+    await otp.fill(mail?.text.match(/\b(\d{6})\b/)?.[1] ?? '');
+    await otp.press('Enter');
+    await page.waitForURL(`${REDIRECT}?**`);
+
+    // Chromium registers on its own after the sign-in's answer: the session row gets the key.
+    const deadline = Date.now() + 15_000;
+    let bound: { dbsc_jwk: string | null } | undefined;
+    while (Date.now() < deadline) {
+      bound = await service.ctx.db.selectFrom('sign_in_sessions').select('dbsc_jwk').where('dbsc_jwk', 'is not', null).executeTakeFirst();
+      if (bound) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.ok(bound?.dbsc_jwk, 'Chromium registered the session with a key of its own');
+    assert.equal(JSON.parse(bound.dbsc_jwk).kty, 'EC');
+    const cookies = await context.cookies(issuer);
+    assert.ok(
+      cookies.some((c) => c.name === '__Host-service_session_bound'),
+      'the short cookie is set',
+    );
+    assert.equal(await silentSignIn(context), 'code');
+    await screenshot(page, 'dbsc-signed-in');
+
+    // The thief: the very same cookies in another context, which holds no key.
+    const thief = await newContext();
+    await thief.addCookies(cookies);
+    assert.equal(await silentSignIn(thief), 'code', 'within the short lifetime the copy works');
+    offsetMs += (defaults.DBSC_COOKIE_TTL_SECONDS + 1) * 1000;
+    assert.equal(await silentSignIn(thief), 'login_required', 'after it, the copy is refused');
+
+    // The browser that holds the key: its short cookie gone, it refreshes by proof before the request.
+    await context.clearCookies({ name: '__Host-service_session_bound' });
+    assert.equal(await silentSignIn(context), 'code', 'the browser refreshed with its key and stays signed in');
+    await thief.close();
+    await context.close();
+  });
+});

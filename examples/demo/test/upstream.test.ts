@@ -1,0 +1,273 @@
+/**
+ * "Continue with …" an upstream OpenID Connect provider in a real browser (issue 26): a real
+ * provider (node-oidc-provider) on loopback is the upstream, connected with the CLI
+ * (`service-idp connections create`); an app signs in through the hosted pages with
+ * openid-client as its relying party. A new user, a returning user, linking to an existing
+ * account with its emailed code, an app that requires MFA (the user's method follows the
+ * provider), and SSO to a second app through the provider's own session (one click).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { build } from 'esbuild';
+import * as oidc from 'openid-client';
+import type { Page } from 'playwright-core';
+import { startUpstream, type TestUpstream } from '../../../packages/idp/test/support/upstream.ts';
+import { type PageServer, ROOT, SEND_WINDOW_MS, type Stack, screenshot, servePages, startStack } from './harness.ts';
+
+describe('continue with an upstream provider on the hosted pages, in Chromium', { timeout: 5 * 60_000 }, () => {
+  let stack: Stack;
+  let upstream: TestUpstream;
+  let rpPages: PageServer;
+  const run = Date.now().toString(36);
+  const apps: Record<string, { config: oidc.Configuration; redirectUri: string }> = {};
+  const violations: string[] = [];
+  let connectionId = '';
+
+  before(async () => {
+    stack = await startStack();
+    upstream = await startUpstream(`${stack.serviceUrl}/upstream/callback`);
+    rpPages = await servePages();
+    const clientIds: string[] = [];
+    for (const [name, path, policy] of [
+      ['Acme Portal', '/portal/callback', 'optional'],
+      ['Second App', '/second/callback', 'optional'],
+      ['Strict App', '/strict/callback', 'required'],
+    ] as const) {
+      const redirectUri = `${rpPages.origin}${path}`;
+      rpPages.pages.set(path, '<!doctype html><title>callback</title><p>back at the app</p>');
+      const keys = await stack.idp<{ clientId: string; secretKey: string }>(
+        'clients',
+        'create',
+        '--name',
+        name,
+        '--redirect-uri',
+        redirectUri,
+      );
+      if (policy === 'required') await stack.cli('clients', 'update', keys.clientId, '--mfa-policy', 'required');
+      clientIds.push(keys.clientId);
+      const config = await oidc.discovery(new URL(stack.serviceUrl), keys.clientId, undefined, oidc.ClientSecretPost(keys.secretKey), {
+        execute: [oidc.allowInsecureRequests],
+      });
+      apps[name] = { config, redirectUri };
+    }
+    const made = await stack.idp<{ id: string; hasSecret: boolean }>(
+      'connections',
+      'create',
+      '--preset',
+      'oidc',
+      '--upstream-issuer',
+      upstream.issuer,
+      '--client-id',
+      upstream.clientId,
+      '--client-secret',
+      upstream.clientSecret,
+      '--name',
+      'Acme ID',
+      '--clients',
+      clientIds.join(','),
+    );
+    assert.equal(made.hasSecret, true);
+    // The demo client (the app pages on stack.registered) shows it too.
+    await stack.cli('connections', 'update', made.id, '--clients', [...clientIds, stack.client.clientId].join(','));
+    connectionId = made.id;
+  });
+  after(async () => {
+    assert.deepEqual(violations, [], 'no CSP violation');
+    await rpPages?.close();
+    await upstream?.close();
+    await stack?.close();
+  });
+
+  async function newPage(): Promise<Page> {
+    const context = await stack.browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    page.on('console', (message) => {
+      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
+    });
+    return page;
+  }
+
+  /** An authorization request of `app` opened in `page`: what its callback must match. */
+  async function open(page: Page, app: string) {
+    const { config } = apps[app] as { config: oidc.Configuration };
+    const verifier = oidc.randomPKCECodeVerifier();
+    const expected = { pkceCodeVerifier: verifier, expectedState: oidc.randomState(), expectedNonce: oidc.randomNonce() };
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: (apps[app] as { redirectUri: string }).redirectUri,
+      scope: 'openid email',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state: expected.expectedState,
+      nonce: expected.expectedNonce,
+    });
+    await page.goto(url.href);
+    await page.getByRole('heading', { name: `Sign in to ${app}` }).waitFor();
+    return expected;
+  }
+  async function claimsAt(page: Page, app: string, expected: Awaited<ReturnType<typeof open>>) {
+    const { config, redirectUri } = apps[app] as { config: oidc.Configuration; redirectUri: string };
+    await page.waitForURL(`${redirectUri}?**`);
+    const claims = (await oidc.authorizationCodeGrant(config, new URL(page.url()), expected)).claims();
+    assert.ok(claims);
+    return claims;
+  }
+  async function emailAndCode(page: Page, email: string) {
+    await page.getByLabel('Email address').fill(email);
+    const seen = (await stack.mails(email)).length;
+    await page.getByRole('button', { name: 'Continue' }).click();
+    const otp = page.getByLabel(/6-digit code we emailed/);
+    await otp.fill(await stack.nextMailOtp(email, seen));
+    await otp.press('Enter');
+  }
+
+  it('a new user: one click on "Acme ID", the account made from the verified address, amr fed', async () => {
+    const email = `new.${run}@example.com`;
+    upstream.signInAs({ sub: `acme-${email}`, email, email_verified: true });
+    const page = await newPage();
+    const expected = await open(page, 'Acme Portal');
+    await page.getByRole('group', { name: 'Or continue with' }).waitFor();
+    await screenshot(page, 'upstream-hosted-buttons');
+    await page.getByRole('button', { name: 'Acme ID' }).click();
+    const claims = await claimsAt(page, 'Acme Portal', expected);
+    assert.equal(claims.email, email);
+    assert.deepEqual(claims.amr, ['fed']);
+
+    // SSO to a second app: no service session (no device key), but the provider's own session
+    // answers at once: one click, nothing typed.
+    const second = await open(page, 'Second App');
+    await page.getByRole('button', { name: 'Acme ID' }).click();
+    assert.equal((await claimsAt(page, 'Second App', second)).email, email);
+    await page.context().close();
+  });
+
+  it('a returning user signs in to the same account', async () => {
+    const email = `back.${run}@example.com`;
+    upstream.signInAs({ sub: `acme-${email}`, email, email_verified: true });
+    const subs: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const page = await newPage();
+      const expected = await open(page, 'Acme Portal');
+      await page.getByRole('button', { name: 'Acme ID' }).click();
+      subs.push((await claimsAt(page, 'Acme Portal', expected)).sub);
+      await page.context().close();
+    }
+    assert.equal(subs[0], subs[1]);
+  });
+
+  it("an existing account is linked only after its emailed code; an app that requires MFA asks the user's method after the provider", async () => {
+    const email = `link.${run}@example.com`;
+    // The account exists (an email-code sign-in to the strict app, enrolling email MFA).
+    const first = await newPage();
+    const strict = await open(first, 'Strict App');
+    await emailAndCode(first, email);
+    await first.getByRole('group', { name: /Strict App requires a second factor/ }).waitFor();
+    await first.getByLabel('A code by email').check();
+    // No code: the email code just proved the same address (factors/email-code/factor.ts).
+    await first.getByRole('button', { name: 'Continue' }).click();
+    await first.getByRole('heading', { name: 'Save your recovery codes' }).waitFor();
+    await first.getByRole('button', { name: 'I have saved them' }).click();
+    const owner = (await claimsAt(first, 'Strict App', strict)).sub;
+    await first.context().close();
+
+    // The same address at the provider: the link step, then the account's code.
+    upstream.signInAs({ sub: `acme-${email}`, email, email_verified: true });
+    const page = await newPage();
+    const portal = await open(page, 'Acme Portal');
+    let seen = (await stack.mails(email)).length;
+    await page.getByRole('button', { name: 'Acme ID' }).click();
+    const linkCode = page.getByLabel(/link this sign-in/);
+    await linkCode.waitFor();
+    await screenshot(page, 'upstream-hosted-link-step');
+    await linkCode.fill(await stack.nextMailOtp(email, seen));
+    seen = (await stack.mails(email)).length;
+    await linkCode.press('Enter');
+    // The user has email MFA: the step follows the link, whatever the app's policy.
+    let code = page.getByLabel('The 6-digit code we sent by email');
+    await code.waitFor();
+    await code.fill(await stack.nextMailOtp(email, seen));
+    await code.press('Enter');
+    const linked = await claimsAt(page, 'Acme Portal', portal);
+    assert.equal(linked.sub, owner);
+    assert.deepEqual(linked.amr, ['fed', 'otp', 'mfa', 'email']);
+
+    // The strict app: the provider, then the MFA step; its code carries mfa (after the resend spacing).
+    await new Promise((resolve) => setTimeout(resolve, SEND_WINDOW_MS));
+    const again = await open(page, 'Strict App');
+    seen = (await stack.mails(email)).length;
+    await page.getByRole('button', { name: 'Acme ID' }).click();
+    code = page.getByLabel('The 6-digit code we sent by email');
+    await code.waitFor();
+    await code.fill(await stack.nextMailOtp(email, seen));
+    await code.press('Enter');
+    const claims = await claimsAt(page, 'Strict App', again);
+    assert.equal(claims.sub, owner);
+    assert.ok((claims.amr as string[]).includes('mfa'));
+    await page.context().close();
+  });
+
+  it("service-web/upstream on the app's own page: signInWith, result() with the code for the backend, and a forged return refused", async () => {
+    // The app's page: service-web/upstream and createPkcePair, bundled as an app would.
+    const bundled = await build({
+      stdin: {
+        contents: "export { ServiceUpstream } from 'service-web/upstream'; export { createPkcePair } from 'service-web';",
+        resolveDir: `${ROOT}/examples/demo`,
+      },
+      bundle: true,
+      format: 'iife',
+      globalName: 'Lib',
+      write: false,
+    });
+    const script = bundled.outputFiles[0]?.text ?? '';
+    stack.registered.pages.set(
+      '/upstream-app',
+      `<!doctype html><html lang="en"><title>App</title><body><button id="go">Continue with Acme ID</button><pre id="result"></pre>
+<script>${script}
+const upstream = new Lib.ServiceUpstream();
+upstream.init(${JSON.stringify(stack.client.publishableKey)}, ${JSON.stringify(stack.serviceUrl)}).then(() => {
+  const back = upstream.result();
+  document.getElementById('result').textContent = JSON.stringify(back ? { ...back, verifier: sessionStorage.getItem('verifier') } : null);
+});
+document.getElementById('go').addEventListener('click', async () => {
+  const pkce = await Lib.createPkcePair();
+  sessionStorage.setItem('verifier', pkce.codeVerifier);
+  await upstream.signInWith(${JSON.stringify(connectionId)}, { code_challenge: pkce.codeChallenge });
+});
+</script></body></html>`,
+    );
+    const email = `embedded.${run}@example.com`;
+    upstream.signInAs({ sub: `acme-${email}`, email, email_verified: true });
+    const page = await newPage();
+    await page.goto(`${stack.registered.origin}/upstream-app`);
+    await page.getByRole('button', { name: 'Continue with Acme ID' }).click();
+    await page.waitForURL(`${stack.registered.origin}/upstream-app`);
+    await page.waitForFunction(() => (document.getElementById('result')?.textContent ?? '').includes('status'));
+    const result = JSON.parse((await page.locator('#result').textContent()) ?? 'null');
+    assert.equal(result.status, 'SUCCESS', JSON.stringify(result));
+    assert.equal(new URL(page.url()).hash, '', 'the fragment is cleared');
+    // The app's backend: the code and the page's verifier for the ID token.
+    const response = await fetch(`${stack.serviceUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: result.code,
+        code_verifier: result.verifier,
+        client_id: stack.client.clientId,
+        client_secret: stack.client.secretKey,
+      }),
+    });
+    const tokens = await response.json();
+    assert.equal(response.status, 200, JSON.stringify(tokens));
+    const claims = JSON.parse(Buffer.from(tokens.id_token.split('.')[1], 'base64url').toString());
+    assert.equal(claims.email, email);
+    assert.deepEqual(claims.amr, ['fed']);
+
+    // Login CSRF on the page: a return this page did not start is refused (a fresh load of the page).
+    await page.goto('about:blank');
+    await page.goto(`${stack.registered.origin}/upstream-app#status=SUCCESS&code=planted&state=forged`);
+    await page.waitForFunction(() => (document.getElementById('result')?.textContent ?? '').includes('status'));
+    assert.equal(JSON.parse((await page.locator('#result').textContent()) ?? 'null').status, 'INVALID_REQUEST');
+    await page.context().close();
+  });
+});

@@ -1,0 +1,195 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { CONNECTION_PRESETS, type ConfirmLinkResponse, type UpstreamConnectionList, UpstreamPaths } from 'service-protocol';
+import { Type } from 'typebox';
+import { HOSTED_CLIENT_ID } from '../../clients/service.js';
+import type { Connections } from '../../connections/service.js';
+import { UPSTREAM_FLOW_TTL_SECONDS } from '../../defaults.js';
+import { ServiceError } from '../../errors.js';
+import { escapeHtml, sendPage } from '../../http/page.js';
+import { BODY_ERRORS, errorResponses, Otp, rawResponse, SERVER_ERRORS, wireBody } from '../../http/schemas.js';
+import type { UpstreamService } from './service.js';
+
+const HTML = 'text/html';
+const refusedPage = rawResponse(HTML, 'an error page: the request was refused before a return URL could be trusted');
+const Visible = (max: number) => Type.String({ minLength: 1, maxLength: max });
+
+const StartSchema = {
+  querystring: Type.Object(
+    {
+      connection: Visible(100),
+      key: Type.String({ maxLength: 200 }),
+      return_to: Type.String({ maxLength: 2000 }),
+      state: Visible(200),
+      code_challenge: Visible(128),
+      request: Type.Optional(Visible(100)),
+    },
+    { additionalProperties: false },
+  ),
+  response: {
+    303: { description: 'to the provider, with the flow cookie set' },
+    400: refusedPage,
+    ...errorResponses(401, 403, 404, 429, ...SERVER_ERRORS),
+  },
+};
+const CallbackResponses = {
+  303: { description: "to the page's return URL with the result in its fragment (status, state, and code, sessionId or link)" },
+  400: refusedPage,
+  ...errorResponses(...SERVER_ERRORS),
+};
+
+const ConnectionsAnswer = wireBody<UpstreamConnectionList>()(
+  Type.Object({
+    connections: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        name: Type.String(),
+        preset: Type.Unsafe<(typeof CONNECTION_PRESETS)[number]>({ type: 'string', enum: [...CONNECTION_PRESETS] }),
+      }),
+    ),
+  }),
+);
+const ConfirmLinkAnswer = wireBody<ConfirmLinkResponse>()(
+  Type.Union([
+    Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), success: Type.Literal(true), code: Type.String() }),
+    Type.Object({ status: Type.Literal('MFA_REQUIRED'), message: Type.String(), sessionId: Type.String(), method: Type.String() }),
+  ]),
+);
+
+/** The flow cookie's name: __Host- pins it to this host with an https issuer. */
+export const flowCookieName = (issuer: string) => (issuer.startsWith('https:') ? '__Host-service_upstream' : 'service_upstream');
+
+/**
+ * The top-level navigations of an upstream sign-in (docs/protocol.md, "Continue with an
+ * upstream provider"): the start, which sends the browser to the provider, and the callback
+ * (GET, or POST for a form_post provider: Apple), which sends it back to the page.
+ */
+export const upstreamRoutes: FastifyPluginAsyncTypebox<{
+  upstream: UpstreamService;
+  issuer: string;
+  bindingCookie: string;
+  cookies: (header: string | undefined) => Map<string, string>;
+}> = async (app, { upstream, issuer, bindingCookie, cookies }) => {
+  const secure = issuer.startsWith('https:');
+  const name = flowCookieName(issuer);
+  // SameSite=None where it can be (https): a form_post provider's answer is a cross-site POST,
+  // which a Lax cookie would not join. The state in it, not the cookie's reach, is the binding.
+  const flowCookie = (value: string, maxAge: number) =>
+    `${name}=${value}; Path=/upstream; Max-Age=${maxAge}; HttpOnly; ${secure ? 'SameSite=None; Secure' : 'SameSite=Lax'}`;
+
+  const refusedHere = (reply: FastifyReply, error: unknown) => {
+    if (!(error instanceof ServiceError) || !error.expose) throw error;
+    return sendPage(reply, 400, 'Sign-in refused', `<h1>Sign-in refused</h1><p>${escapeHtml(error.message)}</p>`);
+  };
+
+  // A malformed navigation gets the refusal page too, not the API's JSON body.
+  const malformed = (reply: FastifyReply, error: Error) =>
+    sendPage(
+      reply,
+      400,
+      'Sign-in refused',
+      `<h1>Sign-in refused</h1><p>${escapeHtml(`This sign-in link is malformed (${error.message}).`)}</p>`,
+    );
+
+  app.get(UpstreamPaths.start, { schema: StartSchema, attachValidation: true }, async (request, reply) => {
+    if (request.validationError) return malformed(reply, request.validationError);
+    const q = request.query;
+    try {
+      const go = await upstream.start(
+        {
+          connection: q.connection,
+          key: q.key,
+          returnTo: q.return_to,
+          state: q.state,
+          codeChallenge: q.code_challenge,
+          ...(q.request !== undefined ? { request: q.request } : {}),
+        },
+        cookies(request.headers.cookie).get(bindingCookie),
+        request.ip,
+      );
+      if (go.cookie) reply.header('set-cookie', flowCookie(go.cookie, UPSTREAM_FLOW_TTL_SECONDS));
+      return reply.code(303).header('location', go.location).send();
+    } catch (error) {
+      // A rate limit or a missing client keeps its own status (the error handler's answer).
+      if (error instanceof ServiceError && error.code !== 'ERR_REQUEST_INVALID' && error.code !== 'ERR_SESSION_INVALID') throw error;
+      return refusedHere(reply, error);
+    }
+  });
+
+  const callback = async (params: URLSearchParams, cookieHeader: string | undefined, ip: string, reply: FastifyReply) => {
+    try {
+      const back = await upstream.callback(params, cookies(cookieHeader).get(name), ip);
+      // The flow is over either way: its cookie goes.
+      reply.header('set-cookie', flowCookie('', 0));
+      return reply.code(303).header('location', back.location).send();
+    } catch (error) {
+      return refusedHere(reply, error);
+    }
+  };
+  // RFC 6749 4.1.2 and 4.1.2.1, RFC 9207 `iss`, Apple's `user` (the name, first sign-in only); others pass through.
+  const Param = Type.Optional(Type.String({ maxLength: 8000 }));
+  const CallbackQuery = Type.Object(
+    { code: Param, state: Param, iss: Param, error: Param, error_description: Param, error_uri: Param, user: Param },
+    { additionalProperties: Type.String({ maxLength: 8000 }) },
+  );
+  app.get(
+    UpstreamPaths.callback,
+    { schema: { querystring: CallbackQuery, response: CallbackResponses }, attachValidation: true },
+    async (request, reply) =>
+      request.validationError
+        ? malformed(reply, request.validationError)
+        : callback(new URLSearchParams(request.query as Record<string, string>), request.headers.cookie, request.ip, reply),
+  );
+  app.post(
+    UpstreamPaths.callback,
+    { schema: { body: CallbackQuery, response: { ...CallbackResponses, ...errorResponses(413, 415) } } },
+    async (request, reply) =>
+      callback(new URLSearchParams(request.body as Record<string, string>), request.headers.cookie, request.ip, reply),
+  );
+};
+
+/** The browser API's part (under /v1, publishable key): the buttons an application shows, and the link's emailed code. */
+export const upstreamBrowserRoutes: FastifyPluginAsyncTypebox<{
+  upstream: UpstreamService;
+  connections: Pick<Connections, 'forClient'>;
+  /** The hosted pages: the app whose pending request the page serves. */
+  appOf: (requestId: string | undefined, binding: string | undefined) => Promise<string>;
+  bindingCookie: string;
+  cookies: (header: string | undefined) => Map<string, string>;
+  requestHeader: string;
+}> = async (app, { upstream, connections, appOf, bindingCookie, cookies, requestHeader }) => {
+  app.get(
+    UpstreamPaths.connections.slice('/v1'.length),
+    { schema: { response: { 200: ConnectionsAnswer, ...errorResponses(400, 401, 403, ...SERVER_ERRORS) } } },
+    async (request) => {
+      const pending = request.headers[requestHeader];
+      const clientId =
+        request.client.id === HOSTED_CLIENT_ID
+          ? await appOf(typeof pending === 'string' ? pending : undefined, cookies(request.headers.cookie).get(bindingCookie))
+          : request.client.id;
+      return { connections: await connections.forClient(clientId) };
+    },
+  );
+  app.post(
+    UpstreamPaths.confirmLink.slice('/v1'.length),
+    {
+      schema: {
+        body: Type.Object({ link: Type.String({ minLength: 10, maxLength: 100 }), otp: Otp }, { additionalProperties: false }),
+        response: { 200: ConfirmLinkAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 423, 429, ...SERVER_ERRORS) },
+      },
+    },
+    async (request): Promise<ConfirmLinkResponse> => {
+      const result = await upstream.confirmLink(request.client, request.body.link, request.body.otp);
+      if (result.status === 'SUCCESS')
+        return { status: 'SUCCESS', message: 'Signed in; the identity is linked.', success: true, code: result.code };
+      if (result.status === 'MFA_REQUIRED')
+        return {
+          status: 'MFA_REQUIRED',
+          message: 'Verify with your second factor to finish signing in.',
+          sessionId: result.sessionId,
+          method: result.method,
+        };
+      throw new ServiceError('ERR_REQUEST_INVALID', result.message);
+    },
+  );
+};

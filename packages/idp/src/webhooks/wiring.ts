@@ -1,0 +1,62 @@
+import type { Sealer } from '../crypto/seal.js';
+import type { EventLog } from '../events/service.js';
+import type { Db } from '../storage/database.js';
+import { createWebhookFanOut, type WebhookFanOut } from './fan-out.js';
+import { createWebhookOutboxStore, type WebhookOutboxStore } from './outbox-store.js';
+import { createWebhooks, type Webhooks } from './service.js';
+import { createWebhookEndpointStore } from './store.js';
+import type { HostResolver } from './target.js';
+import { createDeliveryWorker, type DeliveryTimings, type DeliveryWorker } from './worker.js';
+
+export interface WebhookSettings {
+  sealer: Sealer;
+  production: boolean;
+  /** Receivers on internal addresses allowed (development, or the operator's explicit opt-in). */
+  allowInternal: boolean;
+  timings: Partial<DeliveryTimings>;
+  resolve?: HostResolver;
+  now: () => number;
+}
+
+/**
+ * The webhooks wing over one database, wired as context.ts wires the rest, in two steps: the
+ * fan-out first (the event store writes each event's outbox rows through it), then, once the
+ * event log exists, the service and this node's delivery loop.
+ */
+export async function openWebhooks(
+  db: Db,
+  settings: WebhookSettings,
+): Promise<{
+  fanOut: WebhookFanOut;
+  outbox: WebhookOutboxStore;
+  withEvents(events: EventLog): { webhooks: Webhooks; startDelivery(onError: (error: unknown) => void): DeliveryWorker };
+}> {
+  const endpoints = createWebhookEndpointStore(db);
+  const outbox = createWebhookOutboxStore(db);
+  const fanOut = createWebhookFanOut({ endpoints, outbox });
+  await fanOut.reload();
+  const { sealer, production, allowInternal, timings, resolve, now } = settings;
+  return {
+    fanOut,
+    outbox,
+    withEvents: (events) => ({
+      webhooks: createWebhooks({ store: endpoints, outbox, fanOut, sealer, events, production, allowInternal, now }),
+      startDelivery(onError) {
+        const worker = createDeliveryWorker({
+          outbox,
+          endpoints,
+          fanOut,
+          sealer,
+          events,
+          now,
+          timings,
+          allowInternal,
+          ...(resolve ? { resolve } : {}),
+          onError,
+        });
+        worker.start();
+        return worker;
+      },
+    }),
+  };
+}

@@ -1,0 +1,53 @@
+/** Shared set-up of the upstream sign-in tests: the service, a real upstream provider, a connection, a sign-in run. */
+import { UpstreamPaths } from 'service-protocol';
+import { APP_ORIGIN, type TestService } from '../../support/helpers.js';
+import { fragmentOf, pkcePair, RedirectBrowser, type TestUpstream } from '../../support/upstream.js';
+
+export const RETURN_TO = `${APP_ORIGIN}/signed-in`;
+export const atApp = (url: URL) => url.origin === APP_ORIGIN;
+export const atCallback = (service: TestService) => (url: URL) => url.href.startsWith(service.url + UpstreamPaths.callback);
+
+export async function connect(service: TestService, upstream: TestUpstream, clients = [service.clientId]) {
+  return service.ctx.connections.create(
+    { preset: 'oidc', issuer: upstream.issuer, clientId: upstream.clientId, clientSecret: upstream.clientSecret, clients },
+    'test',
+  );
+}
+
+export function startUrl(service: TestService, connection: string, params: Record<string, string> = {}) {
+  const query = new URLSearchParams({
+    connection,
+    key: service.publishableKey,
+    return_to: RETURN_TO,
+    state: 'page-state-123',
+    code_challenge: params.code_challenge ?? pkcePair().challenge,
+    ...params,
+  });
+  return `${service.url}${UpstreamPaths.start}?${query}`;
+}
+
+/** A whole sign-in in a fresh browser: the result in the return URL's fragment, and the page's PKCE verifier. */
+export async function signInWith(service: TestService, connection: string, browser = new RedirectBrowser()) {
+  const pkce = pkcePair();
+  const end = await browser.go(startUrl(service, connection, { code_challenge: pkce.challenge }), atApp);
+  if (!atApp(end.url)) throw new Error(`did not come back: ${end.status} ${end.body?.slice(0, 300)}`);
+  return { result: fragmentOf(end.url), verifier: pkce.verifier, browser };
+}
+
+/** The application's backend: the code (bound to the page's verifier) for the ID token's claims. */
+export async function claimsFor(service: TestService, code: string, verifier: string): Promise<Record<string, any>> {
+  const response = await fetch(service.tokenUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: service.clientId,
+      client_secret: service.secretKey,
+    }),
+  });
+  const body = await response.json();
+  if (response.status !== 200) throw new Error(`token: ${JSON.stringify(body)}`);
+  return JSON.parse(Buffer.from(body.id_token.split('.')[1], 'base64url').toString());
+}

@@ -1,0 +1,64 @@
+/**
+ * A browser's side of Device Bound Session Credentials (W3C draft), written with jose: its key,
+ * the `Secure-Session-Response` JWT, the registration header's parts, and the service session
+ * seen from /authorize.
+ */
+import assert from 'node:assert/strict';
+import { exportJWK, generateKeyPair, type CryptoKey as JoseKey, type JWK, SignJWT } from 'jose';
+import type { TestService } from './helpers.js';
+import { authorize, type CookieJar, hostedBrowser } from './oidc-helpers.js';
+import type { RelyingParty } from './oidc-token-helpers.js';
+
+export interface BrowserKey {
+  privateKey: JoseKey;
+  jwk: JWK;
+}
+
+export async function browserKey(): Promise<BrowserKey> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  return { privateKey, jwk: await exportJWK(publicKey) };
+}
+
+/** The draft's `Secure-Session-Response` JWT, as Chromium makes it: header alg, typ, jwk; payload jti. */
+export function sessionResponse(key: BrowserKey, challenge: string, signer?: JoseKey): Promise<string> {
+  return new SignJWT({ jti: challenge }).setProtectedHeader({ alg: 'ES256', typ: 'dbsc+jwt', jwk: key.jwk }).sign(signer ?? key.privateKey);
+}
+
+/** The parts of a `Secure-Session-Registration` header (an RFC 8941 list of one inner list with parameters). */
+export function parseRegistration(header: string | null) {
+  const match = /^\(([A-Z0-9 ]+)\);path="([^"]+)";challenge="([^"]+)"$/.exec(header ?? '');
+  assert.ok(match, `Secure-Session-Registration: ${header}`);
+  return { algs: match[1]?.split(' '), path: match[2] ?? '', challenge: match[3] ?? '' };
+}
+
+/** Signs in through /authorize and the hosted page; the jar then holds the session cookie. */
+export async function hostedSignIn(service: TestService, rp: RelyingParty, email: string) {
+  const browser = hostedBrowser(service);
+  const start = await authorize(service, authorizeParams(rp), browser.jar);
+  const done = await browser.signIn(start.location ?? '', email);
+  assert.equal(done.status, 200, JSON.stringify(done.body));
+  return { jar: browser.jar, registration: done.headers.get('secure-session-registration') };
+}
+
+const authorizeParams = (rp: RelyingParty) => ({
+  response_type: 'code',
+  client_id: rp.clientId,
+  redirect_uri: rp.redirectUri,
+  scope: 'openid email',
+  state: 'st',
+  code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+  code_challenge_method: 'S256',
+});
+
+/** Whether the browser of `jar` is signed in: /authorize answers with a code at once (SSO), not the page. */
+export async function signedIn(service: TestService, rp: RelyingParty, jar: CookieJar): Promise<boolean> {
+  const answer = await authorize(service, { ...authorizeParams(rp), prompt: 'none' }, jar);
+  return new URL(answer.location ?? '', service.url).searchParams.has('code');
+}
+
+export async function dbscPost(service: TestService, path: string, jar: CookieJar, headers: Record<string, string> = {}) {
+  const response = await fetch(service.url + path, { method: 'POST', headers: { cookie: jar.header(), ...headers } });
+  jar.store(response);
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+}
