@@ -89,7 +89,7 @@ const Holdings = {
   recoveryCodes: Nullable(Type.Object({ total: Type.Integer(), remaining: Type.Integer(), createdAt: Time, usedAt: Type.Array(Time) })),
   clientSignIns: Type.Array(Type.Object({ clientId: Type.String(), clientName: Nullable(Type.String()), firstSignedInAt: Time })),
 };
-const Event = wireBody<AdminEvent>()(
+export const Event = wireBody<AdminEvent>()(
   Type.Object({
     id: Type.String(),
     type: Type.String(),
@@ -131,8 +131,8 @@ const AdminKey = wireBody<AdminKeyInfo>()(
 );
 const UserPage = wireBody<AdminUserPage>()(Type.Object({ users: Type.Array(User), nextCursor: Nullable(Type.String()) }));
 const UserDetail = wireBody<AdminUserDetail>()(Type.Object({ ...User.properties, ...Holdings }));
-const UserExport = wireBody<AdminUserExport>()(Type.Object({ account: User, ...Holdings, events: Type.Array(Event) }));
-const DeviceList = wireBody<AdminDeviceList>()(Type.Object({ devices: Type.Array(Device) }));
+export const UserExport = wireBody<AdminUserExport>()(Type.Object({ account: User, ...Holdings, events: Type.Array(Event) }));
+export const DeviceList = wireBody<AdminDeviceList>()(Type.Object({ devices: Type.Array(Device) }));
 const RecoveryCodes = wireBody<AdminRecoveryCodes>()(Type.Object({ recoveryCodes: Type.Array(Type.String()) }));
 const EventPage = wireBody<AdminEventPage>()(Type.Object({ events: Type.Array(Event), nextCursor: Nullable(Type.String()) }));
 const ClientList = wireBody<AdminClientList>()(Type.Object({ clients: Type.Array(Client) }));

@@ -41,6 +41,7 @@ export const EVENT_TYPES = [
   'operator.removed',
   'operator.signed_in',
   'operator.refused',
+  'account.signed_in',
   'connection.created',
   'connection.updated',
   'connection.deleted',
