@@ -1,3 +1,4 @@
+import { ACCOUNT_PAGE_PATH } from 'service-protocol';
 import type { AccountStore } from '../accounts/store.js';
 import type { CodeService } from '../authorization-codes/service.js';
 import { ACCOUNT_CLIENT_ID, type ClientService } from '../clients/service.js';
@@ -13,7 +14,7 @@ import type { PasskeyStore } from '../factors/passkey/store.js';
 import type { UserService } from '../users/service.js';
 
 /** Where the account center lives and where the hosted sign-in sends users back to. */
-export const ACCOUNT_PATH = '/account';
+export const ACCOUNT_PATH = ACCOUNT_PAGE_PATH;
 export const ACCOUNT_CALLBACK_PATH = '/account/callback';
 
 /** Who calls the account center through its session. */

@@ -43,6 +43,8 @@ describe('account center security', () => {
     const html = await shown.text();
     assert.match(html, /This device/);
     for (const id of user.deviceIds) assert.ok(html.includes(`data-device="${id}"`), id);
+    const discovery = await (await fetch(`${service.url}/.well-known/openid-configuration`)).json();
+    assert.equal(discovery.account_url, `${service.url}/account`, 'discovery names the account page');
     const fresh = await accountCallback(service, user, { now: clock.now, fresh: true });
     assert.equal(fresh.authorize.searchParams.get('prompt'), 'login', 'a sensitive action re-prompts');
   });
