@@ -15,6 +15,7 @@ import { Type } from 'typebox';
 import { accountRoutes } from './account/routes.js';
 import { consoleApiRoutes } from './admin/console-api.js';
 import { ADMIN_PREFIX, adminKeyOf, adminRoutes } from './admin/routes.js';
+import { brandingAssetRoutes } from './branding/routes.js';
 import { consoleCredential, consoleRoutes } from './console/routes.js';
 import type { ServiceContext } from './context.js';
 import { BODY_LIMIT_BYTES } from './defaults.js';
@@ -39,6 +40,7 @@ import { cookieValue } from './http/cookies.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
+import { trackRequestApp } from './http/request-app.js';
 import { decimalQueryIntegers, errorResponses, SERVER_ERRORS, wireBody } from './http/schemas.js';
 import { sdkRoutes } from './http/sdk.js';
 import { securityHeaders } from './http/security-headers.js';
@@ -143,6 +145,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   await app.register(formbody);
   // Every request's language (the mails it causes speak it), and the hosted pages' (i18n/).
   trackRequestLanguage(app, ctx.locales, ctx.config.issuer);
+  trackRequestApp(app);
   const sessionCookie = sessionCookieName(ctx.config.issuer);
   const sessionUser = async (cookieHeader: string | undefined) => {
     const session = cookieValue(cookieHeader, sessionCookie);
@@ -171,6 +174,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         clients: ctx.clients,
         issuer: ctx.config.issuer,
         hostedClientFor: (hosted, requestId) => ctx.oidc.hostedClientFor(hosted, requestId),
+        displayNameOf: async (app) => (await ctx.branding.brandOf(app)).name,
       });
       recordSignInRefusals(browser, ctx.events);
       browser.get(BrowserPaths.client, { schema: ClientInfoSchema }, async (request) => ({
@@ -216,14 +220,24 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
       webhookBacklog: () => ctx.webhookOutbox.backlog(),
       now: Date.now,
     }),
+    branding: ctx.branding,
     connections: ctx.connections,
     upstream: ctx.upstream,
   });
+  await app.register(brandingAssetRoutes, { branding: ctx.branding });
   await app.register(consoleRoutes, { console: ctx.console, issuer: ctx.config.issuer });
   await app.register(accountRoutes, { account: ctx.account, issuer: ctx.config.issuer, languages });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices, languages });
-  await app.register(oidcRoutes, { oidc: ctx.oidc, offer: ctx.passkeyOffer, issuer: ctx.config.issuer, languages, dbsc: ctx.dbsc });
+  await app.register(oidcRoutes, {
+    oidc: ctx.oidc,
+    offer: ctx.passkeyOffer,
+    issuer: ctx.config.issuer,
+    resendSeconds: ctx.config.sendSpacingSeconds,
+    brandOf: (client) => ctx.branding.brandOf(client),
+    languages,
+    dbsc: ctx.dbsc,
+  });
   await app.register(dbscRoutes, { dbsc: ctx.dbsc, issuer: ctx.config.issuer });
   await app.register(upstreamRoutes, {
     upstream: ctx.upstream,

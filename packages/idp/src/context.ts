@@ -7,6 +7,9 @@ import { createAdminKeys } from './admin/service.js';
 import { createAdminKeyStore } from './admin/store.js';
 import { createCodeService } from './authorization-codes/service.js';
 import { createCodeStore } from './authorization-codes/store.js';
+import { createBrandedMailer } from './branding/mailer.js';
+import { createBranding } from './branding/service.js';
+import { createBrandingStore } from './branding/store.js';
 import { createClientService } from './clients/service.js';
 import { createClientStore } from './clients/store.js';
 import type { ServiceConfig } from './config.js';
@@ -108,17 +111,14 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
 
   const mailbox = createMailboxStore(db);
   const locales = loadLocales(config.localesDir, (line) => console.warn(`service-idp: ${line}`));
-  const mailer = createLocalizedMailer(
+  const transport =
     options.mailer ??
-      (config.smtpUrl
-        ? createSmtpMailer(config.smtpUrl, config.mailFrom)
-        : createMailboxMailer(
-            mailbox,
-            now,
-            `development mailbox (service-idp mail${config.devInbox ? `, ${config.issuer}/dev/mail` : ''})`,
-          )),
-    { locales, savedLocale: (email) => accounts.localeOf(email) },
-  );
+    (config.smtpUrl
+      ? createSmtpMailer(config.smtpUrl, config.mailFrom)
+      : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail${config.devInbox ? `, ${config.issuer}/dev/mail` : ''})`));
+  // Localized first, then branded as the request's application (branding/mailer.ts; `branding` is made below).
+  const branded = createBrandedMailer(transport, { brandOf: (app) => branding.brandOf(app), issuer: config.issuer });
+  const mailer = createLocalizedMailer(branded, { locales, savedLocale: (email) => accounts.localeOf(email) });
   // Development keeps loopback receivers (tests, the demo); production refuses internal ones unless told.
   const webhookWing = await openWebhooks(db, {
     sealer: createSealer(serverSecret, 'webhook-secret'),
@@ -136,6 +136,9 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const metrics = createServiceMetrics({ now, webhookBacklog: () => webhookOutbox.backlog(), poolUse: () => poolUse(db) });
   events.onRecorded(metrics.eventRecorded);
   const clients = createClientService({ store: createClientStore(db), hash, now });
+  // Shown in authenticator apps (a colon would break their label parsing: IPv6 hosts); the product name until the operator sets one.
+  const issuerName = new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.');
+  const branding = createBranding({ store: createBrandingStore(db), clients, issuer: config.issuer, defaultProductName: issuerName, now });
   const accounts = createAccountStore(db, events);
   const devices = createDeviceStore(db);
   const spentTokens = createSpentTokenStore(db);
@@ -170,9 +173,9 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     codes,
     events,
     now,
-    onNewDevice: async (device) => {
+    onNewDevice: async (device, client) => {
       await events.record({ type: 'device.registered', userId: device.userId, clientId: device.clientId, deviceId: device.id });
-      await notices.newDevice(device);
+      await notices.newDevice(device, client);
     },
   });
   const prover = createDeviceProver({ devices, spent: spentTokens, accounts, hash, now, idleMs });
@@ -204,8 +207,6 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sendSpacingSeconds: config.sendSpacingSeconds,
   });
   const recoveryCodes = createRecoveryCodes({ store: createRecoveryCodeStore(db), accounts, hash, events, mailer, templates, now });
-  // Shown in authenticator apps; a colon would break their label parsing (IPv6 hosts).
-  const issuerName = new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.');
   const mfa = createMfaStep({
     store: mfaStore,
     accounts,
@@ -358,7 +359,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     metrics,
     users,
     adminKeys: createAdminKeys({ store: createAdminKeyStore(db), hash, events, now }),
-    operations: createOperations({ clients, keyring, events }),
+    branding,
+    operations: createOperations({ clients, keyring, events, branding }),
     /** The account center at /account (account/): every user's own devices, activity, export and deletion. */
     account,
     ...operatorConsole, // operators, and the console's sign-in and sessions (console/)

@@ -168,6 +168,31 @@ export interface AdminNewWebhook extends AdminWebhookEndpoint {
   secret: string;
 }
 
+/**
+ * GET|PATCH /admin/v1/clients/{id}/branding: how the hosted pages and the mails present the
+ * application. A null field is not set (the pages and mails fall back to the client's name, the
+ * design system's colours, the service's sender name). `logoUrl` is absolute, content-addressed
+ * and cached for a year (`/branding/logos/<sha256>.<png|jpg|webp>`).
+ */
+export interface AdminClientBranding {
+  clientId: string;
+  displayName: string | null;
+  /** `#rrggbb`, WCAG AA contrast checked when set. */
+  accent: string | null;
+  /** The label colour a button on the accent gets (picked for contrast); null without an accent. */
+  accentText: string | null;
+  termsUrl: string | null;
+  privacyUrl: string | null;
+  mailSenderName: string | null;
+  logoUrl: string | null;
+}
+
+/** GET|PATCH /admin/v1/settings: the service's own settings. */
+export interface AdminSettings {
+  /** What pages and mails call the service where no application is named (default: the issuer's host name). */
+  productName: string;
+}
+
 /** Who may use the operator console: a viewer reads, an admin also acts. */
 export type OperatorRole = 'viewer' | 'admin';
 

@@ -113,6 +113,10 @@ export const Paths = {
   health: '/healthz',
   /** Readiness: 200 while the database answers, 503 otherwise. */
   ready: '/readyz',
+  /** An application's logo, by content hash: `/branding/logos/<sha256>.<png|jpg|webp>`, cached for a year. */
+  brandingLogos: '/branding/logos',
+  /** The stylesheet of an accent colour: `/branding/accent/<rrggbb>.css` (custom properties only), cached for a year. */
+  brandingAccent: '/branding/accent',
 } as const satisfies { [K in keyof typeof BrowserPaths]: `${typeof BROWSER_PREFIX}${(typeof BrowserPaths)[K]}` } & Record<string, string>;
 
 /** Six decimal digits (spec: "OTP format: 6 digits"). */

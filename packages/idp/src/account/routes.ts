@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountSessionInfo } from 'service-protocol';
 import { Type } from 'typebox';
-import { UserExport } from '../admin/routes.js';
+import { UserExport } from '../admin/schemas.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { escapeHtml, sendPage } from '../http/page.js';

@@ -1,3 +1,5 @@
+import type { AdminClientBranding } from 'service-protocol';
+import type { Branding, BrandingChange } from '../branding/service.js';
 import type { ClientService, NewClient, NewClientKeys } from '../clients/service.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
@@ -13,13 +15,26 @@ export interface Operations {
   setAddresses(clientId: string, change: { origins?: string[]; redirectUris?: string[] }, actor: string): Promise<void>;
   deleteClient(clientId: string, actor: string): Promise<void>;
   rotateSigningKey(actor: string): Promise<string>;
+  /** Checks every value first: a refused change (ERR_REQUEST_INVALID) stores nothing. */
+  setBranding(clientId: string, change: BrandingChange, actor: string): Promise<AdminClientBranding>;
+  setProductName(name: string, actor: string): Promise<string>;
 }
 
 /**
  * The operator's changes to clients and signing keys, shared by the CLI and the admin API so
  * both check the same things and record the same events (`actor`: 'cli' or an admin key id).
  */
-export function createOperations({ clients, keyring, events }: { clients: ClientService; keyring: Keyring; events: EventLog }): Operations {
+export function createOperations({
+  clients,
+  keyring,
+  events,
+  branding,
+}: {
+  clients: ClientService;
+  keyring: Keyring;
+  events: EventLog;
+  branding: Branding;
+}): Operations {
   /** The clients service refuses bad input with plain errors (the CLI prints them); here they are a 400. */
   const checked = async <T>(run: () => Promise<T>): Promise<T> => {
     try {
@@ -79,6 +94,22 @@ export function createOperations({ clients, keyring, events }: { clients: Client
       const kid = await keyring.rotate();
       await events.record({ type: 'signing_key.rotated', actor, detail: { kid } });
       return kid;
+    },
+
+    async setBranding(clientId: string, change: BrandingChange, actor: string): Promise<AdminClientBranding> {
+      const shown = await checked(() => branding.update(clientId, change));
+      // The fields changed, never their values (a logo's bytes have no place in the audit trail).
+      const fields = Object.entries(change)
+        .filter(([, value]) => value !== undefined)
+        .map(([name]) => name);
+      await events.record({ type: 'client.updated', clientId, actor, detail: { branding: fields.join(' ') } });
+      return shown;
+    },
+
+    async setProductName(name: string, actor: string): Promise<string> {
+      const productName = await checked(() => branding.setProductName(name));
+      await events.record({ type: 'settings.updated', actor, detail: { productName } });
+      return productName;
     },
   };
 }

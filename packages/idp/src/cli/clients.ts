@@ -46,10 +46,15 @@ const create: Command = {
   },
 };
 
+/** The branding flags of clients update: "" clears a value (--logo "" removes the logo). */
+const BRANDING_FLAGS = ['logo', 'accent', 'display-name', 'terms-url', 'privacy-url', 'mail-sender-name'] as const;
+
 const update: Command = {
   name: 'clients update',
   usage: `  service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA]
                              [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional]
+                             [--display-name NAME] [--logo FILE] [--accent '#RRGGBB'] [--terms-url URL]
+                             [--privacy-url URL] [--mail-sender-name NAME] [--json]
       optional (default): users choose whether to enroll in MFA; required: no code without it.
       --id-token-alg: how the client's ID tokens are signed (default RS256).
       --post-logout-redirect-uri: replaces the list (one empty value, "", clears it).
@@ -57,17 +62,68 @@ const update: Command = {
       user's MFA step follows it.
       --dpop: required: every token request must carry a DPoP proof (RFC 9449); optional
       (default): a proof binds the tokens when the client sends one.
+
+      Branding of the hosted pages and mails (docs/operations.md, Branding): --display-name
+      (else the client's name); --logo: a PNG, JPEG or WebP file of at most 128 KiB (SVG is
+      refused); --accent: a colour with WCAG AA contrast in both themes; --terms-url and
+      --privacy-url: https pages linked under the sign-in form; --mail-sender-name: the name
+      the mails' From shows. "" clears any of them. A refused value changes nothing (exit 2).
 `,
-  flags: ['mfa-policy', 'id-token-alg', 'post-logout-redirect-uri', 'passkey-mfa', 'dpop'],
+  flags: ['mfa-policy', 'id-token-alg', 'post-logout-redirect-uri', 'passkey-mfa', 'dpop', ...BRANDING_FLAGS, 'json'],
   async run({ values, operands: [clientId], config }, io) {
     const { withData, operations } = await import('./open.js');
+    const postLogout = values['post-logout-redirect-uri'];
+    const branded = BRANDING_FLAGS.some((flag) => values[flag] !== undefined);
+    if (
+      !clientId ||
+      (!values['mfa-policy'] && !values['id-token-alg'] && !postLogout && !values['passkey-mfa'] && !values.dpop && !branded)
+    )
+      throw new UsageError(
+        'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional] [--display-name NAME] [--logo FILE] [--accent #RRGGBB] [--terms-url URL] [--privacy-url URL] [--mail-sender-name NAME]',
+      );
+    // The file is read before anything changes: a missing one is a bad command line.
+    const logoFile = values.logo;
+    let logo: Buffer | null | undefined;
+    if (logoFile === '') logo = null;
+    else if (logoFile !== undefined) {
+      try {
+        logo = readFileSync(logoFile);
+      } catch {
+        throw new UsageError(`--logo: cannot read ${logoFile}`);
+      }
+    }
     return withData(config, async (data) => {
-      const postLogout = values['post-logout-redirect-uri'];
-      if (!clientId || (!values['mfa-policy'] && !values['id-token-alg'] && !postLogout && !values['passkey-mfa'] && !values.dpop))
-        throw new UsageError(
-          'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional]',
-        );
       const ops = await operations(data);
+      if (branded) {
+        const text = (flag: (typeof BRANDING_FLAGS)[number]) => (values[flag] === undefined ? {} : { [flag]: values[flag] || null });
+        const given = {
+          ...text('display-name'),
+          ...text('accent'),
+          ...text('terms-url'),
+          ...text('privacy-url'),
+          ...text('mail-sender-name'),
+        };
+        const shown = await ops.setBranding(
+          clientId,
+          {
+            ...('display-name' in given ? { displayName: given['display-name'] } : {}),
+            ...('accent' in given ? { accent: given.accent } : {}),
+            ...('terms-url' in given ? { termsUrl: given['terms-url'] } : {}),
+            ...('privacy-url' in given ? { privacyUrl: given['privacy-url'] } : {}),
+            ...('mail-sender-name' in given ? { mailSenderName: given['mail-sender-name'] } : {}),
+            ...(logo !== undefined ? { logo } : {}),
+          },
+          'cli',
+        );
+        if (values.json) io.out(`${JSON.stringify(shown)}\n`);
+        else
+          io.out(
+            `Client ${clientId}: branding updated.\n${Object.entries(shown)
+              .filter(([name]) => name !== 'clientId')
+              .map(([name, value]) => `  ${name}: ${value ?? '-'}\n`)
+              .join('')}`,
+          );
+      }
       if (values['mfa-policy']) {
         await ops.setMfaPolicy(clientId, values['mfa-policy'], 'cli');
         io.out(`Client ${clientId}: MFA ${values['mfa-policy']}.\n`);
@@ -91,6 +147,27 @@ const update: Command = {
       }
       return 0;
     });
+  },
+};
+
+const branding: Command = {
+  name: 'clients branding',
+  usage: `  service-idp clients branding CLIENT_ID [--json]
+      The client's branding (display name, logo URL, accent, links, mail sender name).
+`,
+  flags: ['json'],
+  async run({ values, operands: [clientId], config }, io) {
+    if (!clientId) throw new UsageError('usage: service-idp clients branding CLIENT_ID [--json]');
+    const { withData, brandingService } = await import('./open.js');
+    const shown = await withData(config, async (data) => (await brandingService(data)).show(clientId));
+    if (values.json) io.out(`${JSON.stringify(shown)}\n`);
+    else
+      io.out(
+        Object.entries(shown)
+          .map(([name, value]) => `${name}: ${value ?? '-'}\n`)
+          .join(''),
+      );
+    return 0;
   },
 };
 
@@ -190,4 +267,4 @@ const remove: Command = {
   },
 };
 
-export const clients: Command[] = [create, update, delegationKeys, list, remove];
+export const clients: Command[] = [create, update, branding, delegationKeys, list, remove];

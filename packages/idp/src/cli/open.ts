@@ -84,15 +84,28 @@ export async function eventLog({ db, now }: Data) {
   return { endpoints, outbox, fanOut, events: createEventLog({ store: createEventStore(db, fanOut), now }) };
 }
 
-/** Client changes and key rotation (admin/operations.ts), each recorded in the audit log. */
+/** The branding of applications and the product name (branding/), wired as context.ts wires it. */
+export async function brandingService(data: Data) {
+  const [{ createBranding }, { createBrandingStore }, clients] = await Promise.all([
+    import('../branding/service.js'),
+    import('../branding/store.js'),
+    clientService(data),
+  ]);
+  const issuer = data.config.issuer;
+  const issuerName = new URL(issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.');
+  return createBranding({ store: createBrandingStore(data.db), clients, issuer, defaultProductName: issuerName, now: data.now });
+}
+
+/** Client changes, branding and key rotation (admin/operations.ts), each recorded in the audit log. */
 export async function operations(data: Data) {
-  const [{ createOperations }, { createKeyring }, { createKeyStore }, { createSealer }, clients, { events }] = await Promise.all([
+  const [{ createOperations }, { createKeyring }, { createKeyStore }, { createSealer }, clients, { events }, branding] = await Promise.all([
     import('../admin/operations.js'),
     import('../keys/keyring.js'),
     import('../keys/store.js'),
     import('../crypto/seal.js'),
     clientService(data),
     eventLog(data),
+    brandingService(data),
   ]);
   const keyring = createKeyring({
     store: createKeyStore(data.db),
@@ -100,5 +113,5 @@ export async function operations(data: Data) {
     now: data.now,
     cacheSeconds: data.config.keyCacheSeconds,
   });
-  return createOperations({ clients, keyring, events });
+  return createOperations({ clients, keyring, events, branding });
 }

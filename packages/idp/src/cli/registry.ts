@@ -11,6 +11,7 @@ import { events } from './events.js';
 import { rotate } from './keys.js';
 import { mailboxes } from './mail.js';
 import { operatorCommands } from './operators.js';
+import { settings } from './settings.js';
 import { migrate, start } from './start.js';
 import { users } from './users.js';
 import { webhooks } from './webhooks.js';
@@ -26,6 +27,7 @@ export const COMMANDS: readonly Command[] = [
   ...operatorCommands,
   ...webhooks,
   ...connections,
+  ...settings,
   rotate,
   ...mailboxes,
   migrate,

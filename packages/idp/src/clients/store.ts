@@ -20,7 +20,17 @@ export interface ClientRecord {
   passkeySatisfiesMfa: boolean;
   /** RFC 9449 5.2: every token request of this client must carry a DPoP proof. Default false. */
   dpopBoundAccessTokens: boolean;
+  /**
+   * Set only on the built-in hosted client as it acts for a pending authorization request
+   * (oidc/service.ts hostedClientFor): the application the user signs in to, which mails and
+   * pages name and brand, never the built-in client.
+   */
+  app?: { id: string; name: string };
 }
+
+/** The application a client record stands for in mails and pages: the requesting app for the hosted client, else itself. */
+export const appOf = (client: Pick<ClientRecord, 'id' | 'name' | 'app'>): { id: string; name: string } =>
+  client.app ?? { id: client.id, name: client.name };
 
 type Row = Database['clients'];
 
@@ -191,7 +201,7 @@ export function createClientStore(db: Db) {
 
     /**
      * Deletes the client and everything bound to it (its devices and what hangs on them,
-     * pending registrations and MFA steps, unspent codes, refresh tokens, sign-in records, delegation keys) in
+     * pending registrations and MFA steps, unspent codes, refresh tokens, sign-in records, delegation keys, branding) in
      * one transaction. The users stay: they may use other clients. False when unknown.
      */
     async delete(id: string): Promise<boolean> {
@@ -207,6 +217,7 @@ export function createClientStore(db: Db) {
         await tx.deleteFrom('refresh_token_families').where('client_id', '=', id).execute();
         await tx.deleteFrom('client_users').where('client_id', '=', id).execute();
         await tx.deleteFrom('delegation_sp_keys').where('client_id', '=', id).execute();
+        await tx.deleteFrom('client_branding').where('client_id', '=', id).execute();
         const row = await tx.deleteFrom('clients').where('id', '=', id).returning('id').executeTakeFirst();
         for (const pair of recorded) if (pair.startsWith(`${id} `)) recorded.delete(pair);
         return row !== undefined;

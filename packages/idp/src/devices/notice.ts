@@ -1,6 +1,7 @@
 import { Paths } from 'service-protocol';
 import type { AccountStore } from '../accounts/store.js';
 import type { ClientService } from '../clients/service.js';
+import { appOf, type ClientRecord } from '../clients/store.js';
 import type { SecretHasher } from '../crypto/secrets.js';
 import { createSignedTokens } from '../crypto/signed-token.js';
 import { DEVICE_NOTICE_LINK_TTL_SECONDS } from '../defaults.js';
@@ -33,7 +34,11 @@ export type NoticeLinkCheck =
 const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
 export interface DeviceNotices {
-  /** Mails the user about a device just registered. A lost notice must not undo the sign-in. */
+  /**
+   * Mails the user about a device just registered, naming the application signed in to
+   * (`client`'s app: the requesting application, not the built-in hosted client whose device
+   * key it is). A lost notice must not undo the sign-in.
+   */
   newDevice(
     device: {
       id: string;
@@ -41,6 +46,7 @@ export interface DeviceNotices {
       clientId: string;
       createdAt: number;
     } & PendingDevice,
+    client?: Pick<ClientRecord, 'id' | 'name' | 'app'>,
   ): Promise<void>;
   /** Checks a link's signature and expiry; the device may already be revoked. */
   check(token: string): Promise<NoticeLinkCheck>;
@@ -73,9 +79,15 @@ export function createDeviceNotices(deps: DeviceNoticeDeps): DeviceNotices {
   });
 
   return {
-    async newDevice(device: { id: string; userId: string; clientId: string; createdAt: number } & PendingDevice): Promise<void> {
+    async newDevice(
+      device: { id: string; userId: string; clientId: string; createdAt: number } & PendingDevice,
+      signedInTo?: Pick<ClientRecord, 'id' | 'name' | 'app'>,
+    ): Promise<void> {
       try {
-        const [user, client] = await Promise.all([deps.accounts.findById(device.userId), deps.clients.findById(device.clientId)]);
+        const [user, client] = await Promise.all([
+          deps.accounts.findById(device.userId),
+          signedInTo ? appOf(signedInTo) : deps.clients.findById(device.clientId),
+        ]);
         if (!user || !client) return;
         const token = links.issue({ visible: [device.id], bound: [user.id] }, now() + DEVICE_NOTICE_LINK_TTL_SECONDS * 1000);
         await deps.mailer.send(

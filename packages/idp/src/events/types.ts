@@ -30,6 +30,7 @@ export const EVENT_TYPES = [
   'client.created',
   'client.updated',
   'client.deleted',
+  'settings.updated',
   'admin_key.created',
   'admin_key.revoked',
   'webhook.created',

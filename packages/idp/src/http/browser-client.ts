@@ -2,9 +2,10 @@ import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AUTHORIZATION_REQUEST_HEADER, BROWSER_PREFIX, BrowserPaths, PUBLISHABLE_KEY_HEADER } from 'service-protocol';
 import { type ClientService, HOSTED_CLIENT_ID } from '../clients/service.js';
-import type { ClientRecord } from '../clients/store.js';
+import { appOf, type ClientRecord } from '../clients/store.js';
 import { ORIGINS_RELOAD_INTERVAL_MS } from '../defaults.js';
 import { notFound } from './error-handler.js';
+import { setRequestApp } from './request-app.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -44,6 +45,8 @@ export interface BrowserClientOptions {
   issuer: string;
   /** The hosted client as it acts for a pending authorization request (oidc/service.ts), or ERR_SESSION_INVALID. */
   hostedClientFor: (hosted: ClientRecord, requestId: string | undefined) => Promise<ClientRecord>;
+  /** The name an application shows (its branding's display name, else its client name): what a hosted sign-in's mails say. */
+  displayNameOf?: (app: { id: string; name: string }) => Promise<string>;
 }
 
 /** The publishable key and Origin of a browser request. */
@@ -62,7 +65,7 @@ export function browserCredentials(request: FastifyRequest): { publishableKey?: 
  */
 export async function browserClient(
   scope: FastifyInstance,
-  { clients, issuer, hostedClientFor }: BrowserClientOptions,
+  { clients, issuer, hostedClientFor, displayNameOf }: BrowserClientOptions,
 ): Promise<ClientResolver> {
   // The hosted pages call this API from the issuer's own origin, and a same-origin GET carries
   // no Origin header (Fetch standard); the browser's Sec-Fetch-Site says where it came from.
@@ -105,9 +108,16 @@ export async function browserClient(
         : await clients.authenticateBrowser(publishableKey, origin));
     // Set before the hosted client's own check, so a refusal there is recorded against it.
     request.client = client;
-    if (client.id !== HOSTED_CLIENT_ID) return client;
+    if (client.id !== HOSTED_CLIENT_ID) {
+      setRequestApp(appOf(client));
+      return client;
+    }
     const pending = request.headers[AUTHORIZATION_REQUEST_HEADER];
-    request.client = await hostedClientFor(client, typeof pending === 'string' ? pending : undefined);
+    const hosted = await hostedClientFor(client, typeof pending === 'string' ? pending : undefined);
+    const name = hosted.app && displayNameOf ? await displayNameOf(hosted.app) : hosted.name;
+    request.client = { ...hosted, name, ...(hosted.app ? { app: { ...hosted.app, name } } : {}) };
+    // Mails this request causes name and brand the requesting application (branding/mailer.ts).
+    setRequestApp(appOf(request.client));
     return request.client;
   };
   scope.addHook('preHandler', async (request: FastifyRequest) => {

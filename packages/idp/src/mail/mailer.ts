@@ -9,6 +9,8 @@ export interface OutgoingMail {
   subject: string;
   text: string;
   html: string;
+  /** The name the From shows (an application's mail sender name, branding/); the address stays the configured one. */
+  senderName?: string;
 }
 
 export interface Mailer {
@@ -38,10 +40,15 @@ export function createSmtpMailer(smtpUrl: string, from: string): Mailer {
   const { createTransport } = createRequire(import.meta.url)('nodemailer') as typeof nodemailer;
   const transport = createTransport(smtpUrl);
   const target = new URL(smtpUrl);
+  // The configured sender's address, for a From that shows an application's name instead of the configured one.
+  const addressparser = createRequire(import.meta.url)('nodemailer/lib/addressparser') as (text: string) => Array<{ address?: string }>;
+  const fromAddress = addressparser(from)[0]?.address ?? from;
   return {
     async send(mail) {
       const to = recipientOf(mail);
-      await transport.sendMail({ from, subject: mail.subject, text: mail.text, html: mail.html, to: { name: '', address: to } });
+      // An address object: nodemailer encodes the name itself (checked at input, branding/validate.ts checkSenderName).
+      const sender = mail.senderName ? { name: mail.senderName, address: fromAddress } : from;
+      await transport.sendMail({ from: sender, subject: mail.subject, text: mail.text, html: mail.html, to: { name: '', address: to } });
     },
     describe: () => `SMTP ${target.protocol}//${target.hostname}:${target.port || 'default'}`,
     close: () => transport.close(),

@@ -132,9 +132,13 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
   oidc: OidcService;
   offer: PasskeyOffer;
   issuer: string;
+  /** The resend spacing in force (config.sendSpacingSeconds): the code step's countdown. */
+  resendSeconds: number;
+  /** The requesting application's brand (branding/): its name, logo and accent stylesheet. */
+  brandOf: (app: { id: string; name: string }) => Promise<{ name: string; logoPath: string | null; stylesheetPath: string | null }>;
   languages: PageLanguages;
   dbsc: DbscService;
-}> = async (app, { oidc, offer, issuer, languages, dbsc }) => {
+}> = async (app, { oidc, offer, issuer, resendSeconds, brandOf, languages, dbsc }) => {
   const { locales } = languages;
   const origin = new URL(issuer).origin;
   // Secure cookies need https; the __Host- prefix then pins them to this host and path /.
@@ -207,17 +211,25 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
       email: ['<span id="otp-email">', '</span>'],
       link: ['<a id="totp-link" href="otpauth://totp/">', '</a>'],
     } as const;
+    const brand = await brandOf(pending.client);
     const html = pageTemplate
-      .replace(/\{\{t:([\w.-]+)\}\}/g, (_whole, key: string) => locales.html(locale, key as MessageKey, { app: pending.client.name }, tags))
+      .replace('{{brandStyles}}', () => (brand.stylesheetPath ? `<link rel="stylesheet" href="${escapeHtml(brand.stylesheetPath)}">` : ''))
+      .replace('{{brandHeader}}', () =>
+        brand.logoPath
+          ? `<div class="brand"><img class="brand-logo" src="${escapeHtml(brand.logoPath)}" alt=""><span>${escapeHtml(brand.name)}</span></div>\n`
+          : '',
+      )
+      .replace(/\{\{t:([\w.-]+)\}\}/g, (_whole, key: string) => locales.html(locale, key as MessageKey, { app: brand.name }, tags))
       // The template is valid HTML as written (biome checks it): English, and a JSON string for the messages.
       .replace('<html lang="en">', () => `<html lang="${escapeHtml(locale)}">`)
       .replace('"{{messages}}"', () => jsonInHtml(locales.messages(locale, 'hosted.')))
       .replaceAll('{{switcher}}', () => switcherHtml(language))
-      .replaceAll('{{appName}}', escapeHtml(pending.client.name))
+      .replaceAll('{{appName}}', escapeHtml(brand.name))
       .replaceAll('{{issuer}}', escapeHtml(issuer))
       .replaceAll('{{publishableKey}}', escapeHtml(oidc.hostedPublishableKey))
       .replaceAll('{{requestId}}', escapeHtml(requestId))
-      .replaceAll('{{loginHint}}', escapeHtml(pending.request.loginHint ?? ''));
+      .replaceAll('{{loginHint}}', escapeHtml(pending.request.loginHint ?? ''))
+      .replaceAll('{{resendSeconds}}', String(resendSeconds));
     return reply
       .header('content-security-policy', PAGE_CSP)
       .header('x-frame-options', 'DENY')

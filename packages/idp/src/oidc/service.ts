@@ -314,6 +314,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
         name: pending.client.name,
         mfaPolicy: pending.client.mfaPolicy,
         passkeySatisfiesMfa: pending.client.passkeySatisfiesMfa,
+        app: { id: pending.client.id, name: pending.client.name },
       };
     },
 

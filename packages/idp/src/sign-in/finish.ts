@@ -1,5 +1,6 @@
 import type { CodeService } from '../authorization-codes/service.js';
 import type { AuthCode } from '../authorization-codes/store.js';
+import type { ClientRecord } from '../clients/store.js';
 import { randomToken } from '../crypto/secrets.js';
 import type { PendingDevice } from '../devices/pending.js';
 import type { DeviceStore } from '../devices/store.js';
@@ -48,7 +49,11 @@ export function signInRecords(signIn: SignIn, deviceId: string | null): { code: 
   };
 }
 
-export type FinishSignIn = (signIn: SignIn) => Promise<FinishedSignIn>;
+/** `client`: the client the request acted for (its `app` names the application for the new-device mail). */
+export type FinishSignIn = (signIn: SignIn, client?: NoticeClient) => Promise<FinishedSignIn>;
+
+/** What the new-device mail needs of the client: the application it names (clients/store.ts appOf). */
+export type NoticeClient = Pick<ClientRecord, 'id' | 'name' | 'app'>;
 
 /** The last step of every sign-in: register a pending device key, then issue the authorization code. */
 export function createSignInFinisher({
@@ -63,9 +68,12 @@ export function createSignInFinisher({
   events: EventLog;
   now: () => number;
   /** Told of every device registered (the new-device mail); must not throw. */
-  onNewDevice: (device: { id: string; userId: string; clientId: string; createdAt: number } & PendingDevice) => Promise<void>;
+  onNewDevice: (
+    device: { id: string; userId: string; clientId: string; createdAt: number } & PendingDevice,
+    client: NoticeClient | undefined,
+  ) => Promise<void>;
 }): FinishSignIn {
-  return async function finish(signIn: SignIn): Promise<FinishedSignIn> {
+  return async function finish(signIn: SignIn, client?: NoticeClient): Promise<FinishedSignIn> {
     let deviceId: string | undefined;
     if (signIn.device && 'publicJwk' in signIn.device) {
       const pending = signIn.device;
@@ -83,7 +91,7 @@ export function createSignInFinisher({
         },
         device.createdAt,
       );
-      await onNewDevice(device);
+      await onNewDevice(device, client);
     }
     const records = signInRecords(signIn, deviceId ?? (signIn.device && 'id' in signIn.device ? signIn.device.id : null));
     // The event is written beside the code, not after it: no extra round trip on the login path.

@@ -288,15 +288,18 @@ export function createMfaSessions(deps: MfaSessionDeps): MfaSessions {
     const pending = spent.pending_device ? (JSON.parse(spent.pending_device) as Extract<SignIn['device'], { publicJwk: unknown }>) : null;
     // Only a step that asked to remember a new device registers one: the key just changes hands.
     if (pending && options.devicePublicKey) pending.publicJwk = { ...options.devicePublicKey };
-    const finished = await finish({
-      clientId: spent.client_id,
-      userId: spent.user_id,
-      device: spent.device_id ? { id: spent.device_id } : pending,
-      codeChallenge: spent.code_challenge,
-      // Once each (RFC 8176 lists methods): a remembered device's swk and a synced passkey's swk are one value.
-      amr: [...new Set([...(JSON.parse(spent.amr) as string[]), 'mfa', ...passed.amr])],
-      authTime: Number(spent.auth_time),
-    });
+    const finished = await finish(
+      {
+        clientId: spent.client_id,
+        userId: spent.user_id,
+        device: spent.device_id ? { id: spent.device_id } : pending,
+        codeChallenge: spent.code_challenge,
+        // Once each (RFC 8176 lists methods): a remembered device's swk and a synced passkey's swk are one value.
+        amr: [...new Set([...(JSON.parse(spent.amr) as string[]), 'mfa', ...passed.amr])],
+        authTime: Number(spent.auth_time),
+      },
+      client,
+    );
     const deviceId = spent.device_id ?? finished.deviceId;
     // A recovery code is a way back in, not a factor to skip later: remember_me needs the method itself.
     if (rememberMe && deviceId && !passed.recovery) await store.remember(deviceId, spent.user_id, version, now() + deps.rememberMs);

@@ -134,7 +134,7 @@ export function createMfaStep(deps: MfaDeps): MfaStep {
         await sessions.notify(signIn.userId, client.name, input.method, true);
         await events.record({ type: 'mfa.enrolled', userId: signIn.userId, clientId: client.id, detail: { method: input.method } });
         const codes = await recoveryCodes.issue(signIn.userId, { type: 'recovery_codes.generated', clientId: client.id });
-        const finished = await deps.finish({ ...signIn, amr: [...signIn.amr, 'mfa', ...factor.second] });
+        const finished = await deps.finish({ ...signIn, amr: [...signIn.amr, 'mfa', ...factor.second] }, client);
         return { kind: 'done', finished: { ...finished, recoveryCodes: codes } };
       }
       const prepared = factor.prepare({ email: input.email, phone: input.phone ?? null });

@@ -70,7 +70,7 @@ export function createSignInPipeline({ mfa, finish }: { mfa: MfaStep; finish: Fi
       const step = nextStep({ ...passed, amr: passed.signIn.amr });
       switch (step.kind) {
         case 'finish':
-          return { kind: 'done', ...(await finish({ ...passed.signIn, amr: step.amr })) };
+          return { kind: 'done', ...(await finish({ ...passed.signIn, amr: step.amr }, passed.client)) };
         case 'mfa':
           return { kind: 'mfa', ...(await mfa.startLogin(passed.signIn, step.method)) };
         case 'enroll': {

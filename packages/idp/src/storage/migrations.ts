@@ -8,6 +8,7 @@ import { migrations0017 } from './migrations/0017-user-locale.js';
 import { migrations0018 } from './migrations/0018-dpop.js';
 import { migrations0019 } from './migrations/0019-dbsc.js';
 import { migrations0020 } from './migrations/0020-upstream.js';
+import { migrations0021 } from './migrations/0021-branding.js';
 
 /**
  * Versioned migrations, applied in name order. A migration never changes once released;
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0018,
   ...migrations0019,
   ...migrations0020,
+  ...migrations0021,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -18,6 +18,11 @@ export const de = {
   'hosted.upstream.refused':
     'Die Anmeldung bei diesem Anbieter hat nicht geklappt. Versuchen Sie es erneut oder verwenden Sie Ihre E-Mail-Adresse.',
   'hosted.otp.label': 'Der 6-stellige Code, den wir an <email></email> gesendet haben',
+  'hosted.otp.hint': 'Nichts erhalten? Sehen Sie im Spam-Ordner nach und prüfen Sie die Adresse oben.',
+  'hosted.otp.resend': 'Code erneut senden',
+  'hosted.otp.resendIn': 'Code erneut senden in {seconds, plural, one {# Sekunde} other {# Sekunden}}',
+  'hosted.otp.resent': 'Ein neuer Code ist unterwegs.',
+  'hosted.otp.otherAddress': 'Eine andere Adresse verwenden',
   'hosted.enroll.legend': '{app} verlangt einen zweiten Faktor. Wählen Sie einen aus:',
   'hosted.enroll.phone': 'Mobilnummer (internationales Format, z. B. +4915112345678)',
   'hosted.method.email': 'Ein Code per E-Mail',

@@ -1,6 +1,6 @@
 /**
  * Part of Database (../schema.ts, which lists the exceptions to one owner per table): signing
- * keys, throttling, delegation keys, events, admin keys, webhooks and the development outboxes.
+ * keys, throttling, delegation keys, events, admin keys, webhooks, branding and the development outboxes.
  * Each table's owner is named beside it.
  */
 export interface OperationTables {
@@ -138,5 +138,26 @@ export interface OperationTables {
     text_body: string;
     html_body: string;
     created_at: number;
+  };
+  /** branding/: the service's own settings (the product name), by name */
+  settings: {
+    name: string;
+    value: string;
+    updated_at: number;
+  };
+  /** branding/: an application's branding (deleted with its client, clients/store.ts); null: not set */
+  client_branding: {
+    client_id: string;
+    display_name: string | null;
+    /** #rrggbb, checked for contrast when set (branding/validate.ts). */
+    accent: string | null;
+    terms_url: string | null;
+    privacy_url: string | null;
+    mail_sender_name: string | null;
+    /** The logo's bytes, base64; its type read from them (PNG, JPEG or WebP) and its SHA-256 (hex), the URL it is served at. */
+    logo_base64: string | null;
+    logo_type: string | null;
+    logo_sha256: string | null;
+    updated_at: number;
   };
 }
