@@ -318,6 +318,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     hash,
     now,
     deviceIdleMs: idleMs,
+    revokeAppTokens: (userId, clientId) => refreshTokens.revokeUserClient(userId, clientId),
   });
   const operatorConsole = openConsole(db, config.issuer, idleMs, { clients, codes, accounts, devices, passkeyStore, events, hash, now });
 

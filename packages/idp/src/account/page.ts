@@ -1,12 +1,9 @@
-import { ACCOUNT_CLIENT_ID, CONSOLE_CLIENT_ID, HOSTED_CLIENT_ID } from '../clients/service.js';
 import type { AuditEvent } from '../events/store.js';
 import { escapeHtml } from '../http/page.js';
 import type { Locales, MessageKey, Values } from '../i18n/locales.js';
 import { deviceName } from '../mail/templates.js';
 import type { UserHoldings } from '../users/store.js';
-
-/** The service's own clients (its hosted sign-in, this page, the console) are not applications to list. */
-const FIRST_PARTY = new Set([HOSTED_CLIENT_ID, ACCOUNT_CLIENT_ID, CONSOLE_CLIENT_ID]);
+import { FIRST_PARTY_CLIENTS } from './service.js';
 
 /** The activity the page lists: what the user did or what happened to their sign-in. */
 const SHOWN_EVENTS = /^(login|device|passkey|mfa|recovery|account|user)\./;
@@ -77,10 +74,11 @@ export function accountPageHtml(input: {
     '</section>' +
     `<section aria-labelledby="h-apps"><h2 id="h-apps">${t('page.account.apps')}</h2><ul>` +
     holdings.clientSignIns
-      .filter((a) => !FIRST_PARTY.has(a.clientId))
+      .filter((a) => !FIRST_PARTY_CLIENTS.has(a.clientId))
       .map(
         (a) =>
-          `<li><strong>${escapeHtml(a.clientName ?? a.clientId)}</strong> · ${t('page.account.appSince', { time: utcMinute(a.firstSignedInAt) })}</li>`,
+          `<li data-app="${escapeHtml(a.clientId)}"><strong>${escapeHtml(a.clientName ?? a.clientId)}</strong> · ${t('page.account.appSince', { time: utcMinute(a.firstSignedInAt) })}` +
+          `${form('apps/signout', t('page.account.appSignOut'), hidden('client', a.clientId))}</li>`,
       )
       .join('') +
     '</ul></section>' +

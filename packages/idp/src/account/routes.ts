@@ -232,6 +232,16 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
   );
 
   app.post(
+    `${ACCOUNT_PATH}/apps/signout`,
+    { schema: { body: Type.Object({ csrf: Type.Optional(Csrf), client: DeviceId }), response: actionResponses('back to /account') } },
+    async (request, reply) =>
+      act(request, reply, false, async (who) => {
+        await account.signOutApp(who, request.body.client);
+        return reply.code(303).header('location', ACCOUNT_PATH).send();
+      }),
+  );
+
+  app.post(
     `${ACCOUNT_PATH}/export`,
     {
       schema: {

@@ -1,7 +1,7 @@
 import { ACCOUNT_PAGE_PATH } from 'service-protocol';
 import type { AccountStore } from '../accounts/store.js';
 import type { CodeService } from '../authorization-codes/service.js';
-import { ACCOUNT_CLIENT_ID, type ClientService } from '../clients/service.js';
+import { ACCOUNT_CLIENT_ID, type ClientService, CONSOLE_CLIENT_ID, HOSTED_CLIENT_ID } from '../clients/service.js';
 import { pkceChallengeOf } from '../crypto/pkce.js';
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import { createSignedTokens } from '../crypto/signed-token.js';
@@ -16,6 +16,9 @@ import type { UserService } from '../users/service.js';
 /** Where the account center lives and where the hosted sign-in sends users back to. */
 export const ACCOUNT_PATH = ACCOUNT_PAGE_PATH;
 export const ACCOUNT_CALLBACK_PATH = '/account/callback';
+
+/** The service's own clients: not applications a user signs out of (or sees listed) at the account center. */
+export const FIRST_PARTY_CLIENTS: ReadonlySet<string> = new Set([HOSTED_CLIENT_ID, ACCOUNT_CLIENT_ID, CONSOLE_CLIENT_ID]);
 
 /** Who calls the account center through its session. */
 export interface AccountCaller {
@@ -56,6 +59,11 @@ export interface AccountCenter {
   revokeOthers(caller: AccountCaller): Promise<number>;
   activity(caller: AccountCaller): Promise<AuditEvent[]>;
   export(caller: AccountCaller): ReturnType<UserService['export']>;
+  /**
+   * Signs the caller out of one application they signed in to: its refresh tokens end (access
+   * tokens already issued live out their few minutes). ERR_NOT_FOUND for any other client.
+   */
+  signOutApp(caller: AccountCaller, clientId: string): Promise<number>;
   /** Deletes the caller's account when `confirm` is their address (the operator's delete path). */
   deleteAccount(caller: AccountCaller, confirm: string): Promise<void>;
 }
@@ -81,6 +89,8 @@ export function createAccountCenter(deps: {
   hash: SecretHasher;
   now: () => number;
   deviceIdleMs: number;
+  /** oidc/refresh-tokens.ts: ends the user's refresh token families of one client. */
+  revokeAppTokens: (userId: string, clientId: string) => Promise<number>;
 }): AccountCenter {
   const { issuer, codes, accounts, devices, passkeys, users, events, hash, now } = deps;
   const redirectUri = `${issuer}${ACCOUNT_CALLBACK_PATH}`;
@@ -177,6 +187,21 @@ export function createAccountCenter(deps: {
     activity: async (caller) => (await events.list({ userId: caller.userId, limit: 50 })).events,
 
     export: (caller) => users.export(caller.userId),
+
+    async signOutApp(caller, clientId) {
+      const { clientSignIns } = await users.show(caller.userId);
+      if (FIRST_PARTY_CLIENTS.has(clientId) || !clientSignIns.some((app) => app.clientId === clientId))
+        throw new ServiceError('ERR_NOT_FOUND', 'No such application.');
+      const families = await deps.revokeAppTokens(caller.userId, clientId);
+      await events.record({
+        type: 'account.app_signed_out',
+        userId: caller.userId,
+        clientId,
+        actor: actorOf(caller.userId),
+        detail: { families },
+      });
+      return families;
+    },
 
     async deleteAccount(caller, confirm) {
       if (confirm.trim().toLowerCase() !== caller.email.toLowerCase())

@@ -43,6 +43,7 @@ export const EVENT_TYPES = [
   'operator.signed_in',
   'operator.refused',
   'account.signed_in',
+  'account.app_signed_out',
   'connection.created',
   'connection.updated',
   'connection.deleted',

@@ -148,6 +148,43 @@ describe('account center security', () => {
     assert.equal((await page(session)).status, 200);
   });
 
+  it("sign out of an app: its refresh tokens end, another app's stay; an app the user never used or the service's own is 404", async () => {
+    const user = await accountUser(service, clock, 1);
+    const other = await service.ctx.clients.create({ name: 'Other app', origins: ['http://other.test:3000'] });
+    await service.ctx.clients.recordSignIn(service.clientId, user.userId);
+    await service.ctx.clients.recordSignIn(other.clientId, user.userId);
+    const family = (clientId: string) => ({
+      id: `jti_${clientId}_${user.userId}`,
+      clientId,
+      userId: user.userId,
+      deviceId: user.deviceId,
+      scope: 'openid offline_access',
+      amr: ['hwk'],
+      authTime: Math.floor(clock.now() / 1000),
+    });
+    await service.ctx.refreshTokens.issue(family(service.clientId));
+    await service.ctx.refreshTokens.issue(family(other.clientId));
+    const revoked = async (clientId: string) =>
+      (
+        await service.ctx.db
+          .selectFrom('refresh_token_families')
+          .select('revoked_at')
+          .where('id', '=', family(clientId).id)
+          .executeTakeFirstOrThrow()
+      ).revoked_at !== null;
+    const session = await accountSession(service, user, clock.now);
+    const stranger = await service.ctx.clients.create({ name: 'Never used', origins: ['http://never.test:3000'] });
+    for (const client of [stranger.clientId, 'cli_hosted_signin', 'cli_account_center'])
+      assert.equal((await accountAction(service, session, 'apps/signout', { client })).status, 404, client);
+    assert.equal((await accountAction(service, session, 'apps/signout', { client: service.clientId }, { csrf: undefined })).status, 403);
+    assert.equal(await revoked(service.clientId), false);
+    assert.equal((await accountAction(service, session, 'apps/signout', { client: service.clientId })).status, 303);
+    assert.equal(await revoked(service.clientId), true);
+    assert.equal(await revoked(other.clientId), false, "the other app's tokens stay");
+    const { events } = await service.ctx.events.list({ userId: user.userId, type: 'account.app_signed_out', limit: 5 });
+    assert.equal(events[0]?.clientId, service.clientId);
+  });
+
   it('export is the operator’s document as a download; delete needs the typed address, then the account and the session are gone', async () => {
     const user = await accountUser(service, clock, 1);
     const session = await accountSession(service, user, clock.now);

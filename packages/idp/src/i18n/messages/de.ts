@@ -186,5 +186,6 @@ export const de = {
   'page.account.signInAgain': 'Erneut anmelden',
   'page.account.refused': 'Diese Anmeldung wurde nicht abgeschlossen. Beginnen Sie erneut.',
   'page.account.forbidden': 'Diese Anfrage kam nicht von Ihrer Kontoseite. Laden Sie die Seite neu und versuchen Sie es erneut.',
+  'page.account.appSignOut': 'Von dieser Anwendung abmelden',
   'page.account.unknown': 'Unbekanntes Gerät',
 } satisfies Catalogue;

@@ -180,6 +180,7 @@ export const en = {
   'page.account.signInAgain': 'Sign in again',
   'page.account.refused': 'This sign-in did not finish. Start again.',
   'page.account.forbidden': 'This request did not come from your account page. Reload the page and try again.',
+  'page.account.appSignOut': 'Sign out of this app',
   'page.account.unknown': 'Unknown device',
 } as const;
 

@@ -186,5 +186,6 @@ export const es = {
   'page.account.signInAgain': 'Volver a iniciar sesión',
   'page.account.refused': 'Este inicio de sesión no terminó. Vuelve a empezar.',
   'page.account.forbidden': 'Esta solicitud no procede de la página de tu cuenta. Vuelve a cargar la página e inténtalo de nuevo.',
+  'page.account.appSignOut': 'Cerrar sesión en esta aplicación',
   'page.account.unknown': 'Dispositivo desconocido',
 } satisfies Catalogue;

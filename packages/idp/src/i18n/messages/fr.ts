@@ -182,5 +182,6 @@ export const fr = {
   'page.account.signInAgain': 'Se reconnecter',
   'page.account.refused': 'Cette connexion n’a pas abouti. Recommencez.',
   'page.account.forbidden': 'Cette demande ne vient pas de la page de votre compte. Rechargez la page et réessayez.',
+  'page.account.appSignOut': 'Se déconnecter de cette application',
   'page.account.unknown': 'Appareil inconnu',
 } satisfies Catalogue;
