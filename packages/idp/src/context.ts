@@ -241,16 +241,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     now,
   });
   const passkeyMfa = createPasskeyMfa({ ceremony: passkeyCeremony, store: passkeyStore, mfa, events });
-  const registration = createRegistrationService({
-    store: registrationStore,
-    accounts,
-    mfa,
-    mfaMethods,
-    pipeline,
-    otp,
-    hash,
-    now,
-  });
+  const registration = createRegistrationService({ store: registrationStore, accounts, mfa, mfaMethods, pipeline, otp, hash, now });
   const delegation = createDelegationService({
     store: createDelegationStore(db),
     spent: spentTokens,
@@ -307,21 +298,17 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   const passkeyOffer = createPasskeyOffer({ oidc, passkeys, clients, mailer, templates, now });
   const logout = createLogoutService({ issuer: config.issuer, clients, keyring, oidc, events, hash });
+  // The service's own first-party apps (built-in clients signing in through the hosted pages): the account center and the console.
+  const firstParty = { clients, codes, accounts, devices, events, hash, now };
   const account = createAccountCenter({
+    ...firstParty,
     issuer: config.issuer,
-    clients,
-    codes,
-    accounts,
-    devices,
     passkeys: passkeyStore,
     users,
-    events,
-    hash,
-    now,
     deviceIdleMs: idleMs,
     revokeAppTokens: (userId, clientId) => refreshTokens.revokeUserClient(userId, clientId),
   });
-  const operatorConsole = openConsole(db, config.issuer, idleMs, { clients, codes, accounts, devices, passkeyStore, events, hash, now });
+  const operatorConsole = openConsole(db, config.issuer, idleMs, { ...firstParty, passkeyStore });
 
   return {
     config,
