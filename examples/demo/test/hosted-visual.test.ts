@@ -4,13 +4,15 @@
  *   new-device link's page, the sign-out confirmation and signed-out pages, an error page; phone and desktop) are compared
  *   with the references in test/screenshots/ (visual.ts: pixelmatch, a small tolerance), so an
  *   unintended visual change fails; a second, unbranded application's sign-in too;
- * - the branded application shows its logo, name and accent; the second keeps its own (no
- *   logo, its name, the default accent);
+ * - the branded application shows its logo, name, accent, terms and privacy links; the second
+ *   keeps its own (no logo, its name, the default accent, no links); the new-device page names
+ *   the product (set by `settings set product-name`), never the built-in hosted client;
  * - axe-core finds no serious or critical violation on any of those pages, phone and desktop,
  *   light and dark.
  *
  * Rendering is made deterministic: fixed viewports, reduced motion, fonts loaded before a
- * shot, fixed addresses on a fresh service, the resend countdown masked. To accept a change on
+ * shot, fixed addresses and product name on a fresh service, the resend countdown and the
+ * new-device time masked. To accept a change on
  * purpose: `UPDATE_SCREENSHOTS=1` (docs/testing.md).
  */
 import assert from 'node:assert/strict';
@@ -37,9 +39,24 @@ describe('the hosted pages look as designed, branded per application, and pass a
     rp.pages.set('/callback', '<!doctype html><title>callback</title><p>back at the app</p>');
     const create = (name: string) =>
       stack.idp<{ clientId: string }>('clients', 'create', '--name', name, '--redirect-uri', `${rp.origin}/callback`);
+    await stack.cli('settings', 'set', 'product-name', 'Acme Accounts');
     ({ clientId: branded } = await create('Acme Wiki'));
     ({ clientId: plain } = await create('Beta Notes'));
-    await stack.idp('clients', 'update', branded, '--display-name', 'Acme Wiki', '--accent', '#c2410c', '--logo', LOGO);
+    await stack.idp(
+      'clients',
+      'update',
+      branded,
+      '--display-name',
+      'Acme Wiki',
+      '--accent',
+      '#c2410c',
+      '--logo',
+      LOGO,
+      '--terms-url',
+      'https://wiki.example/terms',
+      '--privacy-url',
+      'https://wiki.example/privacy',
+    );
   });
   after(async () => {
     for (const context of contexts) await context.close();
@@ -104,6 +121,8 @@ describe('the hosted pages look as designed, branded per application, and pass a
     await page.locator('.brand-logo').evaluate((img) => (img as HTMLImageElement).decode());
     assert.equal(await page.locator('.brand').textContent(), 'Acme Wiki');
     assert.equal(await accentOf(page, 'Continue'), 'rgb(194, 65, 12)');
+    assert.equal(await page.getByRole('link', { name: 'Terms of service' }).getAttribute('href'), 'https://wiki.example/terms');
+    assert.equal(await page.getByRole('link', { name: 'Privacy policy' }).getAttribute('href'), 'https://wiki.example/privacy');
     await shoot(page, 'signin-branded');
     await accessible(page, 'sign-in');
 
@@ -124,8 +143,11 @@ describe('the hosted pages look as designed, branded per application, and pass a
     const link = notice?.text.match(/http:\/\/\S+\/devices\/not-me\?t=\S+/)?.[0];
     assert.ok(link, 'the first sign-in mailed a new-device notice');
     await page.goto(link);
-    await page.getByRole('heading').first().waitFor();
-    await shoot(page, 'new-device');
+    await page.getByRole('heading', { name: 'Device sign-in' }).waitFor();
+    // Not the built-in hosted client's name: the device belongs to the hosted sign-in, so the product's.
+    assert.match((await page.locator('main').textContent()) ?? '', /signed in to Acme Accounts/);
+    assert.doesNotMatch((await page.locator('main').textContent()) ?? '', /Hosted sign-in/);
+    await shoot(page, 'new-device', [page.getByText(/UTC/)]);
     await accessible(page, 'new-device link');
 
     await page.goto(`${stack.serviceUrl}/logout`);
@@ -149,6 +171,7 @@ describe('the hosted pages look as designed, branded per application, and pass a
     await page.getByRole('heading', { name: 'Sign in to Beta Notes' }).waitFor();
     assert.equal(await page.locator('.brand-logo').count(), 0, 'no logo of another application');
     assert.equal(await page.getByText('Acme Wiki').count(), 0, 'no other application’s name');
+    assert.equal(await page.locator('.legal').count(), 0, 'no other application’s terms');
     assert.notEqual(await accentOf(page, 'Continue'), 'rgb(194, 65, 12)', 'not the other application’s accent');
     await shoot(page, 'signin-plain', [], ['desktop']);
   });

@@ -226,7 +226,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   await app.register(brandingAssetRoutes, { branding: ctx.branding });
   await app.register(consoleRoutes, { console: ctx.console, issuer: ctx.config.issuer });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
-  await app.register(deviceNoticeRoutes, { notices: ctx.notices, languages });
+  await app.register(deviceNoticeRoutes, { notices: ctx.notices, languages, brandOf: (client) => ctx.branding.brandOf(client) });
   await app.register(oidcRoutes, {
     oidc: ctx.oidc,
     offer: ctx.passkeyOffer,
