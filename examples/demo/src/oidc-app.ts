@@ -96,7 +96,7 @@ export async function startOidcApp(options: OidcAppOptions): Promise<RunningOidc
       user
         ? page(
             'Acme Wiki',
-            `<p>Signed in as <strong id="who">${escapeHtml(String(user.email))}</strong>.</p><p><a href="/profile">Your profile</a> · <a href="/logout">Sign out</a></p>`,
+            `<p>Signed in as <strong id="who">${escapeHtml(String(user.email))}</strong>.</p><p><a href="/profile">Your profile</a> · <a id="account" href="${escapeHtml(new URL('/account', options.issuerBaseURL).toString())}">Your account (devices, activity)</a> · <a href="/logout">Sign out</a></p>`,
           )
         : page(
             'Acme Wiki',

@@ -139,6 +139,8 @@ export async function startPassportApp(options: PassportAppOptions): Promise<Run
   });
   // docs/integrations.md end
 
+  // The service's account page, from its discovery document (docs/protocol.md, `account_url`).
+  const accountUrl = String(config.serverMetadata().account_url ?? new URL('/account', issuer));
   app.get('/', (request, response) => {
     const user = request.user as User | undefined;
     const error = request.query.error ? '<p role="alert">Sign-in failed.</p>' : '';
@@ -147,7 +149,7 @@ export async function startPassportApp(options: PassportAppOptions): Promise<Run
         ? page(
             APP,
             APP,
-            `<p>Signed in as <strong id="who">${escapeHtml(user.email)}</strong>.</p><p><a href="/profile">Your profile</a> ${postButton('/logout', 'Sign out')}</p>`,
+            `<p>Signed in as <strong id="who">${escapeHtml(user.email)}</strong>.</p><p><a href="/profile">Your profile</a> · <a id="account" href="${escapeHtml(accountUrl)}">Your account (devices, activity)</a> ${postButton('/logout', 'Sign out')}</p>`,
           )
         : page(
             APP,

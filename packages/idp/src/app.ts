@@ -12,6 +12,7 @@ import {
   Paths,
 } from 'service-protocol';
 import { Type } from 'typebox';
+import { accountRoutes } from './account/routes.js';
 import { consoleApiRoutes } from './admin/console-api.js';
 import { ADMIN_PREFIX, adminKeyOf, adminRoutes } from './admin/routes.js';
 import { brandingAssetRoutes } from './branding/routes.js';
@@ -225,6 +226,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   });
   await app.register(brandingAssetRoutes, { branding: ctx.branding });
   await app.register(consoleRoutes, { console: ctx.console, issuer: ctx.config.issuer });
+  await app.register(accountRoutes, { account: ctx.account, issuer: ctx.config.issuer, languages });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices, languages, brandOf: (client) => ctx.branding.brandOf(client) });
   await app.register(oidcRoutes, {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { MfaMethod } from 'service-protocol';
+import { createAccountCenter } from './account/service.js';
 import { createAccountStore } from './accounts/store.js';
 import { createOperations } from './admin/operations.js';
 import { createAdminKeys } from './admin/service.js';
@@ -275,6 +276,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     hash,
     now,
     regenerateRecoveryCodes: (email, actor) => mfa.regenerateRecoveryCodesByOperator(email, actor),
+    resetMfa: (email, actor) => mfa.resetByOperator(email, actor),
     onPasskeyRevoked: (userId, context) => fallback.revoked(userId, context),
     revokeRefreshTokens: (userId) => refreshTokens.revokeUser(userId),
   });
@@ -305,6 +307,20 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   const passkeyOffer = createPasskeyOffer({ oidc, passkeys, clients, mailer, templates, now });
   const logout = createLogoutService({ issuer: config.issuer, clients, keyring, oidc, events, hash });
+  const account = createAccountCenter({
+    issuer: config.issuer,
+    clients,
+    codes,
+    accounts,
+    devices,
+    passkeys: passkeyStore,
+    users,
+    events,
+    hash,
+    now,
+    deviceIdleMs: idleMs,
+    revokeAppTokens: (userId, clientId) => refreshTokens.revokeUserClient(userId, clientId),
+  });
   const operatorConsole = openConsole(db, config.issuer, idleMs, { clients, codes, accounts, devices, passkeyStore, events, hash, now });
 
   return {
@@ -347,6 +363,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     adminKeys: createAdminKeys({ store: createAdminKeyStore(db), hash, events, now }),
     branding,
     operations: createOperations({ clients, keyring, events, branding }),
+    /** The account center at /account (account/): every user's own devices, activity, export and deletion. */
+    account,
     ...operatorConsole, // operators, and the console's sign-in and sessions (console/)
     webhooks: webhookWiring.webhooks,
     webhookOutbox,

@@ -160,6 +160,14 @@ export const CONSOLE_SESSION_IDLE_TIMEOUT_SECONDS = 15 * 60;
 export const CONSOLE_SESSION_ABSOLUTE_LIFETIME_SECONDS = 8 * 60 * 60;
 /** A console session's last use is written at most this often (each call reads it). */
 export const CONSOLE_SESSION_TOUCH_RESOLUTION_SECONDS = 30;
+/** The account center's session (account/): a signed cookie that lives this long from the sign-in behind it. */
+export const ACCOUNT_SESSION_LIFETIME_SECONDS = 15 * 60;
+/**
+ * The account center's sensitive actions (revoke, sign out everywhere else, export, delete)
+ * need a sign-in at most this old (as OIDC's max_age); an older one is sent through
+ * /authorize again with prompt=login.
+ */
+export const ACCOUNT_RECENT_SIGN_IN_SECONDS = 5 * 60;
 
 /** The console's dashboard (GET /admin/v1/dashboard): the window's hours by default and at most, cut into this many buckets. */
 export const DASHBOARD_HOURS_DEFAULT = 24;

@@ -117,6 +117,10 @@ export interface AdminDeviceList {
 export interface AdminRecoveryCodes {
   recoveryCodes: string[];
 }
+/** POST /admin/v1/users/{id}/mfa/reset: the second factor removed (with the recovery codes). */
+export interface AdminMfaReset {
+  method: string;
+}
 /** GET /admin/v1/events: newest first. */
 export interface AdminEventPage {
   events: AdminEvent[];

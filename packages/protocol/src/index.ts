@@ -6,6 +6,7 @@
  * this file; the two must agree.
  */
 
+export * from './account.js';
 export * from './admin.js';
 export * from './bodies.js';
 export * from './delegation.js';

@@ -7,6 +7,12 @@ export interface DiscoveryDocument {
   userinfo_endpoint: string;
   revocation_endpoint: string;
   end_session_endpoint: string;
+  /**
+   * Not in OpenID Connect Discovery (no registered member names it): the service's account page
+   * (`<issuer>/account`), where every user manages their own devices, activity and data. The
+   * name follows `service_documentation`'s style (a URL, `_url` like `op_policy_uri`'s intent).
+   */
+  account_url: string;
   response_types_supported: string[];
   response_modes_supported: string[];
   prompt_values_supported: string[];

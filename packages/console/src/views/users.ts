@@ -125,6 +125,13 @@ async function userDetail(context: ViewContext, userId: string): Promise<void> {
               M.users.regenerate,
             )
           : null,
+        user.mfa
+          ? h(
+              'button',
+              { type: 'button', onclick: ask(M.users.confirmResetMfa(user.email), () => api('POST', `/users/${user.id}/mfa/reset`)) },
+              M.users.resetMfa,
+            )
+          : null,
         h(
           'button',
           {

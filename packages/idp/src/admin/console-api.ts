@@ -3,16 +3,13 @@ import type { AdminDashboard, AdminNewKey, AdminOperator, AdminOperatorList, Adm
 import { Type } from 'typebox';
 import { DASHBOARD_BUCKETS, DASHBOARD_HOURS_DEFAULT, DASHBOARD_HOURS_MAX } from '../defaults.js';
 import type { EventLog } from '../events/service.js';
-import { BODY_ERRORS, errorResponses, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import { wireBody } from '../http/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
 import type { Operators } from './operators.js';
+import { AdminKey, bodyErrors, errors, Nullable, Time } from './schemas.js';
 import type { AdminKeys } from './service.js';
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
-const Time = Type.Integer({ description: 'Unix epoch milliseconds' });
 const Id = Type.String({ minLength: 1, maxLength: 320, pattern: '^[^\\x00-\\x1f\\x7f]+$' });
-const errors = errorResponses(400, 401, 403, 404, ...SERVER_ERRORS);
-const bodyErrors = errorResponses(...BODY_ERRORS, 401, 403, 404, ...SERVER_ERRORS);
 const Role = Type.Union([Type.Literal('viewer'), Type.Literal('admin')]);
 
 const Operator = wireBody<AdminOperator>()(
@@ -20,14 +17,7 @@ const Operator = wireBody<AdminOperator>()(
 );
 const OperatorList = wireBody<AdminOperatorList>()(Type.Object({ operators: Type.Array(Operator) }));
 const NewKey = wireBody<AdminNewKey>()(
-  Type.Object({
-    id: Type.String(),
-    name: Type.String(),
-    createdAt: Time,
-    lastUsedAt: Nullable(Time),
-    revokedAt: Nullable(Time),
-    key: Type.String({ description: 'admin_…: shown once, never again' }),
-  }),
+  Type.Object({ ...AdminKey.properties, key: Type.String({ description: 'admin_…: shown once, never again' }) }),
 );
 const SigningKeys = wireBody<AdminSigningKeyList>()(
   Type.Object({

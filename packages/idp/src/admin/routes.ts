@@ -1,23 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import type {
-  AdminClient,
-  AdminClientList,
-  AdminDevice,
-  AdminDeviceList,
-  AdminEvent,
-  AdminEventPage,
-  AdminKeyInfo,
-  AdminKeyList as AdminKeyListAnswer,
-  AdminNewClient,
-  AdminRecoveryCodes,
-  AdminSigningKeyRotated,
-  AdminUser,
-  AdminUserDetail,
-  AdminUserExport,
-  AdminUserPage,
-  OperatorRole,
-} from 'service-protocol';
+import type { AdminClient, OperatorRole } from 'service-protocol';
 import { Type } from 'typebox';
 import { brandingAdminRoutes } from '../branding/routes.js';
 import type { Branding } from '../branding/service.js';
@@ -27,14 +10,32 @@ import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { UpstreamService } from '../factors/upstream/service.js';
 import { notFound } from '../http/error-handler.js';
-import { BODY_ERRORS, errorResponses, SERVER_ERRORS, wireBody } from '../http/schemas.js';
-import { SIGNING_ALGS } from '../keys/keyring.js';
-import { CURSOR_MAX_LENGTH, checkQueryText } from '../storage/pagination.js';
+import { checkQueryText } from '../storage/pagination.js';
 import type { UserService } from '../users/service.js';
 import { webhookRoutes } from '../webhooks/routes.js';
 import type { Webhooks } from '../webhooks/service.js';
 import { connectionRoutes } from './connections-routes.js';
 import type { Operations } from './operations.js';
+import {
+  AdminKeyList,
+  bodyErrors,
+  ClientList,
+  DeviceList,
+  EventPage,
+  errors,
+  Id,
+  IdTokenAlg,
+  MfaReset,
+  NewClient,
+  Page,
+  RecoveryCodes,
+  SigningKeyRotated,
+  User,
+  UserDetail,
+  UserExport,
+  UserPage,
+  UserParams,
+} from './schemas.js';
 import type { AdminKeys } from './service.js';
 import type { AdminKeyRecord } from './store.js';
 
@@ -56,95 +57,6 @@ declare module 'fastify' {
  * their role, or a refusal (an ended session, a missing per-session token, another origin).
  */
 export type ConsoleCredential = (request: FastifyRequest) => Promise<{ actor: string; role: OperatorRole } | undefined>;
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
-const Time = Type.Integer({ description: 'Unix epoch milliseconds' });
-const Id = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
-const Page = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: `rows per page (default ${PAGE_SIZE_DEFAULT})` })),
-  cursor: Type.Optional(Type.String({ maxLength: CURSOR_MAX_LENGTH, description: 'nextCursor of the previous page' })),
-};
-const errors = errorResponses(400, 401, 403, 404, ...SERVER_ERRORS);
-/** A route with a body may also be refused for its size (413) or media type (415), after the key. */
-const bodyErrors = errorResponses(...BODY_ERRORS, 401, 403, 404, ...SERVER_ERRORS);
-
-const User = wireBody<AdminUser>()(Type.Object({ id: Type.String(), email: Type.String(), createdAt: Time, disabledAt: Nullable(Time) }));
-const Device = wireBody<AdminDevice>()(
-  Type.Object({
-    id: Type.String(),
-    clientId: Type.String(),
-    kind: Type.Union([Type.Literal('browser'), Type.Literal('passkey')], {
-      description: 'browser: a remembered browser (device key); passkey: a WebAuthn credential',
-    }),
-    name: Nullable(Type.String()),
-    browser: Nullable(Type.String()),
-    os: Nullable(Type.String()),
-    createdAt: Time,
-    lastUsedAt: Nullable(Time),
-    removedAt: Nullable(Time),
-    synced: Nullable(Type.Boolean({ description: 'passkeys: backed up (synced) at the last use; null for a browser' })),
-  }),
-);
-const Holdings = {
-  devices: Type.Array(Device),
-  mfa: Nullable(Type.Object({ method: Type.String(), phone: Nullable(Type.String()), confirmedAt: Time })),
-  recoveryCodes: Nullable(Type.Object({ total: Type.Integer(), remaining: Type.Integer(), createdAt: Time, usedAt: Type.Array(Time) })),
-  clientSignIns: Type.Array(Type.Object({ clientId: Type.String(), clientName: Nullable(Type.String()), firstSignedInAt: Time })),
-};
-const Event = wireBody<AdminEvent>()(
-  Type.Object({
-    id: Type.String(),
-    type: Type.String(),
-    at: Time,
-    userId: Nullable(Type.String()),
-    clientId: Nullable(Type.String()),
-    deviceId: Nullable(Type.String()),
-    ip: Nullable(Type.String()),
-    userAgent: Nullable(Type.String()),
-    actor: Nullable(Type.String()),
-    detail: Nullable(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),
-  }),
-);
-const Client = wireBody<AdminClient>()(
-  Type.Object({
-    id: Type.String(),
-    name: Type.String(),
-    origins: Type.Array(Type.String()),
-    mfaPolicy: Type.String(),
-    idTokenSignedResponseAlg: Type.String(),
-    createdAt: Time,
-    redirectUris: Type.Array(Type.String()),
-    type: Type.Union([Type.Literal('confidential'), Type.Literal('public')]),
-    postLogoutRedirectUris: Type.Array(Type.String()),
-    /** A passkey sign-in also passes this client's MFA (`clients update --passkey-mfa`). */
-    passkeySatisfiesMfa: Type.Boolean(),
-    /** Every token request must carry a DPoP proof (`clients update --dpop required`, RFC 9449 5.2). */
-    dpopBoundAccessTokens: Type.Boolean(),
-  }),
-);
-const AdminKey = wireBody<AdminKeyInfo>()(
-  Type.Object({
-    id: Type.String(),
-    name: Type.String(),
-    createdAt: Time,
-    lastUsedAt: Nullable(Time),
-    revokedAt: Nullable(Time),
-  }),
-);
-const UserPage = wireBody<AdminUserPage>()(Type.Object({ users: Type.Array(User), nextCursor: Nullable(Type.String()) }));
-const UserDetail = wireBody<AdminUserDetail>()(Type.Object({ ...User.properties, ...Holdings }));
-const UserExport = wireBody<AdminUserExport>()(Type.Object({ account: User, ...Holdings, events: Type.Array(Event) }));
-const DeviceList = wireBody<AdminDeviceList>()(Type.Object({ devices: Type.Array(Device) }));
-const RecoveryCodes = wireBody<AdminRecoveryCodes>()(Type.Object({ recoveryCodes: Type.Array(Type.String()) }));
-const EventPage = wireBody<AdminEventPage>()(Type.Object({ events: Type.Array(Event), nextCursor: Nullable(Type.String()) }));
-const ClientList = wireBody<AdminClientList>()(Type.Object({ clients: Type.Array(Client) }));
-const NewClient = wireBody<AdminNewClient>()(
-  Type.Object({ clientId: Type.String(), publishableKey: Type.String(), secretKey: Type.Optional(Type.String()) }),
-);
-const SigningKeyRotated = wireBody<AdminSigningKeyRotated>()(Type.Object({ kid: Type.String() }));
-const AdminKeyList = wireBody<AdminKeyListAnswer>()(Type.Object({ adminKeys: Type.Array(AdminKey) }));
-const UserParams = Type.Object({ id: Id });
-const IdTokenAlg = Type.Union(SIGNING_ALGS.map((alg) => Type.Literal(alg)));
 
 /** The live admin key in `Authorization: Bearer …`, or the one 401 for a missing, malformed, unknown or revoked key. */
 export async function adminKeyOf(adminKeys: AdminKeys, authorization: string | undefined): Promise<AdminKeyRecord> {
@@ -247,6 +159,11 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     { schema: { params: UserParams, response: { 200: RecoveryCodes, ...errors } } },
     async (request) => ({ recoveryCodes: await users.regenerateRecoveryCodes(request.params.id, actor(request)) }),
   );
+
+  // Operator recovery for a user who lost their second factor: removes it and the recovery codes, mails the user.
+  app.post('/users/:id/mfa/reset', { schema: { params: UserParams, response: { 200: MfaReset, ...errors } } }, async (request) => ({
+    method: await users.resetMfa(request.params.id, actor(request)),
+  }));
 
   app.delete('/users/:id', { schema: { params: UserParams, response: { 204: Type.Null(), ...errors } } }, async (request, reply) => {
     await users.delete(request.params.id, actor(request));

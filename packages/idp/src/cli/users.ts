@@ -37,7 +37,7 @@ const resetMfa: Command = {
     return withContext(config, async (ctx) => {
       const email = canonicalEmail(address ?? '');
       if (email === null) throw new UsageError('usage: service-idp users reset-mfa EMAIL (a valid address)');
-      const removed = await ctx.mfa.resetByOperator(email);
+      const removed = await ctx.mfa.resetByOperator(email, 'cli');
       io.out(
         removed
           ? `MFA (${removed}) removed for ${email}; the user was told by mail. They can enroll again at their next new-device sign-in.\n`

@@ -14,7 +14,12 @@ export const HOSTED_CLIENT_ID = 'cli_hosted_signin';
  * sign-in like any app with redirects, under a policy no operator can change (MFA required).
  */
 export const CONSOLE_CLIENT_ID = 'cli_operator_console';
-const firstParty = new Set([HOSTED_CLIENT_ID, CONSOLE_CLIENT_ID]);
+/**
+ * The account center's client (account/): /account signs every user in through the hosted
+ * sign-in like any app with redirects; no second factor required (it is every user's page).
+ */
+export const ACCOUNT_CLIENT_ID = 'cli_account_center';
+const firstParty = new Set([HOSTED_CLIENT_ID, CONSOLE_CLIENT_ID, ACCOUNT_CLIENT_ID]);
 
 /** A built-in client: its origin and, for a client with redirects, its redirect URI and MFA policy. */
 export interface FirstPartyClient {

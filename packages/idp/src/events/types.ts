@@ -42,6 +42,8 @@ export const EVENT_TYPES = [
   'operator.removed',
   'operator.signed_in',
   'operator.refused',
+  'account.signed_in',
+  'account.app_signed_out',
   'connection.created',
   'connection.updated',
   'connection.deleted',

@@ -62,6 +62,13 @@ export async function registerOpenApi(
             description:
               "the operator console's session (/admin; docs/operations.md), with its per-session token in x-console-csrf on the admin API",
           },
+          accountSession: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: issuer.startsWith('https:') ? '__Host-service_account' : 'service_account',
+            description:
+              "the account center's session (/account; docs/operations.md), with its per-session token in the csrf field or x-account-csrf",
+          },
         },
       },
     },

@@ -244,11 +244,13 @@ export function createRefreshTokenStore(db: Db) {
     },
 
     /** Revokes every live family of a user (an operator disabled them); returns how many. */
-    async revokeFamiliesOfUser(userId: string, now: number, reason: string): Promise<number> {
+    /** Revokes the user's live families (of one client, when `clientId` is given); returns how many. */
+    async revokeFamiliesOfUser(userId: string, now: number, reason: string, clientId?: string): Promise<number> {
       const result = await db
         .updateTable('refresh_token_families')
         .set({ revoked_at: now, revoked_reason: reason })
         .where('user_id', '=', userId)
+        .$if(clientId !== undefined, (query) => query.where('client_id', '=', clientId as string))
         .where('revoked_at', 'is', null)
         .where('expires_at', '>', now)
         .executeTakeFirst();

@@ -52,6 +52,8 @@ export interface RefreshTokens {
   revokeFamily: (familyId: string, reason: RevocationReason) => Promise<boolean>;
   /** An operator disabled the user: every family ends (enabling the user does not bring them back). */
   revokeUser: (userId: string) => Promise<number>;
+  /** The user signed out of one application at the account center (account/): its families end; returns how many. */
+  revokeUserClient: (userId: string, clientId: string) => Promise<number>;
   sweep: (at: number) => Promise<void>;
 }
 
@@ -122,6 +124,7 @@ export function createRefreshTokens({ store, codes, events, hash, now, deviceIdl
     revokeFamily,
 
     revokeUser: (userId: string) => store.revokeFamiliesOfUser(userId, now(), 'user_disabled'),
+    revokeUserClient: (userId: string, clientId: string) => store.revokeFamiliesOfUser(userId, now(), 'user_signed_out', clientId),
 
     sweep: (at: number) => store.deleteExpired(at),
   };

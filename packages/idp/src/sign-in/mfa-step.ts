@@ -100,7 +100,7 @@ export interface MfaStep {
    * the user is told by mail, then enrolls again at their next new-device sign-in or through an
    * application.
    */
-  resetByOperator(email: string): Promise<MfaMethod | undefined>;
+  resetByOperator(email: string, actor: string): Promise<MfaMethod | undefined>;
   /**
    * A new set of recovery codes made by an operator (service-idp users recovery-codes, or the
    * admin API) for a user with MFA, to hand over after checking who asks. The old set stops
@@ -189,14 +189,13 @@ export function createMfaStep(deps: MfaDeps): MfaStep {
     startChange: change.start,
     verifyChange: change.verify,
 
-    async resetByOperator(email) {
+    async resetByOperator(email, actor) {
       const user = await accounts.findByEmail(email);
       const method = user && (await store.findMethod(user.id));
       if (!user || !method || !(await store.removeMethod(user.id))) return undefined;
       await recoveryCodes.removeAll(user.id);
       await deps.mailer.send(deps.templates.render('mfa-reset', email, { client: deps.issuerName, method: method.method }));
-      // Only the CLI reaches this (see above), so the operator's command is the actor.
-      await events.record({ type: 'mfa.reset', userId: user.id, actor: 'cli', detail: { method: method.method } });
+      await events.record({ type: 'mfa.reset', userId: user.id, actor, detail: { method: method.method } });
       return method.method;
     },
 

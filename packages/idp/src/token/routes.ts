@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
+  ACCOUNT_PAGE_PATH,
   type BearerErrorBody,
   type DiscoveryDocument,
   type JsonWebKeySet,
@@ -96,6 +97,7 @@ const DiscoveryAnswer = wireBody<DiscoveryDocument>()(
     userinfo_endpoint: Type.String(),
     revocation_endpoint: Type.String(),
     end_session_endpoint: Type.String(),
+    account_url: Type.String(),
     response_types_supported: Strings,
     response_modes_supported: Strings,
     prompt_values_supported: Strings,
@@ -239,6 +241,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       userinfo_endpoint: issuer + Paths.userinfo,
       revocation_endpoint: issuer + Paths.revocation,
       end_session_endpoint: issuer + Paths.endSession,
+      account_url: issuer + ACCOUNT_PAGE_PATH,
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
       prompt_values_supported: [...PROMPT_VALUES],

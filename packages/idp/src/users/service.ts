@@ -35,6 +35,8 @@ export interface UserService {
   delete(key: string, actor: Actor): Promise<void>;
   /** A new set of recovery codes, to hand to the user once; the old set stops working and the user is mailed. */
   regenerateRecoveryCodes(key: string, actor: Actor): Promise<string[]>;
+  /** Removes the user's second factor and recovery codes (the user is mailed); returns the method removed. */
+  resetMfa(key: string, actor: Actor): Promise<string>;
   /** The user's devices (remembered browsers and passkeys) for every client, revoked and expired ones included. */
   devices(key: string): Promise<UserHoldings['devices']>;
   /** Revokes one device or passkey by id: its key stops working on every node at once. */
@@ -55,6 +57,8 @@ export function createUserService(deps: {
   now: () => number;
   /** sign-in/mfa-step.ts: a new recovery-code set for a user with MFA (undefined when the user has none). */
   regenerateRecoveryCodes: (email: string, actor: Actor) => Promise<string[] | undefined>;
+  /** sign-in/mfa-step.ts: removes a user's MFA method and recovery codes (undefined when the user has none). */
+  resetMfa: (email: string, actor: Actor) => Promise<string | undefined>;
   /** After a passkey is revoked (factors/passkey/fallback.ts: the last passkey of a passkey-MFA user falls back to email MFA, the user told by mail). */
   onPasskeyRevoked?: (userId: string, context: { clientId: string; actor: string }) => Promise<unknown>;
   /** oidc/: ends every refresh token family of a user being disabled (enabling does not bring them back). */
@@ -116,6 +120,13 @@ export function createUserService(deps: {
       const codes = await deps.regenerateRecoveryCodes(user.email, actor);
       if (!codes) throw new ServiceError('ERR_REQUEST_INVALID', `User ${key} has no second factor: recovery codes back one up.`);
       return codes;
+    },
+
+    async resetMfa(key: string, actor: Actor): Promise<string> {
+      const user = await find(key);
+      const method = await deps.resetMfa(user.email, actor);
+      if (!method) throw new ServiceError('ERR_REQUEST_INVALID', `User ${key} has no second factor: nothing to reset.`);
+      return method;
     },
 
     async devices(key: string): Promise<UserHoldings['devices']> {

@@ -181,7 +181,7 @@ describe('recovery codes', () => {
     assert.equal(viaApi.status, 200);
     assert.equal(((await viaApi.json()) as { recoveryCodes: string[] }).recoveryCodes.length, RECOVERY_CODE_COUNT);
 
-    await service.ctx.mfa.resetByOperator(email);
+    await service.ctx.mfa.resetByOperator(email, 'cli');
     assert.equal((await service.ctx.users.export(email)).recoveryCodes, null);
     await assert.rejects(service.ctx.users.regenerateRecoveryCodes(email, 'cli'), { code: 'ERR_REQUEST_INVALID' });
   });

@@ -1,0 +1,176 @@
+/**
+ * The account center (/account) in Chromium: a user signs in at Acme Wiki by redirect, follows its
+ * "Your account" link to the service's account page (the SSO session opens it), sees this browser
+ * listed as "this device"; a second browser context signs in too and is revoked from the first (its
+ * next sign-in asks for the email code again); the data download is the documented JSON; the
+ * account is deleted with its typed address and the session ends. The page in French by
+ * Accept-Language (translated, `lang="fr"`), and axe-core at desktop and phone sizes.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { after, before, describe, it } from 'node:test';
+import type { BrowserContext, Page } from 'playwright-core';
+import { postLogoutRedirectUri, type RunningOidcApp, startOidcApp } from '../src/oidc-app.ts';
+import { freePort, SEND_WINDOW_MS, type Stack, screenshot, startStack } from './harness.ts';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+describe('the account center in a real browser', { timeout: 6 * 60_000 }, () => {
+  let stack: Stack;
+  let wiki: RunningOidcApp;
+  const contexts: BrowserContext[] = [];
+  const violations: string[] = [];
+  const run = Date.now().toString(36);
+
+  before(async () => {
+    stack = await startStack();
+    const port = await freePort();
+    const origin = `http://127.0.0.1:${port}`;
+    const keys = await stack.idp<{ clientId: string; secretKey: string }>(
+      'clients',
+      'create',
+      '--name',
+      'Acme Wiki',
+      '--redirect-uri',
+      `${origin}/callback`,
+      '--post-logout-redirect-uri',
+      postLogoutRedirectUri(origin),
+    );
+    wiki = await startOidcApp({
+      issuerBaseURL: stack.serviceUrl,
+      publicOrigin: origin,
+      clientId: keys.clientId,
+      clientSecret: keys.secretKey,
+      port,
+      log: () => {},
+    });
+  });
+  after(async () => {
+    for (const context of contexts) await context.close();
+    await wiki?.close();
+    await stack?.close();
+  });
+
+  async function freshPage(options: { locale?: string } = {}): Promise<Page> {
+    const context = await stack.browser.newContext({ acceptDownloads: true, ...options });
+    contexts.push(context);
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    page.on('console', (message) => {
+      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
+    });
+    return page;
+  }
+
+  /** The hosted page's address and emailed code, this browser remembered. */
+  async function emailAndCode(
+    page: Page,
+    email: string,
+    labels = { email: 'Email address', remember: 'Remember this device', go: 'Continue', otp: /6-digit code we emailed/ },
+  ) {
+    await page.getByLabel(labels.email).fill(email);
+    const remember = page.getByLabel(labels.remember);
+    if (await remember.isVisible()) await remember.check();
+    const seen = (await stack.mails(email)).length;
+    await page.getByRole('button', { name: labels.go }).click();
+    const otp = page.getByLabel(labels.otp);
+    await otp.fill(await stack.nextMailOtp(email, seen));
+    await otp.press('Enter');
+  }
+
+  async function noSeriousViolations(page: Page, label: string) {
+    await page.evaluate(AXE);
+    const result = await page.evaluate(() => (window as unknown as { axe: { run(): Promise<any> } }).axe.run());
+    const serious = (result.violations as Array<{ id: string; impact: string; nodes: unknown[] }>).filter(
+      (v) => v.impact === 'serious' || v.impact === 'critical',
+    );
+    assert.deepEqual(
+      serious.map((v) => v.id),
+      [],
+      `${label}: ${JSON.stringify(serious.map((v) => ({ id: v.id, nodes: v.nodes.slice(0, 2) })))}`,
+    );
+  }
+
+  it('from an app to the account page: this device, another device revoked, the data as JSON, the account deleted', async () => {
+    const email = `account.${run}@example.com`;
+    const page = await freshPage();
+    await page.goto(wiki.url);
+    await page
+      .getByRole('button', { name: /sign in/i })
+      .or(page.getByRole('link', { name: /sign in/i }))
+      .first()
+      .click();
+    await emailAndCode(page, email);
+    await page.locator('#who').waitFor();
+    await page.locator('#account').click();
+    await page.getByRole('heading', { name: 'Your account', level: 1 }).waitFor();
+    assert.equal(new URL(page.url()).pathname, '/account');
+    const thisDevice = page.locator('li[data-device]', { hasText: 'This device' });
+    assert.equal(await thisDevice.count(), 1);
+    assert.match((await thisDevice.textContent()) ?? '', /Chrome/);
+    const apps = (await page.getByRole('region', { name: 'Applications' }).textContent()) ?? '';
+    assert.match(apps, /Acme Wiki/);
+    assert.doesNotMatch(apps, /Hosted sign-in|Operator console/, "the service's own clients are not listed");
+    await noSeriousViolations(page, 'account, desktop');
+    await page.setViewportSize({ width: 375, height: 740 });
+    await noSeriousViolations(page, 'account, phone');
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), 'fits a phone');
+    await screenshot(page, 'account-phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    // A second browser signs in to the account page directly.
+    const other = await freshPage();
+    await other.goto(`${stack.serviceUrl}/account`);
+    await new Promise((resolve) => setTimeout(resolve, SEND_WINDOW_MS)); // one code per address per window
+    await emailAndCode(other, email);
+    await other.getByRole('heading', { name: 'Your account', level: 1 }).waitFor();
+    await page.reload();
+    const second = page.locator('li[data-device]:not(:has(em))'); // "this device" is the one marked
+    assert.equal(await second.count(), 1);
+    await second.getByRole('button', { name: 'Sign out this device' }).click();
+    await page.getByRole('heading', { name: 'Your account', level: 1 }).waitFor();
+    assert.equal(await page.locator('li[data-device]').count(), 1);
+    // The revoked browser's session is over, and its next sign-in asks for the emailed code.
+    await other.goto(`${stack.serviceUrl}/account`);
+    await other.getByLabel('Email address').waitFor();
+
+    // The data, as the documented JSON.
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download my data (JSON)' }).click(),
+    ]);
+    assert.equal(download.suggestedFilename(), 'my-account.json');
+    const exported = JSON.parse(readFileSync((await download.path()) as string, 'utf8'));
+    assert.equal(exported.account.email, email);
+    for (const key of ['devices', 'mfa', 'recoveryCodes', 'clientSignIns', 'events']) assert.ok(key in exported, key);
+
+    // Deleted: the address typed, the account gone, the session ended.
+    await page.getByLabel('Type your email address to confirm').fill(email);
+    await page.getByRole('button', { name: 'Delete my account for good' }).click();
+    await page.getByText('Your account has been deleted.').waitFor();
+    await assert.rejects(stack.idp('users', 'show', email));
+    await page.goto(`${stack.serviceUrl}/account`);
+    await page.getByLabel('Email address').waitFor();
+    assert.deepEqual(violations, []);
+  });
+
+  it('in French by Accept-Language: translated, lang="fr"', async () => {
+    const email = `compte.${run}@example.com`;
+    const page = await freshPage({ locale: 'fr-FR' });
+    await page.goto(`${stack.serviceUrl}/account`);
+    await emailAndCode(page, email, {
+      email: 'Adresse e-mail',
+      remember: 'Se souvenir de cet appareil',
+      go: 'Continuer',
+      otp: /code à 6 chiffres/,
+    });
+    await page.getByRole('heading', { name: 'Votre compte', level: 1 }).waitFor();
+    assert.equal(await page.getAttribute('html', 'lang'), 'fr');
+    const text = (await page.locator('body').textContent()) ?? '';
+    for (const english of ['Devices and passkeys', 'Recent activity', 'Delete my account', 'This device'])
+      assert.ok(!text.includes(english), english);
+    assert.match(text, /Cet appareil/);
+    await noSeriousViolations(page, 'account, French');
+  });
+});

@@ -1,0 +1,212 @@
+import { ACCOUNT_PAGE_PATH } from 'service-protocol';
+import type { AccountStore } from '../accounts/store.js';
+import type { CodeService } from '../authorization-codes/service.js';
+import { ACCOUNT_CLIENT_ID, type ClientService, CONSOLE_CLIENT_ID, HOSTED_CLIENT_ID } from '../clients/service.js';
+import { pkceChallengeOf } from '../crypto/pkce.js';
+import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+import { createSignedTokens } from '../crypto/signed-token.js';
+import { ACCOUNT_RECENT_SIGN_IN_SECONDS, ACCOUNT_SESSION_LIFETIME_SECONDS } from '../defaults.js';
+import type { DeviceStore } from '../devices/store.js';
+import { ServiceError } from '../errors.js';
+import type { EventLog } from '../events/service.js';
+import type { AuditEvent } from '../events/store.js';
+import type { PasskeyStore } from '../factors/passkey/store.js';
+import type { UserService } from '../users/service.js';
+
+/** Where the account center lives and where the hosted sign-in sends users back to. */
+export const ACCOUNT_PATH = ACCOUNT_PAGE_PATH;
+export const ACCOUNT_CALLBACK_PATH = '/account/callback';
+
+/** The service's own clients: not applications a user signs out of (or sees listed) at the account center. */
+export const FIRST_PARTY_CLIENTS: ReadonlySet<string> = new Set([HOSTED_CLIENT_ID, ACCOUNT_CLIENT_ID, CONSOLE_CLIENT_ID]);
+
+/** Who calls the account center through its session. */
+export interface AccountCaller {
+  userId: string;
+  email: string;
+  /** The remembered browser or passkey the sign-in behind the session used ("this device"). */
+  deviceId: string;
+  /** Unix seconds: when the user last signed in (the code's auth_time). */
+  authTime: number;
+  expiresAt: number;
+}
+
+export interface AccountCenter {
+  /** Creates or refreshes the account center's built-in client (its redirect URI follows the issuer). */
+  ensureClient(): Promise<void>;
+  /** The hosted sign-in to send the browser to (`fresh`: prompt=login, for a sensitive action), and the login cookie's value. */
+  beginSignIn(fresh: boolean): { location: string; login: string };
+  /** The redirect back: the code (PKCE-bound to this browser's login cookie, its state compared) becomes a session cookie value. */
+  finishSignIn(input: { code: string; state: string; iss: string | undefined; login: string | undefined }): Promise<{ session: string }>;
+  /** The session behind the cookie: genuine, not expired, its user still there and its device or passkey still trusted. */
+  authenticate(cookie: string | undefined): Promise<AccountCaller | undefined>;
+  /**
+   * ERR_FORBIDDEN (its message says to sign in again) unless the caller signed in within
+   * ACCOUNT_RECENT_SIGN_IN_SECONDS. No new error code: ErrorStatus ships in service-web, whose
+   * size budget has no byte to spare; the page knows the window from /account/session.
+   */
+  requireRecent(caller: AccountCaller): void;
+  /** Unix milliseconds: until when the caller's sign-in counts as recent. */
+  recentUntil(caller: AccountCaller): number;
+  /** The per-session token every account call carries (x-account-csrf): a keyed hash of the cookie. */
+  csrfToken(cookie: string): string;
+  checkCsrf(cookie: string, token: string | undefined): boolean;
+  /** The account with its devices, second factor, recovery-code count and applications (as `users show`). */
+  overview(caller: AccountCaller): ReturnType<UserService['show']>;
+  /** Revokes one of the caller's own devices or passkeys; ERR_NOT_FOUND for any other id (nothing changes). */
+  revokeDevice(caller: AccountCaller, deviceId: string): Promise<void>;
+  /** Revokes every live device and passkey of the caller but the one of this session; returns how many. */
+  revokeOthers(caller: AccountCaller): Promise<number>;
+  activity(caller: AccountCaller): Promise<AuditEvent[]>;
+  export(caller: AccountCaller): ReturnType<UserService['export']>;
+  /**
+   * Signs the caller out of one application they signed in to: its refresh tokens end (access
+   * tokens already issued live out their few minutes). ERR_NOT_FOUND for any other client.
+   */
+  signOutApp(caller: AccountCaller, clientId: string): Promise<number>;
+  /** Deletes the caller's account when `confirm` is their address (the operator's delete path). */
+  deleteAccount(caller: AccountCaller, confirm: string): Promise<void>;
+}
+
+const actorOf = (userId: string) => `user:${userId}`;
+
+/**
+ * The account center (docs/operations.md, "The account center"): every user signs in through the
+ * hosted sign-in as the built-in account client, and manages their own devices, sees their own
+ * activity, exports and deletes their account. The session is a signed cookie (crypto/signed-token.ts)
+ * naming the user, the device or passkey that signed in and the sign-in time: nothing is stored,
+ * and it ends with that device (revoked) or the user (deleted, disabled).
+ */
+export function createAccountCenter(deps: {
+  issuer: string;
+  clients: ClientService;
+  codes: CodeService;
+  accounts: AccountStore;
+  devices: DeviceStore;
+  passkeys: Pick<PasskeyStore, 'findActiveById'>;
+  users: UserService;
+  events: EventLog;
+  hash: SecretHasher;
+  now: () => number;
+  deviceIdleMs: number;
+  /** oidc/refresh-tokens.ts: ends the user's refresh token families of one client. */
+  revokeAppTokens: (userId: string, clientId: string) => Promise<number>;
+}): AccountCenter {
+  const { issuer, codes, accounts, devices, passkeys, users, events, hash, now } = deps;
+  const redirectUri = `${issuer}${ACCOUNT_CALLBACK_PATH}`;
+  const refused = (message: string) => new ServiceError('ERR_FORBIDDEN', message);
+  const tokens = createSignedTokens(hash, { purpose: 'account-session', visibleFields: 3, maxLength: 300 });
+  const notFound = () => new ServiceError('ERR_NOT_FOUND', 'No such device.');
+  const recentUntil = (caller: AccountCaller) => (caller.authTime + ACCOUNT_RECENT_SIGN_IN_SECONDS) * 1000;
+  const owned = async (caller: AccountCaller) => (await users.devices(caller.userId)).filter((d) => d.removedAt === null);
+
+  return {
+    ensureClient: () =>
+      deps.clients.ensureFirstParty({
+        id: ACCOUNT_CLIENT_ID,
+        name: 'Account',
+        origin: new URL(issuer).origin,
+        // Never used: the account center signs in with redirects only; a client row needs one.
+        publishableKey: randomToken('pk_account_'),
+        redirectUris: [redirectUri],
+        mfaPolicy: 'optional',
+      }),
+
+    beginSignIn(fresh) {
+      const state = randomToken('');
+      const verifier = randomToken('', 48);
+      const url = new URL(`${issuer}/authorize`);
+      url.search = new URLSearchParams({
+        response_type: 'code',
+        client_id: ACCOUNT_CLIENT_ID,
+        redirect_uri: redirectUri,
+        scope: 'openid email',
+        state,
+        code_challenge: pkceChallengeOf(verifier) as string,
+        code_challenge_method: 'S256',
+        ...(fresh ? { prompt: 'login' } : {}),
+      }).toString();
+      return { location: url.toString(), login: `${state}.${verifier}` };
+    },
+
+    async finishSignIn({ code, state, iss, login }) {
+      const [expectedState = '', verifier = ''] = (login ?? '').split('.');
+      if (!expectedState || !safeEqual(state, expectedState) || (iss !== undefined && iss !== issuer))
+        throw refused('This sign-in was not started in this browser, or has expired. Start again.');
+      const redeemed = await codes.redeem(code, randomToken('', 16), {
+        id: ACCOUNT_CLIENT_ID,
+        secretKeyHash: null,
+        pkceChallenge: pkceChallengeOf(verifier) ?? null,
+        redirectUri,
+      });
+      const user = redeemed?.user;
+      if (!redeemed || !user) throw refused('This sign-in has expired. Start again.');
+      const { deviceId, authTime } = redeemed.code;
+      // A session is bound to what signed in: a sign-in that left no device or passkey opens none.
+      if (!deviceId) throw refused('Sign in again and keep this browser remembered to open your account.');
+      const expiresAt = Math.min(authTime * 1000, now()) + ACCOUNT_SESSION_LIFETIME_SECONDS * 1000;
+      const session = tokens.issue({ visible: [user.id, deviceId, authTime.toString(36)], bound: [] }, expiresAt);
+      await events.record({ type: 'account.signed_in', userId: user.id, deviceId, actor: actorOf(user.id) });
+      return { session };
+    },
+
+    async authenticate(cookie) {
+      if (!cookie) return undefined;
+      const at = now();
+      const checked = tokens.check(cookie, [], at);
+      if (!checked.ok) return undefined;
+      const [userId = '', deviceId = '', authTime = ''] = checked.visible;
+      const [user, device] = await Promise.all([accounts.findById(userId), devices.findActive(deviceId, at - deps.deviceIdleMs)]);
+      const bound = device ?? (await passkeys.findActiveById(deviceId));
+      if (!user || !bound || bound.userId !== userId) return undefined;
+      return { userId, email: user.email, deviceId, authTime: Number.parseInt(authTime, 36), expiresAt: checked.expiresAt };
+    },
+
+    requireRecent(caller) {
+      if (now() > recentUntil(caller))
+        throw new ServiceError('ERR_FORBIDDEN', 'Sign in again to do this: your last sign-in is not recent enough.');
+    },
+    recentUntil,
+
+    csrfToken: (cookie) => hash('account-csrf', cookie),
+    checkCsrf: (cookie, token) => typeof token === 'string' && safeEqual(token, hash('account-csrf', cookie)),
+
+    overview: (caller) => users.show(caller.userId),
+
+    async revokeDevice(caller, deviceId) {
+      if (!(await owned(caller)).some((d) => d.id === deviceId)) throw notFound();
+      await users.revokeDevice(deviceId, actorOf(caller.userId));
+    },
+
+    async revokeOthers(caller) {
+      const others = (await owned(caller)).filter((d) => d.id !== caller.deviceId);
+      for (const device of others) await users.revokeDevice(device.id, actorOf(caller.userId));
+      return others.length;
+    },
+
+    activity: async (caller) => (await events.list({ userId: caller.userId, limit: 50 })).events,
+
+    export: (caller) => users.export(caller.userId),
+
+    async signOutApp(caller, clientId) {
+      const { clientSignIns } = await users.show(caller.userId);
+      if (FIRST_PARTY_CLIENTS.has(clientId) || !clientSignIns.some((app) => app.clientId === clientId))
+        throw new ServiceError('ERR_NOT_FOUND', 'No such application.');
+      const families = await deps.revokeAppTokens(caller.userId, clientId);
+      await events.record({
+        type: 'account.app_signed_out',
+        userId: caller.userId,
+        clientId,
+        actor: actorOf(caller.userId),
+        detail: { families },
+      });
+      return families;
+    },
+
+    async deleteAccount(caller, confirm) {
+      if (confirm.trim().toLowerCase() !== caller.email.toLowerCase())
+        throw new ServiceError('ERR_REQUEST_INVALID', 'Type your email address to confirm that the account is to be deleted.');
+      await users.delete(caller.userId, actorOf(caller.userId));
+    },
+  };
+}

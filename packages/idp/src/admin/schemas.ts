@@ -1,0 +1,116 @@
+import type {
+  AdminClient,
+  AdminClientList,
+  AdminDevice,
+  AdminDeviceList,
+  AdminEvent,
+  AdminEventPage,
+  AdminKeyInfo,
+  AdminKeyList as AdminKeyListAnswer,
+  AdminMfaReset,
+  AdminNewClient,
+  AdminRecoveryCodes,
+  AdminSigningKeyRotated,
+  AdminUser,
+  AdminUserDetail,
+  AdminUserExport,
+  AdminUserPage,
+} from 'service-protocol';
+import { Type } from 'typebox';
+import { PAGE_SIZE_DEFAULT } from '../defaults.js';
+import { BODY_ERRORS, errorResponses, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import { SIGNING_ALGS } from '../keys/keyring.js';
+import { CURSOR_MAX_LENGTH } from '../storage/pagination.js';
+
+/** The admin API's request and answer schemas, beside its routes (routes.ts, console-api.ts); answers typed by the protocol's admin types. */
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+export const Time = Type.Integer({ description: 'Unix epoch milliseconds' });
+export const Id = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
+export const Page = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: `rows per page (default ${PAGE_SIZE_DEFAULT})` })),
+  cursor: Type.Optional(Type.String({ maxLength: CURSOR_MAX_LENGTH, description: 'nextCursor of the previous page' })),
+};
+export const errors = errorResponses(400, 401, 403, 404, ...SERVER_ERRORS);
+/** A route with a body may also be refused for its size (413) or media type (415), after the key. */
+export const bodyErrors = errorResponses(...BODY_ERRORS, 401, 403, 404, ...SERVER_ERRORS);
+
+export const User = wireBody<AdminUser>()(
+  Type.Object({ id: Type.String(), email: Type.String(), createdAt: Time, disabledAt: Nullable(Time) }),
+);
+export const Device = wireBody<AdminDevice>()(
+  Type.Object({
+    id: Type.String(),
+    clientId: Type.String(),
+    kind: Type.Union([Type.Literal('browser'), Type.Literal('passkey')], {
+      description: 'browser: a remembered browser (device key); passkey: a WebAuthn credential',
+    }),
+    name: Nullable(Type.String()),
+    browser: Nullable(Type.String()),
+    os: Nullable(Type.String()),
+    createdAt: Time,
+    lastUsedAt: Nullable(Time),
+    removedAt: Nullable(Time),
+    synced: Nullable(Type.Boolean({ description: 'passkeys: backed up (synced) at the last use; null for a browser' })),
+  }),
+);
+export const Holdings = {
+  devices: Type.Array(Device),
+  mfa: Nullable(Type.Object({ method: Type.String(), phone: Nullable(Type.String()), confirmedAt: Time })),
+  recoveryCodes: Nullable(Type.Object({ total: Type.Integer(), remaining: Type.Integer(), createdAt: Time, usedAt: Type.Array(Time) })),
+  clientSignIns: Type.Array(Type.Object({ clientId: Type.String(), clientName: Nullable(Type.String()), firstSignedInAt: Time })),
+};
+export const Event = wireBody<AdminEvent>()(
+  Type.Object({
+    id: Type.String(),
+    type: Type.String(),
+    at: Time,
+    userId: Nullable(Type.String()),
+    clientId: Nullable(Type.String()),
+    deviceId: Nullable(Type.String()),
+    ip: Nullable(Type.String()),
+    userAgent: Nullable(Type.String()),
+    actor: Nullable(Type.String()),
+    detail: Nullable(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),
+  }),
+);
+export const Client = wireBody<AdminClient>()(
+  Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    origins: Type.Array(Type.String()),
+    mfaPolicy: Type.String(),
+    idTokenSignedResponseAlg: Type.String(),
+    createdAt: Time,
+    redirectUris: Type.Array(Type.String()),
+    type: Type.Union([Type.Literal('confidential'), Type.Literal('public')]),
+    postLogoutRedirectUris: Type.Array(Type.String()),
+    /** A passkey sign-in also passes this client's MFA (`clients update --passkey-mfa`). */
+    passkeySatisfiesMfa: Type.Boolean(),
+    /** Every token request must carry a DPoP proof (`clients update --dpop required`, RFC 9449 5.2). */
+    dpopBoundAccessTokens: Type.Boolean(),
+  }),
+);
+export const AdminKey = wireBody<AdminKeyInfo>()(
+  Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    createdAt: Time,
+    lastUsedAt: Nullable(Time),
+    revokedAt: Nullable(Time),
+  }),
+);
+export const UserPage = wireBody<AdminUserPage>()(Type.Object({ users: Type.Array(User), nextCursor: Nullable(Type.String()) }));
+export const UserDetail = wireBody<AdminUserDetail>()(Type.Object({ ...User.properties, ...Holdings }));
+export const UserExport = wireBody<AdminUserExport>()(Type.Object({ account: User, ...Holdings, events: Type.Array(Event) }));
+export const DeviceList = wireBody<AdminDeviceList>()(Type.Object({ devices: Type.Array(Device) }));
+export const MfaReset = wireBody<AdminMfaReset>()(Type.Object({ method: Type.String() }));
+export const RecoveryCodes = wireBody<AdminRecoveryCodes>()(Type.Object({ recoveryCodes: Type.Array(Type.String()) }));
+export const EventPage = wireBody<AdminEventPage>()(Type.Object({ events: Type.Array(Event), nextCursor: Nullable(Type.String()) }));
+export const ClientList = wireBody<AdminClientList>()(Type.Object({ clients: Type.Array(Client) }));
+export const NewClient = wireBody<AdminNewClient>()(
+  Type.Object({ clientId: Type.String(), publishableKey: Type.String(), secretKey: Type.Optional(Type.String()) }),
+);
+export const SigningKeyRotated = wireBody<AdminSigningKeyRotated>()(Type.Object({ kid: Type.String() }));
+export const AdminKeyList = wireBody<AdminKeyListAnswer>()(Type.Object({ adminKeys: Type.Array(AdminKey) }));
+export const UserParams = Type.Object({ id: Id });
+export const IdTokenAlg = Type.Union(SIGNING_ALGS.map((alg) => Type.Literal(alg)));

@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import { ACCOUNT_CLIENT_ID } from '../../src/clients/service.js';
+import { setCookies } from './console-helpers.js';
+import { registerRawDevice, type TestService, uniqueEmail } from './helpers.js';
+
+const cookieValue = (line: string | undefined) => (line ?? '').split(';')[0]?.split('=').slice(1).join('=') ?? '';
+
+export interface AccountClock {
+  now: () => number;
+  tick: () => void;
+}
+
+/** A user with `devices` remembered browsers (raw wire protocol, test mode); the clock moves past the OTP send spacing before each. */
+export async function accountUser(service: TestService, clock: AccountClock, devices = 1) {
+  const email = uniqueEmail('account');
+  const ids: string[] = [];
+  for (let i = 0; i < devices; i++) {
+    clock.tick();
+    ids.push((await registerRawDevice(service, email, `Mozilla/5.0 (X11; Linux x86_64) Chrome/13${i}.0`)).deviceId);
+  }
+  const user = await service.ctx.users.find(email);
+  return { email, userId: user.id, deviceIds: ids, deviceId: ids[0] as string };
+}
+
+/**
+ * The account center's sign-in as the browser sees its two ends: GET /account/signin (the login
+ * cookie, the /authorize URL), then GET /account/callback with a code the hosted sign-in would
+ * have issued to the account client for this user and device, signed in `authAgeSeconds` ago.
+ */
+export async function accountCallback(
+  service: TestService,
+  who: { userId: string; deviceId: string | null },
+  options: { now?: () => number; authAgeSeconds?: number; state?: string; loginCookie?: string; fresh?: boolean } = {},
+) {
+  const start = await fetch(`${service.url}/account/signin${options.fresh ? '?fresh=1' : ''}`, { redirect: 'manual' });
+  const login = setCookies(start.headers).get('service_account_login');
+  const authorize = new URL(start.headers.get('location') ?? '');
+  const [state = '', verifier = ''] = cookieValue(login).split('.');
+  const redirectUri = authorize.searchParams.get('redirect_uri') ?? '';
+  const code = await service.ctx.codes.issue({
+    clientId: ACCOUNT_CLIENT_ID,
+    userId: who.userId,
+    codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
+    amr: ['hwk'],
+    authTime: Math.floor((options.now ?? Date.now)() / 1000) - (options.authAgeSeconds ?? 0),
+    deviceId: who.deviceId,
+    redirectUri,
+  });
+  const callback = new URL(redirectUri);
+  callback.search = new URLSearchParams({ code, state: options.state ?? state, iss: service.url }).toString();
+  const answer = await fetch(callback, {
+    redirect: 'manual',
+    headers: { cookie: `service_account_login=${options.loginCookie ?? cookieValue(login)}` },
+  });
+  const sessionLine = setCookies(answer.headers).get('service_account');
+  return { answer, authorize, sessionLine, session: sessionLine ? cookieValue(sessionLine) : undefined };
+}
+
+/** A signed-in account session (cookie and CSRF token). */
+export async function accountSession(
+  service: TestService,
+  who: { userId: string; deviceId: string },
+  now: () => number,
+  authAgeSeconds = 0,
+) {
+  const { session } = await accountCallback(service, who, { now, authAgeSeconds });
+  if (!session) throw new Error('no account session');
+  const info = await fetch(`${service.url}/account/session`, { headers: { cookie: `service_account=${session}` } });
+  const { csrfToken } = (await info.json()) as { csrfToken: string };
+  return { session, csrfToken };
+}
+
+/** An account action as the page's form posts it (cookie, csrf field, same-origin), with `override`s to attack it. */
+export async function accountAction(
+  service: TestService,
+  who: { session: string; csrfToken: string },
+  action: string,
+  fields: Record<string, string> = {},
+  override: Record<string, string | undefined> = {},
+) {
+  const headers: Record<string, string> = {
+    cookie: `service_account=${who.session}`,
+    origin: service.url,
+    'sec-fetch-site': 'same-origin',
+    'content-type': 'application/x-www-form-urlencoded',
+  };
+  const form: Record<string, string> = { csrf: who.csrfToken, ...fields };
+  for (const [name, value] of Object.entries(override)) {
+    if (name === 'csrf') {
+      if (value === undefined) delete form.csrf;
+      else form.csrf = value;
+    } else if (value === undefined) delete headers[name];
+    else headers[name] = value;
+  }
+  return fetch(`${service.url}/account/${action}`, { method: 'POST', headers, body: new URLSearchParams(form), redirect: 'manual' });
+}
