@@ -152,6 +152,7 @@ describe('the hosted pages look as designed, branded per application, and pass a
 
     await page.goto(`${stack.serviceUrl}/logout`);
     await page.getByRole('heading', { name: 'Sign out?' }).waitFor();
+    assert.equal(await page.locator('.brand').textContent(), 'Acme Accounts', 'the sign-out page speaks for the product');
     await shoot(page, 'logout');
     await accessible(page, 'logout');
     await page.getByRole('button', { name: 'Sign out' }).click();
@@ -160,7 +161,8 @@ describe('the hosted pages look as designed, branded per application, and pass a
     await accessible(page, 'signed out');
 
     await page.goto(`${stack.serviceUrl}/authorize?client_id=nobody`);
-    await page.getByRole('heading').first().waitFor();
+    await page.getByRole('heading', { name: 'Sign-in request refused' }).waitFor();
+    assert.equal(await page.locator('.brand').textContent(), 'Acme Accounts', 'an error page speaks for the product');
     await shoot(page, 'error');
     await accessible(page, 'error page');
   });

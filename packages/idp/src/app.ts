@@ -245,7 +245,12 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     bindingCookie: bindingCookieName(ctx.config.issuer),
     cookies: parseCookies,
   });
-  await app.register(logoutRoutes, { logout: ctx.logout, issuer: ctx.config.issuer, languages });
+  await app.register(logoutRoutes, {
+    logout: ctx.logout,
+    issuer: ctx.config.issuer,
+    languages,
+    productName: () => ctx.branding.productName(),
+  });
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer, dpop: ctx.dpop });
   await app.register(sdkRoutes);
   if (ctx.config.devInbox && !ctx.config.production && (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox')) {

@@ -49,7 +49,7 @@ export function switcherHtml({ locale, locales, returnTo }: PageLanguage): strin
   );
 }
 
-/** The application a page is for, where one is known: its logo and name above the heading, its accent stylesheet. */
+/** Who a page speaks for: the application (its logo and name above the heading, its accent stylesheet), or the product (its name). */
 export interface PageBrand {
   name: string;
   logoPath: string | null;
@@ -72,9 +72,8 @@ export function sendPage(
   brand?: PageBrand,
 ) {
   const styles = brand?.stylesheetPath ? `<link rel="stylesheet" href="${escapeHtml(brand.stylesheetPath)}">` : '';
-  const header = brand?.logoPath
-    ? `<div class="brand"><img class="brand-logo" src="${escapeHtml(brand.logoPath)}" alt=""><span>${escapeHtml(brand.name)}</span></div>`
-    : '';
+  const logo = brand?.logoPath ? `<img class="brand-logo" src="${escapeHtml(brand.logoPath)}" alt="">` : '';
+  const header = brand ? `<div class="brand">${logo}<span>${escapeHtml(brand.name)}</span></div>` : '';
   const lang = escapeHtml(language?.locale ?? 'en');
   const switcher = language ? switcherHtml(language) : '';
   return (

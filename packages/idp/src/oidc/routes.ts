@@ -162,7 +162,18 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
     const language = await languages.of(request);
     const t = (key: MessageKey) => escapeHtml(locales.text(language.locale, key));
     const details = detail ? `<p>${t('page.detail')} <span lang="en">${escapeHtml(detail)}</span></p>` : '';
-    return sendPage(reply, 400, locales.text(language.locale, title), `<h1>${t(title)}</h1><p>${t(help)}</p>${details}`, language);
+    // The request is refused before an application is trusted: the page speaks for the service (its product name).
+    const { name } = await brandOf({ id: HOSTED_CLIENT_ID, name: '' });
+    const brand = { name, logoPath: null, stylesheetPath: null };
+    return sendPage(
+      reply,
+      400,
+      locales.text(language.locale, title),
+      `<h1>${t(title)}</h1><p>${t(help)}</p>${details}`,
+      language,
+      PAGE_CSP,
+      brand,
+    );
   };
 
   const authorize = async (params: Record<string, unknown>, request: FastifyRequest, reply: FastifyReply) => {
