@@ -228,7 +228,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   await app.register(consoleRoutes, { console: ctx.console, issuer: ctx.config.issuer });
   await app.register(accountRoutes, { account: ctx.account, issuer: ctx.config.issuer, languages });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
-  await app.register(deviceNoticeRoutes, { notices: ctx.notices, languages });
+  await app.register(deviceNoticeRoutes, { notices: ctx.notices, languages, brandOf: (client) => ctx.branding.brandOf(client) });
   await app.register(oidcRoutes, {
     oidc: ctx.oidc,
     offer: ctx.passkeyOffer,
@@ -245,7 +245,12 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     bindingCookie: bindingCookieName(ctx.config.issuer),
     cookies: parseCookies,
   });
-  await app.register(logoutRoutes, { logout: ctx.logout, issuer: ctx.config.issuer, languages });
+  await app.register(logoutRoutes, {
+    logout: ctx.logout,
+    issuer: ctx.config.issuer,
+    languages,
+    productName: () => ctx.branding.productName(),
+  });
   await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer, dpop: ctx.dpop });
   await app.register(sdkRoutes);
   if (ctx.config.devInbox && !ctx.config.production && (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox')) {

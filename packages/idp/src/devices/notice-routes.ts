@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Paths } from 'service-protocol';
 import { Type } from 'typebox';
-import { escapeHtml, sendPage } from '../http/page.js';
+import { escapeHtml, type PageBrand, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
 import type { MessageKey } from '../i18n/locales.js';
 import type { PageLanguages } from '../i18n/page-language.js';
@@ -37,10 +37,12 @@ const ShowSchema = { querystring: Token, response: noticeResponses('names the de
 const RevokeSchema = { body: Token, response: noticeResponses('the device is signed out', 413, 415) };
 
 /** GET /devices/not-me names the device; only its POST button revokes it. Every page in the browser's language. */
-export const deviceNoticeRoutes: FastifyPluginAsyncTypebox<{ notices: DeviceNotices; languages: PageLanguages }> = async (
-  app,
-  { notices, languages },
-) => {
+export const deviceNoticeRoutes: FastifyPluginAsyncTypebox<{
+  notices: DeviceNotices;
+  languages: PageLanguages;
+  /** The application's brand (branding/): its display name, or the product name for the built-in hosted client. */
+  brandOf: (client: { id: string; name: string }) => Promise<PageBrand & { name: string }>;
+}> = async (app, { notices, languages, brandOf }) => {
   const { locales } = languages;
   /** The page; `body` builds its HTML with `t` (text) and `html` (a message with values and bold). */
   const page = async (
@@ -49,12 +51,13 @@ export const deviceNoticeRoutes: FastifyPluginAsyncTypebox<{ notices: DeviceNoti
     status: number,
     token: string,
     body: (t: (key: MessageKey) => string, locale: string) => string,
+    brand?: PageBrand,
   ) => {
     // The switcher comes back to the link's page (a POST's answer too).
     const language = await languages.of(request, { returnTo: `${Paths.deviceNotice}?t=${encodeURIComponent(token)}` });
     const t = (key: MessageKey) => escapeHtml(locales.text(language.locale, key));
     const title = locales.text(language.locale, 'page.notice.title');
-    return sendPage(reply, status, title, `<h1>${escapeHtml(title)}</h1>${body(t, language.locale)}`, language);
+    return sendPage(reply, status, title, `<h1>${escapeHtml(title)}</h1>${body(t, language.locale)}`, language, undefined, brand);
   };
 
   app.get(Paths.deviceNotice, { schema: ShowSchema }, async (request, reply) => {
@@ -62,13 +65,15 @@ export const deviceNoticeRoutes: FastifyPluginAsyncTypebox<{ notices: DeviceNoti
     const checked = await notices.check(token);
     if (!checked.ok) return page(request, reply, REFUSED[checked.reason][0], token, (t) => `<p>${t(REFUSED[checked.reason][2])}</p>`);
     const { device } = checked;
+    // Never the internal client's name: the application's display name, or the product's.
+    const brand = await brandOf({ id: device.clientId, name: checked.clientName });
     const what = (locale: string) => {
       const name = device.name ?? deviceName(locales, locale, device.browser, device.os);
-      const values = { client: checked.clientName, device: name, time: utcMinute(device.createdAt) };
+      const values = { client: brand.name, device: name, time: utcMinute(device.createdAt) };
       return `<p>${locales.html(locale, 'page.notice.what', values, { b: ['<strong>', '</strong>'] })}</p>`;
     };
     if (device.removedAt !== null)
-      return page(request, reply, 200, token, (t, locale) => `${what(locale)}<p>${t('page.notice.alreadyOut')}</p>`);
+      return page(request, reply, 200, token, (t, locale) => `${what(locale)}<p>${t('page.notice.alreadyOut')}</p>`, brand);
     return page(
       request,
       reply,
@@ -78,6 +83,7 @@ export const deviceNoticeRoutes: FastifyPluginAsyncTypebox<{ notices: DeviceNoti
         `${what(locale)}<p>${t('page.notice.ifNotYou')}</p>` +
         `<form method="post" action="${Paths.deviceNotice}"><input type="hidden" name="t" value="${escapeHtml(token)}">` +
         `<button type="submit">${t('page.notice.button')}</button></form>`,
+      brand,
     );
   });
 

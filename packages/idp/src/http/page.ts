@@ -49,13 +49,31 @@ export function switcherHtml({ locale, locales, returnTo }: PageLanguage): strin
   );
 }
 
+/** Who a page speaks for: the application (its logo and name above the heading, its accent stylesheet), or the product (its name). */
+export interface PageBrand {
+  name: string;
+  logoPath: string | null;
+  stylesheetPath: string | null;
+}
+
 /**
  * A server-rendered page under PAGE_CSP (or `csp`, a widening of it that a route names), with
  * `X-Frame-Options: DENY`, never cached, styled by the hosted pages' stylesheet, in `language`
  * with its switcher (without `language`: English and no switcher, the operators' console).
- * `main` is HTML whose text the caller has escaped.
+ * `main` is HTML whose text the caller has escaped; `brand`: the application's look, where one is known.
  */
-export function sendPage(reply: FastifyReply, status: number, title: string, main: string, language?: PageLanguage, csp = PAGE_CSP) {
+export function sendPage(
+  reply: FastifyReply,
+  status: number,
+  title: string,
+  main: string,
+  language?: PageLanguage,
+  csp = PAGE_CSP,
+  brand?: PageBrand,
+) {
+  const styles = brand?.stylesheetPath ? `<link rel="stylesheet" href="${escapeHtml(brand.stylesheetPath)}">` : '';
+  const logo = brand?.logoPath ? `<img class="brand-logo" src="${escapeHtml(brand.logoPath)}" alt="">` : '';
+  const header = brand ? `<div class="brand">${logo}<span>${escapeHtml(brand.name)}</span></div>` : '';
   const lang = escapeHtml(language?.locale ?? 'en');
   const switcher = language ? switcherHtml(language) : '';
   return (
@@ -69,7 +87,7 @@ export function sendPage(reply: FastifyReply, status: number, title: string, mai
       // no-referrer (helmet's default) makes a browser send `Origin: null` on a form's POST, which the CSRF checks refuse.
       .header('referrer-policy', 'strict-origin')
       .send(
-        `<!doctype html>\n<html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><link rel="stylesheet" href="${Paths.signIn}/signin.css"></head><body><main>${main}</main>${switcher}</body></html>\n`,
+        `<!doctype html>\n<html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><link rel="stylesheet" href="${Paths.signIn}/signin.css">${styles}</head><body><main>${header}${main}</main>${switcher}</body></html>\n`,
       )
   );
 }

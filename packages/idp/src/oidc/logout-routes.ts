@@ -50,10 +50,13 @@ function cspSource(uri: string): string {
  * An app's own POST is turned into the GET (a cross-site POST carries no SameSite=Lax cookie).
  * Design and threats: docs/protocol.md, docs/security.md.
  */
-export const logoutRoutes: FastifyPluginAsyncTypebox<{ logout: LogoutService; issuer: string; languages: PageLanguages }> = async (
-  app,
-  { logout, issuer, languages },
-) => {
+export const logoutRoutes: FastifyPluginAsyncTypebox<{
+  logout: LogoutService;
+  issuer: string;
+  languages: PageLanguages;
+  /** The service's product name (branding/), above the heading: sign-out is the service's, not an app's. */
+  productName: () => Promise<string>;
+}> = async (app, { logout, issuer, languages, productName }) => {
   const { locales } = languages;
   const origin = new URL(issuer).origin;
   const secure = issuer.startsWith('https:');
@@ -82,6 +85,7 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{ logout: LogoutService; is
       language,
       // The confirmation form's answer redirects to the app: CSP form-action governs that redirect too.
       formTarget ? PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${cspSource(formTarget)}`) : PAGE_CSP,
+      { name: await productName(), logoPath: null, stylesheetPath: null },
     );
   };
 

@@ -135,7 +135,13 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
   /** The resend spacing in force (config.sendSpacingSeconds): the code step's countdown. */
   resendSeconds: number;
   /** The requesting application's brand (branding/): its name, logo and accent stylesheet. */
-  brandOf: (app: { id: string; name: string }) => Promise<{ name: string; logoPath: string | null; stylesheetPath: string | null }>;
+  brandOf: (app: { id: string; name: string }) => Promise<{
+    name: string;
+    logoPath: string | null;
+    stylesheetPath: string | null;
+    termsUrl: string | null;
+    privacyUrl: string | null;
+  }>;
   languages: PageLanguages;
   dbsc: DbscService;
 }> = async (app, { oidc, offer, issuer, resendSeconds, brandOf, languages, dbsc }) => {
@@ -156,7 +162,18 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
     const language = await languages.of(request);
     const t = (key: MessageKey) => escapeHtml(locales.text(language.locale, key));
     const details = detail ? `<p>${t('page.detail')} <span lang="en">${escapeHtml(detail)}</span></p>` : '';
-    return sendPage(reply, 400, locales.text(language.locale, title), `<h1>${t(title)}</h1><p>${t(help)}</p>${details}`, language);
+    // The request is refused before an application is trusted: the page speaks for the service (its product name).
+    const { name } = await brandOf({ id: HOSTED_CLIENT_ID, name: '' });
+    const brand = { name, logoPath: null, stylesheetPath: null };
+    return sendPage(
+      reply,
+      400,
+      locales.text(language.locale, title),
+      `<h1>${t(title)}</h1><p>${t(help)}</p>${details}`,
+      language,
+      PAGE_CSP,
+      brand,
+    );
   };
 
   const authorize = async (params: Record<string, unknown>, request: FastifyRequest, reply: FastifyReply) => {
@@ -219,6 +236,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
           ? `<div class="brand"><img class="brand-logo" src="${escapeHtml(brand.logoPath)}" alt=""><span>${escapeHtml(brand.name)}</span></div>\n`
           : '',
       )
+      .replace('{{legal}}', () => legalHtml(brand, (key) => escapeHtml(locales.text(locale, key))))
       .replace(/\{\{t:([\w.-]+)\}\}/g, (_whole, key: string) => locales.html(locale, key as MessageKey, { app: brand.name }, tags))
       // The template is valid HTML as written (biome checks it): English, and a JSON string for the messages.
       .replace('<html lang="en">', () => `<html lang="${escapeHtml(locale)}">`)
@@ -336,3 +354,18 @@ export { parseCookies };
 /** JSON inside a `<script type="application/json">`: no `<`, `>` or `&` that could end the element. */
 const jsonInHtml = (value: unknown) =>
   JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/** The application's terms and privacy links under the form (none set: nothing). */
+function legalHtml(
+  brand: { termsUrl: string | null; privacyUrl: string | null },
+  t: (key: 'hosted.legal.terms' | 'hosted.legal.privacy') => string,
+): string {
+  const links = [
+    brand.termsUrl ? `<a href="${escapeHtml(brand.termsUrl)}">${t('hosted.legal.terms')}</a>` : '',
+    brand.privacyUrl ? `<a href="${escapeHtml(brand.privacyUrl)}">${t('hosted.legal.privacy')}</a>` : '',
+  ].join('');
+  return links
+    ? `<p class="legal">${links}</p>
+`
+    : '';
+}

@@ -23,6 +23,8 @@ export const de = {
   'hosted.otp.resendIn': 'Code erneut senden in {seconds, plural, one {# Sekunde} other {# Sekunden}}',
   'hosted.otp.resent': 'Ein neuer Code ist unterwegs.',
   'hosted.otp.otherAddress': 'Eine andere Adresse verwenden',
+  'hosted.legal.terms': 'Nutzungsbedingungen',
+  'hosted.legal.privacy': 'Datenschutzerklärung',
   'hosted.enroll.legend': '{app} verlangt einen zweiten Faktor. Wählen Sie einen aus:',
   'hosted.enroll.phone': 'Mobilnummer (internationales Format, z. B. +4915112345678)',
   'hosted.method.email': 'Ein Code per E-Mail',

@@ -25,6 +25,8 @@ export const en = {
   'hosted.otp.resendIn': 'Resend the code in {seconds, plural, one {# second} other {# seconds}}',
   'hosted.otp.resent': 'A new code is on its way.',
   'hosted.otp.otherAddress': 'Use another address',
+  'hosted.legal.terms': 'Terms of service',
+  'hosted.legal.privacy': 'Privacy policy',
   'hosted.enroll.legend': '{app} requires a second factor. Choose one:',
   'hosted.enroll.phone': 'Mobile number (international format, such as +14155550123)',
   'hosted.method.email': 'A code by email',

@@ -22,6 +22,8 @@ export const es = {
   'hosted.otp.resendIn': 'Reenviar el código en {seconds, plural, one {# segundo} other {# segundos}}',
   'hosted.otp.resent': 'Hay un código nuevo en camino.',
   'hosted.otp.otherAddress': 'Usar otra dirección',
+  'hosted.legal.terms': 'Condiciones de uso',
+  'hosted.legal.privacy': 'Política de privacidad',
   'hosted.enroll.legend': '{app} exige un segundo factor. Elija uno:',
   'hosted.enroll.phone': 'Número de móvil (formato internacional, por ejemplo +34612345678)',
   'hosted.method.email': 'Un código por correo',

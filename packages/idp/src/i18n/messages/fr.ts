@@ -21,6 +21,8 @@ export const fr = {
   'hosted.otp.resendIn': 'Renvoyer le code dans {seconds, plural, one {# seconde} other {# secondes}}',
   'hosted.otp.resent': 'Un nouveau code est en route.',
   'hosted.otp.otherAddress': 'Utiliser une autre adresse',
+  'hosted.legal.terms': 'Conditions d’utilisation',
+  'hosted.legal.privacy': 'Politique de confidentialité',
   'hosted.enroll.legend': '{app} exige un second facteur. Choisissez-en un :',
   'hosted.enroll.phone': 'Numéro de mobile (format international, par exemple +33612345678)',
   'hosted.method.email': 'Un code par e-mail',
