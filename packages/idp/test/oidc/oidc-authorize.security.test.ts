@@ -148,7 +148,11 @@ describe('authorization endpoint: hostile requests', () => {
     // The page's messages are a JSON data block (never run by the browser; its content cannot close it).
     const dataBlock = /<script type="application\/json" id="service-messages">([^<]*)<\/script>/;
     assert.ok(JSON.parse(html.match(dataBlock)?.[1] ?? ''), 'the messages are JSON data');
-    assert.doesNotMatch(html.replace(dataBlock, ''), /<script>|<script [^>]*>[^<]|<style|\sstyle=|\son[a-z]+=/i, 'only external scripts and styles');
+    assert.doesNotMatch(
+      html.replace(dataBlock, ''),
+      /<script>|<script [^>]*>[^<]|<style|\sstyle=|\son[a-z]+=/i,
+      'only external scripts and styles',
+    );
     // Escaped app name: a client named like markup cannot inject it.
     const hostile = await registerApp(service, '<img src=x onerror=alert(1)>');
     const hostileStart = await authorize(service, base({ client_id: hostile.clientId }));
