@@ -2,7 +2,6 @@ import { ACCOUNT_PAGE_PATH } from 'service-protocol';
 import type { AccountStore } from '../accounts/store.js';
 import type { CodeService } from '../authorization-codes/service.js';
 import { ACCOUNT_CLIENT_ID, type ClientService, CONSOLE_CLIENT_ID, HOSTED_CLIENT_ID } from '../clients/service.js';
-import { pkceChallengeOf } from '../crypto/pkce.js';
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import { createSignedTokens } from '../crypto/signed-token.js';
 import { ACCOUNT_RECENT_SIGN_IN_SECONDS, ACCOUNT_SESSION_LIFETIME_SECONDS } from '../defaults.js';
@@ -11,6 +10,7 @@ import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { AuditEvent } from '../events/store.js';
 import type { PasskeyStore } from '../factors/passkey/store.js';
+import { createFirstPartySignIn } from '../oidc/first-party-sign-in.js';
 import type { UserService } from '../users/service.js';
 
 /** Where the account center lives and where the hosted sign-in sends users back to. */
@@ -94,6 +94,7 @@ export function createAccountCenter(deps: {
 }): AccountCenter {
   const { issuer, codes, accounts, devices, passkeys, users, events, hash, now } = deps;
   const redirectUri = `${issuer}${ACCOUNT_CALLBACK_PATH}`;
+  const signIn = createFirstPartySignIn({ issuer, clientId: ACCOUNT_CLIENT_ID, redirectUri, codes });
   const refused = (message: string) => new ServiceError('ERR_FORBIDDEN', message);
   const tokens = createSignedTokens(hash, { purpose: 'account-session', visibleFields: 3, maxLength: 300 });
   const notFound = () => new ServiceError('ERR_NOT_FOUND', 'No such device.');
@@ -112,36 +113,11 @@ export function createAccountCenter(deps: {
         mfaPolicy: 'optional',
       }),
 
-    beginSignIn(fresh) {
-      const state = randomToken('');
-      const verifier = randomToken('', 48);
-      const url = new URL(`${issuer}/authorize`);
-      url.search = new URLSearchParams({
-        response_type: 'code',
-        client_id: ACCOUNT_CLIENT_ID,
-        redirect_uri: redirectUri,
-        scope: 'openid email',
-        state,
-        code_challenge: pkceChallengeOf(verifier) as string,
-        code_challenge_method: 'S256',
-        ...(fresh ? { prompt: 'login' } : {}),
-      }).toString();
-      return { location: url.toString(), login: `${state}.${verifier}` };
-    },
+    beginSignIn: (fresh) => signIn.begin(fresh ? { prompt: 'login' } : {}),
 
-    async finishSignIn({ code, state, iss, login }) {
-      const [expectedState = '', verifier = ''] = (login ?? '').split('.');
-      if (!expectedState || !safeEqual(state, expectedState) || (iss !== undefined && iss !== issuer))
-        throw refused('This sign-in was not started in this browser, or has expired. Start again.');
-      const redeemed = await codes.redeem(code, randomToken('', 16), {
-        id: ACCOUNT_CLIENT_ID,
-        secretKeyHash: null,
-        pkceChallenge: pkceChallengeOf(verifier) ?? null,
-        redirectUri,
-      });
-      const user = redeemed?.user;
-      if (!redeemed || !user) throw refused('This sign-in has expired. Start again.');
-      const { deviceId, authTime } = redeemed.code;
+    async finishSignIn(input) {
+      const { user, signedIn } = await signIn.redeem(input);
+      const { deviceId, authTime } = signedIn;
       // A session is bound to what signed in: a sign-in that left no device or passkey opens none.
       if (!deviceId) throw refused('Sign in again and keep this browser remembered to open your account.');
       const expiresAt = Math.min(authTime * 1000, now()) + ACCOUNT_SESSION_LIFETIME_SECONDS * 1000;

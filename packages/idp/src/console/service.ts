@@ -4,7 +4,6 @@ import type { OperatorRecord } from '../admin/operator-store.js';
 import type { Operators } from '../admin/operators.js';
 import type { CodeService } from '../authorization-codes/service.js';
 import { type ClientService, CONSOLE_CLIENT_ID } from '../clients/service.js';
-import { pkceChallengeOf } from '../crypto/pkce.js';
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import {
   CONSOLE_SESSION_ABSOLUTE_LIFETIME_SECONDS,
@@ -15,6 +14,7 @@ import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { PasskeyStore } from '../factors/passkey/store.js';
+import { createFirstPartySignIn } from '../oidc/first-party-sign-in.js';
 import type { ConsoleSessionStore } from './store.js';
 
 /** Where the console lives and where the hosted sign-in sends operators back to. */
@@ -78,6 +78,7 @@ export function createConsoleService(deps: {
 }): ConsoleService {
   const { issuer, codes, operators, store, accounts, devices, passkeys, events, hash, now } = deps;
   const redirectUri = `${issuer}${CONSOLE_CALLBACK_PATH}`;
+  const signIn = createFirstPartySignIn({ issuer, clientId: CONSOLE_CLIENT_ID, redirectUri, codes });
   const refused = (message: string) => new ServiceError('ERR_FORBIDDEN', message);
 
   return {
@@ -92,38 +93,12 @@ export function createConsoleService(deps: {
         mfaPolicy: 'required',
       }),
 
-    beginSignIn() {
-      const state = randomToken('');
-      const verifier = randomToken('', 48);
-      const url = new URL(`${issuer}/authorize`);
-      url.search = new URLSearchParams({
-        response_type: 'code',
-        client_id: CONSOLE_CLIENT_ID,
-        redirect_uri: redirectUri,
-        scope: 'openid email',
-        state,
-        code_challenge: pkceChallengeOf(verifier) as string,
-        code_challenge_method: 'S256',
-        // Always a fresh sign-in: the SSO session of an app never opens the console by itself.
-        prompt: 'login',
-      }).toString();
-      return { location: url.toString(), login: `${state}.${verifier}` };
-    },
+    // Always a fresh sign-in: the SSO session of an app never opens the console by itself.
+    beginSignIn: () => signIn.begin({ prompt: 'login' }),
 
-    async finishSignIn({ code, state, iss, login }) {
-      const [expectedState = '', verifier = ''] = (login ?? '').split('.');
-      // RFC 9207: the answer must come from this issuer; the state ties it to this browser's sign-in.
-      if (!expectedState || !safeEqual(state, expectedState) || (iss !== undefined && iss !== issuer))
-        throw refused('This sign-in was not started in this browser, or has expired. Start again.');
-      const redeemed = await codes.redeem(code, randomToken('', 16), {
-        id: CONSOLE_CLIENT_ID,
-        secretKeyHash: null,
-        pkceChallenge: pkceChallengeOf(verifier) ?? null,
-        redirectUri,
-      });
-      const user = redeemed?.user;
-      if (!redeemed || !user) throw refused('This sign-in has expired. Start again.');
-      const { amr, deviceId } = redeemed.code;
+    async finishSignIn(input) {
+      const { user, signedIn } = await signIn.redeem(input);
+      const { amr, deviceId } = signedIn;
       const operator = await operators.findByEmail(user.email);
       const refuse = async (reason: string, message: string) => {
         await events.record({ type: 'operator.refused', userId: user.id, detail: { reason } });
