@@ -9,6 +9,7 @@ import { escapeHtml, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import type { MessageKey } from '../i18n/locales.js';
 import type { PageLanguages } from '../i18n/page-language.js';
+import { FirstPartyCallbackQuery } from '../oidc/first-party-sign-in.js';
 import { parseCookies } from '../oidc/routes.js';
 import { accountPageHtml } from './page.js';
 import { ACCOUNT_PATH, type AccountCaller, type AccountCenter } from './service.js';
@@ -159,13 +160,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
     `${ACCOUNT_PATH}/callback`,
     {
       schema: {
-        querystring: Type.Object({
-          code: Type.Optional(Type.String({ maxLength: 200 })),
-          state: Type.Optional(Type.String({ maxLength: 200 })),
-          iss: Type.Optional(Type.String({ maxLength: 2000 })),
-          error: Type.Optional(Type.String({ maxLength: 200 })),
-          error_description: Type.Optional(Type.String({ maxLength: 2000 })),
-        }),
+        querystring: FirstPartyCallbackQuery,
         response: {
           303: { description: 'to /account, with the session cookie' },
           403: rawResponse(HTML, 'the sign-in was not started in this browser, or expired'),

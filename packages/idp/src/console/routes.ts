@@ -15,6 +15,7 @@ import {
 import { ServiceError } from '../errors.js';
 import { escapeHtml, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import { FirstPartyCallbackQuery } from '../oidc/first-party-sign-in.js';
 import { parseCookies } from '../oidc/routes.js';
 import { CONSOLE_PATH, type ConsoleService } from './service.js';
 
@@ -124,13 +125,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{ console: ConsoleService;
     `${CONSOLE_PATH}/callback`,
     {
       schema: {
-        querystring: Type.Object({
-          code: Type.Optional(Type.String({ maxLength: 200 })),
-          state: Type.Optional(Type.String({ maxLength: 200 })),
-          iss: Type.Optional(Type.String({ maxLength: 2000 })),
-          error: Type.Optional(Type.String({ maxLength: 200 })),
-          error_description: Type.Optional(Type.String({ maxLength: 2000 })),
-        }),
+        querystring: FirstPartyCallbackQuery,
         response: {
           303: { description: 'to /admin, with the session cookie' },
           403: rawResponse(HTML, 'the sign-in was refused: not an operator, no second factor, or not started in this browser'),

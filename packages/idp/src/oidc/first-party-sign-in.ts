@@ -1,3 +1,4 @@
+import { Type } from 'typebox';
 import type { User } from '../accounts/store.js';
 import type { CodeService } from '../authorization-codes/service.js';
 import type { RedeemedCode } from '../authorization-codes/store.js';
@@ -73,3 +74,12 @@ export function createFirstPartySignIn({
     },
   };
 }
+
+/** The callback's query, as /authorize answers it (RFC 6749 4.1.2, RFC 9207 `iss`), bounded. */
+export const FirstPartyCallbackQuery = Type.Object({
+  code: Type.Optional(Type.String({ maxLength: 200 })),
+  state: Type.Optional(Type.String({ maxLength: 200 })),
+  iss: Type.Optional(Type.String({ maxLength: 2000 })),
+  error: Type.Optional(Type.String({ maxLength: 200 })),
+  error_description: Type.Optional(Type.String({ maxLength: 2000 })),
+});
