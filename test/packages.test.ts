@@ -202,6 +202,8 @@ describe('the packed packages, installed outside the workspace', { timeout: 240_
       args: ['--no-sandbox', '--disable-gpu', '--no-first-run'],
     });
     try {
+      // Only `start` makes the data folder (a mistyped --data is refused); a command run first needs it made.
+      mkdirSync(join(serviceDir, 'data'), { recursive: true });
       const client = JSON.parse((await npx('clients', 'create', '--name', 'Packaged', '--origin', pages.origin, '--json')).stdout) as {
         clientId: string;
         publishableKey: string;
