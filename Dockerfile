@@ -15,6 +15,8 @@ COPY package.json package-lock.json ./
 COPY packages/protocol/package.json packages/protocol/
 COPY packages/web/package.json packages/web/
 COPY packages/oauth-client/package.json packages/oauth-client/
+COPY packages/hosted/package.json packages/hosted/
+COPY packages/console/package.json packages/console/
 COPY packages/idp/package.json packages/idp/
 COPY examples/demo/package.json examples/demo/
 RUN npm ci --no-audit --no-fund
