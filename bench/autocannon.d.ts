@@ -14,6 +14,8 @@ declare module 'autocannon' {
     pipelining?: number;
     duration?: number;
     maxOverallRequests?: number;
+    /** Requests per second across all connections. */
+    overallRate?: number;
     requests?: Request[];
   }
   export interface Result {

@@ -67,7 +67,10 @@ const provider = new Provider('http://127.0.0.1', {
   ],
   jwks: { keys: [jwk as never] },
   claims: { openid: ['sub'], email: ['email', 'email_verified'] },
-  findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id, email: `${id}@example.com`, email_verified: true }) }),
+  findAccount: (_ctx: unknown, id: string) => ({
+    accountId: id,
+    claims: () => ({ sub: id, email: `${id}@example.com`, email_verified: true }),
+  }),
   // The ID token carries email like the service's (by default oidc-provider moves it to userinfo).
   conformIdTokenClaims: false,
   features: { devInteractions: { enabled: false } },

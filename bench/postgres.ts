@@ -203,7 +203,8 @@ function machineTicks() {
   return { busy: total - idle - iowait, iowait, total };
 }
 
-interface PgMeasurement extends Measurement {
+/** The nodes are child processes here: their main threads are not sampled (load.ts's mainThread* needs an in-process server). */
+interface PgMeasurement extends Omit<Measurement, 'mainThreadBusy' | 'mainThreadMsPerUnit' | 'serverCpuMsPerUnit'> {
   nodes: number;
   connections: number;
   /** Share of the machine used by PostgreSQL (all its processes); serverCpu is the service nodes only. */

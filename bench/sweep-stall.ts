@@ -87,7 +87,12 @@ try {
       publishable_key_hash: 'p',
       secret_key_hash: 's',
       origins: '[]',
+      redirect_uris: '[]',
+      post_logout_redirect_uris: '[]',
+      client_type: 'confidential',
       mfa_policy: 'optional',
+      passkey_satisfies_mfa: 1,
+      dpop_bound_access_tokens: 0,
       id_token_signed_response_alg: 'RS256',
       created_at: now,
     })

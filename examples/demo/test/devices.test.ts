@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
+import { inPage } from './fixtures.ts';
 import { plainPage, SEND_WINDOW_MS, type Stack, screenshot, startStack } from './harness.ts';
 
 describe('devices in a real browser', { timeout: 6 * 60_000 }, () => {
@@ -42,8 +43,7 @@ describe('devices in a real browser', { timeout: 6 * 60_000 }, () => {
     return page;
   }
 
-  const lib = <T = any>(page: Page, script: string, arg?: unknown): Promise<T> =>
-    page.evaluate(({ script, arg }) => new Function('arg', `return (async () => { ${script} })();`)(arg), { script, arg });
+  const lib = inPage;
 
   /** Device records this browser keeps in IndexedDB (service-web's database). */
   const storedKeys = (page: Page) =>

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { demoSignUp } from './fixtures.ts';
 import { type Stack, screenshot, startStack } from './harness.ts';
 
 describe('DPoP with the device key in a real browser', { timeout: 4 * 60_000 }, () => {
@@ -31,16 +32,7 @@ describe('DPoP with the device key in a real browser', { timeout: 4 * 60_000 }, 
     });
     await page.goto(stack.demoUrl);
     await page.waitForSelector('#app[data-ready="true"]');
-    const seen = (await stack.mails(email)).length;
-    await page.fill('#email', email);
-    await page.click('#email-step button[type=submit]');
-    await page.waitForSelector('#otp-step:not([hidden])');
-    await page.fill('#otp', await stack.nextMailOtp(email, seen));
-    await page.click('#otp-step button[type=submit]');
-    await page.waitForSelector('#method-step:not([hidden])');
-    await page.check('#method-step input[value=none]');
-    await page.click('#method-step button[type=submit]');
-    await page.waitForURL(`${stack.demoUrl}/account`);
+    await demoSignUp(stack, page, email);
 
     // RFC 9449 8: the first exchange was asked for the service's nonce, and the page signed again with it.
     assert.deepEqual(

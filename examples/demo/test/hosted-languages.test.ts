@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
+import { watchedPage } from './fixtures.ts';
 import { type Stack, screenshot, startStack } from './harness.ts';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -73,13 +74,8 @@ describe('the hosted pages in the user’s language, in a real browser', { timeo
   }
 
   async function freshPage(options: { locale?: string; javaScriptEnabled?: boolean } = {}): Promise<Page> {
-    const context = await stack.browser.newContext(options);
-    contexts.push(context);
-    const page = await context.newPage();
-    page.setDefaultTimeout(20_000);
-    page.on('console', (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
-    });
+    const page = await watchedPage(stack.browser, violations, options);
+    contexts.push(page.context());
     return page;
   }
 

@@ -21,8 +21,9 @@ import { after, before, describe, it } from 'node:test';
 import * as OTPAuth from 'otpauth';
 import type { BrowserContext, Page } from 'playwright-core';
 import { encode } from 'uqr';
-import { postLogoutRedirectUri, type RunningOidcApp, startOidcApp } from '../src/oidc-app.ts';
-import { freePort, type Stack, screenshot, startStack } from './harness.ts';
+import { postLogoutRedirectUri, type RunningOidcApp } from '../src/oidc-app.ts';
+import { emailAndCode, startRegisteredOidcApp, watchedPage } from './fixtures.ts';
+import { type Stack, screenshot, startStack } from './harness.ts';
 
 describe('an SDK-free app with express-openid-connect on the hosted pages, in a real browser', { timeout: 5 * 60_000 }, () => {
   let stack: Stack;
@@ -34,36 +35,10 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
   const violations: string[] = [];
   const run = Date.now().toString(36);
 
-  async function app(name: string, mfaPolicy?: 'required'): Promise<RunningOidcApp> {
-    const port = await freePort();
-    const origin = `http://127.0.0.1:${port}`;
-    const keys = await stack.idp<{ clientId: string; secretKey: string }>(
-      'clients',
-      'create',
-      '--name',
-      name,
-      '--redirect-uri',
-      `${origin}/callback`,
-      '--post-logout-redirect-uri',
-      postLogoutRedirectUri(origin),
-    );
-    if (mfaPolicy) await stack.cli('clients', 'update', keys.clientId, '--mfa-policy', mfaPolicy);
-    return startOidcApp({
-      issuerBaseURL: stack.serviceUrl,
-      publicOrigin: origin,
-      clientId: keys.clientId,
-      clientSecret: keys.secretKey,
-      port,
-      log: (line) => {
-        if (process.env.DEBUG_OIDC) console.log(line);
-      },
-    });
-  }
-
   before(async () => {
     stack = await startStack();
-    wiki = await app('Acme Wiki');
-    strict = await app('Strict Wiki', 'required');
+    wiki = await startRegisteredOidcApp(stack, 'Acme Wiki');
+    strict = await startRegisteredOidcApp(stack, 'Strict Wiki', { mfaPolicy: 'required' });
   });
   after(async () => {
     await wiki?.close();
@@ -73,25 +48,9 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
 
   /** A page in a browser context of its own (a device of its own). */
   async function freshPage(): Promise<Page> {
-    const context = await stack.browser.newContext();
-    contexts.push(context);
-    const page = await context.newPage();
-    page.setDefaultTimeout(20_000);
-    page.on('console', (message) => {
-      if (process.env.DEBUG_OIDC) console.log('page:', message.text());
-      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
-    });
+    const page = await watchedPage(stack.browser, violations);
+    contexts.push(page.context());
     return page;
-  }
-
-  /** The hosted page's first two steps for a new device: the address, then the code from the mailbox. */
-  async function emailAndCode(page: Page, email: string) {
-    await page.getByLabel('Email address').fill(email);
-    const seen = (await stack.mails(email)).length;
-    await page.getByRole('button', { name: 'Continue' }).click();
-    const otp = page.getByLabel(/6-digit code we emailed/);
-    await otp.fill(await stack.nextMailOtp(email, seen));
-    await otp.press('Enter');
   }
 
   /**
@@ -121,7 +80,7 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
     await page.getByRole('link', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { name: 'Sign in to Acme Wiki' }).waitFor();
     assert.ok(page.url().startsWith(`${stack.serviceUrl}/signin?request=`), 'the middleware sent the browser to the hosted page');
-    await emailAndCode(page, email);
+    await emailAndCode(stack, page, email);
     await page.waitForURL(`${wiki.url}/`);
     assert.equal(await page.locator('#who').textContent(), email);
 
@@ -166,7 +125,7 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
     const page = await freshPage();
     await page.goto(`${strict.url}/login`);
     await page.getByRole('heading', { name: 'Sign in to Strict Wiki' }).waitFor();
-    await emailAndCode(page, email);
+    await emailAndCode(stack, page, email);
 
     await page.getByRole('group', { name: /Strict Wiki requires a second factor/ }).waitFor();
     await page.getByLabel('A code by SMS').check();
@@ -198,7 +157,7 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
     const email = `totp.${run}@example.com`;
     const page = await freshPage();
     await page.goto(`${strict.url}/login`);
-    await emailAndCode(page, email);
+    await emailAndCode(stack, page, email);
     await page.getByLabel('An authenticator app').check();
     await page.getByRole('button', { name: 'Continue' }).click();
 
@@ -282,7 +241,7 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
     await victim.close();
 
     // The real sign-in in the same browser is unharmed.
-    await emailAndCode(page, `framed.${run}@example.com`);
+    await emailAndCode(stack, page, `framed.${run}@example.com`);
     await page.waitForURL(`${wiki.url}/`);
     violations.splice(0, violations.length, ...violations.filter((line) => !/frame-ancestors|X-Frame-Options/i.test(line)));
   });

@@ -10,7 +10,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as oidc from 'openid-client';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
+import { authorizationRequest, type RelyingParty, registerRelyingParty, watchedPage } from './fixtures.ts';
 import { type PageServer, type Stack, screenshot, servePages, startStack } from './harness.ts';
 
 describe('hosted sign-in with openid-client in a real browser', { timeout: 5 * 60_000 }, () => {
@@ -18,33 +19,14 @@ describe('hosted sign-in with openid-client in a real browser', { timeout: 5 * 6
   let rpPages: PageServer;
   let context: BrowserContext;
   const email = `oidc.${Date.now().toString(36)}@example.com`;
-  const apps: Array<{ config: oidc.Configuration; redirectUri: string }> = [];
+  const apps: RelyingParty[] = [];
   const violations: string[] = [];
 
   before(async () => {
     stack = await startStack();
     rpPages = await servePages();
-    for (const [name, path, type] of [
-      ['Research Portal', '/callback', 'confidential'],
-      ['Second App', '/second/callback', 'public'],
-    ] as const) {
-      const redirectUri = `${rpPages.origin}${path}`;
-      rpPages.pages.set(path, '<!doctype html><title>callback</title><p>back at the app</p>');
-      const keys = await stack.idp<{ clientId: string; secretKey?: string }>(
-        'clients',
-        'create',
-        '--name',
-        name,
-        '--redirect-uri',
-        redirectUri,
-        ...(type === 'public' ? ['--public'] : []),
-      );
-      const auth = keys.secretKey ? oidc.ClientSecretPost(keys.secretKey) : oidc.None();
-      const config = await oidc.discovery(new URL(stack.serviceUrl), keys.clientId, undefined, auth, {
-        execute: [oidc.allowInsecureRequests], // loopback over http
-      });
-      apps.push({ config, redirectUri });
-    }
+    apps.push(await registerRelyingParty(stack, rpPages, 'Research Portal', '/callback'));
+    apps.push(await registerRelyingParty(stack, rpPages, 'Second App', '/second/callback', { public: true }));
     context = await stack.browser.newContext();
   });
   after(async () => {
@@ -56,29 +38,10 @@ describe('hosted sign-in with openid-client in a real browser', { timeout: 5 * 6
   async function start(index: number, extra: Record<string, string> = {}) {
     const app = apps[index];
     assert.ok(app);
-    const verifier = oidc.randomPKCECodeVerifier();
-    const expected = { pkceCodeVerifier: verifier, expectedState: oidc.randomState(), expectedNonce: oidc.randomNonce() };
-    const url = oidc.buildAuthorizationUrl(app.config, {
-      redirect_uri: app.redirectUri,
-      scope: 'openid email',
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state: expected.expectedState,
-      nonce: expected.expectedNonce,
-      ...extra,
-    });
-    return { app, url, expected };
+    return { app, ...(await authorizationRequest(app, extra)) };
   }
 
-  async function newPage(into = context): Promise<Page> {
-    const page = await into.newPage();
-    page.setDefaultTimeout(20_000);
-    page.on('console', (message) => {
-      if (process.env.DEBUG_OIDC) console.log('page:', message.text());
-      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
-    });
-    return page;
-  }
+  const newPage = (into = context) => watchedPage(into, violations);
 
   it('signs in on the hosted pages and openid-client validates the callback and the ID token', async () => {
     const { app, url, expected } = await start(0, { login_hint: email });

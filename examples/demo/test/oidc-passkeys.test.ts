@@ -13,8 +13,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import * as oidc from 'openid-client';
 import type { BrowserContext, Page } from 'playwright-core';
+import {
+  addVirtualAuthenticator,
+  authorizationRequest,
+  callbackClaims,
+  emailAndCode,
+  type RelyingParty,
+  registerRelyingParty,
+  watchedPage,
+} from './fixtures.ts';
 import { type PageServer, type Stack, screenshot, servePages, startStack } from './harness.ts';
 
 describe('passkeys on the hosted sign-in pages with openid-client in a real browser', { timeout: 5 * 60_000 }, () => {
@@ -24,42 +32,23 @@ describe('passkeys on the hosted sign-in pages with openid-client in a real brow
   let page: Page;
   let passkeyId = '';
   const email = `hosted.pk.${Date.now().toString(36)}@example.com`;
-  const apps: Array<{ config: oidc.Configuration; redirectUri: string }> = [];
+  const apps: RelyingParty[] = [];
   const violations: string[] = [];
   const gets: Array<{ mediation: string; autocomplete: string }> = [];
 
   before(async () => {
     stack = await startStack({ serviceHost: 'localhost' });
     rpPages = await servePages();
-    for (const [name, path, type] of [
-      ['Research Portal', '/callback', 'confidential'],
-      ['Second App', '/second/callback', 'public'],
-      ['Strict App', '/strict/callback', 'confidential'],
-    ] as const) {
-      const redirectUri = `${rpPages.origin}${path}`;
-      rpPages.pages.set(path, '<!doctype html><title>callback</title><p>back at the app</p>');
-      const keys = await stack.idp<{ clientId: string; secretKey?: string }>(
-        'clients',
-        'create',
-        '--name',
-        name,
-        '--redirect-uri',
-        redirectUri,
-        ...(type === 'public' ? ['--public'] : []),
-      );
-      if (name === 'Strict App') await stack.cli('clients', 'update', keys.clientId, '--mfa-policy', 'required', '--passkey-mfa', 'no');
-      const auth = keys.secretKey ? oidc.ClientSecretPost(keys.secretKey) : oidc.None();
-      const config = await oidc.discovery(new URL(stack.serviceUrl), keys.clientId, undefined, auth, {
-        execute: [oidc.allowInsecureRequests], // loopback over http
-      });
-      apps.push({ config, redirectUri });
-    }
+    apps.push(await registerRelyingParty(stack, rpPages, 'Research Portal', '/callback'));
+    apps.push(await registerRelyingParty(stack, rpPages, 'Second App', '/second/callback', { public: true }));
+    apps.push(
+      await registerRelyingParty(stack, rpPages, 'Strict App', '/strict/callback', {
+        mfaPolicy: 'required',
+        update: ['--passkey-mfa', 'no'],
+      }),
+    );
     context = await stack.browser.newContext();
-    page = await context.newPage();
-    page.setDefaultTimeout(20_000);
-    page.on('console', (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
-    });
+    page = await watchedPage(context, violations);
     // Every navigator.credentials.get the hosted page makes: its mediation, and the email field's autocomplete then.
     await page.exposeFunction('recordGet', (call: { mediation: string; autocomplete: string }) => gets.push(call));
     await context.addInitScript(`{
@@ -69,25 +58,9 @@ describe('passkeys on the hosted sign-in pages with openid-client in a real brow
         return get(options);
       };
     }`);
-    await addAuthenticator(context, page);
+    await addVirtualAuthenticator(page);
   });
 
-  /** A virtual platform authenticator (user-verifying) for this tab, across its navigations. */
-  async function addAuthenticator(browserContext: BrowserContext, tab: Page, userVerified = true) {
-    const cdp = await browserContext.newCDPSession(tab);
-    await cdp.send('WebAuthn.enable', { enableUI: false });
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        ctap2Version: 'ctap2_1',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: userVerified,
-        automaticPresenceSimulation: true,
-      },
-    });
-  }
   after(async () => {
     await rpPages?.close();
     await stack?.close();
@@ -97,25 +70,11 @@ describe('passkeys on the hosted sign-in pages with openid-client in a real brow
   async function start(index: number, extra: Record<string, string> = {}) {
     const app = apps[index];
     assert.ok(app);
-    const verifier = oidc.randomPKCECodeVerifier();
-    const expected = { pkceCodeVerifier: verifier, expectedState: oidc.randomState(), expectedNonce: oidc.randomNonce() };
-    const url = oidc.buildAuthorizationUrl(app.config, {
-      redirect_uri: app.redirectUri,
-      scope: 'openid email',
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state: expected.expectedState,
-      nonce: expected.expectedNonce,
-      ...extra,
-    });
-    return { app, url, expected };
+    return { app, ...(await authorizationRequest(app, extra)) };
   }
 
   const claimsAt = async (started: Awaited<ReturnType<typeof start>>) => {
-    await page.waitForURL(`${started.app.redirectUri}?**`);
-    const tokens = await oidc.authorizationCodeGrant(started.app.config, new URL(page.url()), started.expected);
-    const claims = tokens.claims();
-    assert.ok(claims);
+    const claims = await callbackClaims(page, started.app, started.expected);
     assert.equal(claims.email, email);
     return claims;
   };
@@ -165,31 +124,20 @@ describe('passkeys on the hosted sign-in pages with openid-client in a real brow
   /** A new user's email sign-in to Research Portal in a fresh browser, up to the passkey offer; `choose` answers it. */
   async function signInThenOffer(label: string, choose: (tab: Page) => Promise<void>, userVerified = true) {
     const other = `hosted.pk.${label}.${Date.now().toString(36)}@example.com`;
-    const fresh = await stack.browser.newContext();
-    const tab = await fresh.newPage();
-    tab.setDefaultTimeout(20_000);
-    tab.on('console', (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
-    });
-    await addAuthenticator(fresh, tab, userVerified);
+    const tab = await watchedPage(stack.browser, violations);
+    await addVirtualAuthenticator(tab, { isUserVerified: userVerified });
     const research = await start(0, { login_hint: other });
     await tab.goto(research.url.href);
-    const seen = (await stack.mails(other)).length;
-    await tab.getByRole('button', { name: 'Continue' }).click();
-    const otp = tab.getByLabel(/6-digit code we emailed/);
-    await otp.fill(await stack.nextMailOtp(other, seen));
-    await otp.press('Enter');
+    await emailAndCode(stack, tab, other);
     await tab.getByRole('heading', { name: 'Sign in faster next time with a passkey' }).waitFor();
     await choose(tab);
-    await tab.waitForURL(`${research.app.redirectUri}?**`);
-    const tokens = await oidc.authorizationCodeGrant(research.app.config, new URL(tab.url()), research.expected);
-    assert.equal(tokens.claims()?.email, other);
+    assert.equal((await callbackClaims(tab, research.app, research.expected)).email, other);
     const { devices } = await stack.idp<{ devices: Array<{ kind: string }> }>('devices', 'list', '--user', other);
     assert.deepEqual(
       devices.filter((d) => d.kind === 'passkey'),
       [],
     );
-    await fresh.close();
+    await tab.context().close();
   }
 
   it('"Not now" goes straight on to the app, and adds no passkey', async () => {

@@ -9,7 +9,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as oidc from 'openid-client';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
+import { authorizationRequest, watchedPage } from './fixtures.ts';
 import { type PageServer, type Stack, screenshot, servePages, startStack } from './harness.ts';
 
 describe('refresh, revocation and logout with openid-client in a real browser', { timeout: 5 * 60_000 }, () => {
@@ -49,28 +50,14 @@ describe('refresh, revocation and logout with openid-client in a real browser', 
     await stack?.close();
   });
 
-  async function newPage(): Promise<Page> {
-    const page = await context.newPage();
-    page.setDefaultTimeout(20_000);
-    page.on('console', (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
-    });
-    return page;
-  }
+  const newPage = () => watchedPage(context, violations);
 
   /** Signs in on the hosted pages (email code the first time, the remembered device after) and redeems the code. */
   async function signIn(extra: Record<string, string> = {}) {
-    const verifier = oidc.randomPKCECodeVerifier();
-    const expected = { pkceCodeVerifier: verifier, expectedState: oidc.randomState(), expectedNonce: oidc.randomNonce() };
-    const url = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: redirectUri,
-      scope: 'openid email offline_access',
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state: expected.expectedState,
-      nonce: expected.expectedNonce,
-      ...extra,
-    });
+    const { url, expected } = await authorizationRequest(
+      { name: 'Research Portal', clientId: config.clientMetadata().client_id, config, redirectUri },
+      { scope: 'openid email offline_access', ...extra },
+    );
     const page = await newPage();
     await page.goto(url.href);
     if (!page.url().startsWith(redirectUri)) {

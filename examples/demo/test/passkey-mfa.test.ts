@@ -11,9 +11,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { CDPSession, Page } from 'playwright-core';
-import { startDemo } from '../src/server.ts';
-import { freePort, ROOT, type Stack, screenshot, startStack } from './harness.ts';
+import { addVirtualAuthenticator, demoEmailAndCode, inPage, redeemCode, startRegisteredDemo } from './fixtures.ts';
+import { ROOT, type Stack, screenshot, startStack } from './harness.ts';
 
 describe('a passkey as the MFA method, in a real browser', { timeout: 5 * 60_000 }, () => {
   let stack: Stack;
@@ -49,42 +48,15 @@ describe('a passkey as the MFA method, in a real browser', { timeout: 5 * 60_000
     await stack?.close();
   });
 
-  async function authenticatorOn(page: Page): Promise<{ cdp: CDPSession; authenticatorId: string }> {
-    const cdp = await page.context().newCDPSession(page);
-    await cdp.send('WebAuthn.enable', { enableUI: false });
-    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        ctap2Version: 'ctap2_1',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
-    return { cdp, authenticatorId };
-  }
+  const lib = inPage;
 
-  const lib = <T = any>(page: Page, script: string, arg?: unknown): Promise<T> =>
-    page.evaluate(({ script, arg }) => new Function('arg', `return (async () => { ${script} })();`)(arg), { script, arg });
-
-  async function claims(code: string) {
-    const response = await fetch(`${stack.serviceUrl}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: client.secretKey }),
-    });
-    const body = await response.json();
-    assert.equal(response.status, 200, JSON.stringify(body));
-    return JSON.parse(Buffer.from(body.id_token.split('.')[1], 'base64url').toString());
-  }
+  const claims = (code: string) => redeemCode(stack, client, code);
 
   it('enrolls a passkey as the MFA method at registration, then passes the MFA step with it (remember_me)', async () => {
     const email = newEmail();
     const page = await (await stack.browser.newContext()).newPage();
     page.setDefaultTimeout(20_000);
-    const authenticator = await authenticatorOn(page);
+    const authenticator = await addVirtualAuthenticator(page);
     await page.goto(`${origin}/passkey-mfa.html`);
     const ready = (await (await page.waitForFunction(() => (window as any).__ready)).jsonValue()) as any[];
     assert.deepEqual(
@@ -120,31 +92,15 @@ describe('a passkey as the MFA method, in a real browser', { timeout: 5 * 60_000
   });
 
   it('the demo offers the passkey as the second step, shows the recovery codes, and asks for the passkey at the next sign-in', async () => {
-    const port = await freePort();
-    const demoOrigin = `http://localhost:${port}`;
-    const keys = await stack.idp<{ clientId: string; publishableKey: string; secretKey: string }>(
-      'clients',
-      'create',
-      '--name',
-      'Acme Notes',
-      '--origin',
-      demoOrigin,
-    );
-    const demo = await startDemo({ serviceUrl: stack.serviceUrl, publicOrigin: demoOrigin, ...keys, port, log: () => undefined });
+    const { demo, origin: demoOrigin } = await startRegisteredDemo(stack);
     try {
       const email = newEmail();
       const page = await (await stack.browser.newContext()).newPage();
       page.setDefaultTimeout(20_000);
-      await authenticatorOn(page);
+      await addVirtualAuthenticator(page);
       await page.goto(demoOrigin);
       await page.waitForSelector('#app[data-ready="true"]');
-      const seen = (await stack.mails(email)).length;
-      await page.fill('#email', email);
-      await page.click('#email-step button[type=submit]');
-      await page.waitForSelector('#otp-step:not([hidden])');
-      await page.fill('#otp', await stack.nextMailOtp(email, seen));
-      await page.click('#otp-step button[type=submit]');
-      await page.waitForSelector('#method-step:not([hidden])');
+      await demoEmailAndCode(stack, page, email);
       assert.equal(await page.isVisible('#method-step .option[data-method="passkey"]'), true, 'the passkey is offered');
       await page.check('#method-step input[value=passkey]');
       await page.click('#method-step button[type=submit]');

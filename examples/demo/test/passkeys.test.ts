@@ -15,14 +15,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { BrowserContext, CDPSession, Page } from 'playwright-core';
-import { startDemo } from '../src/server.ts';
-import { freePort, ROOT, type Stack, screenshot, startStack } from './harness.ts';
-
-interface VirtualAuthenticator {
-  cdp: CDPSession;
-  authenticatorId: string;
-}
+import type { BrowserContext, Page } from 'playwright-core';
+import { addVirtualAuthenticator, demoSignUp, inPage, redeemCode, startRegisteredDemo, type VirtualAuthenticator } from './fixtures.ts';
+import { ROOT, type Stack, screenshot, startStack } from './harness.ts';
 
 describe('passkeys in a real browser', { timeout: 5 * 60_000 }, () => {
   let stack: Stack;
@@ -80,26 +75,7 @@ describe('passkeys in a real browser', { timeout: 5 * 60_000 }, () => {
     return { page, context };
   }
 
-  async function addAuthenticator(page: Page, options: Record<string, unknown> = {}): Promise<VirtualAuthenticator> {
-    const cdp = await page.context().newCDPSession(page);
-    await cdp.send('WebAuthn.enable', { enableUI: false });
-    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        ctap2Version: 'ctap2_1',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-        ...options,
-      },
-    });
-    return { cdp, authenticatorId };
-  }
-
-  const lib = <T = any>(page: Page, script: string, arg?: unknown): Promise<T> =>
-    page.evaluate(({ script, arg }) => new Function('arg', `return (async () => { ${script} })();`)(arg), { script, arg });
+  const lib = inPage;
 
   /** A remembered device for a new user: authenticate, the mailed code, verifyEmailOtp, verifyDevice. */
   async function signUp(page: Page, email: string) {
@@ -127,23 +103,14 @@ describe('passkeys in a real browser', { timeout: 5 * 60_000 }, () => {
     if (home.authenticator) {
       await home.authenticator.cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId: home.authenticator.authenticatorId });
     }
-    const authenticator = await addAuthenticator(page);
+    const authenticator = await addVirtualAuthenticator(page);
     home.authenticator = authenticator;
     const added = await lib(page, 'return passkeys.add(arg);', { userid: email, name });
     assert.equal(added.status, 'SUCCESS', JSON.stringify(added));
     return { email, page, authenticator, passkeyId: added.deviceId as string };
   }
 
-  async function claims(code: string) {
-    const response = await fetch(`${stack.serviceUrl}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: client.secretKey }),
-    });
-    const body = await response.json();
-    assert.equal(response.status, 200, JSON.stringify(body));
-    return JSON.parse(Buffer.from(body.id_token.split('.')[1], 'base64url').toString());
-  }
+  const claims = (code: string) => redeemCode(stack, client, code);
 
   it('registers a passkey on a signed-in device; it is listed; a fresh browser signs in with it, without and with the address', async () => {
     const { email, page, authenticator, passkeyId } = await withPasskey();
@@ -156,7 +123,7 @@ describe('passkeys in a real browser', { timeout: 5 * 60_000 }, () => {
     // Another browser (no remembered device) with the same authenticator's credential: a phone's passkey, say.
     const { credentials } = await authenticator.cdp.send('WebAuthn.getCredentials', { authenticatorId: authenticator.authenticatorId });
     const other = await openPage();
-    const otherAuthenticator = await addAuthenticator(other.page);
+    const otherAuthenticator = await addVirtualAuthenticator(other.page);
     await otherAuthenticator.cdp.send('WebAuthn.addCredential', {
       authenticatorId: otherAuthenticator.authenticatorId,
       credential: credentials[0] as any,
@@ -189,7 +156,7 @@ describe('passkeys in a real browser', { timeout: 5 * 60_000 }, () => {
     const copied = credentials[0] as any;
     for (let i = 0; i < 2; i++) assert.equal((await lib(page, 'return passkeys.signIn();')).status, 'SUCCESS');
     const clone = await openPage();
-    const cloneAuthenticator = await addAuthenticator(clone.page);
+    const cloneAuthenticator = await addVirtualAuthenticator(clone.page);
     await cloneAuthenticator.cdp.send('WebAuthn.addCredential', {
       authenticatorId: cloneAuthenticator.authenticatorId,
       credential: { ...copied, signCount: 0 },
@@ -203,7 +170,7 @@ describe('passkeys in a real browser', { timeout: 5 * 60_000 }, () => {
     const { authenticator } = await withPasskey();
     const { credentials } = await authenticator.cdp.send('WebAuthn.getCredentials', { authenticatorId: authenticator.authenticatorId });
     const elsewhere = await openPage(subOrigin);
-    const moved = await addAuthenticator(elsewhere.page);
+    const moved = await addVirtualAuthenticator(elsewhere.page);
     await moved.cdp.send('WebAuthn.addCredential', {
       authenticatorId: moved.authenticatorId,
       credential: { ...(credentials[0] as any), rpId: 'sub.localhost' },
@@ -234,35 +201,16 @@ describe('passkeys in a real browser', { timeout: 5 * 60_000 }, () => {
   });
 
   it('the demo: "Add a passkey" on the account page, then "Sign in with a passkey" elsewhere, no address typed', async () => {
-    const port = await freePort();
-    const demoOrigin = `http://localhost:${port}`;
-    const keys = await stack.idp<{ clientId: string; publishableKey: string; secretKey: string }>(
-      'clients',
-      'create',
-      '--name',
-      'Acme Notes',
-      '--origin',
-      demoOrigin,
-    );
-    const demo = await startDemo({ serviceUrl: stack.serviceUrl, publicOrigin: demoOrigin, ...keys, port, log: () => undefined });
+    const { demo, origin: demoOrigin } = await startRegisteredDemo(stack);
     try {
       const email = newEmail();
       const laptop = await (await stack.browser.newContext()).newPage();
       laptop.setDefaultTimeout(20_000);
-      const authenticator = await addAuthenticator(laptop);
+      const authenticator = await addVirtualAuthenticator(laptop);
       await laptop.goto(demoOrigin);
       await laptop.waitForSelector('#app[data-ready="true"]');
       assert.equal(await laptop.isVisible('#passkey-signin'), true, 'offered on a domain, with WebAuthn');
-      const seen = (await stack.mails(email)).length;
-      await laptop.fill('#email', email);
-      await laptop.click('#email-step button[type=submit]');
-      await laptop.waitForSelector('#otp-step:not([hidden])');
-      await laptop.fill('#otp', await stack.nextMailOtp(email, seen));
-      await laptop.click('#otp-step button[type=submit]');
-      await laptop.waitForSelector('#method-step:not([hidden])');
-      await laptop.check('#method-step input[value=none]');
-      await laptop.click('#method-step button[type=submit]');
-      await laptop.waitForURL(`${demoOrigin}/account`);
+      await demoSignUp(stack, laptop, email, demoOrigin);
       await laptop.waitForSelector('#account[data-state="ready"]');
       await laptop.click('#add-passkey');
       await laptop.waitForSelector('#account[data-passkey="SUCCESS"]');
@@ -272,7 +220,7 @@ describe('passkeys in a real browser', { timeout: 5 * 60_000 }, () => {
       const { credentials } = await authenticator.cdp.send('WebAuthn.getCredentials', { authenticatorId: authenticator.authenticatorId });
       const phone = await (await stack.browser.newContext()).newPage();
       phone.setDefaultTimeout(20_000);
-      const phoneAuthenticator = await addAuthenticator(phone);
+      const phoneAuthenticator = await addVirtualAuthenticator(phone);
       await phoneAuthenticator.cdp.send('WebAuthn.addCredential', {
         authenticatorId: phoneAuthenticator.authenticatorId,
         credential: credentials[0] as any,

@@ -299,16 +299,14 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const passkeyOffer = createPasskeyOffer({ oidc, passkeys, clients, mailer, templates, now });
   const logout = createLogoutService({ issuer: config.issuer, clients, keyring, oidc, events, hash });
   // The service's own first-party apps (built-in clients signing in through the hosted pages): the account center and the console.
-  const firstParty = { clients, codes, accounts, devices, events, hash, now };
+  const firstParty = { issuer: config.issuer, clients, codes, accounts, devices, passkeys: passkeyStore, hash, deviceIdleMs: idleMs, now };
   const account = createAccountCenter({
     ...firstParty,
-    issuer: config.issuer,
-    passkeys: passkeyStore,
     users,
-    deviceIdleMs: idleMs,
+    events,
     revokeAppTokens: (userId, clientId) => refreshTokens.revokeUserClient(userId, clientId),
   });
-  const operatorConsole = openConsole(db, config.issuer, idleMs, { ...firstParty, passkeyStore });
+  const operatorConsole = openConsole(db, { ...firstParty, events });
 
   return {
     config,

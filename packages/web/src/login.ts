@@ -32,7 +32,6 @@ export async function authenticate(
   if (isBadPkce(codeChallenge, method)) return invalid('code_challenge must be an S256 challenge');
 
   const email = normalizeEmail(userid);
-  session.pending.delete(email);
   const proof = await deviceProof(session, email);
   if (proof?.status) return proof;
 
@@ -44,7 +43,9 @@ export async function authenticate(
     codeChallengeMethod: codeChallenge && 'S256',
     deviceProof: proof?.jws,
   });
+  // Refused (rate limit, network): the code already sent, and its pending step, still stand.
   if (failed) return failed;
+  session.pending.delete(email);
   const { status, code, deviceToken, sessionId, method: mfaMethod } = body;
   const message = messageOf(body);
   const hasCode = typeof code === 'string';

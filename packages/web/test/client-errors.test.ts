@@ -191,3 +191,25 @@ test('a 2xx answer the library does not understand is SERVICE_ERROR', async () =
   await client.init('pk_test', BASE_URL);
   assert.equal((await client.authenticate('ann@example.com')).status, 'SERVICE_ERROR');
 });
+
+test('a refused second authenticate (rate limited) keeps the code already sent: it still verifies', async () => {
+  let authenticates = 0;
+  const service = fakeFetch({
+    ...CLIENT_ROUTE,
+    'POST /v1/authenticate': () =>
+      ++authenticates === 1
+        ? { status: 200, body: { status: 'OTP_NEEDED', message: 'Code sent', deviceToken: 'dt_first' } }
+        : { status: 429, body: { code: 'ERR_RATE_LIMITED', message: 'Wait before asking for another code.', retryAfter: 30 } },
+    'POST /v1/email-otp/verify': (call) =>
+      call.body?.deviceToken === 'dt_first' && call.body?.otp === '123456'
+        ? { status: 200, body: { status: 'SUCCESS', message: 'Verified' } }
+        : { status: 400, body: { code: 'ERR_SESSION_EXPIRED', message: 'Start again.' } },
+  });
+  const client = new ServiceClient({ fetch: service.fetch });
+  await client.init('pk_test', BASE_URL);
+  assert.equal((await client.authenticate('ann@example.com')).status, 'OTP_NEEDED');
+  assert.equal((await client.authenticate('ann@example.com')).status, 'RATE_LIMITED');
+  const verified = await client.verifyEmailOtp({ userid: 'ann@example.com', otp: '123456' });
+  assert.equal(verified.status, 'SUCCESS', JSON.stringify(verified));
+  assert.equal(service.calls.at(-1)?.body?.deviceToken, 'dt_first');
+});

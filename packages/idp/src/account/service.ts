@@ -1,16 +1,11 @@
 import { ACCOUNT_PAGE_PATH } from 'service-protocol';
-import type { AccountStore } from '../accounts/store.js';
-import type { CodeService } from '../authorization-codes/service.js';
-import { ACCOUNT_CLIENT_ID, type ClientService, CONSOLE_CLIENT_ID, HOSTED_CLIENT_ID } from '../clients/service.js';
-import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+import { ACCOUNT_CLIENT_ID, CONSOLE_CLIENT_ID, HOSTED_CLIENT_ID } from '../clients/service.js';
 import { createSignedTokens } from '../crypto/signed-token.js';
 import { ACCOUNT_RECENT_SIGN_IN_SECONDS, ACCOUNT_SESSION_LIFETIME_SECONDS } from '../defaults.js';
-import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { AuditEvent } from '../events/store.js';
-import type { PasskeyStore } from '../factors/passkey/store.js';
-import { createFirstPartySignIn } from '../oidc/first-party-sign-in.js';
+import { createFirstPartySignIn, type FirstPartyDeps } from '../oidc/first-party-sign-in.js';
 import type { UserService } from '../users/service.js';
 
 /** Where the account center lives and where the hosted sign-in sends users back to. */
@@ -77,24 +72,22 @@ const actorOf = (userId: string) => `user:${userId}`;
  * naming the user, the device or passkey that signed in and the sign-in time: nothing is stored,
  * and it ends with that device (revoked) or the user (deleted, disabled).
  */
-export function createAccountCenter(deps: {
-  issuer: string;
-  clients: ClientService;
-  codes: CodeService;
-  accounts: AccountStore;
-  devices: DeviceStore;
-  passkeys: Pick<PasskeyStore, 'findActiveById'>;
-  users: UserService;
-  events: EventLog;
-  hash: SecretHasher;
-  now: () => number;
-  deviceIdleMs: number;
-  /** oidc/refresh-tokens.ts: ends the user's refresh token families of one client. */
-  revokeAppTokens: (userId: string, clientId: string) => Promise<number>;
-}): AccountCenter {
-  const { issuer, codes, accounts, devices, passkeys, users, events, hash, now } = deps;
-  const redirectUri = `${issuer}${ACCOUNT_CALLBACK_PATH}`;
-  const signIn = createFirstPartySignIn({ issuer, clientId: ACCOUNT_CLIENT_ID, redirectUri, codes });
+export function createAccountCenter(
+  deps: FirstPartyDeps & {
+    users: UserService;
+    events: EventLog;
+    /** oidc/refresh-tokens.ts: ends the user's refresh token families of one client. */
+    revokeAppTokens: (userId: string, clientId: string) => Promise<number>;
+  },
+): AccountCenter {
+  const { users, events, hash, now } = deps;
+  const signIn = createFirstPartySignIn(deps, {
+    clientId: ACCOUNT_CLIENT_ID,
+    name: 'Account',
+    callbackPath: ACCOUNT_CALLBACK_PATH,
+    mfaPolicy: 'optional',
+    purpose: 'account',
+  });
   const refused = (message: string) => new ServiceError('ERR_FORBIDDEN', message);
   const tokens = createSignedTokens(hash, { purpose: 'account-session', visibleFields: 3, maxLength: 300 });
   const notFound = () => new ServiceError('ERR_NOT_FOUND', 'No such device.');
@@ -102,16 +95,7 @@ export function createAccountCenter(deps: {
   const owned = async (caller: AccountCaller) => (await users.devices(caller.userId)).filter((d) => d.removedAt === null);
 
   return {
-    ensureClient: () =>
-      deps.clients.ensureFirstParty({
-        id: ACCOUNT_CLIENT_ID,
-        name: 'Account',
-        origin: new URL(issuer).origin,
-        // Never used: the account center signs in with redirects only; a client row needs one.
-        publishableKey: randomToken('pk_account_'),
-        redirectUris: [redirectUri],
-        mfaPolicy: 'optional',
-      }),
+    ensureClient: signIn.ensureClient,
 
     beginSignIn: (fresh) => signIn.begin(fresh ? { prompt: 'login' } : {}),
 
@@ -132,9 +116,8 @@ export function createAccountCenter(deps: {
       const checked = tokens.check(cookie, [], at);
       if (!checked.ok) return undefined;
       const [userId = '', deviceId = '', authTime = ''] = checked.visible;
-      const [user, device] = await Promise.all([accounts.findById(userId), devices.findActive(deviceId, at - deps.deviceIdleMs)]);
-      const bound = device ?? (await passkeys.findActiveById(deviceId));
-      if (!user || !bound || bound.userId !== userId) return undefined;
+      const user = await signIn.boundUser(userId, deviceId, at);
+      if (!user) return undefined;
       return { userId, email: user.email, deviceId, authTime: Number.parseInt(authTime, 36), expiresAt: checked.expiresAt };
     },
 
@@ -144,8 +127,8 @@ export function createAccountCenter(deps: {
     },
     recentUntil,
 
-    csrfToken: (cookie) => hash('account-csrf', cookie),
-    checkCsrf: (cookie, token) => typeof token === 'string' && safeEqual(token, hash('account-csrf', cookie)),
+    csrfToken: signIn.csrfToken,
+    checkCsrf: signIn.checkCsrf,
 
     overview: (caller) => users.show(caller.userId),
 

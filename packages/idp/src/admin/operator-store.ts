@@ -18,6 +18,14 @@ const toRecord = (row: { id: string; email: string; role: string; created_at: nu
   addedBy: row.added_by,
 });
 
+const toRow = (operator: OperatorRecord) => ({
+  id: operator.id,
+  email: operator.email,
+  role: operator.role,
+  created_at: operator.createdAt,
+  added_by: operator.addedBy,
+});
+
 /** Operators: an address and a role each. */
 export function createOperatorStore(db: Db) {
   return {
@@ -25,13 +33,7 @@ export function createOperatorStore(db: Db) {
     async upsert(operator: OperatorRecord): Promise<OperatorRecord> {
       await db
         .insertInto('operators')
-        .values({
-          id: operator.id,
-          email: operator.email,
-          role: operator.role,
-          created_at: operator.createdAt,
-          added_by: operator.addedBy,
-        })
+        .values(toRow(operator))
         .onConflict((oc) => oc.column('email').doUpdateSet({ role: operator.role }))
         .execute();
       return (await this.findByEmail(operator.email)) as OperatorRecord;

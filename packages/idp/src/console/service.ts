@@ -1,20 +1,16 @@
 import type { OperatorRole } from 'service-protocol';
-import type { AccountStore } from '../accounts/store.js';
 import type { OperatorRecord } from '../admin/operator-store.js';
 import type { Operators } from '../admin/operators.js';
-import type { CodeService } from '../authorization-codes/service.js';
-import { type ClientService, CONSOLE_CLIENT_ID } from '../clients/service.js';
-import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+import { CONSOLE_CLIENT_ID } from '../clients/service.js';
+import { randomToken } from '../crypto/secrets.js';
 import {
   CONSOLE_SESSION_ABSOLUTE_LIFETIME_SECONDS,
   CONSOLE_SESSION_IDLE_TIMEOUT_SECONDS,
   CONSOLE_SESSION_TOUCH_RESOLUTION_SECONDS,
 } from '../defaults.js';
-import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
-import type { PasskeyStore } from '../factors/passkey/store.js';
-import { createFirstPartySignIn } from '../oidc/first-party-sign-in.js';
+import { createFirstPartySignIn, type FirstPartyDeps } from '../oidc/first-party-sign-in.js';
 import type { ConsoleSessionStore } from './store.js';
 
 /** Where the console lives and where the hosted sign-in sends operators back to. */
@@ -62,36 +58,21 @@ const actorOf = (operator: OperatorRecord) => `operator:${operator.email}`;
  * Operators sign in as people do, through the service's own hosted sign-in, as the built-in
  * console client whose policy requires MFA; what comes back is checked again here (amr `mfa`).
  */
-export function createConsoleService(deps: {
-  issuer: string;
-  clients: ClientService;
-  codes: CodeService;
-  operators: Operators;
-  store: ConsoleSessionStore;
-  accounts: AccountStore;
-  devices: DeviceStore;
-  passkeys: Pick<PasskeyStore, 'findActiveById'>;
-  events: EventLog;
-  hash: SecretHasher;
-  now: () => number;
-  deviceIdleMs: number;
-}): ConsoleService {
-  const { issuer, codes, operators, store, accounts, devices, passkeys, events, hash, now } = deps;
-  const redirectUri = `${issuer}${CONSOLE_CALLBACK_PATH}`;
-  const signIn = createFirstPartySignIn({ issuer, clientId: CONSOLE_CLIENT_ID, redirectUri, codes });
+export function createConsoleService(
+  deps: FirstPartyDeps & { operators: Operators; store: ConsoleSessionStore; events: EventLog },
+): ConsoleService {
+  const { operators, store, events, hash, now } = deps;
+  const signIn = createFirstPartySignIn(deps, {
+    clientId: CONSOLE_CLIENT_ID,
+    name: 'Operator console',
+    callbackPath: CONSOLE_CALLBACK_PATH,
+    mfaPolicy: 'required',
+    purpose: 'console',
+  });
   const refused = (message: string) => new ServiceError('ERR_FORBIDDEN', message);
 
   return {
-    ensureClient: () =>
-      deps.clients.ensureFirstParty({
-        id: CONSOLE_CLIENT_ID,
-        name: 'Operator console',
-        origin: new URL(issuer).origin,
-        // Never used: the console signs in with redirects only; a client row needs one.
-        publishableKey: randomToken('pk_console_'),
-        redirectUris: [redirectUri],
-        mfaPolicy: 'required',
-      }),
+    ensureClient: signIn.ensureClient,
 
     // Always a fresh sign-in: the SSO session of an app never opens the console by itself.
     beginSignIn: () => signIn.begin({ prompt: 'login' }),
@@ -134,21 +115,18 @@ export function createConsoleService(deps: {
       const at = now();
       const session = await store.findLive(hash('console-session', cookie), at, at - CONSOLE_SESSION_IDLE_TIMEOUT_SECONDS * 1000);
       if (!session) return undefined;
-      const [operator, user, device] = await Promise.all([
+      const [operator, user] = await Promise.all([
         operators.findById(session.operatorId),
-        accounts.findById(session.userId),
-        devices.findActive(session.deviceId, at - deps.deviceIdleMs),
+        signIn.boundUser(session.userId, session.deviceId, at),
       ]);
-      const bound = device ?? (await passkeys.findActiveById(session.deviceId));
       // Removed (or re-added under another address), disabled, or what signed in revoked: the session is over.
-      if (!operator || !user || user.email !== operator.email || !bound || bound.userId !== session.userId) return undefined;
+      if (!operator || !user || user.email !== operator.email) return undefined;
       if (at - session.lastUsedAt >= CONSOLE_SESSION_TOUCH_RESOLUTION_SECONDS * 1000) await store.touch(session.idHash, at);
       return { operator, actor: actorOf(operator), role: operator.role, expiresAt: session.expiresAt };
     },
 
-    csrfToken: (cookie) => hash('console-csrf', cookie),
-
-    checkCsrf: (cookie, token) => typeof token === 'string' && safeEqual(token, hash('console-csrf', cookie)),
+    csrfToken: signIn.csrfToken,
+    checkCsrf: signIn.checkCsrf,
 
     signOut: (cookie) => store.end(hash('console-session', cookie), now()),
 

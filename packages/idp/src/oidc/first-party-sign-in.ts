@@ -1,12 +1,43 @@
 import { Type } from 'typebox';
-import type { User } from '../accounts/store.js';
+import type { AccountStore, User } from '../accounts/store.js';
 import type { CodeService } from '../authorization-codes/service.js';
 import type { RedeemedCode } from '../authorization-codes/store.js';
+import type { ClientService } from '../clients/service.js';
 import { pkceChallengeOf } from '../crypto/pkce.js';
-import { randomToken, safeEqual } from '../crypto/secrets.js';
+import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
+import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
+import type { PasskeyStore } from '../factors/passkey/store.js';
+
+/** What a first-party app needs to sign users in and to keep its session bound to what signed in. */
+export interface FirstPartyDeps {
+  issuer: string;
+  clients: Pick<ClientService, 'ensureFirstParty'>;
+  codes: Pick<CodeService, 'redeem'>;
+  accounts: Pick<AccountStore, 'findById'>;
+  devices: Pick<DeviceStore, 'findActive'>;
+  passkeys: Pick<PasskeyStore, 'findActiveById'>;
+  hash: SecretHasher;
+  /** A remembered device unused this long no longer holds a session open. */
+  deviceIdleMs: number;
+  now: () => number;
+}
+
+/** One first-party app: its built-in client and the name its cookies' keyed hashes are made under. */
+export interface FirstPartyApp {
+  clientId: string;
+  /** Shown on the hosted pages as the client's name. */
+  name: string;
+  /** Where the hosted sign-in sends the browser back to, below the issuer. */
+  callbackPath: string;
+  mfaPolicy: 'optional' | 'required';
+  /** Separates this app's keyed hashes (CSRF tokens, sessions) from every other's: `account`, `console`. */
+  purpose: string;
+}
 
 export interface FirstPartySignIn {
+  /** Creates or refreshes the app's built-in client (its redirect URI follows the issuer). */
+  ensureClient(): Promise<void>;
   /** The /authorize URL to send the browser to, and the login cookie's value (state and PKCE verifier) that ties the answer to this browser. */
   begin(extra?: Record<string, string>): { location: string; login: string };
   /**
@@ -20,6 +51,12 @@ export interface FirstPartySignIn {
     iss: string | undefined;
     login: string | undefined;
   }): Promise<{ user: User; signedIn: RedeemedCode }>;
+  /** The user, while they are enabled and the device or passkey that signed in is still theirs and trusted; else undefined. */
+  boundUser(userId: string, deviceId: string, at: number): Promise<User | undefined>;
+  /** The per-session token the app's calls and forms carry: a keyed hash of the session cookie. */
+  csrfToken(cookie: string): string;
+  /** Whether `token` is this cookie's token (constant time). */
+  checkCsrf(cookie: string, token: string | undefined): boolean;
 }
 
 /**
@@ -27,19 +64,24 @@ export interface FirstPartySignIn {
  * the hosted pages as its own built-in public client, as any relying party would: authorization
  * code with PKCE and state, the verifier kept in the browser's login cookie, never in a store.
  */
-export function createFirstPartySignIn({
-  issuer,
-  clientId,
-  redirectUri,
-  codes,
-}: {
-  issuer: string;
-  clientId: string;
-  redirectUri: string;
-  codes: Pick<CodeService, 'redeem'>;
-}): FirstPartySignIn {
+export function createFirstPartySignIn(deps: FirstPartyDeps, app: FirstPartyApp): FirstPartySignIn {
+  const { issuer, codes, hash } = deps;
+  const { clientId } = app;
+  const redirectUri = `${issuer}${app.callbackPath}`;
   const refused = (message: string) => new ServiceError('ERR_FORBIDDEN', message);
+  const csrfToken = (cookie: string) => hash(`${app.purpose}-csrf`, cookie);
   return {
+    ensureClient: () =>
+      deps.clients.ensureFirstParty({
+        id: clientId,
+        name: app.name,
+        origin: new URL(issuer).origin,
+        // Never used: a first-party app signs in with redirects only; a client row needs one.
+        publishableKey: randomToken(`pk_${app.purpose}_`),
+        redirectUris: [redirectUri],
+        mfaPolicy: app.mfaPolicy,
+      }),
+
     begin(extra = {}) {
       const state = randomToken('');
       const verifier = randomToken('', 48);
@@ -72,6 +114,15 @@ export function createFirstPartySignIn({
       if (!redeemed || !user) throw refused('This sign-in has expired. Start again.');
       return { user, signedIn: redeemed.code };
     },
+
+    async boundUser(userId, deviceId, at) {
+      const [user, device] = await Promise.all([deps.accounts.findById(userId), deps.devices.findActive(deviceId, at - deps.deviceIdleMs)]);
+      const bound = device ?? (await deps.passkeys.findActiveById(deviceId));
+      return user && bound?.userId === userId ? user : undefined;
+    },
+
+    csrfToken,
+    checkCsrf: (cookie, token) => typeof token === 'string' && safeEqual(token, csrfToken(cookie)),
   };
 }
 

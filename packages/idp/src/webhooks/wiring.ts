@@ -1,21 +1,13 @@
-import type { Sealer } from '../crypto/seal.js';
 import type { EventLog } from '../events/service.js';
 import type { Db } from '../storage/database.js';
 import { createWebhookFanOut, type WebhookFanOut } from './fan-out.js';
 import { createWebhookOutboxStore, type WebhookOutboxStore } from './outbox-store.js';
 import { createWebhooks, type Webhooks } from './service.js';
 import { createWebhookEndpointStore } from './store.js';
-import type { HostResolver } from './target.js';
-import { createDeliveryWorker, type DeliveryTimings, type DeliveryWorker } from './worker.js';
+import { createDeliveryWorker, type DeliverySettings, type DeliveryWorker } from './worker.js';
 
-export interface WebhookSettings {
-  sealer: Sealer;
+export interface WebhookSettings extends DeliverySettings {
   production: boolean;
-  /** Receivers on internal addresses allowed (development, or the operator's explicit opt-in). */
-  allowInternal: boolean;
-  timings: Partial<DeliveryTimings>;
-  resolve?: HostResolver;
-  now: () => number;
 }
 
 /**
@@ -35,25 +27,14 @@ export async function openWebhooks(
   const outbox = createWebhookOutboxStore(db);
   const fanOut = createWebhookFanOut({ endpoints, outbox });
   await fanOut.reload();
-  const { sealer, production, allowInternal, timings, resolve, now } = settings;
+  const { sealer, production, allowInternal, now } = settings;
   return {
     fanOut,
     outbox,
     withEvents: (events) => ({
       webhooks: createWebhooks({ store: endpoints, outbox, fanOut, sealer, events, production, allowInternal, now }),
       startDelivery(onError) {
-        const worker = createDeliveryWorker({
-          outbox,
-          endpoints,
-          fanOut,
-          sealer,
-          events,
-          now,
-          timings,
-          allowInternal,
-          ...(resolve ? { resolve } : {}),
-          onError,
-        });
+        const worker = createDeliveryWorker({ ...settings, outbox, endpoints, fanOut, events, onError });
         worker.start();
         return worker;
       },

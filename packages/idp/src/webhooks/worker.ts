@@ -61,6 +61,18 @@ function post(url: URL, headers: OutgoingHttpHeaders, body: string, agent: HttpA
   });
 }
 
+/** How deliveries are made: the operator's settings (wiring.ts) as the worker needs them. */
+export interface DeliverySettings {
+  sealer: Sealer;
+  now: () => number;
+  /** Tests shorten these; defaults.ts holds the real ones. */
+  timings?: Partial<DeliveryTimings>;
+  /** Deliver to internal addresses too (development, or SERVICE_IDP_WEBHOOK_ALLOW_INTERNAL). */
+  allowInternal: boolean;
+  /** Resolves receivers' names (tests pass their own). */
+  resolve?: HostResolver;
+}
+
 export interface DeliveryWorker {
   start(): void;
   /** Stops claiming, aborts requests in flight and hands their rows back; resolves when nothing runs. */
@@ -87,19 +99,11 @@ export function createDeliveryWorker({
   allowInternal,
   resolve = systemResolver,
   onError,
-}: {
+}: DeliverySettings & {
   outbox: WebhookOutboxStore;
   endpoints: WebhookEndpointStore;
   fanOut: WebhookFanOut;
-  sealer: Sealer;
   events: EventLog;
-  now: () => number;
-  /** Tests shorten these; defaults.ts holds the real ones. */
-  timings?: Partial<DeliveryTimings>;
-  /** Deliver to internal addresses too (development, or SERVICE_IDP_WEBHOOK_ALLOW_INTERNAL). */
-  allowInternal: boolean;
-  /** Resolves receivers' names (tests pass their own). */
-  resolve?: HostResolver;
   onError: (error: unknown) => void;
 }): DeliveryWorker {
   const requestTimeoutMs = timings.requestTimeoutMs ?? WEBHOOK_REQUEST_TIMEOUT_MS;

@@ -73,3 +73,41 @@ describe('imports in packages/idp/src only point down', () => {
     assert.deepEqual(circles, []);
   });
 });
+
+/** Every package's sources (packages/<name>/src), for the house's size and language rules. */
+const PACKAGES = join(SRC, '..', '..');
+const packageSources = (): string[] =>
+  readdirSync(PACKAGES, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .flatMap((entry) => {
+      const src = join(PACKAGES, entry.name, 'src');
+      try {
+        return allFiles(src);
+      } catch {
+        return [];
+      }
+    });
+
+function allFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? allFiles(join(dir, entry.name)) : [join(dir, entry.name)],
+  );
+}
+
+describe('every source file of every package is short TypeScript', () => {
+  const files = packageSources();
+
+  it('no source file is over 400 lines (a newcomer reads one in a sitting; a longer one wants splitting by concept)', () => {
+    const long = files
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => [relative(PACKAGES, file), readFileSync(file, 'utf8').split('\n').length - 1] as const)
+      .filter(([, lines]) => lines > 400)
+      .map(([file, lines]) => `${file}: ${lines} lines`);
+    assert.deepEqual(long, []);
+  });
+
+  it('no hand-written JavaScript under packages/*/src (bundles are built into dist)', () => {
+    const scripts = files.filter((file) => /\.(c|m)?js$/.test(file)).map((file) => relative(PACKAGES, file));
+    assert.deepEqual(scripts, []);
+  });
+});

@@ -124,6 +124,9 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
     };
   }
 
+  const recordLinked = (client: ClientRecord, userId: string, connection: string, via: 'new_account' | 'email_code') =>
+    events.record({ type: 'identity.linked', userId, clientId: client.id, detail: { connection, via } });
+
   async function signInAs(
     client: ClientRecord,
     user: { id: string; email: string },
@@ -162,12 +165,7 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
     if (!user) throw refused();
     if (!(await store.link({ ...linkOf(connection, identity, user.id, at), tokensSealed: sealTokens(connection, identity) })))
       throw refused();
-    await events.record({
-      type: 'identity.linked',
-      userId: user.id,
-      clientId: client.id,
-      detail: { connection: connection.id, via: 'new_account' },
-    });
+    await recordLinked(client, user.id, connection.id, 'new_account');
     return signInAs(client, user, flow, upstreamFirst);
   }
 
@@ -341,13 +339,7 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
       });
       // Linked meanwhile (another tab): only to this same user does the sign-in go on.
       if (!linked && (await store.find(proof.connectionId, proof.subject))?.userId !== user.id) throw expired();
-      if (linked)
-        await events.record({
-          type: 'identity.linked',
-          userId: user.id,
-          clientId: client.id,
-          detail: { connection: proof.connectionId, via: 'email_code' },
-        });
+      if (linked) await recordLinked(client, user.id, proof.connectionId, 'email_code');
       return signInAs(client, user, proof, upstreamLinkedFirst);
     },
 

@@ -1,4 +1,4 @@
-import type { Db } from '../../storage/database.js';
+import type { Database, Db } from '../../storage/database.js';
 import { deleteBefore } from '../../storage/sweeper.js';
 
 export interface LinkedIdentity {
@@ -197,19 +197,7 @@ export function createUpstreamStore(db: Db) {
   };
 }
 
-function proofOf(row: {
-  id: string;
-  client_id: string;
-  connection_id: string;
-  subject: string;
-  user_id: string;
-  email: string;
-  tokens_sealed: string | null;
-  code_challenge: string;
-  attempts: number;
-  otp_hash: string | null;
-  expires_at: number;
-}): LinkProof {
+function proofOf(row: Omit<Database['upstream_link_proofs'], 'created_at' | 'completed_at'>): LinkProof {
   return {
     idHash: row.id,
     clientId: row.client_id,
