@@ -113,6 +113,9 @@ export const M = {
     delete: 'Delete',
     confirmDelete: (name: string) => `Delete ${name}? Its keys stop working at once.`,
     noneYet: 'No applications yet.',
+    rotateSecret: 'Rotate the secret key',
+    rotateSecretHelp: 'A new secret key, shown once. The old one stops working at once: put the new one in the app’s backend right away.',
+    confirmRotateSecret: (name: string) => `Give ${name} a new secret key? The old one stops working at once.`,
   },
   webhooks: {
     heading: 'Webhooks',

@@ -137,6 +137,14 @@ export interface AdminNewClient {
   /** Absent for a public client: it has none. */
   secretKey?: string;
 }
+/**
+ * POST /admin/v1/clients/{id}/secret: a confidential client's new secret key, shown once. The
+ * old one stops working at once (no grace period).
+ */
+export interface AdminClientSecret {
+  clientId: string;
+  secretKey: string;
+}
 /** POST /admin/v1/signing-keys/rotate: the new RS256 key's id. */
 export interface AdminSigningKeyRotated {
   kid: string;

@@ -14,6 +14,8 @@ export interface Operations {
   setPostLogoutRedirectUris(clientId: string, uris: string[], actor: string): Promise<void>;
   setAddresses(clientId: string, change: { origins?: string[]; redirectUris?: string[] }, actor: string): Promise<void>;
   deleteClient(clientId: string, actor: string): Promise<void>;
+  /** The confidential client's new secret key (shown once); the old one stops at once. */
+  rotateClientSecret(clientId: string, actor: string): Promise<string>;
   rotateSigningKey(actor: string): Promise<string>;
   /** Checks every value first: a refused change (ERR_REQUEST_INVALID) stores nothing. */
   setBranding(clientId: string, change: BrandingChange, actor: string): Promise<AdminClientBranding>;
@@ -88,6 +90,12 @@ export function createOperations({
     async deleteClient(clientId: string, actor: string): Promise<void> {
       await checked(() => clients.delete(clientId));
       await events.record({ type: 'client.deleted', clientId, actor });
+    },
+
+    async rotateClientSecret(clientId: string, actor: string): Promise<string> {
+      const secretKey = await checked(() => clients.rotateSecret(clientId));
+      await events.record({ type: 'client.updated', clientId, actor, detail: { secretKey: 'rotated' } });
+      return secretKey;
     },
 
     async rotateSigningKey(actor: string): Promise<string> {

@@ -20,6 +20,7 @@ import {
   AdminKeyList,
   bodyErrors,
   ClientList,
+  ClientSecret,
   DeviceList,
   EventPage,
   errors,
@@ -306,6 +307,13 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       await operations.deleteClient(request.params.id, actor(request));
       return reply.code(204).send(null);
     },
+  );
+
+  // A confidential client's new secret key, shown in this answer only; the old one stops at once.
+  app.post(
+    '/clients/:id/secret',
+    { schema: { params: Type.Object({ id: Id }), response: { 200: ClientSecret, ...errors } } },
+    async (request) => ({ clientId: request.params.id, secretKey: await operations.rotateClientSecret(request.params.id, actor(request)) }),
   );
 
   app.post('/signing-keys/rotate', { schema: { response: { 200: SigningKeyRotated, ...errors } } }, async (request) => ({

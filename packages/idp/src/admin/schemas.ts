@@ -1,6 +1,7 @@
 import type {
   AdminClient,
   AdminClientList,
+  AdminClientSecret,
   AdminDevice,
   AdminDeviceList,
   AdminEvent,
@@ -110,6 +111,7 @@ export const ClientList = wireBody<AdminClientList>()(Type.Object({ clients: Typ
 export const NewClient = wireBody<AdminNewClient>()(
   Type.Object({ clientId: Type.String(), publishableKey: Type.String(), secretKey: Type.Optional(Type.String()) }),
 );
+export const ClientSecret = wireBody<AdminClientSecret>()(Type.Object({ clientId: Type.String(), secretKey: Type.String() }));
 export const SigningKeyRotated = wireBody<AdminSigningKeyRotated>()(Type.Object({ kid: Type.String() }));
 export const AdminKeyList = wireBody<AdminKeyListAnswer>()(Type.Object({ adminKeys: Type.Array(AdminKey) }));
 export const UserParams = Type.Object({ id: Id });

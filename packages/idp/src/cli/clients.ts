@@ -267,4 +267,25 @@ const remove: Command = {
   },
 };
 
-export const clients: Command[] = [create, update, branding, delegationKeys, list, remove];
+const rotateSecret: Command = {
+  name: 'clients rotate-secret',
+  usage: `  service-idp clients rotate-secret CLIENT_ID [--json]
+      Give a confidential client a new secretKey, printed once. The old one stops working at
+      once (no grace): put the new one in the app's backend right away. Codes and refresh
+      tokens already issued are redeemed with the new one.
+`,
+  flags: ['json'],
+  async run({ values, operands: [clientId], config }, io) {
+    if (!clientId) throw new UsageError('usage: service-idp clients rotate-secret CLIENT_ID [--json]');
+    const { withData, operations } = await import('./open.js');
+    return withData(config, async (data) => {
+      const secretKey = await (await operations(data)).rotateClientSecret(clientId, 'cli');
+      // --json: POST /admin/v1/clients/{id}/secret's shape.
+      if (values.json) io.out(`${JSON.stringify({ clientId, secretKey })}\n`);
+      else io.out(`Client ${clientId}: new secret key, shown once; the old one no longer works.\n  secretKey: ${secretKey}\n`);
+      return 0;
+    });
+  },
+};
+
+export const clients: Command[] = [create, update, branding, delegationKeys, list, rotateSecret, remove];

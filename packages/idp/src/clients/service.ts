@@ -73,6 +73,12 @@ export interface ClientService {
   setPasskeyMfa(clientId: string, value: string): Promise<void>;
   /** `required`: every token request of the client must carry a DPoP proof (RFC 9449 5.2); `optional` (default): a proof binds the tokens when sent. */
   setDpop(clientId: string, value: string): Promise<void>;
+  /**
+   * A confidential client's new secret key, returned once and stored as its keyed hash. The old
+   * one stops at once, with no grace (docs/operations.md): codes and refresh tokens it holds are
+   * redeemed only with the new one.
+   */
+  rotateSecret(clientId: string): Promise<string>;
   /** Deletes the client and everything bound to it; its keys stop working at once. */
   delete(clientId: string): Promise<void>;
   /** The client behind a browser request, if its key is valid and the origin is one of its own. */
@@ -224,6 +230,16 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       if (value !== 'required' && value !== 'optional') throw new Error('--dpop is required or optional');
       if (firstParty.has(clientId) || !(await changing(clientId, () => store.setDpopBoundAccessTokens(clientId, value === 'required'))))
         throw new Error(`no client ${clientId}`);
+    },
+
+    async rotateSecret(clientId: string): Promise<string> {
+      const client = firstParty.has(clientId) ? undefined : await store.findById(clientId);
+      if (!client) throw new Error(`no client ${clientId}`);
+      if (client.type !== 'confidential') throw new Error('a public client has no secret key to rotate');
+      const secretKey = randomToken('sk_');
+      if (!(await changing(clientId, () => store.setSecretKeyHash(clientId, hash('secret-key', secretKey)))))
+        throw new Error(`no client ${clientId}`);
+      return secretKey;
     },
 
     async delete(clientId: string): Promise<void> {

@@ -105,6 +105,18 @@ export function createClientStore(db: Db) {
       return row && { client: toRecord(row), secretKeyHash: row.secret_key_hash };
     },
 
+    /** A confidential client's new secret key hash; false for an unknown or public client. */
+    async setSecretKeyHash(id: string, secretKeyHash: string): Promise<boolean> {
+      const row = await db
+        .updateTable('clients')
+        .set({ secret_key_hash: secretKeyHash })
+        .where('id', '=', id)
+        .where('client_type', '=', 'confidential')
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
     async setIdTokenAlg(id: string, alg: SigningAlg): Promise<boolean> {
       const row = await db
         .updateTable('clients')
