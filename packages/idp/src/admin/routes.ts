@@ -282,16 +282,20 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
         origins,
         redirectUris,
       } = request.body;
-      // Addresses first: they are the part most likely refused, before anything else changed.
-      if (origins || redirectUris)
+      // Addresses first, all checked before any is stored: the only part the schema cannot check,
+      // so a refused change (400) changes nothing (the rest can then only fail on an unknown client).
+      if (origins || redirectUris || postLogoutRedirectUris)
         await operations.setAddresses(
           request.params.id,
-          { ...(origins ? { origins } : {}), ...(redirectUris ? { redirectUris } : {}) },
+          {
+            ...(origins ? { origins } : {}),
+            ...(redirectUris ? { redirectUris } : {}),
+            ...(postLogoutRedirectUris ? { postLogoutRedirectUris } : {}),
+          },
           actor(request),
         );
       if (mfaPolicy) await operations.setMfaPolicy(request.params.id, mfaPolicy, actor(request));
       if (idTokenSignedResponseAlg) await operations.setIdTokenAlg(request.params.id, idTokenSignedResponseAlg, actor(request));
-      if (postLogoutRedirectUris) await operations.setPostLogoutRedirectUris(request.params.id, postLogoutRedirectUris, actor(request));
       if (passkeySatisfiesMfa !== undefined)
         await operations.setPasskeyMfa(request.params.id, passkeySatisfiesMfa ? 'yes' : 'no', actor(request));
       if (dpopBoundAccessTokens !== undefined)

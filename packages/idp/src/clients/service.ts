@@ -49,6 +49,13 @@ export interface NewClient {
   postLogoutRedirectUris?: string[];
 }
 
+/** The addresses of a client an operator replaces together (PATCH /admin/v1/clients/{id}, the console's edit form). */
+export interface AddressChange {
+  origins?: string[];
+  redirectUris?: string[];
+  postLogoutRedirectUris?: string[];
+}
+
 export interface ClientService {
   create(input: NewClient): Promise<NewClientKeys>;
   /** The operators' clients (built-in first-party ones are not theirs to see or change). */
@@ -65,8 +72,11 @@ export interface ClientService {
   setIdTokenAlg(clientId: string, alg: string): Promise<void>;
   /** Replaces the client's post-logout redirect URIs (an empty list: the end-session endpoint never redirects for it). */
   setPostLogoutRedirectUris(clientId: string, uris: string[]): Promise<void>;
-  /** Replaces the origins and/or redirect URIs (the one not given is kept), checked as `create` checks them. */
-  setAddresses(clientId: string, change: { origins?: string[]; redirectUris?: string[] }): Promise<void>;
+  /**
+   * Replaces the origins, redirect URIs and/or post-logout redirect URIs (one not given is kept),
+   * checked as `create` checks them: all of them before anything changes.
+   */
+  setAddresses(clientId: string, change: AddressChange): Promise<void>;
   /** `optional` (default): users choose whether to enroll in MFA; `required`: no code without it. */
   setMfaPolicy(clientId: string, policy: string): Promise<void>;
   /** `yes` (default): a passkey sign-in also passes the app's MFA (amr `mfa`); `no`: the user's MFA step follows it. */
@@ -196,7 +206,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       if (!(await changing(clientId, () => store.setIdTokenAlg(clientId, alg)))) throw new Error(`no client ${clientId}`);
     },
 
-    async setAddresses(clientId: string, change: { origins?: string[]; redirectUris?: string[] }): Promise<void> {
+    async setAddresses(clientId: string, change: AddressChange): Promise<void> {
       const client = firstParty.has(clientId) ? undefined : await store.findById(clientId);
       if (!client) throw new Error(`no client ${clientId}`);
       const redirectUris = change.redirectUris
@@ -205,7 +215,9 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       if (redirectUris.length > CLIENT_REDIRECT_URIS_MAX) throw new Error(`a client has at most ${CLIENT_REDIRECT_URIS_MAX} redirect URIs`);
       const origins = change.origins ? [...new Set(change.origins.map(normalizeOrigin))] : client.origins;
       if (origins.length === 0 && redirectUris.length === 0) throw new Error('a client needs at least one --origin or --redirect-uri');
+      const postLogout = change.postLogoutRedirectUris && checkPostLogoutRedirectUris(change.postLogoutRedirectUris);
       if (!(await changing(clientId, () => store.setAddresses(clientId, origins, redirectUris)))) throw new Error(`no client ${clientId}`);
+      if (postLogout) await changing(clientId, () => store.setPostLogoutRedirectUris(clientId, postLogout));
     },
 
     async setPostLogoutRedirectUris(clientId: string, uris: string[]): Promise<void> {
