@@ -57,6 +57,8 @@ export const M = {
     disabled: 'disabled',
     open: 'Open',
     noneFound: 'No users match.',
+    createdFrom: 'Created from (UTC day)',
+    createdUntil: 'Created until (UTC day, included)',
     detail: (email: string) => `User ${email}`,
     back: 'Back to users',
     devices: 'Devices and passkeys',

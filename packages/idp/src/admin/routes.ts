@@ -22,6 +22,7 @@ import {
   ClientList,
   ClientSecret,
   DeviceList,
+  EpochMs,
   EventPage,
   errors,
   Id,
@@ -131,7 +132,12 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         querystring: Type.Object(
-          { email: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })), ...Page },
+          {
+            email: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
+            createdSince: Type.Optional(EpochMs('Created at or after this time (Unix epoch milliseconds)')),
+            createdBefore: Type.Optional(EpochMs('Created before this time (Unix epoch milliseconds); later than createdSince')),
+            ...Page,
+          },
           { additionalProperties: false },
         ),
         response: { 200: UserPage, ...errors },
@@ -140,6 +146,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     async (request) =>
       users.list({
         ...(request.query.email ? { email: request.query.email } : {}),
+        ...(request.query.createdSince !== undefined ? { createdSince: request.query.createdSince } : {}),
+        ...(request.query.createdBefore !== undefined ? { createdBefore: request.query.createdBefore } : {}),
         ...(request.query.cursor ? { cursor: request.query.cursor } : {}),
         limit: pageSize(request.query.limit),
       }),
@@ -203,7 +211,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
           {
             user: Type.Optional(Id),
             type: Type.Optional(Type.String({ maxLength: 50 })),
-            since: Type.Optional(Type.Integer({ minimum: 0, maximum: 999_999_999_999_999, description: 'Unix epoch milliseconds' })),
+            since: Type.Optional(EpochMs('Unix epoch milliseconds')),
             ...Page,
           },
           { additionalProperties: false },

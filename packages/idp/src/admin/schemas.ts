@@ -26,6 +26,8 @@ import { CURSOR_MAX_LENGTH } from '../storage/pagination.js';
 /** The admin API's request and answer schemas, beside its routes (routes.ts, console-api.ts); answers typed by the protocol's admin types. */
 export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 export const Time = Type.Integer({ description: 'Unix epoch milliseconds' });
+/** A time a query names (a filter's bound), in Unix epoch milliseconds. */
+export const EpochMs = (description: string) => Type.Integer({ minimum: 0, maximum: 999_999_999_999_999, description });
 export const Id = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
 export const Page = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: `rows per page (default ${PAGE_SIZE_DEFAULT})` })),

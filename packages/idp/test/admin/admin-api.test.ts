@@ -215,6 +215,10 @@ describe('admin API', SQLITE_SUITE_ONLY, () => {
       [['webhooks', 'list'], '/webhooks'],
       [['operators', 'list'], '/operators'],
       [['users', 'list', '--email', email], `/users?email=${encodeURIComponent(email)}`],
+      [
+        ['users', 'list', '--email', email, '--created-since', '2020-01-01', '--created-before', '2999-01-01'],
+        `/users?email=${encodeURIComponent(email)}&createdSince=${Date.parse('2020-01-01')}&createdBefore=${Date.parse('2999-01-01')}`,
+      ],
       [['users', 'show', id], `/users/${id}`],
       [['users', 'export', id], `/users/${id}/export`],
       [['devices', 'list', '--user', id], `/users/${id}/devices`],
