@@ -1,6 +1,6 @@
 import type { AdminClient, AdminClientList, AdminClientSecret, AdminNewClient } from 'service-protocol';
-import { api } from '../api.js';
-import { confirmAction, field, h, replace, shownOnce, statusLine, table } from '../dom.js';
+import { api, query } from '../api.js';
+import { confirmAction, field, h, PAGE_SIZE, pagedTable, replace, shownOnce, statusLine } from '../dom.js';
 import { M } from '../messages.js';
 import { canAct, type ViewContext } from './context.js';
 
@@ -18,9 +18,12 @@ export async function appsView(context: ViewContext): Promise<void> {
   const { root } = context;
   const line = statusLine();
   const output = h('div', {});
-  const { clients } = await api<AdminClientList>('GET', '/clients');
-  const editing = clients.find((c) => c.id === context.param);
-  const rows = clients.map((client) => [
+  const editing = context.param ? await api<AdminClient>('GET', `/clients/${encodeURIComponent(context.param)}`) : undefined;
+  const load = async (cursor: string | undefined) => {
+    const page = await api<AdminClientList>('GET', `/clients${query({ limit: PAGE_SIZE, cursor })}`);
+    return { items: page.clients, nextCursor: page.nextCursor };
+  };
+  const row = (client: AdminClient) => [
     h('a', { href: `#/apps/${encodeURIComponent(client.id)}` }, client.name),
     h('code', {}, client.id),
     document.createTextNode(client.type),
@@ -45,15 +48,22 @@ export async function appsView(context: ViewContext): Promise<void> {
           M.apps.delete,
         )
       : null,
-  ]);
+  ];
+  const first = await load(undefined);
   replace(
     root,
     h('h1', {}, M.apps.heading),
     line.element,
     output,
-    clients.length === 0
+    first.items.length === 0
       ? h('p', {}, M.apps.noneYet)
-      : table(M.apps.heading, [M.apps.colName, M.apps.colId, M.apps.colType, M.apps.colMfa, ''], rows),
+      : await pagedTable(
+          M.apps.heading,
+          [M.apps.colName, M.apps.colId, M.apps.colType, M.apps.colMfa, ''],
+          async (cursor) => (cursor ? load(cursor) : first),
+          row,
+          (message) => line.say(M.failed(message), true),
+        ),
     editing && canAct(context) ? editForm(editing, line, context) : null,
     editing && canAct(context) && editing.type === 'confidential' ? rotateSecret(editing, line) : null,
     canAct(context) ? createForm(line, output, context) : null,

@@ -10,7 +10,7 @@ import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { UpstreamService } from '../factors/upstream/service.js';
 import { notFound } from '../http/error-handler.js';
-import { checkQueryText } from '../storage/pagination.js';
+import { checkQueryText, type PageQuery } from '../storage/pagination.js';
 import type { UserService } from '../users/service.js';
 import { webhookRoutes } from '../webhooks/routes.js';
 import type { Webhooks } from '../webhooks/service.js';
@@ -19,6 +19,7 @@ import type { Operations } from './operations.js';
 import {
   AdminKeyList,
   bodyErrors,
+  Client,
   ClientList,
   ClientSecret,
   DeviceList,
@@ -30,6 +31,7 @@ import {
   MfaReset,
   NewClient,
   Page,
+  pageOf,
   RecoveryCodes,
   SigningKeyRotated,
   User,
@@ -80,7 +82,11 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   users: UserService;
   events: EventLog;
   operations: Operations;
-  clients: { list(): Promise<AdminClient[]> };
+  clients: {
+    page(query: PageQuery): Promise<{ items: AdminClient[]; nextCursor: string | null }>;
+    /** An operator's client (undefined for an unknown or built-in one). */
+    operated(id: string): Promise<AdminClient | undefined>;
+  };
   webhooks: Webhooks;
   /** The console session, when the console is served; admin keys only without it. */
   consoleCredential?: ConsoleCredential;
@@ -229,9 +235,20 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       }),
   );
 
-  app.get('/clients', { schema: { response: { 200: ClientList, ...errors } } }, async () => ({
-    clients: await clients.list(),
-  }));
+  app.get(
+    '/clients',
+    { schema: { querystring: Type.Object(Page, { additionalProperties: false }), response: { 200: ClientList, ...errors } } },
+    async (request) => {
+      const { items, nextCursor } = await clients.page(pageOf(request.query));
+      return { clients: items, nextCursor };
+    },
+  );
+
+  app.get('/clients/:id', { schema: { params: Type.Object({ id: Id }), response: { 200: Client, ...errors } } }, async (request) => {
+    const client = await clients.operated(request.params.id);
+    if (!client) throw new ServiceError('ERR_NOT_FOUND', `No client ${request.params.id}.`);
+    return client;
+  });
 
   app.post(
     '/clients',
@@ -332,7 +349,12 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     kid: await operations.rotateSigningKey(actor(request)),
   }));
 
-  app.get('/admin-keys', { schema: { response: { 200: AdminKeyList, ...errors } } }, async () => ({
-    adminKeys: await adminKeys.list(),
-  }));
+  app.get(
+    '/admin-keys',
+    { schema: { querystring: Type.Object(Page, { additionalProperties: false }), response: { 200: AdminKeyList, ...errors } } },
+    async (request) => {
+      const { items, nextCursor } = await adminKeys.page(pageOf(request.query));
+      return { adminKeys: items, nextCursor };
+    },
+  );
 };

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from './command.js';
 import { UsageError } from './command.js';
-import { servedIssuer, table } from './format.js';
+import { cursor, servedIssuer, table } from './format.js';
 
 const create: Command = {
   name: 'clients create',
@@ -222,13 +222,16 @@ const delegationKeys: Command = {
 
 const list: Command = {
   name: 'clients list',
-  usage: '  service-idp clients list [--json]\n',
-  flags: ['json'],
-  async run({ values, config }, io) {
+  usage:
+    '  service-idp clients list [--limit 50] [--cursor CURSOR] [--json]\n      Oldest first; a full page ends with the --cursor of the next one.\n',
+  flags: ['limit', 'cursor', 'json'],
+  paged: true,
+  async run({ values, limit, config }, io) {
     const { withData, clientService } = await import('./open.js');
-    const clients = await withData(config, async (data) => (await clientService(data)).list());
+    const page = await withData(config, async (data) => (await clientService(data)).page({ ...cursor(values.cursor), limit }));
+    const clients = page.items;
     if (values.json)
-      io.out(`${JSON.stringify({ clients })}\n`); // GET /admin/v1/clients's shape
+      io.out(`${JSON.stringify({ clients, nextCursor: page.nextCursor })}\n`); // GET /admin/v1/clients's shape
     else if (clients.length === 0) io.out('No clients yet: service-idp clients create --name NAME --origin URL\n');
     else
       io.out(
@@ -243,7 +246,7 @@ const list: Command = {
             c.redirectUris.join(' '),
             c.postLogoutRedirectUris.join(' '),
           ]),
-        )}\n`,
+        )}\n${page.nextCursor ? `More: --cursor ${page.nextCursor}\n` : ''}`,
       );
     return 0;
   },

@@ -1,7 +1,14 @@
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
-import { BROWSER_CLIENT_CACHE_ENTRIES, BROWSER_CLIENT_CACHE_MS, CLIENT_REDIRECT_URIS_MAX, REDIRECT_URI_MAX_LENGTH } from '../defaults.js';
+import {
+  BROWSER_CLIENT_CACHE_ENTRIES,
+  BROWSER_CLIENT_CACHE_MS,
+  CLIENT_REDIRECT_URIS_MAX,
+  PAGE_SIZE_MAX,
+  REDIRECT_URI_MAX_LENGTH,
+} from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { isSigningAlg, SIGNING_ALGS } from '../keys/algs.js';
+import { keysetPage, type PageQuery } from '../storage/pagination.js';
 import type { ClientRecord, ClientStore } from './store.js';
 
 /**
@@ -60,6 +67,10 @@ export interface ClientService {
   create(input: NewClient): Promise<NewClientKeys>;
   /** The operators' clients (built-in first-party ones are not theirs to see or change). */
   list: () => Promise<ClientRecord[]>;
+  /** One of the operators' clients; undefined for an unknown or built-in one. */
+  operated(id: string): Promise<ClientRecord | undefined>;
+  /** A page of `list`, oldest first (the admin API's and the CLI's listing). */
+  page(query: PageQuery): Promise<{ items: ClientRecord[]; nextCursor: string | null }>;
   /**
    * A built-in client of the service itself (oidc/: the hosted sign-in pages), on the
    * issuer's origin. Public: it has no secret, and its codes are redeemed only inside the service.
@@ -175,6 +186,8 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     },
 
     list: async () => (await store.list()).filter((c) => !firstParty.has(c.id)),
+    operated: async (id: string) => (firstParty.has(id) ? undefined : store.findById(id)),
+    page: (query: PageQuery) => keysetPage(query, PAGE_SIZE_MAX, (after, limit) => store.page(after, limit, [...firstParty])),
 
     async ensureFirstParty(input: FirstPartyClient): Promise<void> {
       await changing(input.id, () =>

@@ -1,6 +1,7 @@
 import { IMMUTABLE_ROW_CACHE_ENTRIES } from '../defaults.js';
 import { isSigningAlg, type SigningAlg } from '../keys/algs.js';
 import type { Database, Db } from '../storage/database.js';
+import { afterRow, type PageStart } from '../storage/pagination.js';
 
 export interface ClientRecord {
   id: string;
@@ -209,6 +210,13 @@ export function createClientStore(db: Db) {
     async list(): Promise<ClientRecord[]> {
       const rows = await db.selectFrom('clients').selectAll().orderBy('created_at').execute();
       return rows.map(toRecord);
+    },
+
+    /** A page of the clients but `excluded` (the built-in ones), oldest first. */
+    async page(after: PageStart, limit: number, excluded: string[]): Promise<ClientRecord[]> {
+      let query = db.selectFrom('clients').selectAll().where('id', 'not in', excluded).orderBy('created_at').orderBy('id').limit(limit);
+      if (after) query = query.where(afterRow(after));
+      return (await query.execute()).map(toRecord);
     },
 
     /**

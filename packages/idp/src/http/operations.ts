@@ -50,6 +50,7 @@ export const OPERATIONS: Readonly<Record<string, readonly [operationId: string, 
   'GET /admin/v1/events': ['listEvents', 'List audit events'],
   'GET /admin/v1/clients': ['listClients', 'List client apps'],
   'POST /admin/v1/clients': ['createClient', 'Register a client app'],
+  'GET /admin/v1/clients/:id': ['getClientApp', "An operator's client app"],
   'PATCH /admin/v1/clients/:id': ['updateClient', 'Change a client app'],
   'DELETE /admin/v1/clients/:id': ['deleteClient', 'Remove a client app'],
   'POST /admin/v1/clients/:id/secret': [

@@ -213,6 +213,9 @@ describe('admin API', SQLITE_SUITE_ONLY, () => {
     const twins: Array<[string[], string]> = [
       [['clients', 'list'], '/clients'],
       [['webhooks', 'list'], '/webhooks'],
+      [['clients', 'list', '--limit', '1'], '/clients?limit=1'],
+      [['webhooks', 'list', '--limit', '1'], '/webhooks?limit=1'],
+      [['operators', 'list', '--limit', '1'], '/operators?limit=1'],
       [['operators', 'list'], '/operators'],
       [['users', 'list', '--email', email], `/users?email=${encodeURIComponent(email)}`],
       [
