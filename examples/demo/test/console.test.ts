@@ -43,16 +43,24 @@ describe('the operator console in a real browser', { timeout: 8 * 60_000 }, () =
   });
   let adminPage: Page;
   const violations: string[] = [];
+  /** The application registered in the console (its keys as shown once, its origin). */
+  let registered: { clientId: string; secretKey: string; origin: string };
+  // An endpoint that fails every delivery, answering with markup (which must never reach the page).
+  const failing = createServer((_request, response) => {
+    response.writeHead(500, { 'content-type': 'text/html' }).end('<img src=x onerror="window.__xss=3">');
+  });
 
   before(async () => {
     stack = await startStack();
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
     assert.match(await stack.cli('operators', 'add', admin, '--role', 'admin'), /can sign in at/);
     await stack.cli('operators', 'add', viewer);
   });
   after(async () => {
     await app?.close();
     receiver.close();
+    failing.close();
     await stack?.close();
   });
 
@@ -150,6 +158,7 @@ describe('the operator console in a real browser', { timeout: 8 * 60_000 }, () =
     await secrets.first().waitFor();
     const [clientId, , secretKey] = await secrets.allTextContents();
     assert.match(clientId ?? '', /^cli_/);
+    registered = { clientId: clientId ?? '', secretKey: secretKey ?? '', origin };
     await adminPage.getByRole('button', { name: 'Close' }).click();
     await adminPage.locator('main[data-ready="apps"]').waitFor();
     assert.ok(await adminPage.getByText(XSS_NAME).first().isVisible(), 'the name is shown as text');
@@ -267,5 +276,138 @@ describe('the operator console in a real browser', { timeout: 8 * 60_000 }, () =
       return answer.status;
     });
     assert.equal(status, 403);
+  });
+
+  it("rotates an application's secret, edits its addresses, searches users by day, pages a list; deliveries and MFA reset pass axe", async () => {
+    const consoleApi = (method: string, path: string, body?: unknown) =>
+      adminPage.evaluate(
+        async ({ method, path, body }) => {
+          const session = await (await fetch('/admin/session')).json();
+          const answer = await fetch(`/admin/v1${path}`, {
+            method,
+            headers: { 'x-console-csrf': session.csrfToken, ...(body ? { 'content-type': 'application/json' } : {}) },
+            referrerPolicy: 'same-origin',
+            ...(body ? { body: JSON.stringify(body) } : {}),
+          });
+          return { status: answer.status, body: answer.status === 204 ? null : await answer.json() };
+        },
+        { method, path, body },
+      );
+    const failingUrl = `http://127.0.0.1:${(failing.address() as AddressInfo).port}/hook`;
+    assert.equal((await consoleApi('POST', '/webhooks', { url: failingUrl, events: ['client.updated'] })).status, 201);
+
+    // The secret: confirmed, shown once; the token endpoint refuses the old one and takes the new one.
+    await view(adminPage, 'apps', registered.clientId);
+    await adminPage.getByRole('button', { name: 'Rotate the secret key' }).click();
+    await confirm(adminPage);
+    const rotated = ((await adminPage.locator('.once output').textContent()) ?? '').trim();
+    assert.match(rotated, /^sk_/);
+    assert.notEqual(rotated, registered.secretKey);
+    await noSeriousViolations(adminPage, 'application edit');
+    const token = async (secret: string) =>
+      (
+        await (
+          await fetch(`${stack.serviceUrl}/oauth/token`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            body: new URLSearchParams({
+              grant_type: 'authorization_code',
+              code: 'not-a-live-code',
+              redirect_uri: `${registered.origin}/callback`,
+              code_verifier: 'v'.repeat(43),
+              client_id: registered.clientId,
+              client_secret: secret,
+            }),
+          })
+        ).json()
+      ).error;
+    assert.equal(await token(registered.secretKey), 'invalid_client', 'the old secret stopped at once');
+    assert.equal(await token(rotated), 'invalid_grant', 'the new secret authenticates the client');
+
+    // The addresses: a refused one shows the API's message and changes nothing; a good one is stored.
+    const form = adminPage.locator('form').filter({ has: adminPage.getByRole('heading', { name: /^Edit / }) });
+    await form.getByLabel('Allowed origins (one per line)').fill('javascript:alert(1)');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await adminPage.getByRole('status').filter({ hasText: 'Failed: origin must be http or https.' }).waitFor();
+    const clients = async () =>
+      (await stack.idp<{ clients: Array<{ id: string; origins: string[] }> }>('clients', 'list')).clients.find(
+        (c) => c.id === registered.clientId,
+      );
+    assert.deepEqual((await clients())?.origins, []);
+    await form.getByLabel('Allowed origins (one per line)').fill(registered.origin);
+    await form.getByRole('button', { name: 'Save' }).click();
+    for (let i = 0; i < 40 && (await clients())?.origins.length === 0; i++) await new Promise((r) => setTimeout(r, 250));
+    assert.deepEqual((await clients())?.origins, [registered.origin]);
+
+    // Users created today (UTC): found; from tomorrow: none; an empty range: the API's message.
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    await view(adminPage, 'users');
+    const search = async (from: string, until: string) => {
+      await adminPage.getByLabel('Email address (or its beginning)').fill(person);
+      await adminPage.getByLabel('Created from (UTC day)').fill(from);
+      await adminPage.getByLabel('Created until (UTC day, included)').fill(until);
+      await adminPage.getByRole('button', { name: 'Search' }).click();
+    };
+    await search(day(0), day(0));
+    await adminPage.getByRole('link', { name: person }).waitFor();
+    await search(day(1), '');
+    await adminPage.getByText('No users match.').waitFor();
+    await search(day(0), day(-1));
+    await adminPage.getByRole('status').filter({ hasText: 'createdSince must be earlier than createdBefore' }).waitFor();
+
+    // A list longer than a page: 25 rows, then the next page on request.
+    for (let i = 0; i < 25; i++) await consoleApi('POST', '/operators', { email: `pager${i}.${run}@example.com` });
+    await view(adminPage, 'operators');
+    const rows = adminPage.locator('main table tbody tr');
+    assert.equal(await rows.count(), 25);
+    await adminPage.getByRole('button', { name: 'Next page' }).click();
+    await adminPage.waitForFunction(() => document.querySelectorAll('main table tbody tr').length > 25);
+    assert.equal(await adminPage.getByRole('button', { name: 'Next page' }).count(), 0);
+
+    // The second factor of the viewer (enrolled at their sign-in above): the reset button, confirmed.
+    await view(adminPage, 'users');
+    await adminPage.getByLabel('Email address (or its beginning)').fill(viewer);
+    await adminPage.getByRole('button', { name: 'Search' }).click();
+    await adminPage.getByRole('link', { name: viewer }).click();
+    await adminPage.locator('main[data-ready="users"] h1', { hasText: viewer }).waitFor();
+    await noSeriousViolations(adminPage, 'user detail with MFA');
+    await adminPage.getByRole('button', { name: 'Reset second factor' }).click();
+    await noSeriousViolations(adminPage, 'MFA reset confirmation');
+    await confirm(adminPage);
+    await adminPage.waitForFunction(
+      () => ![...document.querySelectorAll('main button')].some((b) => b.textContent === 'Reset second factor'),
+    );
+    const { events } = await stack.idp<{ events: Array<{ actor: string }> }>('events', '--type', 'mfa.reset');
+    assert.ok(events.some((e) => e.actor === `operator:${admin}`));
+
+    // The failing endpoint's deliveries: state and last error as text; the markup it answered never reaches the page.
+    const failed = async () =>
+      ((await consoleApi('GET', '/webhooks?limit=100')).body.webhooks as Array<{ url: string; lastError: string | null }>).find(
+        (w) => w.url === failingUrl,
+      )?.lastError;
+    for (let i = 0; i < 60 && !(await failed()); i++) await new Promise((r) => setTimeout(r, 250));
+    assert.ok(await failed(), 'a delivery failed');
+    await view(adminPage, 'webhooks');
+    await adminPage
+      .getByRole('row', { name: new RegExp(failingUrl) })
+      .getByRole('button', { name: 'Deliveries' })
+      .click();
+    await adminPage.getByRole('heading', { name: `Deliveries to ${failingUrl}` }).waitFor();
+    await noSeriousViolations(adminPage, 'deliveries');
+    // A delivery not tried yet shows a dash; every tried one its status, as text.
+    const lastErrors = (
+      await adminPage
+        .getByRole('table', { name: `Deliveries to ${failingUrl}` })
+        .locator('.last-error')
+        .allTextContents()
+    )
+      .map((t) => t.trim())
+      .filter((t) => t !== '—');
+    assert.ok(lastErrors.length > 0);
+    for (const text of lastErrors) assert.match(text, /^HTTP 500 \(attempt \d+\)$/);
+    assert.equal(await adminPage.locator('main img').count(), 0, 'no markup from the endpoint');
+    assert.equal(await adminPage.evaluate(() => (window as unknown as { __xss?: number }).__xss), undefined);
+    await screenshot(adminPage, 'console-deliveries');
+    assert.deepEqual(violations, []);
   });
 });
