@@ -13,7 +13,10 @@ export default defineConfig({
     { from: '../web/dist/service-web.global.js.map', to: 'dist/service-web.global.js.map' },
     // The hosted sign-in page, built by packages/hosted (its script bundles service-web):
     // src/oidc/routes.ts reads these beside itself.
-    ...['signin.html', 'signin.css', 'signin.js'].map((file) => ({ from: `../hosted/dist/${file}`, to: `dist/oidc/pages/${file}` })),
+    ...['signin.html', 'signin.css', 'signin.js', 'renew.js'].map((file) => ({
+      from: `../hosted/dist/${file}`,
+      to: `dist/oidc/pages/${file}`,
+    })),
     // The operator console (packages/console): src/console/routes.ts reads these beside itself.
     ...['console.js', 'console.css'].map((file) => ({ from: `../console/dist/${file}`, to: `dist/console/assets/${file}` })),
   ],

@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer as createHttpsServer, type Server } from 'node:https';
@@ -18,8 +18,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, type BrowserContext, chromium } from 'playwright-core';
 import { defaults, loadConfig, type RunningService, startService } from 'service-idp';
-import { createPkcePair } from 'service-web';
 import { CHROMIUM, freePort, screenshot } from './harness.ts';
+import { authorizeUrl as appAuthorizeUrl, hostedEmailSignIn } from './support/in-process.ts';
 
 describe('DBSC for the service session in Chromium', { timeout: 3 * 60_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'service-dbsc-'));
@@ -106,22 +106,7 @@ describe('DBSC for the service session in Chromium', { timeout: 3 * 60_000 }, ()
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function authorizeUrl(extra: Record<string, string> = {}) {
-    const pkce = await createPkcePair();
-    const url = new URL(`${issuer}/authorize`);
-    for (const [name, value] of Object.entries({
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: REDIRECT,
-      scope: 'openid email',
-      state: randomBytes(8).toString('hex'),
-      code_challenge: pkce.codeChallenge,
-      code_challenge_method: 'S256',
-      ...extra,
-    }))
-      url.searchParams.set(name, value);
-    return url.href;
-  }
+  const authorizeUrl = (extra: Record<string, string> = {}) => appAuthorizeUrl(issuer, { clientId, redirectUri: REDIRECT }, extra);
 
   /** Where /authorize with prompt=none sends this context: a code (signed in) or an error. */
   async function silentSignIn(context: BrowserContext): Promise<'code' | string> {
@@ -143,20 +128,14 @@ describe('DBSC for the service session in Chromium', { timeout: 3 * 60_000 }, ()
     page.setDefaultTimeout(20_000);
     const email = `bound.${Date.now().toString(36)}@example.com`;
     await page.goto(await authorizeUrl());
-    await page.getByLabel('Email address').fill(email);
-    await page.getByRole('button', { name: 'Continue' }).click();
-    const otp = page.getByLabel(/6-digit code we emailed/);
-    await otp.waitFor();
-    const [mail] = await service.ctx.mailbox.list(1, email);
-    await otp.fill(mail?.text.match(/\b(\d{6})\b/)?.[1] ?? '');
-    await otp.press('Enter');
-    await page.waitForURL(`${REDIRECT}?**`);
+    await hostedEmailSignIn(page, service, email, REDIRECT);
 
-    // Chromium registers on its own after the sign-in's answer: the session row gets the key.
+    // Chromium registers on its own after the sign-in's answer: the session row gets its key and a
+    // DBSC session id (the page's own key, bound by the same answer, is replaced: DBSC wins).
     const deadline = Date.now() + 15_000;
     let bound: { dbsc_jwk: string | null } | undefined;
     while (Date.now() < deadline) {
-      bound = await service.ctx.db.selectFrom('sign_in_sessions').select('dbsc_jwk').where('dbsc_jwk', 'is not', null).executeTakeFirst();
+      bound = await service.ctx.db.selectFrom('sign_in_sessions').select('dbsc_jwk').where('dbsc_id', 'is not', null).executeTakeFirst();
       if (bound) break;
       await new Promise((r) => setTimeout(r, 200));
     }

@@ -8,6 +8,7 @@ import { post, Routes } from './hosted-api.js';
 import { t } from './i18n.js';
 import { config, say } from './page.js';
 import { afterHold, showRecoveryCodes } from './recovery-codes.js';
+import { newSessionKey } from './session-key.js';
 import { passkeys, signIn } from './state.js';
 
 /**
@@ -37,6 +38,8 @@ export async function complete(result: { code: string; recoveryCodes?: string[] 
     return showRecoveryCodes(codes);
   }
   say(t('hosted.status.signingIn'));
-  const done = await post(Routes.signInComplete, body);
+  // The session this answer sets is bound to a new key of this page (session-key.ts), where WebCrypto allows.
+  const sessionKey = await newSessionKey();
+  const done = await post(Routes.signInComplete, { ...body, ...(sessionKey ? { sessionKey } : {}) });
   if (done && 'location' in done) location.assign(done.location);
 }

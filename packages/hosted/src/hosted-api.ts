@@ -16,6 +16,7 @@ import type {
 } from 'service-protocol';
 import { t } from './i18n.js';
 import { config, say } from './page.js';
+import { newSessionKey } from './session-key.js';
 
 /**
  * The routes' paths, checked against the protocol's Paths by type only: esbuild would keep the
@@ -46,6 +47,7 @@ export async function post<P extends keyof HostedRoutes>(path: P, body: HostedRo
 /** Finishes the held sign-in: the app gets its code (once: the service consumes the request). */
 export async function continueSignIn(): Promise<void> {
   say(t('hosted.status.signingIn'));
-  const done = await post(Routes.signInContinue, { request: config.request });
+  const sessionKey = await newSessionKey();
+  const done = await post(Routes.signInContinue, { request: config.request, ...(sessionKey ? { sessionKey } : {}) });
   if (done) location.assign(done.location);
 }

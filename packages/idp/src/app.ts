@@ -36,7 +36,7 @@ import {
   checkResponsesAgainstDocument,
   contractViolationToStderr,
 } from './http/contract-check.js';
-import { cookieValue } from './http/cookies.js';
+import { cookieValue, parseCookies } from './http/cookies.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -51,7 +51,8 @@ import { loginRoutes } from './identify/routes.js';
 import { devMailRoutes } from './mail/routes.js';
 import { dbscRoutes } from './oidc/dbsc-routes.js';
 import { logoutRoutes } from './oidc/logout-routes.js';
-import { bindingCookieName, hostedCeremonyContext, oidcRoutes, parseCookies, sessionCookieName } from './oidc/routes.js';
+import { bindingCookieName, hostedCeremonyContext, oidcRoutes, sessionCookieName } from './oidc/routes.js';
+import { renewalRoutes } from './oidc/session-renewal.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
 import { tokenRoutes } from './token/routes.js';
 import { webhookDocument } from './webhooks/openapi.js';
@@ -239,6 +240,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     dbsc: ctx.dbsc,
   });
   await app.register(dbscRoutes, { dbsc: ctx.dbsc, issuer: ctx.config.issuer });
+  await app.register(renewalRoutes, { dbsc: ctx.dbsc, issuer: ctx.config.issuer, sessionCookie: sessionCookieName(ctx.config.issuer) });
   await app.register(upstreamRoutes, {
     upstream: ctx.upstream,
     issuer: ctx.config.issuer,

@@ -209,12 +209,13 @@ export const DPOP_NONCE_WINDOW_SECONDS = 5 * 60;
 /** The longest DPoP header read (a proof with an RSA-4096 key is under 2 kB). */
 export const DPOP_PROOF_MAX_LENGTH = 4000;
 /**
- * Device Bound Session Credentials (oidc/dbsc.ts): the short-lived cookie a DBSC-bound service
- * session needs beside its long one. A copy of both stops working this long after the browser's
- * last refresh (which needs the browser's key): the window a thief with the cookies has.
+ * Device Bound Session Credentials (oidc/dbsc.ts): the short-lived cookie a bound service session
+ * (by DBSC, or by the hosted page's key where there is no DBSC) needs beside its long one. A copy
+ * of both stops working this long after the last renewal (which needs the key): the window a
+ * thief with the cookies has.
  */
 export const DBSC_COOKIE_TTL_SECONDS = 5 * 60;
-/** A DBSC challenge (registration or refresh) must be answered within this long, once. */
+/** A DBSC challenge (registration, refresh, or the page key's renewal) must be answered within this long, once. */
 export const DBSC_CHALLENGE_TTL_SECONDS = 2 * 60;
 /** Longest refresh or revoked token the token and revocation endpoints read (ours are far shorter). */
 export const TOKEN_PARAMETER_MAX_LENGTH = 4000;

@@ -5,6 +5,7 @@
  * binding cookie and the Origin header go with it (same origin only). docs/protocol.md
  * ("Sign-in with redirects").
  */
+import type { DevicePublicJwk } from './bodies.js';
 import type { PasskeyAttestationJson, PasskeyCreationOptionsJson } from './passkeys.js';
 
 /** POST /signin/complete: the hosted code service-web got, and its PKCE verifier. */
@@ -14,6 +15,12 @@ export interface SignInCompleteRequest {
   codeVerifier: string;
   /** true: redeem the hosted code and hold the sign-in (the page shows recovery codes or the passkey offer); /signin/continue finishes it. */
   hold?: boolean;
+  /**
+   * The public half of the page's new non-extractable WebCrypto key (P-256): the session this
+   * sign-in sets is bound to it (the fallback of DBSC), so it lives only with a short cookie the
+   * page renews by proof (POST /signin/session/renew). Without it the session is unbound.
+   */
+  sessionKey?: DevicePublicJwk;
 }
 
 /** The end of a hosted sign-in: where the browser goes. */
@@ -31,14 +38,18 @@ export interface SignInHeld {
 
 export type SignInCompleteResponse = SignInRedirect | SignInHeld;
 
-/** POST /signin/continue, and POST /signin/passkey/options: the pending request alone. */
+/** POST /signin/continue: the pending request, and the page's session key as at /signin/complete. */
 export interface SignInContinueRequest {
   request: string;
+  sessionKey?: DevicePublicJwk;
 }
 
 export type SignInContinueResponse = SignInRedirect;
 
-export type SignInPasskeyOptionsRequest = SignInContinueRequest;
+/** POST /signin/passkey/options: the pending request alone. */
+export interface SignInPasskeyOptionsRequest {
+  request: string;
+}
 
 export interface SignInPasskeyOptionsResponse {
   options: PasskeyCreationOptionsJson;
@@ -54,4 +65,19 @@ export interface SignInPasskeyResponse {
   added: true;
   /** The passkey is synced (backed up). */
   synced: boolean;
+}
+
+/**
+ * POST /signin/session/renew (the renewal interstitial): `proof`, a JWT signed by the page's
+ * session key (header alg ES256, typ dbsc+jwt; payload jti = the interstitial's challenge), renews
+ * the short cookie. Without `proof` (this browser holds no key): the session cookies are dropped
+ * in this browser, so /authorize asks it to sign in.
+ */
+export interface SessionRenewRequest {
+  proof?: string;
+}
+
+export interface SessionRenewResponse {
+  /** true: a new short cookie is set; false: this browser's session cookies are dropped. */
+  renewed: boolean;
 }

@@ -97,6 +97,11 @@ export const Paths = {
    */
   signInPasskeyOptions: '/signin/passkey/options',
   signInPasskey: '/signin/passkey',
+  /**
+   * The fallback of Device Bound Session Credentials (browsers without DBSC): the renewal
+   * interstitial at /authorize posts a proof of the hosted page's WebCrypto key here.
+   */
+  signInSessionRenew: '/signin/session/renew',
   /** The language switcher of every hosted page (a form POST): sets this browser's language, and the signed-in user's. */
   locale: '/locale',
   token: '/oauth/token',

@@ -5,12 +5,12 @@ import { Type } from 'typebox';
 import { UserExport } from '../admin/schemas.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS } from '../defaults.js';
 import { ServiceError } from '../errors.js';
+import { parseCookies } from '../http/cookies.js';
 import { escapeHtml, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import type { MessageKey } from '../i18n/locales.js';
 import type { PageLanguages } from '../i18n/page-language.js';
 import { FirstPartyCallbackQuery } from '../oidc/first-party-sign-in.js';
-import { parseCookies } from '../oidc/routes.js';
 import { accountPageHtml } from './page.js';
 import { ACCOUNT_PATH, type AccountCaller, type AccountCenter } from './service.js';
 

@@ -13,6 +13,17 @@ export const DBSC_ALGS = ['ES256', 'RS256'] as const;
 export const DBSC_REGISTRATION_PATH = '/signin/dbsc/registration';
 export const DBSC_REFRESH_PATH = '/signin/dbsc/refresh';
 
+/** The short cookie of a bound session (`__Host-` with an https issuer). */
+export const boundCookieName = (issuer: string) => (issuer.startsWith('https:') ? '__Host-service_session_bound' : 'service_session_bound');
+
+/**
+ * What /authorize makes of a presented session cookie: `use` it (unbound, or bound with its live
+ * short cookie), `renew` it first (bound to the hosted page's WebCrypto key, its short cookie gone:
+ * the renewal interstitial), or `ignore` it (bound by DBSC, its short cookie gone: the browser
+ * that holds the key refreshes before it asks; anyone else signs in).
+ */
+export type SessionUse = 'use' | 'renew' | 'ignore';
+
 /** A refresh answered with a challenge (403, `Secure-Session-Challenge`), or a new short cookie. */
 export type DbscRefresh =
   | { kind: 'challenge'; challenge: string; id: string }
@@ -29,6 +40,20 @@ export interface DbscService {
   refresh(session: string | undefined, sessionId: string | undefined, response: string | undefined): Promise<DbscRefresh>;
   /** Whether a session cookie may be honoured: an unbound session, or a bound one with its live short cookie. */
   usable(session: string, bound: string | undefined): Promise<boolean>;
+  /** What /authorize does with the session cookie (SessionUse). */
+  use(session: string, bound: string | undefined): Promise<SessionUse>;
+  /**
+   * The fallback for browsers without DBSC: binds a session just set to the hosted page's
+   * WebCrypto key (a P-256 public JWK) and returns the first short cookie; undefined when the
+   * key is no usable P-256 point (the session then stays unbound).
+   */
+  bindPageKey(session: string, jwk: unknown): Promise<string | undefined>;
+  /** A renewal challenge for the interstitial (the same codec, purpose and lifetime as DBSC's). */
+  challenge(session: string): string;
+  /** The fallback's renewal: a proof signed by the page's key over a live challenge of this session → a new short cookie. */
+  renew(session: string | undefined, proof: string): Promise<string>;
+  /** Set-Cookie that drops the short cookie (a sign-out, a browser that cannot renew). */
+  readonly clearedCookie: string;
 }
 
 const refused = (message: string) => new ServiceError('ERR_SESSION_INVALID', message);
@@ -48,15 +73,18 @@ export function createDbsc({
   hash,
   issuer,
   now,
+  cookieSeconds = DBSC_COOKIE_TTL_SECONDS,
 }: {
-  store: Pick<OidcStore, 'findDbsc' | 'bindDbsc'>;
+  store: Pick<OidcStore, 'findDbsc' | 'bindDbsc' | 'bindPageKey'>;
   spent: Pick<SpentTokenStore, 'spend'>;
   hash: SecretHasher;
   issuer: string;
   now: () => number;
+  /** The short cookie's lifetime (defaults.ts; tests shorten it). */
+  cookieSeconds?: number;
 }): DbscService {
   const secure = issuer.startsWith('https:');
-  const cookieName = secure ? '__Host-service_session_bound' : 'service_session_bound';
+  const cookieName = boundCookieName(issuer);
   const attributes = `Path=/; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
   const challenges = createSignedTokens(hash, { purpose: 'dbsc-challenge', visibleFields: 0, maxLength: 128 });
   const cookies = createSignedTokens(hash, { purpose: 'dbsc-cookie', visibleFields: 0, maxLength: 128 });
@@ -65,8 +93,8 @@ export function createDbsc({
   const newChallenge = (session: string) =>
     challenges.issue({ visible: [], bound: [sessionHash(session)] }, now() + DBSC_CHALLENGE_TTL_SECONDS * 1000);
   const shortCookie = (session: string) => {
-    const value = cookies.issue({ visible: [], bound: [sessionHash(session)] }, now() + DBSC_COOKIE_TTL_SECONDS * 1000);
-    return `${cookieName}=${value}; ${attributes}; Max-Age=${DBSC_COOKIE_TTL_SECONDS}`;
+    const value = cookies.issue({ visible: [], bound: [sessionHash(session)] }, now() + cookieSeconds * 1000);
+    return `${cookieName}=${value}; ${attributes}; Max-Age=${cookieSeconds}`;
   };
   const config = (id: string): DbscSessionConfig => ({
     session_identifier: id,
@@ -89,6 +117,21 @@ export function createDbsc({
   }
 
   const verifyOptions = () => ({ typ: 'dbsc+jwt', algorithms: [...DBSC_ALGS], currentDate: new Date(now()) });
+
+  /** A proof signed by the session's stored key, over a live challenge of this session, spent now. */
+  async function proven(session: string, storedJwk: string, proof: string): Promise<void> {
+    let payload: JWTPayload;
+    try {
+      const stored = JSON.parse(storedJwk) as JWK;
+      const key = await importJWK(stored, stored.alg);
+      payload = (await jwtVerify(proof, key, verifyOptions())).payload;
+    } catch {
+      throw refused('The proof is not signed by the session`s key.');
+    }
+    await spendChallenge(session, payload);
+  }
+  const live = (session: string, boundCookie: string | undefined) =>
+    boundCookie !== undefined && cookies.check(boundCookie, [sessionHash(session)], now()).ok;
 
   return {
     cookieName,
@@ -126,22 +169,46 @@ export function createDbsc({
       const bound = await store.findDbsc(sessionHash(session), now());
       if (!bound?.jwk || !bound.id || sessionId !== bound.id) throw refused('No DBSC session of that id here.');
       if (!response) return { kind: 'challenge', challenge: newChallenge(session), id: bound.id };
-      let payload: JWTPayload;
-      try {
-        const stored = JSON.parse(bound.jwk) as JWK;
-        const key = await importJWK(stored, stored.alg);
-        payload = (await jwtVerify(response, key, verifyOptions())).payload;
-      } catch {
-        throw refused('The DBSC refresh proof is not signed by the session`s key.');
-      }
-      await spendChallenge(session, payload);
+      await proven(session, bound.jwk, response);
       return { kind: 'refreshed', cookie: shortCookie(session), config: config(bound.id) };
     },
 
     async usable(session, boundCookie) {
       const bound = await store.findDbsc(sessionHash(session), now());
       if (!bound?.jwk) return true;
-      return boundCookie !== undefined && cookies.check(boundCookie, [sessionHash(session)], now()).ok;
+      return live(session, boundCookie);
     },
+
+    async use(session, boundCookie) {
+      const bound = await store.findDbsc(sessionHash(session), now());
+      if (!bound?.jwk || live(session, boundCookie)) return 'use';
+      return bound.id ? 'ignore' : 'renew';
+    },
+
+    async bindPageKey(session, jwk) {
+      const { kty, crv, x, y } = (jwk ?? {}) as JWK;
+      const publicJwk = { kty, crv, x, y, alg: 'ES256' };
+      try {
+        if (kty !== 'EC' || crv !== 'P-256') return undefined;
+        await importJWK(publicJwk, 'ES256'); // a point on the curve, or it throws
+      } catch {
+        return undefined;
+      }
+      if (!(await store.bindPageKey(sessionHash(session), JSON.stringify(publicJwk), now()))) return undefined;
+      return shortCookie(session);
+    },
+
+    challenge: (session) => newChallenge(session),
+
+    async renew(session, proof) {
+      if (!session) throw refused('No service session.');
+      const bound = await store.findDbsc(sessionHash(session), now());
+      // Only a session the page's key binds renews here; a DBSC-bound one renews by DBSC alone.
+      if (!bound?.jwk || bound.id) throw refused('No session of this browser`s key here.');
+      await proven(session, bound.jwk, proof);
+      return shortCookie(session);
+    },
+
+    clearedCookie: `${cookieName}=; ${attributes}; Max-Age=0`,
   };
 }

@@ -3,12 +3,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Paths } from 'service-protocol';
 import { Type } from 'typebox';
 import { AUTHORIZE_PARAMETER_MAX_LENGTH, REDIRECT_URI_MAX_LENGTH, TOKEN_PARAMETER_MAX_LENGTH } from '../defaults.js';
+import { parseCookies } from '../http/cookies.js';
 import { escapeHtml, PAGE_CSP, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
 import type { MessageKey } from '../i18n/locales.js';
 import type { PageLanguages } from '../i18n/page-language.js';
+import { boundCookieName } from './dbsc.js';
 import type { LogoutOutcome, LogoutService } from './logout.js';
-import { parseCookies, sessionCookieName } from './routes.js';
+import { sessionCookieName } from './routes.js';
 
 /** OpenID Connect RP-Initiated Logout 1.0 2, and our confirmation form's field. */
 const LogoutParams = Type.Object(
@@ -61,7 +63,9 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{
   const origin = new URL(issuer).origin;
   const secure = issuer.startsWith('https:');
   const sessionCookie = sessionCookieName(issuer);
-  const clearedCookie = `${sessionCookie}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+  const cleared = (name: string) => `${name}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+  // The session cookie and, of a bound session, its short cookie (oidc/dbsc.ts).
+  const clearedCookies = [cleared(sessionCookie), cleared(boundCookieName(issuer))];
 
   /**
    * A page in the browser's language: its title, then `body` (HTML the caller built with `t`).
@@ -105,7 +109,7 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{
         outcome.returnTo,
       );
     }
-    if (parseCookies(request.headers.cookie).has(sessionCookie)) reply.header('set-cookie', clearedCookie);
+    if (parseCookies(request.headers.cookie).has(sessionCookie)) reply.header('set-cookie', clearedCookies);
     if (outcome.location) return reply.code(303).header('location', outcome.location).send();
     return page(request, reply, 200, 'page.logout.doneTitle', (t) => `<p>${t('page.logout.done')}</p>`);
   };

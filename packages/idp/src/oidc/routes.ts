@@ -25,9 +25,10 @@ import type { PageLanguages } from '../i18n/page-language.js';
 import type { DbscService } from './dbsc.js';
 import type { PasskeyOffer } from './passkey-offer.js';
 import type { OidcService } from './service.js';
+import { sendRenewalPage } from './session-renewal.js';
 
 /** The hosted pages' built files (the private workspace package service-hosted-pages: packages/hosted). */
-const PAGE_FILES = ['signin.html', 'signin.css', 'signin.js'] as const;
+const PAGE_FILES = ['signin.html', 'signin.css', 'signin.js', 'renew.js'] as const;
 
 /**
  * One of the hosted pages' built files: the copy the build puts beside this module
@@ -55,6 +56,11 @@ function asset(name: (typeof PAGE_FILES)[number]): string {
  */
 const qrModule = () => readFileSync(fileURLToPath(import.meta.resolve('uqr')), 'utf8');
 
+const Base64Url = Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' });
+/** The page's session key (oidc/dbsc.ts bindPageKey): the session this answer sets is bound to it. */
+const SessionKey = Type.Optional(
+  Type.Object({ kty: Type.Literal('EC'), crv: Type.Literal('P-256'), x: Base64Url, y: Base64Url }, { additionalProperties: false }),
+);
 const CompleteBody = Type.Object(
   {
     request: Type.String({ maxLength: 100 }),
@@ -65,6 +71,7 @@ const CompleteBody = Type.Object(
         description: 'true: redeem the hosted code and hold the sign-in (the page shows recovery codes); /signin/continue finishes it',
       }),
     ),
+    sessionKey: SessionKey,
   },
   { additionalProperties: false },
 );
@@ -90,10 +97,14 @@ const PasskeyAddAnswer = wireBody<SignInPasskeyResponse>()(
 
 const HTML = 'text/html';
 const refusedPage = rawResponse(HTML, 'an error page: the client or redirect_uri is unknown (never a redirect), or the sign-in expired');
-/** Every answer of /authorize is a redirect, except the error page for a client or redirect_uri it cannot trust. */
+/** Every answer of /authorize is a redirect, except the error page for a client or redirect_uri it cannot trust, and the renewal interstitial. */
 const AuthorizeSchema = {
   response: {
     303: { description: "to the app's redirect_uri (code or error, state, iss), or to the hosted sign-in page" },
+    200: rawResponse(
+      HTML,
+      "the renewal interstitial: the session is bound to the page's key and its short cookie is gone (session-renewal.ts)",
+    ),
     400: refusedPage,
     ...errorResponses(...SERVER_ERRORS),
   },
@@ -109,7 +120,10 @@ const CompleteSchema = {
     ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS),
   },
 };
-const ContinueSchema = { body: ContinueBody, response: { 200: ContinueAnswer, ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS) } };
+const ContinueSchema = {
+  body: Type.Object({ request: Type.String({ maxLength: 100 }), sessionKey: SessionKey }, { additionalProperties: false }),
+  response: { 200: ContinueAnswer, ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS) },
+};
 const PasskeyOptionsSchema = {
   body: ContinueBody,
   response: { 200: PasskeyOptionsAnswer, ...errorResponses(...BODY_ERRORS, ...SERVER_ERRORS) },
@@ -153,7 +167,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
   const bindingCookie = bindingCookieName(issuer);
   const cookie = (name: string, value: string, maxAgeSeconds: number) =>
     `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
-  const [pageTemplate, style, script] = PAGE_FILES.map(asset) as [string, string, string];
+  const [pageTemplate, style, script, renew] = PAGE_FILES.map(asset) as [string, string, string, string];
   const qr = qrModule();
   await oidc.ensureHostedClient();
 
@@ -178,9 +192,12 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
 
   const authorize = async (params: Record<string, unknown>, request: FastifyRequest, reply: FastifyReply) => {
     const cookies = parseCookies(request.headers.cookie);
-    // A session bound to a browser key (DBSC) counts only with its live short cookie.
+    // A session bound to a browser key (DBSC, or the page's key) counts only with its live short cookie.
     const presented = cookies.get(sessionCookie);
-    const sessionValue = presented && (await dbsc.usable(presented, cookies.get(dbsc.cookieName))) ? presented : undefined;
+    const use = presented ? await dbsc.use(presented, cookies.get(dbsc.cookieName)) : 'ignore';
+    // Bound to the page's key and the short cookie gone: the interstitial renews it by proof (session-renewal.ts).
+    if (presented && use === 'renew') return sendRenewalPage(request, reply, languages, { challenge: dbsc.challenge(presented), params });
+    const sessionValue = use === 'use' ? presented : undefined;
     const bindingValue = cookies.get(bindingCookie);
     const outcome = await oidc.authorize(params, {
       ...(sessionValue ? { session: sessionValue } : {}),
@@ -262,6 +279,11 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
     async (_request, reply) => reply.header('cache-control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(script),
   );
   app.get(
+    `${Paths.signIn}/renew.js`,
+    { schema: assetSchema('text/javascript', "the renewal interstitial's script (a proof of the page's session key)") },
+    async (_request, reply) => reply.header('cache-control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(renew),
+  );
+  app.get(
     `${Paths.signIn}/qr.js`,
     { schema: assetSchema('text/javascript', "the QR encoder the hosted page's TOTP enrollment imports (uqr, an ES module)") },
     async (_request, reply) => reply.header('cache-control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(qr),
@@ -276,9 +298,12 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
     if (request.headers.origin !== origin) throw new ServiceError('ERR_REQUEST_INVALID', 'Cross-origin requests are refused.');
     return parseCookies(request.headers.cookie);
   };
-  const finished = (reply: FastifyReply, done: { location: string; session?: string }) => {
+  const finished = async (reply: FastifyReply, done: { location: string; session?: string }, sessionKey?: unknown) => {
     if (done.session) {
       reply.header('set-cookie', cookie(sessionCookie, done.session, SESSION_ABSOLUTE_LIFETIME_SECONDS));
+      // Browsers without DBSC: the page's WebCrypto key binds the session (oidc/dbsc.ts bindPageKey), with its first short cookie.
+      const short = sessionKey ? await dbsc.bindPageKey(done.session, sessionKey) : undefined;
+      if (short) reply.header('set-cookie', short);
       // W3C DBSC: a browser that can offers to bind the new session to a key of its own (oidc/dbsc.ts).
       reply.header('secure-session-registration', dbsc.registrationHeader(done.session));
     }
@@ -297,7 +322,8 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
       const { passkeyOffer } = await oidc.holdSignIn(completion);
       return { held: true as const, passkeyOffer };
     }
-    return finished(reply, await oidc.completeSignIn({ ...completion, previousSession: cookies.get(sessionCookie) }));
+    const done = await oidc.completeSignIn({ ...completion, previousSession: cookies.get(sessionCookie) });
+    return finished(reply, done, request.body.sessionKey);
   });
 
   app.post(Paths.signInContinue, { schema: ContinueSchema }, async (request, reply) => {
@@ -307,7 +333,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
       binding: cookies.get(bindingCookie),
       previousSession: cookies.get(sessionCookie),
     });
-    return finished(reply, done);
+    return finished(reply, done, request.body.sessionKey);
   });
 
   // "Add a passkey" on a held sign-in (passkey-offer.ts): our page only, in the browser that
@@ -347,9 +373,6 @@ export function hostedCeremonyContext(oidc: OidcService, issuer: string) {
 
 /** The service session cookie's name: with an https issuer, the __Host- prefix pins it to this host and path /. */
 export const sessionCookieName = (issuer: string) => (issuer.startsWith('https:') ? '__Host-service_session' : 'service_session');
-
-/** Cookie header → map (http/cookies.ts; exported here for the routes and tests that import it from oidc/). */
-export { parseCookies };
 
 /** JSON inside a `<script type="application/json">`: no `<`, `>` or `&` that could end the element. */
 const jsonInHtml = (value: unknown) =>

@@ -196,11 +196,29 @@ export function createOidcStore(db: Db) {
       return row && { jwk: row.dbsc_jwk, id: row.dbsc_id };
     },
 
-    /** Binds a live, unbound session to a key, once (a conditional UPDATE: the first registration wins). */
+    /**
+     * Binds a live session to a DBSC key, once (a conditional UPDATE: the first registration
+     * wins). DBSC may replace the hosted page's WebCrypto key (its browser has both): the
+     * registration challenge comes only with the sign-in's answer.
+     */
     async bindDbsc(idHash: string, jwk: string, dbscId: string, now: number): Promise<boolean> {
       const row = await db
         .updateTable('sign_in_sessions')
         .set({ dbsc_jwk: jwk, dbsc_id: dbscId })
+        .where('id', '=', idHash)
+        .where('dbsc_id', 'is', null)
+        .where('ended_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    /** Binds a live, unbound session to the hosted page's WebCrypto key (the DBSC fallback: no DBSC id). */
+    async bindPageKey(idHash: string, jwk: string, now: number): Promise<boolean> {
+      const row = await db
+        .updateTable('sign_in_sessions')
+        .set({ dbsc_jwk: jwk })
         .where('id', '=', idHash)
         .where('dbsc_jwk', 'is', null)
         .where('ended_at', 'is', null)

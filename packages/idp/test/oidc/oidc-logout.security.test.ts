@@ -95,6 +95,8 @@ describe('RP-initiated logout', () => {
     assert.equal(answer.status, 303);
     assert.equal(answer.location, `${LOGGED_OUT}?state=bye-1`);
     assert.match(answer.headers.get('set-cookie') ?? '', /service_session=; Path=\/; Max-Age=0/);
+    // A bound session's short cookie (DBSC, or the page's key) goes with it.
+    assert.match(answer.headers.get('set-cookie') ?? '', /service_session_bound=; Path=\/; Max-Age=0/);
     assert.equal(await signedIn(jar), false, 'the session is over');
     const ended = await service.ctx.events.list({ type: 'session.ended', limit: 5 });
     assert.equal(ended.events[0]?.userId, idTokenClaims(idToken).sub);

@@ -65,7 +65,7 @@ export function hostedBrowser(service: TestService) {
   return {
     jar,
     /** Runs the hosted page for the pending request at `signInLocation` (/signin?request=…); returns the app's redirect. */
-    async signIn(signInLocation: string, email: string) {
+    async signIn(signInLocation: string, email: string, extra: Record<string, unknown> = {}) {
       const requestId = requestIdOf(signInLocation);
       const client = await hostedServiceClient(service, indexedDB, requestId, jar);
       const pkce = await createPkcePair();
@@ -83,7 +83,7 @@ export function hostedBrowser(service: TestService) {
         if (device.status === 'SUCCESS' || device.status === 'DEVICE_REGISTERED') code = device.code;
         else throw new Error(`device: ${JSON.stringify(device)}`);
       } else throw new Error(`authenticate: ${JSON.stringify(started)}`);
-      return complete(service, jar, { request: requestId, code: code ?? '', codeVerifier: pkce.codeVerifier });
+      return complete(service, jar, { request: requestId, code: code ?? '', codeVerifier: pkce.codeVerifier, ...extra });
     },
   };
 }
@@ -110,7 +110,7 @@ export async function hostedServiceClient(service: TestService, indexedDB: IDBFa
 export const requestIdOf = (location: string | null) => new URL(location ?? '', 'http://x').searchParams.get('request') ?? '';
 
 /** POST /signin/complete as the hosted page does. */
-export async function complete(service: TestService, jar: CookieJar, body: Record<string, string>, origin = service.url) {
+export async function complete(service: TestService, jar: CookieJar, body: Record<string, unknown>, origin = service.url) {
   const response = await fetch(`${service.url}/signin/complete`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', origin, cookie: jar.header() },

@@ -81,6 +81,8 @@ export const de = {
   'page.signIn.expired': 'Diese Anmeldung ist abgelaufen',
   'page.signIn.expiredHelp': 'Kehren Sie zur App zurück und melden Sie sich erneut an.',
   'page.detail': 'Details für die Entwickler der App:',
+  'page.renew.title': 'Browser wird geprüft',
+  'page.renew.help': 'Es wird bestätigt, dass dies der Browser ist, mit dem Sie sich angemeldet haben …',
   'page.logout.refused': 'Abmeldeanfrage abgelehnt',
   'page.logout.refusedHelp': 'Es wurde nichts geändert. Kehren Sie zur App zurück und melden Sie sich dort erneut ab.',
   'page.logout.confirmTitle': 'Abmelden?',

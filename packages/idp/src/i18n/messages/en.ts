@@ -81,6 +81,8 @@ export const en = {
   'page.signIn.expired': 'This sign-in has expired',
   'page.signIn.expiredHelp': 'Go back to the app and start signing in again.',
   'page.detail': 'Details for the app’s developers:',
+  'page.renew.title': 'Checking this browser',
+  'page.renew.help': 'Confirming that this is the browser you signed in with…',
   'page.logout.refused': 'Sign-out request refused',
   'page.logout.refusedHelp': 'Nothing was changed. Go back to the app and sign out there again.',
   'page.logout.confirmTitle': 'Sign out?',

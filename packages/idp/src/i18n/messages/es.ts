@@ -80,6 +80,8 @@ export const es = {
   'page.signIn.expired': 'Este inicio de sesión ha caducado',
   'page.signIn.expiredHelp': 'Vuelva a la aplicación e inicie sesión de nuevo.',
   'page.detail': 'Detalles para los desarrolladores de la aplicación:',
+  'page.renew.title': 'Comprobando este navegador',
+  'page.renew.help': 'Confirmando que este es el navegador con el que inició sesión…',
   'page.logout.refused': 'Solicitud de cierre de sesión rechazada',
   'page.logout.refusedHelp': 'No se ha cambiado nada. Vuelva a la aplicación y cierre la sesión allí de nuevo.',
   'page.logout.confirmTitle': '¿Cerrar sesión?',

@@ -78,6 +78,8 @@ export const fr = {
   'page.signIn.expired': 'Cette connexion a expiré',
   'page.signIn.expiredHelp': 'Retournez dans l’application et recommencez la connexion.',
   'page.detail': 'Détails pour les développeurs de l’application :',
+  'page.renew.title': 'Vérification de ce navigateur',
+  'page.renew.help': 'Nous vérifions qu’il s’agit bien du navigateur avec lequel vous vous êtes connecté…',
   'page.logout.refused': 'Demande de déconnexion refusée',
   'page.logout.refusedHelp': 'Rien n’a été modifié. Retournez dans l’application et déconnectez-vous de nouveau.',
   'page.logout.confirmTitle': 'Se déconnecter ?',
