@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as OTPAuth from 'otpauth';
 import type { Page } from 'playwright-core';
+import { emailAndCode as sharedEmailAndCode, watchedPage } from '../fixtures.ts';
 import type { Stack } from '../harness.ts';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -17,24 +18,10 @@ export function consoleBrowser(stack: Stack) {
   /** Content Security Policy refusals any page reported (a test expects none). */
   const violations: string[] = [];
 
-  async function freshPage(userAgent?: string): Promise<Page> {
-    const context = await stack.browser.newContext(userAgent ? { userAgent } : {});
-    const page = await context.newPage();
-    page.setDefaultTimeout(20_000);
-    page.on('console', (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
-    });
-    return page;
-  }
-
-  async function emailAndCode(page: Page, email: string) {
-    await page.getByLabel('Email address').fill(email);
-    const seen = (await stack.mails(email)).length;
-    await page.getByRole('button', { name: 'Continue' }).click();
-    const otp = page.getByLabel(/6-digit code we emailed/);
-    await otp.fill(await stack.nextMailOtp(email, seen));
-    await otp.press('Enter');
-  }
+  /** A page in a context of its own (a User-Agent if given), its CSP refusals collected (fixtures.ts). */
+  const freshPage = (userAgent?: string): Promise<Page> => watchedPage(stack.browser, violations, userAgent ? { userAgent } : {});
+  /** The hosted page's email and code steps (fixtures.ts). */
+  const emailAndCode = (page: Page, email: string) => sharedEmailAndCode(stack, page, email);
 
   /** The console's sign-in: /admin → hosted page, email code, TOTP enrollment (MFA is required), recovery codes → the console. */
   async function consoleSignIn(email: string): Promise<Page> {
