@@ -18,9 +18,19 @@ export interface UserExport extends UserHoldings {
   events: AuditEvent[];
 }
 
+/** An operator's search of the users (admin API, CLI, console). */
+export interface UserQuery {
+  email?: string;
+  createdSince?: number;
+  createdBefore?: number;
+  cursor?: string;
+  limit: number;
+}
+
 export interface UserService {
   find: (key: string) => Promise<UserRecord>;
-  list(query: { email?: string; cursor?: string; limit: number }): Promise<{
+  /** Oldest first; `email`: part of the address; created in [createdSince, createdBefore) (epoch ms). */
+  list(query: UserQuery): Promise<{
     users: UserRecord[];
     nextCursor: string | null;
   }>;
@@ -87,11 +97,23 @@ export function createUserService(deps: {
   return {
     find,
 
-    async list(query: { email?: string; cursor?: string; limit: number }): Promise<{ users: UserRecord[]; nextCursor: string | null }> {
+    async list(query: UserQuery): Promise<{ users: UserRecord[]; nextCursor: string | null }> {
       const limit = checkPageSize(query.limit, PAGE_SIZE_MAX);
       if (query.email !== undefined) checkQueryText('email', query.email);
+      const { createdSince, createdBefore } = query;
+      for (const [name, at] of Object.entries({ createdSince, createdBefore }))
+        if (at !== undefined && (!Number.isSafeInteger(at) || at < 0))
+          throw new ServiceError('ERR_REQUEST_INVALID', `${name} must be a time in Unix epoch milliseconds.`);
+      if (createdSince !== undefined && createdBefore !== undefined && createdSince >= createdBefore)
+        throw new ServiceError('ERR_REQUEST_INVALID', 'createdSince must be earlier than createdBefore.');
       const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-      const users = await store.list({ ...(query.email ? { email: query.email } : {}), ...(after ? { after } : {}), limit });
+      const users = await store.list({
+        ...(query.email ? { email: query.email } : {}),
+        ...(createdSince !== undefined ? { createdSince } : {}),
+        ...(createdBefore !== undefined ? { createdBefore } : {}),
+        ...(after ? { after } : {}),
+        limit,
+      });
       const last = users.at(-1);
       return { users, nextCursor: users.length === limit && last ? encodeCursor(last.createdAt, last.id) : null };
     },
