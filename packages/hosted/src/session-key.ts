@@ -10,6 +10,7 @@ import type { DevicePublicJwk } from 'service-protocol';
 const DATABASE = 'service-hosted';
 const STORE = 'session-keys';
 const KEY = 'session';
+const DEVICE_KEY = 'upstream-device';
 
 /** One IndexedDB request on the session-key store, as a promise (the database is opened and closed each time). */
 function withStore<T>(mode: IDBTransactionMode, operation: (store: IDBObjectStore) => IDBRequest<T>): Promise<T> {
@@ -33,17 +34,39 @@ function withStore<T>(mode: IDBTransactionMode, operation: (store: IDBObjectStor
   });
 }
 
-/** A new session key, kept here; its public JWK for the service, or undefined where WebCrypto or IndexedDB fails (the session is then unbound). */
-export async function newSessionKey(): Promise<DevicePublicJwk | undefined> {
+/** A new P-256 key kept here under `name`; its public JWK, or undefined where WebCrypto or IndexedDB fails. */
+async function newPageKey(name: string): Promise<DevicePublicJwk | undefined> {
   try {
     const pair = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign', 'verify']);
-    const { kty, crv, x, y } = await crypto.subtle.exportKey('jwk', pair.publicKey);
-    if (kty !== 'EC' || crv !== 'P-256' || !x || !y) return undefined;
-    await withStore('readwrite', (store) => store.put(pair, KEY));
-    return { kty, crv, x, y };
+    const jwk = await publicJwkOf(pair);
+    if (jwk) await withStore('readwrite', (store) => store.put(pair, name));
+    return jwk;
   } catch {
     return undefined;
   }
+}
+
+async function publicJwkOf(pair: CryptoKeyPair): Promise<DevicePublicJwk | undefined> {
+  const { kty, crv, x, y } = await crypto.subtle.exportKey('jwk', pair.publicKey);
+  return kty === 'EC' && crv === 'P-256' && x && y ? { kty, crv, x, y } : undefined;
+}
+
+/** A new session key, kept here; its public JWK, or undefined where WebCrypto or IndexedDB fails (the session is then unbound). */
+export const newSessionKey = () => newPageKey(KEY);
+
+/**
+ * This browser's device key for a "Continue with" sign-in (upstream.ts): kept here and used
+ * again, so the same browser is one device of the user (one new-device mail), not a new one at
+ * every sign-in. Undefined where WebCrypto or IndexedDB fails (no device, no session).
+ */
+export async function upstreamDeviceKey(): Promise<DevicePublicJwk | undefined> {
+  try {
+    const kept = await withStore<CryptoKeyPair | undefined>('readonly', (store) => store.get(DEVICE_KEY));
+    if (kept?.publicKey) return await publicJwkOf(kept);
+  } catch {
+    return undefined;
+  }
+  return newPageKey(DEVICE_KEY);
 }
 
 const base64url = (bytes: Uint8Array) =>

@@ -3,7 +3,8 @@
  * field (service-web/upstream). A button leaves for the provider, which sends the browser back
  * to this page with the result in its fragment: a code (finished at /signin/complete like every
  * step), the MFA step, or the link step (an account has the address: its emailed code links
- * it). The PKCE pair survives the trip in sessionStorage. The visible strings are the
+ * it). The PKCE pair survives the trip in sessionStorage; the browser's device key (session-key.ts)
+ * goes with the start, so the sign-in registers it and opens the SSO session as the emailed code does. The visible strings are the
  * catalogue's (hosted.upstream.*), beside the others.
  */
 import { createPkcePair, type MfaMethod } from 'service-web';
@@ -12,6 +13,7 @@ import { complete } from './complete.js';
 import { startMfa } from './enroll.js';
 import { failureText, t } from './i18n.js';
 import { $, config, input, onSubmit, say, show } from './page.js';
+import { upstreamDeviceKey } from './session-key.js';
 import { signIn } from './state.js';
 
 const upstream = new ServiceUpstream();
@@ -69,7 +71,12 @@ export async function showUpstreamButtons(): Promise<void> {
     button.addEventListener('click', async () => {
       const pkce = await createPkcePair();
       sessionStorage.setItem(PKCE_KEY, JSON.stringify(pkce));
-      const refused = await upstream.signInWith(connection.id, { code_challenge: pkce.codeChallenge });
+      // This browser's device key goes along: the sign-in registers it (once) and the SSO session is bound to it.
+      const devicePublicKey = await upstreamDeviceKey();
+      const refused = await upstream.signInWith(connection.id, {
+        code_challenge: pkce.codeChallenge,
+        ...(devicePublicKey ? { devicePublicKey } : {}),
+      });
       say(failureText(refused));
     });
     list.append(button);

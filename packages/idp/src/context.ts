@@ -295,6 +295,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const upstreamFlows = { clients, accounts, mfa, pipeline, otp, events, spent: spentTokens, throttle, hash, now };
   const { connections, upstream, sweepUpstream } = openUpstream(db, serverSecret, {
     ...upstreamFlows,
+    devices,
+    deviceIdleMs: idleMs,
     issuer: config.issuer,
     hostedFor: hostedSignInFor(oidc, clients),
     clientById: clients.findById,

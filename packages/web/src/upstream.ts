@@ -23,7 +23,8 @@
  *
  * @packageDocumentation
  */
-import { UpstreamPaths } from 'service-protocol';
+import { type DevicePublicJwk, UpstreamPaths } from 'service-protocol';
+import { base64urlJson } from './base64url.js';
 import { isNonEmptyString } from './checks.js';
 import { request } from './http.js';
 import { failure, guard, invalid, messageOf, notInitialized, unexpected } from './results.js';
@@ -77,9 +78,13 @@ export class ServiceUpstream {
   /**
    * Leaves the page for the provider (a navigation); the result comes back to `returnTo`
    * (default: this page), which must be on one of the application's registered origins.
-   * Resolves only when it cannot leave (INVALID_REQUEST, NOT_INITIALIZED).
+   * Resolves only when it cannot leave (INVALID_REQUEST, NOT_INITIALIZED). The hosted pages
+   * (an authorizationRequest) pass their device key's public half: the sign-in registers it.
    */
-  signInWith(connection: string, options: { code_challenge: string; returnTo?: string }): Promise<FailureResult> {
+  signInWith(
+    connection: string,
+    options: { code_challenge: string; returnTo?: string; devicePublicKey?: DevicePublicJwk },
+  ): Promise<FailureResult> {
     return guard(async () => {
       if (!this.#http) return notInitialized();
       if (!isNonEmptyString(connection)) return invalid('connection must be a connection id');
@@ -95,6 +100,10 @@ export class ServiceUpstream {
         code_challenge: options.code_challenge,
       });
       if (this.#http.authorizationRequest) query.set('request', this.#http.authorizationRequest);
+      if (options.devicePublicKey) {
+        const { kty, crv, x, y } = options.devicePublicKey;
+        query.set('device_key', base64urlJson({ kty, crv, x, y }));
+      }
       location.assign(`${this.#http.baseUrl}${UpstreamPaths.start}?${query}`);
       return new Promise<FailureResult>(() => {});
     });

@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import type { DevicePublicJwk } from 'service-protocol';
 import type { Sealer } from '../../crypto/seal.js';
+import type { PendingDevice } from '../../devices/pending.js';
+import { isValidDevicePublicKey } from '../../devices/public-key.js';
+import { describeUserAgent } from '../../devices/user-agent.js';
+import { ServiceError } from '../../errors.js';
 
 /**
  * What the start of an upstream sign-in leaves in the browser: a cookie sealed by the service
@@ -20,7 +25,28 @@ export interface Flow {
   returnTo: string;
   pageState: string;
   codeChallenge: string;
+  /**
+   * The hosted pages: the page's device key, registered when the sign-in finishes (sign-in/finish.ts,
+   * as after the emailed code), which the hosted SSO session is bound to. Sealed in the flow, so
+   * only the browser that started the sign-in brings it, once.
+   */
+  device?: PendingDevice;
   expiresAt: number;
+}
+
+/** `device_key` of the start: the page's P-256 public key as base64url JSON (a JWK), with the browser it was made in. */
+export function deviceOf(deviceKey: string, userAgent: string | undefined): PendingDevice {
+  let jwk: DevicePublicJwk | undefined;
+  try {
+    const parsed = JSON.parse(Buffer.from(deviceKey, 'base64url').toString('utf8'));
+    if (parsed && typeof parsed === 'object')
+      jwk = { kty: String(parsed.kty), crv: String(parsed.crv), x: String(parsed.x), y: String(parsed.y) } as DevicePublicJwk;
+  } catch {
+    jwk = undefined;
+  }
+  if (!jwk || jwk.kty !== 'EC' || jwk.crv !== 'P-256' || !isValidDevicePublicKey(jwk))
+    throw new ServiceError('ERR_DEVICE_KEY_INVALID', 'device_key must be a P-256 public key (a JWK, base64url JSON).');
+  return { publicJwk: { ...jwk }, cryptoVersion: 'v1', ...describeUserAgent(userAgent) };
 }
 
 export const random = () => randomBytes(32).toString('base64url');

@@ -23,6 +23,8 @@ const StartSchema = {
       state: Visible(200),
       code_challenge: Visible(128),
       request: Type.Optional(Visible(100)),
+      /** The hosted pages: the page's device key (base64url JSON JWK), registered when the sign-in finishes. */
+      device_key: Type.Optional(Type.String({ minLength: 40, maxLength: 400, pattern: '^[A-Za-z0-9_-]+$' })),
     },
     { additionalProperties: false },
   ),
@@ -103,6 +105,8 @@ export const upstreamRoutes: FastifyPluginAsyncTypebox<{
           state: q.state,
           codeChallenge: q.code_challenge,
           ...(q.request !== undefined ? { request: q.request } : {}),
+          ...(q.device_key !== undefined ? { deviceKey: q.device_key } : {}),
+          ...(request.headers['user-agent'] ? { userAgent: request.headers['user-agent'] } : {}),
         },
         cookies(request.headers.cookie).get(bindingCookie),
         request.ip,
@@ -111,7 +115,8 @@ export const upstreamRoutes: FastifyPluginAsyncTypebox<{
       return reply.code(303).header('location', go.location).send();
     } catch (error) {
       // A rate limit or a missing client keeps its own status (the error handler's answer).
-      if (error instanceof ServiceError && error.code !== 'ERR_REQUEST_INVALID' && error.code !== 'ERR_SESSION_INVALID') throw error;
+      if (error instanceof ServiceError && !['ERR_REQUEST_INVALID', 'ERR_SESSION_INVALID', 'ERR_DEVICE_KEY_INVALID'].includes(error.code))
+        throw error;
       return refusedHere(reply, error);
     }
   });

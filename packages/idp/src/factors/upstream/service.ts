@@ -6,6 +6,8 @@ import type { Connections, OpenConnection } from '../../connections/service.js';
 import type { Sealer } from '../../crypto/seal.js';
 import { randomToken, type SecretHasher, safeEqual } from '../../crypto/secrets.js';
 import { OTP_MAX_ATTEMPTS, UPSTREAM_FLOW_TTL_SECONDS, UPSTREAM_LINK_TTL_SECONDS, UPSTREAM_START_PER_IP } from '../../defaults.js';
+import type { PendingDevice } from '../../devices/pending.js';
+import type { DeviceStore } from '../../devices/store.js';
 import { ServiceError } from '../../errors.js';
 import type { EventLog } from '../../events/service.js';
 import type { OtpService } from '../../otp/service.js';
@@ -15,7 +17,7 @@ import type { PipelineOutcome, SignInPipeline } from '../../sign-in/pipeline.js'
 import type { SpentTokenStore } from '../../spent-tokens/store.js';
 import type { Throttle } from '../../throttle/service.js';
 import { upstreamFirst, upstreamLinkedFirst } from './factor.js';
-import { type Flow, openFlow, random, sealFlow } from './flow.js';
+import { deviceOf, type Flow, openFlow, random, sealFlow } from './flow.js';
 import { createIdentities, type Identities } from './identities.js';
 import type { UpstreamIdentity, UpstreamProvider } from './provider.js';
 import type { LinkedIdentity, UpstreamStore } from './store.js';
@@ -47,6 +49,9 @@ export interface UpstreamDeps {
   tokenSealer: Sealer;
   hash: SecretHasher;
   now: () => number;
+  /** The user's devices: a hosted page's key already registered to the user is used again, not registered twice. */
+  devices: Pick<DeviceStore, 'list' | 'findActive'>;
+  deviceIdleMs: number;
 }
 
 export interface StartInput {
@@ -56,6 +61,9 @@ export interface StartInput {
   state: string;
   codeChallenge: string;
   request?: string;
+  /** The hosted pages: the page's device key to register (flow.ts deviceOf), and the User-Agent naming it. */
+  deviceKey?: string;
+  userAgent?: string;
 }
 
 /** Where the browser goes next, and the flow cookie to set (or clear: ''). */
@@ -124,19 +132,30 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
     };
   }
 
+  /** The page's key as this user's device: the one registered before (this browser again), or a new one to register. */
+  async function knownDevice(clientId: string, userId: string, device: PendingDevice): Promise<{ id: string } | PendingDevice> {
+    const at = now();
+    for (const row of await deps.devices.list({ userId, clientId, usedSince: at - deps.deviceIdleMs })) {
+      const key = (await deps.devices.findActive(row.id, at - deps.deviceIdleMs))?.publicJwk;
+      if (key && key.x === device.publicJwk.x && key.y === device.publicJwk.y) return { id: row.id };
+    }
+    return device;
+  }
+
   const recordLinked = (client: ClientRecord, userId: string, connection: string, via: 'new_account' | 'email_code') =>
     events.record({ type: 'identity.linked', userId, clientId: client.id, detail: { connection, via } });
 
   async function signInAs(
     client: ClientRecord,
     user: { id: string; email: string },
-    flow: Pick<Flow, 'codeChallenge'>,
+    flow: Pick<Flow, 'codeChallenge' | 'device'>,
     amr: readonly string[],
   ) {
     const signIn: SignIn = {
       clientId: client.id,
       userId: user.id,
-      device: null,
+      // The page's key, registered by the one finisher (its new-device mail, the hosted session bound to it).
+      device: flow.device ? await knownDevice(client.id, user.id, flow.device) : null,
       codeChallenge: flow.codeChallenge,
       amr: [...amr],
       authTime: Math.floor(now() / 1000),
@@ -231,6 +250,9 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
       let client: ClientRecord;
       let appClientId: string;
       let returnTo: string;
+      if (input.deviceKey !== undefined && input.request === undefined)
+        throw new ServiceError('ERR_REQUEST_INVALID', 'device_key is for the hosted sign-in pages (with request).');
+      const device = input.deviceKey !== undefined ? deviceOf(input.deviceKey, input.userAgent) : undefined;
       if (input.request !== undefined) {
         // The hosted pages: the pending request must be this browser's; the result goes back to its page.
         ({ client, appClientId } = await deps.hostedFor(input.request, binding ?? ''));
@@ -261,6 +283,7 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
         returnTo,
         pageState: input.state,
         codeChallenge: input.codeChallenge,
+        ...(device ? { device } : {}),
         expiresAt: now() + UPSTREAM_FLOW_TTL_SECONDS * 1000,
       };
       let location: string;

@@ -1,6 +1,8 @@
 /** Shared set-up of the upstream sign-in tests: the service, a real upstream provider, a connection, a sign-in run. */
+import { generateKeyPairSync } from 'node:crypto';
 import { UpstreamPaths } from 'service-protocol';
 import { APP_ORIGIN, type TestService } from '../../support/helpers.js';
+import { type CookieJar, complete, requestIdOf } from '../../support/oidc-helpers.js';
 import { fragmentOf, pkcePair, RedirectBrowser, type TestUpstream } from '../../support/upstream.js';
 
 export const RETURN_TO = `${APP_ORIGIN}/signed-in`;
@@ -50,4 +52,47 @@ export async function claimsFor(service: TestService, code: string, verifier: st
   const body = await response.json();
   if (response.status !== 200) throw new Error(`token: ${JSON.stringify(body)}`);
   return JSON.parse(Buffer.from(body.id_token.split('.')[1], 'base64url').toString());
+}
+
+/** A P-256 public key as the hosted page sends it at the start (device_key: base64url JSON of the JWK). */
+export function pageDeviceKey(): string {
+  const { kty, crv, x, y } = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
+  return Buffer.from(JSON.stringify({ kty, crv, x, y })).toString('base64url');
+}
+
+/**
+ * "Continue with" on the hosted page for the pending request at `signInLocation` (/signin?request=…),
+ * in the browser whose service cookies `jar` holds (the request's binding): the start with the
+ * page's device key, the provider, the callback, back at the page (its fragment), then
+ * /signin/complete as the page finishes every step. The flow cookie and the callback URL are kept
+ * for the replay tests.
+ */
+export async function hostedUpstreamSignIn(
+  service: TestService,
+  jar: CookieJar,
+  signInLocation: string,
+  connection: string,
+  deviceKey = pageDeviceKey(),
+) {
+  const request = requestIdOf(signInLocation);
+  const browser = new RedirectBrowser();
+  browser.jar.set(new URL(service.url).origin, new Map(jar.cookies));
+  const pkce = pkcePair();
+  let callback = '';
+  let flowCookie = '';
+  const atPage = (url: URL) => {
+    if (atCallback(service)(url)) {
+      callback = url.href;
+      flowCookie = browser.cookieHeader(url);
+    }
+    return url.href.startsWith(`${service.url}/signin?`);
+  };
+  const start = startUrl(service, connection, { code_challenge: pkce.challenge, request, device_key: deviceKey });
+  const end = await browser.go(start, atPage);
+  if (!atPage(end.url)) throw new Error(`did not come back: ${end.status} ${end.body?.slice(0, 300)}`);
+  const result = fragmentOf(end.url);
+  for (const [name, value] of browser.jar.get(new URL(service.url).origin) ?? []) jar.cookies.set(name, value);
+  const done =
+    result.status === 'SUCCESS' ? await complete(service, jar, { request, code: result.code, codeVerifier: pkce.verifier }) : undefined;
+  return { result, done, callback, flowCookie };
 }
