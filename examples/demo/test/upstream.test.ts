@@ -4,7 +4,9 @@
  * (`service-idp connections create`); an app signs in through the hosted pages with
  * openid-client as its relying party. A new user, a returning user, linking to an existing
  * account with its emailed code, an app that requires MFA (the user's method follows the
- * provider), and SSO to a second app through the provider's own session (one click).
+ * provider), and SSO to a second app through the service's own session: the "Continue with"
+ * sign-in registered the page's device key and opened it, so the provider is not visited again.
+ * axe-core on the new steps (the buttons, the link step) at phone and desktop sizes.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -13,6 +15,7 @@ import * as oidc from 'openid-client';
 import type { Page } from 'playwright-core';
 import { startUpstream, type TestUpstream } from '../../../packages/idp/test/support/upstream.ts';
 import { type PageServer, ROOT, SEND_WINDOW_MS, type Stack, screenshot, servePages, startStack } from './harness.ts';
+import { assertAccessible, VIEWPORTS } from './visual.ts';
 
 describe('continue with an upstream provider on the hosted pages, in Chromium', { timeout: 5 * 60_000 }, () => {
   let stack: Stack;
@@ -90,6 +93,19 @@ describe('continue with an upstream provider on the hosted pages, in Chromium', 
 
   /** An authorization request of `app` opened in `page`: what its callback must match. */
   async function open(page: Page, app: string) {
+    const expected = await navigate(page, app);
+    await page.getByRole('heading', { name: `Sign in to ${app}` }).waitFor();
+    return expected;
+  }
+  /** axe-core on the step showing, at the phone's size and the desktop's. */
+  async function accessibleAtBothSizes(page: Page, what: string) {
+    for (const [size, viewport] of Object.entries(VIEWPORTS)) {
+      await page.setViewportSize(viewport);
+      await assertAccessible(page, `${what} (${size})`);
+    }
+  }
+  /** Navigates `page` to an authorization request of `app` (the sign-in page, or straight back by SSO). */
+  async function navigate(page: Page, app: string) {
     const { config } = apps[app] as { config: oidc.Configuration };
     const verifier = oidc.randomPKCECodeVerifier();
     const expected = { pkceCodeVerifier: verifier, expectedState: oidc.randomState(), expectedNonce: oidc.randomNonce() };
@@ -102,7 +118,6 @@ describe('continue with an upstream provider on the hosted pages, in Chromium', 
       nonce: expected.expectedNonce,
     });
     await page.goto(url.href);
-    await page.getByRole('heading', { name: `Sign in to ${app}` }).waitFor();
     return expected;
   }
   async function claimsAt(page: Page, app: string, expected: Awaited<ReturnType<typeof open>>) {
@@ -128,16 +143,29 @@ describe('continue with an upstream provider on the hosted pages, in Chromium', 
     const expected = await open(page, 'Acme Portal');
     await page.getByRole('group', { name: 'Or continue with' }).waitFor();
     await screenshot(page, 'upstream-hosted-buttons');
+    await accessibleAtBothSizes(page, 'the sign-in page with its "Continue with" buttons');
+    const seen = (await stack.mails(email)).length;
     await page.getByRole('button', { name: 'Acme ID' }).click();
     const claims = await claimsAt(page, 'Acme Portal', expected);
     assert.equal(claims.email, email);
     assert.deepEqual(claims.amr, ['fed']);
+    // The page's device key was registered as after the emailed code: the new-device mail.
+    const mails = await stack.mails(email);
+    assert.equal(mails.slice(seen).filter((m) => /new device/i.test(m.subject ?? '')).length, 1, 'one new-device mail');
 
-    // SSO to a second app: no service session (no device key), but the provider's own session
-    // answers at once: one click, nothing typed.
-    const second = await open(page, 'Second App');
-    await page.getByRole('button', { name: 'Acme ID' }).click();
-    assert.equal((await claimsAt(page, 'Second App', second)).email, email);
+    // SSO to a second app through the service's own session: straight back with a code, the
+    // provider never visited (not by the browser, not by the service's token exchange).
+    const atProvider: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().startsWith(upstream.issuer)) atProvider.push(request.url());
+    });
+    const tokens = upstream.tokenRequests();
+    const second = await navigate(page, 'Second App');
+    const secondClaims = await claimsAt(page, 'Second App', second);
+    assert.equal(secondClaims.email, email);
+    assert.equal(secondClaims.sub, claims.sub);
+    assert.deepEqual(atProvider, [], 'the provider was not visited');
+    assert.equal(upstream.tokenRequests(), tokens);
     await page.context().close();
   });
 
@@ -179,6 +207,7 @@ describe('continue with an upstream provider on the hosted pages, in Chromium', 
     const linkCode = page.getByLabel(/link this sign-in/);
     await linkCode.waitFor();
     await screenshot(page, 'upstream-hosted-link-step');
+    await accessibleAtBothSizes(page, 'the link step (the code emailed to the existing account)');
     await linkCode.fill(await stack.nextMailOtp(email, seen));
     seen = (await stack.mails(email)).length;
     await linkCode.press('Enter');
