@@ -43,7 +43,13 @@ export async function upstreamReturn(): Promise<boolean> {
   const ready = await upstream.init(config.publishableKey, config.issuer, { authorizationRequest: config.request });
   if (ready.status !== 'INITIALIZED') return false;
   onSubmit('link-step', async () => {
-    const confirmed = await upstream.confirmLink({ link, otp: input('link-otp').value.trim() });
+    // The link's sign-in registers this browser's device key too (the session is bound to it).
+    const devicePublicKey = await upstreamDeviceKey();
+    const confirmed = await upstream.confirmLink({
+      link,
+      otp: input('link-otp').value.trim(),
+      ...(devicePublicKey ? { devicePublicKey } : {}),
+    });
     // A wrong code keeps the step, saying why (and how many tries are left), as the other code steps do.
     if (confirmed.status !== 'SUCCESS' && confirmed.status !== 'MFA_REQUIRED') return say(failureText(confirmed));
     return goOn(confirmed);

@@ -143,11 +143,21 @@ export class ServiceUpstream {
   }
 
   /** The code mailed to the existing account (after LINK_NEEDED): SUCCESS with the code, or MFA_REQUIRED. */
-  confirmLink(input: { link: string; otp: string }): Promise<Exclude<UpstreamResult, { status: 'LINK_NEEDED' }>> {
+  confirmLink(input: {
+    link: string;
+    otp: string;
+    devicePublicKey?: DevicePublicJwk;
+  }): Promise<Exclude<UpstreamResult, { status: 'LINK_NEEDED' }>> {
     return guard(async () => {
       if (!this.#http) return notInitialized();
       if (!/^[0-9]{6}$/.test(input?.otp ?? '')) return failure('INVALID_OTP', 'The code is 6 digits');
-      const { body, failure: failed } = await request(this.#http, v1(UpstreamPaths.confirmLink), { link: input.link, otp: input.otp });
+      const key = input.devicePublicKey;
+      const devicePublicKey = key && { kty: key.kty, crv: key.crv, x: key.x, y: key.y };
+      const { body, failure: failed } = await request(this.#http, v1(UpstreamPaths.confirmLink), {
+        link: input.link,
+        otp: input.otp,
+        ...(devicePublicKey ? { devicePublicKey } : {}),
+      });
       if (failed) return failed;
       const message = messageOf(body);
       if (body.status === 'SUCCESS' && typeof body.code === 'string')

@@ -44,9 +44,15 @@ export function deviceOf(deviceKey: string, userAgent: string | undefined): Pend
   } catch {
     jwk = undefined;
   }
-  if (!jwk || jwk.kty !== 'EC' || jwk.crv !== 'P-256' || !isValidDevicePublicKey(jwk))
-    throw new ServiceError('ERR_DEVICE_KEY_INVALID', 'device_key must be a P-256 public key (a JWK, base64url JSON).');
-  return { publicJwk: { ...jwk }, cryptoVersion: 'v1', ...describeUserAgent(userAgent) };
+  if (!jwk) throw new ServiceError('ERR_DEVICE_KEY_INVALID', 'device_key must be a P-256 public key (a JWK, base64url JSON).');
+  return pendingDevice(jwk, userAgent);
+}
+
+/** A page's P-256 public key (checked on the curve) as the device its sign-in registers. */
+export function pendingDevice(jwk: DevicePublicJwk, userAgent: string | undefined): PendingDevice {
+  if (jwk.kty !== 'EC' || jwk.crv !== 'P-256' || !isValidDevicePublicKey(jwk))
+    throw new ServiceError('ERR_DEVICE_KEY_INVALID', 'The device key must be a P-256 public key.');
+  return { publicJwk: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y }, cryptoVersion: 'v1', ...describeUserAgent(userAgent) };
 }
 
 export const random = () => randomBytes(32).toString('base64url');

@@ -12,6 +12,7 @@ import type { UpstreamService } from './service.js';
 
 const HTML = 'text/html';
 const refusedPage = rawResponse(HTML, 'an error page: the request was refused before a return URL could be trusted');
+const Base64Url = Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' });
 const Visible = (max: number) => Type.String({ minLength: 1, maxLength: max });
 
 const StartSchema = {
@@ -179,12 +180,28 @@ export const upstreamBrowserRoutes: FastifyPluginAsyncTypebox<{
     UpstreamPaths.confirmLink.slice('/v1'.length),
     {
       schema: {
-        body: Type.Object({ link: Type.String({ minLength: 10, maxLength: 100 }), otp: Otp }, { additionalProperties: false }),
+        body: Type.Object(
+          {
+            link: Type.String({ minLength: 10, maxLength: 100 }),
+            otp: Otp,
+            // The hosted pages' device key: EC P-256 public members only, so no private `d` can be sent.
+            devicePublicKey: Type.Optional(
+              Type.Object(
+                { kty: Type.Literal('EC'), crv: Type.Literal('P-256'), x: Base64Url, y: Base64Url },
+                { additionalProperties: false },
+              ),
+            ),
+          },
+          { additionalProperties: false },
+        ),
         response: { 200: ConfirmLinkAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 423, 429, ...SERVER_ERRORS) },
       },
     },
     async (request): Promise<ConfirmLinkResponse> => {
-      const result = await upstream.confirmLink(request.client, request.body.link, request.body.otp);
+      const { link, otp, devicePublicKey } = request.body;
+      const userAgent = request.headers['user-agent'];
+      const device = devicePublicKey && { jwk: devicePublicKey, ...(userAgent ? { userAgent } : {}) };
+      const result = await upstream.confirmLink(request.client, link, otp, device);
       if (result.status === 'SUCCESS')
         return { status: 'SUCCESS', message: 'Signed in; the identity is linked.', success: true, code: result.code };
       if (result.status === 'MFA_REQUIRED')

@@ -1,6 +1,6 @@
-import { type MfaMethod, normalizeEmail, OTP_PATTERN } from 'service-protocol';
+import { type DevicePublicJwk, type MfaMethod, normalizeEmail, OTP_PATTERN } from 'service-protocol';
 import type { AccountStore } from '../../accounts/store.js';
-import type { ClientService } from '../../clients/service.js';
+import { type ClientService, HOSTED_CLIENT_ID } from '../../clients/service.js';
 import type { ClientRecord } from '../../clients/store.js';
 import type { Connections, OpenConnection } from '../../connections/service.js';
 import type { Sealer } from '../../crypto/seal.js';
@@ -17,7 +17,7 @@ import type { PipelineOutcome, SignInPipeline } from '../../sign-in/pipeline.js'
 import type { SpentTokenStore } from '../../spent-tokens/store.js';
 import type { Throttle } from '../../throttle/service.js';
 import { upstreamFirst, upstreamLinkedFirst } from './factor.js';
-import { deviceOf, type Flow, openFlow, random, sealFlow } from './flow.js';
+import { deviceOf, type Flow, openFlow, pendingDevice, random, sealFlow } from './flow.js';
 import { createIdentities, type Identities } from './identities.js';
 import type { UpstreamIdentity, UpstreamProvider } from './provider.js';
 import type { LinkedIdentity, UpstreamStore } from './store.js';
@@ -81,8 +81,16 @@ export interface UpstreamService extends Identities {
   start(input: StartInput, binding: string | undefined, ip: string | undefined): Promise<Navigation>;
   /** The provider's answer: checked, the identity resolved, the sign-in continued; the page's return URL with the result. */
   callback(params: URLSearchParams, flowCookie: string | undefined, ip: string): Promise<Navigation>;
-  /** POST /v1/upstream/link: the emailed code that proves the existing account; then the sign-in goes on. */
-  confirmLink(client: ClientRecord, link: string, otp: string): Promise<Exclude<UpstreamResult, { status: 'LINK_NEEDED' }>>;
+  /**
+   * POST /v1/upstream/link: the emailed code that proves the existing account; then the sign-in
+   * goes on. The hosted pages send their device key with it, registered as after the emailed code.
+   */
+  confirmLink(
+    client: ClientRecord,
+    link: string,
+    otp: string,
+    device?: { jwk: DevicePublicJwk; userAgent?: string },
+  ): Promise<Exclude<UpstreamResult, { status: 'LINK_NEEDED' }>>;
   /** The hosted pages: the app whose pending request (this browser's) the page serves, for its buttons. */
   hostedApp(requestId: string | undefined, binding: string | undefined): Promise<string>;
 }
@@ -333,8 +341,11 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
       }
     },
 
-    async confirmLink(client, link, code) {
+    async confirmLink(client, link, code, device) {
       if (!OTP_PATTERN.test(code)) throw new ServiceError('ERR_REQUEST_INVALID', 'The code is 6 digits.');
+      if (device && client.id !== HOSTED_CLIENT_ID)
+        throw new ServiceError('ERR_REQUEST_INVALID', 'devicePublicKey is for the hosted sign-in pages.');
+      const pending = device ? pendingDevice(device.jwk, device.userAgent) : undefined;
       const idHash = hash('upstream-link', link);
       const proof = await store.findProof(idHash, now());
       if (!proof || proof.clientId !== client.id) throw expired();
@@ -363,7 +374,7 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
       // Linked meanwhile (another tab): only to this same user does the sign-in go on.
       if (!linked && (await store.find(proof.connectionId, proof.subject))?.userId !== user.id) throw expired();
       if (linked) await recordLinked(client, user.id, proof.connectionId, 'email_code');
-      return signInAs(client, user, proof, upstreamLinkedFirst);
+      return signInAs(client, user, { ...proof, ...(pending ? { device: pending } : {}) }, upstreamLinkedFirst);
     },
 
     hostedApp: async (requestId, binding) => (await deps.hostedFor(requestId ?? '', binding ?? '')).appClientId,

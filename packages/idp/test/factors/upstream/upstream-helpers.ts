@@ -94,5 +94,5 @@ export async function hostedUpstreamSignIn(
   for (const [name, value] of browser.jar.get(new URL(service.url).origin) ?? []) jar.cookies.set(name, value);
   const done =
     result.status === 'SUCCESS' ? await complete(service, jar, { request, code: result.code, codeVerifier: pkce.verifier }) : undefined;
-  return { result, done, callback, flowCookie };
+  return { result, done, callback, flowCookie, verifier: pkce.verifier };
 }

@@ -14,7 +14,18 @@ import { createPkcePair } from 'service-web';
 import { HOSTED_CLIENT_ID } from '../../../src/clients/service.js';
 import { sessionCookieName } from '../../../src/oidc/routes.js';
 import { startSmtp, startTestService, type TestService, uniqueEmail } from '../../support/helpers.js';
-import { type App, appParams, authorize, CookieJar, paramsOf, RP_CALLBACK, registerApp } from '../../support/oidc-helpers.js';
+import {
+  type App,
+  appParams,
+  authorize,
+  CookieJar,
+  complete,
+  paramsOf,
+  RP_CALLBACK,
+  registerApp,
+  requestIdOf,
+} from '../../support/oidc-helpers.js';
+import { hostedPost } from '../../support/oidc-passkey-helpers.js';
 import { startUpstream, type TestUpstream } from '../../support/upstream.js';
 import { connect, hostedUpstreamSignIn, pageDeviceKey } from './upstream-helpers.js';
 
@@ -75,5 +86,28 @@ describe('"Continue with" on the hosted pages: the device key, the new-device ma
     assert.ok(secondSignIn.done?.location?.startsWith(`${RP_CALLBACK}?`), JSON.stringify(secondSignIn.done?.body));
     assert.equal((await service.ctx.devices.list({ userId: user?.id as string, clientId: HOSTED_CLIENT_ID, usedSince: 0 })).length, 1);
     assert.equal((await newDeviceMails(email)).length, 1, 'no second new-device mail');
+  });
+
+  it('the link step (an existing account`s emailed code) registers the page`s key too and opens the session', async () => {
+    const email = uniqueEmail('fed-link-sso');
+    await service.ctx.accounts.findOrCreate(email, Date.now());
+    upstream.signInAs({ sub: `sub-${email}`, email, email_verified: true });
+    const jar = new CookieJar();
+    const deviceKey = pageDeviceKey();
+    const pending = await authorize(service, appParams(first.clientId, await createPkcePair()), jar);
+    const started = await hostedUpstreamSignIn(service, jar, pending.location ?? '', connection, deviceKey);
+    assert.equal(started.result.status, 'LINK_NEEDED', JSON.stringify(started.result));
+    const mails = await Promise.all(smtp.inbox.filter((m) => m.to.includes(email)).map((m) => simpleParser(m.raw)));
+    const otp = mails.at(-1)?.text?.match(/\b(\d{6})\b/)?.[1] ?? '';
+    const request = requestIdOf(pending.location ?? '');
+    const devicePublicKey = JSON.parse(Buffer.from(deviceKey, 'base64url').toString());
+    const linked = await hostedPost(service, request, jar)(UpstreamPaths.confirmLink, { link: started.result.link, otp, devicePublicKey });
+    assert.equal(linked.body?.status, 'SUCCESS', JSON.stringify(linked.body));
+    const done = await complete(service, jar, { request, code: linked.body.code, codeVerifier: started.verifier });
+    assert.ok(done.location?.startsWith(`${RP_CALLBACK}?`), JSON.stringify(done.body));
+    assert.ok(jar.cookies.get(sessionCookieName(service.url)), 'the hosted SSO session cookie');
+    assert.equal((await newDeviceMails(email)).length, 1);
+    const silent = await authorize(service, appParams(second.clientId, await createPkcePair(), { prompt: 'none' }), jar);
+    assert.ok(paramsOf(silent.location).code, silent.location ?? '');
   });
 });
