@@ -94,3 +94,18 @@ export async function accountAction(
   }
   return fetch(`${service.url}/account/${action}`, { method: 'POST', headers, body: new URLSearchParams(form), redirect: 'manual' });
 }
+
+/** The MFA session id an account code step carries in its form (account/factor-page.ts). */
+export const stepSession = (html: string) => html.match(/name="session" value="([^"]+)"/)?.[1] ?? '';
+
+/** Opens the proof of a proven action (/account/proof): the code page's status, text and session id. */
+export async function accountProof(
+  service: TestService,
+  who: { session: string; csrfToken: string },
+  action: 'export' | 'delete' | 'recovery-codes',
+  fields: Record<string, string> = {},
+) {
+  const answer = await accountAction(service, who, 'proof', { action, ...fields });
+  const html = await answer.text();
+  return { status: answer.status, html, sessionId: stepSession(html) };
+}
