@@ -9,17 +9,14 @@
  * User-Agent) render as text, never as markup.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import * as OTPAuth from 'otpauth';
 import type { Page } from 'playwright-core';
 import { type RunningOidcApp, startOidcApp } from '../src/oidc-app.ts';
 import { freePort, SEND_WINDOW_MS, type Stack, screenshot, startStack } from './harness.ts';
+import { consoleBrowser } from './support/console.ts';
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const XSS_NAME = '<img src=x onerror="window.__xss=1">App';
 const XSS_AGENT = 'Mozilla/5.0 <script>window.__xss=2</script>';
 
@@ -42,10 +39,11 @@ describe('the operator console in a real browser', { timeout: 8 * 60_000 }, () =
     });
   });
   let adminPage: Page;
-  const violations: string[] = [];
+  let browser: ReturnType<typeof consoleBrowser>;
 
   before(async () => {
     stack = await startStack();
+    browser = consoleBrowser(stack);
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     assert.match(await stack.cli('operators', 'add', admin, '--role', 'admin'), /can sign in at/);
     await stack.cli('operators', 'add', viewer);
@@ -56,90 +54,20 @@ describe('the operator console in a real browser', { timeout: 8 * 60_000 }, () =
     await stack?.close();
   });
 
-  async function freshPage(userAgent?: string): Promise<Page> {
-    const context = await stack.browser.newContext(userAgent ? { userAgent } : {});
-    const page = await context.newPage();
-    page.setDefaultTimeout(20_000);
-    page.on('console', (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
-    });
-    return page;
-  }
-
-  async function emailAndCode(page: Page, email: string) {
-    await page.getByLabel('Email address').fill(email);
-    const seen = (await stack.mails(email)).length;
-    await page.getByRole('button', { name: 'Continue' }).click();
-    const otp = page.getByLabel(/6-digit code we emailed/);
-    await otp.fill(await stack.nextMailOtp(email, seen));
-    await otp.press('Enter');
-  }
-
-  /** The console's sign-in: /admin → hosted page, email code, TOTP enrollment (MFA is required), recovery codes → the console. */
-  async function consoleSignIn(email: string): Promise<Page> {
-    const page = await freshPage();
-    await page.goto(`${stack.serviceUrl}/admin`);
-    await page.getByRole('heading', { name: 'Sign in to Operator console' }).waitFor();
-    await emailAndCode(page, email);
-    await page.getByLabel('An authenticator app').check();
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.getByRole('img', { name: /QR code/ }).waitFor();
-    const secret = ((await page.locator('#totp-secret').textContent()) ?? '').trim();
-    const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 });
-    const code = page.getByLabel('The 6-digit code from your authenticator app');
-    await code.fill(totp.generate());
-    await code.press('Enter');
-    await page
-      .getByRole('heading', { name: 'Save your recovery codes' })
-      .waitFor()
-      .catch(async (error) => {
-        throw new Error(`${page.url()}: ${((await page.locator('body').textContent()) ?? '').slice(0, 500)}`, { cause: error });
-      });
-    await page.getByRole('button', { name: 'I have saved them' }).click();
-    await page.waitForURL(`${stack.serviceUrl}/admin`);
-    await page.locator('main[data-ready="dashboard"]').waitFor();
-    return page;
-  }
-
-  async function view(page: Page, name: string, param = '') {
-    await page.evaluate(() => document.querySelector('main')?.removeAttribute('data-ready'));
-    await page.goto(`${stack.serviceUrl}/admin#/${name}${param ? `/${param}` : ''}`);
-    await page.locator(`main[data-ready="${name}"]`).waitFor();
-  }
-
-  async function noSeriousViolations(page: Page, label: string) {
-    await page.evaluate(AXE);
-    const result = await page.evaluate(() => (window as unknown as { axe: { run(): Promise<any> } }).axe.run());
-    const serious = (result.violations as Array<{ id: string; impact: string; nodes: unknown[] }>).filter(
-      (v) => v.impact === 'serious' || v.impact === 'critical',
-    );
-    assert.deepEqual(
-      serious.map((v) => v.id),
-      [],
-      `${label}: ${JSON.stringify(serious.map((v) => ({ id: v.id, nodes: v.nodes.slice(0, 2) })))}`,
-    );
-  }
-
-  const confirm = async (page: Page, typed?: string) => {
-    const dialog = page.getByRole('dialog');
-    if (typed) await dialog.getByLabel('Address').fill(typed);
-    await dialog.getByRole('button', { name: 'Confirm' }).click();
-  };
-
   it('an admin operator signs in with the email code and TOTP; every view passes axe', async () => {
-    adminPage = await consoleSignIn(admin);
+    adminPage = await browser.consoleSignIn(admin);
     assert.match((await adminPage.locator('.who').textContent()) ?? '', new RegExp(`${admin} \\(admin\\)`));
     await screenshot(adminPage, 'console-dashboard');
     for (const name of ['dashboard', 'users', 'apps', 'webhooks', 'events', 'keys', 'operators']) {
-      await view(adminPage, name);
-      await noSeriousViolations(adminPage, name);
+      await browser.view(adminPage, name);
+      await browser.noSeriousViolations(adminPage, name);
     }
     const { events } = await stack.idp<{ events: Array<{ type: string; actor: string }> }>('events', '--type', 'operator.signed_in');
     assert.ok(events.some((e) => e.actor === `operator:${admin}`));
   });
 
   it('registers an application in the console and a user signs in with it', async () => {
-    await view(adminPage, 'apps');
+    await browser.view(adminPage, 'apps');
     const port = await freePort();
     const origin = `http://127.0.0.1:${port}`;
     await adminPage.getByLabel('Name', { exact: true }).fill(XSS_NAME);
@@ -162,9 +90,9 @@ describe('the operator console in a real browser', { timeout: 8 * 60_000 }, () =
       log: () => {},
     });
 
-    const page = await freshPage(XSS_AGENT);
+    const page = await browser.freshPage(XSS_AGENT);
     await page.goto(`${app.url}/login`);
-    await emailAndCode(page, person);
+    await browser.emailAndCode(page, person);
     await page.waitForURL(`${app.url}/`);
     const { events } = await stack.idp<{ events: Array<{ type: string; actor: string; clientId: string }> }>(
       'events',
@@ -175,20 +103,20 @@ describe('the operator console in a real browser', { timeout: 8 * 60_000 }, () =
   });
 
   it('finds the user, disables them (their next sign-in sends no code), enables them, revokes a device; each event names the operator', async () => {
-    await view(adminPage, 'users');
+    await browser.view(adminPage, 'users');
     await adminPage.getByLabel('Email address (or its beginning)').fill(person);
     await adminPage.getByRole('button', { name: 'Search' }).click();
     await adminPage.getByRole('link', { name: person }).click();
     await adminPage.locator('main[data-ready="users"] h1', { hasText: person }).waitFor();
     assert.ok(await adminPage.getByText(XSS_AGENT).first().isVisible(), 'the User-Agent is shown as text');
-    await noSeriousViolations(adminPage, 'user detail');
+    await browser.noSeriousViolations(adminPage, 'user detail');
     await screenshot(adminPage, 'console-user');
 
     await adminPage.getByRole('button', { name: 'Disable' }).click();
-    await confirm(adminPage);
+    await browser.confirm(adminPage);
     await adminPage.locator('dd[data-status="disabled"]').waitFor();
     // Disabled: the app's fresh sign-in reaches the code step, but no code is mailed.
-    const user = await freshPage();
+    const user = await browser.freshPage();
     await user.goto(`${app?.url}/login`);
     await user.getByLabel('Email address').fill(person);
     const seen = (await stack.mails(person)).length;
@@ -207,11 +135,11 @@ describe('the operator console in a real browser', { timeout: 8 * 60_000 }, () =
     await adminPage.getByRole('button', { name: 'Enable' }).click();
     await adminPage.locator('dd[data-status="active"]').waitFor();
     await adminPage.getByRole('button', { name: 'Revoke' }).first().click();
-    await confirm(adminPage);
+    await browser.confirm(adminPage);
     await adminPage.locator('main[data-ready="users"]').waitFor();
     await adminPage.waitForFunction(() => !document.querySelector('main td button'));
 
-    await view(adminPage, 'events');
+    await browser.view(adminPage, 'events');
     for (const type of ['user.disabled', 'user.enabled', 'device.revoked']) {
       await adminPage.getByLabel('Type').fill(type);
       await adminPage.getByRole('button', { name: 'Filter' }).click();
@@ -224,28 +152,28 @@ describe('the operator console in a real browser', { timeout: 8 * 60_000 }, () =
   });
 
   it('adds a webhook endpoint (secret shown once) and shows its delivery', async () => {
-    await view(adminPage, 'webhooks');
+    await browser.view(adminPage, 'webhooks');
     const { port } = receiver.address() as AddressInfo;
     await adminPage.getByLabel('URL').fill(`http://127.0.0.1:${port}/hook`);
     await adminPage.getByRole('button', { name: 'Add an endpoint' }).click();
     assert.match((await adminPage.locator('.once output').textContent()) ?? '', /^whsec_/);
     await adminPage.getByRole('button', { name: 'Close' }).click();
     // An event to deliver: the operator rotates the signing keys.
-    await view(adminPage, 'keys');
+    await browser.view(adminPage, 'keys');
     await adminPage.getByRole('button', { name: 'Rotate signing keys' }).click();
-    await confirm(adminPage);
+    await browser.confirm(adminPage);
     for (let i = 0; i < 40 && !received.some((body) => body.includes('signing_key.rotated')); i++)
       await new Promise((r) => setTimeout(r, 250));
     assert.ok(received.some((body) => body.includes('signing_key.rotated')));
-    await view(adminPage, 'webhooks');
+    await browser.view(adminPage, 'webhooks');
     const row = adminPage.getByRole('row', { name: new RegExp(`127.0.0.1:${port}`) });
     assert.doesNotMatch((await row.locator('td').nth(4).textContent()) ?? '', /^—$/, 'last delivered is shown');
-    assert.deepEqual(violations, []);
+    assert.deepEqual(browser.violations, []);
   });
 
   it('a viewer sees no action and the API refuses a forged change', async () => {
-    const page = await consoleSignIn(viewer);
-    await view(page, 'users');
+    const page = await browser.consoleSignIn(viewer);
+    await browser.view(page, 'users');
     await page.getByLabel('Email address (or its beginning)').fill(person);
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('link', { name: person }).click();
@@ -254,7 +182,7 @@ describe('the operator console in a real browser', { timeout: 8 * 60_000 }, () =
     assert.equal(await page.getByRole('button', { name: 'Delete' }).count(), 0);
     assert.equal(await page.getByRole('button', { name: 'Revoke' }).count(), 0);
     for (const name of ['apps', 'webhooks', 'keys', 'operators']) {
-      await view(page, name);
+      await browser.view(page, name);
       assert.equal(await page.locator('main form, main button.danger').count(), 0, `${name} has no form or action for a viewer`);
     }
     const status = await page.evaluate(async () => {

@@ -36,6 +36,39 @@ export function table(caption: string, headers: string[], rows: Child[][]): HTML
   );
 }
 
+/** How many rows a console list asks for at a time (the API's `limit`). */
+export const PAGE_SIZE = 25;
+
+/**
+ * A list the admin API pages by cursor: a table of the first page, and a "Next page" button
+ * that appends the next one while the API gives a `nextCursor`. `load` fetches a page.
+ */
+export async function pagedTable<T>(
+  caption: string,
+  headers: string[],
+  load: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor: string | null }>,
+  row: (item: T) => Child[],
+  onError: (message: string) => void,
+): Promise<HTMLElement> {
+  const first = await load(undefined);
+  const list = table(caption, headers, first.items.map(row));
+  const container = h('div', { class: 'paged' }, list);
+  let cursor = first.nextCursor;
+  const more = h('button', { type: 'button' }, M.more);
+  more.addEventListener('click', async () => {
+    try {
+      const page = await load(cursor ?? undefined);
+      list.tBodies[0]?.append(...page.items.map((item) => h('tr', {}, ...row(item).map((cell) => h('td', {}, cell)))));
+      cursor = page.nextCursor;
+      if (!cursor) more.remove();
+    } catch (error) {
+      onError((error as Error).message);
+    }
+  });
+  if (cursor) container.append(more);
+  return container;
+}
+
 /** A labelled form control. */
 export function field(label: string, control: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement): HTMLElement {
   const id = `f-${Math.random().toString(36).slice(2)}`;

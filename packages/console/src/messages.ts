@@ -57,6 +57,8 @@ export const M = {
     disabled: 'disabled',
     open: 'Open',
     noneFound: 'No users match.',
+    createdFrom: 'Created from (UTC day)',
+    createdUntil: 'Created until (UTC day, included)',
     detail: (email: string) => `User ${email}`,
     back: 'Back to users',
     devices: 'Devices and passkeys',
@@ -113,6 +115,9 @@ export const M = {
     delete: 'Delete',
     confirmDelete: (name: string) => `Delete ${name}? Its keys stop working at once.`,
     noneYet: 'No applications yet.',
+    rotateSecret: 'Rotate the secret key',
+    rotateSecretHelp: 'A new secret key, shown once. The old one stops working at once: put the new one in the app’s backend right away.',
+    confirmRotateSecret: (name: string) => `Give ${name} a new secret key? The old one stops working at once.`,
   },
   webhooks: {
     heading: 'Webhooks',

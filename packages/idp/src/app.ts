@@ -36,7 +36,7 @@ import {
   checkResponsesAgainstDocument,
   contractViolationToStderr,
 } from './http/contract-check.js';
-import { cookieValue } from './http/cookies.js';
+import { cookieValue, parseCookies } from './http/cookies.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { registerMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -51,7 +51,7 @@ import { loginRoutes } from './identify/routes.js';
 import { devMailRoutes } from './mail/routes.js';
 import { dbscRoutes } from './oidc/dbsc-routes.js';
 import { logoutRoutes } from './oidc/logout-routes.js';
-import { bindingCookieName, hostedCeremonyContext, oidcRoutes, parseCookies, sessionCookieName } from './oidc/routes.js';
+import { bindingCookieName, hostedCeremonyContext, oidcRoutes, sessionCookieName } from './oidc/routes.js';
 import { renewalRoutes } from './oidc/session-renewal.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
 import { tokenRoutes } from './token/routes.js';

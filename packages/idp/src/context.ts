@@ -7,7 +7,7 @@ import { createAdminKeys } from './admin/service.js';
 import { createAdminKeyStore } from './admin/store.js';
 import { createCodeService } from './authorization-codes/service.js';
 import { createCodeStore } from './authorization-codes/store.js';
-import { createBrandedMailer } from './branding/mailer.js';
+import { createBrandedMailer, requestAppName } from './branding/mailer.js';
 import { createBranding } from './branding/service.js';
 import { createBrandingStore } from './branding/store.js';
 import { createClientService } from './clients/service.js';
@@ -118,7 +118,11 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail${config.devInbox ? `, ${config.issuer}/dev/mail` : ''})`));
   // Localized first, then branded as the request's application (branding/mailer.ts; `branding` is made below).
   const branded = createBrandedMailer(transport, { brandOf: (app) => branding.brandOf(app), issuer: config.issuer });
-  const mailer = createLocalizedMailer(branded, { locales, savedLocale: (email) => accounts.localeOf(email) });
+  const mailer = createLocalizedMailer(branded, {
+    locales,
+    savedLocale: (email) => accounts.localeOf(email),
+    appName: requestAppName((app) => branding.brandOf(app)),
+  });
   // Development keeps loopback receivers (tests, the demo); production refuses internal ones unless told.
   const webhookWing = await openWebhooks(db, {
     sealer: createSealer(serverSecret, 'webhook-secret'),
@@ -270,6 +274,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     resetMfa: (email, actor) => mfa.resetByOperator(email, actor),
     onPasskeyRevoked: (userId, context) => fallback.revoked(userId, context),
     revokeRefreshTokens: (userId) => refreshTokens.revokeUser(userId),
+    identitiesOf: (userId) => upstream.list(userId), // called once the context is built (upstream is made below)
   });
   const dbsc = createDbsc({ store: oidcStore, spent: spentTokens, hash, issuer: config.issuer, now });
   const dpop = createDpopVerifier({ issuer: config.issuer, spent: spentTokens, hash, now });

@@ -4,6 +4,7 @@
  * milliseconds; a listing pages with `nextCursor` (null on the last page). Refusals are
  * `{ code, message }` (errors.ts).
  */
+import type { AdminLinkedIdentity } from './upstream.js';
 
 /** A person who signs in. */
 export interface AdminUser {
@@ -108,6 +109,8 @@ export type AdminUserDetail = AdminUser & AdminUserHoldings;
 export interface AdminUserExport extends AdminUserHoldings {
   account: AdminUser;
   events: AdminEvent[];
+  /** Identities at upstream providers linked to the account (never their tokens). */
+  identities: AdminLinkedIdentity[];
 }
 /** GET /admin/v1/users/{id}/devices */
 export interface AdminDeviceList {
@@ -129,6 +132,8 @@ export interface AdminEventPage {
 /** GET /admin/v1/clients */
 export interface AdminClientList {
   clients: AdminClient[];
+  /** The next page's `cursor`; null on the last page. */
+  nextCursor: string | null;
 }
 /** POST /admin/v1/clients: the new client's keys, shown once. */
 export interface AdminNewClient {
@@ -137,6 +142,14 @@ export interface AdminNewClient {
   /** Absent for a public client: it has none. */
   secretKey?: string;
 }
+/**
+ * POST /admin/v1/clients/{id}/secret: a confidential client's new secret key, shown once. The
+ * old one stops working at once (no grace period).
+ */
+export interface AdminClientSecret {
+  clientId: string;
+  secretKey: string;
+}
 /** POST /admin/v1/signing-keys/rotate: the new RS256 key's id. */
 export interface AdminSigningKeyRotated {
   kid: string;
@@ -144,10 +157,14 @@ export interface AdminSigningKeyRotated {
 /** GET /admin/v1/admin-keys */
 export interface AdminKeyList {
   adminKeys: AdminKeyInfo[];
+  /** The next page's `cursor`; null on the last page. */
+  nextCursor: string | null;
 }
 /** GET /admin/v1/webhooks */
 export interface AdminWebhookList {
   webhooks: AdminWebhookEndpoint[];
+  /** The next page's `cursor`; null on the last page. */
+  nextCursor: string | null;
 }
 /** A delivery of one event to one endpoint, while the outbox holds it. */
 export interface AdminWebhookDelivery {
@@ -213,6 +230,8 @@ export interface AdminOperator {
 /** GET /admin/v1/operators */
 export interface AdminOperatorList {
   operators: AdminOperator[];
+  /** The next page's `cursor`; null on the last page. */
+  nextCursor: string | null;
 }
 /** GET /admin/v1/signing-keys: the keys in the JWKS, newest first; retired ones verify until they leave it. */
 export interface AdminSigningKeyList {

@@ -1,6 +1,6 @@
-import type { AdminClient, AdminClientList, AdminNewClient } from 'service-protocol';
-import { api } from '../api.js';
-import { confirmAction, field, h, replace, shownOnce, statusLine, table } from '../dom.js';
+import type { AdminClient, AdminClientList, AdminClientSecret, AdminNewClient } from 'service-protocol';
+import { api, query } from '../api.js';
+import { confirmAction, field, h, PAGE_SIZE, pagedTable, replace, shownOnce, statusLine } from '../dom.js';
 import { M } from '../messages.js';
 import { canAct, type ViewContext } from './context.js';
 
@@ -18,9 +18,12 @@ export async function appsView(context: ViewContext): Promise<void> {
   const { root } = context;
   const line = statusLine();
   const output = h('div', {});
-  const { clients } = await api<AdminClientList>('GET', '/clients');
-  const editing = clients.find((c) => c.id === context.param);
-  const rows = clients.map((client) => [
+  const editing = context.param ? await api<AdminClient>('GET', `/clients/${encodeURIComponent(context.param)}`) : undefined;
+  const load = async (cursor: string | undefined) => {
+    const page = await api<AdminClientList>('GET', `/clients${query({ limit: PAGE_SIZE, cursor })}`);
+    return { items: page.clients, nextCursor: page.nextCursor };
+  };
+  const row = (client: AdminClient) => [
     h('a', { href: `#/apps/${encodeURIComponent(client.id)}` }, client.name),
     h('code', {}, client.id),
     document.createTextNode(client.type),
@@ -45,16 +48,24 @@ export async function appsView(context: ViewContext): Promise<void> {
           M.apps.delete,
         )
       : null,
-  ]);
+  ];
+  const first = await load(undefined);
   replace(
     root,
     h('h1', {}, M.apps.heading),
     line.element,
     output,
-    clients.length === 0
+    first.items.length === 0
       ? h('p', {}, M.apps.noneYet)
-      : table(M.apps.heading, [M.apps.colName, M.apps.colId, M.apps.colType, M.apps.colMfa, ''], rows),
+      : await pagedTable(
+          M.apps.heading,
+          [M.apps.colName, M.apps.colId, M.apps.colType, M.apps.colMfa, ''],
+          async (cursor) => (cursor ? load(cursor) : first),
+          row,
+          (message) => line.say(M.failed(message), true),
+        ),
     editing && canAct(context) ? editForm(editing, line, context) : null,
+    editing && canAct(context) && editing.type === 'confidential' ? rotateSecret(editing, line) : null,
     canAct(context) ? createForm(line, output, context) : null,
   );
 }
@@ -110,12 +121,19 @@ function createForm(line: ReturnType<typeof statusLine>, output: HTMLElement, co
   );
 }
 
+/** The edit form: every field the PATCH takes, sent at once; the API checks them and its message is shown. */
 function editForm(client: AdminClient, line: ReturnType<typeof statusLine>, context: ViewContext): HTMLElement {
   const mfa = select('mfaPolicy', [M.apps.optional, M.apps.required], client.mfaPolicy);
   const passkeyMfa = h('input', { type: 'checkbox', name: 'passkeyMfa', checked: client.passkeySatisfiesMfa });
   const alg = select('alg', ALGS, client.idTokenSignedResponseAlg);
-  const postLogout = h('textarea', { name: 'postLogout', rows: '2' });
-  postLogout.value = client.postLogoutRedirectUris.join('\n');
+  const listed = (name: string, values: string[]) => {
+    const area = h('textarea', { name, rows: '2' });
+    area.value = values.join('\n');
+    return area;
+  };
+  const origins = listed('origins', client.origins);
+  const redirects = listed('redirects', client.redirectUris);
+  const postLogout = listed('postLogout', client.postLogoutRedirectUris);
   return h(
     'form',
     {
@@ -123,6 +141,8 @@ function editForm(client: AdminClient, line: ReturnType<typeof statusLine>, cont
         event.preventDefault();
         try {
           await api('PATCH', `/clients/${client.id}`, {
+            origins: lines(origins),
+            redirectUris: lines(redirects),
             mfaPolicy: mfa.value,
             passkeySatisfiesMfa: passkeyMfa.checked,
             idTokenSignedResponseAlg: alg.value,
@@ -136,10 +156,42 @@ function editForm(client: AdminClient, line: ReturnType<typeof statusLine>, cont
       },
     },
     h('h2', {}, M.apps.editing(client.name)),
+    field(M.apps.origins, origins),
+    field(M.apps.redirects, redirects),
+    field(M.apps.postLogout, postLogout),
     field(M.apps.mfaPolicy, mfa),
     field(M.apps.passkeyMfa, passkeyMfa),
     field(M.apps.alg, alg),
-    field(M.apps.postLogout, postLogout),
     h('button', { type: 'submit' }, M.save),
+  );
+}
+
+/** A confidential application's new secret key, after a confirmation, shown once (the old one stops at once). */
+function rotateSecret(client: AdminClient, line: ReturnType<typeof statusLine>): HTMLElement {
+  const output = h('div', {});
+  return h(
+    'section',
+    { 'aria-label': M.apps.rotateSecret },
+    h('h2', {}, M.apps.rotateSecret),
+    h('p', {}, M.apps.rotateSecretHelp),
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'danger',
+        onclick: async () => {
+          if (!(await confirmAction(M.apps.confirmRotateSecret(client.name)))) return;
+          try {
+            const made = await api<AdminClientSecret>('POST', `/clients/${client.id}/secret`);
+            replace(output, shownOnce(M.apps.secretKey, made.secretKey));
+            output.scrollIntoView();
+          } catch (error) {
+            line.say(M.failed((error as Error).message), true);
+          }
+        },
+      },
+      M.apps.rotateSecret,
+    ),
+    output,
   );
 }

@@ -1,6 +1,6 @@
-import type { AdminKeyList, AdminNewKey, AdminOperator, AdminOperatorList, AdminSigningKeyList } from 'service-protocol';
-import { api } from '../api.js';
-import { confirmAction, field, h, replace, shownOnce, statusLine, table, time } from '../dom.js';
+import type { AdminKeyInfo, AdminKeyList, AdminNewKey, AdminOperator, AdminOperatorList, AdminSigningKeyList } from 'service-protocol';
+import { api, query } from '../api.js';
+import { confirmAction, field, h, PAGE_SIZE, pagedTable, replace, shownOnce, statusLine, table, time } from '../dom.js';
 import { M } from '../messages.js';
 import { canAct, type ViewContext } from './context.js';
 
@@ -21,10 +21,11 @@ export async function keysView(context: ViewContext): Promise<void> {
   const line = statusLine();
   const output = h('div', {});
   const run = runner(context, line);
-  const [{ signingKeys }, { adminKeys }] = await Promise.all([
-    api<AdminSigningKeyList>('GET', '/signing-keys'),
-    api<AdminKeyList>('GET', '/admin-keys'),
-  ]);
+  const loadKeys = async (cursor: string | undefined) => {
+    const page = await api<AdminKeyList>('GET', `/admin-keys${query({ limit: PAGE_SIZE, cursor })}`);
+    return { items: page.adminKeys, nextCursor: page.nextCursor };
+  };
+  const [{ signingKeys }, firstKeys] = await Promise.all([api<AdminSigningKeyList>('GET', '/signing-keys'), loadKeys(undefined)]);
   const name = h('input', { type: 'text', name: 'name', required: true });
   replace(
     context.root,
@@ -46,10 +47,11 @@ export async function keysView(context: ViewContext): Promise<void> {
       ? h('button', { type: 'button', onclick: run(M.keys.confirmRotate, () => api('POST', '/signing-keys/rotate')) }, M.keys.rotate)
       : null,
     h('h2', {}, M.keys.admin),
-    table(
+    await pagedTable(
       M.keys.admin,
       [M.keys.colName, M.keys.colCreated, M.keys.colLastUsed, M.keys.colStatus, ''],
-      adminKeys.map((key) => [
+      async (cursor) => (cursor ? loadKeys(cursor) : firstKeys),
+      (key: AdminKeyInfo) => [
         document.createTextNode(key.name),
         document.createTextNode(time(key.createdAt)),
         document.createTextNode(time(key.lastUsedAt)),
@@ -65,7 +67,8 @@ export async function keysView(context: ViewContext): Promise<void> {
               M.keys.revoke,
             )
           : null,
-      ]),
+      ],
+      (message) => line.say(M.failed(message), true),
     ),
     canAct(context)
       ? h(
@@ -96,7 +99,10 @@ export async function keysView(context: ViewContext): Promise<void> {
 export async function operatorsView(context: ViewContext): Promise<void> {
   const line = statusLine();
   const run = runner(context, line);
-  const { operators } = await api<AdminOperatorList>('GET', '/operators');
+  const loadOperators = async (cursor: string | undefined) => {
+    const page = await api<AdminOperatorList>('GET', `/operators${query({ limit: PAGE_SIZE, cursor })}`);
+    return { items: page.operators, nextCursor: page.nextCursor };
+  };
   const email = h('input', { type: 'email', name: 'email', required: true });
   const role = h(
     'select',
@@ -125,10 +131,12 @@ export async function operatorsView(context: ViewContext): Promise<void> {
     context.root,
     h('h1', {}, M.operators.heading),
     line.element,
-    table(
+    await pagedTable(
       M.operators.heading,
       [M.operators.colEmail, M.operators.colRole, M.operators.colAdded, M.operators.colBy, ''],
-      operators.map(row),
+      loadOperators,
+      row,
+      (message) => line.say(M.failed(message), true),
     ),
     canAct(context)
       ? h(

@@ -13,6 +13,11 @@ export async function usersView(context: ViewContext): Promise<void> {
   const { root } = context;
   const email = h('input', { type: 'search', name: 'email', autocomplete: 'off' });
   const id = h('input', { type: 'search', name: 'id', autocomplete: 'off' });
+  const createdFrom = h('input', { type: 'date', name: 'createdFrom' });
+  const createdUntil = h('input', { type: 'date', name: 'createdUntil' });
+  /** A day's start in UTC (epoch ms), `days` later; undefined for an empty field (the API checks the range). */
+  const dayStart = (input: HTMLInputElement, days = 0) =>
+    input.value ? Date.parse(`${input.value}T00:00:00Z`) + days * 86_400_000 : undefined;
   const results = h('div', {});
   const line = statusLine();
   let cursor: string | null = null;
@@ -43,7 +48,14 @@ export async function usersView(context: ViewContext): Promise<void> {
       } else {
         const page = await api<AdminUserPage>(
           'GET',
-          `/users${query({ email: email.value.trim(), cursor: cursor ?? undefined, limit: 25 })}`,
+          `/users${query({
+            email: email.value.trim(),
+            createdSince: dayStart(createdFrom),
+            // Until a day, that day included: before the next one starts.
+            createdBefore: dayStart(createdUntil, 1),
+            cursor: cursor ?? undefined,
+            limit: 25,
+          })}`,
         );
         rows.push(...page.users.map(row));
         cursor = page.nextCursor;
@@ -68,6 +80,8 @@ export async function usersView(context: ViewContext): Promise<void> {
       },
       field(M.users.email, email),
       field(M.users.id, id),
+      field(M.users.createdFrom, createdFrom),
+      field(M.users.createdUntil, createdUntil),
       h('button', { type: 'submit' }, M.users.search),
     ),
     line.element,

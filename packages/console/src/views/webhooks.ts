@@ -1,6 +1,6 @@
 import type { AdminNewWebhook, AdminWebhookDeliveryList, AdminWebhookEndpoint, AdminWebhookList } from 'service-protocol';
-import { api } from '../api.js';
-import { confirmAction, field, h, replace, shownOnce, statusLine, table, text, time } from '../dom.js';
+import { api, query } from '../api.js';
+import { confirmAction, field, h, PAGE_SIZE, pagedTable, replace, shownOnce, statusLine, table, text, time } from '../dom.js';
 import { M } from '../messages.js';
 import { canAct, type ViewContext } from './context.js';
 
@@ -8,7 +8,11 @@ import { canAct, type ViewContext } from './context.js';
 export async function webhooksView(context: ViewContext): Promise<void> {
   const line = statusLine();
   const output = h('div', {});
-  const { webhooks } = await api<AdminWebhookList>('GET', '/webhooks');
+  const load = async (cursor: string | undefined) => {
+    const page = await api<AdminWebhookList>('GET', `/webhooks${query({ limit: PAGE_SIZE, cursor })}`);
+    return { items: page.webhooks, nextCursor: page.nextCursor };
+  };
+  const first = await load(undefined);
   const run = (question: string | undefined, call: () => Promise<unknown>) => async () => {
     if (question && !(await confirmAction(question))) return;
     try {
@@ -101,14 +105,14 @@ export async function webhooksView(context: ViewContext): Promise<void> {
           ),
         )
       : null;
-  const rows = webhooks.map((endpoint) => [
+  const row = (endpoint: AdminWebhookEndpoint) => [
     document.createTextNode(endpoint.url),
     document.createTextNode(endpoint.disabledAt === null ? M.webhooks.enabled : M.webhooks.disabledBy(text(endpoint.disabledReason))),
     document.createTextNode(String(endpoint.failureCount)),
     h('span', { class: 'last-error' }, `${text(endpoint.lastError)} ${endpoint.lastErrorAt ? time(endpoint.lastErrorAt) : ''}`),
     document.createTextNode(time(endpoint.lastDeliveredAt)),
     actions(endpoint),
-  ]);
+  ];
   const url = h('input', { type: 'url', name: 'url', required: true });
   const events = h('input', { type: 'text', name: 'events', value: 'all' });
   const form = h(
@@ -145,12 +149,14 @@ export async function webhooksView(context: ViewContext): Promise<void> {
     h('h1', {}, M.webhooks.heading),
     line.element,
     output,
-    webhooks.length === 0
+    first.items.length === 0
       ? h('p', {}, M.webhooks.noneYet)
-      : table(
+      : await pagedTable(
           M.webhooks.heading,
           [M.webhooks.colUrl, M.webhooks.colState, M.webhooks.colFailures, M.webhooks.colLastError, M.webhooks.colDelivered, ''],
-          rows,
+          async (cursor) => (cursor ? load(cursor) : first),
+          row,
+          (message) => line.say(M.failed(message), true),
         ),
     canAct(context) ? form : null,
   );

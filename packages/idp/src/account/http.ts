@@ -1,11 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ServiceError } from '../errors.js';
+import { parseCookies } from '../http/cookies.js';
 import { escapeHtml, sendPage } from '../http/page.js';
 import { ErrorBodySchema, errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
 import type { MessageKey, Values } from '../i18n/locales.js';
 import type { PageLanguages } from '../i18n/page-language.js';
-import { parseCookies } from '../oidc/routes.js';
 import { ACCOUNT_PATH, type AccountCaller, type AccountCenter } from './service.js';
 
 /** The header a script's account call may carry its per-session token in (forms send the `csrf` field). */

@@ -6,7 +6,7 @@ import type { EventLog } from '../events/service.js';
 import { wireBody } from '../http/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
 import type { Operators } from './operators.js';
-import { AdminKey, bodyErrors, errors, Nullable, Time } from './schemas.js';
+import { AdminKey, bodyErrors, errors, Nullable, Page, pageOf, Time } from './schemas.js';
 import type { AdminKeys } from './service.js';
 
 const Id = Type.String({ minLength: 1, maxLength: 320, pattern: '^[^\\x00-\\x1f\\x7f]+$' });
@@ -15,7 +15,7 @@ const Role = Type.Union([Type.Literal('viewer'), Type.Literal('admin')]);
 const Operator = wireBody<AdminOperator>()(
   Type.Object({ id: Type.String(), email: Type.String(), role: Role, createdAt: Time, addedBy: Type.String() }),
 );
-const OperatorList = wireBody<AdminOperatorList>()(Type.Object({ operators: Type.Array(Operator) }));
+const OperatorList = wireBody<AdminOperatorList>()(Type.Object({ operators: Type.Array(Operator), nextCursor: Nullable(Type.String()) }));
 const NewKey = wireBody<AdminNewKey>()(
   Type.Object({ ...AdminKey.properties, key: Type.String({ description: 'admin_…: shown once, never again' }) }),
 );
@@ -55,9 +55,14 @@ export const consoleApiRoutes = (deps: {
 }): FastifyPluginAsyncTypebox => {
   const { operators, adminKeys, keyring, events, webhookBacklog, now } = deps;
   return async (app) => {
-    app.get('/operators', { schema: { response: { 200: OperatorList, ...errors } } }, async () => ({
-      operators: await operators.list(),
-    }));
+    app.get(
+      '/operators',
+      { schema: { querystring: Type.Object(Page, { additionalProperties: false }), response: { 200: OperatorList, ...errors } } },
+      async (request) => {
+        const { items, nextCursor } = await operators.page(pageOf(request.query));
+        return { operators: items, nextCursor };
+      },
+    );
 
     app.post(
       '/operators',

@@ -1,6 +1,6 @@
 import type { AdminClientBranding } from 'service-protocol';
 import type { Branding, BrandingChange } from '../branding/service.js';
-import type { ClientService, NewClient, NewClientKeys } from '../clients/service.js';
+import type { AddressChange, ClientService, NewClient, NewClientKeys } from '../clients/service.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { Keyring } from '../keys/keyring.js';
@@ -12,8 +12,11 @@ export interface Operations {
   setDpop(clientId: string, value: string, actor: string): Promise<void>;
   setIdTokenAlg(clientId: string, alg: string, actor: string): Promise<void>;
   setPostLogoutRedirectUris(clientId: string, uris: string[], actor: string): Promise<void>;
-  setAddresses(clientId: string, change: { origins?: string[]; redirectUris?: string[] }, actor: string): Promise<void>;
+  /** Every address given is checked before any is stored: a refused change (400) stores nothing. */
+  setAddresses(clientId: string, change: AddressChange, actor: string): Promise<void>;
   deleteClient(clientId: string, actor: string): Promise<void>;
+  /** The confidential client's new secret key (shown once); the old one stops at once. */
+  rotateClientSecret(clientId: string, actor: string): Promise<string>;
   rotateSigningKey(actor: string): Promise<string>;
   /** Checks every value first: a refused change (ERR_REQUEST_INVALID) stores nothing. */
   setBranding(clientId: string, change: BrandingChange, actor: string): Promise<AdminClientBranding>;
@@ -77,17 +80,24 @@ export function createOperations({
       await events.record({ type: 'client.updated', clientId, actor, detail: { postLogoutRedirectUris: uris.join(' ') } });
     },
 
-    async setAddresses(clientId: string, change: { origins?: string[]; redirectUris?: string[] }, actor: string): Promise<void> {
+    async setAddresses(clientId: string, change: AddressChange, actor: string): Promise<void> {
       await checked(() => clients.setAddresses(clientId, change));
       const detail: Record<string, string> = {};
       if (change.origins) detail.origins = change.origins.join(' ');
       if (change.redirectUris) detail.redirectUris = change.redirectUris.join(' ');
+      if (change.postLogoutRedirectUris) detail.postLogoutRedirectUris = change.postLogoutRedirectUris.join(' ');
       await events.record({ type: 'client.updated', clientId, actor, detail });
     },
 
     async deleteClient(clientId: string, actor: string): Promise<void> {
       await checked(() => clients.delete(clientId));
       await events.record({ type: 'client.deleted', clientId, actor });
+    },
+
+    async rotateClientSecret(clientId: string, actor: string): Promise<string> {
+      const secretKey = await checked(() => clients.rotateSecret(clientId));
+      await events.record({ type: 'client.updated', clientId, actor, detail: { secretKey: 'rotated' } });
+      return secretKey;
     },
 
     async rotateSigningKey(actor: string): Promise<string> {

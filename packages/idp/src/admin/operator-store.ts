@@ -1,5 +1,6 @@
 import type { OperatorRole } from 'service-protocol';
 import type { Db } from '../storage/database.js';
+import { afterRow, type PageStart } from '../storage/pagination.js';
 
 /** A person allowed into the operator console. */
 export interface OperatorRecord {
@@ -51,6 +52,12 @@ export function createOperatorStore(db: Db) {
 
     async list(): Promise<OperatorRecord[]> {
       return (await db.selectFrom('operators').selectAll().orderBy('created_at').orderBy('id').execute()).map(toRecord);
+    },
+
+    async page(after: PageStart, limit: number): Promise<OperatorRecord[]> {
+      let query = db.selectFrom('operators').selectAll().orderBy('created_at').orderBy('id').limit(limit);
+      if (after) query = query.where(afterRow(after));
+      return (await query.execute()).map(toRecord);
     },
 
     /** The removed operator, if there was one with this id or address; their console sessions end in the same transaction. */

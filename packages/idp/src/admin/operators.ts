@@ -1,7 +1,9 @@
 import { canonicalEmail, type OperatorRole } from 'service-protocol';
 import { randomToken } from '../crypto/secrets.js';
+import { PAGE_SIZE_MAX } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
+import { keysetPage, type PageQuery } from '../storage/pagination.js';
 import type { OperatorRecord, OperatorStore } from './operator-store.js';
 
 export const OPERATOR_ROLES: readonly OperatorRole[] = ['viewer', 'admin'];
@@ -10,6 +12,8 @@ export interface Operators {
   /** Adds an operator (or changes the role of one with this address); recorded as `operator.added`. */
   add(input: { email: string; role: string }, actor: string): Promise<OperatorRecord>;
   list(): Promise<OperatorRecord[]>;
+  /** A page of `list`, oldest first. */
+  page(query: PageQuery): Promise<{ items: OperatorRecord[]; nextCursor: string | null }>;
   /** Removes an operator by id or address: every console session of theirs ends at once. */
   remove(key: string, actor: string): Promise<OperatorRecord>;
   /** The operator with this address, if any (the console checks it on every call). */
@@ -36,6 +40,7 @@ export function createOperators({ store, events, now }: { store: OperatorStore; 
     },
 
     list: () => store.list(),
+    page: (query) => keysetPage(query, PAGE_SIZE_MAX, (after, limit) => store.page(after, limit)),
 
     async remove(key, actor) {
       const removed = await store.remove(canonicalEmail(key) ?? key, now());

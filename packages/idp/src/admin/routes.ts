@@ -10,7 +10,7 @@ import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { UpstreamService } from '../factors/upstream/service.js';
 import { notFound } from '../http/error-handler.js';
-import { checkQueryText } from '../storage/pagination.js';
+import { checkQueryText, type PageQuery } from '../storage/pagination.js';
 import type { UserService } from '../users/service.js';
 import { webhookRoutes } from '../webhooks/routes.js';
 import type { Webhooks } from '../webhooks/service.js';
@@ -19,8 +19,11 @@ import type { Operations } from './operations.js';
 import {
   AdminKeyList,
   bodyErrors,
+  Client,
   ClientList,
+  ClientSecret,
   DeviceList,
+  EpochMs,
   EventPage,
   errors,
   Id,
@@ -28,6 +31,7 @@ import {
   MfaReset,
   NewClient,
   Page,
+  pageOf,
   RecoveryCodes,
   SigningKeyRotated,
   User,
@@ -78,7 +82,11 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   users: UserService;
   events: EventLog;
   operations: Operations;
-  clients: { list(): Promise<AdminClient[]> };
+  clients: {
+    page(query: PageQuery): Promise<{ items: AdminClient[]; nextCursor: string | null }>;
+    /** An operator's client (undefined for an unknown or built-in one). */
+    operated(id: string): Promise<AdminClient | undefined>;
+  };
   webhooks: Webhooks;
   /** The console session, when the console is served; admin keys only without it. */
   consoleCredential?: ConsoleCredential;
@@ -130,7 +138,12 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         querystring: Type.Object(
-          { email: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })), ...Page },
+          {
+            email: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
+            createdSince: Type.Optional(EpochMs('Created at or after this time (Unix epoch milliseconds)')),
+            createdBefore: Type.Optional(EpochMs('Created before this time (Unix epoch milliseconds); later than createdSince')),
+            ...Page,
+          },
           { additionalProperties: false },
         ),
         response: { 200: UserPage, ...errors },
@@ -139,6 +152,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     async (request) =>
       users.list({
         ...(request.query.email ? { email: request.query.email } : {}),
+        ...(request.query.createdSince !== undefined ? { createdSince: request.query.createdSince } : {}),
+        ...(request.query.createdBefore !== undefined ? { createdBefore: request.query.createdBefore } : {}),
         ...(request.query.cursor ? { cursor: request.query.cursor } : {}),
         limit: pageSize(request.query.limit),
       }),
@@ -202,7 +217,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
           {
             user: Type.Optional(Id),
             type: Type.Optional(Type.String({ maxLength: 50 })),
-            since: Type.Optional(Type.Integer({ minimum: 0, maximum: 999_999_999_999_999, description: 'Unix epoch milliseconds' })),
+            since: Type.Optional(EpochMs('Unix epoch milliseconds')),
             ...Page,
           },
           { additionalProperties: false },
@@ -220,9 +235,20 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
       }),
   );
 
-  app.get('/clients', { schema: { response: { 200: ClientList, ...errors } } }, async () => ({
-    clients: await clients.list(),
-  }));
+  app.get(
+    '/clients',
+    { schema: { querystring: Type.Object(Page, { additionalProperties: false }), response: { 200: ClientList, ...errors } } },
+    async (request) => {
+      const { items, nextCursor } = await clients.page(pageOf(request.query));
+      return { clients: items, nextCursor };
+    },
+  );
+
+  app.get('/clients/:id', { schema: { params: Type.Object({ id: Id }), response: { 200: Client, ...errors } } }, async (request) => {
+    const client = await clients.operated(request.params.id);
+    if (!client) throw new ServiceError('ERR_NOT_FOUND', `No client ${request.params.id}.`);
+    return client;
+  });
 
   app.post(
     '/clients',
@@ -281,16 +307,20 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
         origins,
         redirectUris,
       } = request.body;
-      // Addresses first: they are the part most likely refused, before anything else changed.
-      if (origins || redirectUris)
+      // Addresses first, all checked before any is stored: the only part the schema cannot check,
+      // so a refused change (400) changes nothing (the rest can then only fail on an unknown client).
+      if (origins || redirectUris || postLogoutRedirectUris)
         await operations.setAddresses(
           request.params.id,
-          { ...(origins ? { origins } : {}), ...(redirectUris ? { redirectUris } : {}) },
+          {
+            ...(origins ? { origins } : {}),
+            ...(redirectUris ? { redirectUris } : {}),
+            ...(postLogoutRedirectUris ? { postLogoutRedirectUris } : {}),
+          },
           actor(request),
         );
       if (mfaPolicy) await operations.setMfaPolicy(request.params.id, mfaPolicy, actor(request));
       if (idTokenSignedResponseAlg) await operations.setIdTokenAlg(request.params.id, idTokenSignedResponseAlg, actor(request));
-      if (postLogoutRedirectUris) await operations.setPostLogoutRedirectUris(request.params.id, postLogoutRedirectUris, actor(request));
       if (passkeySatisfiesMfa !== undefined)
         await operations.setPasskeyMfa(request.params.id, passkeySatisfiesMfa ? 'yes' : 'no', actor(request));
       if (dpopBoundAccessTokens !== undefined)
@@ -308,11 +338,23 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
     },
   );
 
+  // A confidential client's new secret key, shown in this answer only; the old one stops at once.
+  app.post(
+    '/clients/:id/secret',
+    { schema: { params: Type.Object({ id: Id }), response: { 200: ClientSecret, ...errors } } },
+    async (request) => ({ clientId: request.params.id, secretKey: await operations.rotateClientSecret(request.params.id, actor(request)) }),
+  );
+
   app.post('/signing-keys/rotate', { schema: { response: { 200: SigningKeyRotated, ...errors } } }, async (request) => ({
     kid: await operations.rotateSigningKey(actor(request)),
   }));
 
-  app.get('/admin-keys', { schema: { response: { 200: AdminKeyList, ...errors } } }, async () => ({
-    adminKeys: await adminKeys.list(),
-  }));
+  app.get(
+    '/admin-keys',
+    { schema: { querystring: Type.Object(Page, { additionalProperties: false }), response: { 200: AdminKeyList, ...errors } } },
+    async (request) => {
+      const { items, nextCursor } = await adminKeys.page(pageOf(request.query));
+      return { adminKeys: items, nextCursor };
+    },
+  );
 };

@@ -1,12 +1,14 @@
 import type {
   AdminClient,
   AdminClientList,
+  AdminClientSecret,
   AdminDevice,
   AdminDeviceList,
   AdminEvent,
   AdminEventPage,
   AdminKeyInfo,
   AdminKeyList as AdminKeyListAnswer,
+  AdminLinkedIdentity,
   AdminMfaReset,
   AdminNewClient,
   AdminRecoveryCodes,
@@ -18,18 +20,22 @@ import type {
 } from 'service-protocol';
 import { Type } from 'typebox';
 import { PAGE_SIZE_DEFAULT } from '../defaults.js';
-import { BODY_ERRORS, errorResponses, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import { BODY_ERRORS, errorResponses, PageParams, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { SIGNING_ALGS } from '../keys/keyring.js';
-import { CURSOR_MAX_LENGTH } from '../storage/pagination.js';
 
 /** The admin API's request and answer schemas, beside its routes (routes.ts, console-api.ts); answers typed by the protocol's admin types. */
 export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 export const Time = Type.Integer({ description: 'Unix epoch milliseconds' });
+/** A time a query names (a filter's bound), in Unix epoch milliseconds. */
+export const EpochMs = (description: string) => Type.Integer({ minimum: 0, maximum: 999_999_999_999_999, description });
 export const Id = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
-export const Page = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: `rows per page (default ${PAGE_SIZE_DEFAULT})` })),
-  cursor: Type.Optional(Type.String({ maxLength: CURSOR_MAX_LENGTH, description: 'nextCursor of the previous page' })),
-};
+/** `limit` and `cursor` of a paged listing (http/schemas.ts). */
+export const Page = PageParams;
+/** A listing's page request from its query (the default page size when none is given). */
+export const pageOf = (query: { limit?: number; cursor?: string }) => ({
+  limit: query.limit ?? PAGE_SIZE_DEFAULT,
+  ...(query.cursor ? { cursor: query.cursor } : {}),
+});
 export const errors = errorResponses(400, 401, 403, 404, ...SERVER_ERRORS);
 /** A route with a body may also be refused for its size (413) or media type (415), after the key. */
 export const bodyErrors = errorResponses(...BODY_ERRORS, 401, 403, 404, ...SERVER_ERRORS);
@@ -101,16 +107,33 @@ export const AdminKey = wireBody<AdminKeyInfo>()(
 );
 export const UserPage = wireBody<AdminUserPage>()(Type.Object({ users: Type.Array(User), nextCursor: Nullable(Type.String()) }));
 export const UserDetail = wireBody<AdminUserDetail>()(Type.Object({ ...User.properties, ...Holdings }));
-export const UserExport = wireBody<AdminUserExport>()(Type.Object({ account: User, ...Holdings, events: Type.Array(Event) }));
+/** A user's identity at an upstream provider (the export, `users/{id}/identities`). */
+export const LinkedIdentity = wireBody<AdminLinkedIdentity>()(
+  Type.Object({
+    connectionId: Type.String(),
+    subject: Type.String({ description: "the provider's subject: what the link is by" }),
+    userId: Type.String(),
+    email: Nullable(Type.String({ description: 'the address the provider gave at the last sign-in (shown, never matched)' })),
+    name: Nullable(Type.String({ description: "the person's name as the provider gave it (Apple: on the first sign-in only; kept)" })),
+    linkedAt: Time,
+    lastUsedAt: Nullable(Time),
+  }),
+);
+export const UserExport = wireBody<AdminUserExport>()(
+  Type.Object({ account: User, ...Holdings, events: Type.Array(Event), identities: Type.Array(LinkedIdentity) }),
+);
 export const DeviceList = wireBody<AdminDeviceList>()(Type.Object({ devices: Type.Array(Device) }));
 export const MfaReset = wireBody<AdminMfaReset>()(Type.Object({ method: Type.String() }));
 export const RecoveryCodes = wireBody<AdminRecoveryCodes>()(Type.Object({ recoveryCodes: Type.Array(Type.String()) }));
 export const EventPage = wireBody<AdminEventPage>()(Type.Object({ events: Type.Array(Event), nextCursor: Nullable(Type.String()) }));
-export const ClientList = wireBody<AdminClientList>()(Type.Object({ clients: Type.Array(Client) }));
+export const ClientList = wireBody<AdminClientList>()(Type.Object({ clients: Type.Array(Client), nextCursor: Nullable(Type.String()) }));
 export const NewClient = wireBody<AdminNewClient>()(
   Type.Object({ clientId: Type.String(), publishableKey: Type.String(), secretKey: Type.Optional(Type.String()) }),
 );
+export const ClientSecret = wireBody<AdminClientSecret>()(Type.Object({ clientId: Type.String(), secretKey: Type.String() }));
 export const SigningKeyRotated = wireBody<AdminSigningKeyRotated>()(Type.Object({ kid: Type.String() }));
-export const AdminKeyList = wireBody<AdminKeyListAnswer>()(Type.Object({ adminKeys: Type.Array(AdminKey) }));
+export const AdminKeyList = wireBody<AdminKeyListAnswer>()(
+  Type.Object({ adminKeys: Type.Array(AdminKey), nextCursor: Nullable(Type.String()) }),
+);
 export const UserParams = Type.Object({ id: Id });
 export const IdTokenAlg = Type.Union(SIGNING_ALGS.map((alg) => Type.Literal(alg)));

@@ -1,7 +1,8 @@
 import { randomToken, type SecretHasher } from '../crypto/secrets.js';
-import { ADMIN_KEY_LAST_USED_RESOLUTION_SECONDS, ADMIN_KEY_NAME_MAX_LENGTH } from '../defaults.js';
+import { ADMIN_KEY_LAST_USED_RESOLUTION_SECONDS, ADMIN_KEY_NAME_MAX_LENGTH, PAGE_SIZE_MAX } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
+import { keysetPage, type PageQuery } from '../storage/pagination.js';
 import type { AdminKeyRecord, AdminKeyStore } from './store.js';
 
 export interface AdminKeys {
@@ -14,6 +15,8 @@ export interface AdminKeys {
     }
   >;
   list: () => Promise<AdminKeyRecord[]>;
+  /** A page of `list`, oldest first. */
+  page(query: PageQuery): Promise<{ items: AdminKeyRecord[]; nextCursor: string | null }>;
   revoke(id: string, actor: string): Promise<void>;
   /** The live key presented, or undefined (missing, unknown and revoked look the same). */
   authenticate(key: string | undefined): Promise<AdminKeyRecord | undefined>;
@@ -47,6 +50,7 @@ export function createAdminKeys({
     },
 
     list: () => store.list(),
+    page: (query) => keysetPage(query, PAGE_SIZE_MAX, (after, limit) => store.page(after, limit)),
 
     async revoke(id: string, actor: string): Promise<void> {
       if (!(await store.revoke(id, now()))) throw new ServiceError('ERR_NOT_FOUND', `No live admin key ${id}.`);

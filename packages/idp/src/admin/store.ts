@@ -1,4 +1,5 @@
 import type { Db } from '../storage/database.js';
+import { afterRow, type PageStart } from '../storage/pagination.js';
 
 /** An admin key as operators see it: never the key itself. */
 export interface AdminKeyRecord {
@@ -47,6 +48,12 @@ export function createAdminKeyStore(db: Db) {
 
     async list(): Promise<AdminKeyRecord[]> {
       return (await db.selectFrom('admin_keys').select(columns).orderBy('created_at').orderBy('id').execute()).map(toRecord);
+    },
+
+    async page(after: PageStart, limit: number): Promise<AdminKeyRecord[]> {
+      let query = db.selectFrom('admin_keys').select(columns).orderBy('created_at').orderBy('id').limit(limit);
+      if (after) query = query.where(afterRow(after));
+      return (await query.execute()).map(toRecord);
     },
 
     /** True when the key was live until now. */

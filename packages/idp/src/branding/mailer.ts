@@ -46,3 +46,9 @@ export function brandHtml(html: string, brand: Brand, issuer: string): string {
   const withHeader = html.replace(body[0], `${body[0]}${header}`);
   return withHeader.replace('letter-spacing:6px;font-weight:bold"', `letter-spacing:6px;font-weight:bold;color:${accent}"`);
 }
+
+/** The display name (else client name) of the application the current request acts for: what mails call it (mail/localized-mailer.ts). */
+export const requestAppName = (brandOf: (app: { id: string; name: string }) => Promise<Brand>) => async (): Promise<string | undefined> => {
+  const app = requestApp();
+  return app ? (await brandOf(app)).name : undefined;
+};

@@ -1,6 +1,6 @@
 import { ADMIN_PREFIX } from '../admin/prefix.js';
 import { type Command, UsageError } from './command.js';
-import { table, time } from './format.js';
+import { cursor, table, time } from './format.js';
 import type { Data } from './open.js';
 
 /** The admin key service (admin/service.ts), its changes recorded in the audit log. */
@@ -37,15 +37,18 @@ const create: Command = {
 
 const list: Command = {
   name: 'admin-keys list',
-  usage: `  service-idp admin-keys list [--json]
-      Names, creation and last-use times; never the keys.
+  usage: `  service-idp admin-keys list [--limit 50] [--cursor CURSOR] [--json]
+      Names, creation and last-use times; never the keys. Oldest first; a full page ends with
+      the --cursor of the next one.
 `,
-  flags: ['json'],
-  async run({ values, config }, io) {
+  flags: ['limit', 'cursor', 'json'],
+  paged: true,
+  async run({ values, limit, config }, io) {
     const { withData } = await import('./open.js');
-    const keys = await withData(config, async (data) => (await adminKeys(data)).list());
+    const page = await withData(config, async (data) => (await adminKeys(data)).page({ ...cursor(values.cursor), limit }));
+    const keys = page.items;
     if (values.json)
-      io.out(`${JSON.stringify({ adminKeys: keys })}\n`); // GET /admin/v1/admin-keys's shape
+      io.out(`${JSON.stringify({ adminKeys: keys, nextCursor: page.nextCursor })}\n`); // GET /admin/v1/admin-keys's shape
     else if (keys.length === 0) io.out('No admin keys yet: service-idp admin-keys create --name NAME\n');
     else
       io.out(
@@ -58,7 +61,7 @@ const list: Command = {
             time(k.lastUsedAt),
             k.revokedAt === null ? 'live' : `revoked ${time(k.revokedAt)}`,
           ]),
-        )}\n`,
+        )}\n${page.nextCursor ? `More: --cursor ${page.nextCursor}\n` : ''}`,
       );
     return 0;
   },

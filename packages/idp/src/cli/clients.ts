@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from './command.js';
 import { UsageError } from './command.js';
-import { servedIssuer, table } from './format.js';
+import { cursor, servedIssuer, table } from './format.js';
 
 const create: Command = {
   name: 'clients create',
@@ -222,13 +222,16 @@ const delegationKeys: Command = {
 
 const list: Command = {
   name: 'clients list',
-  usage: '  service-idp clients list [--json]\n',
-  flags: ['json'],
-  async run({ values, config }, io) {
+  usage:
+    '  service-idp clients list [--limit 50] [--cursor CURSOR] [--json]\n      Oldest first; a full page ends with the --cursor of the next one.\n',
+  flags: ['limit', 'cursor', 'json'],
+  paged: true,
+  async run({ values, limit, config }, io) {
     const { withData, clientService } = await import('./open.js');
-    const clients = await withData(config, async (data) => (await clientService(data)).list());
+    const page = await withData(config, async (data) => (await clientService(data)).page({ ...cursor(values.cursor), limit }));
+    const clients = page.items;
     if (values.json)
-      io.out(`${JSON.stringify({ clients })}\n`); // GET /admin/v1/clients's shape
+      io.out(`${JSON.stringify({ clients, nextCursor: page.nextCursor })}\n`); // GET /admin/v1/clients's shape
     else if (clients.length === 0) io.out('No clients yet: service-idp clients create --name NAME --origin URL\n');
     else
       io.out(
@@ -243,7 +246,7 @@ const list: Command = {
             c.redirectUris.join(' '),
             c.postLogoutRedirectUris.join(' '),
           ]),
-        )}\n`,
+        )}\n${page.nextCursor ? `More: --cursor ${page.nextCursor}\n` : ''}`,
       );
     return 0;
   },
@@ -267,4 +270,25 @@ const remove: Command = {
   },
 };
 
-export const clients: Command[] = [create, update, branding, delegationKeys, list, remove];
+const rotateSecret: Command = {
+  name: 'clients rotate-secret',
+  usage: `  service-idp clients rotate-secret CLIENT_ID [--json]
+      Give a confidential client a new secretKey, printed once. The old one stops working at
+      once (no grace): put the new one in the app's backend right away. Codes and refresh
+      tokens already issued are redeemed with the new one.
+`,
+  flags: ['json'],
+  async run({ values, operands: [clientId], config }, io) {
+    if (!clientId) throw new UsageError('usage: service-idp clients rotate-secret CLIENT_ID [--json]');
+    const { withData, operations } = await import('./open.js');
+    return withData(config, async (data) => {
+      const secretKey = await (await operations(data)).rotateClientSecret(clientId, 'cli');
+      // --json: POST /admin/v1/clients/{id}/secret's shape.
+      if (values.json) io.out(`${JSON.stringify({ clientId, secretKey })}\n`);
+      else io.out(`Client ${clientId}: new secret key, shown once; the old one no longer works.\n  secretKey: ${secretKey}\n`);
+      return 0;
+    });
+  },
+};
+
+export const clients: Command[] = [create, update, branding, delegationKeys, list, rotateSecret, remove];

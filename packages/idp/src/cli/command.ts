@@ -38,6 +38,8 @@ export const FLAGS = {
   user: { type: 'string' },
   type: { type: 'string' },
   since: { type: 'string' },
+  'created-since': { type: 'string' },
+  'created-before': { type: 'string' },
   cursor: { type: 'string' },
   url: { type: 'string' },
   events: { type: 'string' },

@@ -27,13 +27,13 @@ export const cursor = (raw: string | undefined) => (raw === undefined ? {} : { c
 export const time = (at: number | null) => (at === null ? '-' : new Date(at).toISOString());
 
 /** --since: an ISO 8601 date or time, or a duration back from now (90m, 24h, 7d). */
-export function sinceTime(raw: string | undefined, now: number): number | undefined {
+export function sinceTime(raw: string | undefined, now: number, flag = '--since'): number | undefined {
   if (raw === undefined) return undefined;
   const ago = /^(\d{1,6})([mhd])$/.exec(raw);
   if (ago) return now - Number(ago[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000 }[ago[2] as 'm' | 'h' | 'd'];
   const at = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2})?)?$/.test(raw) ? Date.parse(raw) : Number.NaN;
   if (Number.isNaN(at))
-    throw new UsageError(`--since must be a date (2026-01-31, 2026-01-31T12:00:00Z) or a duration (90m, 24h, 7d), not "${raw}"`);
+    throw new UsageError(`${flag} must be a date (2026-01-31, 2026-01-31T12:00:00Z) or a duration (90m, 24h, 7d), not "${raw}"`);
   return at;
 }
 

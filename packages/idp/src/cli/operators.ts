@@ -1,5 +1,5 @@
 import { type Command, UsageError } from './command.js';
-import { table, time } from './format.js';
+import { cursor, table, time } from './format.js';
 import type { Data } from './open.js';
 
 /** The operators service (admin/operators.ts), its changes recorded in the audit log. */
@@ -35,21 +35,24 @@ const add: Command = {
 
 const list: Command = {
   name: 'operators list',
-  usage: `  service-idp operators list [--json]
+  usage: `  service-idp operators list [--limit 50] [--cursor CURSOR] [--json]
+      Oldest first; a full page ends with the --cursor of the next one.
 `,
-  flags: ['json'],
-  async run({ values, config }, io) {
+  flags: ['limit', 'cursor', 'json'],
+  paged: true,
+  async run({ values, limit, config }, io) {
     const { withData } = await import('./open.js');
-    const all = await withData(config, async (data) => (await operators(data)).list());
+    const page = await withData(config, async (data) => (await operators(data)).page({ ...cursor(values.cursor), limit }));
+    const all = page.items;
     if (values.json)
-      io.out(`${JSON.stringify({ operators: all })}\n`); // GET /admin/v1/operators's shape
+      io.out(`${JSON.stringify({ operators: all, nextCursor: page.nextCursor })}\n`); // GET /admin/v1/operators's shape
     else if (all.length === 0) io.out('No operators yet: service-idp operators add EMAIL --role admin\n');
     else
       io.out(
         `${table(
           ['OPERATOR ID', 'EMAIL', 'ROLE', 'ADDED', 'ADDED BY'],
           all.map((o) => [o.id, o.email, o.role, time(o.createdAt), o.addedBy]),
-        )}\n`,
+        )}\n${page.nextCursor ? `More: --cursor ${page.nextCursor}\n` : ''}`,
       );
     return 0;
   },

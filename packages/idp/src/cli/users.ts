@@ -1,7 +1,7 @@
 import { canonicalEmail } from 'service-protocol';
 import type { ServiceContext } from '../context.js';
 import { type Command, type CommandArgs, type Io, UsageError } from './command.js';
-import { cursor, table, time } from './format.js';
+import { cursor, sinceTime, table, time } from './format.js';
 
 /** A users command: the ID|EMAIL it names (checked before the database is opened), then the whole context. */
 function onUser(
@@ -67,16 +67,26 @@ const recoveryCodes: Command = {
 
 const list: Command = {
   name: 'users list',
-  usage: `  service-idp users list [--email TEXT] [--limit 50] [--cursor CURSOR] [--json]
-      Users, oldest first; --email keeps addresses containing TEXT. A full page ends with the
-      --cursor of the next one.
+  usage: `  service-idp users list [--email TEXT] [--created-since WHEN] [--created-before WHEN] [--limit 50] [--cursor CURSOR] [--json]
+      Users, oldest first; --email keeps addresses containing TEXT; --created-since and
+      --created-before keep users created from WHEN on and before WHEN (a date such as
+      2026-01-31 or 2026-01-31T12:00:00Z, or a duration back from now: 90m, 24h, 7d). A full
+      page ends with the --cursor of the next one.
 `,
-  flags: ['email', 'limit', 'cursor', 'json'],
+  flags: ['email', 'created-since', 'created-before', 'limit', 'cursor', 'json'],
   paged: true,
   async run({ values, limit, config }, io) {
+    const createdSince = sinceTime(values['created-since'], Date.now(), '--created-since');
+    const createdBefore = sinceTime(values['created-before'], Date.now(), '--created-before');
     const { withContext } = await import('./open.js');
     const page = await withContext(config, (ctx) =>
-      ctx.users.list({ ...(values.email ? { email: values.email } : {}), ...cursor(values.cursor), limit }),
+      ctx.users.list({
+        ...(values.email ? { email: values.email } : {}),
+        ...(createdSince !== undefined ? { createdSince } : {}),
+        ...(createdBefore !== undefined ? { createdBefore } : {}),
+        ...cursor(values.cursor),
+        limit,
+      }),
     );
     if (values.json) io.out(`${JSON.stringify(page)}\n`);
     else if (page.users.length === 0) io.out(values.email ? `No user's address contains "${values.email}".\n` : 'No users yet.\n');

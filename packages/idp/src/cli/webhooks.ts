@@ -1,5 +1,5 @@
 import { type Command, UsageError } from './command.js';
-import { table, time } from './format.js';
+import { cursor, table, time } from './format.js';
 import type { Data } from './open.js';
 
 /** The webhook endpoint service (webhooks/service.ts), wired as context.ts wires it. */
@@ -45,15 +45,18 @@ const create: Command = {
 
 const list: Command = {
   name: 'webhooks list',
-  usage: `  service-idp webhooks list [--json]
-      Endpoints with their event types and delivery health (failures, last error, disabled).
+  usage: `  service-idp webhooks list [--limit 50] [--cursor CURSOR] [--json]
+      Endpoints with their event types and delivery health (failures, last error, disabled),
+      oldest first; a full page ends with the --cursor of the next one.
 `,
-  flags: ['json'],
-  async run({ values, config }, io) {
+  flags: ['limit', 'cursor', 'json'],
+  paged: true,
+  async run({ values, limit, config }, io) {
     const { withData } = await import('./open.js');
-    const endpoints = await withData(config, async (data) => (await webhookService(data)).list());
+    const page = await withData(config, async (data) => (await webhookService(data)).page({ ...cursor(values.cursor), limit }));
+    const endpoints = page.items;
     if (values.json)
-      io.out(`${JSON.stringify({ webhooks: endpoints })}\n`); // GET /admin/v1/webhooks's shape
+      io.out(`${JSON.stringify({ webhooks: endpoints, nextCursor: page.nextCursor })}\n`); // GET /admin/v1/webhooks's shape
     else if (endpoints.length === 0) io.out('No webhooks yet: service-idp webhooks create --url URL --events all\n');
     else
       io.out(
@@ -68,7 +71,7 @@ const list: Command = {
             w.lastError === null ? '-' : `${w.lastError} at ${time(w.lastErrorAt)}`,
             time(w.lastDeliveredAt),
           ]),
-        )}\n`,
+        )}\n${page.nextCursor ? `More: --cursor ${page.nextCursor}\n` : ''}`,
       );
     return 0;
   },

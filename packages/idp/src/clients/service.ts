@@ -1,7 +1,14 @@
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
-import { BROWSER_CLIENT_CACHE_ENTRIES, BROWSER_CLIENT_CACHE_MS, CLIENT_REDIRECT_URIS_MAX, REDIRECT_URI_MAX_LENGTH } from '../defaults.js';
+import {
+  BROWSER_CLIENT_CACHE_ENTRIES,
+  BROWSER_CLIENT_CACHE_MS,
+  CLIENT_REDIRECT_URIS_MAX,
+  PAGE_SIZE_MAX,
+  REDIRECT_URI_MAX_LENGTH,
+} from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { isSigningAlg, SIGNING_ALGS } from '../keys/algs.js';
+import { keysetPage, type PageQuery } from '../storage/pagination.js';
 import type { ClientRecord, ClientStore } from './store.js';
 
 /**
@@ -49,10 +56,21 @@ export interface NewClient {
   postLogoutRedirectUris?: string[];
 }
 
+/** The addresses of a client an operator replaces together (PATCH /admin/v1/clients/{id}, the console's edit form). */
+export interface AddressChange {
+  origins?: string[];
+  redirectUris?: string[];
+  postLogoutRedirectUris?: string[];
+}
+
 export interface ClientService {
   create(input: NewClient): Promise<NewClientKeys>;
   /** The operators' clients (built-in first-party ones are not theirs to see or change). */
   list: () => Promise<ClientRecord[]>;
+  /** One of the operators' clients; undefined for an unknown or built-in one. */
+  operated(id: string): Promise<ClientRecord | undefined>;
+  /** A page of `list`, oldest first (the admin API's and the CLI's listing). */
+  page(query: PageQuery): Promise<{ items: ClientRecord[]; nextCursor: string | null }>;
   /**
    * A built-in client of the service itself (oidc/: the hosted sign-in pages), on the
    * issuer's origin. Public: it has no secret, and its codes are redeemed only inside the service.
@@ -65,14 +83,23 @@ export interface ClientService {
   setIdTokenAlg(clientId: string, alg: string): Promise<void>;
   /** Replaces the client's post-logout redirect URIs (an empty list: the end-session endpoint never redirects for it). */
   setPostLogoutRedirectUris(clientId: string, uris: string[]): Promise<void>;
-  /** Replaces the origins and/or redirect URIs (the one not given is kept), checked as `create` checks them. */
-  setAddresses(clientId: string, change: { origins?: string[]; redirectUris?: string[] }): Promise<void>;
+  /**
+   * Replaces the origins, redirect URIs and/or post-logout redirect URIs (one not given is kept),
+   * checked as `create` checks them: all of them before anything changes.
+   */
+  setAddresses(clientId: string, change: AddressChange): Promise<void>;
   /** `optional` (default): users choose whether to enroll in MFA; `required`: no code without it. */
   setMfaPolicy(clientId: string, policy: string): Promise<void>;
   /** `yes` (default): a passkey sign-in also passes the app's MFA (amr `mfa`); `no`: the user's MFA step follows it. */
   setPasskeyMfa(clientId: string, value: string): Promise<void>;
   /** `required`: every token request of the client must carry a DPoP proof (RFC 9449 5.2); `optional` (default): a proof binds the tokens when sent. */
   setDpop(clientId: string, value: string): Promise<void>;
+  /**
+   * A confidential client's new secret key, returned once and stored as its keyed hash. The old
+   * one stops at once, with no grace (docs/operations.md): codes and refresh tokens it holds are
+   * redeemed only with the new one.
+   */
+  rotateSecret(clientId: string): Promise<string>;
   /** Deletes the client and everything bound to it; its keys stop working at once. */
   delete(clientId: string): Promise<void>;
   /** The client behind a browser request, if its key is valid and the origin is one of its own. */
@@ -159,6 +186,8 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     },
 
     list: async () => (await store.list()).filter((c) => !firstParty.has(c.id)),
+    operated: async (id: string) => (firstParty.has(id) ? undefined : store.findById(id)),
+    page: (query: PageQuery) => keysetPage(query, PAGE_SIZE_MAX, (after, limit) => store.page(after, limit, [...firstParty])),
 
     async ensureFirstParty(input: FirstPartyClient): Promise<void> {
       await changing(input.id, () =>
@@ -190,7 +219,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       if (!(await changing(clientId, () => store.setIdTokenAlg(clientId, alg)))) throw new Error(`no client ${clientId}`);
     },
 
-    async setAddresses(clientId: string, change: { origins?: string[]; redirectUris?: string[] }): Promise<void> {
+    async setAddresses(clientId: string, change: AddressChange): Promise<void> {
       const client = firstParty.has(clientId) ? undefined : await store.findById(clientId);
       if (!client) throw new Error(`no client ${clientId}`);
       const redirectUris = change.redirectUris
@@ -199,7 +228,9 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       if (redirectUris.length > CLIENT_REDIRECT_URIS_MAX) throw new Error(`a client has at most ${CLIENT_REDIRECT_URIS_MAX} redirect URIs`);
       const origins = change.origins ? [...new Set(change.origins.map(normalizeOrigin))] : client.origins;
       if (origins.length === 0 && redirectUris.length === 0) throw new Error('a client needs at least one --origin or --redirect-uri');
+      const postLogout = change.postLogoutRedirectUris && checkPostLogoutRedirectUris(change.postLogoutRedirectUris);
       if (!(await changing(clientId, () => store.setAddresses(clientId, origins, redirectUris)))) throw new Error(`no client ${clientId}`);
+      if (postLogout) await changing(clientId, () => store.setPostLogoutRedirectUris(clientId, postLogout));
     },
 
     async setPostLogoutRedirectUris(clientId: string, uris: string[]): Promise<void> {
@@ -224,6 +255,16 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       if (value !== 'required' && value !== 'optional') throw new Error('--dpop is required or optional');
       if (firstParty.has(clientId) || !(await changing(clientId, () => store.setDpopBoundAccessTokens(clientId, value === 'required'))))
         throw new Error(`no client ${clientId}`);
+    },
+
+    async rotateSecret(clientId: string): Promise<string> {
+      const client = firstParty.has(clientId) ? undefined : await store.findById(clientId);
+      if (!client) throw new Error(`no client ${clientId}`);
+      if (client.type !== 'confidential') throw new Error('a public client has no secret key to rotate');
+      const secretKey = randomToken('sk_');
+      if (!(await changing(clientId, () => store.setSecretKeyHash(clientId, hash('secret-key', secretKey)))))
+        throw new Error(`no client ${clientId}`);
+      return secretKey;
     },
 
     async delete(clientId: string): Promise<void> {

@@ -1,6 +1,7 @@
 import { IMMUTABLE_ROW_CACHE_ENTRIES } from '../defaults.js';
 import { isSigningAlg, type SigningAlg } from '../keys/algs.js';
 import type { Database, Db } from '../storage/database.js';
+import { afterRow, type PageStart } from '../storage/pagination.js';
 
 export interface ClientRecord {
   id: string;
@@ -105,6 +106,18 @@ export function createClientStore(db: Db) {
       return row && { client: toRecord(row), secretKeyHash: row.secret_key_hash };
     },
 
+    /** A confidential client's new secret key hash; false for an unknown or public client. */
+    async setSecretKeyHash(id: string, secretKeyHash: string): Promise<boolean> {
+      const row = await db
+        .updateTable('clients')
+        .set({ secret_key_hash: secretKeyHash })
+        .where('id', '=', id)
+        .where('client_type', '=', 'confidential')
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
     async setIdTokenAlg(id: string, alg: SigningAlg): Promise<boolean> {
       const row = await db
         .updateTable('clients')
@@ -197,6 +210,13 @@ export function createClientStore(db: Db) {
     async list(): Promise<ClientRecord[]> {
       const rows = await db.selectFrom('clients').selectAll().orderBy('created_at').execute();
       return rows.map(toRecord);
+    },
+
+    /** A page of the clients but `excluded` (the built-in ones), oldest first. */
+    async page(after: PageStart, limit: number, excluded: string[]): Promise<ClientRecord[]> {
+      let query = db.selectFrom('clients').selectAll().where('id', 'not in', excluded).orderBy('created_at').orderBy('id').limit(limit);
+      if (after) query = query.where(afterRow(after));
+      return (await query.execute()).map(toRecord);
     },
 
     /**

@@ -13,10 +13,10 @@ import {
   CONSOLE_SESSION_IDLE_TIMEOUT_SECONDS,
 } from '../defaults.js';
 import { ServiceError } from '../errors.js';
+import { parseCookies } from '../http/cookies.js';
 import { escapeHtml, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { FirstPartyCallbackQuery } from '../oidc/first-party-sign-in.js';
-import { parseCookies } from '../oidc/routes.js';
 import { CONSOLE_PATH, type ConsoleService } from './service.js';
 
 /** The header the console's calls carry its per-session token in. */

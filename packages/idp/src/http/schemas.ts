@@ -13,7 +13,9 @@ import {
   RECOVERY_CODE_PATTERN,
 } from 'service-protocol';
 import { type Static, type TSchema, Type } from 'typebox';
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../defaults.js';
 import { ServiceError } from '../errors.js';
+import { CURSOR_MAX_LENGTH } from '../storage/pagination.js';
 
 export const PkceChallenge = Type.String({ pattern: PKCE_CHALLENGE_PATTERN.source });
 export const Otp = Type.String({ pattern: '^[0-9]{6}$' });
@@ -159,3 +161,9 @@ export function decimalQueryIntegers(app: FastifyInstance): void {
     done();
   });
 }
+
+/** The query parameters of a paged listing (the admin API's lists): a page size and the previous page's nextCursor. */
+export const PageParams = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PAGE_SIZE_MAX, description: `rows per page (default ${PAGE_SIZE_DEFAULT})` })),
+  cursor: Type.Optional(Type.String({ maxLength: CURSOR_MAX_LENGTH, description: 'nextCursor of the previous page' })),
+};

@@ -120,7 +120,8 @@ function readOverride(dir: string, file: string): string | undefined {
 
 /** A rendered mail that can be rendered again in another language (the mailer picks the recipient's). */
 export interface LocalizableMail extends OutgoingMail {
-  localize(locale: string): OutgoingMail;
+  /** The mail in `locale`; `app`: the name of the application it is sent for, in place of the sender's `client`. */
+  localize(locale: string, app?: string): OutgoingMail;
 }
 
 export interface MailTemplates {
@@ -238,7 +239,11 @@ export function loadMailTemplates(dir?: string, locales: Locales = loadLocales()
 
   return {
     render(name, to, given) {
-      return { to, ...renderIn(name, DEFAULT_LOCALE, given), localize: (locale) => ({ to, ...renderIn(name, locale, given) }) };
+      return {
+        to,
+        ...renderIn(name, DEFAULT_LOCALE, given),
+        localize: (locale, app) => ({ to, ...renderIn(name, locale, app && given.client ? { ...given, client: app } : given) }),
+      };
     },
   };
 }

@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { DbscSessionConfig } from 'service-protocol';
 import { Type } from 'typebox';
+import { parseCookies } from '../http/cookies.js';
 import { errorResponses, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { DBSC_REFRESH_PATH, DBSC_REGISTRATION_PATH, type DbscService } from './dbsc.js';
-import { parseCookies, sessionCookieName } from './routes.js';
+import { sessionCookieName } from './routes.js';
 
 const SessionConfig = wireBody<DbscSessionConfig>()(
   Type.Object(

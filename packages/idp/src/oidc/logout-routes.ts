@@ -3,13 +3,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Paths } from 'service-protocol';
 import { Type } from 'typebox';
 import { AUTHORIZE_PARAMETER_MAX_LENGTH, REDIRECT_URI_MAX_LENGTH, TOKEN_PARAMETER_MAX_LENGTH } from '../defaults.js';
+import { parseCookies } from '../http/cookies.js';
 import { escapeHtml, PAGE_CSP, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
 import type { MessageKey } from '../i18n/locales.js';
 import type { PageLanguages } from '../i18n/page-language.js';
 import { boundCookieName } from './dbsc.js';
 import type { LogoutOutcome, LogoutService } from './logout.js';
-import { parseCookies, sessionCookieName } from './routes.js';
+import { sessionCookieName } from './routes.js';
 
 /** OpenID Connect RP-Initiated Logout 1.0 2, and our confirmation form's field. */
 const LogoutParams = Type.Object(

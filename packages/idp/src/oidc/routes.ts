@@ -374,9 +374,6 @@ export function hostedCeremonyContext(oidc: OidcService, issuer: string) {
 /** The service session cookie's name: with an https issuer, the __Host- prefix pins it to this host and path /. */
 export const sessionCookieName = (issuer: string) => (issuer.startsWith('https:') ? '__Host-service_session' : 'service_session');
 
-/** Cookie header → map (http/cookies.ts; exported here for the routes and tests that import it from oidc/). */
-export { parseCookies };
-
 /** JSON inside a `<script type="application/json">`: no `<`, `>` or `&` that could end the element. */
 const jsonInHtml = (value: unknown) =>
   JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);

@@ -1,3 +1,4 @@
+import { type SqlBool, sql } from 'kysely';
 import { ServiceError } from '../errors.js';
 
 /**
@@ -61,4 +62,33 @@ export function checkPageSize(limit: number, max: number): number {
   if (!Number.isInteger(limit) || limit < 1 || limit > max)
     throw new ServiceError('ERR_REQUEST_INVALID', `The page size must be a whole number from 1 to ${max}.`);
   return limit;
+}
+
+/** A page request of an operator's listing: the previous page's nextCursor, and a page size. */
+export interface PageQuery {
+  cursor?: string;
+  limit: number;
+}
+
+/** Where a page of rows ordered by (created_at, id) starts: after this row. */
+export type PageStart = { at: number; id: string } | undefined;
+
+/** The condition "after this row" of a one-table listing ordered by created_at, then id. */
+export const afterRow = (after: { at: number; id: string }) =>
+  sql<SqlBool>`(created_at > ${after.at} or (created_at = ${after.at} and id > ${after.id}))`;
+
+/**
+ * One page of a listing ordered by (createdAt, id), as the users and events lists page: the
+ * cursor checked (decodeCursor), at most `limit` rows (1 to `max`), and the next page's cursor
+ * when the page is full (null: the last page).
+ */
+export async function keysetPage<T extends { createdAt: number; id: string }>(
+  query: PageQuery,
+  max: number,
+  rows: (after: PageStart, limit: number) => Promise<T[]>,
+): Promise<{ items: T[]; nextCursor: string | null }> {
+  const limit = checkPageSize(query.limit, max);
+  const items = await rows(query.cursor === undefined ? undefined : decodeCursor(query.cursor), limit);
+  const last = items.at(-1);
+  return { items, nextCursor: items.length === limit && last ? encodeCursor(last.createdAt, last.id) : null };
 }

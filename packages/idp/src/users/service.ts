@@ -6,6 +6,7 @@ import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { AuditEvent } from '../events/store.js';
 import type { PasskeyStore } from '../factors/passkey/store.js';
+import type { LinkedIdentity } from '../factors/upstream/store.js';
 import { checkPageSize, checkQueryText, decodeCursor, encodeCursor } from '../storage/pagination.js';
 import type { UserHoldings, UserRecord, UserStore } from './store.js';
 
@@ -16,11 +17,23 @@ export type Actor = string;
 export interface UserExport extends UserHoldings {
   account: UserRecord;
   events: AuditEvent[];
+  /** Identities at upstream providers linked to the account (never their tokens). */
+  identities: LinkedIdentity[];
+}
+
+/** An operator's search of the users (admin API, CLI, console). */
+export interface UserQuery {
+  email?: string;
+  createdSince?: number;
+  createdBefore?: number;
+  cursor?: string;
+  limit: number;
 }
 
 export interface UserService {
   find: (key: string) => Promise<UserRecord>;
-  list(query: { email?: string; cursor?: string; limit: number }): Promise<{
+  /** Oldest first; `email`: part of the address; created in [createdSince, createdBefore) (epoch ms). */
+  list(query: UserQuery): Promise<{
     users: UserRecord[];
     nextCursor: string | null;
   }>;
@@ -63,6 +76,8 @@ export function createUserService(deps: {
   onPasskeyRevoked?: (userId: string, context: { clientId: string; actor: string }) => Promise<unknown>;
   /** oidc/: ends every refresh token family of a user being disabled (enabling does not bring them back). */
   revokeRefreshTokens: (userId: string) => Promise<unknown>;
+  /** factors/upstream/: the identities linked to a user, for the export. */
+  identitiesOf: (userId: string) => Promise<LinkedIdentity[]>;
 }): UserService {
   const { store, devices, passkeys, events, hash, now } = deps;
   const notFound = (key: string) => new ServiceError('ERR_NOT_FOUND', `No user ${key}.`);
@@ -87,11 +102,23 @@ export function createUserService(deps: {
   return {
     find,
 
-    async list(query: { email?: string; cursor?: string; limit: number }): Promise<{ users: UserRecord[]; nextCursor: string | null }> {
+    async list(query: UserQuery): Promise<{ users: UserRecord[]; nextCursor: string | null }> {
       const limit = checkPageSize(query.limit, PAGE_SIZE_MAX);
       if (query.email !== undefined) checkQueryText('email', query.email);
+      const { createdSince, createdBefore } = query;
+      for (const [name, at] of Object.entries({ createdSince, createdBefore }))
+        if (at !== undefined && (!Number.isSafeInteger(at) || at < 0))
+          throw new ServiceError('ERR_REQUEST_INVALID', `${name} must be a time in Unix epoch milliseconds.`);
+      if (createdSince !== undefined && createdBefore !== undefined && createdSince >= createdBefore)
+        throw new ServiceError('ERR_REQUEST_INVALID', 'createdSince must be earlier than createdBefore.');
       const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-      const users = await store.list({ ...(query.email ? { email: query.email } : {}), ...(after ? { after } : {}), limit });
+      const users = await store.list({
+        ...(query.email ? { email: query.email } : {}),
+        ...(createdSince !== undefined ? { createdSince } : {}),
+        ...(createdBefore !== undefined ? { createdBefore } : {}),
+        ...(after ? { after } : {}),
+        limit,
+      });
       const last = users.at(-1);
       return { users, nextCursor: users.length === limit && last ? encodeCursor(last.createdAt, last.id) : null };
     },
@@ -106,8 +133,12 @@ export function createUserService(deps: {
 
     async export(key: string): Promise<UserExport> {
       const account = await find(key);
-      const [holdings, trail] = await Promise.all([store.holdings(account.id), events.forUser(account.id)]);
-      return { account, ...holdings, events: trail };
+      const [holdings, trail, identities] = await Promise.all([
+        store.holdings(account.id),
+        events.forUser(account.id),
+        deps.identitiesOf(account.id),
+      ]);
+      return { account, ...holdings, events: trail, identities };
     },
 
     async delete(key: string, actor: Actor): Promise<void> {

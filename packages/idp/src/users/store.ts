@@ -15,6 +15,10 @@ export interface UserRecord {
 export interface UserFilter {
   /** Part of the address, any case. */
   email?: string;
+  /** Created at or after this time (epoch ms). */
+  createdSince?: number;
+  /** Created before this time (epoch ms). */
+  createdBefore?: number;
   /** Oldest first; continue after this user (a cursor from the previous page). */
   after?: { at: number; id: string };
   limit: number;
@@ -87,6 +91,8 @@ export function createUserStore(db: Db, events: EventStore) {
       // Addresses are stored lower-case (normalizeEmail), so a lower-cased filter matches any case.
       // SQLite's LIKE has no escape character unless told; PostgreSQL's is the backslash already.
       if (filter.email) query = query.where(sql<boolean>`email like ${`%${likeLiteral(filter.email.toLowerCase())}%`} escape '\\'`);
+      if (filter.createdSince !== undefined) query = query.where('created_at', '>=', filter.createdSince);
+      if (filter.createdBefore !== undefined) query = query.where('created_at', '<', filter.createdBefore);
       const after = filter.after;
       if (after)
         query = query.where((eb) =>

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AdminNewWebhook, AdminWebhookDeliveryList, AdminWebhookEndpoint, AdminWebhookList } from 'service-protocol';
 import { Type } from 'typebox';
-import { WEBHOOK_URL_MAX_LENGTH } from '../defaults.js';
+import { PAGE_SIZE_DEFAULT, WEBHOOK_URL_MAX_LENGTH } from '../defaults.js';
 import { EVENT_TYPES } from '../events/types.js';
-import { BODY_ERRORS, errorResponses, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import { BODY_ERRORS, errorResponses, PageParams, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { ALL_EVENTS } from './fan-out.js';
 import type { Webhooks } from './service.js';
 
@@ -29,7 +29,9 @@ export const WebhookEndpointSchema = wireBody<AdminWebhookEndpoint>()(
     lastDeliveredAt: Nullable(Time),
   }),
 );
-const WebhookList = wireBody<AdminWebhookList>()(Type.Object({ webhooks: Type.Array(WebhookEndpointSchema) }));
+const WebhookList = wireBody<AdminWebhookList>()(
+  Type.Object({ webhooks: Type.Array(WebhookEndpointSchema), nextCursor: Nullable(Type.String()) }),
+);
 const NewWebhook = wireBody<AdminNewWebhook>()(
   Type.Object({
     ...WebhookEndpointSchema.properties,
@@ -62,7 +64,17 @@ const DeliveryList = wireBody<AdminWebhookDeliveryList>()(
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks }> = async (app, { webhooks }) => {
   /** The admin key behind the request (set by the admin routes' hook), recorded as the actor. */
   const actor = (request: { adminActor: string }) => request.adminActor;
-  app.get('/webhooks', { schema: { response: { 200: WebhookList, ...errors } } }, async () => ({ webhooks: await webhooks.list() }));
+  app.get(
+    '/webhooks',
+    { schema: { querystring: Type.Object(PageParams, { additionalProperties: false }), response: { 200: WebhookList, ...errors } } },
+    async (request) => {
+      const { items, nextCursor } = await webhooks.page({
+        limit: request.query.limit ?? PAGE_SIZE_DEFAULT,
+        ...(request.query.cursor ? { cursor: request.query.cursor } : {}),
+      });
+      return { webhooks: items, nextCursor };
+    },
+  );
 
   app.post(
     '/webhooks',

@@ -1,9 +1,16 @@
 import type { Sealer } from '../crypto/seal.js';
 import { randomToken } from '../crypto/secrets.js';
-import { WEBHOOK_DELIVERIES_LISTED, WEBHOOK_ENDPOINTS_MAX, WEBHOOK_SECRET_BYTES, WEBHOOK_URL_MAX_LENGTH } from '../defaults.js';
+import {
+  PAGE_SIZE_MAX,
+  WEBHOOK_DELIVERIES_LISTED,
+  WEBHOOK_ENDPOINTS_MAX,
+  WEBHOOK_SECRET_BYTES,
+  WEBHOOK_URL_MAX_LENGTH,
+} from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import { EVENT_TYPES, isEventType } from '../events/types.js';
+import { keysetPage, type PageQuery } from '../storage/pagination.js';
 import { ALL_EVENTS, type WebhookFanOut } from './fan-out.js';
 import type { OutboxDelivery, WebhookOutboxStore } from './outbox-store.js';
 import type { WebhookEndpoint, WebhookEndpointStore } from './store.js';
@@ -60,6 +67,8 @@ export interface Webhooks {
     }
   >;
   list: () => Promise<WebhookEndpoint[]>;
+  /** A page of `list`, oldest first. */
+  page(query: PageQuery): Promise<{ items: WebhookEndpoint[]; nextCursor: string | null }>;
   delete(id: string, actor: string): Promise<void>;
   /** Resumes deliveries, pending ones included; the failure streak starts again from zero. */
   enable: (id: string, actor: string) => Promise<WebhookEndpoint>;
@@ -129,6 +138,7 @@ export function createWebhooks({
     },
 
     list: () => store.list(),
+    page: (query) => keysetPage(query, PAGE_SIZE_MAX, (after, limit) => store.page(after, limit)),
 
     async delete(id: string, actor: string): Promise<void> {
       if (!(await store.delete(id))) throw notFound(id);

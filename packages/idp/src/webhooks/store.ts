@@ -1,4 +1,5 @@
 import type { Database, Db } from '../storage/database.js';
+import { afterRow, type PageStart } from '../storage/pagination.js';
 
 /** An endpoint as operators see it: never its secret. */
 export interface WebhookEndpoint {
@@ -74,6 +75,12 @@ export function createWebhookEndpointStore(db: Db) {
 
     async list(): Promise<WebhookEndpoint[]> {
       return (await db.selectFrom('webhook_endpoints').selectAll().orderBy('created_at').orderBy('id').execute()).map(toEndpoint);
+    },
+
+    async page(after: PageStart, limit: number): Promise<WebhookEndpoint[]> {
+      let query = db.selectFrom('webhook_endpoints').selectAll().orderBy('created_at').orderBy('id').limit(limit);
+      if (after) query = query.where(afterRow(after));
+      return (await query.execute()).map(toEndpoint);
     },
 
     async find(id: string): Promise<WebhookEndpoint | undefined> {

@@ -8,7 +8,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ACCOUNT_RECENT_SIGN_IN_SECONDS } from '../../src/defaults.js';
-import { accountAction, accountCallback, accountProof, accountSession, accountUser } from '../support/account-helpers.js';
+import {
+  accountAction,
+  accountCallback,
+  accountProof,
+  accountSession,
+  accountUser,
+  mailCount,
+  nextMailCode,
+} from '../support/account-helpers.js';
 import { sendClock, startTestService, type TestService } from '../support/helpers.js';
 
 /** A proof's fields as a form carries them: the action is refused before they are looked at. */
@@ -191,11 +199,12 @@ describe('account center security', () => {
   it('export (after a fresh proof: the emailed stand-in for a user without a second factor) is the operator’s document as a download; delete needs the typed address and its own proof, then the account and the session are gone', async () => {
     const user = await accountUser(service, clock, 1);
     const session = await accountSession(service, user, clock.now);
+    const seen = await mailCount(service, user.email);
     const opened = await accountProof(service, session, 'export');
     assert.equal(opened.status, 200);
     const exported = await accountAction(service, session, 'export', {
       session: opened.sessionId,
-      code: await service.latestOtp(user.email),
+      code: await nextMailCode(service, user.email, seen),
     });
     assert.equal(exported.status, 200);
     assert.match(exported.headers.get('content-disposition') ?? '', /^attachment; filename="my-account.json"/);
@@ -205,8 +214,9 @@ describe('account center security', () => {
 
     assert.equal((await accountProof(service, session, 'delete', { confirm: 'someone@else.example' })).status, 400);
     clock.tick();
+    const before = await mailCount(service, user.email);
     const proof = await accountProof(service, session, 'delete', { confirm: user.email });
-    const code = await service.latestOtp(user.email);
+    const code = await nextMailCode(service, user.email, before);
     const wrong = await accountAction(service, session, 'delete', { confirm: 'someone@else.example', session: proof.sessionId, code });
     assert.equal(wrong.status, 400);
     assert.equal(await exists(user.email), true);

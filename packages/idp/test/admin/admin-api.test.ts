@@ -168,7 +168,17 @@ describe('admin API', SQLITE_SUITE_ONLY, () => {
       ],
       ['required', 'ES256', bye, false, true],
     );
-    assert.equal((await api('DELETE', `/clients/${created.body.clientId}`)).status, 204);
+    // A new secret key, by the CLI then the API (the same shape); each stops the one before at once.
+    const id = created.body.clientId;
+    const cliSecret = await cli('clients', 'rotate-secret', id);
+    const apiSecret = await api('POST', `/clients/${id}/secret`);
+    assert.equal(apiSecret.status, 200);
+    assert.deepEqual(Object.keys(cliSecret).sort(), Object.keys(apiSecret.body).sort());
+    assert.equal(cliSecret.clientId, id);
+    for (const old of [created.body.secretKey, cliSecret.secretKey])
+      assert.equal(await service.ctx.clients.authenticateBackend(id, old), undefined);
+    assert.equal((await service.ctx.clients.authenticateBackend(id, apiSecret.body.secretKey))?.id, id);
+    assert.equal((await api('DELETE', `/clients/${id}`)).status, 204);
     const rotated = await api('POST', '/signing-keys/rotate');
     assert.equal(rotated.status, 200);
     const types = (await api('GET', '/events?limit=4')).body.events.map((e: { type: string; actor: string }) => [e.type, e.actor]);
@@ -176,7 +186,7 @@ describe('admin API', SQLITE_SUITE_ONLY, () => {
       ['signing_key.rotated', keyId],
       ['client.deleted', keyId],
       ['client.updated', keyId],
-      ['client.updated', keyId],
+      ['client.updated', 'cli'],
     ]);
   });
 
@@ -203,8 +213,15 @@ describe('admin API', SQLITE_SUITE_ONLY, () => {
     const twins: Array<[string[], string]> = [
       [['clients', 'list'], '/clients'],
       [['webhooks', 'list'], '/webhooks'],
+      [['clients', 'list', '--limit', '1'], '/clients?limit=1'],
+      [['webhooks', 'list', '--limit', '1'], '/webhooks?limit=1'],
+      [['operators', 'list', '--limit', '1'], '/operators?limit=1'],
       [['operators', 'list'], '/operators'],
       [['users', 'list', '--email', email], `/users?email=${encodeURIComponent(email)}`],
+      [
+        ['users', 'list', '--email', email, '--created-since', '2020-01-01', '--created-before', '2999-01-01'],
+        `/users?email=${encodeURIComponent(email)}&createdSince=${Date.parse('2020-01-01')}&createdBefore=${Date.parse('2999-01-01')}`,
+      ],
       [['users', 'show', id], `/users/${id}`],
       [['users', 'export', id], `/users/${id}/export`],
       [['devices', 'list', '--user', id], `/users/${id}/devices`],

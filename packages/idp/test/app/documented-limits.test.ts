@@ -25,7 +25,7 @@ function documentedValues(): Map<string, string> {
         .replace(/[`']/g, '')
         .trim(),
     );
-    names.forEach((name, index) => values.set(name, shown[names.length === 1 ? 0 : index] ?? ''));
+    for (const [index, name] of names.entries()) values.set(name, shown[names.length === 1 ? 0 : index] ?? '');
   }
   return values;
 }

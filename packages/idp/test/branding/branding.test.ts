@@ -172,7 +172,9 @@ describe('branding through the CLI', () => {
     assert.equal(JSON.parse(cleared.stdout).logoUrl, null);
     assert.equal(JSON.parse(cleared.stdout).termsUrl, null);
 
-    assert.equal((await runCli(['settings', 'set', 'product-name', 'Acme Accounts', '--data', data])).code, 0);
+    const set = await runCli(['settings', 'set', 'product-name', 'Acme Accounts', '--json', '--data', data]);
+    assert.equal(set.code, 0, set.stderr);
+    assert.deepEqual(JSON.parse(set.stdout), { productName: 'Acme Accounts' }, 'the API shape, as settings show --json');
     const settings = await runCli(['settings', 'show', '--json', '--data', data]);
     assert.deepEqual(JSON.parse(settings.stdout), { productName: 'Acme Accounts' });
     const bad = await runCli(['settings', 'set', 'colour', 'x', '--data', data]);

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { simpleParser } from 'mailparser';
 import { createPkcePair } from 'service-web';
-import { startSmtp, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
+import { newRawDevice, startSmtp, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
 import { appParams, authorize, hostedBrowser, registerApp } from '../support/oidc-helpers.js';
 
 describe('hosted sign-in mails name the application', () => {
@@ -89,6 +89,42 @@ describe('hosted sign-in mails name the application', () => {
     for (const mail of mails) {
       assert.doesNotMatch(`${mail.subject}\n${mail.text}\n${mail.html}`, /Hosted sign-in/);
       assert.match(mail.text ?? '', /Acme Wiki/);
+    }
+  });
+
+  it("the /v1 API's code and new-device mails name the app by its display name in the subject and the text, never its client name", async () => {
+    // The service's own test client is called "Test App"; its users know it as "Acme Notes".
+    await service.ctx.branding.update(service.clientId, { displayName: 'Acme Notes' });
+    try {
+      const email = uniqueEmail('v1-brand');
+      const started = await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1', rememberDevice: true });
+      assert.equal(started.body.status, 'OTP_NEEDED', JSON.stringify(started.body));
+      const [codeMail] = await mailsTo(email);
+      const otp = codeMail?.text?.match(/\b(\d{6})\b/)?.[1] ?? '';
+      const verified = await service.post('/v1/email-otp/verify', { userid: email, deviceToken: started.body.deviceToken, otp });
+      assert.equal(verified.status, 200, JSON.stringify(verified.body));
+      const device = await newRawDevice();
+      const registered = await service.post('/v1/devices', {
+        userid: email,
+        deviceToken: started.body.deviceToken,
+        devicePublicKey: device.publicJwk,
+      });
+      assert.equal(registered.status, 200, JSON.stringify(registered.body));
+      let mails = await mailsTo(email);
+      for (let wait = 0; mails.length < 2 && wait < 50; wait += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        mails = await mailsTo(email);
+      }
+      assert.deepEqual(
+        mails.map((m) => m.subject),
+        ['Your Acme Notes sign-in code', 'A new device can now sign in to Acme Notes'],
+      );
+      for (const mail of mails) {
+        assert.match(mail.text ?? '', /Acme Notes/);
+        assert.doesNotMatch(`${mail.subject}\n${mail.text}\n${mail.html}`, /Test App/);
+      }
+    } finally {
+      await service.ctx.branding.update(service.clientId, { displayName: null });
     }
   });
 });

@@ -81,7 +81,7 @@ describe('console actions: forged, unauthenticated and malformed calls', () => {
     });
     const addresses = async () => {
       const client = await service.ctx.clients.findById(made.clientId);
-      return { origins: client?.origins, redirectUris: client?.redirectUris };
+      return { origins: client?.origins, redirectUris: client?.redirectUris, postLogout: client?.postLogoutRedirectUris };
     };
     const original = await addresses();
     const viewer = await operatorSession(service, 'viewer');
@@ -101,6 +101,10 @@ describe('console actions: forged, unauthenticated and malformed calls', () => {
       { origins: 'https://evil.example' },
       { origins: ['https://ok.example'], nonsense: true },
       { origins: ['https://ok.example'], redirectUris: ['not a url'] },
+      // Good addresses with a bad post-logout URI: refused whole (the origins are not stored first).
+      { origins: ['https://ok.example'], postLogoutRedirectUris: ['data:,x'] },
+      { redirectUris: ['https://ok.example/cb'], postLogoutRedirectUris: ['https://ok.example/bye#f'] },
+      { origins: ['https://ok.example'], mfaPolicy: 'sometimes' },
     ]) {
       const answer = await consoleCall(service, admin, 'PATCH', path, {}, body);
       assert.equal(answer.status, 400, JSON.stringify(body));
@@ -113,6 +117,7 @@ describe('console actions: forged, unauthenticated and malformed calls', () => {
     assert.deepEqual(await addresses(), {
       origins: ['https://shop.example', 'https://m.shop.example'],
       redirectUris: original.redirectUris,
+      postLogout: original.postLogout,
     });
     assert.equal(await updates(made.clientId), 1);
     const { events } = await service.ctx.events.list({ type: 'client.updated', limit: 1 });

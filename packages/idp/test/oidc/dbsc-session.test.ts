@@ -11,38 +11,41 @@
  * Runs on SQLite and PostgreSQL (helpers.ts).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { DBSC_COOKIE_TTL_SECONDS } from '../../src/defaults.js';
-import { browserKey, dbscPost, hostedSignIn, parseRegistration, sessionResponse, signedIn } from '../support/dbsc-helpers.js';
-import { sendClock, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
+import {
+  boundSessionSuite,
+  browserKey,
+  dbscPost,
+  hostedSignIn,
+  parseRegistration,
+  sessionResponse,
+  signedIn,
+} from '../support/dbsc-helpers.js';
+import { uniqueEmail } from '../support/helpers.js';
 import { CookieJar } from '../support/oidc-helpers.js';
-import { type RelyingParty, relyingParty } from '../support/oidc-token-helpers.js';
 
 describe('DBSC for the service session', () => {
-  let service: TestService;
-  const clock = sendClock();
-  let rp: RelyingParty;
-  before(async () => {
-    service = await startTestService({ now: clock.now });
-    rp = await relyingParty(service);
-  });
-  after(() => service.close());
+  const suite = boundSessionSuite();
+  const { clock } = suite;
 
   it('offers registration at sign-in, binds the session to the key, and then wants the short cookie', async () => {
     clock.tick();
-    const { jar, registration } = await hostedSignIn(service, rp, uniqueEmail('dbsc'));
+    const { jar, registration } = await hostedSignIn(suite.service, suite.rp, uniqueEmail('dbsc'));
     const offer = parseRegistration(registration);
     assert.deepEqual(offer.algs, ['ES256', 'RS256']);
     assert.equal(offer.path, '/signin/dbsc/registration');
-    assert.equal(await signedIn(service, rp, jar), true, 'an unbound session works as before');
+    assert.equal(await signedIn(suite.service, suite.rp, jar), true, 'an unbound session works as before');
 
     const key = await browserKey();
-    const registered = await dbscPost(service, offer.path, jar, { 'secure-session-response': await sessionResponse(key, offer.challenge) });
+    const registered = await dbscPost(suite.service, offer.path, jar, {
+      'secure-session-response': await sessionResponse(key, offer.challenge),
+    });
     assert.equal(registered.status, 200, JSON.stringify(registered.body));
     const config = registered.body;
     assert.match(config.session_identifier, /^dbsc_/);
     assert.equal(config.refresh_url, '/signin/dbsc/refresh');
-    assert.equal(config.scope.origin, new URL(service.url).origin);
+    assert.equal(config.scope.origin, new URL(suite.service.url).origin);
     assert.deepEqual(config.allowed_refresh_initiators, []);
     const [credential] = config.credentials;
     assert.equal(credential.type, 'cookie');
@@ -53,41 +56,41 @@ describe('DBSC for the service session', () => {
     assert.ok(setCookie.includes(credential.attributes), `${setCookie} has ${credential.attributes}`);
     assert.match(setCookie, new RegExp(`Max-Age=${DBSC_COOKIE_TTL_SECONDS}`));
 
-    assert.equal(await signedIn(service, rp, jar), true, 'with the short cookie');
+    assert.equal(await signedIn(suite.service, suite.rp, jar), true, 'with the short cookie');
     const longOnly = new CookieJar();
     longOnly.cookies.set('service_session', jar.cookies.get('service_session') ?? '');
     longOnly.cookies.set('service_authorization', jar.cookies.get('service_authorization') ?? '');
-    assert.equal(await signedIn(service, rp, longOnly), false, 'the long cookie alone no longer counts');
+    assert.equal(await signedIn(suite.service, suite.rp, longOnly), false, 'the long cookie alone no longer counts');
   });
 
   it('renews the short cookie by the draft`s challenge flow, signed by the session`s key', async () => {
     clock.tick();
-    const { jar, registration } = await hostedSignIn(service, rp, uniqueEmail('dbsc-refresh'));
+    const { jar, registration } = await hostedSignIn(suite.service, suite.rp, uniqueEmail('dbsc-refresh'));
     const key = await browserKey();
     const offer = parseRegistration(registration);
-    const { body: config } = await dbscPost(service, offer.path, jar, {
+    const { body: config } = await dbscPost(suite.service, offer.path, jar, {
       'secure-session-response': await sessionResponse(key, offer.challenge),
     });
 
     clock.at += (DBSC_COOKIE_TTL_SECONDS + 1) * 1000;
-    assert.equal(await signedIn(service, rp, jar), false, 'the short cookie expired');
-    const asked = await dbscPost(service, config.refresh_url, jar, { 'sec-secure-session-id': config.session_identifier });
+    assert.equal(await signedIn(suite.service, suite.rp, jar), false, 'the short cookie expired');
+    const asked = await dbscPost(suite.service, config.refresh_url, jar, { 'sec-secure-session-id': config.session_identifier });
     assert.equal(asked.status, 403);
     const challengeHeader = asked.headers.get('secure-session-challenge') ?? '';
     const match = /^"([^"]+)";id="([^"]+)"$/.exec(challengeHeader);
     assert.ok(match, challengeHeader);
     assert.equal(match[2], config.session_identifier);
-    const refreshed = await dbscPost(service, config.refresh_url, jar, {
+    const refreshed = await dbscPost(suite.service, config.refresh_url, jar, {
       'sec-secure-session-id': config.session_identifier,
       'secure-session-response': await sessionResponse(key, match[1] ?? ''),
     });
     assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
     assert.equal(refreshed.body.session_identifier, config.session_identifier);
-    assert.equal(await signedIn(service, rp, jar), true, 'signed in again with the new short cookie');
+    assert.equal(await signedIn(suite.service, suite.rp, jar), true, 'signed in again with the new short cookie');
   });
 
   it('declares every answer in the OpenAPI document (the contract check runs on each)', async () => {
-    const document = await (await fetch(`${service.url}/openapi.json`)).json();
+    const document = await (await fetch(`${suite.service.url}/openapi.json`)).json();
     assert.ok(document.paths['/signin/dbsc/registration']?.post);
     assert.ok(document.paths['/signin/dbsc/refresh']?.post);
   });

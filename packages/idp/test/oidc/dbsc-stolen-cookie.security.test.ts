@@ -7,29 +7,32 @@
  * session's id get nothing. Runs on SQLite and PostgreSQL (helpers.ts).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { DBSC_COOKIE_TTL_SECONDS } from '../../src/defaults.js';
-import { browserKey, dbscPost, hostedSignIn, parseRegistration, sessionResponse, signedIn } from '../support/dbsc-helpers.js';
-import { sendClock, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
+import {
+  boundSessionSuite,
+  browserKey,
+  dbscPost,
+  hostedSignIn,
+  parseRegistration,
+  sessionResponse,
+  signedIn,
+} from '../support/dbsc-helpers.js';
+import { uniqueEmail } from '../support/helpers.js';
 import { CookieJar } from '../support/oidc-helpers.js';
-import { type RelyingParty, relyingParty } from '../support/oidc-token-helpers.js';
 
 describe('copied session cookies of a DBSC-bound session', () => {
-  let service: TestService;
-  const clock = sendClock();
-  let rp: RelyingParty;
-  before(async () => {
-    service = await startTestService({ now: clock.now });
-    rp = await relyingParty(service);
-  });
-  after(() => service.close());
+  const suite = boundSessionSuite();
+  const { clock } = suite;
 
   async function boundSession() {
     clock.tick();
-    const { jar, registration } = await hostedSignIn(service, rp, uniqueEmail('dbsc-theft'));
+    const { jar, registration } = await hostedSignIn(suite.service, suite.rp, uniqueEmail('dbsc-theft'));
     const offer = parseRegistration(registration);
     const key = await browserKey();
-    const registered = await dbscPost(service, offer.path, jar, { 'secure-session-response': await sessionResponse(key, offer.challenge) });
+    const registered = await dbscPost(suite.service, offer.path, jar, {
+      'secure-session-response': await sessionResponse(key, offer.challenge),
+    });
     assert.equal(registered.status, 200);
     return { jar, key, config: registered.body, offer };
   }
@@ -39,7 +42,7 @@ describe('copied session cookies of a DBSC-bound session', () => {
     return thief;
   };
   async function challengeFor(jar: CookieJar, id: string) {
-    const asked = await dbscPost(service, '/signin/dbsc/refresh', jar, { 'sec-secure-session-id': id });
+    const asked = await dbscPost(suite.service, '/signin/dbsc/refresh', jar, { 'sec-secure-session-id': id });
     assert.equal(asked.status, 403);
     return /^"([^"]+)"/.exec(asked.headers.get('secure-session-challenge') ?? '')?.[1] ?? '';
   }
@@ -47,19 +50,19 @@ describe('copied session cookies of a DBSC-bound session', () => {
   it('stops working for the thief after the short cookie`s lifetime, and the thief cannot renew it', async () => {
     const { jar, config } = await boundSession();
     const thief = copy(jar);
-    assert.equal(await signedIn(service, rp, thief), true, 'within the short lifetime the copy works (the window DBSC leaves)');
+    assert.equal(await signedIn(suite.service, suite.rp, thief), true, 'within the short lifetime the copy works (the window DBSC leaves)');
     clock.at += (DBSC_COOKIE_TTL_SECONDS + 1) * 1000;
-    assert.equal(await signedIn(service, rp, thief), false, 'after it, the copy is refused');
+    assert.equal(await signedIn(suite.service, suite.rp, thief), false, 'after it, the copy is refused');
 
     const own = await browserKey();
     const challenge = await challengeFor(thief, config.session_identifier);
-    const forged = await dbscPost(service, config.refresh_url, thief, {
+    const forged = await dbscPost(suite.service, config.refresh_url, thief, {
       'sec-secure-session-id': config.session_identifier,
       'secure-session-response': await sessionResponse(own, challenge),
     });
     assert.equal(forged.status, 400, 'a proof of the thief`s key');
     assert.equal(forged.body.code, 'ERR_SESSION_INVALID');
-    assert.equal(await signedIn(service, rp, thief), false);
+    assert.equal(await signedIn(suite.service, suite.rp, thief), false);
   });
 
   it('refuses a replayed refresh proof, and a proof over another session`s challenge', async () => {
@@ -67,18 +70,18 @@ describe('copied session cookies of a DBSC-bound session', () => {
     const challenge = await challengeFor(jar, config.session_identifier);
     const proof = await sessionResponse(key, challenge);
     const headers = { 'sec-secure-session-id': config.session_identifier, 'secure-session-response': proof };
-    assert.equal((await dbscPost(service, config.refresh_url, jar, headers)).status, 200);
-    const replayed = await dbscPost(service, config.refresh_url, copy(jar), headers);
+    assert.equal((await dbscPost(suite.service, config.refresh_url, jar, headers)).status, 200);
+    const replayed = await dbscPost(suite.service, config.refresh_url, copy(jar), headers);
     assert.equal(replayed.status, 400, 'the challenge was answered once');
 
     const other = await boundSession();
     const otherChallenge = await challengeFor(other.jar, other.config.session_identifier);
-    const crossed = await dbscPost(service, config.refresh_url, jar, {
+    const crossed = await dbscPost(suite.service, config.refresh_url, jar, {
       'sec-secure-session-id': config.session_identifier,
       'secure-session-response': await sessionResponse(key, otherChallenge),
     });
     assert.equal(crossed.status, 400, 'a challenge is bound to its session');
-    const wrongId = await dbscPost(service, config.refresh_url, jar, { 'sec-secure-session-id': other.config.session_identifier });
+    const wrongId = await dbscPost(suite.service, config.refresh_url, jar, { 'sec-secure-session-id': other.config.session_identifier });
     assert.equal(wrongId.status, 400, 'another session`s id');
   });
 
@@ -88,24 +91,26 @@ describe('copied session cookies of a DBSC-bound session', () => {
     thief.cookies.delete('service_session_bound');
     const own = await browserKey();
     // The registration challenge again (a replay), and a fresh refresh challenge used at registration.
-    const replayed = await dbscPost(service, offer.path, thief, { 'secure-session-response': await sessionResponse(own, offer.challenge) });
+    const replayed = await dbscPost(suite.service, offer.path, thief, {
+      'secure-session-response': await sessionResponse(own, offer.challenge),
+    });
     assert.equal(replayed.status, 400);
     const challenge = await challengeFor(thief, config.session_identifier);
-    const rebound = await dbscPost(service, offer.path, thief, { 'secure-session-response': await sessionResponse(own, challenge) });
+    const rebound = await dbscPost(suite.service, offer.path, thief, { 'secure-session-response': await sessionResponse(own, challenge) });
     assert.equal(rebound.status, 400, 'a bound session stays bound to its first key');
-    assert.equal(await signedIn(service, rp, thief), false);
+    assert.equal(await signedIn(suite.service, suite.rp, thief), false);
   });
 
   it('refuses a registration proof signed by another key than the one it names', async () => {
     clock.tick();
-    const { jar, registration } = await hostedSignIn(service, rp, uniqueEmail('dbsc-forged'));
+    const { jar, registration } = await hostedSignIn(suite.service, suite.rp, uniqueEmail('dbsc-forged'));
     const offer = parseRegistration(registration);
     const named = await browserKey();
     const signer = await browserKey();
-    const forged = await dbscPost(service, offer.path, jar, {
+    const forged = await dbscPost(suite.service, offer.path, jar, {
       'secure-session-response': await sessionResponse(named, offer.challenge, signer.privateKey),
     });
     assert.equal(forged.status, 400);
-    assert.equal(await signedIn(service, rp, jar), true, 'the session stays unbound and usable');
+    assert.equal(await signedIn(suite.service, suite.rp, jar), true, 'the session stays unbound and usable');
   });
 });

@@ -109,3 +109,16 @@ export async function accountProof(
   const html = await answer.text();
   return { status: answer.status, html, sessionId: stepSession(html) };
 }
+
+/** The code of the next mail to `email` (the MFA step sends its mail after answering): waits until more than `seen` have come. */
+export async function nextMailCode(service: TestService, email: string, seen: number): Promise<string> {
+  for (let i = 0; i < 200; i++) {
+    const mails = await service.ctx.mailbox.list(100, email);
+    if (mails.length > seen) return mails[0]?.text.match(/\b(\d{6})\b/)?.[1] ?? '';
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`no new mail for ${email}`);
+}
+
+/** How many mails `email` has had. */
+export const mailCount = async (service: TestService, email: string) => (await service.ctx.mailbox.list(100, email)).length;

@@ -4,10 +4,11 @@
  * seen from /authorize.
  */
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import { exportJWK, generateKeyPair, type CryptoKey as JoseKey, type JWK, SignJWT } from 'jose';
-import type { TestService } from './helpers.js';
+import { sendClock, startTestService, type TestService } from './helpers.js';
 import { authorize, type CookieJar, hostedBrowser } from './oidc-helpers.js';
-import type { RelyingParty } from './oidc-token-helpers.js';
+import { type RelyingParty, relyingParty } from './oidc-token-helpers.js';
 
 export interface BrowserKey {
   privateKey: JoseKey;
@@ -96,4 +97,31 @@ export async function renewPost(service: TestService, jar: CookieJar, body: Reco
   });
   jar.store(response);
   return { status: response.status, body: await response.json(), setCookie: response.headers.getSetCookie() };
+}
+
+/**
+ * The suites of the bound session share this set-up: a test service on a clock the test moves
+ * (past send spacing, past the short cookie) and one relying party, started before the suite
+ * and closed after it. Read `service` and `rp` inside tests (they exist once `before` ran).
+ */
+export function boundSessionSuite(): { readonly service: TestService; readonly rp: RelyingParty; clock: ReturnType<typeof sendClock> } {
+  const clock = sendClock();
+  let service: TestService | undefined;
+  let rp: RelyingParty | undefined;
+  before(async () => {
+    service = await startTestService({ now: clock.now });
+    rp = await relyingParty(service);
+  });
+  after(() => service?.close());
+  return {
+    clock,
+    get service() {
+      assert.ok(service, 'the suite has started');
+      return service;
+    },
+    get rp() {
+      assert.ok(rp, 'the suite has started');
+      return rp;
+    },
+  };
 }

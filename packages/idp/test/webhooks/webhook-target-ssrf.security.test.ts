@@ -102,7 +102,7 @@ describe('webhook targets in production', () => {
       assert.equal(answer.status, 400, url);
       assert.match(answer.body.message, /must not name a loopback/, url);
     }
-    assert.deepEqual((await admin()('GET', '/webhooks')).body, { webhooks: [] });
+    assert.deepEqual((await admin()('GET', '/webhooks')).body, { webhooks: [], nextCursor: null });
     // A public name keeps its trailing dot (a fully qualified name), and is accepted.
     const fqdn = await admin()('POST', '/webhooks', { url: 'https://hooks.example.com./h', events: ['user.disabled'] });
     assert.equal(fqdn.status, 201);
@@ -265,7 +265,7 @@ describe('service-idp webhooks create in production', SQLITE_SUITE_ONLY, () => {
       assert.equal(refused.code, 2, `${url}: ${refused.stderr}`);
       assert.match(refused.stderr, /must not name a loopback/);
     }
-    assert.deepEqual(JSON.parse((await cli({}, 'webhooks', 'list', '--json')).stdout), { webhooks: [] });
+    assert.deepEqual(JSON.parse((await cli({}, 'webhooks', 'list', '--json')).stdout), { webhooks: [], nextCursor: null });
     const allowed = await cli(
       { SERVICE_IDP_WEBHOOK_ALLOW_INTERNAL: '1' },
       'webhooks',

@@ -55,7 +55,7 @@ describe('service-idp webhooks', SQLITE_SUITE_ONLY, () => {
     const again = await cli('webhooks', 'delete', endpoint.id);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /No webhook endpoint/);
-    assert.deepEqual(JSON.parse((await cli('webhooks', 'list', '--json')).stdout), { webhooks: [] });
+    assert.deepEqual(JSON.parse((await cli('webhooks', 'list', '--json')).stdout), { webhooks: [], nextCursor: null });
   });
 
   it('refuses a bad URL, an unknown event type or a missing flag with exit status 2, creating nothing', async () => {
@@ -68,7 +68,7 @@ describe('service-idp webhooks', SQLITE_SUITE_ONLY, () => {
       assert.equal(refused.code, 2, refused.stderr);
       assert.match(refused.stderr, message);
     }
-    assert.deepEqual(JSON.parse((await cli('webhooks', 'list', '--json')).stdout), { webhooks: [] });
+    assert.deepEqual(JSON.parse((await cli('webhooks', 'list', '--json')).stdout), { webhooks: [], nextCursor: null });
   });
 });
 
