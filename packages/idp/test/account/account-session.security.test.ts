@@ -14,7 +14,7 @@ import {
   accountProof,
   accountSession,
   accountUser,
-  mailCount,
+  mailedCodes,
   nextMailCode,
 } from '../support/account-helpers.js';
 import { sendClock, startTestService, type TestService } from '../support/helpers.js';
@@ -199,7 +199,7 @@ describe('account center security', () => {
   it('export (after a fresh proof: the emailed stand-in for a user without a second factor) is the operator’s document as a download; delete needs the typed address and its own proof, then the account and the session are gone', async () => {
     const user = await accountUser(service, clock, 1);
     const session = await accountSession(service, user, clock.now);
-    const seen = await mailCount(service, user.email);
+    const seen = await mailedCodes(service, user.email);
     const opened = await accountProof(service, session, 'export');
     assert.equal(opened.status, 200);
     const exported = await accountAction(service, session, 'export', {
@@ -214,7 +214,7 @@ describe('account center security', () => {
 
     assert.equal((await accountProof(service, session, 'delete', { confirm: 'someone@else.example' })).status, 400);
     clock.tick();
-    const before = await mailCount(service, user.email);
+    const before = await mailedCodes(service, user.email);
     const proof = await accountProof(service, session, 'delete', { confirm: user.email });
     const code = await nextMailCode(service, user.email, before);
     const wrong = await accountAction(service, session, 'delete', { confirm: 'someone@else.example', session: proof.sessionId, code });

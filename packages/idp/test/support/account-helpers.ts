@@ -110,15 +110,21 @@ export async function accountProof(
   return { status: answer.status, html, sessionId: stepSession(html) };
 }
 
-/** The code of the next mail to `email` (the MFA step sends its mail after answering): waits until more than `seen` have come. */
-export async function nextMailCode(service: TestService, email: string, seen: number): Promise<string> {
+/** The codes the account center (its client is named "Account") has mailed `email`, in no particular order (one fake clock). */
+async function accountCodes(service: TestService, email: string): Promise<string[]> {
+  const mails = await service.ctx.mailbox.list(100, email);
+  return mails.filter((m) => /\bAccount\b/.test(m.subject)).map((m) => m.text.match(/\b(\d{6})\b/)?.[1] ?? '');
+}
+
+/** The codes the account center has mailed `email` so far (to tell the next one apart). */
+export const mailedCodes = accountCodes;
+
+/** The next code the account center mails `email`, one not among `seen` (the MFA step sends after answering, so this waits). */
+export async function nextMailCode(service: TestService, email: string, seen: string[]): Promise<string> {
   for (let i = 0; i < 200; i++) {
-    const mails = await service.ctx.mailbox.list(100, email);
-    if (mails.length > seen) return mails[0]?.text.match(/\b(\d{6})\b/)?.[1] ?? '';
+    const fresh = (await accountCodes(service, email)).find((c) => !seen.includes(c));
+    if (fresh) return fresh;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error(`no new mail for ${email}`);
 }
-
-/** How many mails `email` has had. */
-export const mailCount = async (service: TestService, email: string) => (await service.ctx.mailbox.list(100, email)).length;
