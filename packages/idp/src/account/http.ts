@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { ServiceError } from '../errors.js';
 import { parseCookies } from '../http/cookies.js';
 import { escapeHtml, sendPage } from '../http/page.js';
-import { ErrorBodySchema, errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
+import { errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
 import type { MessageKey, Values } from '../i18n/locales.js';
 import type { PageLanguages } from '../i18n/page-language.js';
 import { ACCOUNT_PATH, type AccountCaller, type AccountCenter } from './service.js';
@@ -25,20 +25,20 @@ export const actionResponses = (description: string) => ({
   ...errorResponses(400, 401, 404, 413, 415, ...SERVER_ERRORS),
 });
 
-/** A status answered with the page (a refused code, an ended step) or, before any handler, the JSON error. */
-const pageOrError = (description: string) => ({
+/** A status answered with the page (a refused code, an ended step) or, before any handler, the JSON error of that status. */
+const pageOrError = (status: 400 | 409 | 423 | 429, description: string) => ({
   description,
-  content: { [HTML]: { schema: { type: 'string' } }, 'application/json': { schema: ErrorBodySchema } },
+  content: { [HTML]: { schema: { type: 'string' } }, 'application/json': { schema: errorResponses(status)[status] } },
 });
 
 /** The answers of an action proven with a code on its form: the next page, or the page saying why not. */
 export const provenResponses = (description: string) => ({
   ...actionResponses(description),
   200: rawResponse(HTML, description),
-  400: pageOrError('a wrong code (the page asks again, with the attempts left), a malformed form (JSON), or an ended step'),
-  409: pageOrError('this step was completed already'),
-  423: pageOrError('too many wrong codes for this account'),
-  429: pageOrError('a code was sent a moment ago'),
+  400: pageOrError(400, 'a wrong code (a page with the attempts left), a malformed form (JSON), or an ended step'),
+  409: pageOrError(409, 'this step was completed already'),
+  423: pageOrError(423, 'too many wrong codes for this account'),
+  429: pageOrError(429, 'a code was sent a moment ago'),
 });
 
 const cookieNames = (issuer: string) =>
