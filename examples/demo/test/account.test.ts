@@ -182,4 +182,25 @@ describe('the account center in a real browser', { timeout: 6 * 60_000 }, () => 
     assert.match(text, /Cet appareil/);
     await noSeriousViolations(page, 'account, French');
   });
+  it('in German by ui_locales=de, carried through the hosted sign-in: translated, lang="de", the second factor form too; axe at phone and desktop sizes', async () => {
+    const email = `konto.${run}@example.com`;
+    const page = await freshPage();
+    await page.goto(`${stack.serviceUrl}/account?ui_locales=de`);
+    await emailAndCode(page, email, {
+      email: 'E-Mail-Adresse',
+      remember: 'Dieses Gerät merken',
+      go: 'Weiter',
+      otp: /6-stellige Code/,
+    });
+    await page.getByRole('heading', { name: 'Ihr Konto', level: 1 }).waitFor();
+    assert.equal(await page.getAttribute('html', 'lang'), 'de');
+    const text = (await page.locator('body').textContent()) ?? '';
+    for (const english of ['Devices and passkeys', 'Set up a second factor', 'Rename', 'Device name', 'This device', 'Recent activity'])
+      assert.ok(!text.includes(english), english);
+    assert.match(text, /Zweiten Faktor einrichten/);
+    await noSeriousViolations(page, 'account, German, desktop');
+    await page.setViewportSize({ width: 375, height: 740 });
+    await noSeriousViolations(page, 'account, German, phone');
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), 'fits a phone');
+  });
 });
