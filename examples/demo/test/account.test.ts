@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
+import * as OTPAuth from 'otpauth';
 import type { BrowserContext, Page } from 'playwright-core';
 import { postLogoutRedirectUri, type RunningOidcApp, startOidcApp } from '../src/oidc-app.ts';
 import { freePort, SEND_WINDOW_MS, type Stack, screenshot, startStack } from './harness.ts';
@@ -202,5 +203,39 @@ describe('the account center in a real browser', { timeout: 6 * 60_000 }, () => 
     await page.setViewportSize({ width: 375, height: 740 });
     await noSeriousViolations(page, 'account, German, phone');
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), 'fits a phone');
+  });
+  it('a second factor from the page: TOTP enrolled with its key, recovery codes shown once, new ones after the factor proves it; axe at both sizes', async () => {
+    const email = `factor.${run}@example.com`;
+    const page = await freshPage();
+    await page.goto(`${stack.serviceUrl}/account`);
+    await emailAndCode(page, email);
+    await page.getByRole('heading', { name: 'Your account', level: 1 }).waitFor();
+    await page.getByLabel('An authenticator app').check();
+    await page.getByRole('button', { name: 'Set up a second factor' }).click();
+    await page.getByRole('heading', { name: 'Confirm the new second factor', level: 1 }).waitFor();
+    const secret = ((await page.locator('[data-secret]').textContent()) ?? '').trim();
+    const totp = (offset = 0) =>
+      new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) }).generate({ timestamp: Date.now() + offset * 30_000 });
+    for (const [width, height] of [
+      [1280, 800],
+      [375, 740],
+    ] as const) {
+      await page.setViewportSize({ width, height });
+      await noSeriousViolations(page, `TOTP step ${width}`);
+    }
+    await page.getByLabel('The code').fill(totp());
+    await page.getByRole('button', { name: 'Confirm' }).click();
+    await page.getByRole('heading', { name: 'Your new recovery codes', level: 1 }).waitFor();
+    assert.equal(await page.locator('[data-recovery-codes] li').count(), 10);
+    await noSeriousViolations(page, 'recovery codes, phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.getByRole('link', { name: 'Back to your account' }).click();
+    await page.getByRole('button', { name: 'Make new recovery codes' }).click();
+    await page.getByRole('heading', { name: 'Confirm it is you to make new recovery codes', level: 1 }).waitFor();
+    await page.getByLabel('The code').fill(totp(1)); // the next step: the enrollment's code is spent
+    await page.getByRole('button', { name: 'Confirm' }).click();
+    await page.getByRole('heading', { name: 'Your new recovery codes', level: 1 }).waitFor();
+    await noSeriousViolations(page, 'new recovery codes, desktop');
+    assert.deepEqual(violations, []);
   });
 });
