@@ -218,6 +218,22 @@ describe('account center: second factor, recovery codes, proofs, rename', () => 
     );
   });
 
+  it("another user's change step: its session id proves nothing for this user, and neither factor moves", async () => {
+    const alice = await totpUser();
+    const mallory = await totpUser();
+    clock.tick();
+    const theirs = await (await accountAction(service, mallory.session, 'mfa/change', { method: 'email' })).text();
+    const crossed = await accountAction(service, alice.session, 'mfa/verify', { session: stepSession(theirs), code: totp(mallory.secret) });
+    assert.equal(crossed.status, 400);
+    assert.equal(await methodOf(alice.user.userId), 'totp');
+    assert.equal(await methodOf(mallory.user.userId), 'totp');
+    // Mallory's own step is untouched by the crossed attempt: her code still proves it.
+    assert.equal(
+      (await accountAction(service, mallory.session, 'mfa/verify', { session: stepSession(theirs), code: totp(mallory.secret) })).status,
+      200,
+    );
+  });
+
   it('no second factor: a fresh code mailed to the address stands in; a recovery code or a wrong code does not', async () => {
     const user = await accountUser(service, clock, 1);
     const session = await accountSession(service, user, clock.now);
