@@ -7,9 +7,9 @@
  * phone and desktop, light and dark.
  */
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
+import { authorizeUrl } from './fixtures.ts';
 import { type PageServer, SEND_SPACING_SECONDS, type Stack, servePages, startStack } from './harness.ts';
 import { assertAccessible, VIEWPORTS } from './visual.ts';
 
@@ -42,17 +42,7 @@ describe('the hosted code step helps when a code does not come', { timeout: 3 * 
     const context = await stack.browser.newContext({ viewport: VIEWPORTS[viewport], colorScheme: scheme });
     const page = await context.newPage();
     page.setDefaultTimeout(20_000);
-    const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
-    const query = new URLSearchParams({
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: `${rp.origin}/callback`,
-      scope: 'openid',
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      login_hint: email,
-    });
-    await page.goto(`${stack.serviceUrl}/authorize?${query}`);
+    await page.goto(authorizeUrl(stack, clientId, `${rp.origin}/callback`, { login_hint: email }));
     await page.getByRole('heading', { name: 'Sign in to Acme Wiki' }).waitFor();
     const seen = (await stack.mails(email)).length;
     await page.getByRole('button', { name: 'Continue' }).click();
