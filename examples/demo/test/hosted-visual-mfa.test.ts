@@ -2,8 +2,8 @@
  * The hosted second-factor pages as people see them, in Chromium (issue 28), for a branded
  * application that requires MFA:
  * - screenshots of the MFA choice, the authenticator app's setup (QR code and key masked), the
- *   recovery codes (the codes masked), the passkey offer and the login's authenticator-code step
- *   are compared with the references in test/screenshots/ (visual.ts: pixelmatch, a small
+ *   recovery codes (the codes masked), the passkey offer, and a login's authenticator-code step
+ *   and passkey prompt are compared with the references in test/screenshots/ (visual.ts: pixelmatch, a small
  *   tolerance), phone and desktop where the layouts differ;
  * - axe-core finds no serious or critical violation on each of them, phone and desktop, light
  *   and dark.
@@ -104,6 +104,31 @@ describe('the hosted MFA pages look as designed and pass axe-core', { timeout: 4
     await code.press('Enter');
     await page.getByRole('button', { name: 'Not now' }).click(); // still no passkey: offered again
     await page.waitForURL(`${callback()}?**`);
+    await context.close();
+  });
+
+  it('the passkey prompt of a login whose second factor is a passkey', async () => {
+    const email = 'pia@example.com';
+    const context = await stack.browser.newContext({ viewport: VIEWPORTS.desktop, reducedMotion: 'reduce', colorScheme: 'light' });
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    const { cdp, authenticatorId } = await addVirtualAuthenticator(page);
+    await page.goto(authorizeUrl(stack, clientId, callback(), { login_hint: email }));
+    await emailAndCode(stack, page, email);
+    await page.getByRole('radio', { name: 'A passkey' }).check();
+    await page.locator('#enroll-step').getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('button', { name: 'Create a passkey' }).click();
+    await page.getByRole('button', { name: 'I have saved them' }).click();
+    await page.waitForURL(`${callback()}?**`);
+
+    // The authenticator answers nothing by itself: the email field's passkey autofill stays unanswered.
+    await cdp.send('WebAuthn.setAutomaticPresenceSimulation', { authenticatorId, enabled: false });
+    await page.goto(authorizeUrl(stack, clientId, callback(), { login_hint: email, prompt: 'login' }));
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('button', { name: 'Use my passkey' }).waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Use a recovery code instead' }).isVisible(), true);
+    await shoot(page, 'mfa-passkey', [], ['phone']);
+    await accessibleEverywhere(page, 'passkey MFA prompt');
     await context.close();
   });
 });
