@@ -114,6 +114,7 @@ export const LinkedIdentity = wireBody<AdminLinkedIdentity>()(
     subject: Type.String({ description: "the provider's subject: what the link is by" }),
     userId: Type.String(),
     email: Nullable(Type.String({ description: 'the address the provider gave at the last sign-in (shown, never matched)' })),
+    name: Nullable(Type.String({ description: "the person's name as the provider gave it (Apple: on the first sign-in only; kept)" })),
     linkedAt: Time,
     lastUsedAt: Nullable(Time),
   }),
