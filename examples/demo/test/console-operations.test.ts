@@ -24,8 +24,13 @@ describe('the operator console: secrets, addresses, searches, pages, MFA reset, 
   /** An application registered by the CLI (its keys as shown once) on a redirect URI alone. */
   let registered: { clientId: string; secretKey: string; origin: string };
   // An endpoint that fails every delivery, answering with markup (which must never reach the page).
-  const failing = createServer((_request, response) => {
-    response.writeHead(500, { 'content-type': 'text/html' }).end('<img src=x onerror="window.__xss=3">');
+  // It reads the delivery before answering and closes the connection, so every attempt ends in its
+  // status: answering early on a kept-alive socket let a retry meet a reset (network error ECONNRESET).
+  const failing = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      response.writeHead(500, { 'content-type': 'text/html', connection: 'close' }).end('<img src=x onerror="window.__xss=3">');
+    });
   });
   let failingUrl: string;
 

@@ -274,6 +274,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     resetMfa: (email, actor) => mfa.resetByOperator(email, actor),
     onPasskeyRevoked: (userId, context) => fallback.revoked(userId, context),
     revokeRefreshTokens: (userId) => refreshTokens.revokeUser(userId),
+    identitiesOf: (userId) => upstream.list(userId), // called once the context is built (upstream is made below)
   });
   const dbsc = createDbsc({ store: oidcStore, spent: spentTokens, hash, issuer: config.issuer, now });
   const dpop = createDpopVerifier({ issuer: config.issuer, spent: spentTokens, hash, now });
@@ -308,8 +309,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const firstParty = { issuer: config.issuer, clients, codes, accounts, devices, passkeys: passkeyStore, hash, deviceIdleMs: idleMs, now };
   const account = createAccountCenter({
     ...firstParty,
-    users,
-    events,
+    ...{ users, events, mfa, mfaMethods, recoveryCodes, deviceService },
     revokeAppTokens: (userId, clientId) => refreshTokens.revokeUserClient(userId, clientId),
   });
   const operatorConsole = openConsole(db, { ...firstParty, events });

@@ -4,6 +4,7 @@
  * milliseconds; a listing pages with `nextCursor` (null on the last page). Refusals are
  * `{ code, message }` (errors.ts).
  */
+import type { AdminLinkedIdentity } from './upstream.js';
 
 /** A person who signs in. */
 export interface AdminUser {
@@ -108,6 +109,8 @@ export type AdminUserDetail = AdminUser & AdminUserHoldings;
 export interface AdminUserExport extends AdminUserHoldings {
   account: AdminUser;
   events: AdminEvent[];
+  /** Identities at upstream providers linked to the account (never their tokens). */
+  identities: AdminLinkedIdentity[];
 }
 /** GET /admin/v1/users/{id}/devices */
 export interface AdminDeviceList {

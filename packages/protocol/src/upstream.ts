@@ -95,6 +95,8 @@ export interface AdminLinkedIdentity {
   userId: string;
   /** The address the provider gave when it was linked (for display only). */
   email: string | null;
+  /** The person's name as the provider gave it (Apple sends it on the first sign-in only; it is kept). */
+  name: string | null;
   linkedAt: number;
   lastUsedAt: number | null;
 }

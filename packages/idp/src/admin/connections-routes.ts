@@ -10,9 +10,8 @@ import { Type } from 'typebox';
 import type { Connections } from '../connections/service.js';
 import type { UpstreamService } from '../factors/upstream/service.js';
 import { BODY_ERRORS, errorResponses, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import { LinkedIdentity, Nullable, Time } from './schemas.js';
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
-const Time = Type.Integer({ description: 'Unix epoch milliseconds' });
 const Id = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
 const Params = Type.Object({ id: Id });
 const errors = errorResponses(400, 401, 403, 404, ...SERVER_ERRORS);
@@ -37,20 +36,7 @@ const ConnectionSchema = wireBody<AdminConnection>()(
   }),
 );
 const ConnectionList = wireBody<AdminConnectionList>()(Type.Object({ connections: Type.Array(ConnectionSchema) }));
-const IdentityList = wireBody<AdminLinkedIdentityList>()(
-  Type.Object({
-    identities: Type.Array(
-      Type.Object({
-        connectionId: Type.String(),
-        subject: Type.String({ description: "the provider's subject: what the link is by" }),
-        userId: Type.String(),
-        email: Nullable(Type.String({ description: 'the address the provider gave at the last sign-in (shown, never matched)' })),
-        linkedAt: Time,
-        lastUsedAt: Nullable(Time),
-      }),
-    ),
-  }),
-);
+const IdentityList = wireBody<AdminLinkedIdentityList>()(Type.Object({ identities: Type.Array(LinkedIdentity) }));
 
 const Changeable = {
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),

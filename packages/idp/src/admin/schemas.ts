@@ -8,6 +8,7 @@ import type {
   AdminEventPage,
   AdminKeyInfo,
   AdminKeyList as AdminKeyListAnswer,
+  AdminLinkedIdentity,
   AdminMfaReset,
   AdminNewClient,
   AdminRecoveryCodes,
@@ -106,7 +107,21 @@ export const AdminKey = wireBody<AdminKeyInfo>()(
 );
 export const UserPage = wireBody<AdminUserPage>()(Type.Object({ users: Type.Array(User), nextCursor: Nullable(Type.String()) }));
 export const UserDetail = wireBody<AdminUserDetail>()(Type.Object({ ...User.properties, ...Holdings }));
-export const UserExport = wireBody<AdminUserExport>()(Type.Object({ account: User, ...Holdings, events: Type.Array(Event) }));
+/** A user's identity at an upstream provider (the export, `users/{id}/identities`). */
+export const LinkedIdentity = wireBody<AdminLinkedIdentity>()(
+  Type.Object({
+    connectionId: Type.String(),
+    subject: Type.String({ description: "the provider's subject: what the link is by" }),
+    userId: Type.String(),
+    email: Nullable(Type.String({ description: 'the address the provider gave at the last sign-in (shown, never matched)' })),
+    name: Nullable(Type.String({ description: "the person's name as the provider gave it (Apple: on the first sign-in only; kept)" })),
+    linkedAt: Time,
+    lastUsedAt: Nullable(Time),
+  }),
+);
+export const UserExport = wireBody<AdminUserExport>()(
+  Type.Object({ account: User, ...Holdings, events: Type.Array(Event), identities: Type.Array(LinkedIdentity) }),
+);
 export const DeviceList = wireBody<AdminDeviceList>()(Type.Object({ devices: Type.Array(Device) }));
 export const MfaReset = wireBody<AdminMfaReset>()(Type.Object({ method: Type.String() }));
 export const RecoveryCodes = wireBody<AdminRecoveryCodes>()(Type.Object({ recoveryCodes: Type.Array(Type.String()) }));

@@ -187,13 +187,14 @@ const identities: Command = {
     if (!values.user) throw new UsageError('usage: service-idp connections identities --user USER_ID');
     const { withData } = await import('./open.js');
     const found = await withData(config, async (data) => (await identityService(data)).list(values.user as string));
-    if (values.json) io.out(`${JSON.stringify(found)}\n`);
+    // --json: GET /admin/v1/users/{id}/identities's shape, as every list command.
+    if (values.json) io.out(`${JSON.stringify({ identities: found })}\n`);
     else if (found.length === 0) io.out('No linked identities.\n');
     else
       io.out(
         `${table(
-          ['CONNECTION ID', 'SUBJECT', 'EMAIL', 'LINKED', 'LAST USED'],
-          found.map((i) => [i.connectionId, i.subject, i.email ?? '-', time(i.linkedAt), time(i.lastUsedAt)]),
+          ['CONNECTION ID', 'SUBJECT', 'EMAIL', 'NAME', 'LINKED', 'LAST USED'],
+          found.map((i) => [i.connectionId, i.subject, i.email ?? '-', i.name ?? '-', time(i.linkedAt), time(i.lastUsedAt)]),
         )}\n`,
       );
     return 0;

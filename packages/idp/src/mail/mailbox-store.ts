@@ -17,7 +17,8 @@ export function createMailboxStore(db: Db) {
       await db
         .insertInto('mailbox')
         .values({
-          id: randomToken('msg_', 12),
+          // Increasing within a process, so two mails of one millisecond list in the order they were sent.
+          id: `msg_${process.hrtime.bigint().toString().padStart(20, '0')}${randomToken('', 6)}`,
           recipient: message.to,
           subject: message.subject,
           text_body: message.text,
@@ -27,9 +28,9 @@ export function createMailboxStore(db: Db) {
         .execute();
     },
 
-    /** Newest first. */
+    /** Newest first (within one millisecond, in the order this process sent them). */
     async list(limit: number, recipient?: string): Promise<MailMessage[]> {
-      let query = db.selectFrom('mailbox').selectAll().orderBy('created_at', 'desc').orderBy('id').limit(limit);
+      let query = db.selectFrom('mailbox').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit);
       if (recipient) query = query.where('recipient', '=', recipient);
       const rows = await query.execute();
       return rows.map((r) => ({

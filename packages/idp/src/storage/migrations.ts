@@ -9,6 +9,7 @@ import { migrations0018 } from './migrations/0018-dpop.js';
 import { migrations0019 } from './migrations/0019-dbsc.js';
 import { migrations0020 } from './migrations/0020-upstream.js';
 import { migrations0021 } from './migrations/0021-branding.js';
+import { migrations0022 } from './migrations/0022-identity-name.js';
 
 /**
  * Versioned migrations, applied in name order. A migration never changes once released;
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0019,
   ...migrations0020,
   ...migrations0021,
+  ...migrations0022,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -6,6 +6,7 @@ import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { AuditEvent } from '../events/store.js';
 import type { PasskeyStore } from '../factors/passkey/store.js';
+import type { LinkedIdentity } from '../factors/upstream/store.js';
 import { checkPageSize, checkQueryText, decodeCursor, encodeCursor } from '../storage/pagination.js';
 import type { UserHoldings, UserRecord, UserStore } from './store.js';
 
@@ -16,6 +17,8 @@ export type Actor = string;
 export interface UserExport extends UserHoldings {
   account: UserRecord;
   events: AuditEvent[];
+  /** Identities at upstream providers linked to the account (never their tokens). */
+  identities: LinkedIdentity[];
 }
 
 /** An operator's search of the users (admin API, CLI, console). */
@@ -73,6 +76,8 @@ export function createUserService(deps: {
   onPasskeyRevoked?: (userId: string, context: { clientId: string; actor: string }) => Promise<unknown>;
   /** oidc/: ends every refresh token family of a user being disabled (enabling does not bring them back). */
   revokeRefreshTokens: (userId: string) => Promise<unknown>;
+  /** factors/upstream/: the identities linked to a user, for the export. */
+  identitiesOf: (userId: string) => Promise<LinkedIdentity[]>;
 }): UserService {
   const { store, devices, passkeys, events, hash, now } = deps;
   const notFound = (key: string) => new ServiceError('ERR_NOT_FOUND', `No user ${key}.`);
@@ -128,8 +133,12 @@ export function createUserService(deps: {
 
     async export(key: string): Promise<UserExport> {
       const account = await find(key);
-      const [holdings, trail] = await Promise.all([store.holdings(account.id), events.forUser(account.id)]);
-      return { account, ...holdings, events: trail };
+      const [holdings, trail, identities] = await Promise.all([
+        store.holdings(account.id),
+        events.forUser(account.id),
+        deps.identitiesOf(account.id),
+      ]);
+      return { account, ...holdings, events: trail, identities };
     },
 
     async delete(key: string, actor: Actor): Promise<void> {

@@ -125,6 +125,8 @@ describe('service-idp connections', SQLITE_SUITE_ONLY, () => {
   it('lists and unlinks a linked identity; identities of nobody are empty', async () => {
     const none = await cli('connections', 'identities', '--user', 'usr_nobody');
     assert.match(none.stdout, /No linked identities/);
+    const noneJson = await cli('connections', 'identities', '--user', 'usr_nobody', '--json');
+    assert.deepEqual(JSON.parse(noneJson.stdout), { identities: [] }, "GET /admin/v1/users/{id}/identities's shape");
     const missing = await cli('connections', 'unlink', '--user', 'usr_nobody', '--connection', 'con_x', '--subject', 's');
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /No such linked identity/);

@@ -179,7 +179,11 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
       // By subject: an address changed at the provider changes nothing (it is shown, not matched).
       const user = await accounts.findById(linked.userId);
       if (!user) throw refused();
-      await store.touch(connection.id, identity.subject, at, identity.email ?? null, sealTokens(connection, identity));
+      await store.touch(connection.id, identity.subject, at, {
+        email: identity.email ?? null,
+        name: identity.name ?? null,
+        tokensSealed: sealTokens(connection, identity),
+      });
       return signInAs(client, user, flow, upstreamFirst);
     }
     if (!identity.email || !identity.emailVerified)
@@ -201,6 +205,7 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
     subject: identity.subject,
     userId,
     email: identity.email ?? null,
+    name: identity.name ?? null,
     linkedAt: at,
     lastUsedAt: at,
   });
@@ -224,6 +229,7 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
         subject: identity.subject,
         userId: user.id,
         email: user.email,
+        name: identity.name ?? null,
         tokensSealed: sealTokens(connection, identity),
         codeChallenge: flow.codeChallenge,
         expiresAt: now() + UPSTREAM_LINK_TTL_SECONDS * 1000,
@@ -367,6 +373,7 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
         subject: proof.subject,
         userId: user.id,
         email: proof.email,
+        name: proof.name,
         linkedAt: at,
         lastUsedAt: at,
         tokensSealed: proof.tokensSealed,

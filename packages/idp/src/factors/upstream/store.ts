@@ -6,6 +6,8 @@ export interface LinkedIdentity {
   subject: string;
   userId: string;
   email: string | null;
+  /** The person's name as the provider gave it; a provider that sends it once (Apple) keeps the first. */
+  name: string | null;
   linkedAt: number;
   lastUsedAt: number | null;
 }
@@ -17,6 +19,7 @@ export interface LinkProof {
   subject: string;
   userId: string;
   email: string;
+  name: string | null;
   tokensSealed: string | null;
   codeChallenge: string;
   attempts: number;
@@ -29,6 +32,7 @@ const identityOf = (row: {
   subject: string;
   user_id: string;
   email: string | null;
+  name: string | null;
   linked_at: number;
   last_used_at: number | null;
 }): LinkedIdentity => ({
@@ -36,11 +40,12 @@ const identityOf = (row: {
   subject: row.subject,
   userId: row.user_id,
   email: row.email,
+  name: row.name,
   linkedAt: Number(row.linked_at),
   lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
 });
 
-const IDENTITY_COLUMNS = ['connection_id', 'subject', 'user_id', 'email', 'linked_at', 'last_used_at'] as const;
+const IDENTITY_COLUMNS = ['connection_id', 'subject', 'user_id', 'email', 'name', 'linked_at', 'last_used_at'] as const;
 
 /**
  * Linked identities, keyed by (connection, the provider's subject): the address is shown, never
@@ -69,6 +74,7 @@ export function createUpstreamStore(db: Db) {
           subject: identity.subject,
           user_id: identity.userId,
           email: identity.email,
+          name: identity.name,
           tokens_sealed: identity.tokensSealed,
           linked_at: identity.linkedAt,
           last_used_at: identity.lastUsedAt,
@@ -79,10 +85,21 @@ export function createUpstreamStore(db: Db) {
       return inserted !== undefined;
     },
 
-    async touch(connectionId: string, subject: string, at: number, email: string | null, tokensSealed: string | null): Promise<void> {
+    /** A sign-in by the identity: the address and tokens as given now; the name only when one is given (Apple sends it once). */
+    async touch(
+      connectionId: string,
+      subject: string,
+      at: number,
+      given: { email: string | null; name: string | null; tokensSealed: string | null },
+    ): Promise<void> {
       await db
         .updateTable('linked_identities')
-        .set({ last_used_at: at, email, tokens_sealed: tokensSealed })
+        .set({
+          last_used_at: at,
+          email: given.email,
+          tokens_sealed: given.tokensSealed,
+          ...(given.name !== null ? { name: given.name } : {}),
+        })
         .where('connection_id', '=', connectionId)
         .where('subject', '=', subject)
         .execute();
@@ -129,6 +146,7 @@ export function createUpstreamStore(db: Db) {
           subject: proof.subject,
           user_id: proof.userId,
           email: proof.email,
+          name: proof.name,
           tokens_sealed: proof.tokensSealed,
           code_challenge: proof.codeChallenge,
           otp_hash: null,
@@ -205,6 +223,7 @@ function proofOf(row: Omit<Database['upstream_link_proofs'], 'created_at' | 'com
     subject: row.subject,
     userId: row.user_id,
     email: row.email,
+    name: row.name,
     tokensSealed: row.tokens_sealed,
     codeChallenge: row.code_challenge,
     attempts: Number(row.attempts),

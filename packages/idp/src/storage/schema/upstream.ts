@@ -33,6 +33,8 @@ export interface UpstreamTables {
     email: string | null;
     /** Sealed JSON of the provider's tokens, only where the connection keeps them. */
     tokens_sealed: string | null;
+    /** The person's name as the provider gave it (Apple: on the first sign-in only; kept). */
+    name: string | null;
     linked_at: number;
     last_used_at: number | null;
   };
@@ -45,6 +47,7 @@ export interface UpstreamTables {
     user_id: string;
     email: string;
     tokens_sealed: string | null;
+    name: string | null;
     code_challenge: string;
     otp_hash: string | null;
     attempts: number;

@@ -135,6 +135,17 @@ describe('upstream presets against their documented shapes', () => {
     assert.equal(protectedHeader.alg, 'ES256');
     assert.equal(protectedHeader.kid, 'KEY1234567');
     assert.equal(payload.sub, 'com.example.web');
+
+    // The name comes once: kept with the identity, and a later sign-in without it keeps it.
+    const userId = (await service.ctx.accounts.findByEmail(email))?.id as string;
+    assert.equal((await service.ctx.upstream.list(userId))[0]?.name, 'Ada Lovelace');
+    const again = await toProvider('apple', 'appleid.apple.com');
+    (shaped.apple as ShapedProvider).next = { sub: 'a-1', email, email_verified: 'true', nonce: again.url.searchParams.get('nonce') };
+    const back = await answer(again.browser, { code: 'c', state: again.url.searchParams.get('state') as string }, true);
+    assert.equal(fragmentOf(back.url).status, 'SUCCESS', JSON.stringify(fragmentOf(back.url)));
+    const [kept] = await service.ctx.upstream.list(userId);
+    assert.equal(kept?.name, 'Ada Lovelace', 'the first sign-in`s name stays');
+    assert.ok((kept?.lastUsedAt ?? 0) >= (kept?.linkedAt ?? 0));
   });
 
   it('GitHub: OAuth 2.0 without an ID token; the subject is the user id, the address the primary verified one', async () => {

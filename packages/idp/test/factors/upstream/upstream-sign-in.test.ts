@@ -128,6 +128,13 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     assert.equal(JSON.stringify(list).includes(upstream.clientSecret), false, 'never the secret');
     const identities = await (await admin(`/users/${user?.id}/identities`)).json();
     assert.equal(identities.identities[0].subject, `sub-${email}`);
+    // The export (users export, the account center's) names the linked identity and never the provider's tokens.
+    const exported = await (await admin(`/users/${user?.id}/export`)).json();
+    assert.deepEqual(
+      exported.identities.map((i: { connectionId: string; subject: string }) => [i.connectionId, i.subject]),
+      [[connection, `sub-${email}`]],
+    );
+    assert.doesNotMatch(JSON.stringify(exported.identities), /token/i);
     const unlinked = await admin(`/users/${user?.id}/identities/unlink`, {
       method: 'POST',
       body: JSON.stringify({ connectionId: connection, subject: `sub-${email}` }),
