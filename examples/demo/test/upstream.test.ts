@@ -219,20 +219,25 @@ describe('continue with an upstream provider on the hosted pages, in Chromium', 
     const linked = await claimsAt(page, 'Acme Portal', portal);
     assert.equal(linked.sub, owner);
     assert.deepEqual(linked.amr, ['fed', 'otp', 'mfa', 'email']);
+    // The link's sign-in registered the page's key too: the session answers the strict app (it has mfa).
+    const bySession = await navigate(page, 'Strict App');
+    assert.equal((await claimsAt(page, 'Strict App', bySession)).sub, owner);
+    await page.context().close();
 
-    // The strict app: the provider, then the MFA step; its code carries mfa (after the resend spacing).
+    // The strict app in another browser: the provider, then the MFA step; its code carries mfa (after the resend spacing).
     await new Promise((resolve) => setTimeout(resolve, SEND_WINDOW_MS));
-    const again = await open(page, 'Strict App');
+    const other = await newPage();
+    const again = await open(other, 'Strict App');
     seen = (await stack.mails(email)).length;
-    await page.getByRole('button', { name: 'Acme ID' }).click();
-    code = page.getByLabel('The 6-digit code we sent by email');
+    await other.getByRole('button', { name: 'Acme ID' }).click();
+    code = other.getByLabel('The 6-digit code we sent by email');
     await code.waitFor();
     await code.fill(await stack.nextMailOtp(email, seen));
     await code.press('Enter');
-    const claims = await claimsAt(page, 'Strict App', again);
+    const claims = await claimsAt(other, 'Strict App', again);
     assert.equal(claims.sub, owner);
     assert.ok((claims.amr as string[]).includes('mfa'));
-    await page.context().close();
+    await other.context().close();
   });
 
   it("service-web/upstream on the app's own page: signInWith, result() with the code for the backend, and a forged return refused", async () => {
