@@ -311,7 +311,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     events,
     revokeAppTokens: (userId, clientId) => refreshTokens.revokeUserClient(userId, clientId),
   });
-  const operatorConsole = openConsole(db, { ...firstParty, events });
+  const operatorConsole = openConsole(db, { ...firstParty, events }, config.console?.url);
 
   return {
     config,
