@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import {
+  CONSOLE_LISTENER_HOST,
   DB_POOL_SIZE,
   DB_STATEMENT_TIMEOUT_MS,
   DEFAULT_HOST,
@@ -85,11 +86,7 @@ export interface ServiceConfig {
   devInbox: boolean;
   /** GET /metrics on a listener of its own (loopback by default), never on the public one; undefined: off. */
   metrics: { host: string; port: number } | undefined;
-  /**
-   * The operator console (/admin) on a listener of its own instead of the main one; `url` is the
-   * public URL browsers reach it at (its origin: the redirect URI, cookies and CSRF check follow
-   * it). Machines' admin-key calls stay on the main listener. Undefined: the console is on the main listener.
-   */
+  /** The console (/admin) on a listener of its own, reached at `url` (redirect URI, cookies, CSRF origin); undefined: on the main one. */
   console: { host: string; port: number; url: string } | undefined;
 }
 
@@ -265,7 +262,7 @@ function consoleSetting(
   const port = Number(portSetting);
   if (!/^\d+$/.test(portSetting) || port > 65535)
     throw new ConfigError(`invalid console port ${portSetting}: a whole number from 0 to 65535`);
-  const host = env.SERVICE_IDP_CONSOLE_HOST || '127.0.0.1';
+  const host = env.SERVICE_IDP_CONSOLE_HOST || CONSOLE_LISTENER_HOST;
   if (port !== 0 && port === main.port && (host === main.host || host === '0.0.0.0' || main.host === '0.0.0.0'))
     throw new ConfigError(`the console port ${port} is the main listener's: choose another --console-port`);
   const url = (env.SERVICE_IDP_CONSOLE_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
