@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
+import * as OTPAuth from 'otpauth';
 import type { BrowserContext, Page } from 'playwright-core';
 import { postLogoutRedirectUri, type RunningOidcApp, startOidcApp } from '../src/oidc-app.ts';
 import { freePort, SEND_WINDOW_MS, type Stack, screenshot, startStack } from './harness.ts';
@@ -135,18 +136,27 @@ describe('the account center in a real browser', { timeout: 6 * 60_000 }, () => 
     await other.goto(`${stack.serviceUrl}/account`);
     await other.getByLabel('Email address').waitFor();
 
-    // The data, as the documented JSON.
-    const [download] = await Promise.all([
-      page.waitForEvent('download'),
-      page.getByRole('button', { name: 'Download my data (JSON)' }).click(),
-    ]);
+    // The data, as the documented JSON, after a fresh proof: this user has no second factor, so a code mailed to the address stands in.
+    await new Promise((resolve) => setTimeout(resolve, SEND_WINDOW_MS));
+    let seen = (await stack.mails(email)).length;
+    await page.getByRole('button', { name: 'Download my data (JSON)' }).click();
+    await page.getByRole('heading', { name: 'Confirm it is you to download your data', level: 1 }).waitFor();
+    await noSeriousViolations(page, 'proof step, desktop');
+    await page.getByLabel('The code').fill(await stack.nextMailOtp(email, seen));
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Confirm' }).click()]);
     assert.equal(download.suggestedFilename(), 'my-account.json');
     const exported = JSON.parse(readFileSync((await download.path()) as string, 'utf8'));
     assert.equal(exported.account.email, email);
     for (const key of ['devices', 'mfa', 'recoveryCodes', 'clientSignIns', 'events']) assert.ok(key in exported, key);
 
     // Deleted: the address typed, the account gone, the session ended.
+    await page.goto(`${stack.serviceUrl}/account`);
+    await new Promise((resolve) => setTimeout(resolve, SEND_WINDOW_MS));
+    seen = (await stack.mails(email)).length;
     await page.getByLabel('Type your email address to confirm').fill(email);
+    await page.getByRole('button', { name: 'Delete my account for good' }).click();
+    await page.getByRole('heading', { name: 'Confirm it is you to delete your account', level: 1 }).waitFor();
+    await page.getByLabel('The code').fill(await stack.nextMailOtp(email, seen));
     await page.getByRole('button', { name: 'Delete my account for good' }).click();
     await page.getByText('Your account has been deleted.').waitFor();
     await assert.rejects(stack.idp('users', 'show', email));
@@ -172,5 +182,60 @@ describe('the account center in a real browser', { timeout: 6 * 60_000 }, () => 
       assert.ok(!text.includes(english), english);
     assert.match(text, /Cet appareil/);
     await noSeriousViolations(page, 'account, French');
+  });
+  it('in German by ui_locales=de, carried through the hosted sign-in: translated, lang="de", the second factor form too; axe at phone and desktop sizes', async () => {
+    const email = `konto.${run}@example.com`;
+    const page = await freshPage();
+    await page.goto(`${stack.serviceUrl}/account?ui_locales=de`);
+    await emailAndCode(page, email, {
+      email: 'E-Mail-Adresse',
+      remember: 'Dieses Gerät merken',
+      go: 'Weiter',
+      otp: /6-stellige Code/,
+    });
+    await page.getByRole('heading', { name: 'Ihr Konto', level: 1 }).waitFor();
+    assert.equal(await page.getAttribute('html', 'lang'), 'de');
+    const text = (await page.locator('body').textContent()) ?? '';
+    for (const english of ['Devices and passkeys', 'Set up a second factor', 'Rename', 'Device name', 'This device', 'Recent activity'])
+      assert.ok(!text.includes(english), english);
+    assert.match(text, /Zweiten Faktor einrichten/);
+    await noSeriousViolations(page, 'account, German, desktop');
+    await page.setViewportSize({ width: 375, height: 740 });
+    await noSeriousViolations(page, 'account, German, phone');
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), 'fits a phone');
+  });
+  it('a second factor from the page: TOTP enrolled with its key, recovery codes shown once, new ones after the factor proves it; axe at both sizes', async () => {
+    const email = `factor.${run}@example.com`;
+    const page = await freshPage();
+    await page.goto(`${stack.serviceUrl}/account`);
+    await emailAndCode(page, email);
+    await page.getByRole('heading', { name: 'Your account', level: 1 }).waitFor();
+    await page.getByLabel('An authenticator app').check();
+    await page.getByRole('button', { name: 'Set up a second factor' }).click();
+    await page.getByRole('heading', { name: 'Confirm the new second factor', level: 1 }).waitFor();
+    const secret = ((await page.locator('[data-secret]').textContent()) ?? '').trim();
+    const totp = (offset = 0) =>
+      new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) }).generate({ timestamp: Date.now() + offset * 30_000 });
+    for (const [width, height] of [
+      [1280, 800],
+      [375, 740],
+    ] as const) {
+      await page.setViewportSize({ width, height });
+      await noSeriousViolations(page, `TOTP step ${width}`);
+    }
+    await page.getByLabel('The code').fill(totp());
+    await page.getByRole('button', { name: 'Confirm' }).click();
+    await page.getByRole('heading', { name: 'Your new recovery codes', level: 1 }).waitFor();
+    assert.equal(await page.locator('[data-recovery-codes] li').count(), 10);
+    await noSeriousViolations(page, 'recovery codes, phone');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.getByRole('link', { name: 'Back to your account' }).click();
+    await page.getByRole('button', { name: 'Make new recovery codes' }).click();
+    await page.getByRole('heading', { name: 'Confirm it is you to make new recovery codes', level: 1 }).waitFor();
+    await page.getByLabel('The code').fill(totp(1)); // the next step: the enrollment's code is spent
+    await page.getByRole('button', { name: 'Confirm' }).click();
+    await page.getByRole('heading', { name: 'Your new recovery codes', level: 1 }).waitFor();
+    await noSeriousViolations(page, 'new recovery codes, desktop');
+    assert.deepEqual(violations, []);
   });
 });

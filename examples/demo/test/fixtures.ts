@@ -5,6 +5,7 @@
  * virtual authenticator. One copy each, so a change to the hosted pages is one change here.
  */
 import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
 import type { Browser, BrowserContext, BrowserContextOptions, CDPSession, Page } from 'playwright-core';
 import { postLogoutRedirectUri, type RunningOidcApp, startOidcApp } from '../src/oidc-app.ts';
@@ -67,6 +68,25 @@ export async function emailAndCode(
   const otp = page.getByLabel(labels.otp);
   await otp.fill(await stack.nextMailOtp(email, seen));
   await otp.press('Enter');
+}
+
+/**
+ * A bare /authorize URL of the service for `clientId` (code flow, PKCE S256 with a throwaway
+ * verifier, scope openid; `extra`: more parameters, e.g. login_hint, prompt): for a page test
+ * that looks at the hosted pages and never redeems the code.
+ */
+export function authorizeUrl(stack: Stack, clientId: string, redirectUri: string, extra: Record<string, string> = {}): string {
+  const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    scope: 'openid',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    ...extra,
+  });
+  return `${stack.serviceUrl}/authorize?${query}`;
 }
 
 /** An application registered at the service, as openid-client sees it. */

@@ -16,15 +16,13 @@
  * purpose: `UPDATE_SCREENSHOTS=1` (docs/testing.md).
  */
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { BrowserContext, Locator, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
+import { authorizeUrl } from './fixtures.ts';
 import { type PageServer, type Stack, servePages, startStack } from './harness.ts';
-import { assertAccessible, matchesReference, type Theme, VIEWPORTS, type Viewport } from './visual.ts';
+import { accessibleEverywhere as accessible, shoot, VIEWPORTS } from './visual.ts';
 
 const LOGO = new URL('../../../packages/idp/test/support/fixtures/logo-circle.png', import.meta.url).pathname;
-const SIZES = Object.keys(VIEWPORTS) as Viewport[];
-const THEMES: Theme[] = ['light', 'dark'];
 
 describe('the hosted pages look as designed, branded per application, and pass axe-core', { timeout: 3 * 60_000 }, () => {
   let stack: Stack;
@@ -72,50 +70,13 @@ describe('the hosted pages look as designed, branded per application, and pass a
     return page;
   }
 
-  function authorizeUrl(clientId: string, email?: string): string {
-    const challenge = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('base64url');
-    const query = new URLSearchParams({
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: `${rp.origin}/callback`,
-      scope: 'openid',
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      ...(email ? { login_hint: email } : {}),
-    });
-    return `${stack.serviceUrl}/authorize?${query}`;
-  }
-
-  /** The page at each size, light: compared with its reference `name-size`. */
-  async function shoot(page: Page, name: string, mask: Locator[] = [], sizes: Viewport[] = SIZES): Promise<void> {
-    for (const size of sizes) {
-      await page.setViewportSize(VIEWPORTS[size]);
-      await page.emulateMedia({ colorScheme: 'light', reducedMotion: 'reduce' });
-      await page.evaluate(() => document.fonts.ready.then(() => undefined));
-      await matchesReference(page, `${name}-${size}`, mask);
-    }
-    await page.setViewportSize(VIEWPORTS.desktop);
-  }
-
-  /** axe-core at each size in each theme. */
-  async function accessible(page: Page, name: string): Promise<void> {
-    for (const size of SIZES)
-      for (const colorScheme of THEMES) {
-        await page.setViewportSize(VIEWPORTS[size]);
-        await page.emulateMedia({ colorScheme });
-        await assertAccessible(page, `${name} (${size}, ${colorScheme})`);
-      }
-    await page.setViewportSize(VIEWPORTS.desktop);
-    await page.emulateMedia({ colorScheme: 'light' });
-  }
-
   const accentOf = (page: Page, name: string) =>
     page.getByRole('button', { name, exact: true }).evaluate((button) => getComputedStyle(button).backgroundColor);
 
   it('a branded sign-in, its code step, the new-device page, signed out and an error page', async () => {
     const email = 'ann@example.com';
     const page = await freshPage();
-    await page.goto(authorizeUrl(branded));
+    await page.goto(authorizeUrl(stack, branded, `${rp.origin}/callback`));
     await page.getByRole('heading', { name: 'Sign in to Acme Wiki' }).waitFor();
     assert.match((await page.locator('.brand-logo').getAttribute('src')) ?? '', /^\/branding\/logos\/[0-9a-f]{64}\.png$/);
     await page.locator('.brand-logo').evaluate((img) => (img as HTMLImageElement).decode());
@@ -169,7 +130,7 @@ describe('the hosted pages look as designed, branded per application, and pass a
 
   it('a second application keeps its own name and look', async () => {
     const page = await freshPage();
-    await page.goto(authorizeUrl(plain));
+    await page.goto(authorizeUrl(stack, plain, `${rp.origin}/callback`));
     await page.getByRole('heading', { name: 'Sign in to Beta Notes' }).waitFor();
     assert.equal(await page.locator('.brand-logo').count(), 0, 'no logo of another application');
     assert.equal(await page.getByText('Acme Wiki').count(), 0, 'no other application’s name');

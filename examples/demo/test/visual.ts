@@ -8,7 +8,7 @@
  * tolerance is needed at all and why the references are made on the CI machine's kind.
  *
  * To accept a change on purpose: `UPDATE_SCREENSHOTS=1 node --import tsx --test
- * examples/demo/test/hosted-design.test.ts`, look at the new files under
+ * examples/demo/test/hosted-visual.test.ts`, look at the new files under
  * examples/demo/test/screenshots/ (git diff shows them changed), and commit them. A missing
  * reference is written the first time and the test passes, saying so.
  *
@@ -37,6 +37,8 @@ export const VIEWPORTS = {
 } as const;
 export type Viewport = keyof typeof VIEWPORTS;
 export type Theme = 'light' | 'dark';
+export const SIZES = Object.keys(VIEWPORTS) as Viewport[];
+export const THEMES: Theme[] = ['light', 'dark'];
 
 /**
  * Compares the page (its viewport) with the reference `name`.png; `mask`: parts whose content
@@ -93,4 +95,30 @@ export async function assertAccessible(page: Page, what: string): Promise<void> 
   });
   const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   assert.deepEqual(serious, [], `${what}: axe-core found serious or critical violations:\n${JSON.stringify(serious, null, 2)}`);
+}
+
+/**
+ * The page at each of `sizes`, light, fonts loaded: compared with its reference `name-size`
+ * (`mask`: the moving parts). Leaves the page at the desktop size.
+ */
+export async function shoot(page: Page, name: string, mask: Locator[] = [], sizes: Viewport[] = SIZES): Promise<void> {
+  for (const size of sizes) {
+    await page.setViewportSize(VIEWPORTS[size]);
+    await page.emulateMedia({ colorScheme: 'light', reducedMotion: 'reduce' });
+    await page.evaluate(() => document.fonts.ready.then(() => undefined));
+    await matchesReference(page, `${name}-${size}`, mask);
+  }
+  await page.setViewportSize(VIEWPORTS.desktop);
+}
+
+/** axe-core (assertAccessible) at each size in each theme; leaves the page at the desktop size, light. */
+export async function accessibleEverywhere(page: Page, name: string): Promise<void> {
+  for (const size of SIZES)
+    for (const colorScheme of THEMES) {
+      await page.setViewportSize(VIEWPORTS[size]);
+      await page.emulateMedia({ colorScheme });
+      await assertAccessible(page, `${name} (${size}, ${colorScheme})`);
+    }
+  await page.setViewportSize(VIEWPORTS.desktop);
+  await page.emulateMedia({ colorScheme: 'light' });
 }

@@ -7,40 +7,16 @@
 import { afterDevice } from './enroll.js';
 import { failureText, t } from './i18n.js';
 import { $, input, onSubmit, say, show } from './page.js';
+import { resendCountdown, resendSeconds } from './resend.js';
 import { client, signIn } from './state.js';
 
-/** The resend spacing in force, from the page's meta tag (the service's SERVICE_IDP_SEND_SPACING_SECONDS). */
-const resendSeconds = (): number =>
-  Number(document.querySelector<HTMLMetaElement>('meta[name="service-sign-in"]')?.dataset.resendSeconds) || 30;
-
-let countdown: ReturnType<typeof setInterval> | undefined;
-
-/** Disables "Resend the code" for `seconds`, saying how long is left, then enables it. */
-function waitToResend(seconds: number): void {
-  const button = $<HTMLButtonElement>('otp-resend');
-  if (countdown) clearInterval(countdown);
-  let left = seconds;
-  const tick = () => {
-    if (left <= 0) {
-      if (countdown) clearInterval(countdown);
-      countdown = undefined;
-      button.disabled = false;
-      button.textContent = t('hosted.otp.resend');
-      return;
-    }
-    button.disabled = true;
-    button.textContent = t('hosted.otp.resendIn', { seconds: left });
-    left -= 1;
-  };
-  tick();
-  countdown = setInterval(tick, 1000);
-}
+const countdown = resendCountdown('otp-resend');
 
 export function showOtp(): void {
   $('otp-email').textContent = signIn.email;
   input('otp').value = '';
   show('otp-step');
-  waitToResend(resendSeconds());
+  countdown.wait(resendSeconds());
 }
 
 export function setUpOtp(): void {
@@ -59,15 +35,15 @@ export function setUpOtp(): void {
     });
     if (result.status === 'OTP_NEEDED') {
       say(t('hosted.otp.resent'));
-      waitToResend(resendSeconds());
+      countdown.wait(resendSeconds());
       input('otp').focus();
       return;
     }
     say(failureText(result));
-    waitToResend('retryAfter' in result && typeof result.retryAfter === 'number' ? result.retryAfter : 1);
+    countdown.wait('retryAfter' in result && typeof result.retryAfter === 'number' ? result.retryAfter : 1);
   });
   $('otp-other').addEventListener('click', () => {
-    if (countdown) clearInterval(countdown);
+    countdown.stop();
     say('');
     show('email-step');
     input('email').select();

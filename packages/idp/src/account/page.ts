@@ -1,8 +1,11 @@
+import type { MfaMethod } from 'service-protocol';
+import { describeUserAgent } from '../devices/user-agent.js';
 import type { AuditEvent } from '../events/store.js';
 import { escapeHtml } from '../http/page.js';
 import type { Locales, MessageKey, Values } from '../i18n/locales.js';
 import { deviceName } from '../mail/templates.js';
 import type { UserHoldings } from '../users/store.js';
+import { accountForm, changeFactorForm, type FormContext } from './factor-page.js';
 import { FIRST_PARTY_CLIENTS } from './service.js';
 
 /** The activity the page lists: what the user did or what happened to their sign-in. */
@@ -23,27 +26,38 @@ export function accountPageHtml(input: {
   csrf: string;
   holdings: UserHoldings;
   events: AuditEvent[];
+  /** The methods a user may enroll in or change to here (account/factors.ts). */
+  methods: MfaMethod[];
   notice?: MessageKey;
 }): string {
   const { locales, locale, holdings, csrf } = input;
   const t = (key: MessageKey, values?: Values) => escapeHtml(locales.text(locale, key, values));
   const bold = (key: MessageKey, values: Values) => locales.html(locale, key, values, { b: ['<strong>', '</strong>'] });
-  const form = (action: string, button: string, fields = '', cls = 'secondary') =>
-    `<form method="post" action="/account/${action}"><input type="hidden" name="csrf" value="${escapeHtml(csrf)}">${fields}` +
-    `<button type="submit" class="${cls}">${button}</button></form>`;
+  const c: FormContext = { locales, locale, csrf };
+  const form = (action: string, button: string, fields = '', cls = 'secondary') => accountForm(c, action, button, fields, cls);
+  /** "Chrome 131 on Linux": the browser and OS ua-parser-js reads (devices/user-agent.ts), never the raw header. */
+  const seenWith = (browser: string | null, os: string | null) => (browser || os ? deviceName(locales, locale, browser, os) : '');
   const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
 
   const live = holdings.devices.filter((d) => d.removedAt === null);
   const device = (d: (typeof live)[number]) => {
-    const name =
-      d.name ?? (d.browser || d.os ? deviceName(locales, locale, d.browser, d.os) : locales.text(locale, 'page.account.unknown'));
+    const seen = seenWith(d.browser, d.os);
+    const name = d.name ?? (seen || locales.text(locale, 'page.account.unknown'));
     const current = d.id === input.deviceId;
+    const id = escapeHtml(d.id);
     return (
-      `<li data-device="${escapeHtml(d.id)}"><strong>${escapeHtml(name)}</strong> · ${t(d.kind === 'passkey' ? 'page.account.passkey' : 'page.account.browser')}` +
+      `<li data-device="${id}"><strong>${escapeHtml(name)}</strong> · ${t(d.kind === 'passkey' ? 'page.account.passkey' : 'page.account.browser')}` +
       (current ? ` · <em>${t('page.account.thisDevice')}</em>` : '') +
+      (d.name && seen ? `<br><small data-seen>${escapeHtml(seen)}</small>` : '') +
       `<br><small>${t('page.account.created', { time: utcMinute(d.createdAt) })}` +
       (d.lastUsedAt ? ` · ${t('page.account.lastUsed', { time: utcMinute(d.lastUsedAt) })}` : '') +
       '</small>' +
+      form(
+        'devices/rename',
+        t('page.account.rename'),
+        `${hidden('device', d.id)}<label for="name-${id}">${t('page.account.renameLabel')}</label>` +
+          `<input id="name-${id}" name="name" type="text" maxlength="64" required value="${escapeHtml(name)}">`,
+      ) +
       (current ? '' : form('devices/revoke', t('page.account.revoke'), hidden('device', d.id))) +
       '</li>'
     );
@@ -52,10 +66,11 @@ export function accountPageHtml(input: {
   const activity = input.events
     .filter((e) => SHOWN_EVENTS.test(e.type))
     .slice(0, 20)
+    .map((e) => ({ e, ua: describeUserAgent(e.userAgent ?? undefined) }))
     .map(
-      (e) =>
+      ({ e, ua }) =>
         `<li><code>${escapeHtml(e.type)}</code> · ${escapeHtml(utcMinute(e.at))}` +
-        (e.userAgent ? ` · <small>${escapeHtml(e.userAgent.slice(0, 120))}</small>` : '') +
+        (ua.browser || ua.os ? ` · <small data-seen>${escapeHtml(seenWith(ua.browser, ua.os))}</small>` : '') +
         (e.deviceId && e.deviceId !== input.deviceId && liveIds.has(e.deviceId)
           ? form('devices/revoke', t('page.account.notMe'), hidden('device', e.deviceId))
           : '') +
@@ -70,8 +85,13 @@ export function accountPageHtml(input: {
     `<section aria-labelledby="h-devices"><h2 id="h-devices">${t('page.account.devices')}</h2><ul>${live.map(device).join('')}</ul>` +
     `${form('devices/revoke-others', t('page.account.revokeOthers'))}</section>` +
     `<section aria-labelledby="h-mfa"><h2 id="h-mfa">${t('page.account.mfa')}</h2><p>${holdings.mfa ? t('page.account.mfaInForce', { method }) : t('page.account.mfaNone')}</p>` +
-    (holdings.recoveryCodes ? `<p>${t('page.account.recoveryLeft', { remaining: holdings.recoveryCodes.remaining })}</p>` : '') +
+    (input.methods.length ? changeFactorForm(c, input.methods, holdings.mfa?.method ?? null) : '') +
     '</section>' +
+    (holdings.mfa
+      ? `<section aria-labelledby="h-codes"><h2 id="h-codes">${t('page.account.codes')}</h2>` +
+        (holdings.recoveryCodes ? `<p>${t('page.account.recoveryLeft', { remaining: holdings.recoveryCodes.remaining })}</p>` : '') +
+        `${form('proof', t('page.account.codesNew'), hidden('action', 'recovery-codes'))}</section>`
+      : '') +
     `<section aria-labelledby="h-apps"><h2 id="h-apps">${t('page.account.apps')}</h2><ul>` +
     holdings.clientSignIns
       .filter((a) => !FIRST_PARTY_CLIENTS.has(a.clientId))
@@ -83,12 +103,12 @@ export function accountPageHtml(input: {
       .join('') +
     '</ul></section>' +
     `<section aria-labelledby="h-activity"><h2 id="h-activity">${t('page.account.activity')}</h2><ul>${activity}</ul></section>` +
-    `<section aria-labelledby="h-data"><h2 id="h-data">${t('page.account.data')}</h2>${form('export', t('page.account.export'))}</section>` +
+    `<section aria-labelledby="h-data"><h2 id="h-data">${t('page.account.data')}</h2>${form('proof', t('page.account.export'), hidden('action', 'export'))}</section>` +
     `<section aria-labelledby="h-delete"><h2 id="h-delete">${t('page.account.delete')}</h2>` +
     form(
-      'delete',
+      'proof',
       t('page.account.deleteButton'),
-      `<label for="confirm-email">${t('page.account.deleteLabel')}</label><input id="confirm-email" name="confirm" type="email" autocomplete="off" required>`,
+      `${hidden('action', 'delete')}<label for="confirm-email">${t('page.account.deleteLabel')}</label><input id="confirm-email" name="confirm" type="email" autocomplete="off" required>`,
       'danger',
     ) +
     `</section>${form('signout', t('page.account.signOut'))}`

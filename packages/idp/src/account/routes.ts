@@ -1,28 +1,20 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountSessionInfo } from 'service-protocol';
 import { Type } from 'typebox';
 import { UserExport } from '../admin/schemas.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { parseCookies } from '../http/cookies.js';
-import { escapeHtml, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
-import type { MessageKey } from '../i18n/locales.js';
 import type { PageLanguages } from '../i18n/page-language.js';
 import { FirstPartyCallbackQuery } from '../oidc/first-party-sign-in.js';
+import { accountFactorRoutes } from './factor-routes.js';
+import { accountHttp, actionResponses, CodeField, Csrf, DeviceId, HTML, MfaSessionField, provenResponses } from './http.js';
 import { accountPageHtml } from './page.js';
-import { ACCOUNT_PATH, type AccountCaller, type AccountCenter } from './service.js';
+import { ACCOUNT_PATH, type AccountCenter } from './service.js';
 
-/** The header a script's account call may carry its per-session token in (forms send the `csrf` field). */
-export const ACCOUNT_CSRF_HEADER = 'x-account-csrf';
+export { ACCOUNT_CSRF_HEADER } from './http.js';
 
-const cookieNames = (issuer: string) =>
-  issuer.startsWith('https:')
-    ? { session: '__Host-service_account', login: '__Host-service_account_login' }
-    : { session: 'service_account', login: 'service_account_login' };
-
-const HTML = 'text/html';
 const SessionAnswer = wireBody<AccountSessionInfo>()(
   Type.Object({
     email: Type.String(),
@@ -32,14 +24,6 @@ const SessionAnswer = wireBody<AccountSessionInfo>()(
     recentUntil: Type.Integer({ description: 'Unix epoch milliseconds: sensitive actions are allowed until then' }),
   }),
 );
-const Csrf = Type.String({ maxLength: 200 });
-const DeviceId = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
-const actionResponses = (description: string) => ({
-  303: { description },
-  403: rawResponse(HTML, 'no session token, another origin, or a sign-in too old for this action (the page says to sign in again)'),
-  ...errorResponses(400, 401, 404, 413, 415, ...SERVER_ERRORS),
-});
-
 /**
  * The account center at /account (docs/operations.md, "The account center"): the page, its
  * sign-in through the hosted sign-in, and its actions. Every action is a POST from the page's
@@ -50,73 +34,19 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
   app,
   { account, issuer, languages },
 ) => {
-  const names = cookieNames(issuer);
-  const secure = issuer.startsWith('https:') ? '; Secure' : '';
-  const sessionCookie = (value: string, maxAge: number) =>
-    `${names.session}=${value}; Path=${ACCOUNT_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure}`;
-  const loginCookie = (value: string, maxAge: number) =>
-    `${names.login}=${value}; Path=${ACCOUNT_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure}`;
   await account.ensureClient();
   const { locales } = languages;
-  const cookieOf = (request: FastifyRequest) => parseCookies(request.headers.cookie).get(names.session);
-
-  const page = async (request: FastifyRequest, reply: FastifyReply, status: number, main: (locale: string) => string) => {
-    const language = await languages.of(request, { returnTo: ACCOUNT_PATH });
-    return sendPage(reply, status, locales.text(language.locale, 'page.account.title'), main(language.locale), language);
-  };
-  const message = (request: FastifyRequest, reply: FastifyReply, status: number, key: MessageKey, link = true) =>
-    page(
-      request,
-      reply,
-      status,
-      (locale) =>
-        `<h1>${escapeHtml(locales.text(locale, 'page.account.title'))}</h1><p role="alert">${escapeHtml(locales.text(locale, key))}</p>` +
-        (link ? `<p><a href="${ACCOUNT_PATH}/signin?fresh=1">${escapeHtml(locales.text(locale, 'page.account.signInAgain'))}</a></p>` : ''),
-    );
-
-  /** The caller of an action: a live session, the call from this origin with its token. */
-  const caller = async (request: FastifyRequest): Promise<AccountCaller> => {
-    const origin = request.headers.origin;
-    const site = request.headers['sec-fetch-site'];
-    if ((origin !== undefined && origin !== new URL(issuer).origin) || (site !== undefined && site !== 'same-origin'))
-      throw new ServiceError('ERR_FORBIDDEN', 'Account actions are accepted from the account page only.');
-    const cookie = cookieOf(request);
-    const found = cookie ? await account.authenticate(cookie) : undefined;
-    if (!cookie || !found) throw new ServiceError('ERR_SESSION_INVALID', 'The account session has ended; sign in again.');
-    const header = request.headers[ACCOUNT_CSRF_HEADER];
-    const token = typeof header === 'string' ? header : (request.body as { csrf?: string } | undefined)?.csrf;
-    if (!account.checkCsrf(cookie, token))
-      throw new ServiceError('ERR_FORBIDDEN', 'The account call lacks its session token; reload the page.');
-    return found;
-  };
-  /**
-   * Runs an action for its caller; a call from elsewhere answers 403 with a page (reload and try
-   * again), and a sensitive one (`recent`) whose sign-in is too old answers 403 with the page
-   * saying to sign in again. Neither changes anything.
-   */
-  const act = async (request: FastifyRequest, reply: FastifyReply, recent: boolean, run: (who: AccountCaller) => Promise<unknown>) => {
-    let who: AccountCaller;
-    try {
-      who = await caller(request);
-    } catch (error) {
-      if (error instanceof ServiceError && error.code === 'ERR_FORBIDDEN')
-        return message(request, reply, 403, 'page.account.forbidden', false);
-      throw error;
-    }
-    if (recent) {
-      try {
-        account.requireRecent(who);
-      } catch {
-        return message(request, reply, 403, 'page.account.recent');
-      }
-    }
-    return run(who);
-  };
+  const http = accountHttp({ account, issuer, languages });
+  const { names, sessionCookie, loginCookie, uiCookie, cookieOf, page, message, act, refusedProof } = http;
+  /** OpenID Connect's ui_locales (space-separated language tags), carried through the sign-in back to the page. */
+  const UiLocales = Type.Optional(Type.String({ maxLength: 100, pattern: '^[A-Za-z0-9 -]*$' }));
+  const withUi = (path: string, ui: string | undefined) => (ui ? `${path}?ui_locales=${encodeURIComponent(ui)}` : path);
 
   app.get(
     ACCOUNT_PATH,
     {
       schema: {
+        querystring: Type.Object({ ui_locales: UiLocales }),
         response: {
           200: rawResponse(HTML, 'the account page'),
           303: { description: 'to /account/signin' },
@@ -127,10 +57,16 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
     async (request, reply) => {
       const cookie = cookieOf(request);
       const who = cookie ? await account.authenticate(cookie) : undefined;
-      if (!cookie || !who) return reply.code(303).header('location', `${ACCOUNT_PATH}/signin`).send();
+      if (!cookie || !who)
+        return reply
+          .code(303)
+          .header('location', withUi(`${ACCOUNT_PATH}/signin`, request.query.ui_locales))
+          .send();
       const [holdings, events] = await Promise.all([account.overview(who), account.activity(who)]);
+      const csrf = account.csrfToken(cookie);
+      const methods = account.changeableMethods();
       return page(request, reply, 200, (locale) =>
-        accountPageHtml({ locales, locale, email: who.email, deviceId: who.deviceId, csrf: account.csrfToken(cookie), holdings, events }),
+        accountPageHtml({ locales, locale, email: who.email, deviceId: who.deviceId, csrf, holdings, events, methods }),
       );
     },
   );
@@ -139,7 +75,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
     `${ACCOUNT_PATH}/signin`,
     {
       schema: {
-        querystring: Type.Object({ fresh: Type.Optional(Type.String({ maxLength: 10 })) }),
+        querystring: Type.Object({ fresh: Type.Optional(Type.String({ maxLength: 10 })), ui_locales: UiLocales }),
         response: {
           303: { description: 'to /authorize, as the account client (fresh: prompt=login)' },
           ...errorResponses(400, ...SERVER_ERRORS),
@@ -147,10 +83,14 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
       },
     },
     async (request, reply) => {
-      const { location, login } = account.beginSignIn(request.query.fresh !== undefined);
+      const ui = request.query.ui_locales?.trim() || undefined;
+      const { location, login } = account.beginSignIn(request.query.fresh !== undefined, ui);
       return reply
         .code(303)
-        .header('set-cookie', loginCookie(login, AUTHORIZATION_REQUEST_TTL_SECONDS))
+        .header('set-cookie', [
+          loginCookie(login, AUTHORIZATION_REQUEST_TTL_SECONDS),
+          uiCookie((ui ?? '').replace(/ /g, '.'), ui ? AUTHORIZATION_REQUEST_TTL_SECONDS : 0),
+        ])
         .header('location', location)
         .send();
     },
@@ -170,7 +110,9 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
     },
     async (request, reply) => {
       const { code, state, iss } = request.query;
-      const login = parseCookies(request.headers.cookie).get(names.login);
+      const cookies = parseCookies(request.headers.cookie);
+      const login = cookies.get(names.login);
+      const ui = (cookies.get(names.ui) ?? '').replace(/\./g, ' '); // spaces kept as dots in the cookie
       try {
         if (!code || !state) throw new ServiceError('ERR_FORBIDDEN', 'The sign-in did not finish.');
         const { session } = await account.finishSignIn({ code, state, iss, login });
@@ -178,8 +120,8 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
         const maxAge = who ? Math.max(0, Math.floor((who.expiresAt - Date.now()) / 1000)) : 0;
         return reply
           .code(303)
-          .header('set-cookie', [sessionCookie(session, maxAge), loginCookie('', 0)])
-          .header('location', ACCOUNT_PATH)
+          .header('set-cookie', [sessionCookie(session, maxAge), loginCookie('', 0), uiCookie('', 0)])
+          .header('location', withUi(ACCOUNT_PATH, /^[A-Za-z0-9 -]{1,100}$/.test(ui) ? ui : undefined))
           .send();
       } catch (error) {
         if (!(error instanceof ServiceError) || error.code !== 'ERR_FORBIDDEN') throw error;
@@ -236,38 +178,52 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
       }),
   );
 
+  // Both carry the proof /account/proof opened (its session and the code typed): account/factor-routes.ts.
+  const Proof = { csrf: Type.Optional(Csrf), session: MfaSessionField, code: CodeField };
   app.post(
     `${ACCOUNT_PATH}/export`,
     {
       schema: {
-        body: Type.Object({ csrf: Type.Optional(Csrf) }),
-        response: { 200: UserExport, ...actionResponses('unused') },
+        body: Type.Object(Proof),
+        response: { ...provenResponses('unused'), 200: UserExport },
       },
     },
     async (request, reply) =>
-      act(request, reply, true, async (who) =>
-        reply
+      act(request, reply, true, async (who) => {
+        let exported: Awaited<ReturnType<AccountCenter['export']>>;
+        try {
+          exported = await account.export(who, request.body);
+        } catch (error) {
+          return refusedProof(request, reply, error);
+        }
+        return reply
           .header('content-disposition', 'attachment; filename="my-account.json"')
           .header('cache-control', 'no-store')
-          .send(await account.export(who)),
-      ),
+          .send(exported);
+      }),
   );
 
   app.post(
     `${ACCOUNT_PATH}/delete`,
     {
       schema: {
-        body: Type.Object({ csrf: Type.Optional(Csrf), confirm: Type.String({ maxLength: 320 }) }),
-        response: { 200: rawResponse(HTML, 'the account is deleted and the session ended'), ...actionResponses('unused') },
+        body: Type.Object({ ...Proof, confirm: Type.String({ maxLength: 320 }) }),
+        response: provenResponses('the account is deleted and the session ended'),
       },
     },
     async (request, reply) =>
       act(request, reply, true, async (who) => {
-        await account.deleteAccount(who, request.body.confirm);
+        try {
+          await account.deleteAccount(who, request.body.confirm, request.body);
+        } catch (error) {
+          return refusedProof(request, reply, error);
+        }
         reply.header('set-cookie', sessionCookie('', 0));
-        return message(request, reply, 200, 'page.account.deleted', false);
+        return message(request, reply, 200, 'page.account.deleted', 'none');
       }),
   );
+
+  await app.register(accountFactorRoutes, { account, http, locales });
 
   app.post(
     `${ACCOUNT_PATH}/signout`,
@@ -280,7 +236,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
     async (request, reply) =>
       act(request, reply, false, async () => {
         reply.header('set-cookie', sessionCookie('', 0));
-        return message(request, reply, 200, 'page.account.signOut', false);
+        return message(request, reply, 200, 'page.account.signOut', 'none');
       }),
   );
 };

@@ -7,6 +7,7 @@ import type { EventLog } from '../events/service.js';
 import type { AuditEvent } from '../events/store.js';
 import { createFirstPartySignIn, type FirstPartyDeps } from '../oidc/first-party-sign-in.js';
 import type { UserService } from '../users/service.js';
+import { type AccountFactorDeps, type AccountFactors, createAccountFactors } from './factors.js';
 
 /** Where the account center lives and where the hosted sign-in sends users back to. */
 export const ACCOUNT_PATH = ACCOUNT_PAGE_PATH;
@@ -26,11 +27,11 @@ export interface AccountCaller {
   expiresAt: number;
 }
 
-export interface AccountCenter {
+export interface AccountCenter extends AccountFactors {
   /** Creates or refreshes the account center's built-in client (its redirect URI follows the issuer). */
   ensureClient(): Promise<void>;
   /** The hosted sign-in to send the browser to (`fresh`: prompt=login, for a sensitive action), and the login cookie's value. */
-  beginSignIn(fresh: boolean): { location: string; login: string };
+  beginSignIn(fresh: boolean, uiLocales?: string): { location: string; login: string };
   /** The redirect back: the code (PKCE-bound to this browser's login cookie, its state compared) becomes a session cookie value. */
   finishSignIn(input: { code: string; state: string; iss: string | undefined; login: string | undefined }): Promise<{ session: string }>;
   /** The session behind the cookie: genuine, not expired, its user still there and its device or passkey still trusted. */
@@ -53,14 +54,20 @@ export interface AccountCenter {
   /** Revokes every live device and passkey of the caller but the one of this session; returns how many. */
   revokeOthers(caller: AccountCaller): Promise<number>;
   activity(caller: AccountCaller): Promise<AuditEvent[]>;
-  export(caller: AccountCaller): ReturnType<UserService['export']>;
+  /** The export, after the proof of the factor in force (or its stand-in) on the form. */
+  export(caller: AccountCaller, proof: { session: string; code: string }): ReturnType<UserService['export']>;
   /**
    * Signs the caller out of one application they signed in to: its refresh tokens end (access
    * tokens already issued live out their few minutes). ERR_NOT_FOUND for any other client.
    */
   signOutApp(caller: AccountCaller, clientId: string): Promise<number>;
-  /** Deletes the caller's account when `confirm` is their address (the operator's delete path). */
-  deleteAccount(caller: AccountCaller, confirm: string): Promise<void>;
+  /** ERR_REQUEST_INVALID unless `confirm` is the caller's address (checked before any proof is asked or spent). */
+  checkDeleteConfirmation(caller: AccountCaller, confirm: string): void;
+  /**
+   * Deletes the caller's account (the operator's delete path) when `confirm` is their address and
+   * `proof` passes: the factor in force, a recovery code, or the emailed stand-in (AccountFactors.checkProof).
+   */
+  deleteAccount(caller: AccountCaller, confirm: string, proof: { session: string; code: string }): Promise<void>;
 }
 
 const actorOf = (userId: string) => `user:${userId}`;
@@ -73,12 +80,14 @@ const actorOf = (userId: string) => `user:${userId}`;
  * and it ends with that device (revoked) or the user (deleted, disabled).
  */
 export function createAccountCenter(
-  deps: FirstPartyDeps & {
-    users: UserService;
-    events: EventLog;
-    /** oidc/refresh-tokens.ts: ends the user's refresh token families of one client. */
-    revokeAppTokens: (userId: string, clientId: string) => Promise<number>;
-  },
+  deps: FirstPartyDeps &
+    Omit<AccountFactorDeps, 'users' | 'clients'> & {
+      clients: FirstPartyDeps['clients'] & AccountFactorDeps['clients'];
+      users: UserService;
+      events: EventLog;
+      /** oidc/refresh-tokens.ts: ends the user's refresh token families of one client. */
+      revokeAppTokens: (userId: string, clientId: string) => Promise<number>;
+    },
 ): AccountCenter {
   const { users, events, hash, now } = deps;
   const signIn = createFirstPartySignIn(deps, {
@@ -94,10 +103,18 @@ export function createAccountCenter(
   const recentUntil = (caller: AccountCaller) => (caller.authTime + ACCOUNT_RECENT_SIGN_IN_SECONDS) * 1000;
   const owned = async (caller: AccountCaller) => (await users.devices(caller.userId)).filter((d) => d.removedAt === null);
 
+  const factors = createAccountFactors(deps);
+  const checkDeleteConfirmation = (caller: AccountCaller, confirm: string) => {
+    if (confirm.trim().toLowerCase() !== caller.email.toLowerCase())
+      throw new ServiceError('ERR_REQUEST_INVALID', 'Type your email address to confirm that the account is to be deleted.');
+  };
+
   return {
+    ...factors,
     ensureClient: signIn.ensureClient,
 
-    beginSignIn: (fresh) => signIn.begin(fresh ? { prompt: 'login' } : {}),
+    beginSignIn: (fresh, uiLocales) =>
+      signIn.begin({ ...(fresh ? { prompt: 'login' } : {}), ...(uiLocales ? { ui_locales: uiLocales } : {}) }),
 
     async finishSignIn(input) {
       const { user, signedIn } = await signIn.redeem(input);
@@ -145,7 +162,10 @@ export function createAccountCenter(
 
     activity: async (caller) => (await events.list({ userId: caller.userId, limit: 50 })).events,
 
-    export: (caller) => users.export(caller.userId),
+    async export(caller, proof) {
+      await factors.checkProof(caller, 'export', proof.session, proof.code);
+      return users.export(caller.userId);
+    },
 
     async signOutApp(caller, clientId) {
       const { clientSignIns } = await users.show(caller.userId);
@@ -162,9 +182,11 @@ export function createAccountCenter(
       return families;
     },
 
-    async deleteAccount(caller, confirm) {
-      if (confirm.trim().toLowerCase() !== caller.email.toLowerCase())
-        throw new ServiceError('ERR_REQUEST_INVALID', 'Type your email address to confirm that the account is to be deleted.');
+    checkDeleteConfirmation,
+
+    async deleteAccount(caller, confirm, proof) {
+      checkDeleteConfirmation(caller, confirm);
+      await factors.checkProof(caller, 'delete', proof.session, proof.code);
       await users.delete(caller.userId, actorOf(caller.userId));
     },
   };

@@ -50,7 +50,7 @@ const STEPS: Record<string, string> = {
   '/passkeys/authentication': 'passkey',
 };
 const CHANNELS = new Set(['email', 'sms']);
-const PURPOSES = new Set(['sign-in', 'mfa', 'mfa-enroll', 'mfa-change-current', 'mfa-change', 'link']);
+const PURPOSES = new Set(['sign-in', 'mfa', 'mfa-enroll', 'mfa-change-current', 'mfa-change', 'mfa-proof', 'link']);
 /** The service's own error codes only (errors.ts spells them ERR_…); bounded by that list. */
 const REASON = /^ERR_[A-Z_]{1,40}$/;
 

@@ -25,7 +25,7 @@ const DELIVERY_TIME_WEIGHT = 0.2;
  * What a code is for. The per-recipient spacing applies to repeated sends of one purpose (a
  * resend), never to the next step of the same sign-in (the email OTP, then the MFA code).
  */
-export type OtpPurpose = 'sign-in' | 'mfa' | 'mfa-enroll' | 'mfa-change-current' | 'mfa-change' | 'link';
+export type OtpPurpose = 'sign-in' | 'mfa' | 'mfa-enroll' | 'mfa-change-current' | 'mfa-change' | 'mfa-proof' | 'link';
 
 export type OtpChannel = { kind: 'email'; to: string } | { kind: 'sms'; to: string };
 

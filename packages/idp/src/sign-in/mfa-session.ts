@@ -30,7 +30,8 @@ export interface MfaSessionDeps {
   rememberMs: number;
 }
 
-export type SessionPurpose = 'login' | 'enroll' | 'change-current' | 'change';
+/** `proof`: the factor in force proven for one action of the user's own (the account center), no sign-in finished. */
+export type SessionPurpose = 'login' | 'enroll' | 'change-current' | 'change' | 'proof';
 
 /** The send-spacing purpose of each session's code: proving the current factor and confirming the new one are two steps. */
 const SEND_PURPOSE: Record<SessionPurpose, OtpPurpose> = {
@@ -38,6 +39,7 @@ const SEND_PURPOSE: Record<SessionPurpose, OtpPurpose> = {
   enroll: 'mfa-enroll',
   'change-current': 'mfa-change-current',
   change: 'mfa-change',
+  proof: 'mfa-proof',
 };
 
 /** A finished MFA step; `recoveryCodes` when it issued a set (enrollment, regeneration), to show once. */

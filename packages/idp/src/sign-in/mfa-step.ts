@@ -5,10 +5,12 @@ import { ServiceError } from '../errors.js';
 import type { FactorCheck } from './factor.js';
 import type { SignIn } from './finish.js';
 import { type ChangeStep, createMfaChange } from './mfa-change.js';
+import { createMfaProof, type ProofStart } from './mfa-proof.js';
 import { createMfaSessions, type FinishedMfa, type MfaSessionDeps } from './mfa-session.js';
 import type { MfaMethodRecord, MfaSessionRow } from './mfa-store.js';
 
 export type { ChangeStep } from './mfa-change.js';
+export type { ProofStart } from './mfa-proof.js';
 export type { FinishedMfa } from './mfa-session.js';
 
 export interface MfaDeps extends MfaSessionDeps {
@@ -95,6 +97,19 @@ export interface MfaStep {
     code: string,
   ): Promise<Exclude<ChangeStep, { kind: 'current' }>>;
   /**
+   * A fresh proof of the factor in force for one action of the user's own (sign-in/mfa-proof.ts):
+   * a code sent or the session armed; a user without a second factor gets a code by email.
+   */
+  startProof(client: ClientRecord, user: { id: string; email: string }, ip: string | undefined): Promise<ProofStart>;
+  /** Checks the proof (counted before checking, once); a recovery code stands in where `recoveryAllowed`. */
+  verifyProof(
+    client: ClientRecord,
+    user: { id: string; email: string },
+    sessionId: string,
+    code: string,
+    options: { recoveryAllowed: boolean },
+  ): Promise<{ recovery: boolean }>;
+  /**
    * Recovery when the factor in force and the recovery codes are lost: the operator removes the
    * factor and its codes (service-idp users reset-mfa). Not reachable over HTTP or delegation;
    * the user is told by mail, then enrolls again at their next new-device sign-in or through an
@@ -113,6 +128,7 @@ export function createMfaStep(deps: MfaDeps): MfaStep {
   const { store, accounts, events, recoveryCodes, now } = deps;
   const sessions = createMfaSessions(deps);
   const change = createMfaChange(sessions, deps);
+  const proof = createMfaProof(sessions, deps);
 
   return {
     methodOf: (userId) => store.findMethod(userId),
@@ -161,7 +177,7 @@ export function createMfaStep(deps: MfaDeps): MfaStep {
       if (recovery && regenerate)
         throw new ServiceError('ERR_REQUEST_INVALID', 'New recovery codes need a code of your MFA method, not a recovery code.');
       const { session } = await sessions.load(client, email, sessionId);
-      if (session.purpose === 'change' || session.purpose === 'change-current')
+      if (session.purpose === 'change' || session.purpose === 'change-current' || session.purpose === 'proof')
         throw new ServiceError('ERR_SESSION_INVALID', 'This verification is unknown or has ended. Sign in again.');
       if (recovery && session.purpose !== 'login')
         throw new ServiceError('ERR_REQUEST_INVALID', 'Confirm the new method with its own code, not a recovery code.');
@@ -188,6 +204,8 @@ export function createMfaStep(deps: MfaDeps): MfaStep {
 
     startChange: change.start,
     verifyChange: change.verify,
+    startProof: proof.start,
+    verifyProof: proof.verify,
 
     async resetByOperator(email, actor) {
       const user = await accounts.findByEmail(email);

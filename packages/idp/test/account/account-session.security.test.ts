@@ -8,8 +8,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ACCOUNT_RECENT_SIGN_IN_SECONDS } from '../../src/defaults.js';
-import { accountAction, accountCallback, accountSession, accountUser } from '../support/account-helpers.js';
+import {
+  accountAction,
+  accountCallback,
+  accountProof,
+  accountSession,
+  accountUser,
+  mailedCodes,
+  nextMailCode,
+} from '../support/account-helpers.js';
 import { sendClock, startTestService, type TestService } from '../support/helpers.js';
+
+/** A proof's fields as a form carries them: the action is refused before they are looked at. */
+const PROOF = { session: 'mfa_unknown', code: '123456' };
 
 describe('account center security', () => {
   let service: TestService;
@@ -65,8 +76,8 @@ describe('account center security', () => {
     const actions: [string, Record<string, string>][] = [
       ['devices/revoke', { device: user.deviceIds[1] as string }],
       ['devices/revoke-others', {}],
-      ['export', {}],
-      ['delete', { confirm: user.email }],
+      ['export', PROOF],
+      ['delete', { ...PROOF, confirm: user.email }],
       ['signout', {}],
     ];
     for (const [action, fields] of actions)
@@ -99,8 +110,8 @@ describe('account center security', () => {
     for (const [action, fields] of [
       ['devices/revoke', { device: user.deviceIds[1] as string }],
       ['devices/revoke-others', {}],
-      ['export', {}],
-      ['delete', { confirm: user.email }],
+      ['export', PROOF],
+      ['delete', { ...PROOF, confirm: user.email }],
     ] as const) {
       const answer = await accountAction(service, stale, action, fields);
       assert.equal(answer.status, 403, action);
@@ -185,20 +196,31 @@ describe('account center security', () => {
     assert.equal(events[0]?.clientId, service.clientId);
   });
 
-  it('export is the operator’s document as a download; delete needs the typed address, then the account and the session are gone', async () => {
+  it('export (after a fresh proof: the emailed stand-in for a user without a second factor) is the operator’s document as a download; delete needs the typed address and its own proof, then the account and the session are gone', async () => {
     const user = await accountUser(service, clock, 1);
     const session = await accountSession(service, user, clock.now);
-    const exported = await accountAction(service, session, 'export');
+    const seen = await mailedCodes(service, user.email);
+    const opened = await accountProof(service, session, 'export');
+    assert.equal(opened.status, 200);
+    const exported = await accountAction(service, session, 'export', {
+      session: opened.sessionId,
+      code: await nextMailCode(service, user.email, seen),
+    });
     assert.equal(exported.status, 200);
     assert.match(exported.headers.get('content-disposition') ?? '', /^attachment; filename="my-account.json"/);
     const body = await exported.json();
     assert.equal(body.account.email, user.email);
     assert.deepEqual(Object.keys(body).sort(), Object.keys(await service.ctx.users.export(user.userId)).sort());
 
-    const wrong = await accountAction(service, session, 'delete', { confirm: 'someone@else.example' });
+    assert.equal((await accountProof(service, session, 'delete', { confirm: 'someone@else.example' })).status, 400);
+    clock.tick();
+    const before = await mailedCodes(service, user.email);
+    const proof = await accountProof(service, session, 'delete', { confirm: user.email });
+    const code = await nextMailCode(service, user.email, before);
+    const wrong = await accountAction(service, session, 'delete', { confirm: 'someone@else.example', session: proof.sessionId, code });
     assert.equal(wrong.status, 400);
     assert.equal(await exists(user.email), true);
-    const deleted = await accountAction(service, session, 'delete', { confirm: user.email.toUpperCase() });
+    const deleted = await accountAction(service, session, 'delete', { confirm: user.email.toUpperCase(), session: proof.sessionId, code });
     assert.equal(deleted.status, 200);
     assert.match(deleted.headers.get('set-cookie') ?? '', /service_account=; Path=\/account; Max-Age=0/);
     assert.equal(await exists(user.email), false);

@@ -94,3 +94,37 @@ export async function accountAction(
   }
   return fetch(`${service.url}/account/${action}`, { method: 'POST', headers, body: new URLSearchParams(form), redirect: 'manual' });
 }
+
+/** The MFA session id an account code step carries in its form (account/factor-page.ts). */
+export const stepSession = (html: string) => html.match(/name="session" value="([^"]+)"/)?.[1] ?? '';
+
+/** Opens the proof of a proven action (/account/proof): the code page's status, text and session id. */
+export async function accountProof(
+  service: TestService,
+  who: { session: string; csrfToken: string },
+  action: 'export' | 'delete' | 'recovery-codes',
+  fields: Record<string, string> = {},
+) {
+  const answer = await accountAction(service, who, 'proof', { action, ...fields });
+  const html = await answer.text();
+  return { status: answer.status, html, sessionId: stepSession(html) };
+}
+
+/** The codes the account center (its client is named "Account") has mailed `email`, in no particular order (one fake clock). */
+async function accountCodes(service: TestService, email: string): Promise<string[]> {
+  const mails = await service.ctx.mailbox.list(100, email);
+  return mails.filter((m) => /\bAccount\b/.test(m.subject)).map((m) => m.text.match(/\b(\d{6})\b/)?.[1] ?? '');
+}
+
+/** The codes the account center has mailed `email` so far (to tell the next one apart). */
+export const mailedCodes = accountCodes;
+
+/** The next code the account center mails `email`, one not among `seen` (the MFA step sends after answering, so this waits). */
+export async function nextMailCode(service: TestService, email: string, seen: string[]): Promise<string> {
+  for (let i = 0; i < 200; i++) {
+    const fresh = (await accountCodes(service, email)).find((c) => !seen.includes(c));
+    if (fresh) return fresh;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`no new mail for ${email}`);
+}

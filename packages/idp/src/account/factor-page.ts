@@ -1,0 +1,133 @@
+import type { MfaMethod } from 'service-protocol';
+import { escapeHtml } from '../http/page.js';
+import type { Locales, MessageKey, Values } from '../i18n/locales.js';
+
+/** What the account page's forms need to render in the user's language. */
+export interface FormContext {
+  locales: Locales;
+  locale: string;
+  csrf: string;
+}
+
+export const textOf =
+  ({ locales, locale }: FormContext) =>
+  (key: MessageKey, values?: Values) =>
+    escapeHtml(locales.text(locale, key, values));
+
+export const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
+
+/** A form posted to /account/<action> with the session's CSRF token. */
+export function accountForm(c: FormContext, action: string, button: string, fields = '', cls = 'secondary'): string {
+  return (
+    `<form method="post" action="/account/${action}">${hidden('csrf', c.csrf)}${fields}` +
+    `<button type="submit" class="${cls}">${button}</button></form>`
+  );
+}
+
+const methodName = (c: FormContext, method: string) => textOf(c)(`hosted.method.${method}` as MessageKey);
+
+/** The second factor's form on the account page: choose a method (and a phone for SMS), then prove it on the next page. */
+export function changeFactorForm(c: FormContext, methods: MfaMethod[], current: string | null): string {
+  const t = textOf(c);
+  const options = methods
+    .map(
+      (m, i) =>
+        `<div class="choice"><input type="radio" id="mfa-${m}" name="method" value="${m}"${i === 0 ? ' checked' : ''}>` +
+        `<label for="mfa-${m}">${methodName(c, m)}</label></div>`,
+    )
+    .join('');
+  const phone = methods.includes('sms')
+    ? `<label for="mfa-phone">${t('page.account.phoneLabel')}</label><input id="mfa-phone" name="phone" type="tel" autocomplete="tel" maxlength="20">`
+    : '';
+  return accountForm(
+    c,
+    'mfa/change',
+    t(current ? 'page.account.mfaChange' : 'page.account.mfaEnroll'),
+    `<fieldset><legend>${t('page.account.mfaChoose')}</legend>${options}</fieldset>${phone}`,
+  );
+}
+
+/**
+ * A step that asks for a code: what to enter (the factor in force, its stand-in, or a new method
+ * with its authenticator key), posted to `action` with `fields` carried along.
+ */
+export function codeStepHtml(
+  c: FormContext,
+  step: {
+    heading: MessageKey;
+    intro: string;
+    action: string;
+    fields: string;
+    button: MessageKey;
+    /** A recovery code may stand in (the factor in force at a change, export or deletion). */
+    recovery: boolean;
+    totp?: { secret: string; otpauthUri: string } | undefined;
+  },
+): string {
+  const t = textOf(c);
+  const totp = step.totp
+    ? `<p>${t('page.account.totpAdd')}</p><p><a href="${escapeHtml(step.totp.otpauthUri)}">${t('page.account.totpLink')}</a></p>` +
+      `<p>${t('page.account.totpKey')} <code data-secret>${escapeHtml(step.totp.secret)}</code></p>`
+    : '';
+  return (
+    `<h1>${t(step.heading)}</h1><p>${step.intro}</p>${totp}` +
+    accountForm(
+      c,
+      step.action,
+      t(step.button),
+      `${step.fields}<label for="code">${t(step.recovery ? 'page.account.codeOrRecovery' : 'page.account.codeLabel')}</label>` +
+        '<input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" maxlength="40" required>',
+      'primary',
+    ) +
+    `<p><a href="/account">${t('page.account.cancel')}</a></p>`
+  );
+}
+
+/** What a step asks for, in words: a code sent by email or SMS, the app's code, or a recovery code for a passkey. */
+export function proveIntro(c: FormContext, method: string, inForce: boolean): string {
+  const t = textOf(c);
+  if (!inForce) return t('page.account.proveStandIn');
+  if (method === 'passkey') return t('page.account.provePasskey');
+  if (method === 'totp') return t('page.account.proveTotp');
+  return t(method === 'sms' ? 'page.account.proveSms' : 'page.account.proveEmail');
+}
+
+/** A new set of recovery codes, shown once. */
+export function recoveryCodesHtml(c: FormContext, codes: string[], heading: MessageKey): string {
+  const t = textOf(c);
+  return (
+    `<h1>${t(heading)}</h1><p>${t('page.account.codesOnce')}</p>` +
+    `<ul class="codes" data-recovery-codes>${codes.map((code) => `<li><code>${escapeHtml(code)}</code></li>`).join('')}</ul>` +
+    `<p><a href="/account">${t('page.account.back')}</a></p>`
+  );
+}
+
+/** A change's code step: the factor in force first (a recovery code may stand in), then the new method's first code. */
+export function changeStepHtml(
+  c: FormContext,
+  step:
+    | { kind: 'current'; sessionId: string; currentMethod: string }
+    | { kind: 'new'; sessionId: string; method: string; otpauthUri?: string; secret?: string },
+): string {
+  const t = textOf(c);
+  const fields = hidden('session', step.sessionId);
+  if (step.kind === 'current')
+    return codeStepHtml(c, {
+      heading: 'page.account.mfaProveTitle',
+      intro: proveIntro(c, step.currentMethod, true),
+      action: 'mfa/verify',
+      fields,
+      button: 'page.account.confirm',
+      recovery: true,
+    });
+  const intro = step.method === 'totp' ? '' : t(step.method === 'sms' ? 'page.account.newSms' : 'page.account.newEmail');
+  return codeStepHtml(c, {
+    heading: 'page.account.mfaNewTitle',
+    intro,
+    action: 'mfa/verify',
+    fields,
+    button: 'page.account.confirm',
+    recovery: false,
+    totp: step.otpauthUri && step.secret ? { otpauthUri: step.otpauthUri, secret: step.secret } : undefined,
+  });
+}

@@ -1,0 +1,116 @@
+import { isValidDeviceName, type MfaMethod, normalizePhone } from 'service-protocol';
+import { ACCOUNT_CLIENT_ID, type ClientService } from '../clients/service.js';
+import type { ClientRecord } from '../clients/store.js';
+import type { DeviceService } from '../devices/service.js';
+import { ServiceError } from '../errors.js';
+import type { RecoveryCodeFactor } from '../sign-in/factor.js';
+import type { ChangeStep, MfaStep, ProofStart } from '../sign-in/mfa-step.js';
+import type { UserService } from '../users/service.js';
+
+/** Who acts: the account session's user (account/service.ts AccountCaller). */
+interface Who {
+  userId: string;
+  email: string;
+}
+
+/** The actions that need a fresh proof of the factor in force (or its stand-in) on their form. */
+export type ProvenAction = 'export' | 'delete' | 'recovery-codes';
+
+export interface AccountFactorDeps {
+  clients: Pick<ClientService, 'findById'>;
+  users: Pick<UserService, 'devices'>;
+  mfa: MfaStep;
+  /** The methods this service offers (context.ts): a user moves only to one of them; a passkey is added as a device, not here. */
+  mfaMethods: readonly MfaMethod[];
+  recoveryCodes: Pick<RecoveryCodeFactor, 'issue'>;
+  deviceService: Pick<DeviceService, 'rename'>;
+}
+
+/**
+ * The account center's second factor (docs/operations.md, "The account center"): enroll a first
+ * one, change it (the MFA step's change, as delegation does: the factor in force first, or a
+ * recovery code for a lost one, then the new one's first code), regenerate recovery codes and
+ * prove the factor before an export or a deletion (the MFA step's proof), and rename a device.
+ * The MFA sessions are the account client's, bound to the caller's user.
+ */
+export interface AccountFactors {
+  /** The methods a user can enroll in or change to on the page. */
+  changeableMethods(): MfaMethod[];
+  startChange(caller: Who, input: { method: string; phone?: string | undefined }): Promise<Exclude<ChangeStep, { kind: 'done' }>>;
+  /** One step of a change; a first enrollment's completion issues the first recovery codes, to show once. */
+  verifyChange(
+    caller: Who,
+    sessionId: string,
+    code: string,
+  ): Promise<{ step: Exclude<ChangeStep, { kind: 'current' }>; recoveryCodes?: string[] }>;
+  startProof(caller: Who, ip: string | undefined): Promise<ProofStart>;
+  /** The proof of `action`: a recovery code stands in for export and deletion, never for new recovery codes. */
+  checkProof(caller: Who, action: ProvenAction, sessionId: string, code: string): Promise<void>;
+  /** New recovery codes after a proof of the factor in force (not a recovery code); the old set stops working. */
+  regenerateRecoveryCodes(caller: Who, sessionId: string, code: string): Promise<string[]>;
+  /** Renames one of the caller's live devices or passkeys; ERR_NOT_FOUND for any other id, ERR_REQUEST_INVALID for a bad name. */
+  renameDevice(caller: Who, deviceId: string, name: string): Promise<void>;
+}
+
+export function createAccountFactors(deps: AccountFactorDeps): AccountFactors {
+  const { mfa } = deps;
+  const user = (caller: Who) => ({ id: caller.userId, email: caller.email });
+  const client = async (): Promise<ClientRecord> => {
+    const found = await deps.clients.findById(ACCOUNT_CLIENT_ID);
+    if (!found) throw new Error('The account center client is missing (ensureClient runs at start).');
+    return found;
+  };
+  const changeableMethods = () => deps.mfaMethods.filter((m) => m !== 'passkey');
+
+  const checkProof: AccountFactors['checkProof'] = async (caller, action, sessionId, code) => {
+    await mfa.verifyProof(await client(), user(caller), sessionId, code, { recoveryAllowed: action !== 'recovery-codes' });
+  };
+
+  return {
+    changeableMethods,
+
+    async startChange(caller, input) {
+      const method = changeableMethods().find((m) => m === input.method);
+      if (!method) throw new ServiceError('ERR_REQUEST_INVALID', 'Choose one of the methods offered.');
+      const phone = method === 'sms' ? normalizePhone(input.phone) : undefined;
+      if (method === 'sms' && !phone) throw new ServiceError('ERR_REQUEST_INVALID', 'The phone number must be in international form (+…).');
+      return mfa.startChange(await client(), user(caller), { method, ...(phone ? { phone } : {}) });
+    },
+
+    async verifyChange(caller, sessionId, code) {
+      const account = await client();
+      const before = await mfa.methodOf(caller.userId);
+      const step = await mfa.verifyChange(account, { email: caller.email }, sessionId, code);
+      // A first method made here gets its first recovery codes, as an enrollment at a sign-in does.
+      if (step.kind === 'done' && !before) {
+        const codes = await deps.recoveryCodes.issue(caller.userId, { type: 'recovery_codes.generated', clientId: account.id });
+        return { step, recoveryCodes: codes };
+      }
+      return { step };
+    },
+
+    startProof: async (caller, ip) => mfa.startProof(await client(), user(caller), ip),
+
+    checkProof,
+
+    async regenerateRecoveryCodes(caller, sessionId, code) {
+      if (!(await mfa.methodOf(caller.userId)))
+        throw new ServiceError('ERR_REQUEST_INVALID', 'Recovery codes back up a second factor: set one up first.');
+      await checkProof(caller, 'recovery-codes', sessionId, code);
+      const account = await client();
+      return deps.recoveryCodes.issue(caller.userId, {
+        type: 'recovery_codes.regenerated',
+        clientId: account.id,
+        clientName: account.name,
+      });
+    },
+
+    async renameDevice(caller, deviceId, name) {
+      if (!isValidDeviceName(name))
+        throw new ServiceError('ERR_REQUEST_INVALID', 'A device name is 1 to 64 characters, without control or direction characters.');
+      const device = (await deps.users.devices(caller.userId)).find((d) => d.id === deviceId && d.removedAt === null);
+      if (!device) throw new ServiceError('ERR_NOT_FOUND', 'No such device.');
+      await deps.deviceService.rename(device.clientId, caller.userId, deviceId, name);
+    },
+  };
+}
