@@ -116,6 +116,8 @@ export async function stalledServer(): Promise<{ url: string; connections: () =>
 
 export interface Stack {
   serviceUrl: string;
+  /** Where the operator console is: its own listener with `consoleListener`, else the service. */
+  consoleUrl: string;
   demoUrl: string;
   client: ClientKeys;
   /** A page server on an origin the client registered (besides the demo's). */
@@ -143,7 +145,7 @@ const otpOf = (text: string) => text.match(/\b(\d{6})\b/)?.[1];
  * `serviceHost`: the host name of the service's URL and issuer (default 127.0.0.1). The hosted
  * pages' passkeys need a domain (a relying party id is never an IP address): `localhost`.
  */
-export async function startStack(options: { serviceHost?: string } = {}): Promise<Stack> {
+export async function startStack(options: { serviceHost?: string; consoleListener?: boolean } = {}): Promise<Stack> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`No chromium at ${CHROMIUM}: install Debian's chromium (bash .ci/browser.sh does) or set CHROMIUM_PATH.`);
   }
@@ -152,6 +154,8 @@ export async function startStack(options: { serviceHost?: string } = {}): Promis
   const servicePort = await freePort();
   const demoPort = await freePort();
   const serviceUrl = `http://${options.serviceHost ?? '127.0.0.1'}:${servicePort}`;
+  const consolePort = options.consoleListener ? await freePort() : undefined;
+  const consoleUrl = consolePort ? `http://127.0.0.1:${consolePort}` : serviceUrl;
   const demoOrigin = `http://127.0.0.1:${demoPort}`;
   // SERVICE_IDP_PORT for every command: `clients delegation-keys` prints the issuer it derives from it.
   const env = {
@@ -165,6 +169,8 @@ export async function startStack(options: { serviceHost?: string } = {}): Promis
     SERVICE_IDP_DEV_INBOX: '1',
     SERVICE_IDP_TEST_MODE: '',
     NODE_ENV: 'development',
+    // The operator console on a listener of its own (--console-port), when asked for.
+    ...(consolePort ? { SERVICE_IDP_CONSOLE_PORT: String(consolePort) } : {}),
   };
   const cleanups: Array<() => Promise<unknown> | unknown> = [() => rmSync(dataDir, { recursive: true, force: true })];
   const close = async () => {
@@ -277,6 +283,7 @@ export async function startStack(options: { serviceHost?: string } = {}): Promis
     mkdirSync(SCREENSHOTS, { recursive: true });
     return {
       serviceUrl,
+      consoleUrl,
       demoUrl: demoOrigin,
       client,
       registered,

@@ -14,7 +14,7 @@ import {
 import { Type } from 'typebox';
 import { accountRoutes } from './account/routes.js';
 import { consoleApiRoutes } from './admin/console-api.js';
-import { ADMIN_PREFIX, adminKeyOf, adminRoutes } from './admin/routes.js';
+import { ADMIN_PREFIX, adminKeyOf, adminRoutes, type ConsoleCredential } from './admin/routes.js';
 import { brandingAssetRoutes } from './branding/routes.js';
 import { consoleCredential, consoleRoutes } from './console/routes.js';
 import type { ServiceContext } from './context.js';
@@ -22,6 +22,7 @@ import { BODY_LIMIT_BYTES } from './defaults.js';
 import { delegationRoutes } from './delegation/routes.js';
 import { deviceNoticeRoutes } from './devices/notice-routes.js';
 import { deviceRoutes } from './devices/routes.js';
+import { ServiceError } from './errors.js';
 import { trackRequestOrigin } from './events/request-context.js';
 import { recordSignInRefusals } from './events/sign-in-refusals.js';
 import { deviceKeyRoutes } from './factors/device-key/routes.js';
@@ -100,8 +101,11 @@ const ClientInfoAnswer = wireBody<ClientInfoResponse>()(
 const ClientInfoSchema = { response: { 200: ClientInfoAnswer, ...errorResponses(401, 403, ...SERVER_ERRORS) } };
 const HealthAnswer = wireBody<HealthResponse>()(Type.Object({ status: Type.Literal('ok') }));
 
-/** The HTTP transport: thin routes over the flows in the context. */
-export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): Promise<FastifyInstance> {
+/**
+ * A Fastify app with the service's logger, limits, errors, metrics, security headers and request
+ * context; no routes yet. `document`: serves the OpenAPI document (the main listener).
+ */
+async function baseApp(ctx: ServiceContext, options: AppOptions, document: boolean) {
   const { pretty = false, ...pinoOptions } = typeof options.logger === 'object' ? options.logger : {};
   const app = Fastify({
     logger:
@@ -137,7 +141,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   const onContractViolation =
     options.onContractViolation ?? (process.env[CONTRACT_CHECK_ENV] === '1' ? contractViolationToStderr : undefined);
   if (onContractViolation) checkResponsesAgainstDocument(app, onContractViolation);
-  await registerOpenApi(app, { issuer: ctx.config.issuer, extras: webhookDocument() });
+  if (document) await registerOpenApi(app, { issuer: ctx.config.issuer, extras: webhookDocument() });
   trackRequestOrigin(app);
   registerMetrics(app, ctx.metrics);
   // Helmet's headers, and the caching rule (protocol.md): nothing is stored by a cache unless its route says so
@@ -147,6 +151,55 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   // Every request's language (the mails it causes speak it), and the hosted pages' (i18n/).
   trackRequestLanguage(app, ctx.locales, ctx.config.issuer);
   trackRequestApp(app);
+  return app;
+}
+
+/** The admin API's routes and services; `consoleCredential`: also the console's session, where the console is served. */
+const adminOptions = (ctx: ServiceContext, consoleCredential: ConsoleCredential | undefined) => ({
+  prefix: ADMIN_PREFIX,
+  adminKeys: ctx.adminKeys,
+  users: ctx.users,
+  events: ctx.events,
+  operations: ctx.operations,
+  clients: ctx.clients,
+  webhooks: ctx.webhooks,
+  ...(consoleCredential ? { consoleCredential } : {}),
+  more: consoleApiRoutes({
+    operators: ctx.operators,
+    adminKeys: ctx.adminKeys,
+    keyring: ctx.keyring,
+    events: ctx.events,
+    webhookBacklog: () => ctx.webhookOutbox.backlog(),
+    now: Date.now,
+  }),
+  branding: ctx.branding,
+  connections: ctx.connections,
+  upstream: ctx.upstream,
+});
+
+/**
+ * The operator console's own listener (config.console; docs/operations.md, "Where it is
+ * served"): the console's page, files, sign-in and session, and the admin API for its session
+ * only. Machines' admin keys are refused here: they stay on the main listener.
+ */
+export async function buildConsoleApp(ctx: ServiceContext, options: AppOptions = {}): Promise<FastifyInstance> {
+  const url = ctx.config.console?.url;
+  if (!url) throw new Error('no console listener is configured');
+  const app = await baseApp(ctx, options, false);
+  app.addHook('onRequest', async (request) => {
+    if (request.headers.authorization !== undefined && request.url.startsWith(`${ADMIN_PREFIX}`))
+      throw new ServiceError('ERR_ADMIN_KEY_INVALID', "Admin keys are accepted on the main listener, not on the console's.");
+  });
+  await app.register(adminRoutes, adminOptions(ctx, consoleCredential(ctx.console, url)));
+  await app.register(consoleRoutes, { console: ctx.console, url });
+  return app;
+}
+
+/** The HTTP transport: thin routes over the flows in the context. */
+export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = await baseApp(ctx, options, true);
+  // The console on the main listener unless it has a listener of its own (then /admin is a 404 here).
+  const consoleHere = ctx.config.console === undefined;
   const sessionCookie = sessionCookieName(ctx.config.issuer);
   const sessionUser = async (cookieHeader: string | undefined) => {
     const session = cookieValue(cookieHeader, sessionCookie);
@@ -204,29 +257,9 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     },
     { prefix: BROWSER_PREFIX },
   );
-  await app.register(adminRoutes, {
-    prefix: ADMIN_PREFIX,
-    adminKeys: ctx.adminKeys,
-    users: ctx.users,
-    events: ctx.events,
-    operations: ctx.operations,
-    clients: ctx.clients,
-    webhooks: ctx.webhooks,
-    consoleCredential: consoleCredential(ctx.console, ctx.config.issuer),
-    more: consoleApiRoutes({
-      operators: ctx.operators,
-      adminKeys: ctx.adminKeys,
-      keyring: ctx.keyring,
-      events: ctx.events,
-      webhookBacklog: () => ctx.webhookOutbox.backlog(),
-      now: Date.now,
-    }),
-    branding: ctx.branding,
-    connections: ctx.connections,
-    upstream: ctx.upstream,
-  });
+  await app.register(adminRoutes, adminOptions(ctx, consoleHere ? consoleCredential(ctx.console, ctx.config.issuer) : undefined));
   await app.register(brandingAssetRoutes, { branding: ctx.branding });
-  await app.register(consoleRoutes, { console: ctx.console, issuer: ctx.config.issuer });
+  if (consoleHere) await app.register(consoleRoutes, { console: ctx.console, url: ctx.config.issuer });
   await app.register(accountRoutes, { account: ctx.account, issuer: ctx.config.issuer, languages });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices, languages, brandOf: (client) => ctx.branding.brandOf(client) });

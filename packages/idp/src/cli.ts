@@ -55,6 +55,7 @@ async function main(argv: string[]): Promise<number> {
       'test-mode': values['test-mode'],
       'dev-inbox': values['dev-inbox'],
       'metrics-port': values['metrics-port'],
+      'console-port': values['console-port'],
     },
     settings,
   );

@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import {
+  CONSOLE_LISTENER_HOST,
   DB_POOL_SIZE,
   DB_STATEMENT_TIMEOUT_MS,
   DEFAULT_HOST,
@@ -85,6 +86,8 @@ export interface ServiceConfig {
   devInbox: boolean;
   /** GET /metrics on a listener of its own (loopback by default), never on the public one; undefined: off. */
   metrics: { host: string; port: number } | undefined;
+  /** The console (/admin) on a listener of its own, reached at `url` (redirect URI, cookies, CSRF origin); undefined: on the main one. */
+  console: { host: string; port: number; url: string } | undefined;
 }
 
 export type { SmsConfig } from './sms/configured.js';
@@ -123,6 +126,10 @@ export const ENVIRONMENT = {
     '"1" serves /dev/mail and /dev/sms (every code) to loopback, unproxied requests; same as --dev-inbox (refused when NODE_ENV=production)',
   SERVICE_IDP_METRICS_PORT: 'port of the separate /metrics listener (default: no metrics listener); same as --metrics-port',
   SERVICE_IDP_METRICS_HOST: 'address the /metrics listener binds (default 127.0.0.1)',
+  SERVICE_IDP_CONSOLE_PORT:
+    'port of a separate listener for the operator console /admin (default: the console is on the main listener); same as --console-port',
+  SERVICE_IDP_CONSOLE_HOST: 'address the console listener binds (default 127.0.0.1)',
+  SERVICE_IDP_CONSOLE_URL: "the console listener's public URL, an origin other than the issuer's (default http://HOST:PORT)",
   SMS_TRANSPORT: 'outbox (default; development only), webhook or twilio',
   SMS_WEBHOOK_URL: 'with SMS_TRANSPORT=webhook: where each SMS is POSTed as signed JSON',
   SMS_WEBHOOK_SECRET: 'with SMS_TRANSPORT=webhook: Standard Webhooks signing secret (whsec_…, or any 16+ characters)',
@@ -140,6 +147,7 @@ export interface ConfigFlags {
   'test-mode'?: boolean | undefined;
   'dev-inbox'?: boolean | undefined;
   'metrics-port'?: string | undefined;
+  'console-port'?: string | undefined;
 }
 
 export { ConfigError } from './errors.js';
@@ -200,6 +208,7 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
   const metricsPort = metricsPortSetting === undefined ? undefined : Number(metricsPortSetting);
   if (metricsPort !== undefined && (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535))
     throw new ConfigError(`invalid metrics port ${metricsPortSetting}: a whole number from 0 to 65535`);
+  const consoleListener = consoleSetting(flags, env, { port, host, issuerUrl, production });
   return {
     port,
     host,
@@ -230,7 +239,51 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     passkeyRpId: passkeyRpIdSetting(env.SERVICE_IDP_PASSKEY_RP_ID),
     devInbox,
     metrics: metricsPort === undefined ? undefined : { host: env.SERVICE_IDP_METRICS_HOST || '127.0.0.1', port: metricsPort },
+    console: consoleListener,
   };
+}
+
+/**
+ * --console-port / SERVICE_IDP_CONSOLE_PORT, _HOST and _URL: the console's own listener. Its URL
+ * is an origin (no path: the console lives at /admin below it), never the issuer's (the main
+ * listener no longer serves /admin), https in production like the issuer.
+ */
+function consoleSetting(
+  flags: ConfigFlags,
+  env: NodeJS.ProcessEnv,
+  main: { port: number; host: string; issuerUrl: URL; production: boolean },
+): ServiceConfig['console'] {
+  const portSetting = flags['console-port'] ?? (env.SERVICE_IDP_CONSOLE_PORT || undefined);
+  if (portSetting === undefined) {
+    const orphan = ['SERVICE_IDP_CONSOLE_HOST', 'SERVICE_IDP_CONSOLE_URL'].find((name) => env[name]);
+    if (orphan) throw new ConfigError(`${orphan} is set but no console port: set SERVICE_IDP_CONSOLE_PORT (--console-port) too`);
+    return undefined;
+  }
+  const port = Number(portSetting);
+  if (!/^\d+$/.test(portSetting) || port > 65535)
+    throw new ConfigError(`invalid console port ${portSetting}: a whole number from 0 to 65535`);
+  const host = env.SERVICE_IDP_CONSOLE_HOST || CONSOLE_LISTENER_HOST;
+  if (port !== 0 && port === main.port && (host === main.host || host === '0.0.0.0' || main.host === '0.0.0.0'))
+    throw new ConfigError(`the console port ${port} is the main listener's: choose another --console-port`);
+  const url = (env.SERVICE_IDP_CONSOLE_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(`invalid SERVICE_IDP_CONSOLE_URL: ${url}`);
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    throw new ConfigError(`SERVICE_IDP_CONSOLE_URL must be an http(s) URL, not ${parsed.protocol.slice(0, -1)}: ${url}`);
+  if (parsed.origin !== url)
+    throw new ConfigError(`SERVICE_IDP_CONSOLE_URL must be an origin only (scheme, host, port), with no path, query or user: ${url}`);
+  // Port 0 (tests): startService binds a free port and rewrites the URL, never the main listener's.
+  if (parsed.origin === main.issuerUrl.origin && parsed.port !== '0')
+    throw new ConfigError(
+      `SERVICE_IDP_CONSOLE_URL must differ from the issuer's origin (${parsed.origin}): the console listener is reached at its own address`,
+    );
+  if (main.production && parsed.protocol !== 'https:')
+    throw new ConfigError('SERVICE_IDP_CONSOLE_URL must be an https URL when NODE_ENV=production');
+  return { host, port, url };
 }
 
 /**

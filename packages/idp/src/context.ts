@@ -312,7 +312,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     ...{ users, events, mfa, mfaMethods, recoveryCodes, deviceService },
     revokeAppTokens: (userId, clientId) => refreshTokens.revokeUserClient(userId, clientId),
   });
-  const operatorConsole = openConsole(db, { ...firstParty, events });
+  const operatorConsole = openConsole(db, { ...firstParty, events }, config.console?.url);
 
   return {
     config,

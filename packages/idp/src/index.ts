@@ -14,7 +14,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Paths } from 'service-protocol';
-import { type AppOptions, buildApp } from './app.js';
+import { type AppOptions, buildApp, buildConsoleApp } from './app.js';
 import { ISSUER_FILE, type ServiceConfig } from './config.js';
 import { type ContextOptions, openContext, type ServiceContext } from './context.js';
 import { listenMetrics, metricsPageOf } from './http/metrics.js';
@@ -32,6 +32,8 @@ export interface RunningService {
   devInboxUrl: string | undefined;
   /** The separate /metrics listener, when one is configured. */
   metricsUrl: string | undefined;
+  /** The operator console's own listener's public URL (the console at its /admin), when one is configured. */
+  consoleUrl: string | undefined;
   ctx: ServiceContext;
   close(): Promise<void>;
 }
@@ -46,14 +48,25 @@ export async function startService(requested: ServiceConfig, options: ContextOpt
     const port = await freePort(config.host);
     config = { ...config, port, issuer: config.issuer.replace(/:0$/, `:${port}`) };
   }
+  if (config.console?.port === 0) {
+    const port = await freePort(config.console.host);
+    config = { ...config, console: { ...config.console, port, url: config.console.url.replace(/:0$/, `:${port}`) } };
+  }
   const ctx = await openContext(config, options);
   const app = await buildApp(ctx, options);
   let metrics: Awaited<ReturnType<typeof listenMetrics>> | undefined;
+  let consoleApp: Awaited<ReturnType<typeof buildConsoleApp>> | undefined;
   try {
     await ctx.keyring.ensure();
     await app.listen({ port: config.port, host: config.host });
     if (config.metrics) metrics = await listenMetrics(metricsPageOf(app), config.metrics.host, config.metrics.port);
+    if (config.console) {
+      consoleApp = await buildConsoleApp(ctx, options);
+      await consoleApp.listen({ port: config.console.port, host: config.console.host });
+    }
   } catch (error) {
+    await consoleApp?.close();
+    await metrics?.close();
     await app.close();
     await ctx.close();
     throw error;
@@ -66,11 +79,13 @@ export async function startService(requested: ServiceConfig, options: ContextOpt
     url: config.issuer,
     devInboxUrl: app.hasRoute({ method: 'GET', url: Paths.devMail }) ? `${config.issuer}${Paths.devMail}` : undefined,
     metricsUrl: metrics?.url,
+    consoleUrl: config.console?.url,
     ctx,
     async close() {
       stopSweeper();
       await webhookDelivery.stop();
       await metrics?.close();
+      await consoleApp?.close();
       await app.close();
       await ctx.close();
     },

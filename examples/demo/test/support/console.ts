@@ -26,7 +26,7 @@ export function consoleBrowser(stack: Stack) {
   /** The console's sign-in: /admin → hosted page, email code, TOTP enrollment (MFA is required), recovery codes → the console. */
   async function consoleSignIn(email: string): Promise<Page> {
     const page = await freshPage();
-    await page.goto(`${stack.serviceUrl}/admin`);
+    await page.goto(`${stack.consoleUrl}/admin`);
     await page.getByRole('heading', { name: 'Sign in to Operator console' }).waitFor();
     await emailAndCode(page, email);
     await page.getByLabel('An authenticator app').check();
@@ -44,14 +44,14 @@ export function consoleBrowser(stack: Stack) {
         throw new Error(`${page.url()}: ${((await page.locator('body').textContent()) ?? '').slice(0, 500)}`, { cause: error });
       });
     await page.getByRole('button', { name: 'I have saved them' }).click();
-    await page.waitForURL(`${stack.serviceUrl}/admin`);
+    await page.waitForURL(`${stack.consoleUrl}/admin`);
     await page.locator('main[data-ready="dashboard"]').waitFor();
     return page;
   }
 
   async function view(page: Page, name: string, param = '') {
     await page.evaluate(() => document.querySelector('main')?.removeAttribute('data-ready'));
-    const target = `${stack.serviceUrl}/admin#/${name}${param ? `/${param}` : ''}`;
+    const target = `${stack.consoleUrl}/admin#/${name}${param ? `/${param}` : ''}`;
     // The same address again changes no hash, so the console would not draw: load it afresh.
     if (page.url() === target) await page.reload();
     else await page.goto(target);

@@ -15,6 +15,7 @@ export const FLAGS = {
   'test-mode': { type: 'boolean' },
   'dev-inbox': { type: 'boolean' },
   'metrics-port': { type: 'string' },
+  'console-port': { type: 'string' },
   name: { type: 'string' },
   origin: { type: 'string', multiple: true },
   'redirect-uri': { type: 'string', multiple: true },

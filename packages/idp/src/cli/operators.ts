@@ -28,7 +28,7 @@ const add: Command = {
     const { withData } = await import('./open.js');
     const added = await withData(config, async (data) => (await operators(data)).add({ email, role }, 'cli'));
     if (values.json) io.out(`${JSON.stringify(added)}\n`);
-    else io.out(`Operator ${added.email} (${added.role}) can sign in at ${config.issuer}/admin\n`);
+    else io.out(`Operator ${added.email} (${added.role}) can sign in at ${config.console?.url ?? config.issuer}/admin\n`);
     return 0;
   },
 };

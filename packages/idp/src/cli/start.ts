@@ -7,12 +7,13 @@ import { type Command, UsageError } from './command.js';
 export const start: Command = {
   name: 'start',
   usage: `  service-idp start [--port 8080] [--host 127.0.0.1] [--data ./data] [--database URL] [--issuer URL] [--test-mode]
-                    [--dev-inbox] [--metrics-port PORT]
+                    [--dev-inbox] [--metrics-port PORT] [--console-port PORT]
       Run the service. The first start creates the data folder, the database, a signing
       key and the server secret; later starts reuse them. --dev-inbox serves /dev/mail to this
-      machine; --metrics-port serves /metrics on a separate loopback listener.
+      machine; --metrics-port serves /metrics on a separate loopback listener; --console-port
+      serves the operator console (/admin) on its own loopback listener instead of the main one.
 `,
-  flags: ['port', 'host', 'issuer', 'test-mode', 'dev-inbox', 'metrics-port'],
+  flags: ['port', 'host', 'issuer', 'test-mode', 'dev-inbox', 'metrics-port', 'console-port'],
   data: 'created',
   async run({ config }, io) {
     const json = config.logFormat === 'json';
@@ -42,6 +43,7 @@ export const start: Command = {
       sms: service.ctx.sms.describe(),
       ...(service.devInboxUrl ? { devInbox: service.devInboxUrl } : {}),
       ...(service.metricsUrl ? { metrics: service.metricsUrl } : {}),
+      ...(service.consoleUrl ? { console: `${service.consoleUrl}/admin` } : {}),
     };
     if (json) say('service-idp listening', banner);
     else
@@ -56,6 +58,7 @@ export const start: Command = {
           `  SMS goes to:  ${banner.sms}`,
           ...(banner.devInbox ? [`  dev inbox:  ${banner.devInbox} (mail and SMS; this machine only)`] : []),
           ...(banner.metrics ? [`  metrics:    ${banner.metrics}`] : []),
+          ...(banner.console ? [`  console:    ${banner.console}`] : []),
           '',
         ].join('\n'),
       );

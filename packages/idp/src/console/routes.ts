@@ -47,8 +47,9 @@ function asset(name: (typeof FILES)[number]): string {
   throw new Error(`The operator console's ${name} is not built (packages/console): run npm run build.`);
 }
 
-const cookieNames = (issuer: string) =>
-  issuer.startsWith('https:')
+/** By the console's URL (the issuer's, or its own listener's): __Host- cookies need https. */
+const cookieNames = (url: string) =>
+  url.startsWith('https:')
     ? { session: '__Host-service_console', login: '__Host-service_console_login' }
     : { session: 'service_console', login: 'service_console_login' };
 
@@ -72,14 +73,15 @@ const redirect = (description: string) => ({ response: { 303: { description }, .
 /**
  * The operator console at /admin (docs/operations.md, "The operator console"): the page and its
  * files, the sign-in through the service's own hosted sign-in, the session, and the credential
- * the admin API accepts from it.
+ * the admin API accepts from it. `url`: where the console is served, the issuer or its own
+ * listener's URL (config.console).
  */
-export const consoleRoutes: FastifyPluginAsyncTypebox<{ console: ConsoleService; issuer: string }> = async (
+export const consoleRoutes: FastifyPluginAsyncTypebox<{ console: ConsoleService; url: string }> = async (
   app,
-  { console: service, issuer },
+  { console: service, url },
 ) => {
-  const names = cookieNames(issuer);
-  const secure = issuer.startsWith('https:') ? '; Secure' : '';
+  const names = cookieNames(url);
+  const secure = url.startsWith('https:') ? '; Secure' : '';
   // SameSite=Strict: no other site's page or link ever carries it. The login cookie is Lax: it
   // comes back on the hosted sign-in's navigation to the callback.
   const sessionCookie = (value: string, maxAge: number) =>
@@ -179,7 +181,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{ console: ConsoleService;
     async (request, reply) => {
       const cookie = sessionOf(request);
       if (cookie) {
-        checkConsoleCall(request, issuer, (token) => service.checkCsrf(cookie, token));
+        checkConsoleCall(request, url, (token) => service.checkCsrf(cookie, token));
         await service.signOut(cookie);
       }
       return reply.code(204).header('set-cookie', sessionCookie('', 0)).send(null);
@@ -189,13 +191,14 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{ console: ConsoleService;
 
 /**
  * CSRF (docs/security.md): a console call comes from the console's own page. Its Origin, when
- * the browser sends one, is the issuer's, and Sec-Fetch-Site says same-origin; and it carries
- * the per-session token, which another site's page cannot read (no CORS on /admin).
+ * the browser sends one, is the console's (the issuer's, or its own listener's URL), and
+ * Sec-Fetch-Site says same-origin; and it carries the per-session token, which another site's
+ * page cannot read (no CORS on /admin).
  */
-function checkConsoleCall(request: FastifyRequest, issuer: string, tokenMatches: (token: string | undefined) => boolean): void {
+function checkConsoleCall(request: FastifyRequest, url: string, tokenMatches: (token: string | undefined) => boolean): void {
   const origin = request.headers.origin;
   const site = request.headers['sec-fetch-site'];
-  if ((origin !== undefined && origin !== new URL(issuer).origin) || (site !== undefined && site !== 'same-origin'))
+  if ((origin !== undefined && origin !== new URL(url).origin) || (site !== undefined && site !== 'same-origin'))
     throw new ServiceError('ERR_FORBIDDEN', 'Console calls are accepted from the console only.');
   const token = request.headers[CSRF_HEADER];
   if (!tokenMatches(typeof token === 'string' ? token : undefined))
@@ -203,12 +206,12 @@ function checkConsoleCall(request: FastifyRequest, issuer: string, tokenMatches:
 }
 
 /** The admin API's second credential (admin/routes.ts): the console's session cookie, its call checked as above. */
-export function consoleCredential(service: ConsoleService, issuer: string): ConsoleCredential {
-  const name = cookieNames(issuer).session;
+export function consoleCredential(service: ConsoleService, url: string): ConsoleCredential {
+  const name = cookieNames(url).session;
   return async (request) => {
     const cookie = parseCookies(request.headers.cookie).get(name);
     if (!cookie) return undefined;
-    checkConsoleCall(request, issuer, (token) => service.checkCsrf(cookie, token));
+    checkConsoleCall(request, url, (token) => service.checkCsrf(cookie, token));
     const caller = await service.authenticate(cookie);
     if (!caller) throw new ServiceError('ERR_ADMIN_KEY_INVALID', 'The console session has ended; sign in again.');
     return { actor: caller.actor, role: caller.role };

@@ -27,7 +27,7 @@ export interface ConsoleCaller {
 }
 
 export interface ConsoleService {
-  /** Creates or refreshes the console's built-in client (its redirect URI follows the issuer). */
+  /** Creates or refreshes the console's built-in client (its redirect URI follows the issuer, or the console listener's URL). */
   ensureClient(): Promise<void>;
   /** The hosted sign-in to send the browser to, and the value of the cookie that holds its state and PKCE verifier. */
   beginSignIn(): { location: string; login: string };
@@ -59,13 +59,15 @@ const actorOf = (operator: OperatorRecord) => `operator:${operator.email}`;
  * console client whose policy requires MFA; what comes back is checked again here (amr `mfa`).
  */
 export function createConsoleService(
-  deps: FirstPartyDeps & { operators: Operators; store: ConsoleSessionStore; events: EventLog },
+  deps: FirstPartyDeps & { operators: Operators; store: ConsoleSessionStore; events: EventLog; consoleUrl?: string | undefined },
 ): ConsoleService {
   const { operators, store, events, hash, now } = deps;
   const signIn = createFirstPartySignIn(deps, {
     clientId: CONSOLE_CLIENT_ID,
     name: 'Operator console',
     callbackPath: CONSOLE_CALLBACK_PATH,
+    // On its own listener (config.console), the hosted sign-in sends operators back there.
+    baseUrl: deps.consoleUrl,
     mfaPolicy: 'required',
     purpose: 'console',
   });

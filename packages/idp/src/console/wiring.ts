@@ -6,9 +6,16 @@ import type { Db } from '../storage/database.js';
 import { type ConsoleService, createConsoleService } from './service.js';
 import { createConsoleSessionStore } from './store.js';
 
-/** The operators and the console's sessions over one database, wired as context.ts wires the rest. */
-export function openConsole(db: Db, deps: FirstPartyDeps & { events: EventLog }): { operators: Operators; console: ConsoleService } {
+/**
+ * The operators and the console's sessions over one database, wired as context.ts wires the rest;
+ * `consoleUrl`: the console's own listener's public URL, when it has one (config.console).
+ */
+export function openConsole(
+  db: Db,
+  deps: FirstPartyDeps & { events: EventLog },
+  consoleUrl?: string,
+): { operators: Operators; console: ConsoleService } {
   const operators = createOperators({ store: createOperatorStore(db), events: deps.events, now: deps.now });
-  const consoleService = createConsoleService({ ...deps, operators, store: createConsoleSessionStore(db) });
+  const consoleService = createConsoleService({ ...deps, operators, store: createConsoleSessionStore(db), consoleUrl });
   return { operators, console: consoleService };
 }

@@ -76,6 +76,8 @@ export const DB_IDLE_TIMEOUT_MS = 30_000;
 /** HTTP */
 export const DEFAULT_PORT = 8080;
 export const DEFAULT_HOST = '127.0.0.1';
+/** The operator console's own listener (--console-port) binds here unless SERVICE_IDP_CONSOLE_HOST says otherwise. */
+export const CONSOLE_LISTENER_HOST = '127.0.0.1';
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
 /**

@@ -28,8 +28,10 @@ export interface FirstPartyApp {
   clientId: string;
   /** Shown on the hosted pages as the client's name. */
   name: string;
-  /** Where the hosted sign-in sends the browser back to, below the issuer. */
+  /** Where the hosted sign-in sends the browser back to, below `baseUrl`. */
   callbackPath: string;
+  /** Where the app is served (an origin): the issuer, unless it has a listener of its own (the console's). */
+  baseUrl?: string | undefined;
   mfaPolicy: 'optional' | 'required';
   /** Separates this app's keyed hashes (CSRF tokens, sessions) from every other's: `account`, `console`. */
   purpose: string;
@@ -67,7 +69,7 @@ export interface FirstPartySignIn {
 export function createFirstPartySignIn(deps: FirstPartyDeps, app: FirstPartyApp): FirstPartySignIn {
   const { issuer, codes, hash } = deps;
   const { clientId } = app;
-  const redirectUri = `${issuer}${app.callbackPath}`;
+  const redirectUri = `${app.baseUrl ?? issuer}${app.callbackPath}`;
   const refused = (message: string) => new ServiceError('ERR_FORBIDDEN', message);
   const csrfToken = (cookie: string) => hash(`${app.purpose}-csrf`, cookie);
   return {

@@ -12,6 +12,8 @@ export function setCookies(headers: Headers): Map<string, string> {
   }
   return cookies;
 }
+/** Where the console is served: its own listener when the service has one (config.console), else the issuer. */
+export const consoleBase = (service: TestService) => service.consoleUrl ?? service.url;
 const cookieValue = (line: string | undefined) => (line ?? '').split(';')[0]?.split('=').slice(1).join('=') ?? '';
 
 /**
@@ -38,7 +40,7 @@ export async function consoleCallback(
   amr: string[],
   tamper: { state?: string; loginCookie?: string } = {},
 ) {
-  const start = await fetch(`${service.url}/admin/signin`, { redirect: 'manual' });
+  const start = await fetch(`${consoleBase(service)}/admin/signin`, { redirect: 'manual' });
   const login = setCookies(start.headers).get('service_console_login');
   const authorize = new URL(start.headers.get('location') ?? '');
   const [state = '', verifier = ''] = cookieValue(login).split('.');
@@ -68,7 +70,7 @@ export async function operatorSession(service: TestService, role: 'viewer' | 'ad
   const user = await consoleUser(service, role);
   const { session } = await consoleCallback(service, user, ['otp', 'mfa', 'email']);
   if (!session) throw new Error('no console session');
-  const info = await fetch(`${service.url}/admin/session`, { headers: { cookie: `service_console=${session}` } });
+  const info = await fetch(`${consoleBase(service)}/admin/session`, { headers: { cookie: `service_console=${session}` } });
   const { csrfToken } = (await info.json()) as { csrfToken: string };
   return { ...user, session, csrfToken };
 }
@@ -85,7 +87,7 @@ export async function consoleCall(
   const headers: Record<string, string> = {
     cookie: `service_console=${who.session}`,
     'x-console-csrf': who.csrfToken,
-    origin: service.url,
+    origin: consoleBase(service),
     'sec-fetch-site': 'same-origin',
   };
   for (const [name, value] of Object.entries(override)) {
@@ -93,7 +95,7 @@ export async function consoleCall(
     else headers[name] = value;
   }
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${service.url}/admin/v1${path}`, {
+  const response = await fetch(`${consoleBase(service)}/admin/v1${path}`, {
     method,
     headers,
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
