@@ -62,11 +62,11 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
           .code(303)
           .header('location', withUi(`${ACCOUNT_PATH}/signin`, request.query.ui_locales))
           .send();
-      const [holdings, events] = await Promise.all([account.overview(who), account.activity(who)]);
+      const [holdings, events, identities] = await Promise.all([account.overview(who), account.activity(who), account.identities(who)]);
       const csrf = account.csrfToken(cookie);
       const methods = account.changeableMethods();
       return page(request, reply, 200, (locale) =>
-        accountPageHtml({ locales, locale, email: who.email, deviceId: who.deviceId, csrf, holdings, events, methods }),
+        accountPageHtml({ locales, locale, email: who.email, deviceId: who.deviceId, csrf, holdings, events, methods, identities }),
       );
     },
   );
@@ -164,6 +164,21 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
     async (request, reply) =>
       act(request, reply, true, async (who) => {
         await account.revokeOthers(who);
+        return reply.code(303).header('location', ACCOUNT_PATH).send();
+      }),
+  );
+
+  app.post(
+    `${ACCOUNT_PATH}/identities/unlink`,
+    {
+      schema: {
+        body: Type.Object({ csrf: Type.Optional(Csrf), connection: DeviceId, subject: Type.String({ minLength: 1, maxLength: 500 }) }),
+        response: actionResponses('back to /account'),
+      },
+    },
+    async (request, reply) =>
+      act(request, reply, true, async (who) => {
+        await account.unlinkIdentity(who, request.body.connection, request.body.subject);
         return reply.code(303).header('location', ACCOUNT_PATH).send();
       }),
   );
