@@ -37,7 +37,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
   await account.ensureClient();
   const { locales } = languages;
   const http = accountHttp({ account, issuer, languages });
-  const { names, sessionCookie, loginCookie, uiCookie, cookieOf, page, message, act, refusedProof } = http;
+  const { names, sessionCookie, loginCookie, uiCookie, cookieOf, page, message, act, refusedProofStep } = http;
   /** OpenID Connect's ui_locales (space-separated language tags), carried through the sign-in back to the page. */
   const UiLocales = Type.Optional(Type.String({ maxLength: 100, pattern: '^[A-Za-z0-9 -]*$' }));
   const withUi = (path: string, ui: string | undefined) => (ui ? `${path}?ui_locales=${encodeURIComponent(ui)}` : path);
@@ -209,7 +209,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
         try {
           exported = await account.export(who, request.body);
         } catch (error) {
-          return refusedProof(request, reply, error);
+          return refusedProofStep(request, reply, who, 'export', request.body, error);
         }
         return reply
           .header('content-disposition', 'attachment; filename="my-account.json"')
@@ -231,7 +231,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
         try {
           await account.deleteAccount(who, request.body.confirm, request.body);
         } catch (error) {
-          return refusedProof(request, reply, error);
+          return refusedProofStep(request, reply, who, 'delete', request.body, error);
         }
         reply.header('set-cookie', sessionCookie('', 0));
         return message(request, reply, 200, 'page.account.deleted', 'none');
