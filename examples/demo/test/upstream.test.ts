@@ -14,6 +14,7 @@ import { build } from 'esbuild';
 import * as oidc from 'openid-client';
 import type { Page } from 'playwright-core';
 import { startUpstream, type TestUpstream } from '../../../packages/idp/test/support/upstream.ts';
+import { emailAndCode as signInByEmail } from './fixtures.ts';
 import { type PageServer, ROOT, SEND_WINDOW_MS, type Stack, screenshot, servePages, startStack } from './harness.ts';
 import { assertAccessible, VIEWPORTS } from './visual.ts';
 
@@ -302,6 +303,31 @@ document.getElementById('go').addEventListener('click', async () => {
     await page.goto(`${stack.registered.origin}/upstream-app#status=SUCCESS&code=planted&state=forged`);
     await page.waitForFunction(() => (document.getElementById('result')?.textContent ?? '').includes('status'));
     assert.equal(JSON.parse((await page.locator('#result').textContent()) ?? 'null').status, 'INVALID_REQUEST');
+    await page.context().close();
+  });
+
+  it('the account center (opened by the emailed code) lists the linked identity and unlinks it (issue 26)', async () => {
+    const email = `unlink.${run}@example.com`;
+    upstream.signInAs({ sub: `acme-${email}`, email, email_verified: true, name: 'Una Link' });
+    const page = await newPage();
+    const expected = await open(page, 'Acme Portal');
+    await page.getByRole('button', { name: 'Acme ID' }).click();
+    assert.equal((await claimsAt(page, 'Acme Portal', expected)).email, email);
+
+    // The account page opens with the emailed code (a remembered browser): the way in that remains.
+    await page.goto(`${stack.serviceUrl}/account`);
+    await signInByEmail(stack, page, email, { remember: true });
+    const section = page.getByRole('region', { name: 'Linked sign-ins' });
+    await section.waitFor();
+    const text = (await section.textContent()) ?? '';
+    assert.match(text, /Acme ID/);
+    assert.ok(text.includes(email), 'the address the provider gave');
+    await assertAccessible(page, 'account page with a linked identity');
+    await page.setViewportSize({ width: 375, height: 740 });
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), 'fits a phone');
+    await section.getByRole('button', { name: 'Unlink' }).click();
+    await page.getByRole('heading', { name: 'Your account', level: 1 }).waitFor();
+    assert.equal(await page.getByRole('region', { name: 'Linked sign-ins' }).count(), 0, 'unlinked');
     await page.context().close();
   });
 });

@@ -1,6 +1,7 @@
 import type { MfaMethod } from 'service-protocol';
 import { escapeHtml } from '../http/page.js';
 import type { Locales, MessageKey, Values } from '../i18n/locales.js';
+import type { ProvenAction } from './factors.js';
 
 /** What the account page's forms need to render in the user's language. */
 export interface FormContext {
@@ -62,6 +63,8 @@ export function codeStepHtml(
     /** A recovery code may stand in (the factor in force at a change, export or deletion). */
     recovery: boolean;
     totp?: { secret: string; otpauthUri: string } | undefined;
+    /** A wrong code's message, announced (role=alert) above the same step's form to retype it. */
+    error?: string | undefined;
   },
 ): string {
   const t = textOf(c);
@@ -70,7 +73,7 @@ export function codeStepHtml(
       `<p>${t('page.account.totpKey')} <code data-secret>${escapeHtml(step.totp.secret)}</code></p>`
     : '';
   return (
-    `<h1>${t(step.heading)}</h1><p>${step.intro}</p>${totp}` +
+    `<h1>${t(step.heading)}</h1>${step.error ? `<p role="alert">${escapeHtml(step.error)}</p>` : ''}<p>${step.intro}</p>${totp}` +
     accountForm(
       c,
       step.action,
@@ -108,9 +111,12 @@ export function changeStepHtml(
   step:
     | { kind: 'current'; sessionId: string; currentMethod: string }
     | { kind: 'new'; sessionId: string; method: string; otpauthUri?: string; secret?: string },
+  error?: string,
 ): string {
   const t = textOf(c);
-  const fields = hidden('session', step.sessionId);
+  // The step and method ride along for display only: a wrong code re-shows this step (the session decides what is checked).
+  const shown = step.kind === 'current' ? step.currentMethod : step.method;
+  const fields = hidden('session', step.sessionId) + hidden('step', step.kind) + hidden('method', shown);
   if (step.kind === 'current')
     return codeStepHtml(c, {
       heading: 'page.account.mfaProveTitle',
@@ -119,6 +125,7 @@ export function changeStepHtml(
       fields,
       button: 'page.account.confirm',
       recovery: true,
+      error,
     });
   const intro = step.method === 'totp' ? '' : t(step.method === 'sms' ? 'page.account.newSms' : 'page.account.newEmail');
   return codeStepHtml(c, {
@@ -129,5 +136,32 @@ export function changeStepHtml(
     button: 'page.account.confirm',
     recovery: false,
     totp: step.otpauthUri && step.secret ? { otpauthUri: step.otpauthUri, secret: step.secret } : undefined,
+    error,
+  });
+}
+
+/** The heading of each proven action's code page. */
+const PROOF_HEADING: Record<ProvenAction, MessageKey> = {
+  export: 'page.account.proveExport',
+  delete: 'page.account.proveDelete',
+  'recovery-codes': 'page.account.proveRecovery',
+};
+
+/** The code step of a proven action (/account/proof), or the same step again after a wrong code (`error`). */
+export function proofStepHtml(
+  c: FormContext,
+  action: ProvenAction,
+  proof: { sessionId: string; method: string; inForce: boolean },
+  confirm: string,
+  error?: string,
+): string {
+  return codeStepHtml(c, {
+    heading: PROOF_HEADING[action],
+    intro: proveIntro(c, proof.method, proof.inForce),
+    action,
+    fields: hidden('session', proof.sessionId) + (action === 'delete' ? hidden('confirm', confirm) : ''),
+    button: action === 'delete' ? 'page.account.deleteButton' : 'page.account.confirm',
+    recovery: proof.inForce && action !== 'recovery-codes',
+    error,
   });
 }

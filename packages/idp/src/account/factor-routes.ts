@@ -4,17 +4,9 @@ import { Type } from 'typebox';
 import { ServiceError } from '../errors.js';
 import type { Locales, MessageKey } from '../i18n/locales.js';
 import type { ChangeStep } from '../sign-in/mfa-step.js';
-import { changeStepHtml, codeStepHtml, type FormContext, hidden, proveIntro, recoveryCodesHtml, textOf } from './factor-page.js';
-import type { ProvenAction } from './factors.js';
+import { changeStepHtml, type FormContext, proofStepHtml, recoveryCodesHtml, textOf } from './factor-page.js';
 import { type AccountHttp, actionResponses, CodeField, Csrf, DeviceId, MfaSessionField, provenResponses } from './http.js';
 import { ACCOUNT_PATH, type AccountCaller, type AccountCenter } from './service.js';
-
-/** The heading of each proven action's code page. */
-const PROOF_HEADING: Record<ProvenAction, MessageKey> = {
-  export: 'page.account.proveExport',
-  delete: 'page.account.proveDelete',
-  'recovery-codes': 'page.account.proveRecovery',
-};
 
 /**
  * The account center's second factor and devices (account/factors.ts): enroll or change the
@@ -27,7 +19,7 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<{ account: AccountCe
   app,
   { account, http, locales },
 ) => {
-  const { act, page, refusedProof } = http;
+  const { act, page, refusedProof, refusedProofStep, triesLeft } = http;
   const csrfOf = (request: FastifyRequest) => account.csrfToken(http.cookieOf(request) ?? '');
   const form = (request: FastifyRequest, locale: string): FormContext => ({ locales, locale, csrf: csrfOf(request) });
   /** Runs `run`; a refused code or step becomes the page saying why (nothing changed). */
@@ -38,8 +30,14 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<{ account: AccountCe
       return refusedProof(request, reply, error);
     }
   };
-  const changePage = (request: FastifyRequest, reply: FastifyReply, step: Exclude<ChangeStep, { kind: 'done' }>) =>
-    page(request, reply, 200, (locale) => changeStepHtml(form(request, locale), step));
+  const changePage = (request: FastifyRequest, reply: FastifyReply, step: Exclude<ChangeStep, { kind: 'done' }>, remaining?: number) =>
+    page(request, reply, remaining === undefined ? 200 : 400, (locale) =>
+      changeStepHtml(
+        form(request, locale),
+        step,
+        remaining === undefined ? undefined : locales.text(locale, 'page.account.codeWrong', { remaining }),
+      ),
+    );
 
   app.post(
     `${ACCOUNT_PATH}/mfa/change`,
@@ -66,25 +64,44 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<{ account: AccountCe
     `${ACCOUNT_PATH}/mfa/verify`,
     {
       schema: {
-        body: Type.Object({ csrf: Type.Optional(Csrf), session: MfaSessionField, code: CodeField }),
+        body: Type.Object({
+          csrf: Type.Optional(Csrf),
+          session: MfaSessionField,
+          code: CodeField,
+          // Shown again after a wrong code (display only: the session decides what is checked).
+          step: Type.Optional(Type.Union([Type.Literal('current'), Type.Literal('new')])),
+          method: Type.Optional(Type.String({ maxLength: 20, pattern: '^[a-z]+$' })),
+        }),
         response: provenResponses('the new method’s code step, or the change done (with the first recovery codes, shown once)'),
       },
     },
     async (request, reply) =>
-      act(request, reply, true, (who) =>
-        proven(request, reply, async () => {
-          const { step, recoveryCodes } = await account.verifyChange(who, request.body.session, request.body.code);
+      act(request, reply, true, async (who) => {
+        const { session, step: shown, method } = request.body;
+        let done: Awaited<ReturnType<AccountCenter['verifyChange']>>;
+        try {
+          done = await account.verifyChange(who, session, request.body.code);
+        } catch (error) {
+          // A wrong code with tries left: the same step again, to retype.
+          const remaining = triesLeft(error);
+          if (remaining === undefined || !shown || !method) return refusedProof(request, reply, error);
+          const again =
+            shown === 'current' ? { kind: shown, sessionId: session, currentMethod: method } : { kind: shown, sessionId: session, method };
+          return changePage(request, reply, again as Exclude<ChangeStep, { kind: 'done' }>, remaining);
+        }
+        return proven(request, reply, async () => {
+          const { step, recoveryCodes } = done;
           if (step.kind === 'new') return changePage(request, reply, step);
           return page(request, reply, 200, (locale) => {
             const c = form(request, locale);
-            const method = textOf(c)(`hosted.method.${step.method}` as MessageKey);
-            const done = `<p role="status">${textOf(c)('page.account.mfaDone', { method })}</p>`;
+            const name = textOf(c)(`hosted.method.${step.method}` as MessageKey);
+            const said = `<p role="status">${textOf(c)('page.account.mfaDone', { method: name })}</p>`;
             return recoveryCodes
-              ? `${done}${recoveryCodesHtml(c, recoveryCodes, 'page.account.codesTitle')}`
-              : `<h1>${textOf(c)('page.account.mfa')}</h1>${done}<p><a href="${ACCOUNT_PATH}">${textOf(c)('page.account.back')}</a></p>`;
+              ? `${said}${recoveryCodesHtml(c, recoveryCodes, 'page.account.codesTitle')}`
+              : `<h1>${textOf(c)('page.account.mfa')}</h1>${said}<p><a href="${ACCOUNT_PATH}">${textOf(c)('page.account.back')}</a></p>`;
           });
-        }),
-      ),
+        });
+      }),
   );
 
   app.post(
@@ -107,18 +124,8 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<{ account: AccountCe
           if (action === 'delete') account.checkDeleteConfirmation(who, confirm);
           if (action === 'recovery-codes' && !(await account.overview(who)).mfa)
             throw new ServiceError('ERR_REQUEST_INVALID', 'Recovery codes back up a second factor: set one up first.');
-          const started = await account.startProof(who, request.ip);
-          return page(request, reply, 200, (locale) => {
-            const c = form(request, locale);
-            return codeStepHtml(c, {
-              heading: PROOF_HEADING[action],
-              intro: proveIntro(c, started.method, started.inForce),
-              action,
-              fields: hidden('session', started.sessionId) + (action === 'delete' ? hidden('confirm', confirm) : ''),
-              button: action === 'delete' ? 'page.account.deleteButton' : 'page.account.confirm',
-              recovery: started.inForce && action !== 'recovery-codes',
-            });
-          });
+          const started = await account.startProof(who, action, request.ip);
+          return page(request, reply, 200, (locale) => proofStepHtml(form(request, locale), action, started, confirm));
         }),
       ),
   );
@@ -132,12 +139,15 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<{ account: AccountCe
       },
     },
     async (request, reply) =>
-      act(request, reply, true, (who: AccountCaller) =>
-        proven(request, reply, async () => {
-          const codes = await account.regenerateRecoveryCodes(who, request.body.session, request.body.code);
-          return page(request, reply, 200, (locale) => recoveryCodesHtml(form(request, locale), codes, 'page.account.codesTitle'));
-        }),
-      ),
+      act(request, reply, true, async (who: AccountCaller) => {
+        let codes: string[];
+        try {
+          codes = await account.regenerateRecoveryCodes(who, request.body.session, request.body.code);
+        } catch (error) {
+          return refusedProofStep(request, reply, who, 'recovery-codes', request.body, error);
+        }
+        return page(request, reply, 200, (locale) => recoveryCodesHtml(form(request, locale), codes, 'page.account.codesTitle'));
+      }),
   );
 
   app.post(

@@ -1,6 +1,7 @@
 import { isValidDeviceName, type MfaMethod, normalizePhone } from 'service-protocol';
 import { ACCOUNT_CLIENT_ID, type ClientService } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
+import { type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import type { DeviceService } from '../devices/service.js';
 import { ServiceError } from '../errors.js';
 import type { RecoveryCodeFactor } from '../sign-in/factor.js';
@@ -24,6 +25,8 @@ export interface AccountFactorDeps {
   mfaMethods: readonly MfaMethod[];
   recoveryCodes: Pick<RecoveryCodeFactor, 'issue'>;
   deviceService: Pick<DeviceService, 'rename'>;
+  /** Keys the tag that binds a proof to its action (`account-proof`). */
+  hash: SecretHasher;
 }
 
 /**
@@ -43,8 +46,15 @@ export interface AccountFactors {
     sessionId: string,
     code: string,
   ): Promise<{ step: Exclude<ChangeStep, { kind: 'current' }>; recoveryCodes?: string[] }>;
-  startProof(caller: Who, ip: string | undefined): Promise<ProofStart>;
-  /** The proof of `action`: a recovery code stands in for export and deletion, never for new recovery codes. */
+  /**
+   * Opens the proof of one action: its `sessionId` is the MFA session's id and a keyed tag of
+   * (action, user, session), so a proof opened for one action is refused for another.
+   */
+  startProof(caller: Who, action: ProvenAction, ip: string | undefined): Promise<ProofStart>;
+  /**
+   * The proof of `action` (ERR_SESSION_INVALID, before any guess is counted, when it was opened
+   * for another action): a recovery code stands in for export and deletion, never for new recovery codes.
+   */
   checkProof(caller: Who, action: ProvenAction, sessionId: string, code: string): Promise<void>;
   /** New recovery codes after a proof of the factor in force (not a recovery code); the old set stops working. */
   regenerateRecoveryCodes(caller: Who, sessionId: string, code: string): Promise<string[]>;
@@ -62,7 +72,13 @@ export function createAccountFactors(deps: AccountFactorDeps): AccountFactors {
   };
   const changeableMethods = () => deps.mfaMethods.filter((m) => m !== 'passkey');
 
-  const checkProof: AccountFactors['checkProof'] = async (caller, action, sessionId, code) => {
+  const proofTag = (action: ProvenAction, userId: string, sessionId: string) =>
+    deps.hash('account-proof', `${action}\0${userId}\0${sessionId}`);
+  const checkProof: AccountFactors['checkProof'] = async (caller, action, tagged, code) => {
+    const dot = tagged.lastIndexOf('.');
+    const sessionId = tagged.slice(0, Math.max(dot, 0));
+    if (dot < 0 || !safeEqual(tagged.slice(dot + 1), proofTag(action, caller.userId, sessionId)))
+      throw new ServiceError('ERR_SESSION_INVALID', 'This verification was opened for another action. Start again.');
     await mfa.verifyProof(await client(), user(caller), sessionId, code, { recoveryAllowed: action !== 'recovery-codes' });
   };
 
@@ -89,7 +105,10 @@ export function createAccountFactors(deps: AccountFactorDeps): AccountFactors {
       return { step };
     },
 
-    startProof: async (caller, ip) => mfa.startProof(await client(), user(caller), ip),
+    async startProof(caller, action, ip) {
+      const started = await mfa.startProof(await client(), user(caller), ip);
+      return { ...started, sessionId: `${started.sessionId}.${proofTag(action, caller.userId, started.sessionId)}` };
+    },
 
     checkProof,
 

@@ -6,6 +6,9 @@ import { escapeHtml, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
 import type { MessageKey, Values } from '../i18n/locales.js';
 import type { PageLanguages } from '../i18n/page-language.js';
+import { PROOF_STAND_IN } from '../sign-in/mfa-proof.js';
+import { proofStepHtml } from './factor-page.js';
+import type { ProvenAction } from './factors.js';
 import { ACCOUNT_PATH, type AccountCaller, type AccountCenter } from './service.js';
 
 /** The header a script's account call may carry its per-session token in (forms send the `csrf` field). */
@@ -14,8 +17,11 @@ export const ACCOUNT_CSRF_HEADER = 'x-account-csrf';
 export const HTML = 'text/html';
 export const Csrf = Type.String({ maxLength: 200 });
 export const DeviceId = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
-/** An MFA session id the page carries from one step to the next (sign-in/mfa-session.ts: `mfa_` and base64url). */
-export const MfaSessionField = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
+/**
+ * An MFA session id the page carries from one step to the next (sign-in/mfa-session.ts: `mfa_` and
+ * base64url); a proof's carries its action's tag after a dot (account/factors.ts `startProof`).
+ */
+export const MfaSessionField = Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)?$' });
 /** A 6-digit code or a recovery code as typed (spaces and dashes allowed; the MFA step tells them apart). */
 export const CodeField = Type.String({ minLength: 1, maxLength: 40 });
 
@@ -143,6 +149,41 @@ export function accountHttp({ account, issuer, languages }: { account: AccountCe
     }
   };
 
+  /** The tries left after a wrong code, when the same step is shown again to retype it; else undefined. */
+  const triesLeft = (error: unknown): number | undefined => {
+    if (!(error instanceof ServiceError) || error.code !== 'ERR_OTP_INVALID') return undefined;
+    const remaining = Number(error.details.attemptsRemaining ?? 0);
+    return remaining > 0 ? remaining : undefined;
+  };
+
+  /**
+   * A proven action's refusal: a wrong code with tries left shows the same code step again (the
+   * same session; the error announced with role=alert) to retype it; anything else as `refusedProof`.
+   */
+  const refusedProofStep = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    who: AccountCaller,
+    action: ProvenAction,
+    body: { session: string; confirm?: string },
+    error: unknown,
+  ) => {
+    const remaining = triesLeft(error);
+    if (remaining === undefined) return refusedProof(request, reply, error);
+    const mfa = (await account.overview(who)).mfa;
+    const csrf = account.csrfToken(cookieOf(request) ?? '');
+    const proof = { sessionId: body.session, method: mfa?.method ?? PROOF_STAND_IN, inForce: mfa !== null && mfa !== undefined };
+    return page(request, reply, 400, (locale) =>
+      proofStepHtml(
+        { locales, locale, csrf },
+        action,
+        proof,
+        body.confirm ?? '',
+        locales.text(locale, 'page.account.codeWrong', { remaining }),
+      ),
+    );
+  };
+
   return {
     names,
     sessionCookie: cookie(names.session, 'Strict'),
@@ -153,6 +194,8 @@ export function accountHttp({ account, issuer, languages }: { account: AccountCe
     message,
     act,
     refusedProof,
+    refusedProofStep,
+    triesLeft,
   };
 }
 

@@ -28,6 +28,16 @@ export function accountPageHtml(input: {
   events: AuditEvent[];
   /** The methods a user may enroll in or change to here (account/factors.ts). */
   methods: MfaMethod[];
+  /** The linked upstream identities (account/service.ts `identities`). */
+  identities?: {
+    connectionId: string;
+    connectionName: string;
+    subject: string;
+    email: string | null;
+    name: string | null;
+    linkedAt: number;
+    lastUsedAt: number | null;
+  }[];
   notice?: MessageKey;
 }): string {
   const { locales, locale, holdings, csrf } = input;
@@ -77,6 +87,16 @@ export function accountPageHtml(input: {
         '</li>',
     )
     .join('');
+  const identities = (input.identities ?? [])
+    .map(
+      (i) =>
+        `<li data-identity="${escapeHtml(i.connectionId)}"><strong>${escapeHtml(i.connectionName)}</strong>` +
+        [i.email, i.name].map((v) => (v ? ` · ${escapeHtml(v)}` : '')).join('') +
+        `<br><small>${t('page.account.identityLinked', { time: utcMinute(i.linkedAt) })}` +
+        (i.lastUsedAt ? ` · ${t('page.account.lastUsed', { time: utcMinute(i.lastUsedAt) })}` : '') +
+        `</small>${form('identities/unlink', t('page.account.unlink'), hidden('connection', i.connectionId) + hidden('subject', i.subject))}</li>`,
+    )
+    .join('');
   const method = holdings.mfa ? locales.text(locale, `hosted.method.${holdings.mfa.method}` as MessageKey) : '';
 
   return (
@@ -91,6 +111,10 @@ export function accountPageHtml(input: {
       ? `<section aria-labelledby="h-codes"><h2 id="h-codes">${t('page.account.codes')}</h2>` +
         (holdings.recoveryCodes ? `<p>${t('page.account.recoveryLeft', { remaining: holdings.recoveryCodes.remaining })}</p>` : '') +
         `${form('proof', t('page.account.codesNew'), hidden('action', 'recovery-codes'))}</section>`
+      : '') +
+    (identities
+      ? `<section aria-labelledby="h-identities"><h2 id="h-identities">${t('page.account.identities')}</h2>` +
+        `<p>${t('page.account.unlinkNote')}</p><ul>${identities}</ul></section>`
       : '') +
     `<section aria-labelledby="h-apps"><h2 id="h-apps">${t('page.account.apps')}</h2><ul>` +
     holdings.clientSignIns

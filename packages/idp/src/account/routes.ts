@@ -37,7 +37,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
   await account.ensureClient();
   const { locales } = languages;
   const http = accountHttp({ account, issuer, languages });
-  const { names, sessionCookie, loginCookie, uiCookie, cookieOf, page, message, act, refusedProof } = http;
+  const { names, sessionCookie, loginCookie, uiCookie, cookieOf, page, message, act, refusedProofStep } = http;
   /** OpenID Connect's ui_locales (space-separated language tags), carried through the sign-in back to the page. */
   const UiLocales = Type.Optional(Type.String({ maxLength: 100, pattern: '^[A-Za-z0-9 -]*$' }));
   const withUi = (path: string, ui: string | undefined) => (ui ? `${path}?ui_locales=${encodeURIComponent(ui)}` : path);
@@ -62,11 +62,11 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
           .code(303)
           .header('location', withUi(`${ACCOUNT_PATH}/signin`, request.query.ui_locales))
           .send();
-      const [holdings, events] = await Promise.all([account.overview(who), account.activity(who)]);
+      const [holdings, events, identities] = await Promise.all([account.overview(who), account.activity(who), account.identities(who)]);
       const csrf = account.csrfToken(cookie);
       const methods = account.changeableMethods();
       return page(request, reply, 200, (locale) =>
-        accountPageHtml({ locales, locale, email: who.email, deviceId: who.deviceId, csrf, holdings, events, methods }),
+        accountPageHtml({ locales, locale, email: who.email, deviceId: who.deviceId, csrf, holdings, events, methods, identities }),
       );
     },
   );
@@ -169,6 +169,21 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
   );
 
   app.post(
+    `${ACCOUNT_PATH}/identities/unlink`,
+    {
+      schema: {
+        body: Type.Object({ csrf: Type.Optional(Csrf), connection: DeviceId, subject: Type.String({ minLength: 1, maxLength: 500 }) }),
+        response: actionResponses('back to /account'),
+      },
+    },
+    async (request, reply) =>
+      act(request, reply, true, async (who) => {
+        await account.unlinkIdentity(who, request.body.connection, request.body.subject);
+        return reply.code(303).header('location', ACCOUNT_PATH).send();
+      }),
+  );
+
+  app.post(
     `${ACCOUNT_PATH}/apps/signout`,
     { schema: { body: Type.Object({ csrf: Type.Optional(Csrf), client: DeviceId }), response: actionResponses('back to /account') } },
     async (request, reply) =>
@@ -194,7 +209,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
         try {
           exported = await account.export(who, request.body);
         } catch (error) {
-          return refusedProof(request, reply, error);
+          return refusedProofStep(request, reply, who, 'export', request.body, error);
         }
         return reply
           .header('content-disposition', 'attachment; filename="my-account.json"')
@@ -216,7 +231,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
         try {
           await account.deleteAccount(who, request.body.confirm, request.body);
         } catch (error) {
-          return refusedProof(request, reply, error);
+          return refusedProofStep(request, reply, who, 'delete', request.body, error);
         }
         reply.header('set-cookie', sessionCookie('', 0));
         return message(request, reply, 200, 'page.account.deleted', 'none');

@@ -5,6 +5,8 @@ import { ACCOUNT_RECENT_SIGN_IN_SECONDS, ACCOUNT_SESSION_LIFETIME_SECONDS } from
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { AuditEvent } from '../events/store.js';
+import type { Identities } from '../factors/upstream/identities.js';
+import type { LinkedIdentity } from '../factors/upstream/store.js';
 import { createFirstPartySignIn, type FirstPartyDeps } from '../oidc/first-party-sign-in.js';
 import type { UserService } from '../users/service.js';
 import { type AccountFactorDeps, type AccountFactors, createAccountFactors } from './factors.js';
@@ -54,6 +56,13 @@ export interface AccountCenter extends AccountFactors {
   /** Revokes every live device and passkey of the caller but the one of this session; returns how many. */
   revokeOthers(caller: AccountCaller): Promise<number>;
   activity(caller: AccountCaller): Promise<AuditEvent[]>;
+  /** The caller's linked upstream identities, each with its connection's name (the id when the connection is gone). */
+  identities(caller: AccountCaller): Promise<(LinkedIdentity & { connectionName: string })[]>;
+  /**
+   * Unlinks one of the caller's own identities (recorded as identity.unlinked, actor user:<id>);
+   * ERR_NOT_FOUND for any other. Always allowed: every account keeps its emailed code as a way in.
+   */
+  unlinkIdentity(caller: AccountCaller, connectionId: string, subject: string): Promise<void>;
   /** The export, after the proof of the factor in force (or its stand-in) on the form. */
   export(caller: AccountCaller, proof: { session: string; code: string }): ReturnType<UserService['export']>;
   /**
@@ -85,6 +94,9 @@ export function createAccountCenter(
       clients: FirstPartyDeps['clients'] & AccountFactorDeps['clients'];
       users: UserService;
       events: EventLog;
+      /** factors/upstream/identities.ts: the same list and unlink as the operator's. */
+      identities: Pick<Identities, 'list' | 'unlink'>;
+      connections: { list(): Promise<{ id: string; name: string }[]> };
       /** oidc/refresh-tokens.ts: ends the user's refresh token families of one client. */
       revokeAppTokens: (userId: string, clientId: string) => Promise<number>;
     },
@@ -161,6 +173,14 @@ export function createAccountCenter(
     },
 
     activity: async (caller) => (await events.list({ userId: caller.userId, limit: 50 })).events,
+
+    async identities(caller) {
+      const [linked, connections] = await Promise.all([deps.identities.list(caller.userId), deps.connections.list()]);
+      const names = new Map(connections.map((c) => [c.id, c.name]));
+      return linked.map((i) => ({ ...i, connectionName: names.get(i.connectionId) ?? i.connectionId }));
+    },
+
+    unlinkIdentity: (caller, connectionId, subject) => deps.identities.unlink(caller.userId, connectionId, subject, actorOf(caller.userId)),
 
     async export(caller, proof) {
       await factors.checkProof(caller, 'export', proof.session, proof.code);

@@ -177,6 +177,11 @@ export const es = {
   'page.account.mfaInForce': 'En uso: {method}',
   'page.account.recoveryLeft': '{remaining, plural, one {Queda # código de recuperación} other {Quedan # códigos de recuperación}}',
   'page.account.apps': 'Aplicaciones',
+  'page.account.identities': 'Inicios de sesión vinculados',
+  'page.account.identityLinked': 'Vinculado el {time}',
+  'page.account.unlink': 'Desvincular',
+  'page.account.unlinkNote':
+    'Su dirección de correo siempre sigue siendo una forma de entrar: un código enviado por correo le da acceso tras cualquier desvinculación.',
   'page.account.appSince': 'Primer inicio de sesión el {time}',
   'page.account.activity': 'Actividad reciente',
   'page.account.notMe': 'No fui yo',

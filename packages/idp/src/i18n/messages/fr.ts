@@ -173,6 +173,11 @@ export const fr = {
   'page.account.mfaInForce': 'En vigueur : {method}',
   'page.account.recoveryLeft': '{remaining, plural, one {# code de secours restant} other {# codes de secours restants}}',
   'page.account.apps': 'Vos applications',
+  'page.account.identities': 'Connexions liées',
+  'page.account.identityLinked': 'Liée le {time}',
+  'page.account.unlink': 'Délier',
+  'page.account.unlinkNote':
+    'Votre adresse e-mail reste toujours un moyen d’accès : un code envoyé par e-mail vous connecte après toute déliaison.',
   'page.account.appSince': 'Première connexion le {time}',
   'page.account.activity': 'Activité récente',
   'page.account.notMe': 'Ce n’était pas moi',
