@@ -307,7 +307,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const firstParty = { issuer: config.issuer, clients, codes, accounts, devices, passkeys: passkeyStore, hash, deviceIdleMs: idleMs, now };
   const account = createAccountCenter({
     ...firstParty,
-    ...{ users, events, mfa, mfaMethods, recoveryCodes, deviceService },
+    ...{ users, events, mfa, mfaMethods, recoveryCodes, deviceService, passkeyService: passkeys, mailer, templates },
     revokeAppTokens: (userId, clientId) => refreshTokens.revokeUserClient(userId, clientId),
   });
   const operatorConsole = openConsole(db, { ...firstParty, events });

@@ -11,6 +11,7 @@ import { FirstPartyCallbackQuery } from '../oidc/first-party-sign-in.js';
 import { accountFactorRoutes } from './factor-routes.js';
 import { accountHttp, actionResponses, CodeField, Csrf, DeviceId, HTML, MfaSessionField, provenResponses } from './http.js';
 import { accountPageHtml } from './page.js';
+import { accountPasskeyRoutes } from './passkey-routes.js';
 import { ACCOUNT_PATH, type AccountCenter } from './service.js';
 
 export { ACCOUNT_CSRF_HEADER } from './http.js';
@@ -224,6 +225,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
   );
 
   await app.register(accountFactorRoutes, { account, http, locales });
+  await app.register(accountPasskeyRoutes, { account, http });
 
   app.post(
     `${ACCOUNT_PATH}/signout`,

@@ -8,6 +8,7 @@ import type { AuditEvent } from '../events/store.js';
 import { createFirstPartySignIn, type FirstPartyDeps } from '../oidc/first-party-sign-in.js';
 import type { UserService } from '../users/service.js';
 import { type AccountFactorDeps, type AccountFactors, createAccountFactors } from './factors.js';
+import { type AccountPasskeyDeps, type AccountPasskeys, createAccountPasskeys } from './passkeys.js';
 
 /** Where the account center lives and where the hosted sign-in sends users back to. */
 export const ACCOUNT_PATH = ACCOUNT_PAGE_PATH;
@@ -27,7 +28,7 @@ export interface AccountCaller {
   expiresAt: number;
 }
 
-export interface AccountCenter extends AccountFactors {
+export interface AccountCenter extends AccountFactors, AccountPasskeys {
   /** Creates or refreshes the account center's built-in client (its redirect URI follows the issuer). */
   ensureClient(): Promise<void>;
   /** The hosted sign-in to send the browser to (`fresh`: prompt=login, for a sensitive action), and the login cookie's value. */
@@ -81,7 +82,8 @@ const actorOf = (userId: string) => `user:${userId}`;
  */
 export function createAccountCenter(
   deps: FirstPartyDeps &
-    Omit<AccountFactorDeps, 'users' | 'clients'> & {
+    Omit<AccountFactorDeps, 'users' | 'clients'> &
+    Omit<AccountPasskeyDeps, 'clients' | 'now'> & {
       clients: FirstPartyDeps['clients'] & AccountFactorDeps['clients'];
       users: UserService;
       events: EventLog;
@@ -111,6 +113,7 @@ export function createAccountCenter(
 
   return {
     ...factors,
+    ...createAccountPasskeys(deps),
     ensureClient: signIn.ensureClient,
 
     beginSignIn: (fresh, uiLocales) =>
