@@ -86,6 +86,7 @@ export const OPERATIONS: Readonly<Record<string, readonly [operationId: string, 
   'POST /account/proof': ['startOwnProof', 'Open a fresh proof of the factor in force before an export, a deletion or new recovery codes'],
   'POST /account/recovery-codes': ['regenerateOwnRecoveryCodes', 'New recovery codes after a proof of the factor in force, shown once'],
   'POST /account/devices/rename': ['renameOwnDevice', 'Rename one of the user’s own devices or passkeys'],
+  'GET /account/account-passkey.js': ['getAccountPasskeyScript', 'The account page’s script (Add a passkey)'],
   'POST /account/passkeys/options': [
     'startOwnPasskey',
     'Creation options for a new passkey of the signed-in user (the single-use registration grant)',
