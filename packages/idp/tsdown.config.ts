@@ -13,7 +13,7 @@ export default defineConfig({
     { from: '../web/dist/service-web.global.js.map', to: 'dist/service-web.global.js.map' },
     // The hosted sign-in page, built by packages/hosted (its script bundles service-web):
     // src/oidc/routes.ts reads these beside itself.
-    ...['signin.html', 'signin.css', 'signin.js', 'renew.js'].map((file) => ({
+    ...['signin.html', 'signin.css', 'signin.js', 'renew.js', 'account-passkey.js'].map((file) => ({
       from: `../hosted/dist/${file}`,
       to: `dist/oidc/pages/${file}`,
     })),

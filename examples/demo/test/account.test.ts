@@ -13,7 +13,9 @@ import { after, before, describe, it } from 'node:test';
 import * as OTPAuth from 'otpauth';
 import type { BrowserContext, Page } from 'playwright-core';
 import { postLogoutRedirectUri, type RunningOidcApp, startOidcApp } from '../src/oidc-app.ts';
+import { addVirtualAuthenticator, emailAndCode as signInAtHostedPage, watchedPage } from './fixtures.ts';
 import { freePort, SEND_WINDOW_MS, type Stack, screenshot, startStack } from './harness.ts';
+import { assertAccessible, VIEWPORTS } from './visual.ts';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -237,5 +239,65 @@ describe('the account center in a real browser', { timeout: 6 * 60_000 }, () => 
     await page.getByRole('heading', { name: 'Your new recovery codes', level: 1 }).waitFor();
     await noSeriousViolations(page, 'new recovery codes, desktop');
     assert.deepEqual(violations, []);
+  });
+});
+
+/**
+ * "Add a passkey" on the account page: the service on http://localhost (a relying party id is a
+ * domain), a virtual authenticator. The page's one script shows the button, gets the session's
+ * registration grant, makes the passkey and reloads: the page lists it and the user is mailed.
+ * Without JavaScript the button is absent.
+ */
+describe('add a passkey from the account page in a real browser', { timeout: 4 * 60_000 }, () => {
+  let stack: Stack;
+  const violations: string[] = [];
+  before(async () => {
+    stack = await startStack({ serviceHost: 'localhost' });
+  });
+  after(async () => {
+    await stack?.close();
+  });
+
+  it('the button appears with JavaScript only; a passkey made with the virtual authenticator is listed and mailed; axe at both sizes', async () => {
+    const email = `account-passkey-${Date.now().toString(36)}@example.com`;
+    const page = await watchedPage(stack.browser, violations);
+    await addVirtualAuthenticator(page);
+    await page.goto(`${stack.serviceUrl}/account`);
+    await signInAtHostedPage(stack, page, email, { remember: true });
+    // The hosted sign-in offers its own passkey first (this browser can make one): declined, so the account page adds it.
+    await page.getByRole('button', { name: 'Not now' }).click();
+    await page.waitForURL((url) => url.pathname === '/account');
+    const button = page.getByRole('button', { name: 'Add a passkey' });
+    await button.waitFor();
+    for (const size of ['phone', 'desktop'] as const) {
+      await page.setViewportSize(VIEWPORTS[size]);
+      await assertAccessible(page, `the account page with Add a passkey (${size})`);
+    }
+    const devices = page.locator('li[data-device]');
+    const before = await devices.count();
+    const reloaded = page.waitForEvent('load');
+    await button.click();
+    await reloaded;
+    await page.waitForFunction((n) => document.querySelectorAll('li[data-device]').length === n, before + 1);
+    assert.equal(await devices.filter({ hasText: 'Passkey' }).count(), 1, 'the new passkey is listed');
+    const mails = await stack.mails(email);
+    assert.ok(
+      mails.some((m) => m.subject === 'A passkey was added to your account'),
+      mails.map((m) => m.subject).join(', '),
+    );
+    assert.deepEqual(violations, [], 'no CSP violation');
+
+    // The same session without JavaScript: the page works and has no such button.
+    const plain = await stack.browser.newContext({ javaScriptEnabled: false, storageState: await page.context().storageState() });
+    try {
+      const noScript = await plain.newPage();
+      await noScript.goto(`${stack.serviceUrl}/account`);
+      await noScript.getByRole('heading', { level: 1 }).waitFor();
+      assert.equal(await noScript.locator('li[data-device]').count(), before + 1);
+      assert.equal(await noScript.getByRole('button', { name: 'Add a passkey' }).count(), 0);
+    } finally {
+      await plain.close();
+    }
+    await page.context().close();
   });
 });

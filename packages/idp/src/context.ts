@@ -7,7 +7,7 @@ import { createAdminKeys } from './admin/service.js';
 import { createAdminKeyStore } from './admin/store.js';
 import { createCodeService } from './authorization-codes/service.js';
 import { createCodeStore } from './authorization-codes/store.js';
-import { createBrandedMailer, requestAppName } from './branding/mailer.js';
+import { createAppMailer } from './branding/mailer.js';
 import { createBranding } from './branding/service.js';
 import { createBrandingStore } from './branding/store.js';
 import { createClientService } from './clients/service.js';
@@ -44,7 +44,6 @@ import { loadLocales } from './i18n/locales.js';
 import { createLoginService } from './identify/service.js';
 import { createKeyring, type SigningKeyGenerator } from './keys/keyring.js';
 import { createKeyStore } from './keys/store.js';
-import { createLocalizedMailer } from './mail/localized-mailer.js';
 import { createMailboxStore } from './mail/mailbox-store.js';
 import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
 import { loadMailTemplates } from './mail/templates.js';
@@ -116,13 +115,9 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     (config.smtpUrl
       ? createSmtpMailer(config.smtpUrl, config.mailFrom)
       : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail${config.devInbox ? `, ${config.issuer}/dev/mail` : ''})`));
-  // Localized first, then branded as the request's application (branding/mailer.ts; `branding` is made below).
-  const branded = createBrandedMailer(transport, { brandOf: (app) => branding.brandOf(app), issuer: config.issuer });
-  const mailer = createLocalizedMailer(branded, {
-    locales,
-    savedLocale: (email) => accounts.localeOf(email),
-    appName: requestAppName((app) => branding.brandOf(app)),
-  });
+  // Every mail in its reader's language, as the request's application (`branding` and `accounts` are made below).
+  const brandOf = (app: { id: string; name: string } | undefined) => branding.brandOf(app);
+  const mailer = createAppMailer(transport, { locales, issuer: config.issuer, brandOf, savedLocale: (email) => accounts.localeOf(email) });
   // Development keeps loopback receivers (tests, the demo); production refuses internal ones unless told.
   const webhookWing = await openWebhooks(db, {
     sealer: createSealer(serverSecret, 'webhook-secret'),
@@ -310,6 +305,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const account = createAccountCenter({
     ...firstParty,
     ...{ users, events, mfa, mfaMethods, recoveryCodes, deviceService, identities: upstream, connections },
+    ...{ passkeyService: passkeys, mailer, templates },
     revokeAppTokens: (userId, clientId) => refreshTokens.revokeUserClient(userId, clientId),
   });
   const operatorConsole = openConsole(db, { ...firstParty, events }, config.console?.url);

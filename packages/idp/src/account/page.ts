@@ -14,9 +14,25 @@ const SHOWN_EVENTS = /^(login|device|passkey|mfa|recovery|account|user)\./;
 /** "2026-11-23 10:21 UTC": unambiguous in every language. */
 const utcMinute = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
+/** The account page's only script (packages/hosted/src/account-passkey.ts): "Add a passkey". */
+export const ACCOUNT_PASSKEY_SCRIPT = '/account/account-passkey.js';
+
 /**
- * The account page's HTML (no script: every action is a form carrying the session's CSRF token,
- * posted to this origin). Every visible string comes from the catalogues (page.account.*).
+ * "Add a passkey": hidden until the script (which needs WebAuthn) shows it, so that without
+ * JavaScript the button is absent. Its texts ride on data-* in the page's language.
+ */
+function addPasskey(locales: Locales, locale: string, csrf: string): string {
+  const t = (key: MessageKey) => escapeHtml(locales.text(locale, key));
+  return (
+    `<div id="add-passkey" hidden data-csrf="${escapeHtml(csrf)}" data-working="${t('page.account.passkeyWorking')}" ` +
+    `data-added="${t('page.account.passkeyAdded')}" data-failed="${t('page.account.passkeyFailed')}" data-again="${t('page.account.recent')}">` +
+    `<button type="button" class="secondary">${t('page.account.addPasskey')}</button><p role="status" aria-live="polite"></p></div>`
+  );
+}
+
+/**
+ * The account page's HTML (every action is a form carrying the session's CSRF token, posted to
+ * this origin; the one script only adds "Add a passkey"). Every visible string comes from the catalogues (page.account.*).
  */
 export function accountPageHtml(input: {
   locales: Locales;
@@ -103,6 +119,7 @@ export function accountPageHtml(input: {
     `<h1>${t('page.account.title')}</h1><p>${bold('page.account.signedInAs', { email: input.email })}</p>` +
     (input.notice ? `<p role="alert">${t(input.notice)} <a href="/account/signin?fresh=1">${t('page.account.signInAgain')}</a></p>` : '') +
     `<section aria-labelledby="h-devices"><h2 id="h-devices">${t('page.account.devices')}</h2><ul>${live.map(device).join('')}</ul>` +
+    addPasskey(input.locales, locale, csrf) +
     `${form('devices/revoke-others', t('page.account.revokeOthers'))}</section>` +
     `<section aria-labelledby="h-mfa"><h2 id="h-mfa">${t('page.account.mfa')}</h2><p>${holdings.mfa ? t('page.account.mfaInForce', { method }) : t('page.account.mfaNone')}</p>` +
     (input.methods.length ? changeFactorForm(c, input.methods, holdings.mfa?.method ?? null) : '') +
@@ -135,6 +152,7 @@ export function accountPageHtml(input: {
       `${hidden('action', 'delete')}<label for="confirm-email">${t('page.account.deleteLabel')}</label><input id="confirm-email" name="confirm" type="email" autocomplete="off" required>`,
       'danger',
     ) +
-    `</section>${form('signout', t('page.account.signOut'))}`
+    `</section>${form('signout', t('page.account.signOut'))}` +
+    `<script src="${ACCOUNT_PASSKEY_SCRIPT}"></script>`
   );
 }

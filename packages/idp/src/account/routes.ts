@@ -8,9 +8,11 @@ import { parseCookies } from '../http/cookies.js';
 import { errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import type { PageLanguages } from '../i18n/page-language.js';
 import { FirstPartyCallbackQuery } from '../oidc/first-party-sign-in.js';
+import { asset } from '../oidc/routes.js';
 import { accountFactorRoutes } from './factor-routes.js';
 import { accountHttp, actionResponses, CodeField, Csrf, DeviceId, HTML, MfaSessionField, provenResponses } from './http.js';
-import { accountPageHtml } from './page.js';
+import { ACCOUNT_PASSKEY_SCRIPT, accountPageHtml } from './page.js';
+import { accountPasskeyRoutes } from './passkey-routes.js';
 import { ACCOUNT_PATH, type AccountCenter } from './service.js';
 
 export { ACCOUNT_CSRF_HEADER } from './http.js';
@@ -69,6 +71,14 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
         accountPageHtml({ locales, locale, email: who.email, deviceId: who.deviceId, csrf, holdings, events, methods, identities }),
       );
     },
+  );
+
+  const passkeyScript = asset('account-passkey.js');
+  app.get(
+    ACCOUNT_PASSKEY_SCRIPT,
+    { schema: { response: { 200: rawResponse('text/javascript', "the account page's script: Add a passkey (service-web bundled in)") } } },
+    async (_request, reply) =>
+      reply.header('cache-control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(passkeyScript),
   );
 
   app.get(
@@ -239,6 +249,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
   );
 
   await app.register(accountFactorRoutes, { account, http, locales });
+  await app.register(accountPasskeyRoutes, { account, http });
 
   app.post(
     `${ACCOUNT_PATH}/signout`,

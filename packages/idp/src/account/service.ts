@@ -10,6 +10,7 @@ import type { LinkedIdentity } from '../factors/upstream/store.js';
 import { createFirstPartySignIn, type FirstPartyDeps } from '../oidc/first-party-sign-in.js';
 import type { UserService } from '../users/service.js';
 import { type AccountFactorDeps, type AccountFactors, createAccountFactors } from './factors.js';
+import { type AccountPasskeyDeps, type AccountPasskeys, createAccountPasskeys } from './passkeys.js';
 
 /** Where the account center lives and where the hosted sign-in sends users back to. */
 export const ACCOUNT_PATH = ACCOUNT_PAGE_PATH;
@@ -29,7 +30,7 @@ export interface AccountCaller {
   expiresAt: number;
 }
 
-export interface AccountCenter extends AccountFactors {
+export interface AccountCenter extends AccountFactors, AccountPasskeys {
   /** Creates or refreshes the account center's built-in client (its redirect URI follows the issuer). */
   ensureClient(): Promise<void>;
   /** The hosted sign-in to send the browser to (`fresh`: prompt=login, for a sensitive action), and the login cookie's value. */
@@ -90,7 +91,8 @@ const actorOf = (userId: string) => `user:${userId}`;
  */
 export function createAccountCenter(
   deps: FirstPartyDeps &
-    Omit<AccountFactorDeps, 'users' | 'clients'> & {
+    Omit<AccountFactorDeps, 'users' | 'clients'> &
+    Omit<AccountPasskeyDeps, 'clients' | 'now'> & {
       clients: FirstPartyDeps['clients'] & AccountFactorDeps['clients'];
       users: UserService;
       events: EventLog;
@@ -123,6 +125,7 @@ export function createAccountCenter(
 
   return {
     ...factors,
+    ...createAccountPasskeys(deps),
     ensureClient: signIn.ensureClient,
 
     beginSignIn: (fresh, uiLocales) =>

@@ -1,4 +1,6 @@
 import { requestApp } from '../http/request-app.js';
+import type { Locales } from '../i18n/locales.js';
+import { createLocalizedMailer } from '../mail/localized-mailer.js';
 import type { Mailer, OutgoingMail } from '../mail/mailer.js';
 import type { Brand } from './service.js';
 
@@ -52,3 +54,20 @@ export const requestAppName = (brandOf: (app: { id: string; name: string }) => P
   const app = requestApp();
   return app ? (await brandOf(app)).name : undefined;
 };
+
+/**
+ * The service's mailer: localized first (the reader's language, the app named by its display
+ * name), then branded as the request's application, then the transport.
+ */
+export function createAppMailer(
+  transport: Mailer,
+  deps: {
+    locales: Locales;
+    issuer: string;
+    brandOf: (app: { id: string; name: string } | undefined) => Promise<Brand>;
+    savedLocale: (email: string) => Promise<string | undefined>;
+  },
+): Mailer {
+  const branded = createBrandedMailer(transport, { brandOf: deps.brandOf, issuer: deps.issuer });
+  return createLocalizedMailer(branded, { locales: deps.locales, savedLocale: deps.savedLocale, appName: requestAppName(deps.brandOf) });
+}

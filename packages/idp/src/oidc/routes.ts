@@ -28,13 +28,13 @@ import type { OidcService } from './service.js';
 import { sendRenewalPage } from './session-renewal.js';
 
 /** The hosted pages' built files (the private workspace package service-hosted-pages: packages/hosted). */
-const PAGE_FILES = ['signin.html', 'signin.css', 'signin.js', 'renew.js'] as const;
+const PAGE_FILES = ['signin.html', 'signin.css', 'signin.js', 'renew.js', 'account-passkey.js'] as const;
 
 /**
  * One of the hosted pages' built files: the copy the build puts beside this module
  * (dist/oidc/pages/), or in the workspace the package's own dist/.
  */
-function asset(name: (typeof PAGE_FILES)[number]): string {
+export function asset(name: (typeof PAGE_FILES)[number]): string {
   const candidates = [fileURLToPath(new URL(`./pages/${name}`, import.meta.url))];
   try {
     candidates.push(join(dirname(createRequire(import.meta.url).resolve('service-hosted-pages/package.json')), 'dist', name));
