@@ -298,7 +298,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     clientById: clients.findById,
     fetch: options.upstreamFetch,
   });
-  const passkeyOffer = createPasskeyOffer({ oidc, passkeys, clients, mailer, templates, now });
+  const passkeyOffer = createPasskeyOffer({ oidc, passkeyService: passkeys, clients, mailer, templates, now });
   const logout = createLogoutService({ issuer: config.issuer, clients, keyring, oidc, events, hash });
   // The service's own first-party apps (built-in clients signing in through the hosted pages): the account center and the console.
   const firstParty = { issuer: config.issuer, clients, codes, accounts, devices, passkeys: passkeyStore, hash, deviceIdleMs: idleMs, now };

@@ -1,9 +1,7 @@
 import type { PasskeyAttestationJson, PasskeyCreationOptionsJson } from 'service-protocol';
 import { ACCOUNT_CLIENT_ID, type ClientService } from '../clients/service.js';
 import { ServiceError } from '../errors.js';
-import type { PasskeyService } from '../factors/passkey/service.js';
-import type { Mailer } from '../mail/mailer.js';
-import type { MailTemplates } from '../mail/templates.js';
+import { createKnownUserPasskeys, type KnownUserPasskeyDeps } from '../factors/passkey/known-user.js';
 
 /** Who adds the passkey: the account session's caller (account/service.ts AccountCaller). */
 interface PasskeyCaller {
@@ -13,12 +11,8 @@ interface PasskeyCaller {
   authTime: number;
 }
 
-export interface AccountPasskeyDeps {
-  passkeyService: Pick<PasskeyService, 'heldRegistrationOptions' | 'register'>;
+export interface AccountPasskeyDeps extends KnownUserPasskeyDeps {
   clients: Pick<ClientService, 'findById'>;
-  mailer: Mailer;
-  templates: MailTemplates;
-  now: () => number;
 }
 
 /** "Add a passkey" at the account center (account/passkey-routes.ts). */
@@ -33,8 +27,6 @@ export interface AccountPasskeys {
     name: string | undefined,
   ): Promise<{ deviceId: string; synced: boolean }>;
 }
-
-const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
 /**
  * The ceremony's context (factors/passkey/challenge.ts): the account session that asked for the
@@ -55,22 +47,21 @@ export function createAccountPasskeys(deps: AccountPasskeyDeps): AccountPasskeys
     if (!client) throw new ServiceError('ERR_SESSION_INVALID', 'The account center is not set up; sign in again.');
     return client;
   };
+  const known = createKnownUserPasskeys(deps);
+  const as = (caller: PasskeyCaller, client: { name: string }) => ({
+    userId: caller.userId,
+    email: caller.email,
+    context: contextOf(caller),
+    appName: client.name,
+  });
   return {
     async passkeyOptions(caller, originHeader) {
-      const user = { id: caller.userId, email: caller.email };
-      return deps.passkeyService.heldRegistrationOptions(await accountClient(), originHeader, user, contextOf(caller));
+      const client = await accountClient();
+      return known.options(client, originHeader, as(caller, client));
     },
     async addPasskey(caller, originHeader, credential, name) {
       const client = await accountClient();
-      const added = await deps.passkeyService.register(client, originHeader, credential, name, {
-        context: contextOf(caller),
-        userId: caller.userId,
-      });
-      // The passkey is added; the notice is best effort, as every notice (docs/security.md).
-      await deps.mailer
-        .send(deps.templates.render('passkey-added', caller.email, { client: client.name, time: utc(deps.now()) }))
-        .catch(() => undefined);
-      return { deviceId: added.deviceId, synced: added.synced };
+      return known.add(client, originHeader, credential, name, as(caller, client));
     },
   };
 }

@@ -7,7 +7,7 @@ import { createSignedTokens } from '../crypto/signed-token.js';
 import { DEVICE_NOTICE_LINK_TTL_SECONDS } from '../defaults.js';
 import type { EventLog } from '../events/service.js';
 import type { Mailer } from '../mail/mailer.js';
-import type { MailTemplates } from '../mail/templates.js';
+import { type MailTemplates, mailTime } from '../mail/templates.js';
 import type { SpentTokenStore } from '../spent-tokens/store.js';
 import type { PendingDevice } from './pending.js';
 import type { DeviceRow, DeviceStore } from './store.js';
@@ -31,7 +31,6 @@ export type NoticeLinkCheck =
   | { ok: false; reason: 'invalid' | 'expired' };
 
 /** "2026-11-23 10:21 UTC": unambiguous in any locale. */
-const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
 export interface DeviceNotices {
   /**
@@ -96,7 +95,7 @@ export function createDeviceNotices(deps: DeviceNoticeDeps): DeviceNotices {
             device: defaultDeviceName(device.browser, device.os),
             browser: device.browser ?? '',
             os: device.os ?? '',
-            time: utc(device.createdAt),
+            time: mailTime(device.createdAt),
             place: device.place ?? '',
             link: `${deps.issuer}${Paths.deviceNotice}?t=${encodeURIComponent(token)}`,
           }),

@@ -103,6 +103,9 @@ export type TemplateName = keyof typeof BUILT_IN;
 /** Every mail the service can send. */
 export const TEMPLATE_NAMES = Object.keys(BUILT_IN) as TemplateName[];
 
+/** A time as the mails write it: `2026-11-26 21:30 UTC`. */
+export const mailTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 

@@ -1,18 +1,12 @@
 import type { PasskeyAttestationJson, PasskeyCreationOptionsJson } from 'service-protocol';
 import { type ClientService, HOSTED_CLIENT_ID } from '../clients/service.js';
 import { ServiceError } from '../errors.js';
-import type { PasskeyService } from '../factors/passkey/service.js';
-import type { Mailer } from '../mail/mailer.js';
-import type { MailTemplates } from '../mail/templates.js';
+import { createKnownUserPasskeys, type KnownUserPasskeyDeps } from '../factors/passkey/known-user.js';
 import type { OidcService } from './service.js';
 
-export interface PasskeyOfferDeps {
+export interface PasskeyOfferDeps extends KnownUserPasskeyDeps {
   oidc: Pick<OidcService, 'heldSignIn'>;
-  passkeys: Pick<PasskeyService, 'heldRegistrationOptions' | 'register'>;
   clients: Pick<ClientService, 'findById'>;
-  mailer: Mailer;
-  templates: MailTemplates;
-  now: () => number;
 }
 
 /** What the hosted page sends: its pending request, the browser's binding cookie, the page's Origin. */
@@ -21,8 +15,6 @@ export interface OfferCaller {
   binding: string | undefined;
   origin: string | undefined;
 }
-
-const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
 export interface PasskeyOffer {
   /** Creation options for the held sign-in's user, bound to its pending request. */
@@ -53,28 +45,14 @@ export function createPasskeyOffer(deps: PasskeyOfferDeps): PasskeyOffer {
     return client;
   };
 
-  return {
-    async options(caller: OfferCaller): Promise<PasskeyCreationOptionsJson> {
-      const held = await deps.oidc.heldSignIn(caller.requestId, caller.binding);
-      return deps.passkeys.heldRegistrationOptions(
-        await hostedClient(),
-        caller.origin,
-        { id: held.userId, email: held.email },
-        held.context,
-      );
-    },
+  const known = createKnownUserPasskeys(deps);
+  const heldUser = async (caller: OfferCaller) => {
+    const held = await deps.oidc.heldSignIn(caller.requestId, caller.binding);
+    return { userId: held.userId, email: held.email, context: held.context, appName: held.appName };
+  };
 
-    async register(caller: OfferCaller, credential: PasskeyAttestationJson): Promise<{ deviceId: string; synced: boolean }> {
-      const held = await deps.oidc.heldSignIn(caller.requestId, caller.binding);
-      const added = await deps.passkeys.register(await hostedClient(), caller.origin, credential, undefined, {
-        context: held.context,
-        userId: held.userId,
-      });
-      // The passkey is added; the notice is best effort, as every notice (docs/security.md).
-      await deps.mailer
-        .send(deps.templates.render('passkey-added', held.email, { client: held.appName, time: utc(deps.now()) }))
-        .catch(() => undefined);
-      return { deviceId: added.deviceId, synced: added.synced };
-    },
+  return {
+    options: async (caller) => known.options(await hostedClient(), caller.origin, await heldUser(caller)),
+    register: async (caller, credential) => known.add(await hostedClient(), caller.origin, credential, undefined, await heldUser(caller)),
   };
 }

@@ -22,6 +22,16 @@ export interface SignIn {
   authTime: number;
 }
 
+/** The sign-in of a user acting on their own account (a factor change, a proof): no device, no code, nothing passed yet. */
+export const ownAccountSignIn = (clientId: string, userId: string, at: number): SignIn => ({
+  clientId,
+  userId,
+  device: null,
+  codeChallenge: null,
+  amr: [],
+  authTime: Math.floor(at / 1000),
+});
+
 export interface FinishedSignIn {
   code: string;
   /** Set when this sign-in registered a device key. */

@@ -1,7 +1,7 @@
 import type { MfaMethod } from 'service-protocol';
 import type { ClientRecord } from '../clients/store.js';
 import { ServiceError } from '../errors.js';
-import type { SignIn } from './finish.js';
+import { ownAccountSignIn, type SignIn } from './finish.js';
 import type { MfaSessionDeps, MfaSessions } from './mfa-session.js';
 
 /** Where a change of method stands after a step: the current factor to prove, the new one to confirm, or done. */
@@ -39,14 +39,7 @@ export function createMfaChange(sessions: MfaSessions, deps: Pick<MfaSessionDeps
       user: { id: string; email: string },
       input: { method: MfaMethod; phone?: string },
     ): Promise<Extract<ChangeStep, { kind: 'current' | 'new' }>> {
-      const signIn: SignIn = {
-        clientId: client.id,
-        userId: user.id,
-        device: null,
-        codeChallenge: null,
-        amr: [],
-        authTime: Math.floor(now() / 1000),
-      };
+      const signIn = ownAccountSignIn(client.id, user.id, now());
       const current = await store.findMethod(user.id);
       if (!current) return confirmNew(client, signIn, user, input);
       const { sessionId, idHash } = await sessions.open(signIn, 'change-current', {

@@ -1,7 +1,7 @@
 import type { MfaMethod } from 'service-protocol';
 import type { ClientRecord } from '../clients/store.js';
 import { ServiceError } from '../errors.js';
-import type { SignIn } from './finish.js';
+import { ownAccountSignIn } from './finish.js';
 import type { MfaSessionDeps, MfaSessions } from './mfa-session.js';
 
 /** An opened proof: its session, the method to prove, and whether it is the factor in force or the stand-in. */
@@ -31,14 +31,7 @@ export function createMfaProof(sessions: MfaSessions, deps: Pick<MfaSessionDeps,
     async start(client: ClientRecord, user: { id: string; email: string }, ip: string | undefined): Promise<ProofStart> {
       const current = await store.findMethod(user.id);
       const method = current?.method ?? PROOF_STAND_IN;
-      const signIn: SignIn = {
-        clientId: client.id,
-        userId: user.id,
-        device: null,
-        codeChallenge: null,
-        amr: [],
-        authTime: Math.floor(now() / 1000),
-      };
+      const signIn = ownAccountSignIn(client.id, user.id, now());
       const phone = current?.phone ?? null;
       const { sessionId, idHash } = await sessions.open(signIn, 'proof', { method, phone });
       // A code sent (email, SMS), the session armed (TOTP), or nothing (a passkey: a recovery code stands in).
