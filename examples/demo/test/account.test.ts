@@ -8,16 +8,19 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import * as OTPAuth from 'otpauth';
 import type { BrowserContext, Page } from 'playwright-core';
-import { postLogoutRedirectUri, type RunningOidcApp, startOidcApp } from '../src/oidc-app.ts';
-import { addVirtualAuthenticator, emailAndCode as signInAtHostedPage, watchedPage } from './fixtures.ts';
-import { freePort, SEND_WINDOW_MS, type Stack, screenshot, startStack } from './harness.ts';
+import type { RunningOidcApp } from '../src/oidc-app.ts';
+import {
+  addVirtualAuthenticator,
+  type EmailAndCodeLabels,
+  emailAndCode as signInAtHostedPage,
+  startRegisteredOidcApp,
+  watchedPage,
+} from './fixtures.ts';
+import { SEND_WINDOW_MS, type Stack, screenshot, startStack } from './harness.ts';
 import { assertAccessible, VIEWPORTS } from './visual.ts';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 describe('the account center in a real browser', { timeout: 6 * 60_000 }, () => {
   let stack: Stack;
@@ -28,26 +31,7 @@ describe('the account center in a real browser', { timeout: 6 * 60_000 }, () => 
 
   before(async () => {
     stack = await startStack();
-    const port = await freePort();
-    const origin = `http://127.0.0.1:${port}`;
-    const keys = await stack.idp<{ clientId: string; secretKey: string }>(
-      'clients',
-      'create',
-      '--name',
-      'Acme Wiki',
-      '--redirect-uri',
-      `${origin}/callback`,
-      '--post-logout-redirect-uri',
-      postLogoutRedirectUri(origin),
-    );
-    wiki = await startOidcApp({
-      issuerBaseURL: stack.serviceUrl,
-      publicOrigin: origin,
-      clientId: keys.clientId,
-      clientSecret: keys.secretKey,
-      port,
-      log: () => {},
-    });
+    wiki = await startRegisteredOidcApp(stack, 'Acme Wiki');
   });
   after(async () => {
     for (const context of contexts) await context.close();
@@ -56,44 +40,15 @@ describe('the account center in a real browser', { timeout: 6 * 60_000 }, () => 
   });
 
   async function freshPage(options: { locale?: string } = {}): Promise<Page> {
-    const context = await stack.browser.newContext({ acceptDownloads: true, ...options });
-    contexts.push(context);
-    const page = await context.newPage();
-    page.setDefaultTimeout(20_000);
-    page.on('console', (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
-    });
+    const page = await watchedPage(stack.browser, violations, { acceptDownloads: true, ...options });
+    contexts.push(page.context());
     return page;
   }
 
-  /** The hosted page's address and emailed code, this browser remembered. */
-  async function emailAndCode(
-    page: Page,
-    email: string,
-    labels = { email: 'Email address', remember: 'Remember this device', go: 'Continue', otp: /6-digit code we emailed/ },
-  ) {
-    await page.getByLabel(labels.email).fill(email);
-    const remember = page.getByLabel(labels.remember);
-    if (await remember.isVisible()) await remember.check();
-    const seen = (await stack.mails(email)).length;
-    await page.getByRole('button', { name: labels.go }).click();
-    const otp = page.getByLabel(labels.otp);
-    await otp.fill(await stack.nextMailOtp(email, seen));
-    await otp.press('Enter');
-  }
-
-  async function noSeriousViolations(page: Page, label: string) {
-    await page.evaluate(AXE);
-    const result = await page.evaluate(() => (window as unknown as { axe: { run(): Promise<any> } }).axe.run());
-    const serious = (result.violations as Array<{ id: string; impact: string; nodes: unknown[] }>).filter(
-      (v) => v.impact === 'serious' || v.impact === 'critical',
-    );
-    assert.deepEqual(
-      serious.map((v) => v.id),
-      [],
-      `${label}: ${JSON.stringify(serious.map((v) => ({ id: v.id, nodes: v.nodes.slice(0, 2) })))}`,
-    );
-  }
+  /** The hosted page's address and emailed code, this browser remembered (`labels`: the page in another language). */
+  const emailAndCode = (page: Page, email: string, labels?: EmailAndCodeLabels) =>
+    signInAtHostedPage(stack, page, email, { remember: true, ...(labels ? { labels } : {}) });
+  const noSeriousViolations = assertAccessible;
 
   it('from an app to the account page: this device, another device revoked, the data as JSON, the account deleted', async () => {
     const email = `account.${run}@example.com`;

@@ -11,10 +11,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { build } from 'esbuild';
-import * as oidc from 'openid-client';
 import type { Page } from 'playwright-core';
 import { startUpstream, type TestUpstream } from '../../../packages/idp/test/support/upstream.ts';
-import { emailAndCode as signInByEmail } from './fixtures.ts';
+import {
+  authorizationRequest,
+  callbackClaims,
+  type Expected,
+  type RelyingParty,
+  registerRelyingParty,
+  emailAndCode as signInByEmail,
+} from './fixtures.ts';
 import { type PageServer, ROOT, SEND_WINDOW_MS, type Stack, screenshot, servePages, startStack } from './harness.ts';
 import { assertAccessible, VIEWPORTS } from './visual.ts';
 
@@ -23,7 +29,7 @@ describe('continue with an upstream provider on the hosted pages, in Chromium', 
   let upstream: TestUpstream;
   let rpPages: PageServer;
   const run = Date.now().toString(36);
-  const apps: Record<string, { config: oidc.Configuration; redirectUri: string }> = {};
+  const apps: Record<string, RelyingParty> = {};
   const violations: string[] = [];
   let connectionId = '';
 
@@ -33,26 +39,12 @@ describe('continue with an upstream provider on the hosted pages, in Chromium', 
     rpPages = await servePages();
     const clientIds: string[] = [];
     for (const [name, path, policy] of [
-      ['Acme Portal', '/portal/callback', 'optional'],
-      ['Second App', '/second/callback', 'optional'],
+      ['Acme Portal', '/portal/callback', undefined],
+      ['Second App', '/second/callback', undefined],
       ['Strict App', '/strict/callback', 'required'],
     ] as const) {
-      const redirectUri = `${rpPages.origin}${path}`;
-      rpPages.pages.set(path, '<!doctype html><title>callback</title><p>back at the app</p>');
-      const keys = await stack.idp<{ clientId: string; secretKey: string }>(
-        'clients',
-        'create',
-        '--name',
-        name,
-        '--redirect-uri',
-        redirectUri,
-      );
-      if (policy === 'required') await stack.cli('clients', 'update', keys.clientId, '--mfa-policy', 'required');
-      clientIds.push(keys.clientId);
-      const config = await oidc.discovery(new URL(stack.serviceUrl), keys.clientId, undefined, oidc.ClientSecretPost(keys.secretKey), {
-        execute: [oidc.allowInsecureRequests],
-      });
-      apps[name] = { config, redirectUri };
+      apps[name] = await registerRelyingParty(stack, rpPages, name, path, policy ? { mfaPolicy: policy } : {});
+      clientIds.push((apps[name] as RelyingParty).clientId);
     }
     const made = await stack.idp<{ id: string; hasSecret: boolean }>(
       'connections',
@@ -107,35 +99,12 @@ describe('continue with an upstream provider on the hosted pages, in Chromium', 
   }
   /** Navigates `page` to an authorization request of `app` (the sign-in page, or straight back by SSO). */
   async function navigate(page: Page, app: string) {
-    const { config } = apps[app] as { config: oidc.Configuration };
-    const verifier = oidc.randomPKCECodeVerifier();
-    const expected = { pkceCodeVerifier: verifier, expectedState: oidc.randomState(), expectedNonce: oidc.randomNonce() };
-    const url = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: (apps[app] as { redirectUri: string }).redirectUri,
-      scope: 'openid email',
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state: expected.expectedState,
-      nonce: expected.expectedNonce,
-    });
+    const { url, expected } = await authorizationRequest(apps[app] as RelyingParty);
     await page.goto(url.href);
     return expected;
   }
-  async function claimsAt(page: Page, app: string, expected: Awaited<ReturnType<typeof open>>) {
-    const { config, redirectUri } = apps[app] as { config: oidc.Configuration; redirectUri: string };
-    await page.waitForURL(`${redirectUri}?**`);
-    const claims = (await oidc.authorizationCodeGrant(config, new URL(page.url()), expected)).claims();
-    assert.ok(claims);
-    return claims;
-  }
-  async function emailAndCode(page: Page, email: string) {
-    await page.getByLabel('Email address').fill(email);
-    const seen = (await stack.mails(email)).length;
-    await page.getByRole('button', { name: 'Continue' }).click();
-    const otp = page.getByLabel(/6-digit code we emailed/);
-    await otp.fill(await stack.nextMailOtp(email, seen));
-    await otp.press('Enter');
-  }
+  const claimsAt = (page: Page, app: string, expected: Expected) => callbackClaims(page, apps[app] as RelyingParty, expected);
+  const emailAndCode = (page: Page, email: string) => signInByEmail(stack, page, email);
 
   it('a new user: one click on "Acme ID", the account made from the verified address, amr fed', async () => {
     const email = `new.${run}@example.com`;
@@ -306,7 +275,7 @@ document.getElementById('go').addEventListener('click', async () => {
     await page.context().close();
   });
 
-  it('the account center (opened by the emailed code) lists the linked identity and unlinks it (issue 26)', async () => {
+  it('the account center (opened by the session the upstream sign-in left) lists the linked identity and unlinks it (issue 26)', async () => {
     const email = `unlink.${run}@example.com`;
     upstream.signInAs({ sub: `acme-${email}`, email, email_verified: true, name: 'Una Link' });
     const page = await newPage();
@@ -314,9 +283,8 @@ document.getElementById('go').addEventListener('click', async () => {
     await page.getByRole('button', { name: 'Acme ID' }).click();
     assert.equal((await claimsAt(page, 'Acme Portal', expected)).email, email);
 
-    // The account page opens with the emailed code (a remembered browser): the way in that remains.
+    // The upstream sign-in left the service's own session (this browser's device key): the account page opens by it.
     await page.goto(`${stack.serviceUrl}/account`);
-    await signInByEmail(stack, page, email, { remember: true });
     const section = page.getByRole('region', { name: 'Linked sign-ins' });
     await section.waitFor();
     const text = (await section.textContent()) ?? '';
