@@ -8,30 +8,29 @@
  * codes) is the only way through.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import * as OTPAuth from 'otpauth';
 import { ACCOUNT_RECENT_SIGN_IN_SECONDS, MFA_MAX_ATTEMPTS } from '../../src/defaults.js';
 import {
   accountAction,
   accountProof,
   accountSession,
+  accountSuite,
   accountUser,
   mailedCodes,
   nextMailCode,
   stepSession,
 } from '../support/account-helpers.js';
-import { sendClock, startTestService, type TestService } from '../support/helpers.js';
+import type { TestService } from '../support/helpers.js';
 
 const secretOf = (html: string) => html.match(/<code data-secret>([A-Z2-7]+)<\/code>/)?.[1] ?? '';
 const codesOf = (html: string) => [...html.matchAll(/<li><code>([^<]+)<\/code><\/li>/g)].map((m) => m[1] as string);
 
 describe('account center: second factor, recovery codes, proofs, rename', () => {
   let service: TestService;
-  const clock = sendClock();
-  before(async () => {
-    service = await startTestService({ testMode: true, now: clock.now });
+  const { clock } = accountSuite((started) => {
+    service = started;
   });
-  after(() => service.close());
 
   const totp = (secret: string, steps = 0) =>
     new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) }).generate({ timestamp: clock.now() + steps * 30_000 });

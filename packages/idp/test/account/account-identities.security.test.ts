@@ -4,19 +4,17 @@
  * sign-in too old changes nothing; the user's own unlink is recorded as identity.unlinked.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { ACCOUNT_RECENT_SIGN_IN_SECONDS } from '../../src/defaults.js';
 import { createUpstreamStore } from '../../src/factors/upstream/store.js';
-import { accountAction, accountSession, accountUser } from '../support/account-helpers.js';
-import { sendClock, startTestService, type TestService } from '../support/helpers.js';
+import { accountAction, accountSession, accountSuite, accountUser } from '../support/account-helpers.js';
+import type { TestService } from '../support/helpers.js';
 
 describe('account center linked identities security', () => {
   let service: TestService;
-  const clock = sendClock();
-  before(async () => {
-    service = await startTestService({ testMode: true, now: clock.now });
+  const { clock } = accountSuite((started) => {
+    service = started;
   });
-  after(() => service.close());
 
   const link = (userId: string, subject: string) =>
     createUpstreamStore(service.ctx.db).link({

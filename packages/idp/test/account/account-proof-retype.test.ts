@@ -4,33 +4,27 @@
  * role=alert, and the right code retyped there goes through (no new send, so no send spacing).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   accountAction,
   accountProof,
   accountSession,
+  accountSuite,
   accountUser,
   mailedCodes,
   nextMailCode,
   stepSession,
 } from '../support/account-helpers.js';
-import { sendClock, startTestService, type TestService } from '../support/helpers.js';
+import type { TestService } from '../support/helpers.js';
 
 const other = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, '0');
 const alert = (html: string) => html.match(/<p role="alert">([^<]*)<\/p>/)?.[1];
 
 describe('account center: a mistyped code re-shows the same step', () => {
   let service: TestService;
-  const clock = sendClock();
-  before(async () => {
-    service = await startTestService({ testMode: true, now: clock.now });
+  const { clock, exists } = accountSuite((started) => {
+    service = started;
   });
-  after(() => service.close());
-  const exists = async (email: string) =>
-    service.ctx.users.find(email).then(
-      () => true,
-      () => false,
-    );
 
   it('export: the wrong code shows the code step again with the same session; the right one retyped there exports', async () => {
     const user = await accountUser(service, clock);

@@ -6,29 +6,28 @@
  * a sign-in finished in another browser (login CSRF). Every refusal changes nothing.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { ACCOUNT_RECENT_SIGN_IN_SECONDS } from '../../src/defaults.js';
 import {
   accountAction,
   accountCallback,
   accountProof,
   accountSession,
+  accountSuite,
   accountUser,
   mailedCodes,
   nextMailCode,
 } from '../support/account-helpers.js';
-import { sendClock, startTestService, type TestService } from '../support/helpers.js';
+import type { TestService } from '../support/helpers.js';
 
 /** A proof's fields as a form carries them: the action is refused before they are looked at. */
 const PROOF = { session: 'mfa_unknown', code: '123456' };
 
 describe('account center security', () => {
   let service: TestService;
-  const clock = sendClock();
-  before(async () => {
-    service = await startTestService({ testMode: true, now: clock.now });
+  const { clock } = accountSuite((started) => {
+    service = started;
   });
-  after(() => service.close());
 
   const live = async (userId: string) => (await service.ctx.users.devices(userId)).filter((d) => d.removedAt === null).map((d) => d.id);
   const exists = async (email: string) =>

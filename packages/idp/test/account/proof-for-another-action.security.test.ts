@@ -5,22 +5,23 @@
  * proof still serves the action it was opened for.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { accountAction, accountProof, accountSession, accountUser, mailedCodes, nextMailCode } from '../support/account-helpers.js';
-import { sendClock, startTestService, type TestService } from '../support/helpers.js';
+import { describe, it } from 'node:test';
+import {
+  accountAction,
+  accountProof,
+  accountSession,
+  accountSuite,
+  accountUser,
+  mailedCodes,
+  nextMailCode,
+} from '../support/account-helpers.js';
+import type { TestService } from '../support/helpers.js';
 
 describe('a proof for another action', () => {
   let service: TestService;
-  const clock = sendClock();
-  before(async () => {
-    service = await startTestService({ testMode: true, now: clock.now });
+  const { clock, exists } = accountSuite((started) => {
+    service = started;
   });
-  after(() => service.close());
-  const exists = async (email: string) =>
-    service.ctx.users.find(email).then(
-      () => true,
-      () => false,
-    );
 
   it('a proof opened for export does not delete the account; forged or stripped tags are refused; export still works', async () => {
     const user = await accountUser(service, clock);

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
+import { after, before } from 'node:test';
 import { ACCOUNT_CLIENT_ID } from '../../src/clients/service.js';
 import { setCookies } from './console-helpers.js';
-import { registerRawDevice, type TestService, uniqueEmail } from './helpers.js';
+import { registerRawDevice, sendClock, startTestService, type TestService, uniqueEmail } from './helpers.js';
 
 const cookieValue = (line: string | undefined) => (line ?? '').split(';')[0]?.split('=').slice(1).join('=') ?? '';
 
@@ -127,4 +128,25 @@ export async function nextMailCode(service: TestService, email: string, seen: st
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error(`no new mail for ${email}`);
+}
+
+/**
+ * The account suites' set-up: a test-mode service on a clock the test moves (past send spacing,
+ * past the recent-sign-in window), started before the suite and closed after it; `started`
+ * hands it to the suite. `exists`: whether the account of an address is still there.
+ */
+export function accountSuite(started: (service: TestService) => void) {
+  const clock = sendClock();
+  let service: TestService | undefined;
+  before(async () => {
+    service = await startTestService({ testMode: true, now: clock.now });
+    started(service);
+  });
+  after(() => service?.close());
+  const exists = async (email: string) =>
+    (service as TestService).ctx.users.find(email).then(
+      () => true,
+      () => false,
+    );
+  return { clock, exists };
 }
