@@ -65,6 +65,19 @@ describe('the hosted code step helps when a code does not come', { timeout: 3 * 
 
   const resend = (page: Page) => page.locator('#otp-resend');
 
+  /** Forces a disabled resend button on and clicks it: the service refuses inside the spacing, and the page says so. */
+  async function forceResendInsideSpacing(page: Page, id: string) {
+    await page.evaluate((buttonId) => {
+      const button = document.getElementById(buttonId) as HTMLButtonElement;
+      button.disabled = false;
+      button.click();
+    }, id);
+    await page
+      .locator('#status')
+      .filter({ hasText: /wait|Try again/i })
+      .waitFor();
+  }
+
   it('counts down, resends a new code, refuses one inside the spacing, and takes a pasted code with a space', async () => {
     const email = `help.${Date.now().toString(36)}@example.com`;
     const { page, seen, close } = await codeStep(email);
@@ -104,15 +117,7 @@ describe('the hosted code step helps when a code does not come', { timeout: 3 * 
     const { page, seen, close } = await codeStep(email);
     await stack.nextMailOtp(email, seen);
     // Forced on inside the spacing: the service refuses, and no mail goes out.
-    await page.evaluate(() => {
-      const button = document.getElementById('otp-resend') as HTMLButtonElement;
-      button.disabled = false;
-      button.click();
-    });
-    await page
-      .locator('#status')
-      .filter({ hasText: /wait|Try again/i })
-      .waitFor();
+    await forceResendInsideSpacing(page, 'otp-resend');
     assert.equal((await stack.mails(email)).length, seen + 1, 'no second code inside the spacing');
 
     await page.getByRole('button', { name: 'Use another address' }).click();
@@ -154,15 +159,7 @@ describe('the hosted code step helps when a code does not come', { timeout: 3 * 
     assert.match((await mfaResend.textContent()) ?? '', /^Resend the code in \d+ seconds?$/);
     await assertAccessible(page, 'MFA email code step');
     // Forced on inside the spacing: the service refuses, and no mail goes out.
-    await page.evaluate(() => {
-      const button = document.getElementById('mfa-resend') as HTMLButtonElement;
-      button.disabled = false;
-      button.click();
-    });
-    await page
-      .locator('#status')
-      .filter({ hasText: /wait|Try again/i })
-      .waitFor();
+    await forceResendInsideSpacing(page, 'mfa-resend');
     assert.equal((await stack.mails(email)).length, seen + 1, 'no second MFA code inside the spacing');
     await enabled(page, 'mfa-resend');
     assert.equal(await mfaResend.textContent(), 'Resend the code');
