@@ -68,6 +68,14 @@ export function createAppMailer(
     savedLocale: (email: string) => Promise<string | undefined>;
   },
 ): Mailer {
-  const branded = createBrandedMailer(transport, { brandOf: deps.brandOf, issuer: deps.issuer });
-  return createLocalizedMailer(branded, { locales: deps.locales, savedLocale: deps.savedLocale, appName: requestAppName(deps.brandOf) });
+  // One brand lookup per request's application, shared by the two layers (the app object lives as long as its request).
+  const looked = new WeakMap<object, Promise<Brand>>();
+  const brandOf = (app: { id: string; name: string } | undefined): Promise<Brand> => {
+    if (!app) return deps.brandOf(app);
+    const known = looked.get(app) ?? deps.brandOf(app);
+    looked.set(app, known);
+    return known;
+  };
+  const branded = createBrandedMailer(transport, { brandOf, issuer: deps.issuer });
+  return createLocalizedMailer(branded, { locales: deps.locales, savedLocale: deps.savedLocale, appName: requestAppName(brandOf) });
 }

@@ -14,7 +14,8 @@ export const requestApp = (): { id: string; name: string } | undefined => curren
 /** Names the request's application (browser-client.ts, after resolving the client). */
 export function setRequestApp(app: { id: string; name: string }): void {
   const store = current.getStore();
-  if (store) store.app = app;
+  // A copy: one object per request, so what is kept per application object lasts one request (branding/mailer.ts).
+  if (store) store.app = { id: app.id, name: app.name };
 }
 
 /** Every request runs inside its own context (AsyncLocalStorage.run around the rest of its hooks and handler). */
