@@ -1,17 +1,17 @@
 /**
- * "Add a passkey" on the account page (served at /account/account-passkey.js; the page is
- * server-rendered by service-idp's account/page.ts and works without this script, which only
- * shows the button). The script asks the account session for a registration grant (creation
- * options bound to this session: POST /account/passkeys/options with the session's CSRF token),
- * lets the browser make the passkey, sends it back (POST /account/passkeys) and reloads the page,
- * which then lists it. The texts it shows come from the page (data-*), in the page's language.
+ * The account page's script (served at /account/account-passkey.js; the pages are server-rendered
+ * by service-idp's account/page.ts and factor-page.ts and work without it, which only shows the
+ * buttons). The texts it shows come from the page (data-*), in the page's language.
+ * - "Add a passkey": asks the account session for a registration grant (creation options bound
+ *   to this session: POST /account/passkeys/options with the session's CSRF token), lets the
+ *   browser make the passkey, sends it back (POST /account/passkeys) and reloads the page.
+ * - "Use your passkey" on a step whose factor in force is a passkey (a proof before an action, a
+ *   change's first step): asks for request options bound to the step's MFA session
+ *   (POST /account/proof/passkey), lets the browser sign them, and posts the step's own form with
+ *   the assertion in its `assertion` field, so that the same form completes the action.
  */
-import type { PasskeyRegistrationOptionsResponse } from 'service-protocol';
-import { passkeyAttestationJson, passkeyCreationOptions } from 'service-web/passkeys';
-
-const root = document.getElementById('add-passkey');
-const button = root?.querySelector('button');
-const status = root?.querySelector('[role="status"]');
+import type { PasskeyMfaOptionsResponse, PasskeyRegistrationOptionsResponse } from 'service-protocol';
+import { passkeyAssertionJson, passkeyAttestationJson, passkeyCreationOptions, passkeyRequestOptions } from 'service-web/passkeys';
 
 const post = (path: string, csrf: string, body: unknown) =>
   fetch(path, {
@@ -21,11 +21,16 @@ const post = (path: string, csrf: string, body: unknown) =>
     credentials: 'same-origin',
   });
 
-async function add(data: DOMStringMap): Promise<void> {
+/** The status line of a button's block. */
+const sayIn = (root: HTMLElement) => (text: string | undefined) => {
+  const status = root.querySelector('[role="status"]');
+  if (status) status.textContent = text ?? '';
+};
+
+async function add(root: HTMLElement): Promise<void> {
+  const data = root.dataset;
   const csrf = data.csrf ?? '';
-  const say = (text: string | undefined) => {
-    if (status) status.textContent = text ?? '';
-  };
+  const say = sayIn(root);
   say(data.working);
   try {
     const answer = await post('/account/passkeys/options', csrf, {});
@@ -44,12 +49,42 @@ async function add(data: DOMStringMap): Promise<void> {
   }
 }
 
-if (root && button && typeof PublicKeyCredential === 'function') {
+async function prove(root: HTMLElement): Promise<void> {
+  const data = root.dataset;
+  const say = sayIn(root);
+  const form = document.querySelector<HTMLFormElement>('form[data-step]');
+  const field = form?.elements.namedItem('assertion');
+  if (!form || !(field instanceof HTMLInputElement)) return;
+  say(data.working);
+  try {
+    const answer = await post('/account/proof/passkey', data.csrf ?? '', { session: data.session, action: data.action });
+    if (answer.status === 403) return say(data.again);
+    if (!answer.ok) return say(data.failed);
+    const { options } = (await answer.json()) as PasskeyMfaOptionsResponse;
+    const got = await navigator.credentials.get({ publicKey: passkeyRequestOptions(options) });
+    if (!got) return say(data.failed);
+    field.value = JSON.stringify(passkeyAssertionJson(got as PublicKeyCredential));
+    const code = form.elements.namedItem('code');
+    if (code instanceof HTMLInputElement) code.value = ''; // the passkey proves the step, not a code
+    form.submit();
+  } catch {
+    say(data.failed);
+  }
+}
+
+/** Shows a block's button (hidden without the script or WebAuthn) and runs `run` on a click, one at a time. */
+function wire(id: string, run: (root: HTMLElement) => Promise<void>): void {
+  const root = document.getElementById(id);
+  const button = root?.querySelector('button');
+  if (!root || !button || typeof PublicKeyCredential !== 'function') return;
   root.hidden = false;
   button.addEventListener('click', () => {
     button.disabled = true;
-    void add(root.dataset).finally(() => {
+    void run(root).finally(() => {
       button.disabled = false;
     });
   });
 }
+
+wire('add-passkey', add);
+wire('passkey-proof', prove);

@@ -305,7 +305,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const account = createAccountCenter({
     ...firstParty,
     ...{ users, events, mfa, mfaMethods, recoveryCodes, deviceService, identities: upstream, connections },
-    ...{ passkeyService: passkeys, mailer, templates },
+    ...{ passkeyService: passkeys, passkeyMfa, mailer, templates },
     revokeAppTokens: (userId, clientId) => refreshTokens.revokeUserClient(userId, clientId),
   });
   const operatorConsole = openConsole(db, { ...firstParty, events }, config.console?.url);

@@ -27,4 +27,4 @@ export type {
   PasskeySupport,
   ServicePasskeysDeps,
 } from './passkeys/types.js';
-export { passkeyAttestationJson, passkeyCreationOptions } from './webauthn-json.js';
+export { passkeyAssertionJson, passkeyAttestationJson, passkeyCreationOptions, passkeyRequestOptions } from './webauthn-json.js';

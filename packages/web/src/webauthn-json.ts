@@ -35,6 +35,23 @@ export function passkeyCreationOptions(json: PasskeyCreationOptionsJson): Public
 }
 
 /**
+ * The request options a service route answered (PasskeyRequestOptionsJson, binary members in
+ * base64url) as `navigator.credentials.get({ publicKey })` takes them: for a page that runs the
+ * ceremony itself (the account page's passkey proof). See {@link passkeyAssertionJson}.
+ */
+export function passkeyRequestOptions(json: PasskeyRequestOptionsJson): PublicKeyCredentialRequestOptions {
+  return requestOptions(json);
+}
+
+/**
+ * An assertion (the credential `navigator.credentials.get()` returned) in the JSON form the
+ * service reads (WebAuthn L3 AuthenticationResponseJSON, binary members in base64url).
+ */
+export function passkeyAssertionJson(credential: PublicKeyCredential): PasskeyAssertionJson {
+  return assertionJson(credential);
+}
+
+/**
  * A new passkey (the credential `navigator.credentials.create()` made) in the JSON form the
  * service reads (WebAuthn L3 RegistrationResponseJSON, binary members in base64url). See
  * {@link passkeyCreationOptions}.

@@ -3,6 +3,9 @@ import { escapeHtml } from '../http/page.js';
 import type { Locales, MessageKey, Values } from '../i18n/locales.js';
 import type { ProvenAction } from './factors.js';
 
+/** The account page's only script (packages/hosted/src/account-passkey.ts): "Add a passkey", and a step proven with the passkey. */
+export const ACCOUNT_PASSKEY_SCRIPT = '/account/account-passkey.js';
+
 /** What the account page's forms need to render in the user's language. */
 export interface FormContext {
   locales: Locales;
@@ -49,8 +52,26 @@ export function changeFactorForm(c: FormContext, methods: MfaMethod[], current: 
 }
 
 /**
+ * "Use your passkey" of a step whose factor in force is a passkey: hidden until the script (which
+ * needs WebAuthn) shows it, so that without JavaScript the button is absent. The script asks
+ * /account/proof/passkey for options bound to the step's session (`session`, `action`), then
+ * posts the step's form (data-step) with the assertion in its `assertion` field.
+ */
+function passkeyButton(c: FormContext, passkey: { session: string; action: string }): string {
+  const t = textOf(c);
+  return (
+    `<div id="passkey-proof" hidden data-csrf="${escapeHtml(c.csrf)}" data-session="${escapeHtml(passkey.session)}" ` +
+    `data-action="${escapeHtml(passkey.action)}" data-working="${t('page.account.proofWorking')}" ` +
+    `data-failed="${t('page.account.proofFailed')}" data-again="${t('page.account.recent')}">` +
+    `<button type="button" class="primary">${t('page.account.usePasskey')}</button><p role="status" aria-live="polite"></p></div>`
+  );
+}
+
+/**
  * A step that asks for a code: what to enter (the factor in force, its stand-in, or a new method
- * with its authenticator key), posted to `action` with `fields` carried along.
+ * with its authenticator key), posted to `action` with `fields` carried along. A passkey in force
+ * (`passkey`) is proven with the button instead; the code field stays for a recovery code where one
+ * is allowed, and the form (data-step) then carries the assertion the script puts in it.
  */
 export function codeStepHtml(
   c: FormContext,
@@ -65,6 +86,8 @@ export function codeStepHtml(
     totp?: { secret: string; otpauthUri: string } | undefined;
     /** A wrong code's message, announced (role=alert) above the same step's form to retype it. */
     error?: string | undefined;
+    /** The factor in force is a passkey: its step's session and action (`change`, or the proven action). */
+    passkey?: { session: string; action: string } | undefined;
   },
 ): string {
   const t = textOf(c);
@@ -72,25 +95,31 @@ export function codeStepHtml(
     ? `<p>${t('page.account.totpAdd')}</p><p><a href="${escapeHtml(step.totp.otpauthUri)}">${t('page.account.totpLink')}</a></p>` +
       `<p>${t('page.account.totpKey')} <code data-secret>${escapeHtml(step.totp.secret)}</code></p>`
     : '';
+  const codeField =
+    !step.passkey || step.recovery
+      ? `<label for="code">${t(step.recovery ? 'page.account.codeOrRecovery' : 'page.account.codeLabel')}</label>` +
+        '<input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" maxlength="40" required>'
+      : '';
+  const form =
+    `<form method="post" action="/account/${step.action}" data-step>${hidden('csrf', c.csrf)}${step.fields}` +
+    `${step.passkey ? hidden('assertion', '') : ''}${codeField}<button type="submit" class="primary">${t(step.button)}</button></form>`;
+  const passkey = step.passkey
+    ? passkeyButton(c, step.passkey) +
+      (step.recovery ? '' : `<noscript><p>${t('page.account.passkeyNeedsScript')}</p></noscript>`) +
+      `<script src="${ACCOUNT_PASSKEY_SCRIPT}"></script>`
+    : '';
   return (
     `<h1>${t(step.heading)}</h1>${step.error ? `<p role="alert">${escapeHtml(step.error)}</p>` : ''}<p>${step.intro}</p>${totp}` +
-    accountForm(
-      c,
-      step.action,
-      t(step.button),
-      `${step.fields}<label for="code">${t(step.recovery ? 'page.account.codeOrRecovery' : 'page.account.codeLabel')}</label>` +
-        '<input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" maxlength="40" required>',
-      'primary',
-    ) +
-    `<p><a href="/account">${t('page.account.cancel')}</a></p>`
+    // Without a code field the form only carries the assertion: the script sends it.
+    `${passkey}${codeField ? form : `<div hidden>${form}</div>`}<p><a href="/account">${t('page.account.cancel')}</a></p>`
   );
 }
 
-/** What a step asks for, in words: a code sent by email or SMS, the app's code, or a recovery code for a passkey. */
-export function proveIntro(c: FormContext, method: string, inForce: boolean): string {
+/** What a step asks for, in words: a code sent by email or SMS, the app's code, or the passkey (a recovery code where one stands in). */
+export function proveIntro(c: FormContext, method: string, inForce: boolean, recovery = true): string {
   const t = textOf(c);
   if (!inForce) return t('page.account.proveStandIn');
-  if (method === 'passkey') return t('page.account.provePasskey');
+  if (method === 'passkey') return t(recovery ? 'page.account.provePasskey' : 'page.account.provePasskeyOnly');
   if (method === 'totp') return t('page.account.proveTotp');
   return t(method === 'sms' ? 'page.account.proveSms' : 'page.account.proveEmail');
 }
@@ -126,6 +155,7 @@ export function changeStepHtml(
       button: 'page.account.confirm',
       recovery: true,
       error,
+      passkey: step.currentMethod === 'passkey' ? { session: step.sessionId, action: 'change' } : undefined,
     });
   const intro = step.method === 'totp' ? '' : t(step.method === 'sms' ? 'page.account.newSms' : 'page.account.newEmail');
   return codeStepHtml(c, {
@@ -155,13 +185,15 @@ export function proofStepHtml(
   confirm: string,
   error?: string,
 ): string {
+  const recovery = proof.inForce && action !== 'recovery-codes';
   return codeStepHtml(c, {
     heading: PROOF_HEADING[action],
-    intro: proveIntro(c, proof.method, proof.inForce),
+    intro: proveIntro(c, proof.method, proof.inForce, recovery),
     action,
     fields: hidden('session', proof.sessionId) + (action === 'delete' ? hidden('confirm', confirm) : ''),
     button: action === 'delete' ? 'page.account.deleteButton' : 'page.account.confirm',
-    recovery: proof.inForce && action !== 'recovery-codes',
+    recovery,
     error,
+    passkey: proof.inForce && proof.method === 'passkey' ? { session: proof.sessionId, action } : undefined,
   });
 }

@@ -1,12 +1,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { PasskeyMfaOptionsResponse } from 'service-protocol';
 import { Type } from 'typebox';
 import { ServiceError } from '../errors.js';
+import { RequestOptions } from '../factors/passkey/routes.js';
+import { errorResponses, wireBody } from '../http/schemas.js';
 import type { Locales, MessageKey } from '../i18n/locales.js';
 import type { ChangeStep } from '../sign-in/mfa-step.js';
 import { changeStepHtml, type FormContext, proofStepHtml, recoveryCodesHtml, textOf } from './factor-page.js';
-import { type AccountHttp, actionResponses, CodeField, Csrf, DeviceId, MfaSessionField, provenResponses } from './http.js';
+import { type AccountHttp, actionResponses, Csrf, DeviceId, MfaSessionField, ProofFields, provenResponses, stepProofOf } from './http.js';
 import { ACCOUNT_PATH, type AccountCaller, type AccountCenter } from './service.js';
+
+const PasskeyOptionsAnswer = wireBody<PasskeyMfaOptionsResponse>()(
+  Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), options: RequestOptions }),
+);
 
 /**
  * The account center's second factor and devices (account/factors.ts): enroll or change the
@@ -14,12 +21,14 @@ import { ACCOUNT_PATH, type AccountCaller, type AccountCenter } from './service.
  * export, a deletion or new recovery codes (/account/proof opens it; the action's own form
  * carries the code), new recovery codes, and a device's new name. Each a form of the page, under
  * the checks of every action (account/http.ts `act`); all but the rename need a recent sign-in.
+ * A passkey in force is proven by its ceremony: the page's script asks /account/proof/passkey for
+ * request options bound to the step's MFA session, then posts the assertion with the step's form.
  */
 export const accountFactorRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; http: AccountHttp; locales: Locales }> = async (
   app,
   { account, http, locales },
 ) => {
-  const { act, page, refusedProof, refusedProofStep, triesLeft } = http;
+  const { act, page, refusedProof, refusedProofStep, triesLeft, wrongKey } = http;
   const csrfOf = (request: FastifyRequest) => account.csrfToken(http.cookieOf(request) ?? '');
   const form = (request: FastifyRequest, locale: string): FormContext => ({ locales, locale, csrf: csrfOf(request) });
   /** Runs `run`; a refused code or step becomes the page saying why (nothing changed). */
@@ -30,12 +39,17 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<{ account: AccountCe
       return refusedProof(request, reply, error);
     }
   };
-  const changePage = (request: FastifyRequest, reply: FastifyReply, step: Exclude<ChangeStep, { kind: 'done' }>, remaining?: number) =>
-    page(request, reply, remaining === undefined ? 200 : 400, (locale) =>
+  const changePage = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    step: Exclude<ChangeStep, { kind: 'done' }>,
+    refused?: { remaining: number; error: unknown },
+  ) =>
+    page(request, reply, refused === undefined ? 200 : 400, (locale) =>
       changeStepHtml(
         form(request, locale),
         step,
-        remaining === undefined ? undefined : locales.text(locale, 'page.account.codeWrong', { remaining }),
+        refused === undefined ? undefined : locales.text(locale, wrongKey(refused.error), { remaining: refused.remaining }),
       ),
     );
 
@@ -67,7 +81,7 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<{ account: AccountCe
         body: Type.Object({
           csrf: Type.Optional(Csrf),
           session: MfaSessionField,
-          code: CodeField,
+          ...ProofFields,
           // Shown again after a wrong code (display only: the session decides what is checked).
           step: Type.Optional(Type.Union([Type.Literal('current'), Type.Literal('new')])),
           method: Type.Optional(Type.String({ maxLength: 20, pattern: '^[a-z]+$' })),
@@ -80,14 +94,14 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<{ account: AccountCe
         const { session, step: shown, method } = request.body;
         let done: Awaited<ReturnType<AccountCenter['verifyChange']>>;
         try {
-          done = await account.verifyChange(who, session, request.body.code);
+          done = await account.verifyChange(who, session, stepProofOf(request.body));
         } catch (error) {
           // A wrong code with tries left: the same step again, to retype.
           const remaining = triesLeft(error);
           if (remaining === undefined || !shown || !method) return refusedProof(request, reply, error);
           const again =
             shown === 'current' ? { kind: shown, sessionId: session, currentMethod: method } : { kind: shown, sessionId: session, method };
-          return changePage(request, reply, again as Exclude<ChangeStep, { kind: 'done' }>, remaining);
+          return changePage(request, reply, again as Exclude<ChangeStep, { kind: 'done' }>, { remaining, error });
         }
         return proven(request, reply, async () => {
           const { step, recoveryCodes } = done;
@@ -131,10 +145,37 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<{ account: AccountCe
   );
 
   app.post(
+    `${ACCOUNT_PATH}/proof/passkey`,
+    {
+      schema: {
+        body: Type.Object(
+          {
+            csrf: Type.Optional(Csrf),
+            session: MfaSessionField,
+            action: Type.Union([Type.Literal('export'), Type.Literal('delete'), Type.Literal('recovery-codes'), Type.Literal('change')]),
+          },
+          { additionalProperties: false },
+        ),
+        response: { ...actionResponses('unused'), ...errorResponses(409), 200: PasskeyOptionsAnswer },
+      },
+    },
+    async (request, reply) =>
+      act(request, reply, true, async (who) => {
+        const options = await account.passkeyProofOptions(who, request.body.action, request.body.session);
+        const answer: PasskeyMfaOptionsResponse = {
+          status: 'SUCCESS',
+          message: 'Ask for the passkey with these options (navigator.credentials.get), then send the form with its assertion.',
+          options,
+        };
+        return reply.header('cache-control', 'no-store').send(answer);
+      }),
+  );
+
+  app.post(
     `${ACCOUNT_PATH}/recovery-codes`,
     {
       schema: {
-        body: Type.Object({ csrf: Type.Optional(Csrf), session: MfaSessionField, code: CodeField }),
+        body: Type.Object({ csrf: Type.Optional(Csrf), session: MfaSessionField, ...ProofFields }),
         response: provenResponses('the new recovery codes, shown once'),
       },
     },
@@ -142,7 +183,7 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<{ account: AccountCe
       act(request, reply, true, async (who: AccountCaller) => {
         let codes: string[];
         try {
-          codes = await account.regenerateRecoveryCodes(who, request.body.session, request.body.code);
+          codes = await account.regenerateRecoveryCodes(who, request.body.session, stepProofOf(request.body));
         } catch (error) {
           return refusedProofStep(request, reply, who, 'recovery-codes', request.body, error);
         }

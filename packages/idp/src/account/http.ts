@@ -1,6 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { Value } from 'typebox/value';
 import { ServiceError } from '../errors.js';
+import { Assertion } from '../factors/passkey/routes.js';
 import { parseCookies } from '../http/cookies.js';
 import { escapeHtml, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
@@ -8,7 +10,7 @@ import type { MessageKey, Values } from '../i18n/locales.js';
 import type { PageLanguages } from '../i18n/page-language.js';
 import { PROOF_STAND_IN } from '../sign-in/mfa-proof.js';
 import { proofStepHtml } from './factor-page.js';
-import type { ProvenAction } from './factors.js';
+import type { ProvenAction, StepProof } from './factors.js';
 import { ACCOUNT_PATH, type AccountCaller, type AccountCenter } from './service.js';
 
 /** The header a script's account call may carry its per-session token in (forms send the `csrf` field). */
@@ -23,7 +25,26 @@ export const DeviceId = Type.String({ minLength: 1, maxLength: 100, pattern: '^[
  */
 export const MfaSessionField = Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)?$' });
 /** A 6-digit code or a recovery code as typed (spaces and dashes allowed; the MFA step tells them apart). */
-export const CodeField = Type.String({ minLength: 1, maxLength: 40 });
+export const CodeField = Type.String({ maxLength: 40 });
+/** The passkey's assertion the page's script puts in a step's form (JSON text, checked against its wire shape by `stepProofOf`). */
+export const AssertionField = Type.String({ maxLength: 16000 });
+/** A step's proof fields: a typed code, or (the page's script) the passkey's assertion. */
+export const ProofFields = { code: Type.Optional(CodeField), assertion: Type.Optional(AssertionField) };
+
+/** The proof a step's form carries: exactly one of a code and a well-formed assertion (ERR_REQUEST_INVALID otherwise, nothing spent). */
+export function stepProofOf(body: { code?: string | undefined; assertion?: string | undefined }): StepProof {
+  const code = body.code?.trim() ?? '';
+  const text = body.assertion ?? '';
+  if (text === '' && code !== '') return { code };
+  let assertion: unknown;
+  try {
+    assertion = code === '' && text !== '' ? JSON.parse(text) : undefined;
+  } catch {
+    assertion = undefined;
+  }
+  if (!Value.Check(Assertion, assertion)) throw new ServiceError('ERR_REQUEST_INVALID', 'Enter the code, or use your passkey.');
+  return { assertion };
+}
 
 export const actionResponses = (description: string) => ({
   303: { description },
@@ -135,6 +156,8 @@ export function accountHttp({ account, issuer, languages }: { account: AccountCe
       case 'ERR_OTP_EXPIRED':
       case 'ERR_OTP_USED':
         return message(request, reply, 400, 'page.account.codeWrong', 'back', { remaining: error.details.attemptsRemaining ?? 0 });
+      case 'ERR_PASSKEY_INVALID':
+        return message(request, reply, 400, 'page.account.passkeyWrong', 'back', { remaining: error.details.attemptsRemaining ?? 0 });
       case 'ERR_REQUEST_INVALID':
         return message(request, reply, 400, 'page.account.codeRefused', 'back');
       case 'ERR_SESSION_INVALID':
@@ -149,12 +172,16 @@ export function accountHttp({ account, issuer, languages }: { account: AccountCe
     }
   };
 
-  /** The tries left after a wrong code, when the same step is shown again to retype it; else undefined. */
+  /** The tries left after a wrong code or a refused passkey, when the same step is shown again to retry; else undefined. */
   const triesLeft = (error: unknown): number | undefined => {
-    if (!(error instanceof ServiceError) || error.code !== 'ERR_OTP_INVALID') return undefined;
+    if (!(error instanceof ServiceError) || (error.code !== 'ERR_OTP_INVALID' && error.code !== 'ERR_PASSKEY_INVALID')) return undefined;
     const remaining = Number(error.details.attemptsRemaining ?? 0);
     return remaining > 0 ? remaining : undefined;
   };
+
+  /** What a refused step says: a wrong code, or a passkey not accepted. */
+  const wrongKey = (error: unknown): MessageKey =>
+    error instanceof ServiceError && error.code === 'ERR_PASSKEY_INVALID' ? 'page.account.passkeyWrong' : 'page.account.codeWrong';
 
   /**
    * A proven action's refusal: a wrong code with tries left shows the same code step again (the
@@ -174,13 +201,7 @@ export function accountHttp({ account, issuer, languages }: { account: AccountCe
     const csrf = account.csrfToken(cookieOf(request) ?? '');
     const proof = { sessionId: body.session, method: mfa?.method ?? PROOF_STAND_IN, inForce: mfa !== null && mfa !== undefined };
     return page(request, reply, 400, (locale) =>
-      proofStepHtml(
-        { locales, locale, csrf },
-        action,
-        proof,
-        body.confirm ?? '',
-        locales.text(locale, 'page.account.codeWrong', { remaining }),
-      ),
+      proofStepHtml({ locales, locale, csrf }, action, proof, body.confirm ?? '', locales.text(locale, wrongKey(error), { remaining })),
     );
   };
 
@@ -196,6 +217,7 @@ export function accountHttp({ account, issuer, languages }: { account: AccountCe
     refusedProof,
     refusedProofStep,
     triesLeft,
+    wrongKey,
   };
 }
 

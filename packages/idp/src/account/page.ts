@@ -5,7 +5,7 @@ import { escapeHtml } from '../http/page.js';
 import type { Locales, MessageKey, Values } from '../i18n/locales.js';
 import { deviceName } from '../mail/templates.js';
 import type { UserHoldings } from '../users/store.js';
-import { accountForm, changeFactorForm, type FormContext } from './factor-page.js';
+import { ACCOUNT_PASSKEY_SCRIPT, accountForm, changeFactorForm, type FormContext } from './factor-page.js';
 import { FIRST_PARTY_CLIENTS } from './service.js';
 
 /** The activity the page lists: what the user did or what happened to their sign-in. */
@@ -14,8 +14,7 @@ const SHOWN_EVENTS = /^(login|device|passkey|mfa|recovery|account|user)\./;
 /** "2026-11-23 10:21 UTC": unambiguous in every language. */
 const utcMinute = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
-/** The account page's only script (packages/hosted/src/account-passkey.ts): "Add a passkey". */
-export const ACCOUNT_PASSKEY_SCRIPT = '/account/account-passkey.js';
+export { ACCOUNT_PASSKEY_SCRIPT } from './factor-page.js';
 
 /**
  * "Add a passkey": hidden until the script (which needs WebAuthn) shows it, so that without

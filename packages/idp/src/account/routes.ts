@@ -10,7 +10,7 @@ import type { PageLanguages } from '../i18n/page-language.js';
 import { FirstPartyCallbackQuery } from '../oidc/first-party-sign-in.js';
 import { asset } from '../oidc/routes.js';
 import { accountFactorRoutes } from './factor-routes.js';
-import { accountHttp, actionResponses, CodeField, Csrf, DeviceId, HTML, MfaSessionField, provenResponses } from './http.js';
+import { accountHttp, actionResponses, Csrf, DeviceId, HTML, MfaSessionField, ProofFields, provenResponses, stepProofOf } from './http.js';
 import { ACCOUNT_PASSKEY_SCRIPT, accountPageHtml } from './page.js';
 import { accountPasskeyRoutes } from './passkey-routes.js';
 import { ACCOUNT_PATH, type AccountCenter } from './service.js';
@@ -203,8 +203,8 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
       }),
   );
 
-  // Both carry the proof /account/proof opened (its session and the code typed): account/factor-routes.ts.
-  const Proof = { csrf: Type.Optional(Csrf), session: MfaSessionField, code: CodeField };
+  // Both carry the proof /account/proof opened (its session, and the code typed or the passkey's assertion): account/factor-routes.ts.
+  const Proof = { csrf: Type.Optional(Csrf), session: MfaSessionField, ...ProofFields };
   app.post(
     `${ACCOUNT_PATH}/export`,
     {
@@ -217,7 +217,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
       act(request, reply, true, async (who) => {
         let exported: Awaited<ReturnType<AccountCenter['export']>>;
         try {
-          exported = await account.export(who, request.body);
+          exported = await account.export(who, request.body.session, stepProofOf(request.body));
         } catch (error) {
           return refusedProofStep(request, reply, who, 'export', request.body, error);
         }
@@ -239,7 +239,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
     async (request, reply) =>
       act(request, reply, true, async (who) => {
         try {
-          await account.deleteAccount(who, request.body.confirm, request.body);
+          await account.deleteAccount(who, request.body.confirm, request.body.session, stepProofOf(request.body));
         } catch (error) {
           return refusedProofStep(request, reply, who, 'delete', request.body, error);
         }

@@ -9,7 +9,7 @@ import type { Identities } from '../factors/upstream/identities.js';
 import type { LinkedIdentity } from '../factors/upstream/store.js';
 import { createFirstPartySignIn, type FirstPartyDeps } from '../oidc/first-party-sign-in.js';
 import type { UserService } from '../users/service.js';
-import { type AccountFactorDeps, type AccountFactors, createAccountFactors } from './factors.js';
+import { type AccountFactorDeps, type AccountFactors, createAccountFactors, type StepProof } from './factors.js';
 import { type AccountPasskeyDeps, type AccountPasskeys, createAccountPasskeys } from './passkeys.js';
 
 /** Where the account center lives and where the hosted sign-in sends users back to. */
@@ -64,8 +64,8 @@ export interface AccountCenter extends AccountFactors, AccountPasskeys {
    * ERR_NOT_FOUND for any other. Always allowed: every account keeps its emailed code as a way in.
    */
   unlinkIdentity(caller: AccountCaller, connectionId: string, subject: string): Promise<void>;
-  /** The export, after the proof of the factor in force (or its stand-in) on the form. */
-  export(caller: AccountCaller, proof: { session: string; code: string }): ReturnType<UserService['export']>;
+  /** The export, after the proof of the factor in force (or its stand-in) on the form: its session, and a code or the passkey. */
+  export(caller: AccountCaller, session: string, proof: StepProof): ReturnType<UserService['export']>;
   /**
    * Signs the caller out of one application they signed in to: its refresh tokens end (access
    * tokens already issued live out their few minutes). ERR_NOT_FOUND for any other client.
@@ -77,7 +77,7 @@ export interface AccountCenter extends AccountFactors, AccountPasskeys {
    * Deletes the caller's account (the operator's delete path) when `confirm` is their address and
    * `proof` passes: the factor in force, a recovery code, or the emailed stand-in (AccountFactors.checkProof).
    */
-  deleteAccount(caller: AccountCaller, confirm: string, proof: { session: string; code: string }): Promise<void>;
+  deleteAccount(caller: AccountCaller, confirm: string, session: string, proof: StepProof): Promise<void>;
 }
 
 const actorOf = (userId: string) => `user:${userId}`;
@@ -185,8 +185,8 @@ export function createAccountCenter(
 
     unlinkIdentity: (caller, connectionId, subject) => deps.identities.unlink(caller.userId, connectionId, subject, actorOf(caller.userId)),
 
-    async export(caller, proof) {
-      await factors.checkProof(caller, 'export', proof.session, proof.code);
+    async export(caller, session, proof) {
+      await factors.checkProof(caller, 'export', session, proof);
       return users.export(caller.userId);
     },
 
@@ -207,9 +207,9 @@ export function createAccountCenter(
 
     checkDeleteConfirmation,
 
-    async deleteAccount(caller, confirm, proof) {
+    async deleteAccount(caller, confirm, session, proof) {
       checkDeleteConfirmation(caller, confirm);
-      await factors.checkProof(caller, 'delete', proof.session, proof.code);
+      await factors.checkProof(caller, 'delete', session, proof);
       await users.delete(caller.userId, actorOf(caller.userId));
     },
   };

@@ -83,6 +83,17 @@ export interface CeremonyFactor extends MfaFactorBase {
   readonly refusal: { step: string; change: string };
 }
 
+/**
+ * A ceremony factor's proof handed to a proof or a change's first step (the account page's
+ * passkey): `begin` checks that its challenge is this session's and its user's and spends it
+ * (before anything else is checked: a replay is refused), then returns the check that runs once
+ * the attempt is counted.
+ */
+export interface CeremonyProof {
+  readonly method: MfaMethod;
+  begin(session: { idHash: string; userId: string }): Promise<(session: MfaSessionRow) => Promise<FactorCheck>>;
+}
+
 /** A factor that can be the user's MFA method: the MFA step dispatches to it by the session's method. */
 export type MfaFactor = CodeFactor | CeremonyFactor;
 

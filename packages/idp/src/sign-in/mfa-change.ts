@@ -1,6 +1,7 @@
 import type { MfaMethod } from 'service-protocol';
 import type { ClientRecord } from '../clients/store.js';
 import { ServiceError } from '../errors.js';
+import type { CeremonyProof } from './factor.js';
 import { ownAccountSignIn, type SignIn } from './finish.js';
 import type { MfaSessionDeps, MfaSessions } from './mfa-session.js';
 
@@ -47,15 +48,16 @@ export function createMfaChange(sessions: MfaSessions, deps: Pick<MfaSessionDeps
         phone: current.phone,
         change_to: JSON.stringify({ method: input.method, phone: input.phone ?? null }),
       });
-      // A code sent, or the session armed; a ceremony factor cannot be proven through a backend: a recovery code stands in (verify).
+      // A code sent, or the session armed; a ceremony factor is proven by its ceremony on the account page (its options arm the
+      // session), never through a backend: there a recovery code stands in (verify).
       const to = { userId: user.id, email: user.email, phone: current.phone };
       await sessions.challenge(idHash, 'change-current', current.method, to, client.name, undefined);
       return { kind: 'current', sessionId, currentMethod: current.method };
     },
 
     /**
-     * One step of a change: a right code of the factor in force (or a recovery code, when that
-     * factor is lost) opens the new method's confirmation (its code sent, or its TOTP secret
+     * One step of a change: a right code of the factor in force (its ceremony for a ceremony
+     * factor, or a recovery code when that factor is lost) opens the new method's confirmation (its code sent, or its TOTP secret
      * returned) under the same session id; a right code of the new method applies it, once,
      * atomically, and the user is told by mail. A recovery code never confirms a new method.
      */
@@ -63,17 +65,18 @@ export function createMfaChange(sessions: MfaSessions, deps: Pick<MfaSessionDeps
       client: ClientRecord,
       user: { email: string },
       sessionId: string,
-      code: string,
+      given: string | CeremonyProof,
     ): Promise<Exclude<ChangeStep, { kind: 'current' }>> {
       const { idHash, session } = await sessions.load(client, user.email, sessionId);
       if (session.purpose !== 'change' && session.purpose !== 'change-current')
         throw new ServiceError('ERR_SESSION_INVALID', 'This change is unknown or has ended.');
-      const recovery = recoveryCodes.isCode(code);
-      if (session.purpose === 'change' && recovery)
+      const typed = typeof given === 'string';
+      const recovery = typed && recoveryCodes.isCode(given);
+      if (session.purpose === 'change' && (recovery || !typed))
         throw new ServiceError('ERR_REQUEST_INVALID', 'Confirm the new method with its own code, not a recovery code.');
       const factor = sessions.factorOf(session.method);
-      if (factor.proof === 'ceremony' && !recovery) throw new ServiceError('ERR_REQUEST_INVALID', factor.refusal.change);
-      const { spent, passed } = await sessions.checkCode(session, user.email, code);
+      if (factor.proof === 'ceremony' && typed && !recovery) throw new ServiceError('ERR_REQUEST_INVALID', factor.refusal.change);
+      const { spent, passed } = await sessions.checkGiven(session, user.email, given);
       if (passed.recovery) await recoveryCodes.recordUse(spent.user_id, client);
       if (spent.purpose === 'change') {
         await sessions.applyMethod(spent, passed.replayMark, client.name);

@@ -8,7 +8,7 @@ import type { EventLog } from '../events/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
 import type { OtpPurpose, OtpService } from '../otp/service.js';
-import type { FactorCheck, MfaFactor, RecoveryCodeFactor } from './factor.js';
+import type { CeremonyProof, FactorCheck, MfaFactor, RecoveryCodeFactor } from './factor.js';
 import type { FinishedSignIn, FinishSignIn, SignIn } from './finish.js';
 import type { MfaSessionRow, MfaStore } from './mfa-store.js';
 
@@ -92,6 +92,14 @@ export interface MfaSessions {
     session: MfaSessionRow,
     email: string,
     code: string,
+  ) => Promise<{
+    spent: MfaSessionRow;
+    passed: Passed;
+  }>;
+  checkGiven: (
+    session: MfaSessionRow,
+    email: string,
+    given: string | CeremonyProof,
   ) => Promise<{
     spent: MfaSessionRow;
     passed: Passed;
@@ -255,6 +263,19 @@ export function createMfaSessions(deps: MfaSessionDeps): MfaSessions {
     });
   }
 
+  /**
+   * A typed code (checkCode), or the ceremony of the session's own factor: its challenge spent
+   * first (CeremonyProof.begin), then the attempt counted before its check (checkProof).
+   */
+  async function checkGiven(session: MfaSessionRow, email: string, given: string | CeremonyProof) {
+    if (typeof given === 'string') return checkCode(session, email, given);
+    if (factorOf(session.method).proof !== 'ceremony' || given.method !== session.method)
+      throw new ServiceError('ERR_REQUEST_INVALID', 'This verification does not ask for this proof.');
+    const prove = await given.begin({ idHash: session.id, userId: session.user_id });
+    const { spent, value } = await checkProof(session.id, email, prove);
+    return { spent, passed: value };
+  }
+
   /** Makes the session's method the user's method, under a new version (ending every remember_me), and says so by mail. */
   async function applyMethod(spent: MfaSessionRow, replayMark: number | undefined, clientName: string): Promise<string> {
     const version = randomToken('', 12);
@@ -315,7 +336,7 @@ export function createMfaSessions(deps: MfaSessionDeps): MfaSessions {
     return issued ? { ...finished, recoveryCodes: issued } : finished;
   };
 
-  return { factorOf, open, load, challenge, checkCode, checkProof, applyMethod, notify, finishStep };
+  return { factorOf, open, load, challenge, checkCode, checkGiven, checkProof, applyMethod, notify, finishStep };
 }
 
 /** A factor's verdict as the guess rule of otp/ takes it. */

@@ -2,13 +2,14 @@ import type { DevicePublicJwk, MfaMethod } from 'service-protocol';
 import type { ClientRecord } from '../clients/store.js';
 import { randomToken } from '../crypto/secrets.js';
 import { ServiceError } from '../errors.js';
-import type { FactorCheck } from './factor.js';
+import type { CeremonyProof, FactorCheck } from './factor.js';
 import type { SignIn } from './finish.js';
 import { type ChangeStep, createMfaChange } from './mfa-change.js';
 import { createMfaProof, type ProofStart } from './mfa-proof.js';
 import { createMfaSessions, type FinishedMfa, type MfaSessionDeps } from './mfa-session.js';
 import type { MfaMethodRecord, MfaSessionRow } from './mfa-store.js';
 
+export type { CeremonyProof } from './factor.js';
 export type { ChangeStep } from './mfa-change.js';
 export type { ProofStart } from './mfa-proof.js';
 export type { FinishedMfa } from './mfa-session.js';
@@ -58,14 +59,14 @@ export interface MfaStep {
   ): Promise<FinishedMfa>;
   /**
    * The session of a ceremony factor's step (its own routes): a live, unverified session of this
-   * client and user asking for `method` at `purpose` (the sign-in's step, or an enrollment).
-   * `arm` marks it initiated, so its attempts count.
+   * client and user asking for `method` at `purpose` (the sign-in's step, an enrollment, a
+   * proof, or a change's first step). `arm` marks it initiated, so its attempts count.
    */
   ceremonySession(
     client: ClientRecord,
     email: string,
     sessionId: string,
-    ask: { method: MfaMethod; purpose: 'login' | 'enroll'; arm: boolean },
+    ask: { method: MfaMethod; purpose: 'login' | 'enroll' | 'proof' | 'change-current'; arm: boolean },
   ): Promise<{ idHash: string; user: { id: string; email: string } }>;
   /**
    * Completes a ceremony factor's step as verify completes a code's: the attempt is counted
@@ -83,7 +84,8 @@ export interface MfaStep {
   ): Promise<FinishedMfa>;
   /**
    * A change of method asked for by the client's backend (delegation): the method in force is
-   * proven first (or a recovery code stands in), then the new method's first code.
+   * proven first (a code, a ceremony factor's proof, or a recovery code standing in), then the
+   * new method's first code.
    */
   startChange(
     client: ClientRecord,
@@ -94,19 +96,19 @@ export interface MfaStep {
     client: ClientRecord,
     user: { email: string },
     sessionId: string,
-    code: string,
+    given: string | CeremonyProof,
   ): Promise<Exclude<ChangeStep, { kind: 'current' }>>;
   /**
    * A fresh proof of the factor in force for one action of the user's own (sign-in/mfa-proof.ts):
    * a code sent or the session armed; a user without a second factor gets a code by email.
    */
   startProof(client: ClientRecord, user: { id: string; email: string }, ip: string | undefined): Promise<ProofStart>;
-  /** Checks the proof (counted before checking, once); a recovery code stands in where `recoveryAllowed`. */
+  /** Checks the proof, a code or a ceremony (counted before checking, once); a recovery code stands in where `recoveryAllowed`. */
   verifyProof(
     client: ClientRecord,
     user: { id: string; email: string },
     sessionId: string,
-    code: string,
+    given: string | CeremonyProof,
     options: { recoveryAllowed: boolean },
   ): Promise<{ recovery: boolean }>;
   /**

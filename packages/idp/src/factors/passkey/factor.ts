@@ -15,7 +15,7 @@ export const passkeyFactor: CeremonyFactor = {
   proof: 'ceremony',
   refusal: {
     step: 'This step needs your passkey (service-web/passkeys verifyMfa), or a recovery code.',
-    change: 'The current method is a passkey: confirm the change with a recovery code.',
+    change: 'The current method is a passkey: confirm with your passkey on the account page, or with a recovery code.',
   },
   prepare: () => ({ phone: null, secretSealed: null }),
   // Nothing to send: the passkey's options (enrollment or step) arm the session.

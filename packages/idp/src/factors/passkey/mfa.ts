@@ -8,7 +8,7 @@ import type {
 import type { ClientRecord } from '../../clients/store.js';
 import { ServiceError } from '../../errors.js';
 import type { EventLog } from '../../events/service.js';
-import type { FactorCheck } from '../../sign-in/factor.js';
+import type { CeremonyProof, FactorCheck } from '../../sign-in/factor.js';
 import type { FinishedMfa, MfaStep } from '../../sign-in/mfa-step.js';
 import type { MfaSessionRow } from '../../sign-in/mfa-store.js';
 import type { PasskeyCeremony } from './ceremony.js';
@@ -52,6 +52,24 @@ export interface PasskeyMfa {
     originHeader: string | undefined,
     input: { email: string; sessionId: string; credential: PasskeyAssertionJson; rememberMe: boolean; devicePublicKey?: DevicePublicJwk },
   ): Promise<FinishedMfa>;
+  /**
+   * Request options to prove the passkey at an MFA session of the user's own that no sign-in
+   * ends (the account page: a proof before an action, a change's first step), bound to that
+   * session and its user, for the page's origin; they arm the session.
+   */
+  proofOptions(
+    client: ClientRecord,
+    origin: string,
+    email: string,
+    sessionId: string,
+    purpose: 'proof' | 'change-current',
+  ): Promise<PasskeyRequestOptionsJson>;
+  /**
+   * The assertion as the proof the MFA step checks (MfaStep verifyProof, verifyChange): its
+   * challenge must be the session's and its user's and is spent first; the passkey must then be
+   * active and the user's, its signature right for the page's origin and rp id.
+   */
+  ceremonyProof(client: ClientRecord, origin: string, credential: PasskeyAssertionJson): CeremonyProof;
 }
 
 export function createPasskeyMfa(deps: PasskeyMfaDeps): PasskeyMfa {
@@ -104,6 +122,59 @@ export function createPasskeyMfa(deps: PasskeyMfaDeps): PasskeyMfa {
     const challenge = mfaChallenge(input.credential, { ceremony, clientId: client.id, origin, rpId, session: idHash }, user.id);
     await spend(challenge.text, challenge.expiresAt);
     return { origin, rpId, idHash, user, challenge };
+  }
+
+  /**
+   * Request options for a passkey MFA session at `purpose`: the challenge is bound to that
+   * session and its user, allowCredentials lists the user's passkeys for this rp id (any
+   * application's: the factor is the user's), and the session is armed. ERR_REQUEST_INVALID when
+   * the user holds none here (a recovery code still passes).
+   */
+  async function requestOptions(
+    client: ClientRecord,
+    originHeader: string | undefined,
+    email: string,
+    sessionId: string,
+    purpose: 'login' | 'proof' | 'change-current',
+  ): Promise<PasskeyRequestOptionsJson> {
+    const { origin, rpId } = rpIdFor(originHeader);
+    const { idHash, user } = await mfa.ceremonySession(client, email, sessionId, { method: 'passkey', purpose, arm: true });
+    const mine = (await store.listForUser(user.id)).filter((p) => p.rpId === rpId);
+    if (mine.length === 0) {
+      throw new ServiceError('ERR_REQUEST_INVALID', 'None of your passkeys works on this page: use a recovery code.');
+    }
+    const binding = { ceremony: 'mfa-authentication' as const, clientId: client.id, origin, rpId, userId: user.id, session: idHash };
+    const challenge = ceremony.issue(binding);
+    return {
+      rpId,
+      challenge: Buffer.from(challenge, 'utf8').toString('base64url'),
+      timeout: ttlMs,
+      userVerification: 'required',
+      allowCredentials: mine.map((p) => ({
+        type: 'public-key' as const,
+        id: p.credentialId,
+        ...(p.transports.length > 0 ? { transports: p.transports } : {}),
+      })),
+    };
+  }
+
+  /** Runs once the attempt is counted: the passkey must be active and the session user's, its assertion right; a refusal is recorded. */
+  async function checkPasskey(
+    client: ClientRecord,
+    credential: PasskeyAssertionJson,
+    at: { expected: string; origin: string; rpId: string; userId: string },
+  ): Promise<FactorCheck> {
+    const passkey = await store.findActiveByCredentialId(credential.id);
+    const refusal = !passkey
+      ? 'unknown'
+      : passkey.userId !== at.userId
+        ? 'user'
+        : await checkAssertion(credential, at.expected, at.origin, at.rpId, passkey, false);
+    if (!passkey || refusal) {
+      await recordRefusal(refusal ?? 'unknown', client, passkey, at.userId);
+      return { kind: 'wrong' };
+    }
+    return { kind: 'match', amr: amrOf(passkey) };
   }
 
   return {
@@ -161,27 +232,7 @@ export function createPasskeyMfa(deps: PasskeyMfaDeps): PasskeyMfa {
      * passkeys for this rp id (any application's: the factor is the user's), and the session is
      * armed. ERR_REQUEST_INVALID when the user holds none here (a recovery code still passes).
      */
-    async mfaOptions(client, originHeader, email, sessionId) {
-      const { origin, rpId } = rpIdFor(originHeader);
-      const { idHash, user } = await mfa.ceremonySession(client, email, sessionId, { method: 'passkey', purpose: 'login', arm: true });
-      const mine = (await store.listForUser(user.id)).filter((p) => p.rpId === rpId);
-      if (mine.length === 0) {
-        throw new ServiceError('ERR_REQUEST_INVALID', 'None of your passkeys works on this page: use a recovery code.');
-      }
-      const binding = { ceremony: 'mfa-authentication' as const, clientId: client.id, origin, rpId, userId: user.id, session: idHash };
-      const challenge = ceremony.issue(binding);
-      return {
-        rpId,
-        challenge: Buffer.from(challenge, 'utf8').toString('base64url'),
-        timeout: ttlMs,
-        userVerification: 'required',
-        allowCredentials: mine.map((p) => ({
-          type: 'public-key' as const,
-          id: p.credentialId,
-          ...(p.transports.length > 0 ? { transports: p.transports } : {}),
-        })),
-      };
-    },
+    mfaOptions: (client, originHeader, email, sessionId) => requestOptions(client, originHeader, email, sessionId, 'login'),
 
     /**
      * The MFA step's assertion: its challenge must be this session's (and is spent first, so a
@@ -194,22 +245,23 @@ export function createPasskeyMfa(deps: PasskeyMfaDeps): PasskeyMfa {
         client,
         input.email,
         idHash,
-        async () => {
-          const passkey = await store.findActiveByCredentialId(input.credential.id);
-          const refusal = !passkey
-            ? 'unknown'
-            : passkey.userId !== user.id
-              ? 'user'
-              : await checkAssertion(input.credential, challenge.expected, origin, rpId, passkey, false);
-          if (!passkey || refusal) {
-            await recordRefusal(refusal ?? 'unknown', client, passkey, user.id);
-            return { kind: 'wrong' };
-          }
-          return { kind: 'match', amr: amrOf(passkey) };
-        },
+        () => checkPasskey(client, input.credential, { ...challenge, origin, rpId, userId: user.id }),
         input.rememberMe,
         input.devicePublicKey,
       );
     },
+
+    proofOptions: (client, origin, email, sessionId, purpose) => requestOptions(client, origin, email, sessionId, purpose),
+
+    ceremonyProof: (client, originHeader, credential) => ({
+      method: 'passkey',
+      async begin(session) {
+        const { origin, rpId } = rpIdFor(originHeader);
+        const binding = { ceremony: 'mfa-authentication' as const, clientId: client.id, origin, rpId, session: session.idHash };
+        const challenge = mfaChallenge(credential, binding, session.userId);
+        await spend(challenge.text, challenge.expiresAt);
+        return () => checkPasskey(client, credential, { expected: challenge.expected, origin, rpId, userId: session.userId });
+      },
+    }),
   };
 }

@@ -221,7 +221,16 @@ export const de = {
   'page.account.proveStandIn':
     'Sie haben keinen zweiten Faktor: Wir haben einen Code an Ihre E-Mail-Adresse gesendet. Geben Sie ihn zur Bestätigung ein.',
   'page.account.provePasskey':
-    'Ihr zweiter Faktor ist ein Passkey, den diese Seite nicht prüfen kann: Geben Sie einen Ihrer Wiederherstellungscodes ein.',
+    'Ihr zweiter Faktor ist ein Passkey: Bestätigen Sie damit. Ohne ihn geben Sie einen Ihrer Wiederherstellungscodes ein.',
+  'page.account.provePasskeyOnly':
+    'Ihr zweiter Faktor ist ein Passkey: Bestätigen Sie damit (neue Wiederherstellungscodes verlangen den Passkey selbst).',
+  'page.account.usePasskey': 'Passkey verwenden',
+  'page.account.proofWorking': 'Folgen Sie der Aufforderung Ihres Browsers, um Ihren Passkey zu verwenden …',
+  'page.account.proofFailed': 'Ihr Passkey wurde nicht verwendet. Versuchen Sie es erneut.',
+  'page.account.passkeyWrong':
+    'Dieser Passkey wurde nicht akzeptiert. {remaining, plural, =0 {Beginnen Sie von vorn.} one {Noch # Versuch.} other {Noch # Versuche.}}',
+  'page.account.passkeyNeedsScript':
+    'Die Bestätigung mit einem Passkey braucht das Skript dieser Seite: Aktivieren Sie JavaScript und laden Sie die Seite neu.',
   'page.account.proveTotp': 'Bestätigen Sie mit dem aktuellen Code Ihrer Authenticator-App.',
   'page.account.proveSms': 'Wir haben einen Code per SMS an Ihr Telefon gesendet. Geben Sie ihn zur Bestätigung ein.',
   'page.account.proveEmail': 'Wir haben einen Code an Ihre E-Mail-Adresse gesendet. Geben Sie ihn zur Bestätigung ein.',

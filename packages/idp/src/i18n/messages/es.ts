@@ -220,7 +220,16 @@ export const es = {
   'page.account.cancel': 'Cancelar',
   'page.account.proveStandIn': 'No tiene segundo factor: hemos enviado un código a su dirección de correo. Introdúzcalo para confirmar.',
   'page.account.provePasskey':
-    'Su segundo factor es una llave de acceso, que esta página no puede comprobar: introduzca uno de sus códigos de recuperación.',
+    'Su segundo factor es una llave de acceso: úsela para confirmar. Sin ella, introduzca uno de sus códigos de recuperación.',
+  'page.account.provePasskeyOnly':
+    'Su segundo factor es una llave de acceso: úsela para confirmar (los nuevos códigos de recuperación requieren la propia llave).',
+  'page.account.usePasskey': 'Usar su llave de acceso',
+  'page.account.proofWorking': 'Siga las indicaciones de su navegador para usar su llave de acceso…',
+  'page.account.proofFailed': 'No se usó su llave de acceso. Inténtelo de nuevo.',
+  'page.account.passkeyWrong':
+    'Esta llave de acceso no fue aceptada. {remaining, plural, =0 {Empiece de nuevo.} one {Le queda # intento.} other {Le quedan # intentos.}}',
+  'page.account.passkeyNeedsScript':
+    'Confirmar con una llave de acceso requiere el script de esta página: active JavaScript y vuelva a cargar la página.',
   'page.account.proveTotp': 'Confirme con el código actual de su aplicación de autenticación.',
   'page.account.proveSms': 'Hemos enviado un código por SMS a su teléfono. Introdúzcalo para confirmar.',
   'page.account.proveEmail': 'Hemos enviado un código a su dirección de correo. Introdúzcalo para confirmar.',

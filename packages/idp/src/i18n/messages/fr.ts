@@ -218,7 +218,16 @@ export const fr = {
   'page.account.proveStandIn':
     'Vous n’avez pas de second facteur : nous avons envoyé un code à votre adresse e-mail. Saisissez-le pour confirmer.',
   'page.account.provePasskey':
-    'Votre second facteur est une clé d’accès, que cette page ne peut pas vérifier : saisissez l’un de vos codes de récupération.',
+    'Votre second facteur est une clé d’accès : utilisez-la pour confirmer. Sans elle, saisissez l’un de vos codes de récupération.',
+  'page.account.provePasskeyOnly':
+    'Votre second facteur est une clé d’accès : utilisez-la pour confirmer (de nouveaux codes de récupération demandent la clé elle-même).',
+  'page.account.usePasskey': 'Utiliser votre clé d’accès',
+  'page.account.proofWorking': 'Suivez les instructions de votre navigateur pour utiliser votre clé d’accès…',
+  'page.account.proofFailed': 'Votre clé d’accès n’a pas été utilisée. Réessayez.',
+  'page.account.passkeyWrong':
+    'Cette clé d’accès n’a pas été acceptée. {remaining, plural, =0 {Recommencez.} one {Encore # essai.} other {Encore # essais.}}',
+  'page.account.passkeyNeedsScript':
+    'Confirmer avec une clé d’accès demande le script de cette page : activez JavaScript et rechargez la page.',
   'page.account.proveTotp': 'Confirmez avec le code actuel de votre application d’authentification.',
   'page.account.proveSms': 'Nous avons envoyé un code par SMS à votre téléphone. Saisissez-le pour confirmer.',
   'page.account.proveEmail': 'Nous avons envoyé un code à votre adresse e-mail. Saisissez-le pour confirmer.',
