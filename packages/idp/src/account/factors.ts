@@ -106,8 +106,11 @@ export function createAccountFactors(deps: AccountFactorDeps): AccountFactors {
     try {
       return await run(deps.passkeyMfa.ceremonyProof(account, origin, proof.assertion));
     } catch (error) {
-      if (error instanceof ServiceError && error.code === 'ERR_OTP_INVALID')
-        throw new ServiceError('ERR_PASSKEY_INVALID', 'This passkey was not accepted.', error.details);
+      // A refused passkey, or one more on a step whose attempts are spent: said as a passkey's refusal.
+      if (error instanceof ServiceError && (error.code === 'ERR_OTP_INVALID' || error.code === 'ERR_OTP_EXPIRED'))
+        throw new ServiceError('ERR_PASSKEY_INVALID', 'This passkey was not accepted.', {
+          attemptsRemaining: error.details.attemptsRemaining ?? 0,
+        });
       throw error;
     }
   };

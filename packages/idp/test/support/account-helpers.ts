@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { after, before } from 'node:test';
 import { ACCOUNT_CLIENT_ID } from '../../src/clients/service.js';
 import { setCookies } from './console-helpers.js';
-import { registerRawDevice, sendClock, startTestService, type TestService, uniqueEmail } from './helpers.js';
+import { registerRawDevice, sendClock, startTestService, type TestService, type TestServiceOptions, uniqueEmail } from './helpers.js';
 
 const cookieValue = (line: string | undefined) => (line ?? '').split(';')[0]?.split('=').slice(1).join('=') ?? '';
 
@@ -133,13 +133,14 @@ export async function nextMailCode(service: TestService, email: string, seen: st
 /**
  * The account suites' set-up: a test-mode service on a clock the test moves (past send spacing,
  * past the recent-sign-in window), started before the suite and closed after it; `started`
- * hands it to the suite. `exists`: whether the account of an address is still there.
+ * hands it to the suite. `exists`: whether the account of an address is still there. `options`
+ * add to the service's (a host-name issuer for passkeys: oidc-passkey-helpers.ts).
  */
-export function accountSuite(started: (service: TestService) => void) {
+export function accountSuite(started: (service: TestService) => void, options: TestServiceOptions = {}) {
   const clock = sendClock();
   let service: TestService | undefined;
   before(async () => {
-    service = await startTestService({ testMode: true, now: clock.now });
+    service = await startTestService({ testMode: true, ...options, now: clock.now });
     started(service);
   });
   after(() => service?.close());

@@ -189,3 +189,39 @@ export async function addOfferedPasskey(service: TestService, jar: CookieJar, re
     { origin: service.url, synced: input.synced },
   );
 }
+
+/**
+ * A new user whose second factor is a passkey made on the hosted page (the service's own origin
+ * and rp id, so the account page can ask for it): the email code, then verifyDevice choosing the
+ * passkey as the method and its enrollment with the software authenticator, which remembers the
+ * device. `clientId` is an app whose pending request the page serves.
+ */
+export async function hostedUserWithPasskeyMfa(service: TestService, clientId: string, email = uniqueEmail('account-pk')) {
+  const jar = new CookieJar();
+  const start = await authorize(service, appParams(clientId, await createPkcePair()), jar);
+  const post = hostedPost(service, requestIdOf(start.location), jar);
+  const device = await newRawDevice();
+  const a = await post(Paths.authenticate, { userid: email, cryptoVersion: 'v1', rememberDevice: true });
+  assert.equal(a.body?.status, 'OTP_NEEDED', JSON.stringify(a.body));
+  const v = await post(Paths.verifyEmailOtp, { userid: email, deviceToken: a.body.deviceToken, otp: a.body.code });
+  assert.equal(v.status, 200, JSON.stringify(v.body));
+  const d = await post(Paths.verifyDevice, {
+    userid: email,
+    deviceToken: a.body.deviceToken,
+    devicePublicKey: device.publicJwk,
+    mfaMethod: 'passkey',
+  });
+  assert.equal(d.body?.status, 'FINALIZE_REGISTRATION_NEEDED', JSON.stringify(d.body));
+  const sessionId = d.body.sessionId as string;
+  const enrolled = await createPasskey(
+    post,
+    { path: Paths.passkeyMfaEnrollmentOptions, body: { userid: email, sessionId } },
+    { path: Paths.passkeyMfaEnrollment, body: { userid: email, sessionId } },
+    { origin: service.url },
+  );
+  assert.equal(enrolled.status, 200, JSON.stringify(enrolled.body));
+  assert.equal(typeof enrolled.body.deviceId, 'string', JSON.stringify(enrolled.body));
+  const user = await service.ctx.accounts.findByEmail(email);
+  assert.ok(user);
+  return { email, userId: user.id, deviceId: enrolled.body.deviceId as string, credential: enrolled.credential };
+}
