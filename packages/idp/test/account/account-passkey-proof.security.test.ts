@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ACCOUNT_MAX_FAILURES, MFA_MAX_ATTEMPTS } from '../../src/defaults.js';
+import { ACCOUNT_MAX_FAILURES, ACCOUNT_RECENT_SIGN_IN_SECONDS, MFA_MAX_ATTEMPTS } from '../../src/defaults.js';
 import {
   accountAction,
   accountProof,
@@ -135,6 +135,24 @@ describe('account center: a passkey proven by its ceremony, security', () => {
     assert.equal((await accountAction(service, session, 'export', { session: second.sessionId, assertion: fresh })).status, 200);
   });
 
+  it('a malformed assertion, or a code beside one, is refused at the edge: nothing spent, nothing counted', async () => {
+    const { user, session } = await signedIn();
+    const proof = await accountProof(service, session, 'export');
+    const assertion = sign(await optionsFor(session, proof.sessionId, 'export'), user.credential);
+    for (const fields of [
+      { assertion: '{"id":"x"}' },
+      { assertion: 'not json' },
+      { assertion: JSON.stringify({ ...JSON.parse(assertion), extra: 1 }) },
+      { assertion, code: '123456' },
+      { code: '' },
+    ]) {
+      const answer = await accountAction(service, session, 'export', { session: proof.sessionId, ...fields });
+      assert.equal(answer.status, 400, JSON.stringify(fields).slice(0, 60));
+      assert.doesNotMatch(await answer.text(), /more tr(y|ies)/, 'no guess counted');
+    }
+    assert.equal((await accountAction(service, session, 'export', { session: proof.sessionId, assertion })).status, 200);
+  });
+
   it('an export’s proof does not delete: its options, its assertion and its session are refused for a deletion', async () => {
     const { user, session } = await signedIn();
     const exportProof = await accountProof(service, session, 'export');
@@ -216,19 +234,30 @@ describe('account center: a passkey proven by its ceremony, security', () => {
     assert.equal(right.status, 423);
   });
 
-  it('CSRF: no options without the session’s token, with another session’s, or from another site', async () => {
-    const { session } = await signedIn();
+  it('CSRF and a stale sign-in: no options without the session’s token, with another session’s, from another site, or for an old sign-in', async () => {
+    const { user, session } = await signedIn();
     const other = await signedIn();
     const proof = await accountProof(service, session, 'export');
     for (const attack of [
       { 'x-account-csrf': undefined },
       { 'x-account-csrf': other.session.csrfToken },
       { origin: 'https://evil.example' },
+      { origin: 'null' },
       { 'sec-fetch-site': 'cross-site' },
     ]) {
       const answer = await askOptions(session, proof.sessionId, 'export', attack);
       assert.equal(answer.status, 403, JSON.stringify(attack));
       assert.doesNotMatch(await answer.text(), /challenge/);
     }
+    const stale = await accountSession(service, user, clock.now, ACCOUNT_RECENT_SIGN_IN_SECONDS + 5);
+    const old = await askOptions(stale, proof.sessionId, 'export');
+    assert.equal(old.status, 403);
+    assert.match(await old.text(), /sign in again/i);
+    // None of them armed or spent the step: the passkey still proves it.
+    const exported = await accountAction(service, session, 'export', {
+      session: proof.sessionId,
+      assertion: sign(await optionsFor(session, proof.sessionId, 'export'), user.credential),
+    });
+    assert.equal(exported.status, 200);
   });
 });
