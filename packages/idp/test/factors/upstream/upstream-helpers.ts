@@ -29,9 +29,14 @@ export function startUrl(service: TestService, connection: string, params: Recor
 }
 
 /** A whole sign-in in a fresh browser: the result in the return URL's fragment, and the page's PKCE verifier. */
-export async function signInWith(service: TestService, connection: string, browser = new RedirectBrowser()) {
+export async function signInWith(
+  service: TestService,
+  connection: string,
+  browser = new RedirectBrowser(),
+  params: Record<string, string> = {},
+) {
   const pkce = pkcePair();
-  const end = await browser.go(startUrl(service, connection, { code_challenge: pkce.challenge }), atApp);
+  const end = await browser.go(startUrl(service, connection, { ...params, code_challenge: pkce.challenge }), atApp);
   if (!atApp(end.url)) throw new Error(`did not come back: ${end.status} ${end.body?.slice(0, 300)}`);
   return { result: fragmentOf(end.url), verifier: pkce.verifier, browser };
 }
@@ -53,6 +58,10 @@ export async function claimsFor(service: TestService, code: string, verifier: st
   if (response.status !== 200) throw new Error(`token: ${JSON.stringify(body)}`);
   return JSON.parse(Buffer.from(body.id_token.split('.')[1], 'base64url').toString());
 }
+
+/** An application page's sign-in that remembers the browser: its DEVICE_KEY_NEEDED result (ticket, userid) and PKCE verifier. */
+export const rememberedSignIn = (service: TestService, connection: string) =>
+  signInWith(service, connection, new RedirectBrowser(), { remember_device: '1' });
 
 /** A P-256 public key as the hosted page sends it at the start (device_key: base64url JSON of the JWK). */
 export function pageDeviceKey(): string {
