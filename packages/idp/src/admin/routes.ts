@@ -98,7 +98,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
 }> = async (app, { adminKeys, users, events, operations, clients, webhooks, consoleCredential, more, connections, upstream, branding }) => {
   app.decorateRequest('adminActor', '');
   // Every admin route is documented as taking the admin key, and the console's session where this listener takes it (http/openapi.ts).
-  const security = consoleCredential ? [{ adminKey: [] }, { consoleSession: [] }] : [{ adminKey: [] }];
+  const security: Record<string, string[]>[] = consoleCredential ? [{ adminKey: [] }, { consoleSession: [] }] : [{ adminKey: [] }];
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, tags: ['admin'], security };
   });

@@ -7,7 +7,7 @@ import {
   type UpstreamDeviceResponse,
   UpstreamPaths,
 } from 'service-protocol';
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 import { HOSTED_CLIENT_ID } from '../../clients/service.js';
 import type { Connections } from '../../connections/service.js';
 import { UPSTREAM_FLOW_TTL_SECONDS } from '../../defaults.js';
@@ -62,42 +62,20 @@ const ConnectionsAnswer = wireBody<UpstreamConnectionList>()(
   }),
 );
 const DeviceIdField = Type.String({ description: 'the device the code is bound to (at MFA_REQUIRED: its id once the step passes)' });
-const ConfirmLinkAnswer = wireBody<ConfirmLinkResponse>()(
+/** The link and device steps' answer: a code or the MFA step, with `deviceId` as given (optional at the link step, always after a ticket). */
+const signedInAnswer = <D extends TSchema>(deviceId: D) =>
   Type.Union([
-    Type.Object({
-      status: Type.Literal('SUCCESS'),
-      message: Type.String(),
-      success: Type.Literal(true),
-      code: Type.String(),
-      deviceId: Type.Optional(DeviceIdField),
-    }),
+    Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), success: Type.Literal(true), code: Type.String(), deviceId }),
     Type.Object({
       status: Type.Literal('MFA_REQUIRED'),
       message: Type.String(),
       sessionId: Type.String(),
       method: Type.String(),
-      deviceId: Type.Optional(DeviceIdField),
+      deviceId,
     }),
-  ]),
-);
-const DeviceAnswer = wireBody<UpstreamDeviceResponse>()(
-  Type.Union([
-    Type.Object({
-      status: Type.Literal('SUCCESS'),
-      message: Type.String(),
-      success: Type.Literal(true),
-      code: Type.String(),
-      deviceId: DeviceIdField,
-    }),
-    Type.Object({
-      status: Type.Literal('MFA_REQUIRED'),
-      message: Type.String(),
-      sessionId: Type.String(),
-      method: Type.String(),
-      deviceId: DeviceIdField,
-    }),
-  ]),
-);
+  ]);
+const ConfirmLinkAnswer = wireBody<ConfirmLinkResponse>()(signedInAnswer(Type.Optional(DeviceIdField)));
+const DeviceAnswer = wireBody<UpstreamDeviceResponse>()(signedInAnswer(DeviceIdField));
 // EC P-256 public members only, so no private `d` can be sent.
 const DevicePublicKey = Type.Object(
   { kty: Type.Literal('EC'), crv: Type.Literal('P-256'), x: Base64Url, y: Base64Url },

@@ -8,18 +8,11 @@
  * SERVICE_TEST_DATABASE_URL, on PostgreSQL.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { UpstreamPaths } from 'service-protocol';
-import {
-  newRawDevice,
-  registerWithMfa,
-  startTestService,
-  type TestService,
-  uniqueEmail,
-  verifiedRegistration,
-} from '../../support/helpers.js';
-import { startUpstream, type TestUpstream } from '../../support/upstream.js';
-import { claimsFor, connect, rememberedSignIn } from './upstream-helpers.js';
+import { newRawDevice, registerWithMfa, type TestService, uniqueEmail, verifiedRegistration } from '../../support/helpers.js';
+import type { TestUpstream } from '../../support/upstream.js';
+import { appDevicesOf, claimsFor, rememberedSignIn, upstreamSuite } from './upstream-helpers.js';
 
 const CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 
@@ -27,20 +20,9 @@ describe("an application's page finishes an upstream sign-in with its device key
   let service: TestService;
   let upstream: TestUpstream;
   let connection: string;
-  before(async () => {
-    service = await startTestService({ testMode: true });
-    upstream = await startUpstream(`${service.url}${UpstreamPaths.callback}`);
-    connection = (await connect(service, upstream)).id;
-  });
-  after(async () => {
-    await upstream.close();
-    await service.close();
-  });
+  upstreamSuite((started) => ({ service, upstream, connection } = started));
 
-  const devicesOf = async (email: string) => {
-    const user = await service.ctx.accounts.findByEmail(email);
-    return user ? service.ctx.devices.list({ userId: user.id, clientId: service.clientId, usedSince: 0 }) : [];
-  };
+  const devicesOf = (email: string) => appDevicesOf(service, email);
   const newDeviceMails = async (email: string) =>
     (await service.ctx.mailbox.list(50, email)).filter((m) => /new device/i.test(m.subject)).length;
   const finish = (ticket: unknown, devicePublicKey: object) =>

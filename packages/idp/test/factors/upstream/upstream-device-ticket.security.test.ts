@@ -10,35 +10,24 @@
  * (node-oidc-provider); runs on SQLite and, with SERVICE_TEST_DATABASE_URL, on PostgreSQL.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { UpstreamPaths } from 'service-protocol';
 import { createPkcePair } from 'service-web';
 import { UPSTREAM_DEVICE_TICKET_TTL_SECONDS } from '../../../src/defaults.js';
 import { flowCookieName } from '../../../src/factors/upstream/routes.js';
-import { APP_ORIGIN, newRawDevice, startTestService, type TestService, uniqueEmail } from '../../support/helpers.js';
+import { APP_ORIGIN, newRawDevice, type TestService, uniqueEmail } from '../../support/helpers.js';
 import { appParams, authorize, CookieJar, registerApp } from '../../support/oidc-helpers.js';
-import { startUpstream, type TestUpstream } from '../../support/upstream.js';
-import { connect, rememberedSignIn, startUrl } from './upstream-helpers.js';
+import type { TestUpstream } from '../../support/upstream.js';
+import { appDevicesOf, rememberedSignIn, startUrl, upstreamSuite } from './upstream-helpers.js';
 
 describe('an upstream device ticket registers only the page’s key, once, for its own application', () => {
   let service: TestService;
   let upstream: TestUpstream;
   let connection: string;
   let skew = 0;
-  before(async () => {
-    service = await startTestService({ testMode: true, now: () => Date.now() + skew });
-    upstream = await startUpstream(`${service.url}${UpstreamPaths.callback}`);
-    connection = (await connect(service, upstream)).id;
-  });
-  after(async () => {
-    await upstream.close();
-    await service.close();
-  });
+  upstreamSuite((started) => ({ service, upstream, connection } = started), { now: () => Date.now() + skew });
 
-  const devicesOf = async (email: string) => {
-    const user = await service.ctx.accounts.findByEmail(email);
-    return user ? service.ctx.devices.list({ userId: user.id, clientId: service.clientId, usedSince: 0 }) : [];
-  };
+  const devicesOf = (email: string) => appDevicesOf(service, email);
   const finish = (ticket: unknown, devicePublicKey: object, headers: Record<string, string> = {}) =>
     service.post(UpstreamPaths.device, { ticket, devicePublicKey }, undefined, headers);
   /** A victim's remembered sign-in, back at the page with its ticket. */
