@@ -28,7 +28,6 @@ interface Ticket {
   id: string;
   clientId: string;
   userId: string;
-  email: string;
   codeChallenge: string;
   amr: string[];
   authTime: number;
@@ -124,7 +123,6 @@ export function createContinuation(deps: ContinuationDeps) {
         id: randomToken('udt_'),
         clientId: client.id,
         userId: user.id,
-        email: user.email,
         codeChallenge: from.codeChallenge,
         amr: [...from.amr],
         authTime: Math.floor(at / 1000),
