@@ -265,16 +265,18 @@ export async function demoSignUp(stack: Stack, page: Page, email: string, origin
 export const inPage = <T = any>(page: Page, script: string, arg?: unknown): Promise<T> =>
   page.evaluate(({ script, arg }) => new Function('arg', `return (async () => { ${script} })();`)(arg), { script, arg });
 
-/** Redeems an authorization code at the token endpoint as a confidential `client`: its ID token's claims, unverified. */
+/** Redeems an authorization code at the token endpoint as a confidential `client` (with the page's PKCE verifier, if any): its ID token's claims, unverified. */
 export async function redeemCode(
   stack: Stack,
   client: { clientId: string; secretKey: string },
   code: string,
+  codeVerifier?: string,
 ): Promise<Record<string, any>> {
+  const form = { grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: client.secretKey };
   const response = await fetch(`${stack.serviceUrl}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: client.secretKey }),
+    body: new URLSearchParams(codeVerifier ? { ...form, code_verifier: codeVerifier } : form),
   });
   const body = await response.json();
   assert.equal(response.status, 200, JSON.stringify(body));

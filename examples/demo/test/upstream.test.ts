@@ -17,7 +17,9 @@ import {
   authorizationRequest,
   callbackClaims,
   type Expected,
+  inPage,
   type RelyingParty,
+  redeemCode,
   registerRelyingParty,
   emailAndCode as signInByEmail,
 } from './fixtures.ts';
@@ -106,6 +108,22 @@ describe('continue with an upstream provider on the hosted pages, in Chromium', 
   const claimsAt = (page: Page, app: string, expected: Expected) => callbackClaims(page, apps[app] as RelyingParty, expected);
   const emailAndCode = (page: Page, email: string) => signInByEmail(stack, page, email);
 
+  /** An account with email MFA (an email-code sign-in to the strict app, in its own browser): its subject. */
+  async function accountWithEmailMfa(email: string): Promise<string> {
+    const first = await newPage();
+    const strict = await open(first, 'Strict App');
+    await emailAndCode(first, email);
+    await first.getByRole('group', { name: /Strict App requires a second factor/ }).waitFor();
+    await first.getByLabel('A code by email').check();
+    // No code: the email code just proved the same address (factors/email-code/factor.ts).
+    await first.getByRole('button', { name: 'Continue' }).click();
+    await first.getByRole('heading', { name: 'Save your recovery codes' }).waitFor();
+    await first.getByRole('button', { name: 'I have saved them' }).click();
+    const owner = (await claimsAt(first, 'Strict App', strict)).sub;
+    await first.context().close();
+    return owner;
+  }
+
   it('a new user: one click on "Acme ID", the account made from the verified address, amr fed', async () => {
     const email = `new.${run}@example.com`;
     upstream.signInAs({ sub: `acme-${email}`, email, email_verified: true });
@@ -155,18 +173,7 @@ describe('continue with an upstream provider on the hosted pages, in Chromium', 
 
   it("an existing account is linked only after its emailed code; an app that requires MFA asks the user's method after the provider", async () => {
     const email = `link.${run}@example.com`;
-    // The account exists (an email-code sign-in to the strict app, enrolling email MFA).
-    const first = await newPage();
-    const strict = await open(first, 'Strict App');
-    await emailAndCode(first, email);
-    await first.getByRole('group', { name: /Strict App requires a second factor/ }).waitFor();
-    await first.getByLabel('A code by email').check();
-    // No code: the email code just proved the same address (factors/email-code/factor.ts).
-    await first.getByRole('button', { name: 'Continue' }).click();
-    await first.getByRole('heading', { name: 'Save your recovery codes' }).waitFor();
-    await first.getByRole('button', { name: 'I have saved them' }).click();
-    const owner = (await claimsAt(first, 'Strict App', strict)).sub;
-    await first.context().close();
+    const owner = await accountWithEmailMfa(email);
 
     // The same address at the provider: the link step, then the account's code.
     upstream.signInAs({ sub: `acme-${email}`, email, email_verified: true });
@@ -210,44 +217,68 @@ describe('continue with an upstream provider on the hosted pages, in Chromium', 
     await other.context().close();
   });
 
-  it("service-web/upstream on the app's own page: signInWith, result() with the code for the backend, and a forged return refused", async () => {
-    // The app's page: service-web/upstream and createPkcePair, bundled as an app would.
-    const bundled = await build({
-      stdin: {
-        contents: "export { ServiceUpstream } from 'service-web/upstream'; export { createPkcePair } from 'service-web';",
-        resolveDir: `${ROOT}/examples/demo`,
-      },
-      bundle: true,
-      format: 'iife',
-      globalName: 'Lib',
-      write: false,
-    });
-    const script = bundled.outputFiles[0]?.text ?? '';
-    stack.registered.pages.set(
-      '/upstream-app',
-      `<!doctype html><html lang="en"><title>App</title><body><button id="go">Continue with Acme ID</button><pre id="result"></pre>
+  /**
+   * The app's page: service-web/upstream and the core client, bundled as an app would. One button
+   * signs in with the provider, the other also remembers this browser; `window.core` is the core
+   * client for a later sign-in by address.
+   */
+  let appPageReady: Promise<void> | undefined;
+  function upstreamAppPage(): Promise<void> {
+    appPageReady ??= (async () => {
+      const bundled = await build({
+        stdin: {
+          contents: "export { ServiceUpstream } from 'service-web/upstream'; export { createPkcePair, ServiceClient } from 'service-web';",
+          resolveDir: `${ROOT}/examples/demo`,
+        },
+        bundle: true,
+        format: 'iife',
+        globalName: 'Lib',
+        write: false,
+      });
+      const script = bundled.outputFiles[0]?.text ?? '';
+      const init = `(${JSON.stringify(stack.client.publishableKey)}, ${JSON.stringify(stack.serviceUrl)})`;
+      stack.registered.pages.set(
+        '/upstream-app',
+        `<!doctype html><html lang="en"><title>App</title><body><button id="go">Continue with Acme ID</button>
+<button id="remember">Continue with Acme ID and remember this browser</button><pre id="result"></pre>
 <script>${script}
 const upstream = new Lib.ServiceUpstream();
-upstream.init(${JSON.stringify(stack.client.publishableKey)}, ${JSON.stringify(stack.serviceUrl)}).then(() => {
-  const back = upstream.result();
+window.upstream = upstream;
+window.core = new Lib.ServiceClient();
+window.coreReady = window.core.init${init};
+upstream.init${init}.then(async () => {
+  const back = await upstream.result();
   document.getElementById('result').textContent = JSON.stringify(back ? { ...back, verifier: sessionStorage.getItem('verifier') } : null);
 });
-document.getElementById('go').addEventListener('click', async () => {
-  const pkce = await Lib.createPkcePair();
-  sessionStorage.setItem('verifier', pkce.codeVerifier);
-  await upstream.signInWith(${JSON.stringify(connectionId)}, { code_challenge: pkce.codeChallenge });
-});
+for (const id of ['go', 'remember'])
+  document.getElementById(id).addEventListener('click', async () => {
+    const pkce = await Lib.createPkcePair();
+    sessionStorage.setItem('verifier', pkce.codeVerifier);
+    await upstream.signInWith(${JSON.stringify(connectionId)}, { code_challenge: pkce.codeChallenge, rememberDevice: id === 'remember' });
+  });
 </script></body></html>`,
-    );
+      );
+    })();
+    return appPageReady;
+  }
+
+  /** A click on the app page's `button`, the trip to the provider and back: the page's result. */
+  async function appPageSignIn(page: Page, button: string) {
+    await page.goto(`${stack.registered.origin}/upstream-app`);
+    await page.getByRole('button', { name: button, exact: true }).click();
+    await page.waitForURL(`${stack.registered.origin}/upstream-app`);
+    await page.waitForFunction(() => (document.getElementById('result')?.textContent ?? '').includes('status'));
+    return JSON.parse((await page.locator('#result').textContent()) ?? 'null');
+  }
+
+  it("service-web/upstream on the app's own page: signInWith, result() with the code for the backend, and a forged return refused", async () => {
+    await upstreamAppPage();
     const email = `embedded.${run}@example.com`;
     upstream.signInAs({ sub: `acme-${email}`, email, email_verified: true });
     const page = await newPage();
-    await page.goto(`${stack.registered.origin}/upstream-app`);
-    await page.getByRole('button', { name: 'Continue with Acme ID' }).click();
-    await page.waitForURL(`${stack.registered.origin}/upstream-app`);
-    await page.waitForFunction(() => (document.getElementById('result')?.textContent ?? '').includes('status'));
-    const result = JSON.parse((await page.locator('#result').textContent()) ?? 'null');
+    const result = await appPageSignIn(page, 'Continue with Acme ID');
     assert.equal(result.status, 'SUCCESS', JSON.stringify(result));
+    assert.equal(result.deviceRemembered, undefined, 'no device asked for');
     assert.equal(new URL(page.url()).hash, '', 'the fragment is cleared');
     // The app's backend: the code and the page's verifier for the ID token.
     const response = await fetch(`${stack.serviceUrl}/oauth/token`, {
@@ -272,6 +303,122 @@ document.getElementById('go').addEventListener('click', async () => {
     await page.goto(`${stack.registered.origin}/upstream-app#status=SUCCESS&code=planted&state=forged`);
     await page.waitForFunction(() => (document.getElementById('result')?.textContent ?? '').includes('status'));
     assert.equal(JSON.parse((await page.locator('#result').textContent()) ?? 'null').status, 'INVALID_REQUEST');
+    await page.context().close();
+  });
+
+  it('service-web/upstream with rememberDevice: the page keeps its device key, the core signs in with it, and the same browser is the same device', async () => {
+    await upstreamAppPage();
+    const email = `remembered.${run}@example.com`;
+    upstream.signInAs({ sub: `acme-${email}`, email, email_verified: true });
+    const page = await newPage();
+    const newDeviceMails = async () =>
+      (await stack.mails(email)).filter((m) => m.subject?.startsWith('A new device can now sign in')).length;
+
+    const first = await appPageSignIn(page, 'Continue with Acme ID and remember this browser');
+    assert.equal(first.status, 'SUCCESS', JSON.stringify(first));
+    assert.equal(first.deviceRemembered, true);
+    const devicesOf = async () =>
+      (
+        await stack.idp<{ devices: { id: string; kind: string; removedAt: number | null }[] }>('devices', 'list', '--user', email)
+      ).devices.filter((d) => d.kind !== 'passkey');
+    const [device] = await devicesOf();
+    assert.ok(device, 'the browser is a device of the new account');
+    assert.equal(await newDeviceMails(), 1, 'the new-device mail');
+    // The code the page finished with is bound to that device.
+    const claims = await redeemCode(stack, stack.client, first.code, first.verifier);
+    assert.equal(claims.email, email);
+    assert.equal(claims.device_id, device.id);
+
+    // The core client on the same page signs in by address with the kept key: no code mailed.
+    const mailsBefore = (await stack.mails(email)).length;
+    const byDevice = await inPage(page, 'await window.coreReady; return window.core.authenticate(arg);', email);
+    assert.equal(byDevice.status, 'SUCCESS', JSON.stringify(byDevice));
+    assert.equal((await stack.mails(email)).length, mailsBefore, 'no sign-in code sent');
+
+    // The same browser back through the provider: the same device, no second new-device mail.
+    const again = await appPageSignIn(page, 'Continue with Acme ID and remember this browser');
+    assert.equal(again.status, 'SUCCESS', JSON.stringify(again));
+    assert.equal(again.deviceRemembered, true);
+    assert.deepEqual(
+      (await devicesOf()).map((d) => d.id),
+      [device.id],
+    );
+    assert.equal(await newDeviceMails(), 1);
+
+    // A planted DEVICE_KEY_NEEDED this page did not start: refused before any key or ticket is sent.
+    const sent: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes('/v1/upstream/device')) sent.push(request.url());
+    });
+    await page.goto('about:blank');
+    await page.goto(`${stack.registered.origin}/upstream-app#status=DEVICE_KEY_NEEDED&ticket=planted&userid=${email}&state=forged`);
+    await page.waitForFunction(() => (document.getElementById('result')?.textContent ?? '').includes('status'));
+    assert.equal(JSON.parse((await page.locator('#result').textContent()) ?? 'null').status, 'INVALID_REQUEST');
+    assert.deepEqual(sent, []);
+    await page.context().close();
+  });
+
+  it('service-web/upstream with rememberDevice and an existing account: confirmLink sends this browser’s key and keeps it', async () => {
+    await upstreamAppPage();
+    const email = `remembered-link.${run}@example.com`;
+    // The account exists (an email-code sign-in on the hosted pages, in another browser).
+    const first = await newPage();
+    const portal = await open(first, 'Acme Portal');
+    await emailAndCode(first, email);
+    const owner = (await claimsAt(first, 'Acme Portal', portal)).sub;
+    await first.context().close();
+
+    upstream.signInAs({ sub: `acme-${email}`, email, email_verified: true });
+    const page = await newPage();
+    const seen = (await stack.mails(email)).length;
+    const back = await appPageSignIn(page, 'Continue with Acme ID and remember this browser');
+    assert.equal(back.status, 'LINK_NEEDED', JSON.stringify(back));
+    // A mistyped code first: refused, and the next try still sends the key.
+    const wrong = await inPage(page, 'return window.upstream.confirmLink(arg);', { link: back.link, otp: '000000' });
+    assert.notEqual(wrong.status, 'SUCCESS', JSON.stringify(wrong));
+    const linked = await inPage(page, 'return window.upstream.confirmLink(arg);', {
+      link: back.link,
+      otp: await stack.nextMailOtp(email, seen),
+    });
+    assert.equal(linked.status, 'SUCCESS', JSON.stringify(linked));
+    assert.equal(linked.deviceRemembered, true);
+    const claims = await redeemCode(stack, stack.client, linked.code, back.verifier);
+    assert.equal(claims.sub, owner);
+    assert.ok(claims.device_id, 'the code is bound to the new device');
+    // The kept key signs the core in by address, with no code mailed.
+    const mailsBefore = (await stack.mails(email)).length;
+    const byDevice = await inPage(page, 'await window.coreReady; return window.core.authenticate(arg);', email);
+    assert.equal(byDevice.status, 'SUCCESS', JSON.stringify(byDevice));
+    assert.equal((await stack.mails(email)).length, mailsBefore);
+    await page.context().close();
+  });
+
+  it('service-web/upstream with rememberDevice for a user with a second factor: MFA_REQUIRED, the core’s MFA step, then the key signs in', async () => {
+    await upstreamAppPage();
+    const email = `remembered-mfa.${run}@example.com`;
+    const owner = await accountWithEmailMfa(email);
+    upstream.signInAs({ sub: `acme-${email}`, email, email_verified: true });
+    const page = await newPage();
+    let seen = (await stack.mails(email)).length;
+    const back = await appPageSignIn(page, 'Continue with Acme ID and remember this browser');
+    assert.equal(back.status, 'LINK_NEEDED', JSON.stringify(back));
+    const linked = await inPage(page, 'return window.upstream.confirmLink(arg);', {
+      link: back.link,
+      otp: await stack.nextMailOtp(email, seen),
+    });
+    assert.equal(linked.status, 'MFA_REQUIRED', JSON.stringify(linked));
+    assert.equal(linked.deviceRemembered, true, 'kept under the id the device gets once the step passes');
+    seen = (await stack.mails(email)).length;
+    const step = { userid: email, sessionId: linked.sessionId };
+    assert.equal((await inPage(page, 'await window.coreReady; return window.core.initiateMfa(arg);', step)).status, 'MFA_INITIATED');
+    const verified = await inPage(page, 'return window.core.verifyMfa(arg);', { ...step, otp: await stack.nextMailOtp(email, seen) });
+    assert.equal(verified.status, 'SUCCESS', JSON.stringify(verified));
+    const claims = await redeemCode(stack, stack.client, verified.code, back.verifier);
+    assert.equal(claims.sub, owner);
+    assert.ok(claims.device_id && (claims.amr as string[]).includes('mfa'), JSON.stringify(claims));
+    // The kept key now proves this browser: the core skips the emailed code and asks the second factor.
+    const byDevice = await inPage(page, 'return window.core.authenticate(arg);', email);
+    assert.equal(byDevice.status, 'MFA_REQUIRED', JSON.stringify(byDevice));
     await page.context().close();
   });
 

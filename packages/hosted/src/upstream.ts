@@ -54,7 +54,7 @@ export async function upstreamReturn(): Promise<boolean> {
     if (confirmed.status !== 'SUCCESS' && confirmed.status !== 'MFA_REQUIRED') return say(failureText(confirmed));
     return goOn(confirmed);
   });
-  const back = upstream.result();
+  const back = await upstream.result();
   if (!back) return false;
   const kept = sessionStorage.getItem(PKCE_KEY);
   sessionStorage.removeItem(PKCE_KEY);

@@ -4,6 +4,7 @@
  * the service, then back to the page with the result in the URL fragment) and the linked
  * identities. docs/protocol.md, "Continue with an upstream provider".
  */
+import type { DevicePublicJwk } from './bodies.js';
 
 /** The kinds of connection: any OpenID Connect provider from its issuer, or a preset. */
 export const CONNECTION_PRESETS = ['oidc', 'google', 'microsoft', 'apple', 'github'] as const;
@@ -19,6 +20,11 @@ export const UpstreamPaths = {
   confirmLink: '/v1/upstream/link',
   /** GET (browser API, publishable key): the connections this application shows as buttons. */
   connections: '/v1/upstream/connections',
+  /**
+   * POST (browser API, publishable key): after DEVICE_KEY_NEEDED, the page that started the
+   * sign-in finishes it with its device key (UpstreamDeviceRequest).
+   */
+  device: '/v1/upstream/device',
 } as const;
 
 /** The query of GET /upstream/start. */
@@ -35,27 +41,49 @@ export interface UpstreamStartQuery {
   code_challenge: string;
   /** The hosted pages only: the pending authorization request (checked against the browser's binding cookie). */
   request?: string;
+  /**
+   * Applications only (`1`): remember this browser. The result is then DEVICE_KEY_NEEDED, and the
+   * page that started the sign-in finishes it with its device key (POST UpstreamPaths.device).
+   * No key rides in the navigation: a link anyone can craft must not choose a user's device key.
+   */
+  remember_device?: '1';
 }
 
 /**
  * The result the service puts in the return URL's fragment (`#status=…&…`, form-encoded):
  * SUCCESS with `code`; MFA_REQUIRED with `sessionId`, `method` and `userid` (then initiateMfa and
  * verifyMfa as after authenticate); LINK_NEEDED with `link` and `userid` (an account already has
- * this address: a code was emailed to it, POST it to confirmLink); or an error with `code` as
- * error code (ERR_*) and `message`. Always `state`, as the page sent it.
+ * this address: a code was emailed to it, POST it to confirmLink); DEVICE_KEY_NEEDED with
+ * `ticket` and `userid` (remember_device: POST the ticket with the device key to finish); or an
+ * error with `code` as error code (ERR_*) and `message`. Always `state`, as the page sent it.
  */
-export type UpstreamResultStatus = 'SUCCESS' | 'MFA_REQUIRED' | 'LINK_NEEDED' | 'ERROR';
+export type UpstreamResultStatus = 'SUCCESS' | 'MFA_REQUIRED' | 'LINK_NEEDED' | 'DEVICE_KEY_NEEDED' | 'ERROR';
 
 /** POST /v1/upstream/link. */
 export interface ConfirmLinkRequest {
   link: string;
   otp: string;
+  /** The device key to register with this sign-in (P-256 public members only). */
+  devicePublicKey?: DevicePublicJwk;
 }
 
-/** POST /v1/upstream/link: the sign-in goes on as any other (a code, or the MFA step). */
+/**
+ * POST /v1/upstream/link and /v1/upstream/device: the sign-in goes on as any other (a code, or
+ * the MFA step). `deviceId` when a device key was sent: the device the code is bound to, or (at
+ * MFA_REQUIRED) the id the device gets once the MFA step passes.
+ */
 export type ConfirmLinkResponse =
-  | { status: 'SUCCESS'; message: string; success: true; code: string }
-  | { status: 'MFA_REQUIRED'; message: string; sessionId: string; method: string };
+  | { status: 'SUCCESS'; message: string; success: true; code: string; deviceId?: string }
+  | { status: 'MFA_REQUIRED'; message: string; sessionId: string; method: string; deviceId?: string };
+
+/** POST /v1/upstream/device: the fragment's single-use ticket and this browser's device key. */
+export interface UpstreamDeviceRequest {
+  ticket: string;
+  devicePublicKey: DevicePublicJwk;
+}
+
+/** POST /v1/upstream/device: always with the device's id. */
+export type UpstreamDeviceResponse = ConfirmLinkResponse & { deviceId: string };
 
 /** GET /v1/upstream/connections: one button each. */
 export interface UpstreamConnectionList {

@@ -97,9 +97,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
   branding: Branding;
 }> = async (app, { adminKeys, users, events, operations, clients, webhooks, consoleCredential, more, connections, upstream, branding }) => {
   app.decorateRequest('adminActor', '');
-  // Every admin route is documented as taking the admin key or the console's session (http/openapi.ts).
+  // Every admin route is documented as taking the admin key, and the console's session where this listener takes it (http/openapi.ts).
+  const security: Record<string, string[]>[] = consoleCredential ? [{ adminKey: [] }, { consoleSession: [] }] : [{ adminKey: [] }];
   app.addHook('onRoute', (route) => {
-    route.schema = { ...route.schema, tags: ['admin'], security: [{ adminKey: [] }, { consoleSession: [] }] };
+    route.schema = { ...route.schema, tags: ['admin'], security };
   });
   // The key first, before anything else is looked at: the query, the body, its media type or size.
   app.addHook('onRequest', async (request, reply) => {

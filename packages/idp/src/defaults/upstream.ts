@@ -9,6 +9,11 @@
 export const UPSTREAM_FLOW_TTL_SECONDS = 600;
 /** The emailed code that proves an existing account before an upstream identity is linked to it: as long as any sign-in code. */
 export const UPSTREAM_LINK_TTL_SECONDS = 600;
+/**
+ * An application's page that asked to remember the browser finishes the sign-in with its device
+ * key within this time (the ticket in its return URL's fragment: posted as the page loads).
+ */
+export const UPSTREAM_DEVICE_TICKET_TTL_SECONDS = 120;
 /** Discovery documents and key sets of upstream providers are kept this long per node (openid-client fetches keys as needed). */
 export const UPSTREAM_METADATA_CACHE_SECONDS = 3600;
 /** A request to an upstream provider (discovery, token, user info) gives up after this long. */

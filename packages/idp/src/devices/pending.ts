@@ -9,4 +9,9 @@ export interface PendingDevice {
   os: string | null;
   /** Approximate place from the operator's header, for the new-device mail only; never stored. */
   place?: string;
+  /**
+   * The id it will have, chosen by the service before the sign-in finishes when the page must
+   * keep its key under it first (an upstream sign-in going on to the MFA step); else one is drawn at registration.
+   */
+  id?: string;
 }

@@ -28,6 +28,10 @@ export const OPERATIONS: Readonly<Record<string, readonly [operationId: string, 
   'POST /v1/passkeys/mfa/verify': ['verifyPasskeyMfa', 'Answer the second-factor step with a passkey'],
   'GET /v1/upstream/connections': ['listUpstreamConnections', 'The upstream providers this app shows as buttons'],
   'POST /v1/upstream/link': ['confirmUpstreamLink', 'Prove the existing account with its emailed code, and link the upstream identity'],
+  'POST /v1/upstream/device': [
+    'finishUpstreamWithDevice',
+    'Finish an upstream sign-in with the page’s device key (after DEVICE_KEY_NEEDED)',
+  ],
   'POST /v1/delegation': ['delegate', 'Run an operation for a user from a backend (sealed request and answer)'],
   // Admin API (/admin/v1), with an admin key.
   'GET /admin/v1/webhooks': ['listWebhooks', 'List webhook endpoints'],

@@ -87,7 +87,7 @@ export function createSignInFinisher({
     let deviceId: string | undefined;
     if (signIn.device && 'publicJwk' in signIn.device) {
       const pending = signIn.device;
-      deviceId = randomToken('dev_', 16);
+      deviceId = pending.id ?? randomToken('dev_', 16);
       const device = { id: deviceId, userId: signIn.userId, clientId: signIn.clientId, createdAt: now(), ...pending };
       await devices.insert(
         {
@@ -103,7 +103,7 @@ export function createSignInFinisher({
       );
       await onNewDevice(device, client);
     }
-    const records = signInRecords(signIn, deviceId ?? (signIn.device && 'id' in signIn.device ? signIn.device.id : null));
+    const records = signInRecords(signIn, deviceId ?? (signIn.device && !('publicJwk' in signIn.device) ? signIn.device.id : null));
     // The event is written beside the code, not after it: no extra round trip on the login path.
     const [code] = await Promise.all([codes.issue(records.code), events.record(records.event)]);
     return deviceId ? { code, deviceId } : { code };

@@ -161,7 +161,8 @@ export function createMfaSessions(deps: MfaSessionDeps): MfaSessions {
       user_id: signIn.userId,
       phone: null,
       totp_secret_sealed: null,
-      device_id: device && 'id' in device ? device.id : null,
+      // A pending key may carry the id it will get (devices/pending.ts): it is still pending.
+      device_id: device && !('publicJwk' in device) ? device.id : null,
       pending_device: device && 'publicJwk' in device ? JSON.stringify(device) : null,
       code_challenge: signIn.codeChallenge,
       amr: JSON.stringify(signIn.amr),

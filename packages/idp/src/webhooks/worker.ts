@@ -47,16 +47,24 @@ function describeFailure(error: unknown): string {
 
 /**
  * One POST through `agent`, resolving to the answer's status once its head arrives. The body is
- * drained unread (the signal still bounds it); node:http never follows a redirect.
+ * drained unread (the signal still bounds it); node:http never follows a redirect. A kept-alive
+ * connection the receiver closed while it sat idle (Node servers do after 5 s) fails with
+ * ECONNRESET on reuse: as Node's docs advise (`request.reusedSocket`), it is sent again once, on
+ * another connection, rather than counted as the receiver's failure (the same webhook-id, so a
+ * receiver that did read it drops the repeat).
  */
-function post(url: URL, headers: OutgoingHttpHeaders, body: string, agent: HttpAgent, signal: AbortSignal): Promise<number> {
+function post(url: URL, headers: OutgoingHttpHeaders, body: string, agent: HttpAgent, signal: AbortSignal, again = true): Promise<number> {
   return new Promise((resolve, reject) => {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const request = send(url, { method: 'POST', headers, agent, signal }, (response) => {
       response.resume();
       resolve(response.statusCode ?? 0);
     });
-    request.on('error', reject);
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      if (again && request.reusedSocket && error.code === 'ECONNRESET' && !signal.aborted)
+        resolve(post(url, headers, body, agent, signal, false));
+      else reject(error);
+    });
     request.end(body);
   });
 }

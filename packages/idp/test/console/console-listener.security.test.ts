@@ -73,6 +73,14 @@ describe('the operator console on its own listener', () => {
       headers: { cookie, origin: service.url, 'sec-fetch-site': 'same-origin' },
     });
     assert.equal(main.status, 401, 'the main listener takes admin keys only');
+    // And its OpenAPI document says so: no admin operation lists the console's session there.
+    const document = await (await fetch(`${service.url}/openapi.json`)).json();
+    const admin = Object.entries(document.paths as Record<string, Record<string, { security?: unknown }>>).filter(([path]) =>
+      path.startsWith('/admin/v1/'),
+    );
+    assert.ok(admin.length > 10);
+    for (const [path, operations] of admin)
+      for (const operation of Object.values(operations)) assert.deepEqual(operation.security, [{ adminKey: [] }], path);
   });
 
   it("CSRF: a console-session call carrying the main listener's Origin is refused and changes nothing", async () => {

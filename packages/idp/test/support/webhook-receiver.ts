@@ -14,8 +14,8 @@ export interface ReceivedDelivery {
   json: { type: string; timestamp: string; data: Record<string, unknown> };
 }
 
-/** What to do with a request: a status, or 'hang' (never answer), after an optional delay. */
-export type Answer = number | 'hang' | { status: number; delayMs?: number; headers?: Record<string, string> };
+/** What to do with a request: a status, 'hang' (never answer), 'reset' (close its connection unanswered), after an optional delay. */
+export type Answer = number | 'hang' | 'reset' | { status: number; delayMs?: number; headers?: Record<string, string> };
 
 export async function startReceiver(answer: (delivery: ReceivedDelivery, index: number) => Answer = () => 204) {
   const received: ReceivedDelivery[] = [];
@@ -30,6 +30,10 @@ export async function startReceiver(answer: (delivery: ReceivedDelivery, index: 
       const chosen = receiver.answer(delivery, received.length - 1);
       if (chosen === 'hang') {
         hanging.add(response);
+        return;
+      }
+      if (chosen === 'reset') {
+        request.socket.destroy();
         return;
       }
       const { status, delayMs = 0, headers = {} } = typeof chosen === 'number' ? { status: chosen } : chosen;

@@ -141,6 +141,23 @@ describe('event webhooks', () => {
     assert.equal(health?.failingSince, null);
   });
 
+  it('sends again once on a new connection when a kept-alive one was closed by the receiver (ECONNRESET on reuse): no failed attempt', async () => {
+    const hook = await service.ctx.webhooks.create({ url: receiver.url, events: ['user.disabled'] }, 'test');
+    await record('user.disabled', 'usr_keepalive');
+    await waitFor('the first delivery', async () => (await deliveries()).every((d) => d.delivered));
+    // The second request comes on the kept-alive connection: the receiver closes it unanswered.
+    answer = (_delivery, index) => (index === 1 ? 'reset' : 204);
+    const second = await record('user.disabled', 'usr_keepalive');
+    await waitFor('the repeat', () => receiver.received.length === 3);
+    await waitFor('delivered', async () => (await deliveries()).every((d) => d.delivered));
+    const row = (await deliveries()).find((d) => d.eventId === second.id);
+    assert.equal(row?.attempts, 1, 'one attempt, not a failure and a retry');
+    assert.equal(row?.lastError, null);
+    assert.equal(receiver.connections, 2, 'the repeat went on a new connection');
+    assert.equal(receiver.received[2]?.headers['webhook-id'], receiver.received[1]?.headers['webhook-id']);
+    assert.equal((await endpoint(hook.id))?.failureCount, 0, 'no failure counted against the receiver');
+  });
+
   it('times out a slow receiver and retries it', async () => {
     answer = (_, index) => (index === 0 ? { status: 204, delayMs: 2000 } : 204);
     const hook = await service.ctx.webhooks.create({ url: receiver.url, events: ['user.disabled'] }, 'test');

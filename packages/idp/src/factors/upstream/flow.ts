@@ -31,6 +31,8 @@ export interface Flow {
    * only the browser that started the sign-in brings it, once.
    */
   device?: PendingDevice;
+  /** An application's page: it finishes the sign-in with its own key (DEVICE_KEY_NEEDED, continue.ts). */
+  rememberDevice?: true;
   expiresAt: number;
 }
 

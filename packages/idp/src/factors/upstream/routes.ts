@@ -1,13 +1,20 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
-import { CONNECTION_PRESETS, type ConfirmLinkResponse, type UpstreamConnectionList, UpstreamPaths } from 'service-protocol';
-import { Type } from 'typebox';
+import {
+  CONNECTION_PRESETS,
+  type ConfirmLinkResponse,
+  type UpstreamConnectionList,
+  type UpstreamDeviceResponse,
+  UpstreamPaths,
+} from 'service-protocol';
+import { type TSchema, Type } from 'typebox';
 import { HOSTED_CLIENT_ID } from '../../clients/service.js';
 import type { Connections } from '../../connections/service.js';
 import { UPSTREAM_FLOW_TTL_SECONDS } from '../../defaults.js';
 import { ServiceError } from '../../errors.js';
 import { escapeHtml, sendPage } from '../../http/page.js';
 import { BODY_ERRORS, errorResponses, Otp, rawResponse, SERVER_ERRORS, wireBody } from '../../http/schemas.js';
+import type { SignedInResult } from './continue.js';
 import type { UpstreamService } from './service.js';
 
 const HTML = 'text/html';
@@ -26,6 +33,8 @@ const StartSchema = {
       request: Type.Optional(Visible(100)),
       /** The hosted pages: the page's device key (base64url JSON JWK), registered when the sign-in finishes. */
       device_key: Type.Optional(Type.String({ minLength: 40, maxLength: 400, pattern: '^[A-Za-z0-9_-]+$' })),
+      /** Applications: the page finishes the sign-in with its device key (DEVICE_KEY_NEEDED). */
+      remember_device: Type.Optional(Type.Literal('1')),
     },
     { additionalProperties: false },
   ),
@@ -52,12 +61,41 @@ const ConnectionsAnswer = wireBody<UpstreamConnectionList>()(
     ),
   }),
 );
-const ConfirmLinkAnswer = wireBody<ConfirmLinkResponse>()(
+const DeviceIdField = Type.String({ description: 'the device the code is bound to (at MFA_REQUIRED: its id once the step passes)' });
+/** The link and device steps' answer: a code or the MFA step, with `deviceId` as given (optional at the link step, always after a ticket). */
+const signedInAnswer = <D extends TSchema>(deviceId: D) =>
   Type.Union([
-    Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), success: Type.Literal(true), code: Type.String() }),
-    Type.Object({ status: Type.Literal('MFA_REQUIRED'), message: Type.String(), sessionId: Type.String(), method: Type.String() }),
-  ]),
+    Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), success: Type.Literal(true), code: Type.String(), deviceId }),
+    Type.Object({
+      status: Type.Literal('MFA_REQUIRED'),
+      message: Type.String(),
+      sessionId: Type.String(),
+      method: Type.String(),
+      deviceId,
+    }),
+  ]);
+const ConfirmLinkAnswer = wireBody<ConfirmLinkResponse>()(signedInAnswer(Type.Optional(DeviceIdField)));
+const DeviceAnswer = wireBody<UpstreamDeviceResponse>()(signedInAnswer(DeviceIdField));
+// EC P-256 public members only, so no private `d` can be sent.
+const DevicePublicKey = Type.Object(
+  { kty: Type.Literal('EC'), crv: Type.Literal('P-256'), x: Base64Url, y: Base64Url },
+  { additionalProperties: false },
 );
+
+/** The link and device steps' answer: the sign-in goes on as any other (a code, or the MFA step). */
+function answerOf(result: SignedInResult, done: string): ConfirmLinkResponse {
+  const device = result.status !== 'ERROR' && result.deviceId ? { deviceId: result.deviceId } : {};
+  if (result.status === 'SUCCESS') return { status: 'SUCCESS', message: done, success: true, code: result.code, ...device };
+  if (result.status === 'MFA_REQUIRED')
+    return {
+      status: 'MFA_REQUIRED',
+      message: 'Verify with your second factor to finish signing in.',
+      sessionId: result.sessionId,
+      method: result.method,
+      ...device,
+    };
+  throw new ServiceError('ERR_REQUEST_INVALID', result.message);
+}
 
 /** The flow cookie's name: __Host- pins it to this host with an https issuer. */
 export const flowCookieName = (issuer: string) => (issuer.startsWith('https:') ? '__Host-service_upstream' : 'service_upstream');
@@ -107,6 +145,7 @@ export const upstreamRoutes: FastifyPluginAsyncTypebox<{
           codeChallenge: q.code_challenge,
           ...(q.request !== undefined ? { request: q.request } : {}),
           ...(q.device_key !== undefined ? { deviceKey: q.device_key } : {}),
+          ...(q.remember_device ? { rememberDevice: true } : {}),
           ...(request.headers['user-agent'] ? { userAgent: request.headers['user-agent'] } : {}),
         },
         cookies(request.headers.cookie).get(bindingCookie),
@@ -184,13 +223,7 @@ export const upstreamBrowserRoutes: FastifyPluginAsyncTypebox<{
           {
             link: Type.String({ minLength: 10, maxLength: 100 }),
             otp: Otp,
-            // The hosted pages' device key: EC P-256 public members only, so no private `d` can be sent.
-            devicePublicKey: Type.Optional(
-              Type.Object(
-                { kty: Type.Literal('EC'), crv: Type.Literal('P-256'), x: Base64Url, y: Base64Url },
-                { additionalProperties: false },
-              ),
-            ),
+            devicePublicKey: Type.Optional(DevicePublicKey),
           },
           { additionalProperties: false },
         ),
@@ -200,18 +233,27 @@ export const upstreamBrowserRoutes: FastifyPluginAsyncTypebox<{
     async (request): Promise<ConfirmLinkResponse> => {
       const { link, otp, devicePublicKey } = request.body;
       const userAgent = request.headers['user-agent'];
-      const device = devicePublicKey && { jwk: devicePublicKey, ...(userAgent ? { userAgent } : {}) };
-      const result = await upstream.confirmLink(request.client, link, otp, device);
-      if (result.status === 'SUCCESS')
-        return { status: 'SUCCESS', message: 'Signed in; the identity is linked.', success: true, code: result.code };
-      if (result.status === 'MFA_REQUIRED')
-        return {
-          status: 'MFA_REQUIRED',
-          message: 'Verify with your second factor to finish signing in.',
-          sessionId: result.sessionId,
-          method: result.method,
-        };
-      throw new ServiceError('ERR_REQUEST_INVALID', result.message);
+      const device = devicePublicKey && { jwk: devicePublicKey, userAgent };
+      return answerOf(await upstream.confirmLink(request.client, link, otp, device), 'Signed in; the identity is linked.');
+    },
+  );
+  app.post(
+    UpstreamPaths.device.slice('/v1'.length),
+    {
+      schema: {
+        body: Type.Object(
+          { ticket: Type.String({ minLength: 20, maxLength: 2000, pattern: '^[A-Za-z0-9_-]+$' }), devicePublicKey: DevicePublicKey },
+          { additionalProperties: false },
+        ),
+        response: { 200: DeviceAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 423, 429, ...SERVER_ERRORS) },
+      },
+    },
+    async (request): Promise<UpstreamDeviceResponse> => {
+      const { ticket, devicePublicKey } = request.body;
+      const device = { jwk: devicePublicKey, userAgent: request.headers['user-agent'] };
+      const answer = answerOf(await upstream.finishWithDevice(request.client, ticket, device), 'Signed in; this browser is remembered.');
+      // finishWithDevice always has a device: the page keeps its key under this id.
+      return answer as UpstreamDeviceResponse;
     },
   );
 };

@@ -1,23 +1,25 @@
-import { type DevicePublicJwk, type MfaMethod, normalizeEmail, OTP_PATTERN } from 'service-protocol';
+import { type DevicePublicJwk, normalizeEmail, OTP_PATTERN } from 'service-protocol';
 import type { AccountStore } from '../../accounts/store.js';
-import { type ClientService, HOSTED_CLIENT_ID } from '../../clients/service.js';
+import type { ClientService } from '../../clients/service.js';
 import type { ClientRecord } from '../../clients/store.js';
 import type { Connections, OpenConnection } from '../../connections/service.js';
 import type { Sealer } from '../../crypto/seal.js';
 import { randomToken, type SecretHasher, safeEqual } from '../../crypto/secrets.js';
 import { OTP_MAX_ATTEMPTS, UPSTREAM_FLOW_TTL_SECONDS, UPSTREAM_LINK_TTL_SECONDS, UPSTREAM_START_PER_IP } from '../../defaults.js';
-import type { PendingDevice } from '../../devices/pending.js';
 import type { DeviceStore } from '../../devices/store.js';
 import { ServiceError } from '../../errors.js';
 import type { EventLog } from '../../events/service.js';
 import type { OtpService } from '../../otp/service.js';
-import type { SignIn } from '../../sign-in/finish.js';
 import type { MfaStep } from '../../sign-in/mfa-step.js';
-import type { PipelineOutcome, SignInPipeline } from '../../sign-in/pipeline.js';
+import type { SignInPipeline } from '../../sign-in/pipeline.js';
 import type { SpentTokenStore } from '../../spent-tokens/store.js';
 import type { Throttle } from '../../throttle/service.js';
+import { createContinuation, type SignedInResult, type UpstreamResult } from './continue.js';
 import { upstreamFirst, upstreamLinkedFirst } from './factor.js';
 import { deviceOf, type Flow, openFlow, pendingDevice, random, sealFlow } from './flow.js';
+
+export type { UpstreamResult } from './continue.js';
+
 import { createIdentities, type Identities } from './identities.js';
 import type { UpstreamIdentity, UpstreamProvider } from './provider.js';
 import type { LinkedIdentity, UpstreamStore } from './store.js';
@@ -47,9 +49,11 @@ export interface UpstreamDeps {
   flowSealer: Sealer;
   /** Seals kept provider tokens (purpose 'upstream-tokens'). */
   tokenSealer: Sealer;
+  /** Seals the device ticket of an application's page (purpose 'upstream-device', continue.ts). */
+  ticketSealer: Sealer;
   hash: SecretHasher;
   now: () => number;
-  /** The user's devices: a hosted page's key already registered to the user is used again, not registered twice. */
+  /** The user's devices: a page's key already registered to the user is used again, not registered twice. */
   devices: Pick<DeviceStore, 'list' | 'findActive'>;
   deviceIdleMs: number;
 }
@@ -64,17 +68,15 @@ export interface StartInput {
   /** The hosted pages: the page's device key to register (flow.ts deviceOf), and the User-Agent naming it. */
   deviceKey?: string;
   userAgent?: string;
+  /** Applications: the page finishes the sign-in with its device key (DEVICE_KEY_NEEDED, continue.ts). */
+  rememberDevice?: boolean;
 }
+
+/** A page's device key as the link and device steps receive it, with the User-Agent naming it. */
+export type PageDevice = { jwk: DevicePublicJwk; userAgent?: string | undefined };
 
 /** Where the browser goes next, and the flow cookie to set (or clear: ''). */
 export type Navigation = { location: string; cookie?: string };
-
-/** What the page is told in its return URL's fragment (UpstreamResultStatus). */
-export type UpstreamResult =
-  | { status: 'SUCCESS'; code: string }
-  | { status: 'MFA_REQUIRED'; sessionId: string; method: MfaMethod; userid: string }
-  | { status: 'LINK_NEEDED'; link: string; userid: string }
-  | { status: 'ERROR'; code: string; message: string };
 
 export interface UpstreamService extends Identities {
   /** GET /upstream/start: checks the client, its return URL and the connection; the provider's URL and the flow cookie. */
@@ -83,14 +85,11 @@ export interface UpstreamService extends Identities {
   callback(params: URLSearchParams, flowCookie: string | undefined, ip: string): Promise<Navigation>;
   /**
    * POST /v1/upstream/link: the emailed code that proves the existing account; then the sign-in
-   * goes on. The hosted pages send their device key with it, registered as after the emailed code.
+   * goes on. A device key sent with it is registered as after the emailed code.
    */
-  confirmLink(
-    client: ClientRecord,
-    link: string,
-    otp: string,
-    device?: { jwk: DevicePublicJwk; userAgent?: string },
-  ): Promise<Exclude<UpstreamResult, { status: 'LINK_NEEDED' }>>;
+  confirmLink(client: ClientRecord, link: string, otp: string, device?: PageDevice): Promise<SignedInResult>;
+  /** POST /v1/upstream/device: the page that asked to remember the browser finishes the sign-in with its key (continue.ts). */
+  finishWithDevice(client: ClientRecord, ticket: string, device: PageDevice): Promise<SignedInResult>;
   /** The hosted pages: the app whose pending request (this browser's) the page serves, for its buttons. */
   hostedApp(requestId: string | undefined, binding: string | undefined): Promise<string>;
 }
@@ -116,7 +115,7 @@ export function withResult(returnTo: string, pageState: string, result: Upstream
  * pipeline like every other (the application's MFA policy, the code for the page).
  */
 export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
-  const { issuer, connections, clients, provider, store, accounts, mfa, pipeline, otp, events, spent, hash, now } = deps;
+  const { issuer, connections, clients, provider, store, accounts, otp, events, spent, hash, now } = deps;
 
   async function usable(id: string, appClientId: string): Promise<OpenConnection> {
     const connection = /^[A-Za-z0-9_-]{1,100}$/.test(id) ? await connections.open(id) : undefined;
@@ -125,51 +124,19 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
     return connection;
   }
 
+  const continuation = createContinuation({ ...deps, ticketSealer: deps.ticketSealer });
+
   const sealTokens = (connection: OpenConnection, identity: UpstreamIdentity) =>
     connection.keepTokens ? deps.tokenSealer.seal(JSON.stringify(identity.tokens)) : null;
-
-  /** The pipeline's outcome as the page's result. */
-  function resultOf(outcome: PipelineOutcome, email: string): Exclude<UpstreamResult, { status: 'LINK_NEEDED' }> {
-    if (outcome.kind === 'done') return { status: 'SUCCESS', code: outcome.code };
-    if (outcome.kind === 'mfa') return { status: 'MFA_REQUIRED', sessionId: outcome.sessionId, method: outcome.method, userid: email };
-    // No code without a second factor, and none to set up here (as after a passkey).
-    return {
-      status: 'ERROR',
-      code: 'ERR_REQUEST_INVALID',
-      message: 'This application requires a second factor: sign in with your email address once to set one up.',
-    };
-  }
-
-  /** The page's key as this user's device: the one registered before (this browser again), or a new one to register. */
-  async function knownDevice(clientId: string, userId: string, device: PendingDevice): Promise<{ id: string } | PendingDevice> {
-    const at = now();
-    for (const row of await deps.devices.list({ userId, clientId, usedSince: at - deps.deviceIdleMs })) {
-      const key = (await deps.devices.findActive(row.id, at - deps.deviceIdleMs))?.publicJwk;
-      if (key && key.x === device.publicJwk.x && key.y === device.publicJwk.y) return { id: row.id };
-    }
-    return device;
-  }
 
   const recordLinked = (client: ClientRecord, userId: string, connection: string, via: 'new_account' | 'email_code') =>
     events.record({ type: 'identity.linked', userId, clientId: client.id, detail: { connection, via } });
 
-  async function signInAs(
-    client: ClientRecord,
-    user: { id: string; email: string },
-    flow: Pick<Flow, 'codeChallenge' | 'device'>,
-    amr: readonly string[],
-  ) {
-    const signIn: SignIn = {
-      clientId: client.id,
-      userId: user.id,
-      // The page's key, registered by the one finisher (its new-device mail, the hosted session bound to it).
-      device: flow.device ? await knownDevice(client.id, user.id, flow.device) : null,
-      codeChallenge: flow.codeChallenge,
-      amr: [...amr],
-      authTime: Math.floor(now() / 1000),
-    };
-    return resultOf(await pipeline.continue({ client, signIn, method: await mfa.methodOf(user.id) }), user.email);
-  }
+  /** The flow's sign-in: DEVICE_KEY_NEEDED when the app's page finishes it with its key, else on through the pipeline. */
+  const signInAs = (client: ClientRecord, user: { id: string; email: string }, flow: Flow, amr: readonly string[]) =>
+    flow.rememberDevice
+      ? continuation.ticketFor(client, user, { codeChallenge: flow.codeChallenge, amr })
+      : continuation.signInAs(client, user, { codeChallenge: flow.codeChallenge, device: flow.device, amr });
 
   /** Who this identity is here: linked, new (made from a verified address), or an account to prove first. */
   async function resolve(client: ClientRecord, connection: OpenConnection, identity: UpstreamIdentity, flow: Flow, ip: string) {
@@ -264,8 +231,12 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
       let client: ClientRecord;
       let appClientId: string;
       let returnTo: string;
+      // A key in the navigation only where the browser's binding vouches for the page (a crafted
+      // link must not choose a user's device key); an application's page sends its key later.
       if (input.deviceKey !== undefined && input.request === undefined)
-        throw new ServiceError('ERR_REQUEST_INVALID', 'device_key is for the hosted sign-in pages (with request).');
+        throw new ServiceError('ERR_REQUEST_INVALID', 'device_key is for the hosted sign-in pages (with request); use remember_device.');
+      if (input.rememberDevice && input.request !== undefined)
+        throw new ServiceError('ERR_REQUEST_INVALID', 'remember_device is for applications; the hosted pages send device_key.');
       const device = input.deviceKey !== undefined ? deviceOf(input.deviceKey, input.userAgent) : undefined;
       if (input.request !== undefined) {
         // The hosted pages: the pending request must be this browser's; the result goes back to its page.
@@ -298,6 +269,7 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
         pageState: input.state,
         codeChallenge: input.codeChallenge,
         ...(device ? { device } : {}),
+        ...(input.rememberDevice ? { rememberDevice: true } : {}),
         expiresAt: now() + UPSTREAM_FLOW_TTL_SECONDS * 1000,
       };
       let location: string;
@@ -349,8 +321,6 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
 
     async confirmLink(client, link, code, device) {
       if (!OTP_PATTERN.test(code)) throw new ServiceError('ERR_REQUEST_INVALID', 'The code is 6 digits.');
-      if (device && client.id !== HOSTED_CLIENT_ID)
-        throw new ServiceError('ERR_REQUEST_INVALID', 'devicePublicKey is for the hosted sign-in pages.');
       const pending = device ? pendingDevice(device.jwk, device.userAgent) : undefined;
       const idHash = hash('upstream-link', link);
       const proof = await store.findProof(idHash, now());
@@ -381,8 +351,11 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
       // Linked meanwhile (another tab): only to this same user does the sign-in go on.
       if (!linked && (await store.find(proof.connectionId, proof.subject))?.userId !== user.id) throw expired();
       if (linked) await recordLinked(client, user.id, proof.connectionId, 'email_code');
-      return signInAs(client, user, { ...proof, ...(pending ? { device: pending } : {}) }, upstreamLinkedFirst);
+      return continuation.signInAs(client, user, { codeChallenge: proof.codeChallenge, device: pending, amr: upstreamLinkedFirst });
     },
+
+    finishWithDevice: (client, ticket, device) =>
+      continuation.finishWithDevice(client, ticket, pendingDevice(device.jwk, device.userAgent), (id) => accounts.findById(id)),
 
     hostedApp: async (requestId, binding) => (await deps.hostedFor(requestId ?? '', binding ?? '')).appClientId,
 

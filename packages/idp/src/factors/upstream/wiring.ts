@@ -8,7 +8,7 @@ import { createUpstreamService, type UpstreamDeps } from './service.js';
 import { createUpstreamStore } from './store.js';
 
 /** What the composition hands over: the flows the upstream sign-in continues into, and the hosted look-up. */
-export type UpstreamWiring = Omit<UpstreamDeps, 'connections' | 'provider' | 'store' | 'flowSealer' | 'tokenSealer'> & {
+export type UpstreamWiring = Omit<UpstreamDeps, 'connections' | 'provider' | 'store' | 'flowSealer' | 'tokenSealer' | 'ticketSealer'> & {
   /** Tests route the providers' real hosts to local servers. */
   fetch?: typeof fetch | undefined;
 };
@@ -34,6 +34,7 @@ export function openUpstream(db: Db, serverSecret: Buffer, { fetch, ...deps }: U
     store,
     flowSealer: createSealer(serverSecret, 'upstream-flow'),
     tokenSealer: createSealer(serverSecret, 'upstream-tokens'),
+    ticketSealer: createSealer(serverSecret, 'upstream-device'),
   });
   return { connections, upstream, sweepUpstream: (at: number) => store.deleteExpired(at) };
 }

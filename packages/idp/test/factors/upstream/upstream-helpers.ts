@@ -1,9 +1,10 @@
 /** Shared set-up of the upstream sign-in tests: the service, a real upstream provider, a connection, a sign-in run. */
 import { generateKeyPairSync } from 'node:crypto';
+import { after, before } from 'node:test';
 import { UpstreamPaths } from 'service-protocol';
-import { APP_ORIGIN, type TestService } from '../../support/helpers.js';
+import { APP_ORIGIN, startTestService, type TestService, type TestServiceOptions } from '../../support/helpers.js';
 import { type CookieJar, complete, requestIdOf } from '../../support/oidc-helpers.js';
-import { fragmentOf, pkcePair, RedirectBrowser, type TestUpstream } from '../../support/upstream.js';
+import { fragmentOf, pkcePair, RedirectBrowser, startUpstream, type TestUpstream } from '../../support/upstream.js';
 
 export const RETURN_TO = `${APP_ORIGIN}/signed-in`;
 export const atApp = (url: URL) => url.origin === APP_ORIGIN;
@@ -14,6 +15,34 @@ export async function connect(service: TestService, upstream: TestUpstream, clie
     { preset: 'oidc', issuer: upstream.issuer, clientId: upstream.clientId, clientSecret: upstream.clientSecret, clients },
     'test',
   );
+}
+
+/**
+ * The suite's stack: a test-mode service, a real provider on loopback (node-oidc-provider) and
+ * one connection the test app shows, started before the suite and closed after it; `started`
+ * hands them over.
+ */
+export function upstreamSuite(
+  started: (stack: { service: TestService; upstream: TestUpstream; connection: string }) => void,
+  options: TestServiceOptions = {},
+) {
+  let service: TestService | undefined;
+  let upstream: TestUpstream | undefined;
+  before(async () => {
+    service = await startTestService({ testMode: true, ...options });
+    upstream = await startUpstream(`${service.url}${UpstreamPaths.callback}`);
+    started({ service, upstream, connection: (await connect(service, upstream)).id });
+  });
+  after(async () => {
+    await upstream?.close();
+    await service?.close();
+  });
+}
+
+/** The user's devices for the test app (browsers it registered), revoked ones included. */
+export async function appDevicesOf(service: TestService, email: string) {
+  const user = await service.ctx.accounts.findByEmail(email);
+  return user ? service.ctx.devices.list({ userId: user.id, clientId: service.clientId, usedSince: 0 }) : [];
 }
 
 export function startUrl(service: TestService, connection: string, params: Record<string, string> = {}) {
@@ -29,9 +58,14 @@ export function startUrl(service: TestService, connection: string, params: Recor
 }
 
 /** A whole sign-in in a fresh browser: the result in the return URL's fragment, and the page's PKCE verifier. */
-export async function signInWith(service: TestService, connection: string, browser = new RedirectBrowser()) {
+export async function signInWith(
+  service: TestService,
+  connection: string,
+  browser = new RedirectBrowser(),
+  params: Record<string, string> = {},
+) {
   const pkce = pkcePair();
-  const end = await browser.go(startUrl(service, connection, { code_challenge: pkce.challenge }), atApp);
+  const end = await browser.go(startUrl(service, connection, { ...params, code_challenge: pkce.challenge }), atApp);
   if (!atApp(end.url)) throw new Error(`did not come back: ${end.status} ${end.body?.slice(0, 300)}`);
   return { result: fragmentOf(end.url), verifier: pkce.verifier, browser };
 }
@@ -53,6 +87,10 @@ export async function claimsFor(service: TestService, code: string, verifier: st
   if (response.status !== 200) throw new Error(`token: ${JSON.stringify(body)}`);
   return JSON.parse(Buffer.from(body.id_token.split('.')[1], 'base64url').toString());
 }
+
+/** An application page's sign-in that remembers the browser: its DEVICE_KEY_NEEDED result (ticket, userid) and PKCE verifier. */
+export const rememberedSignIn = (service: TestService, connection: string) =>
+  signInWith(service, connection, new RedirectBrowser(), { remember_device: '1' });
 
 /** A P-256 public key as the hosted page sends it at the start (device_key: base64url JSON of the JWK). */
 export function pageDeviceKey(): string {
