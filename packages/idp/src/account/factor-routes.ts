@@ -8,7 +8,17 @@ import { errorResponses, wireBody } from '../http/schemas.js';
 import type { Locales, MessageKey } from '../i18n/locales.js';
 import type { ChangeStep } from '../sign-in/mfa-step.js';
 import { changeStepHtml, type FormContext, proofStepHtml, recoveryCodesHtml, textOf } from './factor-page.js';
-import { type AccountHttp, actionResponses, Csrf, DeviceId, MfaSessionField, ProofFields, provenResponses, stepProofOf } from './http.js';
+import {
+  type AccountHttp,
+  actionResponses,
+  Csrf,
+  DeviceId,
+  MfaSessionField,
+  ProofFields,
+  provenResponses,
+  refusedResponses,
+  stepProofOf,
+} from './http.js';
 import { ACCOUNT_PATH, type AccountCaller, type AccountCenter } from './service.js';
 
 const PasskeyOptionsAnswer = wireBody<PasskeyMfaOptionsResponse>()(
@@ -156,7 +166,7 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<{ account: AccountCe
           },
           { additionalProperties: false },
         ),
-        response: { ...actionResponses('unused'), ...errorResponses(409), 200: PasskeyOptionsAnswer },
+        response: { ...refusedResponses, ...errorResponses(409), 200: PasskeyOptionsAnswer },
       },
     },
     async (request, reply) =>

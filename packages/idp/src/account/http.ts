@@ -46,11 +46,13 @@ export function stepProofOf(body: { code?: string | undefined; assertion?: strin
   return { assertion };
 }
 
-export const actionResponses = (description: string) => ({
-  303: { description },
+/** The refusals every account action shares (its CSRF and session checks, the body's checks). */
+export const refusedResponses = {
   403: rawResponse(HTML, 'no session token, another origin, or a sign-in too old for this action (the page says to sign in again)'),
   ...errorResponses(400, 401, 404, 413, 415, ...SERVER_ERRORS),
-});
+};
+
+export const actionResponses = (description: string) => ({ 303: { description }, ...refusedResponses });
 
 /** A status answered with the page (a refused code, an ended step) or, before any handler, the JSON error of that status. */
 const pageOrError = (status: 400 | 409 | 423 | 429, description: string) => ({
