@@ -13,6 +13,7 @@ import { describe, it } from 'node:test';
 import { ACCOUNT_MAX_FAILURES, ACCOUNT_RECENT_SIGN_IN_SECONDS, MFA_MAX_ATTEMPTS } from '../../src/defaults.js';
 import {
   accountAction,
+  accountJson,
   accountProof,
   accountSession,
   accountSuite,
@@ -46,20 +47,8 @@ describe('account center: a passkey proven by its ceremony, security', () => {
   };
 
   /** POST /account/proof/passkey as the page's script makes it; `override` replaces or (undefined) drops a header. */
-  const askOptions = (who: Session, session: string, action: Action, override: Record<string, string | undefined> = {}) => {
-    const headers: Record<string, string> = {
-      cookie: `service_account=${who.session}`,
-      origin: service.url,
-      'sec-fetch-site': 'same-origin',
-      'content-type': 'application/json',
-      'x-account-csrf': who.csrfToken,
-    };
-    for (const [name, value] of Object.entries(override)) {
-      if (value === undefined) delete headers[name];
-      else headers[name] = value;
-    }
-    return fetch(`${service.url}/account/proof/passkey`, { method: 'POST', headers, body: JSON.stringify({ session, action }) });
-  };
+  const askOptions = (who: Session, session: string, action: Action, override: Record<string, string | undefined> = {}) =>
+    accountJson(service, who, 'proof/passkey', { session, action }, override);
   const optionsFor = async (who: Session, session: string, action: Action) => {
     const answer = await askOptions(who, session, action);
     assert.equal(answer.status, 200, await answer.clone().text());

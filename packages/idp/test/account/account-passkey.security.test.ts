@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ACCOUNT_RECENT_SIGN_IN_SECONDS } from '../../src/defaults.js';
-import { accountSession, accountUser } from '../support/account-helpers.js';
+import { accountJson, accountSession, accountUser } from '../support/account-helpers.js';
 import { sendClock, type TestService } from '../support/helpers.js';
 import { startHostedPasskeyService } from '../support/oidc-passkey-helpers.js';
 import { createCredential } from '../support/webauthn-authenticator.js';
@@ -23,20 +23,8 @@ describe('account center: add a passkey, security', () => {
 
   type Session = { session: string; csrfToken: string };
   /** A JSON call as the account page's script makes it; `override` replaces or (undefined) drops a header. */
-  const post = (who: Session, path: string, body: unknown, override: Record<string, string | undefined> = {}) => {
-    const headers: Record<string, string> = {
-      cookie: `service_account=${who.session}`,
-      origin: service.url,
-      'sec-fetch-site': 'same-origin',
-      'content-type': 'application/json',
-      'x-account-csrf': who.csrfToken,
-    };
-    for (const [name, value] of Object.entries(override)) {
-      if (value === undefined) delete headers[name];
-      else headers[name] = value;
-    }
-    return fetch(`${service.url}/account/${path}`, { method: 'POST', headers, body: JSON.stringify(body), redirect: 'manual' });
-  };
+  const post = (who: Session, path: string, body: unknown, override: Record<string, string | undefined> = {}) =>
+    accountJson(service, who, path, body, override);
   const passkeysOf = async (userId: string) =>
     (await service.ctx.users.devices(userId)).filter((d) => d.kind === 'passkey' && d.removedAt === null).map((d) => d.id);
   const signedIn = async () => {

@@ -96,6 +96,28 @@ export async function accountAction(
   return fetch(`${service.url}/account/${action}`, { method: 'POST', headers, body: new URLSearchParams(form), redirect: 'manual' });
 }
 
+/** A JSON call as the account page's script makes it (cookie, x-account-csrf, same-origin); `override` replaces or (undefined) drops a header. */
+export function accountJson(
+  service: TestService,
+  who: { session: string; csrfToken: string },
+  path: string,
+  body: unknown,
+  override: Record<string, string | undefined> = {},
+) {
+  const headers: Record<string, string> = {
+    cookie: `service_account=${who.session}`,
+    origin: service.url,
+    'sec-fetch-site': 'same-origin',
+    'content-type': 'application/json',
+    'x-account-csrf': who.csrfToken,
+  };
+  for (const [name, value] of Object.entries(override)) {
+    if (value === undefined) delete headers[name];
+    else headers[name] = value;
+  }
+  return fetch(`${service.url}/account/${path}`, { method: 'POST', headers, body: JSON.stringify(body), redirect: 'manual' });
+}
+
 /** The MFA session id an account code step carries in its form (account/factor-page.ts). */
 export const stepSession = (html: string) => html.match(/name="session" value="([^"]+)"/)?.[1] ?? '';
 

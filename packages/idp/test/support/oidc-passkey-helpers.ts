@@ -36,17 +36,11 @@ export function hostedPost(service: TestService, requestId: string, jar = new Co
 }
 
 /**
- * A new user signs in on the hosted page (raw wire protocol, test mode) with a remembered
- * device, which then registers a passkey for the hosted pages: the way a user gets one there.
- * `clientId` is an app whose pending request the page serves; `mfaMethod` enrolls the user in a
- * second factor on the way (the address was just proven, so email enrollment finishes at once).
+ * A new device on the hosted page for a pending request of `clientId`: the emailed code (test
+ * mode answers it), then verifyDevice with a fresh key and, if given, the MFA method chosen.
+ * The page's poster, the key and verifyDevice's answer.
  */
-export async function hostedUserWithPasskey(
-  service: TestService,
-  clientId: string,
-  input: { email?: string; synced?: boolean; mfaMethod?: 'email' } = {},
-) {
-  const email = input.email ?? uniqueEmail('hosted-pk');
+async function hostedNewDevice(service: TestService, clientId: string, email: string, mfaMethod?: 'email' | 'passkey') {
   const jar = new CookieJar();
   const start = await authorize(service, appParams(clientId, await createPkcePair()), jar);
   const post = hostedPost(service, requestIdOf(start.location), jar);
@@ -59,8 +53,24 @@ export async function hostedUserWithPasskey(
     userid: email,
     deviceToken: a.body.deviceToken,
     devicePublicKey: device.publicJwk,
-    ...(input.mfaMethod ? { mfaMethod: input.mfaMethod } : {}),
+    ...(mfaMethod ? { mfaMethod } : {}),
   });
+  return { post, device, d };
+}
+
+/**
+ * A new user signs in on the hosted page (raw wire protocol, test mode) with a remembered
+ * device, which then registers a passkey for the hosted pages: the way a user gets one there.
+ * `clientId` is an app whose pending request the page serves; `mfaMethod` enrolls the user in a
+ * second factor on the way (the address was just proven, so email enrollment finishes at once).
+ */
+export async function hostedUserWithPasskey(
+  service: TestService,
+  clientId: string,
+  input: { email?: string; synced?: boolean; mfaMethod?: 'email' } = {},
+) {
+  const email = input.email ?? uniqueEmail('hosted-pk');
+  const { post, device, d } = await hostedNewDevice(service, clientId, email, input.mfaMethod);
   assert.equal(typeof d.body?.deviceId, 'string', JSON.stringify(d.body));
   const { challenge } = (await post(Paths.deviceChallenge, {})).body;
   const proof = await signDeviceProof({ ...device, deviceId: d.body.deviceId }, email, challenge, PASSKEY_REGISTER_OP);
@@ -197,20 +207,7 @@ export async function addOfferedPasskey(service: TestService, jar: CookieJar, re
  * device. `clientId` is an app whose pending request the page serves.
  */
 export async function hostedUserWithPasskeyMfa(service: TestService, clientId: string, email = uniqueEmail('account-pk')) {
-  const jar = new CookieJar();
-  const start = await authorize(service, appParams(clientId, await createPkcePair()), jar);
-  const post = hostedPost(service, requestIdOf(start.location), jar);
-  const device = await newRawDevice();
-  const a = await post(Paths.authenticate, { userid: email, cryptoVersion: 'v1', rememberDevice: true });
-  assert.equal(a.body?.status, 'OTP_NEEDED', JSON.stringify(a.body));
-  const v = await post(Paths.verifyEmailOtp, { userid: email, deviceToken: a.body.deviceToken, otp: a.body.code });
-  assert.equal(v.status, 200, JSON.stringify(v.body));
-  const d = await post(Paths.verifyDevice, {
-    userid: email,
-    deviceToken: a.body.deviceToken,
-    devicePublicKey: device.publicJwk,
-    mfaMethod: 'passkey',
-  });
+  const { post, d } = await hostedNewDevice(service, clientId, email, 'passkey');
   assert.equal(d.body?.status, 'FINALIZE_REGISTRATION_NEEDED', JSON.stringify(d.body));
   const sessionId = d.body.sessionId as string;
   const enrolled = await createPasskey(
