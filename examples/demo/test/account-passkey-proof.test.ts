@@ -9,35 +9,26 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import {
   addVirtualAuthenticator,
   authorizationRequest,
   callbackClaims,
   emailAndCode,
+  enrollPasskeyMfa,
   type RelyingParty,
-  registerRelyingParty,
+  strictPortalSuite,
   watchedPage,
 } from './fixtures.ts';
-import { type PageServer, type Stack, screenshot, servePages, startStack } from './harness.ts';
+import { type Stack, screenshot } from './harness.ts';
 import { assertAccessible, VIEWPORTS } from './visual.ts';
 
 describe('the account page proves a passkey second factor by its ceremony', { timeout: 5 * 60_000 }, () => {
   let stack: Stack;
-  let rpPages: PageServer;
   let app: RelyingParty;
   const email = `account.pkproof.${Date.now().toString(36)}@example.com`;
   const violations: string[] = [];
-
-  before(async () => {
-    stack = await startStack({ serviceHost: 'localhost' });
-    rpPages = await servePages();
-    app = await registerRelyingParty(stack, rpPages, 'Strict Portal', '/callback', { mfaPolicy: 'required' });
-  });
-  after(async () => {
-    await rpPages?.close();
-    await stack?.close();
-  });
+  strictPortalSuite((suite) => ({ stack, app } = suite));
 
   it('regenerates recovery codes and downloads the data with the passkey; axe on the step at both sizes', async () => {
     const page = await watchedPage(stack.browser, violations, { acceptDownloads: true });
@@ -47,12 +38,7 @@ describe('the account page proves a passkey second factor by its ceremony', { ti
     const first = await authorizationRequest(app, { login_hint: email });
     await page.goto(first.url.href);
     await emailAndCode(stack, page, email, { remember: true });
-    await page.locator('#enroll-step:not([hidden])').waitFor();
-    await page.getByRole('radio', { name: 'A passkey' }).check();
-    await page.locator('#enroll-step button[type=submit]').click();
-    await page.getByRole('button', { name: 'Create a passkey' }).click();
-    await page.locator('#codes-step:not([hidden])').waitFor();
-    await page.getByRole('button', { name: 'I have saved them' }).click();
+    await enrollPasskeyMfa(page);
     assert.deepEqual((await callbackClaims(page, app, first.expected))?.amr, ['otp', 'mfa', 'hwk', 'user']);
 
     // The account page through the same sign-in (a passkey step on the way, if the session asks for one).

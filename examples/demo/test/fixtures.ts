@@ -6,11 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { after, before } from 'node:test';
 import * as oidc from 'openid-client';
 import type { Browser, BrowserContext, BrowserContextOptions, CDPSession, Page } from 'playwright-core';
 import { postLogoutRedirectUri, type RunningOidcApp, startOidcApp } from '../src/oidc-app.ts';
 import { type RunningDemo, startDemo } from '../src/server.ts';
-import { freePort, type PageServer, type Stack } from './harness.ts';
+import { freePort, type PageServer, type Stack, servePages, startStack } from './harness.ts';
 
 /**
  * A page with the scenarios' timeout whose Content Security Policy refusals land in `violations`.
@@ -259,6 +260,43 @@ export async function demoSignUp(stack: Stack, page: Page, email: string, origin
   await page.check('#method-step input[value=none]');
   await page.click('#method-step button[type=submit]');
   await page.waitForURL(`${origin}/account`);
+}
+
+/**
+ * The stack on http://localhost (a passkey's rp id is a domain) and "Strict Portal", a relying
+ * party whose policy requires a second factor: started before the suite, closed after it;
+ * `started` hands them over.
+ */
+export function strictPortalSuite(started: (suite: { stack: Stack; app: RelyingParty }) => void): void {
+  let stack: Stack | undefined;
+  let rpPages: PageServer | undefined;
+  before(async () => {
+    stack = await startStack({ serviceHost: 'localhost' });
+    rpPages = await servePages();
+    started({ stack, app: await registerRelyingParty(stack, rpPages, 'Strict Portal', '/callback', { mfaPolicy: 'required' }) });
+  });
+  after(async () => {
+    await rpPages?.close();
+    await stack?.close();
+  });
+}
+
+/**
+ * At the hosted MFA enrollment (after the email code): a passkey as the second factor, made by
+ * the page's (virtual) authenticator; `beforeCreate` runs on the passkey step (a screenshot).
+ * The recovery codes the page showed, once "I have saved them" is pressed.
+ */
+export async function enrollPasskeyMfa(page: Page, beforeCreate?: () => Promise<unknown>): Promise<string[]> {
+  await page.locator('#enroll-step:not([hidden])').waitFor();
+  await page.getByRole('radio', { name: 'A passkey' }).check();
+  await page.locator('#enroll-step button[type=submit]').click();
+  await page.locator('#passkey-mfa-step:not([hidden])').waitFor();
+  await beforeCreate?.();
+  await page.getByRole('button', { name: 'Create a passkey' }).click();
+  await page.locator('#codes-step:not([hidden])').waitFor();
+  const codes = await page.locator('#recovery-codes li').allTextContents();
+  await page.getByRole('button', { name: 'I have saved them' }).click();
+  return codes;
 }
 
 /** Runs `script` (an async function body with `arg`) in the page: how the scenarios call the library a test page loaded. */

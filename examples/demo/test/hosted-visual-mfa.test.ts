@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as OTPAuth from 'otpauth';
-import { addVirtualAuthenticator, authorizeUrl, emailAndCode } from './fixtures.ts';
+import { addVirtualAuthenticator, authorizeUrl, emailAndCode, enrollPasskeyMfa } from './fixtures.ts';
 import { type PageServer, type Stack, servePages, startStack } from './harness.ts';
 import { accessibleEverywhere, shoot, VIEWPORTS } from './visual.ts';
 
@@ -115,10 +115,7 @@ describe('the hosted MFA pages look as designed and pass axe-core', { timeout: 4
     const { cdp, authenticatorId } = await addVirtualAuthenticator(page);
     await page.goto(authorizeUrl(stack, clientId, callback(), { login_hint: email }));
     await emailAndCode(stack, page, email);
-    await page.getByRole('radio', { name: 'A passkey' }).check();
-    await page.locator('#enroll-step').getByRole('button', { name: 'Continue' }).click();
-    await page.getByRole('button', { name: 'Create a passkey' }).click();
-    await page.getByRole('button', { name: 'I have saved them' }).click();
+    await enrollPasskeyMfa(page);
     await page.waitForURL(`${callback()}?**`);
 
     // The authenticator answers nothing by itself: the email field's passkey autofill stays unanswered.

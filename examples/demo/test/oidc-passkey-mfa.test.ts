@@ -8,36 +8,29 @@
  * user), and without it a recovery code passes the step. No Content Security Policy violation.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { BrowserContext } from 'playwright-core';
 import {
   addVirtualAuthenticator,
   authorizationRequest,
   callbackClaims,
   emailAndCode,
+  enrollPasskeyMfa,
   type RelyingParty,
-  registerRelyingParty,
+  strictPortalSuite,
   watchedPage,
 } from './fixtures.ts';
-import { type PageServer, type Stack, screenshot, servePages, startStack } from './harness.ts';
+import { type Stack, screenshot } from './harness.ts';
 
 describe('a passkey as the MFA method on the hosted sign-in pages', { timeout: 5 * 60_000 }, () => {
   let stack: Stack;
-  let rpPages: PageServer;
   let context: BrowserContext;
   let app: RelyingParty;
   const email = `hosted.pkmfa.${Date.now().toString(36)}@example.com`;
   const violations: string[] = [];
-
+  strictPortalSuite((suite) => ({ stack, app } = suite));
   before(async () => {
-    stack = await startStack({ serviceHost: 'localhost' });
-    rpPages = await servePages();
-    app = await registerRelyingParty(stack, rpPages, 'Strict Portal', '/callback', { mfaPolicy: 'required' });
     context = await stack.browser.newContext();
-  });
-  after(async () => {
-    await rpPages?.close();
-    await stack?.close();
   });
 
   const start = (extra: Record<string, string> = {}) => authorizationRequest(app, { login_hint: email, ...extra });
@@ -51,16 +44,8 @@ describe('a passkey as the MFA method on the hosted sign-in pages', { timeout: 5
     await page.goto(first.url.href);
     await page.getByRole('heading', { name: 'Sign in to Strict Portal' }).waitFor();
     await emailAndCode(stack, page, email);
-    await page.locator('#enroll-step:not([hidden])').waitFor();
-    await page.getByRole('radio', { name: 'A passkey' }).check();
-    await page.locator('#enroll-step button[type=submit]').click();
-    await page.locator('#passkey-mfa-step:not([hidden])').waitFor();
-    await screenshot(page, 'oidc-hosted-passkey-mfa-create');
-    await page.getByRole('button', { name: 'Create a passkey' }).click();
-    await page.locator('#codes-step:not([hidden])').waitFor();
-    const codes = await page.locator('#recovery-codes li').allTextContents();
+    const codes = await enrollPasskeyMfa(page, () => screenshot(page, 'oidc-hosted-passkey-mfa-create'));
     assert.equal(codes.length, 10);
-    await page.getByRole('button', { name: 'I have saved them' }).click();
     const enrolled = await callbackClaims(page, app, first.expected);
     assert.deepEqual(enrolled?.amr, ['otp', 'mfa', 'hwk', 'user']);
 
