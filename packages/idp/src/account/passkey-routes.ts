@@ -9,7 +9,7 @@ import { Type } from 'typebox';
 import { ServiceError } from '../errors.js';
 import { Attestation, CreationOptions } from '../factors/passkey/routes.js';
 import { wireBody } from '../http/schemas.js';
-import { type AccountHttp, actionResponses, Csrf } from './http.js';
+import { type AccountHttp, Csrf, refusedResponses } from './http.js';
 import { ACCOUNT_PATH, type AccountCenter } from './service.js';
 
 const OptionsAnswer = wireBody<PasskeyRegistrationOptionsResponse>()(
@@ -35,7 +35,7 @@ export const accountPasskeyRoutes: FastifyPluginAsyncTypebox<{ account: AccountC
     {
       schema: {
         body: Type.Object({ csrf: Type.Optional(Csrf) }, { additionalProperties: false }),
-        response: { ...actionResponses('unused'), 200: OptionsAnswer },
+        response: { ...refusedResponses, 200: OptionsAnswer },
       },
     },
     async (request, reply) =>
@@ -62,7 +62,7 @@ export const accountPasskeyRoutes: FastifyPluginAsyncTypebox<{ account: AccountC
           },
           { additionalProperties: false },
         ),
-        response: { ...actionResponses('unused'), 200: RegisterAnswer },
+        response: { ...refusedResponses, 200: RegisterAnswer },
       },
     },
     async (request, reply) =>

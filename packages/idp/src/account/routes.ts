@@ -10,7 +10,18 @@ import type { PageLanguages } from '../i18n/page-language.js';
 import { FirstPartyCallbackQuery } from '../oidc/first-party-sign-in.js';
 import { asset } from '../oidc/routes.js';
 import { accountFactorRoutes } from './factor-routes.js';
-import { accountHttp, actionResponses, Csrf, DeviceId, HTML, MfaSessionField, ProofFields, provenResponses, stepProofOf } from './http.js';
+import {
+  accountHttp,
+  actionResponses,
+  Csrf,
+  DeviceId,
+  HTML,
+  MfaSessionField,
+  ProofFields,
+  provenResponses,
+  refusedResponses,
+  stepProofOf,
+} from './http.js';
 import { ACCOUNT_PASSKEY_SCRIPT, accountPageHtml } from './page.js';
 import { accountPasskeyRoutes } from './passkey-routes.js';
 import { ACCOUNT_PATH, type AccountCenter } from './service.js';
@@ -256,7 +267,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
     {
       schema: {
         body: Type.Object({ csrf: Type.Optional(Csrf) }),
-        response: { 200: rawResponse(HTML, 'signed out'), ...actionResponses('unused') },
+        response: { 200: rawResponse(HTML, 'signed out'), ...refusedResponses },
       },
     },
     async (request, reply) =>

@@ -18,6 +18,7 @@ import {
   accountSuite,
   accountUser,
   mailedCodes,
+  mailedProof,
   nextMailCode,
   stepSession,
 } from '../support/account-helpers.js';
@@ -236,9 +237,7 @@ describe('account center: second factor, recovery codes, proofs, rename', () => 
   it('no second factor: a fresh code mailed to the address stands in; a recovery code or a wrong code does not', async () => {
     const user = await accountUser(service, clock, 1);
     const session = await accountSession(service, user, clock.now);
-    const seen = await mailedCodes(service, user.email);
-    const open = await accountProof(service, session, 'export');
-    const code = await nextMailCode(service, user.email, seen);
+    const { open, code } = await mailedProof(service, session, user.email, 'export');
     const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
     assert.equal((await accountAction(service, session, 'export', { session: open.sessionId, code: wrong })).status, 400);
     assert.equal((await accountAction(service, session, 'export', { session: open.sessionId, code: 'ABCD-EFGH-JKLM' })).status, 400);

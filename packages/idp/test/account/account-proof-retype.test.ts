@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   accountAction,
-  accountProof,
   accountSession,
   accountSuite,
   accountUser,
   mailedCodes,
+  mailedProof,
   nextMailCode,
   stepSession,
 } from '../support/account-helpers.js';
@@ -29,9 +29,7 @@ describe('account center: a mistyped code re-shows the same step', () => {
   it('export: the wrong code shows the code step again with the same session; the right one retyped there exports', async () => {
     const user = await accountUser(service, clock);
     const session = await accountSession(service, user, clock.now);
-    const seen = await mailedCodes(service, user.email);
-    const open = await accountProof(service, session, 'export');
-    const code = await nextMailCode(service, user.email, seen);
+    const { open, code } = await mailedProof(service, session, user.email, 'export');
     const wrong = await accountAction(service, session, 'export', { session: open.sessionId, code: other(code) });
     assert.equal(wrong.status, 400);
     const html = await wrong.text();
@@ -49,9 +47,7 @@ describe('account center: a mistyped code re-shows the same step', () => {
   it('delete: the re-shown step keeps the typed address; the right code retyped deletes', async () => {
     const user = await accountUser(service, clock);
     const session = await accountSession(service, user, clock.now);
-    const seen = await mailedCodes(service, user.email);
-    const open = await accountProof(service, session, 'delete', { confirm: user.email });
-    const code = await nextMailCode(service, user.email, seen);
+    const { open, code } = await mailedProof(service, session, user.email, 'delete', { confirm: user.email });
     const wrong = await accountAction(service, session, 'delete', { session: open.sessionId, code: other(code), confirm: user.email });
     assert.equal(wrong.status, 400);
     const html = await wrong.text();

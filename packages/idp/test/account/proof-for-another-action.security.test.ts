@@ -6,15 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  accountAction,
-  accountProof,
-  accountSession,
-  accountSuite,
-  accountUser,
-  mailedCodes,
-  nextMailCode,
-} from '../support/account-helpers.js';
+import { accountAction, accountSession, accountSuite, accountUser, mailedProof } from '../support/account-helpers.js';
 import type { TestService } from '../support/helpers.js';
 
 describe('a proof for another action', () => {
@@ -26,10 +18,8 @@ describe('a proof for another action', () => {
   it('a proof opened for export does not delete the account; forged or stripped tags are refused; export still works', async () => {
     const user = await accountUser(service, clock);
     const session = await accountSession(service, user, clock.now);
-    const seen = await mailedCodes(service, user.email);
-    const open = await accountProof(service, session, 'export');
+    const { open, code } = await mailedProof(service, session, user.email, 'export');
     assert.match(open.sessionId, /^mfa_[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'the form carries the session and its action tag');
-    const code = await nextMailCode(service, user.email, seen);
     const [raw = '', tag = ''] = open.sessionId.split('.');
 
     const crossed = await accountAction(service, session, 'delete', { session: open.sessionId, code, confirm: user.email });
@@ -50,9 +40,7 @@ describe('a proof for another action', () => {
   it("a proof opened for export does not mint recovery codes, and another action's proof for delete does not export", async () => {
     const user = await accountUser(service, clock);
     const session = await accountSession(service, user, clock.now);
-    const seen = await mailedCodes(service, user.email);
-    const open = await accountProof(service, session, 'delete', { confirm: user.email });
-    const code = await nextMailCode(service, user.email, seen);
+    const { open, code } = await mailedProof(service, session, user.email, 'delete', { confirm: user.email });
     const exported = await accountAction(service, session, 'export', { session: open.sessionId, code });
     assert.equal(exported.status, 400);
     assert.ok(!(await exported.text()).includes(`"${user.email}"`), 'no export');

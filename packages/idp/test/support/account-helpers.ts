@@ -133,6 +133,19 @@ export async function accountProof(
   return { status: answer.status, html, sessionId: stepSession(html) };
 }
 
+/** A proof opened for `action` by a user without a second factor, and the code mailed for it (the stand-in). */
+export async function mailedProof(
+  service: TestService,
+  who: { session: string; csrfToken: string },
+  email: string,
+  action: 'export' | 'delete' | 'recovery-codes',
+  fields: Record<string, string> = {},
+) {
+  const seen = await accountCodes(service, email);
+  const open = await accountProof(service, who, action, fields);
+  return { open, code: await nextMailCode(service, email, seen) };
+}
+
 /** The codes the account center (its client is named "Account") has mailed `email`, in no particular order (one fake clock). */
 async function accountCodes(service: TestService, email: string): Promise<string[]> {
   const mails = await service.ctx.mailbox.list(100, email);
