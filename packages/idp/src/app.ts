@@ -30,7 +30,7 @@ import { registrationRoutes } from './factors/email-code/routes.js';
 import { passkeyMfaRoutes } from './factors/passkey/mfa-routes.js';
 import { passkeyRoutes } from './factors/passkey/routes.js';
 import { upstreamBrowserRoutes, upstreamRoutes } from './factors/upstream/routes.js';
-import { browserClient } from './http/browser-client.js';
+import { browserClient, registeredOrigins } from './http/browser-client.js';
 import {
   CONTRACT_CHECK_ENV,
   type ContractViolation,
@@ -55,6 +55,7 @@ import { logoutRoutes } from './oidc/logout-routes.js';
 import { bindingCookieName, hostedCeremonyContext, oidcRoutes, sessionCookieName } from './oidc/routes.js';
 import { renewalRoutes } from './oidc/session-renewal.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
+import { oauthCors } from './token/cors.js';
 import { tokenRoutes } from './token/routes.js';
 import { webhookDocument } from './webhooks/openapi.js';
 
@@ -201,6 +202,8 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   // The console on the main listener unless it has a listener of its own (then /admin is a 404 here).
   const consoleHere = ctx.config.console === undefined;
   const sessionCookie = sessionCookieName(ctx.config.issuer);
+  // Every client's origins, read by the browser API's CORS and the OAuth endpoints' (token/cors.ts).
+  const origins = registeredOrigins(ctx.clients, ctx.config.issuer);
   const sessionUser = async (cookieHeader: string | undefined) => {
     const session = cookieValue(cookieHeader, sessionCookie);
     return session ? (await ctx.oidc.session(session))?.userId : undefined;
@@ -226,6 +229,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     async (browser) => {
       const resolveClient = await browserClient(browser, {
         clients: ctx.clients,
+        origins,
         issuer: ctx.config.issuer,
         hostedClientFor: (hosted, requestId) => ctx.oidc.hostedClientFor(hosted, requestId),
         displayNameOf: async (app) => (await ctx.branding.brandOf(app)).name,
@@ -286,7 +290,13 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     languages,
     productName: () => ctx.branding.productName(),
   });
-  await app.register(tokenRoutes, { tokens: ctx.tokens, keyring: ctx.keyring, issuer: ctx.config.issuer, dpop: ctx.dpop });
+  await app.register(tokenRoutes, {
+    tokens: ctx.tokens,
+    keyring: ctx.keyring,
+    issuer: ctx.config.issuer,
+    dpop: ctx.dpop,
+    cors: (scope) => oauthCors(scope, { isRegistered: (origin) => origins.has(origin), findClient: ctx.clients.findById }),
+  });
   await app.register(sdkRoutes);
   if (ctx.config.devInbox && !ctx.config.production && (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox')) {
     await app.register(devMailRoutes, { mailbox: ctx.mailbox, smsOutbox: ctx.smsOutbox });

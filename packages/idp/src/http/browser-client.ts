@@ -47,6 +47,8 @@ export interface BrowserClientOptions {
   hostedClientFor: (hosted: ClientRecord, requestId: string | undefined) => Promise<ClientRecord>;
   /** The name an application shows (its branding's display name, else its client name): what a hosted sign-in's mails say. */
   displayNameOf?: (app: { id: string; name: string }) => Promise<string>;
+  /** Every client's origins (registeredOrigins), shared with the OAuth endpoints' CORS (token/cors.ts). */
+  origins: RegisteredOrigins;
 }
 
 /** The publishable key and Origin of a browser request. */
@@ -65,7 +67,7 @@ export function browserCredentials(request: FastifyRequest): { publishableKey?: 
  */
 export async function browserClient(
   scope: FastifyInstance,
-  { clients, issuer, hostedClientFor, displayNameOf }: BrowserClientOptions,
+  { clients, issuer, hostedClientFor, displayNameOf, origins }: BrowserClientOptions,
 ): Promise<ClientResolver> {
   // The hosted pages call this API from the issuer's own origin, and a same-origin GET carries
   // no Origin header (Fetch standard); the browser's Sec-Fetch-Site says where it came from.
@@ -78,7 +80,6 @@ export async function browserClient(
     if (!request.headers.origin && request.headers['sec-fetch-site'] === 'same-origin') request.headers.origin = issuerOrigin;
     done();
   });
-  const origins = registeredOrigins(clients, issuerOrigin);
   await scope.register(cors, {
     origin: (origin, callback) => {
       if (!origin) return callback(null, false);
@@ -126,6 +127,11 @@ export async function browserClient(
   return resolve;
 }
 
+export interface RegisteredOrigins {
+  /** Whether some client registered `origin`. */
+  has(origin: string): Promise<boolean>;
+}
+
 /**
  * Every client's origins, cached. An origin not in the cache may belong to a client registered
  * a moment ago (on this node or another), so its request waits for the next reload rather than
@@ -133,7 +139,8 @@ export async function browserClient(
  * origins ask (a flood of made-up origins costs one read a second, not one per request), and
  * every request waiting shares the one in flight.
  */
-function registeredOrigins(clients: ClientService, issuerOrigin: string) {
+export function registeredOrigins(clients: ClientService, issuer: string): RegisteredOrigins {
+  const issuerOrigin = new URL(issuer).origin;
   let known = new Set<string>();
   /** When the newest reload began. */
   let loadedAt = 0;

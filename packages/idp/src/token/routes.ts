@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import {
   ACCOUNT_PAGE_PATH,
   type BearerErrorBody,
@@ -17,6 +18,7 @@ import { errorResponses, OAuthErrorBodySchema, SERVER_ERRORS, wireBody } from '.
 import { type Keyring, SIGNING_ALGS } from '../keys/keyring.js';
 import { ACR_VALUES } from '../oidc/acr.js';
 import { PROMPT_VALUES } from '../oidc/authorize-request.js';
+import type { OAuthCors } from './cors.js';
 import { presentedToken, resourceProof, tokenEndpointProof, userinfoRefusal } from './dpop.js';
 import { SCOPES_SUPPORTED, type TokenService } from './service.js';
 
@@ -156,7 +158,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
   keyring: Keyring;
   issuer: string;
   dpop: DpopVerifier;
-}> = async (app, { tokens, keyring, issuer, dpop }) => {
+  /** CORS for single-page apps (token/cors.ts), built with the client service at the composition. */
+  cors: (app: FastifyInstance) => OAuthCors;
+}> = async (app, { tokens, keyring, issuer, dpop, cors: openCors }) => {
+  const cors = openCors(app);
   app.post(Paths.token, { schema: TokenSchema, config: { oauthErrors: true } }, async (request, reply) => {
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
@@ -166,6 +171,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
     if (body.grant_type === 'refresh_token') {
       if (!body.refresh_token) throw new OAuthError('invalid_request', 'refresh_token is required.');
       const { clientId, clientSecret } = clientCredentials(request.headers.authorization, body);
+      await cors.checkPageClient(request, reply, clientId);
       const dpopJkt = await tokenEndpointProof(dpop, request, reply, Paths.token);
       return tokens.refresh({
         clientId,
@@ -179,6 +185,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       throw new OAuthError('unsupported_grant_type', 'Only authorization_code and refresh_token are supported.');
     if (!body.code) throw new OAuthError('invalid_request', 'code is required.');
     const { clientId, clientSecret } = clientCredentials(request.headers.authorization, body);
+    await cors.checkPageClient(request, reply, clientId);
     // Checked before the code is spent: a proof without the current nonce is retried with the same code (RFC 9449 8).
     const dpopJkt = await tokenEndpointProof(dpop, request, reply, Paths.token);
     return tokens.exchangeCode({
@@ -199,6 +206,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
     const body = request.body;
     if (!body.token) throw new OAuthError('invalid_request', 'token is required.');
     const { clientId, clientSecret } = clientCredentials(request.headers.authorization, body);
+    await cors.checkPageClient(request, reply, clientId);
     const dpopJkt = await tokenEndpointProof(dpop, request, reply, Paths.revocation);
     await tokens.revoke({
       clientId,
@@ -220,19 +228,22 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       if (proof instanceof DpopError) return userinfoRefusal(reply, 'DPoP', proof.error, proof.message);
       dpopJkt = proof.jkt;
     }
-    const claims = await tokens.userinfo(presented.token, dpopJkt);
-    if (!claims) return userinfoRefusal(reply, presented.scheme, 'invalid_token', 'The access token is invalid or expired.');
-    return claims;
+    const answer = await tokens.userinfo(presented.token, dpopJkt);
+    if (!answer) return userinfoRefusal(reply, presented.scheme, 'invalid_token', 'The access token is invalid or expired.');
+    await cors.allowForClient(request, reply, answer.clientId);
+    return answer.claims;
   });
 
   app.get(Paths.jwks, { schema: JwksSchema }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=300');
+    cors.publicDocument(reply);
     // The keyring publishes every key with kid, alg and use (keys/keyring.ts newKey); jose's JWK type leaves them optional.
     return (await keyring.jwks()) as JsonWebKeySet;
   });
 
   app.get(Paths.discovery, { schema: DiscoverySchema }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=300');
+    cors.publicDocument(reply);
     const document: DiscoveryDocument = {
       issuer,
       authorization_endpoint: issuer + Paths.authorize,

@@ -74,6 +74,11 @@ function boundKeyOf(claims: Record<string, unknown>): string | undefined {
 /** Stands for a malformed code_verifier in the redeeming statement: no stored challenge has a `!`. */
 const MALFORMED_VERIFIER = '!';
 
+export interface UserinfoAnswer {
+  claims: { sub: string; email: string; email_verified: true };
+  clientId: string;
+}
+
 export interface TokenService {
   exchangeCode(grant: CodeGrant): Promise<TokenResponse>;
   /**
@@ -91,19 +96,10 @@ export interface TokenService {
   /**
    * OIDC Core 5.3 userinfo for a valid access token, or undefined. `dpopJkt`: the key of the
    * request's valid DPoP proof (the `DPoP` scheme); a bound token (`cnf.jkt`) is valid only with
-   * a proof of its key, and an unbound one only without (RFC 9449 7.1, 7.2).
+   * a proof of its key, and an unbound one only without (RFC 9449 7.1, 7.2). With the claims,
+   * the client the token was issued to (whose registered origins may read the answer, token/cors.ts).
    */
-  userinfo(
-    accessToken: string,
-    dpopJkt?: string,
-  ): Promise<
-    | {
-        sub: string;
-        email: string;
-        email_verified: true;
-      }
-    | undefined
-  >;
+  userinfo(accessToken: string, dpopJkt?: string): Promise<UserinfoAnswer | undefined>;
 }
 
 /**
@@ -342,12 +338,12 @@ export function createTokenService(deps: TokenDeps): TokenService {
       await refreshTokens.revoke(request.token, request.clientId, request.dpopJkt ?? null);
     },
 
-    async userinfo(accessToken: string, dpopJkt?: string): Promise<{ sub: string; email: string; email_verified: true } | undefined> {
+    async userinfo(accessToken: string, dpopJkt?: string): Promise<UserinfoAnswer | undefined> {
       // A bad token is a 401; a database outage below stays a 503.
       const claims = await accessTokenClaims(accessToken, new Date(now()));
       if (!claims?.jti || boundKeyOf(claims) !== dpopJkt || (await codes.isAccessTokenRevoked(claims.jti))) return undefined;
       const user = claims.sub ? await accounts.findById(claims.sub) : undefined;
-      return user && { sub: user.id, email: user.email, email_verified: true };
+      return user && { claims: { sub: user.id, email: user.email, email_verified: true }, clientId: String(claims.client_id) };
     },
   };
 }

@@ -44,9 +44,11 @@ describe('HTTP edges', () => {
       assert.equal(post.status, 403);
     });
 
-    it('never answers CORS on the token endpoint', async () => {
-      const r = await preflight('/oauth/token', APP_ORIGIN);
-      assert.equal(r.headers.get('access-control-allow-origin'), null);
+    it('answers CORS on the token endpoint only once the calling client is known to own the origin (the rest: token/spa-cors.security.test.ts)', async () => {
+      // A preflight names no client: a registered origin passes it, an unknown one does not.
+      assert.equal((await preflight('/oauth/token', APP_ORIGIN)).headers.get('access-control-allow-origin'), APP_ORIGIN);
+      assert.equal((await preflight('/oauth/token', 'https://evil.test')).headers.get('access-control-allow-origin'), null);
+      // A request with no client to check the origin against: the page may not read the refusal.
       const post = await fetch(service.tokenUrl, {
         method: 'POST',
         headers: { origin: APP_ORIGIN, 'content-type': 'application/x-www-form-urlencoded' },

@@ -12,15 +12,15 @@ export interface RelyingParty {
   redirectUri: string;
 }
 
-/** A registered relying party: confidential unless `public`, with its redirect and post-logout URIs. */
+/** A registered relying party: confidential unless `public`, with its redirect and post-logout URIs and its page origins. */
 export async function relyingParty(
   service: TestService,
-  options: { name?: string; public?: boolean; redirectUri?: string; postLogoutRedirectUris?: string[] } = {},
+  options: { name?: string; public?: boolean; redirectUri?: string; postLogoutRedirectUris?: string[]; origins?: string[] } = {},
 ): Promise<RelyingParty> {
   const redirectUri = options.redirectUri ?? RP_CALLBACK;
   const keys = await service.ctx.clients.create({
     name: options.name ?? 'Relying Party',
-    origins: [],
+    origins: options.origins ?? [],
     redirectUris: [redirectUri],
     ...(options.public ? { public: true } : {}),
     postLogoutRedirectUris: options.postLogoutRedirectUris ?? [],
