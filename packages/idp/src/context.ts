@@ -21,7 +21,7 @@ import { WEBHOOK_RETRY_WINDOW_HOURS } from './defaults.js';
 import { createDelegationService } from './delegation/service.js';
 import { createDelegationStore } from './delegation/store.js';
 import { createDeviceNotices } from './devices/notice.js';
-import { createDeviceService } from './devices/service.js';
+import { createDeviceService, type SessionEnder } from './devices/service.js';
 import { createDeviceStore } from './devices/store.js';
 import { createDpopVerifier } from './dpop/proof.js';
 import { createEventLog } from './events/service.js';
@@ -48,6 +48,7 @@ import { createMailboxStore } from './mail/mailbox-store.js';
 import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
 import { loadMailTemplates } from './mail/templates.js';
 import { createServiceMetrics } from './metrics/service.js';
+import { createLogoutDelivery } from './oidc/backchannel-logout.js';
 import { createDbsc } from './oidc/dbsc.js';
 import { hostedSignInFor } from './oidc/hosted-for.js';
 import { createLogoutService } from './oidc/logout.js';
@@ -155,6 +156,13 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   const idleMs = config.deviceIdleDays * 24 * 60 * 60 * 1000;
   const templates = loadMailTemplates(config.mailTemplatesDir, locales);
+  // Ending a session writes back-channel logout rows to the webhook outbox: this node's loop looks at once.
+  const oidcStore = createOidcStore(db, { logoutEnqueued: () => webhookFanOut.enqueued() });
+  const sessions: SessionEnder = {
+    endPasskeySessions: async (userId) => (await oidcStore.endSessions({ userId, which: 'passkeys' }, now())).length,
+    endUnbound: async (userId) => (await oidcStore.endSessions({ userId, which: 'unbound' }, now())).length,
+    endAll: async (userId) => (await oidcStore.endSessions({ userId, which: 'all' }, now())).length,
+  };
   const notices = createDeviceNotices({
     store: devices,
     spent: spentTokens,
@@ -166,6 +174,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     events,
     issuer: config.issuer,
     now,
+    sessions,
   });
   const finish = createSignInFinisher({
     devices,
@@ -179,7 +188,6 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   const prover = createDeviceProver({ devices, spent: spentTokens, accounts, hash, now, idleMs });
   const passkeyStore = createPasskeyStore(db);
-  const oidcStore = createOidcStore(db);
   const deviceService = createDeviceService({
     store: devices,
     prover,
@@ -189,7 +197,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     passkeys: passkeyStore,
     // A passkey-MFA user's last passkey gone: email MFA, and the user is told (factors/passkey/fallback.ts).
     onPasskeyRevoked: (userId, client) => fallback.revoked(userId, client),
-    endPasskeySessions: oidcStore.endPasskeySessions,
+    sessions,
   });
   const smsOutbox = createSmsOutboxStore(db);
   const sms = options.sms ?? smsTransport(config, smsOutbox, now);
@@ -260,6 +268,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const refreshTokens = createRefreshTokens({ store: createRefreshTokenStore(db), codes, events, hash, now, deviceIdleMs: idleMs });
   const users = createUserService({
     store: createUserStore(db, eventStore),
+    sessions,
     devices,
     passkeys: passkeyStore,
     events,
@@ -355,8 +364,9 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     ...operatorConsole, // operators, and the console's sign-in and sessions (console/)
     webhooks: webhookWiring.webhooks,
     webhookOutbox,
-    /** Starts this node's webhook delivery loop; `stop()` it before closing. */
-    startWebhookDelivery: webhookWiring.startDelivery,
+    /** Starts this node's webhook delivery loop (back-channel logout tokens too); `stop()` it before closing. */
+    startWebhookDelivery: (onError: (error: unknown) => void) =>
+      webhookWiring.startDelivery(onError, createLogoutDelivery({ issuer: config.issuer, clients, keyring, now })),
     /** Deletes expired rows; each store sweeps its own table. */
     async sweepExpired(at: number) {
       await registrationStore.deleteExpired(at);

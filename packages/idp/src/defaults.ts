@@ -183,6 +183,12 @@ export const DASHBOARD_BUCKETS = 24;
 /** ID token and access token lifetime. */
 export const ID_TOKEN_TTL_SECONDS = 10 * 60;
 export const ACCESS_TOKEN_TTL_SECONDS = 10 * 60;
+/**
+ * Lifetime of a back-channel logout token (OIDC Back-Channel Logout 1.0 2.4 asks for a short
+ * one): it is signed at each delivery attempt, so this bounds only the time on the wire and the
+ * relying party's clock skew, never the retry schedule.
+ */
+export const LOGOUT_TOKEN_TTL_SECONDS = 2 * 60;
 
 /**
  * Refresh tokens (scope offline_access, oidc/): each one is used once and replaced (rotation,

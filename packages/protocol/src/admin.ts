@@ -69,6 +69,20 @@ export interface AdminClient {
   passkeySatisfiesMfa: boolean;
   /** RFC 9449 5.2 `dpop_bound_access_tokens`: every token request of this client must carry a DPoP proof. */
   dpopBoundAccessTokens: boolean;
+  /** Where the client hears that a session it got tokens in ended (OIDC Back-/Front-Channel Logout 1.0). */
+  logout: AdminClientLogout;
+}
+
+/** A client's logout URIs (`clients update --backchannel-logout-uri` and the like); null: none registered. */
+export interface AdminClientLogout {
+  /** OIDC Back-Channel Logout 1.0: logout tokens are POSTed here. */
+  backchannelLogoutUri: string | null;
+  /** Every logout token carries `sid`. */
+  backchannelLogoutSessionRequired: boolean;
+  /** OIDC Front-Channel Logout 1.0: the signed-out page frames it; on one of the client's redirect URI origins. */
+  frontchannelLogoutUri: string | null;
+  /** The framed URI gets `iss` and `sid`. */
+  frontchannelLogoutSessionRequired: boolean;
 }
 
 /** An admin key (never the key itself). */

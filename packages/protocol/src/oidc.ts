@@ -30,6 +30,14 @@ export interface DiscoveryDocument {
   acr_values_supported: string[];
   /** RFC 9449 5.1: the JWS algorithms the service accepts for DPoP proofs. */
   dpop_signing_alg_values_supported: string[];
+  /** OIDC Back-Channel Logout 1.0 2.1: logout tokens are POSTed to a client's `backchannel_logout_uri`. */
+  backchannel_logout_supported: boolean;
+  /** Logout tokens carry `sid`, as ID tokens do. */
+  backchannel_logout_session_supported: boolean;
+  /** OIDC Front-Channel Logout 1.0 3: the signed-out page frames a client's `frontchannel_logout_uri`. */
+  frontchannel_logout_supported: boolean;
+  /** The framed URI gets `iss` and `sid`. */
+  frontchannel_logout_session_supported: boolean;
 }
 
 /** A published signing key (RFC 7517 4): its type's members, and kid, alg and use. */

@@ -86,6 +86,7 @@ export function createOperations({
       if (change.origins) detail.origins = change.origins.join(' ');
       if (change.redirectUris) detail.redirectUris = change.redirectUris.join(' ');
       if (change.postLogoutRedirectUris) detail.postLogoutRedirectUris = change.postLogoutRedirectUris.join(' ');
+      for (const [name, value] of Object.entries(change.logout ?? {})) detail[name] = String(value ?? 'none');
       await events.record({ type: 'client.updated', clientId, actor, detail });
     },
 

@@ -21,6 +21,7 @@ import {
   bodyErrors,
   Client,
   ClientList,
+  ClientLogoutChange,
   ClientSecret,
   DeviceList,
   EpochMs,
@@ -263,6 +264,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
             redirectUris: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 50 })),
             public: Type.Optional(Type.Boolean()),
             postLogoutRedirectUris: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 50 })),
+            logout: Type.Optional(ClientLogoutChange),
           },
           { additionalProperties: false },
         ),
@@ -292,6 +294,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
             passkeySatisfiesMfa: Type.Optional(Type.Boolean()),
             /** RFC 9449 5.2: true, every token request of the client must carry a DPoP proof. */
             dpopBoundAccessTokens: Type.Optional(Type.Boolean()),
+            /** OIDC Back-/Front-Channel Logout URIs: a field given replaces the registered one, a URI null removes it. */
+            logout: Type.Optional(ClientLogoutChange),
           },
           { additionalProperties: false, minProperties: 1 },
         ),
@@ -307,16 +311,18 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
         dpopBoundAccessTokens,
         origins,
         redirectUris,
+        logout,
       } = request.body;
       // Addresses first, all checked before any is stored: the only part the schema cannot check,
       // so a refused change (400) changes nothing (the rest can then only fail on an unknown client).
-      if (origins || redirectUris || postLogoutRedirectUris)
+      if (origins || redirectUris || postLogoutRedirectUris || logout)
         await operations.setAddresses(
           request.params.id,
           {
             ...(origins ? { origins } : {}),
             ...(redirectUris ? { redirectUris } : {}),
             ...(postLogoutRedirectUris ? { postLogoutRedirectUris } : {}),
+            ...(logout ? { logout } : {}),
           },
           actor(request),
         );

@@ -79,6 +79,19 @@ export const Event = wireBody<AdminEvent>()(
     detail: Nullable(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),
   }),
 );
+const LogoutUri = (description: string) => Nullable(Type.String({ maxLength: 2000, description }));
+
+/** A client's logout registration as answers show it. */
+export const ClientLogout = Type.Object({
+  backchannelLogoutUri: LogoutUri('OIDC Back-Channel Logout 1.0: where logout tokens are POSTed'),
+  backchannelLogoutSessionRequired: Type.Boolean(),
+  frontchannelLogoutUri: LogoutUri("OIDC Front-Channel Logout 1.0: framed by the signed-out page; on a redirect URI's origin"),
+  frontchannelLogoutSessionRequired: Type.Boolean(),
+});
+
+/** A change of it (POST and PATCH /clients): a field given replaces the registered one, a URI null removes it. */
+export const ClientLogoutChange = Type.Partial(ClientLogout, { additionalProperties: false });
+
 export const Client = wireBody<AdminClient>()(
   Type.Object({
     id: Type.String(),
@@ -94,6 +107,7 @@ export const Client = wireBody<AdminClient>()(
     passkeySatisfiesMfa: Type.Boolean(),
     /** Every token request must carry a DPoP proof (`clients update --dpop required`, RFC 9449 5.2). */
     dpopBoundAccessTokens: Type.Boolean(),
+    logout: ClientLogout,
   }),
 );
 export const AdminKey = wireBody<AdminKeyInfo>()(

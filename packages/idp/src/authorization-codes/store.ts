@@ -18,6 +18,8 @@ export interface AuthCode {
   nonce?: string | null;
   /** The granted scope of a code from /authorize; absent (null) means `openid email`, no offline access. */
   scope?: string | null;
+  /** The SSO session the code was issued in (oidc/), the ID token's `sid`; absent outside one. */
+  sid?: string | null;
 }
 
 /** Who redeems a code: the client's id, the keyed hash of the secret it presented, and what binds the code. */
@@ -61,6 +63,7 @@ export function codeRow(drawn: Omit<DrawnCode, 'value'>): Database['auth_codes']
     redirect_uri: drawn.code.redirectUri ?? null,
     nonce: drawn.code.nonce ?? null,
     scope: drawn.code.scope ?? null,
+    sid: drawn.code.sid ?? null,
     expires_at: drawn.expiresAt,
     consumed_at: null,
     access_token_jti: null,
@@ -68,7 +71,7 @@ export function codeRow(drawn: Omit<DrawnCode, 'value'>): Database['auth_codes']
 }
 
 /** A consumed code: the optional fields read back as null when the code had none. */
-export type RedeemedCode = AuthCode & { redirectUri: string | null; nonce: string | null; scope: string | null };
+export type RedeemedCode = AuthCode & { redirectUri: string | null; nonce: string | null; scope: string | null; sid: string | null };
 
 /** Authorization codes, stored by keyed hash; consumption stamps a time instead of deleting. */
 export function createCodeStore(db: Db) {
@@ -179,6 +182,7 @@ export function createCodeStore(db: Db) {
             redirectUri: row.redirect_uri,
             nonce: row.nonce,
             scope: row.scope,
+            sid: row.sid,
           },
           user: row.email === null ? undefined : { id: row.user_id, email: row.email },
           idTokenAlg: row.id_token_alg ?? 'RS256',
@@ -237,6 +241,7 @@ function consumeQuery(db: Db, a: ConsumeArgs, shape: ClientShape) {
         'auth_codes.redirect_uri',
         'auth_codes.nonce',
         'auth_codes.scope',
+        'auth_codes.sid',
         eb
           .selectFrom('users')
           .select('users.email')

@@ -1,12 +1,53 @@
 import { readFileSync } from 'node:fs';
+import type { ClientLogout } from '../clients/store.js';
 import type { Command } from './command.js';
 import { UsageError } from './command.js';
 import { cursor, servedIssuer, table } from './format.js';
 
+/** The logout flags of clients create and update (OIDC Back-/Front-Channel Logout 1.0). */
+const LOGOUT_FLAGS = [
+  'backchannel-logout-uri',
+  'backchannel-logout-session-required',
+  'frontchannel-logout-uri',
+  'frontchannel-logout-session-required',
+] as const;
+
+const LOGOUT_USAGE = `      --backchannel-logout-uri: where logout tokens are POSTed when a session the client got
+      tokens in ends (https, or http to a loopback address; "" removes it).
+      --frontchannel-logout-uri: a page of the client the signed-out page loads in a hidden
+      iframe; on the origin of one of its redirect URIs ("" removes it).
+      --backchannel-logout-session-required / --frontchannel-logout-session-required yes|no:
+      the client needs the session id (sid; and iss for the front channel). Default no.
+`;
+
+/** The logout change the flags ask for, undefined when none is given; "" removes a URI. */
+function logoutChange(values: Record<string, unknown>): Partial<ClientLogout> | undefined {
+  if (!LOGOUT_FLAGS.some((flag) => values[flag] !== undefined)) return undefined;
+  const uri = (flag: string) => (values[flag] === undefined ? undefined : (values[flag] as string) || null);
+  const yesNo = (flag: string) => {
+    const value = values[flag];
+    if (value === undefined) return undefined;
+    if (value !== 'yes' && value !== 'no') throw new UsageError(`--${flag} is yes or no`);
+    return value === 'yes';
+  };
+  const change: Partial<ClientLogout> = {};
+  const back = uri('backchannel-logout-uri');
+  const front = uri('frontchannel-logout-uri');
+  const backSession = yesNo('backchannel-logout-session-required');
+  const frontSession = yesNo('frontchannel-logout-session-required');
+  if (back !== undefined) change.backchannelLogoutUri = back;
+  if (front !== undefined) change.frontchannelLogoutUri = front;
+  if (backSession !== undefined) change.backchannelLogoutSessionRequired = backSession;
+  if (frontSession !== undefined) change.frontchannelLogoutSessionRequired = frontSession;
+  return change;
+}
+
 const create: Command = {
   name: 'clients create',
   usage: `  service-idp clients create --name NAME [--origin URL ...] [--redirect-uri URL ...] [--public]
-                             [--post-logout-redirect-uri URL ...] [--id-token-alg RS256|ES256|EdDSA] [--json]
+                             [--post-logout-redirect-uri URL ...] [--id-token-alg RS256|ES256|EdDSA]
+                             [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no]
+                             [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no] [--json]
       Register a client application. Prints its clientId, publishableKey (browser, valid
       only from the listed origins) and secretKey (backend) once; they cannot be shown again.
       --redirect-uri: where /authorize may send codes (exact match; repeat for several).
@@ -14,12 +55,13 @@ const create: Command = {
       client_id alone and requires PKCE S256. Needs at least one --origin or --redirect-uri.
       --post-logout-redirect-uri: where the end-session endpoint (/logout) may send the browser
       back after signing out (exact match; repeat for several).
-`,
-  flags: ['name', 'origin', 'redirect-uri', 'public', 'post-logout-redirect-uri', 'id-token-alg', 'json'],
+${LOGOUT_USAGE}`,
+  flags: ['name', 'origin', 'redirect-uri', 'public', 'post-logout-redirect-uri', 'id-token-alg', ...LOGOUT_FLAGS, 'json'],
   async run({ values, config }, io) {
     const { withData, operations } = await import('./open.js');
     return withData(config, async (data) => {
       if (!values.name) throw new UsageError('clients create needs --name');
+      const logout = logoutChange(values);
       const keys = await (await operations(data)).createClient(
         {
           name: values.name,
@@ -28,6 +70,7 @@ const create: Command = {
           public: values.public ?? false,
           postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
           ...(values['id-token-alg'] ? { idTokenSignedResponseAlg: values['id-token-alg'] } : {}),
+          ...(logout ? { logout } : {}),
         },
         'cli',
       );
@@ -54,7 +97,9 @@ const update: Command = {
   usage: `  service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA]
                              [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional]
                              [--display-name NAME] [--logo FILE] [--accent '#RRGGBB'] [--terms-url URL]
-                             [--privacy-url URL] [--mail-sender-name NAME] [--json]
+                             [--privacy-url URL] [--mail-sender-name NAME]
+                             [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no]
+                             [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no] [--json]
       optional (default): users choose whether to enroll in MFA; required: no code without it.
       --id-token-alg: how the client's ID tokens are signed (default RS256).
       --post-logout-redirect-uri: replaces the list (one empty value, "", clears it).
@@ -62,24 +107,25 @@ const update: Command = {
       user's MFA step follows it.
       --dpop: required: every token request must carry a DPoP proof (RFC 9449); optional
       (default): a proof binds the tokens when the client sends one.
-
+${LOGOUT_USAGE}
       Branding of the hosted pages and mails (docs/operations.md, Branding): --display-name
       (else the client's name); --logo: a PNG, JPEG or WebP file of at most 128 KiB (SVG is
       refused); --accent: a colour with WCAG AA contrast in both themes; --terms-url and
       --privacy-url: https pages linked under the sign-in form; --mail-sender-name: the name
       the mails' From shows. "" clears any of them. A refused value changes nothing (exit 2).
 `,
-  flags: ['mfa-policy', 'id-token-alg', 'post-logout-redirect-uri', 'passkey-mfa', 'dpop', ...BRANDING_FLAGS, 'json'],
+  flags: ['mfa-policy', 'id-token-alg', 'post-logout-redirect-uri', 'passkey-mfa', 'dpop', ...BRANDING_FLAGS, ...LOGOUT_FLAGS, 'json'],
   async run({ values, operands: [clientId], config }, io) {
     const { withData, operations } = await import('./open.js');
     const postLogout = values['post-logout-redirect-uri'];
     const branded = BRANDING_FLAGS.some((flag) => values[flag] !== undefined);
+    const logout = logoutChange(values);
     if (
       !clientId ||
-      (!values['mfa-policy'] && !values['id-token-alg'] && !postLogout && !values['passkey-mfa'] && !values.dpop && !branded)
+      (!values['mfa-policy'] && !values['id-token-alg'] && !postLogout && !values['passkey-mfa'] && !values.dpop && !branded && !logout)
     )
       throw new UsageError(
-        'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional] [--display-name NAME] [--logo FILE] [--accent #RRGGBB] [--terms-url URL] [--privacy-url URL] [--mail-sender-name NAME]',
+        'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional] [--display-name NAME] [--logo FILE] [--accent #RRGGBB] [--terms-url URL] [--privacy-url URL] [--mail-sender-name NAME] [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no] [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no]',
       );
     // The file is read before anything changes: a missing one is a bad command line.
     const logoFile = values.logo;
@@ -94,6 +140,15 @@ const update: Command = {
     }
     return withData(config, async (data) => {
       const ops = await operations(data);
+      // First: the one change checked against the others (a front-channel URI on a redirect URI's origin).
+      if (logout) {
+        await ops.setAddresses(clientId, { logout }, 'cli');
+        io.out(
+          `Client ${clientId}: logout ${Object.entries(logout)
+            .map(([name, value]) => `${name} ${value ?? 'none'}`)
+            .join(', ')}.\n`,
+        );
+      }
       if (branded) {
         const text = (flag: (typeof BRANDING_FLAGS)[number]) => (values[flag] === undefined ? {} : { [flag]: values[flag] || null });
         const given = {

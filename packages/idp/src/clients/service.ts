@@ -9,7 +9,7 @@ import {
 import { ServiceError } from '../errors.js';
 import { isSigningAlg, SIGNING_ALGS } from '../keys/algs.js';
 import { keysetPage, type PageQuery } from '../storage/pagination.js';
-import type { ClientRecord, ClientStore } from './store.js';
+import { type ClientLogout, type ClientRecord, type ClientStore, NO_LOGOUT } from './store.js';
 
 /**
  * The first-party client the hosted sign-in pages use (oidc/): service-web runs on the
@@ -54,6 +54,8 @@ export interface NewClient {
   public?: boolean;
   /** OIDC RP-Initiated Logout 1.0 3.1: where the end-session endpoint may send the browser back. */
   postLogoutRedirectUris?: string[];
+  /** OIDC Back-Channel and Front-Channel Logout: where the client hears that a session ended. */
+  logout?: Partial<ClientLogout>;
 }
 
 /** The addresses of a client an operator replaces together (PATCH /admin/v1/clients/{id}, the console's edit form). */
@@ -61,6 +63,8 @@ export interface AddressChange {
   origins?: string[];
   redirectUris?: string[];
   postLogoutRedirectUris?: string[];
+  /** A field given replaces the registered one (a URI null removes it); one not given is kept. */
+  logout?: Partial<ClientLogout>;
 }
 
 export interface ClientService {
@@ -84,8 +88,8 @@ export interface ClientService {
   /** Replaces the client's post-logout redirect URIs (an empty list: the end-session endpoint never redirects for it). */
   setPostLogoutRedirectUris(clientId: string, uris: string[]): Promise<void>;
   /**
-   * Replaces the origins, redirect URIs and/or post-logout redirect URIs (one not given is kept),
-   * checked as `create` checks them: all of them before anything changes.
+   * Replaces the origins, redirect URIs, post-logout redirect URIs and/or logout URIs (one not
+   * given is kept), checked as `create` checks them: all of them before anything changes.
    */
   setAddresses(clientId: string, change: AddressChange): Promise<void>;
   /** `optional` (default): users choose whether to enroll in MFA; `required`: no code without it. */
@@ -158,6 +162,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       if (input.origins.length === 0 && redirectUris.length === 0)
         throw new Error('a client needs at least one --origin or --redirect-uri');
       const postLogoutRedirectUris = checkPostLogoutRedirectUris(input.postLogoutRedirectUris ?? []);
+      const logout = checkLogout(input.logout ?? {}, NO_LOGOUT, redirectUris);
       const origins = input.origins.map(normalizeOrigin);
       const type = input.public ? 'public' : 'confidential';
       const clientId = randomToken('cli_', 12);
@@ -176,6 +181,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
           postLogoutRedirectUris,
           passkeySatisfiesMfa: true,
           dpopBoundAccessTokens: false,
+          logout,
         },
         hash('publishable-key', publishableKey),
         // The column predates public clients and is NOT NULL: a public client's is the hash of a
@@ -204,6 +210,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
             postLogoutRedirectUris: [],
             passkeySatisfiesMfa: true,
             dpopBoundAccessTokens: false,
+            logout: NO_LOGOUT,
           },
           hash('publishable-key', input.publishableKey),
           hash('secret-key', randomToken('sk_')),
@@ -229,8 +236,11 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       const origins = change.origins ? [...new Set(change.origins.map(normalizeOrigin))] : client.origins;
       if (origins.length === 0 && redirectUris.length === 0) throw new Error('a client needs at least one --origin or --redirect-uri');
       const postLogout = change.postLogoutRedirectUris && checkPostLogoutRedirectUris(change.postLogoutRedirectUris);
+      // Checked against the redirect URIs as changed: a front-channel URI must stay on one of their origins.
+      const logout = checkLogout(change.logout ?? {}, client.logout, redirectUris);
       if (!(await changing(clientId, () => store.setAddresses(clientId, origins, redirectUris)))) throw new Error(`no client ${clientId}`);
       if (postLogout) await changing(clientId, () => store.setPostLogoutRedirectUris(clientId, postLogout));
+      if (change.logout) await changing(clientId, () => store.setLogout(clientId, logout));
     },
 
     async setPostLogoutRedirectUris(clientId: string, uris: string[]): Promise<void> {
@@ -372,6 +382,42 @@ function checkPostLogoutRedirectUris(input: string[]): string[] {
   const uris = [...new Set(input.map((uri) => checkRedirectUri(uri, 'post-logout redirect URI')))];
   if (uris.length > CLIENT_REDIRECT_URIS_MAX) throw new Error(`a client has at most ${CLIENT_REDIRECT_URIS_MAX} post-logout redirect URIs`);
   return uris;
+}
+
+/** An IP literal or name of this machine: the only hosts a logout URI may reach over plain http (RFC 8252 7.3's loopback). */
+const isLoopbackHost = (hostname: string) =>
+  hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+
+/**
+ * A back- or front-channel logout URI: checked as a redirect URI is (absolute, URI characters,
+ * no fragment, no credentials), and https, or http to a loopback host only (a logout token or
+ * a session id is not sent in the clear across a network).
+ */
+export function checkLogoutUri(input: string, what: string): string {
+  checkRedirectUri(input, what);
+  const url = new URL(input);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname)))
+    throw new Error(`${what} must be https (http only to localhost or a loopback address) (${shownUri(url)})`);
+  return input;
+}
+
+/**
+ * A client's logout registration after `change` (a field not given keeps `current`'s). The
+ * front-channel URI must be on the origin of one of the client's redirect URIs (OIDC
+ * Front-Channel Logout 1.0 2 asks for the RP's own page): the signed-out page frames it, and a
+ * URI on another origin would frame someone else's page with the user's `sid`.
+ */
+function checkLogout(change: Partial<ClientLogout>, current: ClientLogout, redirectUris: string[]): ClientLogout {
+  const next = { ...current, ...change };
+  if (next.backchannelLogoutUri !== null && change.backchannelLogoutUri !== undefined)
+    next.backchannelLogoutUri = checkLogoutUri(next.backchannelLogoutUri, 'back-channel logout URI');
+  if (next.frontchannelLogoutUri !== null) {
+    if (change.frontchannelLogoutUri !== undefined) checkLogoutUri(next.frontchannelLogoutUri, 'front-channel logout URI');
+    const origin = new URL(next.frontchannelLogoutUri).origin;
+    if (!redirectUris.some((uri) => new URL(uri).origin === origin))
+      throw new Error(`front-channel logout URI must be on the origin of one of the client's redirect URIs (${origin} is not)`);
+  }
+  return next;
 }
 
 /**

@@ -21,6 +21,8 @@ export interface ClientRecord {
   passkeySatisfiesMfa: boolean;
   /** RFC 9449 5.2: every token request of this client must carry a DPoP proof. Default false. */
   dpopBoundAccessTokens: boolean;
+  /** OIDC Back-Channel Logout 1.0 2.2 and Front-Channel Logout 1.0 2 (oidc/backchannel-logout.ts, oidc/logout-routes.ts). */
+  logout: ClientLogout;
   /**
    * Set only on the built-in hosted client as it acts for a pending authorization request
    * (oidc/service.ts hostedClientFor): the application the user signs in to, which mails and
@@ -28,6 +30,25 @@ export interface ClientRecord {
    */
   app?: { id: string; name: string };
 }
+
+/** Where a client hears that a session it got tokens in ended; every field null/false when it registered none. */
+export interface ClientLogout {
+  /** POSTed a logout token (`logout_token` form field) when a session ends. */
+  backchannelLogoutUri: string | null;
+  /** Every logout token carries `sid` (we always send it when the session had one). */
+  backchannelLogoutSessionRequired: boolean;
+  /** Loaded in a hidden iframe of the signed-out page; on one of the client's redirect URI origins. */
+  frontchannelLogoutUri: string | null;
+  /** The framed URI gets `iss` and `sid` as query parameters. */
+  frontchannelLogoutSessionRequired: boolean;
+}
+
+export const NO_LOGOUT: ClientLogout = {
+  backchannelLogoutUri: null,
+  backchannelLogoutSessionRequired: false,
+  frontchannelLogoutUri: null,
+  frontchannelLogoutSessionRequired: false,
+};
 
 /** The application a client record stands for in mails and pages: the requesting app for the hosted client, else itself. */
 export const appOf = (client: Pick<ClientRecord, 'id' | 'name' | 'app'>): { id: string; name: string } =>
@@ -49,8 +70,21 @@ export function toRecord(row: Row): ClientRecord {
     postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
     passkeySatisfiesMfa: Number(row.passkey_satisfies_mfa ?? 1) !== 0,
     dpopBoundAccessTokens: Number(row.dpop_bound_access_tokens ?? 0) !== 0,
+    logout: {
+      backchannelLogoutUri: row.backchannel_logout_uri ?? null,
+      backchannelLogoutSessionRequired: Number(row.backchannel_logout_session_required ?? 0) !== 0,
+      frontchannelLogoutUri: row.frontchannel_logout_uri ?? null,
+      frontchannelLogoutSessionRequired: Number(row.frontchannel_logout_session_required ?? 0) !== 0,
+    },
   };
 }
+
+const logoutColumns = (logout: ClientLogout) => ({
+  backchannel_logout_uri: logout.backchannelLogoutUri,
+  backchannel_logout_session_required: logout.backchannelLogoutSessionRequired ? 1 : 0,
+  frontchannel_logout_uri: logout.frontchannelLogoutUri,
+  frontchannel_logout_session_required: logout.frontchannelLogoutSessionRequired ? 1 : 0,
+});
 
 function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: string): Row {
   return {
@@ -67,6 +101,7 @@ function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: 
     post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
     passkey_satisfies_mfa: client.passkeySatisfiesMfa ? 1 : 0,
     dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
+    ...logoutColumns(client.logout),
   };
 }
 
@@ -163,6 +198,11 @@ export function createClientStore(db: Db) {
       return row !== undefined;
     },
 
+    async setLogout(id: string, logout: ClientLogout): Promise<boolean> {
+      const row = await db.updateTable('clients').set(logoutColumns(logout)).where('id', '=', id).returning('id').executeTakeFirst();
+      return row !== undefined;
+    },
+
     async setDpopBoundAccessTokens(id: string, required: boolean): Promise<boolean> {
       const row = await db
         .updateTable('clients')
@@ -221,7 +261,7 @@ export function createClientStore(db: Db) {
 
     /**
      * Deletes the client and everything bound to it (its devices and what hangs on them,
-     * pending registrations and MFA steps, unspent codes, refresh tokens, sign-in records, delegation keys, branding) in
+     * pending registrations and MFA steps, unspent codes, refresh tokens, sign-in records and sessions it got codes in, delegation keys, branding) in
      * one transaction. The users stay: they may use other clients. False when unknown.
      */
     async delete(id: string): Promise<boolean> {
@@ -236,6 +276,7 @@ export function createClientStore(db: Db) {
         await tx.deleteFrom('refresh_tokens').where('family_id', 'in', families).execute();
         await tx.deleteFrom('refresh_token_families').where('client_id', '=', id).execute();
         await tx.deleteFrom('client_users').where('client_id', '=', id).execute();
+        await tx.deleteFrom('session_clients').where('client_id', '=', id).execute();
         await tx.deleteFrom('delegation_sp_keys').where('client_id', '=', id).execute();
         await tx.deleteFrom('client_branding').where('client_id', '=', id).execute();
         const row = await tx.deleteFrom('clients').where('id', '=', id).returning('id').executeTakeFirst();

@@ -10,6 +10,7 @@ import type { Mailer } from '../mail/mailer.js';
 import { type MailTemplates, mailTime } from '../mail/templates.js';
 import type { SpentTokenStore } from '../spent-tokens/store.js';
 import type { PendingDevice } from './pending.js';
+import type { SessionEnder } from './service.js';
 import type { DeviceRow, DeviceStore } from './store.js';
 import { defaultDeviceName } from './user-agent.js';
 
@@ -24,6 +25,8 @@ export interface DeviceNoticeDeps {
   events: EventLog;
   issuer: string;
   now: () => number;
+  /** Ends the sessions the revoked device held and tells their apps (oidc/). */
+  sessions?: Pick<SessionEnder, 'endUnbound'>;
 }
 
 export type NoticeLinkCheck =
@@ -134,6 +137,7 @@ export function createDeviceNotices(deps: DeviceNoticeDeps): DeviceNotices {
           deviceId: checked.device.id,
           detail: { via: 'new_device_notice' },
         });
+      await deps.sessions?.endUnbound(checked.device.userId);
       return 'revoked';
     },
   };

@@ -33,6 +33,19 @@ export interface DeviceKeyProver {
   ): Promise<{ user: { id: string }; deviceId: string } | undefined>;
 }
 
+/**
+ * Ends hosted SSO sessions and tells their apps (oidc/store.ts endSessions: a back-channel
+ * logout token each): a port that oidc/ fills, so devices/ and users/ do not import it.
+ */
+export interface SessionEnder {
+  /** The user's sessions a passkey opened ("sign out everywhere else"); how many. */
+  endPasskeySessions(userId: string): Promise<number>;
+  /** The user's sessions whose device or passkey is revoked (after a revocation); how many. */
+  endUnbound(userId: string): Promise<number>;
+  /** Every session of the user (disabled, deleted); how many. */
+  endAll(userId: string): Promise<number>;
+}
+
 export interface DeviceServiceDeps {
   store: DeviceStore;
   prover: DeviceKeyProver;
@@ -44,8 +57,8 @@ export interface DeviceServiceDeps {
   passkeys?: PasskeyDevices;
   /** After a passkey is revoked (factors/passkey/fallback.ts: the last passkey of a passkey-MFA user falls back to email MFA). */
   onPasskeyRevoked?: (userId: string, client: { clientId: string }) => Promise<unknown>;
-  /** Ends the user's hosted SSO sessions that a passkey opened (oidc/store.ts); returns how many. */
-  endPasskeySessions?: (userId: string, now: number) => Promise<number>;
+  /** Ends the user's hosted SSO sessions a revocation unbinds, or that a passkey opened (oidc/store.ts). */
+  sessions?: SessionEnder;
 }
 
 export interface DeviceCaller {
@@ -88,7 +101,7 @@ export function createDeviceService({
   idleMs,
   passkeys,
   onPasskeyRevoked,
-  endPasskeySessions,
+  sessions,
 }: DeviceServiceDeps): DeviceService {
   const scope = (clientId: string, userId: string) => ({ clientId, userId, usedSince: now() - idleMs });
 
@@ -144,25 +157,26 @@ export function createDeviceService({
     async revoke(clientId: string, userId: string, deviceId: string): Promise<void> {
       if (await store.revoke(scope(clientId, userId), deviceId, now())) {
         await events.record({ type: 'device.revoked', userId, clientId, deviceId });
+        await sessions?.endUnbound(userId);
         return;
       }
       if (!(await passkeys?.revoke({ clientId, userId }, deviceId, now()))) throw notFound();
       await events.record({ type: 'passkey.revoked', userId, clientId, deviceId });
+      await sessions?.endUnbound(userId);
       await onPasskeyRevoked?.(userId, { clientId });
     },
 
     async revokeAll(clientId: string, userId: string, keepId?: string): Promise<number> {
       const at = now();
-      const [count, sessions] = await Promise.all([
-        store.revokeAll(scope(clientId, userId), at, keepId),
-        endPasskeySessions?.(userId, at) ?? 0,
-      ]);
-      if (count > 0 || sessions > 0) {
+      const count = await store.revokeAll(scope(clientId, userId), at, keepId);
+      // The sessions of the browsers just revoked, then those of passkeys (which stay registered).
+      const [unbound, passkeySessions] = sessions ? [await sessions.endUnbound(userId), await sessions.endPasskeySessions(userId)] : [0, 0];
+      if (count > 0 || passkeySessions > 0) {
         await events.record({
           type: 'device.revoked',
           userId,
           clientId,
-          detail: { count, kept: keepId ?? 'none', passkeySessions: sessions },
+          detail: { count, kept: keepId ?? 'none', passkeySessions, ...(unbound > 0 ? { sessions: unbound } : {}) },
         });
       }
       return count;

@@ -13,6 +13,8 @@ export interface RefreshFamily {
   authTime: number;
   /** A public client's family bound to a DPoP key (RFC 9449 5): its JWK thumbprint; absent when unbound. */
   dpopJkt?: string | null;
+  /** The SSO session of the code exchange (its ID tokens keep the `sid`); absent outside one. */
+  sid?: string | null;
 }
 
 /** A refresh token about to be written: the keyed hash of its value and the access token issued with it. */
@@ -66,6 +68,7 @@ export function createRefreshTokenStore(db: Db) {
             revoked_at: null,
             revoked_reason: null,
             dpop_jkt: family.dpopJkt ?? null,
+            sid: family.sid ?? null,
           })
           .execute();
         await tx
@@ -145,6 +148,7 @@ export function createRefreshTokenStore(db: Db) {
             'refresh_token_families.scope',
             'refresh_token_families.amr',
             'refresh_token_families.auth_time',
+            'refresh_token_families.sid',
             'users.email',
             'clients.id_token_signed_response_alg',
           ])
@@ -172,6 +176,7 @@ export function createRefreshTokenStore(db: Db) {
             scope: row.scope,
             amr: JSON.parse(row.amr) as string[],
             authTime: Number(row.auth_time),
+            sid: row.sid,
           },
           email: row.email,
           idTokenAlg: row.id_token_signed_response_alg,

@@ -10,7 +10,7 @@ import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { PasskeyStore } from '../factors/passkey/store.js';
 import { type CheckedRequest, checkAuthorizeRequest, redirectTo } from './authorize-request.js';
-import type { AuthorizationRequest, HeldSignIn, OidcStore, SignInSession } from './store.js';
+import type { AuthorizationRequest, FrontChannelTarget, HeldSignIn, LiveSession, OidcStore, SignInSession } from './store.js';
 
 export interface OidcDeps {
   issuer: string;
@@ -119,13 +119,17 @@ export interface OidcService {
   hostedCeremonyContext(requestId: string | undefined, binding: string | undefined): Promise<string>;
   /** The live session behind a cookie (its user and device), if any. */
   session: (cookie: string | undefined) => Promise<
-    | (SignInSession & {
+    | (LiveSession & {
         idHash: string;
       })
     | undefined
   >;
-  /** Ends the session behind a cookie (a sign-out). */
-  endSession: (cookie: string) => Promise<void>;
+  /**
+   * Ends the session behind a cookie (a sign-out); its apps with a back-channel URI get a
+   * logout token (oidc/store.ts endSessions). Its `sid` and the apps to frame on the
+   * signed-out page (Front-Channel Logout), when it had one.
+   */
+  endSession: (cookie: string) => Promise<{ sid: string; frontChannel: FrontChannelTarget[] } | undefined>;
   sweep: (at: number) => Promise<void>;
 }
 
@@ -147,7 +151,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
    * enabled. A session is bound to what signed in (`deviceId`): a remembered browser (revoked or
    * idle past deviceIdleMs, it ends the session) or a passkey (revoked, it ends the session).
    */
-  async function liveSession(cookie: string | undefined): Promise<(SignInSession & { idHash: string }) | undefined> {
+  async function liveSession(cookie: string | undefined): Promise<(LiveSession & { idHash: string }) | undefined> {
     if (!cookie) return undefined;
     const idHash = hash('sign-in-session', cookie);
     const at = now();
@@ -179,8 +183,11 @@ export function createOidcService(deps: OidcDeps): OidcService {
     return undefined;
   }
 
-  async function issueFor(request: AuthorizationRequest, signedIn: HeldSignIn): Promise<string> {
+  /** The app's code, issued in the session `sid` (null: no session), which remembers the app for its logout. */
+  async function issueFor(request: AuthorizationRequest, signedIn: HeldSignIn, sid: string | null): Promise<string> {
+    if (sid) await store.recordClient(sid, request.clientId, signedIn.userId, now());
     const code = await codes.issue({
+      sid,
       clientId: request.clientId,
       userId: signedIn.userId,
       codeChallenge: request.codeChallenge,
@@ -222,20 +229,33 @@ export function createOidcService(deps: OidcDeps): OidcService {
     // second factor for an app that does not count a passkey as one.
     if (client.passkeySatisfiesMfa === false && passkeyAsMfa(signedIn.amr)) throw expired();
     const at = now();
-    // A new session value at every sign-in (no session fixation); the old one ends.
-    if (previousSession) await store.endSession(hash('sign-in-session', previousSession), at);
+    // A new session value at every sign-in (no session fixation); the old one ends. The same
+    // user signing in again in this browser (a step-up, prompt=login) stays the same SSO
+    // session for the apps: the new one keeps its sid, and no app is logged out. Another
+    // user's session ends as a sign-out does (its apps get logout tokens).
+    const previous = previousSession ? await liveSession(previousSession) : undefined;
+    const kept = signedIn.deviceId && previous?.userId === signedIn.userId ? previous.sid : null;
+    if (previousSession) {
+      const idHash = hash('sign-in-session', previousSession);
+      if (kept) await store.replaceSession(idHash, at);
+      else await store.endSessions({ idHash }, at);
+    }
     let session: string | undefined;
+    let sid: string | null = null;
     // Only a remembered device or a passkey gets a session: it is what the session is bound to.
     if (signedIn.deviceId) {
       session = randomToken('');
+      // OIDC `sid`: random and public, never derived from the cookie.
+      sid = kept ?? randomToken('sid_', 16);
       await store.insertSession(
         hash('sign-in-session', session),
         { ...signedIn, deviceId: signedIn.deviceId },
+        sid,
         at,
         at + SESSION_ABSOLUTE_LIFETIME_SECONDS * 1000,
       );
     }
-    const location = await issueFor(request, signedIn);
+    const location = await issueFor(request, signedIn, sid);
     return session ? { location, session } : { location };
   }
 
@@ -276,7 +296,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
           deviceId: session.deviceId,
           detail: { amr: session.amr.join(' '), via: 'session' },
         });
-        return { kind: 'redirect', location: await issueFor(request, session) };
+        return { kind: 'redirect', location: await issueFor(request, session, session.sid) };
       }
       if (request.prompt === 'none') {
         // OIDC Core 3.1.2.6: no UI may be shown; say why the session did not do.
@@ -385,7 +405,10 @@ export function createOidcService(deps: OidcDeps): OidcService {
 
     session: liveSession,
 
-    endSession: async (cookie: string) => store.endSession(hash('sign-in-session', cookie), now()),
+    async endSession(cookie: string) {
+      const [ended] = await store.endSessions({ idHash: hash('sign-in-session', cookie) }, now());
+      return ended?.sid ? { sid: ended.sid, frontChannel: await store.frontChannelTargets(ended.sid) } : undefined;
+    },
 
     sweep: (at: number) => store.deleteExpired(at),
   };

@@ -1,5 +1,7 @@
 import type { ExpressionBuilder } from 'kysely';
 import type { Database, Db } from '../storage/database.js';
+import { logoutDeliveryRow } from '../webhooks/outbox-store.js';
+import type { LogoutSubject } from './backchannel-logout.js';
 
 /** A validated authorization request waiting for the hosted sign-in. */
 export interface AuthorizationRequest {
@@ -20,6 +22,22 @@ export interface SignInSession {
   deviceId: string;
   amr: string[];
   authTime: number;
+}
+
+/** A live session as read back: its facts and its `sid` (null for a session from before sids). */
+export type LiveSession = SignInSession & { sid: string | null };
+
+/**
+ * Which sessions to end: one (its cookie's hash), or a user's: all of them, those a passkey
+ * opened, or those whose device or passkey is revoked (what a revocation leaves unbound).
+ */
+export type SessionsToEnd = { idHash: string } | { userId: string; which: 'all' | 'passkeys' | 'unbound' };
+
+/** A client to frame on the signed-out page (OIDC Front-Channel Logout 1.0). */
+export interface FrontChannelTarget {
+  clientId: string;
+  uri: string;
+  sessionRequired: boolean;
 }
 
 /** A finished hosted sign-in: a session's facts, the device null when it was not remembered. */
@@ -57,7 +75,7 @@ function requestOf(row: RequestRow): AuthorizationRequest {
  * Pending authorization requests and sign-in sessions, each stored by the keyed hash of the
  * value the browser holds. A request is consumed by stamping a time in one conditional UPDATE.
  */
-export function createOidcStore(db: Db) {
+export function createOidcStore(db: Db, options: { logoutEnqueued?: () => void } = {}) {
   return {
     async insertRequest(idHash: string, bindingHash: string, request: AuthorizationRequest, now: number, expiresAt: number) {
       await db
@@ -166,11 +184,12 @@ export function createOidcStore(db: Db) {
       };
     },
 
-    async insertSession(idHash: string, session: SignInSession, now: number, expiresAt: number): Promise<void> {
+    async insertSession(idHash: string, session: SignInSession, sid: string, now: number, expiresAt: number): Promise<void> {
       await db
         .insertInto('sign_in_sessions')
         .values({
           id: idHash,
+          sid,
           user_id: session.userId,
           device_id: session.deviceId,
           amr: JSON.stringify(session.amr),
@@ -229,44 +248,135 @@ export function createOidcStore(db: Db) {
     },
 
     /** A session neither ended, past its absolute end, nor idle since `idleSince`. */
-    async findLiveSession(idHash: string, now: number, idleSince: number): Promise<SignInSession | undefined> {
+    async findLiveSession(idHash: string, now: number, idleSince: number): Promise<LiveSession | undefined> {
       const row = await db
         .selectFrom('sign_in_sessions')
-        .select(['user_id', 'device_id', 'amr', 'auth_time'])
+        .select(['user_id', 'device_id', 'amr', 'auth_time', 'sid'])
         .where('id', '=', idHash)
         .where('ended_at', 'is', null)
         .where('expires_at', '>', now)
         .where('last_used_at', '>', idleSince)
         .executeTakeFirst();
-      return row && { userId: row.user_id, deviceId: row.device_id, amr: JSON.parse(row.amr) as string[], authTime: Number(row.auth_time) };
+      return (
+        row && {
+          userId: row.user_id,
+          deviceId: row.device_id,
+          amr: JSON.parse(row.amr) as string[],
+          authTime: Number(row.auth_time),
+          sid: row.sid,
+        }
+      );
     },
 
     async touchSession(idHash: string, now: number): Promise<void> {
       await db.updateTable('sign_in_sessions').set({ last_used_at: now }).where('id', '=', idHash).execute();
     },
 
-    async endSession(idHash: string, now: number): Promise<void> {
+    /**
+     * Ends one session without telling its apps: only for a new sign-in of the same user in the
+     * same browser, whose new session keeps the sid (oidc/service.ts finish).
+     */
+    async replaceSession(idHash: string, now: number): Promise<void> {
       await db.updateTable('sign_in_sessions').set({ ended_at: now }).where('id', '=', idHash).where('ended_at', 'is', null).execute();
     },
 
+    /** Remembers that `clientId` got a code in the session `sid`: it gets a logout token when the session ends. */
+    async recordClient(sid: string, clientId: string, userId: string, now: number): Promise<void> {
+      await db
+        .insertInto('session_clients')
+        .values({ sid, client_id: clientId, user_id: userId, created_at: now })
+        .onConflict((oc) => oc.columns(['sid', 'client_id']).doNothing())
+        .execute();
+    },
+
     /**
-     * Ends every live session of the user that a passkey opened (its device_id is the passkey's
-     * id): "sign out everywhere else" ends them, the passkeys themselves stay registered.
+     * Ends live sessions and, in the same transaction, writes a back-channel logout row to the
+     * webhook outbox for every client with a back-channel URI that got a code in one of them
+     * (OIDC Back-Channel Logout 1.0): a node that dies after this loses no logout, and nothing
+     * waits on an app. "Sign out everywhere else" ends passkey sessions this way (the passkeys
+     * stay registered); a revocation ends the sessions it unbound. Returns the ended sessions.
      */
-    async endPasskeySessions(userId: string, now: number): Promise<number> {
-      const result = await db
-        .updateTable('sign_in_sessions')
-        .set({ ended_at: now })
-        .where('user_id', '=', userId)
-        .where('ended_at', 'is', null)
-        .where('device_id', 'in', db.selectFrom('passkeys').select('id').where('user_id', '=', userId))
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows);
+    async endSessions(which: SessionsToEnd, now: number): Promise<{ sid: string | null; userId: string }[]> {
+      const ended = await db.transaction().execute(async (tx) => {
+        let query = tx.updateTable('sign_in_sessions').set({ ended_at: now }).where('ended_at', 'is', null).where('expires_at', '>', now);
+        if ('idHash' in which) query = query.where('id', '=', which.idHash);
+        else {
+          const userId = which.userId;
+          query = query.where('user_id', '=', userId);
+          const passkeys = (active: boolean) =>
+            tx
+              .selectFrom('passkeys')
+              .select('id')
+              .where('user_id', '=', userId)
+              .$if(active, (q) => q.where('removed_at', 'is', null));
+          if (which.which === 'passkeys') query = query.where('device_id', 'in', passkeys(false));
+          if (which.which === 'unbound')
+            query = query
+              .where(
+                'device_id',
+                'not in',
+                tx.selectFrom('devices').select('id').where('user_id', '=', userId).where('removed_at', 'is', null),
+              )
+              .where('device_id', 'not in', passkeys(true));
+        }
+        const rows = await query.returning(['sid', 'user_id']).execute();
+        const sids = [...new Set(rows.flatMap((row) => (row.sid ? [row.sid] : [])))];
+        if (sids.length === 0) return rows;
+        const targets = await tx
+          .selectFrom('session_clients as s')
+          .innerJoin('clients as c', 'c.id', 's.client_id')
+          .select(['s.sid', 's.client_id', 's.user_id'])
+          .where('s.sid', 'in', sids)
+          .where('c.backchannel_logout_uri', 'is not', null)
+          .execute();
+        if (targets.length > 0)
+          await tx
+            .insertInto('webhook_deliveries')
+            .values(
+              targets.map((t) =>
+                logoutDeliveryRow(t.client_id, JSON.stringify({ sub: t.user_id, sid: t.sid } satisfies LogoutSubject), now),
+              ),
+            )
+            .execute();
+        return rows;
+      });
+      if (ended.some((row) => row.sid)) options.logoutEnqueued?.();
+      return ended.map((row) => ({ sid: row.sid, userId: row.user_id }));
+    },
+
+    /** The clients of the session `sid` that registered a front-channel logout URI (the signed-out page frames them). */
+    async frontChannelTargets(sid: string): Promise<FrontChannelTarget[]> {
+      const rows = await db
+        .selectFrom('session_clients as s')
+        .innerJoin('clients as c', 'c.id', 's.client_id')
+        .select(['c.id', 'c.frontchannel_logout_uri', 'c.frontchannel_logout_session_required'])
+        .where('s.sid', '=', sid)
+        .where('c.frontchannel_logout_uri', 'is not', null)
+        .orderBy('s.created_at')
+        .execute();
+      return rows.flatMap((row) =>
+        row.frontchannel_logout_uri
+          ? [
+              {
+                clientId: row.id,
+                uri: row.frontchannel_logout_uri,
+                sessionRequired: Number(row.frontchannel_logout_session_required) !== 0,
+              },
+            ]
+          : [],
+      );
     },
 
     async deleteExpired(now: number): Promise<void> {
       await db.deleteFrom('authorization_requests').where('expires_at', '<', now).execute();
       await db.deleteFrom('sign_in_sessions').where('expires_at', '<', now).execute();
+      // A session's clients go with the last row of its sid.
+      await db
+        .deleteFrom('session_clients')
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('sign_in_sessions as l').select('l.id').whereRef('l.sid', '=', 'session_clients.sid'))),
+        )
+        .execute();
     },
   };
 }

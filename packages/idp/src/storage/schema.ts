@@ -12,7 +12,10 @@
  *   and users and records the pair in client_users;
  * - clients/store.ts and users/store.ts, deleting a client or a user: the rows bound to it,
  *   in the other modules' tables (a user's linked identities and link proofs included), in one transaction;
- * - oidc/store.ts, ending the sign-in sessions of a user's passkeys: a sub-select of passkeys.
+ * - oidc/store.ts, ending sign-in sessions (endSessions): sub-selects of passkeys and devices (what a
+ *   session is bound to), a read of clients (their back-channel logout URIs) and, in the same
+ *   transaction, the logout tokens' rows in webhook_deliveries (the one outbox, webhooks/outbox-store.ts
+ *   logoutDeliveryRow), so a session never ends without its apps being told.
  */
 import type { Kysely } from 'kysely';
 import type { AccountTables } from './schema/accounts.js';

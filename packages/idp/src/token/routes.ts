@@ -116,6 +116,10 @@ const DiscoveryAnswer = wireBody<DiscoveryDocument>()(
     claims_supported: Strings,
     acr_values_supported: Strings,
     dpop_signing_alg_values_supported: Strings,
+    backchannel_logout_supported: Type.Boolean(),
+    backchannel_logout_session_supported: Type.Boolean(),
+    frontchannel_logout_supported: Type.Boolean(),
+    frontchannel_logout_session_supported: Type.Boolean(),
   }),
 );
 
@@ -267,10 +271,31 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       code_challenge_methods_supported: ['S256'],
       scopes_supported: [...SCOPES_SUPPORTED],
-      claims_supported: ['iss', 'sub', 'aud', 'iat', 'exp', 'nbf', 'auth_time', 'jti', 'email', 'email_verified', 'amr', 'acr', 'nonce'],
+      claims_supported: [
+        'iss',
+        'sub',
+        'aud',
+        'iat',
+        'exp',
+        'nbf',
+        'auth_time',
+        'jti',
+        'email',
+        'email_verified',
+        'amr',
+        'acr',
+        'nonce',
+        'sid',
+      ],
       // OIDC Core 2: the values the ID token's acr takes (oidc/acr.ts); acr_values requests are voluntary and not needed.
       acr_values_supported: [...ACR_VALUES],
       dpop_signing_alg_values_supported: [...DPOP_ALGS],
+      // OIDC Back-Channel Logout 1.0 2.1 and Front-Channel Logout 1.0 3: every session's ID
+      // tokens carry `sid`, and its logout tokens (oidc/backchannel-logout.ts) and framed URIs name it.
+      backchannel_logout_supported: true,
+      backchannel_logout_session_supported: true,
+      frontchannel_logout_supported: true,
+      frontchannel_logout_session_supported: true,
     };
     return document;
   });

@@ -122,6 +122,8 @@ export function createTokenService(deps: TokenDeps): TokenService {
     authTime: number;
     nonce?: string | null;
     deviceId: string | null;
+    /** The SSO session the grant comes from (OIDC Front-/Back-Channel Logout `sid`). */
+    sid: string | null | undefined;
     scope: string;
     accessTokenJti: string;
     dpopJkt: string | undefined;
@@ -149,6 +151,8 @@ export function createTokenService(deps: TokenDeps): TokenService {
         ...(grant.nonce ? { nonce: grant.nonce } : {}),
         // Our claim: the device behind this sign-in, so a backend can end its session when it is revoked.
         ...(grant.deviceId ? { device_id: grant.deviceId } : {}),
+        // OIDC Back-Channel Logout 1.0 2.1: the session's id, which logout tokens name.
+        ...(grant.sid ? { sid: grant.sid } : {}),
       },
       key.privateKey,
     );
@@ -252,6 +256,7 @@ export function createTokenService(deps: TokenDeps): TokenService {
         authTime: code.authTime,
         nonce: code.nonce,
         deviceId: code.deviceId,
+        sid: code.sid,
         scope,
         accessTokenJti,
         dpopJkt: grant.dpopJkt,
@@ -265,6 +270,7 @@ export function createTokenService(deps: TokenDeps): TokenService {
             scope,
             amr: code.amr,
             authTime: code.authTime,
+            sid: code.sid,
             // RFC 9449 5: a public client's refresh token is bound to the key; a confidential client's is bound by its secret.
             dpopJkt: grant.clientSecret === undefined ? (grant.dpopJkt ?? null) : null,
           })
@@ -311,6 +317,7 @@ export function createTokenService(deps: TokenDeps): TokenService {
         amr: family.amr,
         authTime: family.authTime,
         deviceId: family.deviceId,
+        sid: family.sid,
         scope: family.scope,
         accessTokenJti,
         dpopJkt: grant.dpopJkt,

@@ -1,6 +1,7 @@
 import { isValidEmail, normalizeEmail } from 'service-protocol';
 import type { SecretHasher } from '../crypto/secrets.js';
 import { PAGE_SIZE_MAX } from '../defaults.js';
+import type { SessionEnder } from '../devices/service.js';
 import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
@@ -62,6 +63,8 @@ export interface UserService {
  */
 export function createUserService(deps: {
   store: UserStore;
+  /** Ends the user's SSO sessions and tells their apps (oidc/): at disabling, deletion and a revocation. */
+  sessions?: SessionEnder;
   devices: DeviceStore;
   /** factors/passkey/: passkeys are listed and revoked with the devices (same `dev_` ids). */
   passkeys: PasskeyStore;
@@ -96,6 +99,8 @@ export function createUserService(deps: {
     if (!(await store.setDisabled(user.id, at, event, now()))) throw notFound(key);
     // The redeeming statement refuses a disabled user's refresh tokens already; this makes it final.
     if (disabled) await deps.revokeRefreshTokens(user.id);
+    // Every page already refuses the user's sessions; ending them tells the apps (back-channel logout).
+    if (disabled) await deps.sessions?.endAll(user.id);
     return { ...user, disabledAt: at };
   }
 
@@ -143,6 +148,8 @@ export function createUserService(deps: {
 
     async delete(key: string, actor: Actor): Promise<void> {
       const user = await find(key);
+      // First, so the apps hear of it (back-channel logout rows outlive the user's rows, naming only sub and sid).
+      await deps.sessions?.endAll(user.id);
       if (!(await store.delete(user, hash('account', user.email), { type: 'user.deleted', actor }, now()))) throw notFound(key);
     },
 
@@ -172,12 +179,14 @@ export function createUserService(deps: {
         if (!(await passkeys.revokeById(deviceId, now())))
           throw new ServiceError('ERR_DEVICE_NOT_FOUND', `Passkey ${deviceId} is already revoked.`);
         await events.record({ type: 'passkey.revoked', userId: passkey.userId, clientId: passkey.clientId, deviceId, actor });
+        await deps.sessions?.endUnbound(passkey.userId);
         await deps.onPasskeyRevoked?.(passkey.userId, { clientId: passkey.clientId, actor });
         return;
       }
       if (!(await devices.revokeById(deviceId, now())))
         throw new ServiceError('ERR_DEVICE_NOT_FOUND', `Device ${deviceId} is already revoked.`);
       await events.record({ type: 'device.revoked', userId: device.userId, clientId: device.clientId, deviceId, actor });
+      await deps.sessions?.endUnbound(device.userId);
     },
   };
 }

@@ -188,6 +188,7 @@ export function createUserStore(db: Db, events: EventStore) {
         await tx.deleteFrom('refresh_token_families').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('client_users').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('sign_in_sessions').where('user_id', '=', user.id).execute();
+        await tx.deleteFrom('session_clients').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('authorization_requests').where('held_user_id', '=', user.id).execute();
         await tx.deleteFrom('account_failures').where('user_key', '=', accountKey).execute();
         await tx.deleteFrom('mailbox').where('recipient', '=', user.email).execute();

@@ -22,12 +22,43 @@ export function deliveryRows(
     done_at: null,
     delivered: 0,
     last_error: null,
+    kind: 'webhook',
   }));
+}
+
+/** What an outbox row carries: a webhook message, or a back-channel logout token (oidc/backchannel-logout.ts). */
+export type DeliveryKind = 'webhook' | 'backchannel_logout';
+
+/**
+ * The outbox row of one back-channel logout: to the client `clientId`, due now. `payload` is
+ * what the token will say (`sub`, `sid`); the token itself is signed at each attempt (a fresh
+ * jti, a short life), so a retry hours later is not an expired token. No user_id: a logout is
+ * not held behind the user's earlier webhooks, nor dropped with the user's deletion.
+ */
+export function logoutDeliveryRow(clientId: string, payload: string, at: number): Database['webhook_deliveries'] {
+  return {
+    id: randomToken('msg_', 16),
+    endpoint_id: clientId,
+    event_id: `bcl_${at.toString(36).padStart(9, '0')}${randomToken('', 8)}`,
+    user_id: null,
+    payload,
+    created_at: at,
+    attempts: 0,
+    next_attempt_at: at,
+    lease_until: 0,
+    lease_owner: null,
+    done_at: null,
+    delivered: 0,
+    last_error: null,
+    kind: 'backchannel_logout',
+  };
 }
 
 /** A delivery a node has claimed: what to send where, and how many attempts it has had (this one included). */
 export interface ClaimedDelivery {
   id: string;
+  kind: DeliveryKind;
+  /** A webhook endpoint's id, or a client's id for a back-channel logout. */
   endpointId: string;
   eventId: string;
   payload: string;
@@ -74,17 +105,20 @@ export function createWebhookOutboxStore(db: Db) {
      * whose WHERE re-checks the lease, so two nodes never hold the same row (on PostgreSQL the
      * second UPDATE waits for the first and then finds the lease taken). A row waits while an
      * earlier delivery of the same user to the same endpoint is not done: per-user order.
-     * Endpoints that are disabled keep their rows until re-enabled or swept.
+     * Endpoints that are disabled keep their rows until re-enabled or swept. Back-channel
+     * logout rows (user_id null, so never held by order) go to a client, not an endpoint.
      */
     async claim(owner: string, now: number, leaseMs: number, batch: number): Promise<ClaimedDelivery[]> {
       const due = db
         .selectFrom('webhook_deliveries as d')
-        .innerJoin('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
+        .leftJoin('webhook_endpoints as w', (join) => join.onRef('w.id', '=', 'd.endpoint_id').on('d.kind', '=', 'webhook'))
         .select('d.id')
         .where('d.done_at', 'is', null)
         .where('d.next_attempt_at', '<=', now)
         .where('d.lease_until', '<=', now)
-        .where('w.disabled_at', 'is', null)
+        .where((eb) =>
+          eb.or([eb('d.kind', '=', 'backchannel_logout'), eb.and([eb('w.id', 'is not', null), eb('w.disabled_at', 'is', null)])]),
+        )
         .where(({ not, exists, selectFrom }) =>
           not(
             exists(
@@ -106,11 +140,12 @@ export function createWebhookOutboxStore(db: Db) {
         .where('id', 'in', due)
         .where('done_at', 'is', null)
         .where('lease_until', '<=', now)
-        .returning(['id', 'endpoint_id', 'event_id', 'payload', 'created_at', 'attempts'])
+        .returning(['id', 'kind', 'endpoint_id', 'event_id', 'payload', 'created_at', 'attempts'])
         .execute();
       return rows
         .map((row) => ({
           id: row.id,
+          kind: row.kind === 'backchannel_logout' ? ('backchannel_logout' as const) : ('webhook' as const),
           endpointId: row.endpoint_id,
           eventId: row.event_id,
           payload: row.payload,
@@ -187,6 +222,7 @@ export function createWebhookOutboxStore(db: Db) {
         .execute();
       await db
         .deleteFrom('webhook_deliveries')
+        .where('kind', '=', 'webhook')
         .where(({ not, exists, selectFrom }) =>
           not(exists(selectFrom('webhook_endpoints as w').select('w.id').whereRef('w.id', '=', 'webhook_deliveries.endpoint_id'))),
         )
@@ -213,6 +249,7 @@ export function createWebhookOutboxStore(db: Db) {
           'd.last_error',
         ])
         .where('d.endpoint_id', '=', endpointId)
+        .where('d.kind', '=', 'webhook')
         .orderBy('d.event_id', 'desc')
         .orderBy('d.id', 'desc')
         .limit(limit)
@@ -239,6 +276,7 @@ export function createWebhookOutboxStore(db: Db) {
         .updateTable('webhook_deliveries')
         .set({ done_at: null, next_attempt_at: now })
         .where('id', '=', id)
+        .where('kind', '=', 'webhook')
         .where('delivered', '=', 0)
         .where('last_error', 'is not', null)
         .where('lease_until', '<=', now)

@@ -4,7 +4,7 @@ import { createWebhookFanOut, type WebhookFanOut } from './fan-out.js';
 import { createWebhookOutboxStore, type WebhookOutboxStore } from './outbox-store.js';
 import { createWebhooks, type Webhooks } from './service.js';
 import { createWebhookEndpointStore } from './store.js';
-import { createDeliveryWorker, type DeliverySettings, type DeliveryWorker } from './worker.js';
+import { createDeliveryWorker, type DeliverySettings, type DeliveryWorker, type LogoutDelivery } from './worker.js';
 
 export interface WebhookSettings extends DeliverySettings {
   production: boolean;
@@ -21,7 +21,11 @@ export async function openWebhooks(
 ): Promise<{
   fanOut: WebhookFanOut;
   outbox: WebhookOutboxStore;
-  withEvents(events: EventLog): { webhooks: Webhooks; startDelivery(onError: (error: unknown) => void): DeliveryWorker };
+  withEvents(events: EventLog): {
+    webhooks: Webhooks;
+    /** This node's delivery loop: webhooks, and back-channel logout tokens through `logout` (oidc/backchannel-logout.ts). */
+    startDelivery(onError: (error: unknown) => void, logout?: LogoutDelivery): DeliveryWorker;
+  };
 }> {
   const endpoints = createWebhookEndpointStore(db);
   const outbox = createWebhookOutboxStore(db);
@@ -33,8 +37,8 @@ export async function openWebhooks(
     outbox,
     withEvents: (events) => ({
       webhooks: createWebhooks({ store: endpoints, outbox, fanOut, sealer, events, production, allowInternal, now }),
-      startDelivery(onError) {
-        const worker = createDeliveryWorker({ ...settings, outbox, endpoints, fanOut, events, onError });
+      startDelivery(onError, logout) {
+        const worker = createDeliveryWorker({ ...settings, outbox, endpoints, fanOut, events, onError, ...(logout ? { logout } : {}) });
         worker.start();
         return worker;
       },

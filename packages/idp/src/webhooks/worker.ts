@@ -81,6 +81,19 @@ export interface DeliverySettings {
   resolve?: HostResolver;
 }
 
+/**
+ * The back-channel logout side of the outbox (oidc/backchannel-logout.ts): where each client
+ * takes logout tokens, and a freshly signed token for a row. The same loop, leases and retry
+ * schedule as webhooks; no signature header (the token is the signed part) and no endpoint
+ * health (a client is not disabled for failing).
+ */
+export interface LogoutDelivery {
+  /** Each client's back-channel logout URI now; a client deleted meanwhile or without one is absent. */
+  targets(clientIds: string[]): Promise<Map<string, string>>;
+  /** A logout token for the client from the row's payload, signed now. */
+  token(clientId: string, payload: string): Promise<string>;
+}
+
 export interface DeliveryWorker {
   start(): void;
   /** Stops claiming, aborts requests in flight and hands their rows back; resolves when nothing runs. */
@@ -107,7 +120,10 @@ export function createDeliveryWorker({
   allowInternal,
   resolve = systemResolver,
   onError,
+  logout,
 }: DeliverySettings & {
+  /** Back-channel logout tokens in the same outbox; without it their rows wait. */
+  logout?: LogoutDelivery;
   outbox: WebhookOutboxStore;
   endpoints: WebhookEndpointStore;
   fanOut: WebhookFanOut;
@@ -129,44 +145,75 @@ export function createDeliveryWorker({
   let again = false;
   let stopped = true;
 
-  async function attempt(delivery: ClaimedDelivery, target: { url: string; secretSealed: string }): Promise<void> {
-    const at = now();
-    // Outside the try: a secret that no longer opens (another server secret) is the operator's
-    // error to see in the log, not the receiver's failure to count.
+  /** What one attempt sends: the URL, its headers and body. */
+  type Request = { url: string; headers: OutgoingHttpHeaders; body: string };
+
+  function webhookRequest(delivery: ClaimedDelivery, target: { url: string; secretSealed: string }, at: number): Request {
+    // A secret that no longer opens (another server secret) throws here, outside the attempt's
+    // try: the operator's error to see in the log, not the receiver's failure to count.
     const signature = new Webhook(sealer.open(target.secretSealed)).sign(delivery.id, new Date(at), delivery.payload);
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'service-idp-webhooks',
+      'webhook-id': delivery.id,
+      'webhook-timestamp': String(Math.floor(at / 1000)),
+      'webhook-signature': signature,
+    };
+    return { url: target.url, headers, body: delivery.payload };
+  }
+
+  /** OIDC Back-Channel Logout 1.0 2.5: the token as the `logout_token` form field. */
+  async function logoutRequest(delivery: ClaimedDelivery, url: string, port: LogoutDelivery): Promise<Request> {
+    const body = new URLSearchParams({ logout_token: await port.token(delivery.endpointId, delivery.payload) }).toString();
+    return { url, headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'service-idp-logout' }, body };
+  }
+
+  async function attempt(delivery: ClaimedDelivery, request: Request): Promise<void> {
     let failure: string | undefined;
     try {
-      const url = new URL(target.url);
+      const url = new URL(request.url);
       // An address literal or a localhost name never reaches the lookup.
       if (!allowInternal && isInternalHost(url.hostname)) throw new RefusedAddressError();
-      const headers = {
-        'content-type': 'application/json',
-        'user-agent': 'service-idp-webhooks',
-        'webhook-id': delivery.id,
-        'webhook-timestamp': String(Math.floor(at / 1000)),
-        'webhook-signature': signature,
-      };
       const signal = AbortSignal.any([AbortSignal.timeout(requestTimeoutMs), stopping.signal]);
-      const status = await post(url, headers, delivery.payload, url.protocol === 'https:' ? httpsAgent : httpAgent, signal);
+      const status = await post(url, request.headers, request.body, url.protocol === 'https:' ? httpsAgent : httpAgent, signal);
       if (status < 200 || status > 299) failure = `HTTP ${status}`;
     } catch (error) {
       if (stopping.signal.aborted) throw error;
       failure = describeFailure(error);
     }
     const done = now();
+    const webhook = delivery.kind === 'webhook';
     if (failure === undefined) {
       await outbox.delivered(delivery.id, owner, done);
-      await endpoints.recordSuccess(delivery.endpointId, done);
+      if (webhook) await endpoints.recordSuccess(delivery.endpointId, done);
       return;
     }
     const error = `${failure} (attempt ${delivery.attempts})`.slice(0, WEBHOOK_ERROR_MAX_LENGTH);
     const retryAt = done + retryDelayMs(delivery.attempts);
     const giveUp = retryAt > delivery.createdAt + WEBHOOK_RETRY_WINDOW_HOURS * HOUR_MS;
     await outbox.failed(delivery.id, owner, error, done, giveUp ? null : retryAt);
-    if (await endpoints.recordFailure(delivery.endpointId, error, done, WEBHOOK_DISABLE_AFTER_FAILING_HOURS * HOUR_MS)) {
+    if (webhook && (await endpoints.recordFailure(delivery.endpointId, error, done, WEBHOOK_DISABLE_AFTER_FAILING_HOURS * HOUR_MS))) {
       await fanOut.reload();
       await events.record({ type: 'webhook.disabled', detail: { webhookId: delivery.endpointId, reason: 'failing' } });
     }
+  }
+
+  /** The request of a claimed row, or undefined when it has nowhere to go any more. */
+  async function requestOf(
+    delivery: ClaimedDelivery,
+    hooks: Map<string, { url: string; secretSealed: string }>,
+    clients: Map<string, string>,
+  ): Promise<Request | undefined> {
+    if (delivery.kind === 'webhook') {
+      const target = hooks.get(delivery.endpointId);
+      // Deleted since the claim: the sweeper takes its rows.
+      return target && webhookRequest(delivery, target, now());
+    }
+    const url = clients.get(delivery.endpointId);
+    if (url && logout) return logoutRequest(delivery, url, logout);
+    // The client was deleted or dropped its URI: nothing to tell; done, not delivered.
+    await outbox.failed(delivery.id, owner, 'no back-channel logout URI', now(), null);
+    return undefined;
   }
 
   /** Deliveries this node is making, by outbox id. */
@@ -191,12 +238,13 @@ export function createDeliveryWorker({
       if (moreDue && room > 0) {
         const claimed = await outbox.claim(owner, now(), leaseMs, room);
         moreDue = claimed.length === room;
-        const targets = await endpoints.secrets([...new Set(claimed.map((d) => d.endpointId))]);
+        const ids = (kind: ClaimedDelivery['kind']) => [...new Set(claimed.filter((d) => d.kind === kind).map((d) => d.endpointId))];
+        const hooks = await endpoints.secrets(ids('webhook'));
+        const logoutIds = ids('backchannel_logout');
+        const clients = logout && logoutIds.length > 0 ? await logout.targets(logoutIds) : new Map<string, string>();
         for (const delivery of claimed) {
-          const target = targets.get(delivery.endpointId);
-          // Deleted since the claim: the sweeper takes its rows.
-          if (!target) continue;
-          const running = attempt(delivery, target)
+          const running = requestOf(delivery, hooks, clients)
+            .then((request) => request && attempt(delivery, request))
             .catch((error: unknown) => {
               if (stopping.signal.aborted) aborted.push(delivery.id);
               else onError(error);

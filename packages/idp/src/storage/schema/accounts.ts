@@ -24,6 +24,14 @@ export interface AccountTables {
     passkey_satisfies_mfa: number;
     /** 1: every token request must carry a DPoP proof (RFC 9449 5.2 dpop_bound_access_tokens); 0 (default): optional. */
     dpop_bound_access_tokens: number;
+    /** OIDC Back-Channel Logout 1.0 2.2: where logout tokens are POSTed; null: none. */
+    backchannel_logout_uri: string | null;
+    /** 1: every logout token for this client carries `sid`. */
+    backchannel_logout_session_required: number;
+    /** OIDC Front-Channel Logout 1.0 2: the page the signed-out page frames; null: none. */
+    frontchannel_logout_uri: string | null;
+    /** 1: the framed URI gets `iss` and `sid`. */
+    frontchannel_logout_session_required: number;
   };
   /** accounts/ */
   users: {

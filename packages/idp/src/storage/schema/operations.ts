@@ -122,6 +122,12 @@ export interface OperationTables {
     done_at: number | null;
     delivered: number;
     last_error: string | null;
+    /**
+     * 'webhook' (endpoint_id a webhook endpoint, payload the message), or 'backchannel_logout'
+     * (oidc/backchannel-logout.ts: endpoint_id a client id, payload the logout token's `sub`
+     * and `sid`; the token is signed at each attempt, with a fresh jti and a short life).
+     */
+    kind: string;
   };
   /** sms/: the development SMS outbox */
   sms_outbox: {

@@ -23,6 +23,8 @@ export interface SignInTables {
     nonce: string | null;
     /** The granted scope of a code from /authorize (`openid email`, maybe `offline_access`); null: `openid email`. */
     scope: string | null;
+    /** The SSO session the code was issued in (oidc/): the ID token's `sid`; null outside one. */
+    sid: string | null;
   };
   /** authorization-codes/: access tokens revoked before their expiry (code reuse). */
   revoked_access_tokens: {
@@ -70,6 +72,18 @@ export interface SignInTables {
     dbsc_jwk: string | null;
     /** The DBSC session identifier the browser names at refresh (random, public). */
     dbsc_id: string | null;
+    /**
+     * OIDC `sid` (Front-/Back-Channel Logout): random and public, neither the cookie nor its hash.
+     * A new sign-in of the same user in the same browser keeps it; null for sessions from before it.
+     */
+    sid: string | null;
+  };
+  /** oidc/: the clients that got a code in an SSO session, by its sid: each gets a logout token when it ends. */
+  session_clients: {
+    sid: string;
+    client_id: string;
+    user_id: string;
+    created_at: number;
   };
   /**
    * oidc/: one sign-in's grant of offline access (RFC 9700 4.14.2): its tokens rotate on every
@@ -93,6 +107,8 @@ export interface SignInTables {
     revoked_reason: string | null;
     /** A public client's family: the JWK thumbprint of the DPoP key its code exchange proved; every refresh proves it again (RFC 9449 5). */
     dpop_jkt: string | null;
+    /** The SSO session of the code exchange that started it: its ID tokens keep the `sid`. */
+    sid: string | null;
   };
   /** oidc/: each refresh token of a family, by the keyed hash of its value; used once (`used_at`). */
   refresh_tokens: {
