@@ -5,7 +5,9 @@
  * (issuerBaseURL): the authorization code flow with a confidential client (client_secret_basic,
  * PKCE S256, state, nonce, iss), the ID token checked by the middleware. Sessions live in the
  * middleware's encrypted cookie; its /logout also ends the service's session (RP-initiated
- * logout at the discovered end_session_endpoint).
+ * logout at the discovered end_session_endpoint), and the service's back-channel logout tokens
+ * (POST /backchannel-logout, when the client registers it) end the app's sessions of a session
+ * that ended anywhere else.
  */
 import { randomBytes } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -28,6 +30,30 @@ export interface OidcAppOptions {
   /** Addresses to listen on; default loopback only. */
   hosts?: string[];
   log?: (line: string) => void;
+}
+
+/**
+ * The middleware's back-channel logout store (an express-session store's get, set, destroy):
+ * one process's memory, which is what a demo needs; a deployment of several nodes shares one.
+ */
+function memoryLogoutStore() {
+  const entries = new Map<string, { payload: unknown; expiresAt: number }>();
+  return {
+    get(id: string, callback: (error: unknown, value?: unknown) => void) {
+      const entry = entries.get(id);
+      if (entry && entry.expiresAt < Date.now()) entries.delete(id);
+      callback(null, entries.get(id)?.payload);
+    },
+    set(id: string, payload: { cookie?: { expires?: number | Date } }, callback?: (error?: unknown) => void) {
+      const expires = payload.cookie?.expires;
+      entries.set(id, { payload, expiresAt: expires ? new Date(expires).getTime() : Date.now() + 24 * 60 * 60 * 1000 });
+      callback?.();
+    },
+    destroy(id: string, callback?: (error?: unknown) => void) {
+      entries.delete(id);
+      callback?.();
+    },
+  };
 }
 
 export interface RunningOidcApp {
@@ -86,6 +112,10 @@ export async function startOidcApp(options: OidcAppOptions): Promise<RunningOidc
       // back to the app's home page, a registered post-logout redirect URI (postLogoutRedirectUri).
       idpLogout: true,
       routes: { postLogoutRedirect: '/' },
+      // OIDC Back-Channel Logout: the service POSTs a logout token to /backchannel-logout when the
+      // user's session there ends (another app's sign-out, a revoked device); the middleware
+      // verifies it, keeps its sid and sub, and ends any app session they name at its next request.
+      backchannelLogout: { store: memoryLogoutStore() as never },
       enableTelemetry: false,
     }),
   );

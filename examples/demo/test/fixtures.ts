@@ -172,10 +172,12 @@ export async function callbackClaims(page: Page, app: RelyingParty, expected: Ex
 export async function startRegisteredOidcApp(
   stack: Stack,
   name: string,
-  options: { mfaPolicy?: 'required' } = {},
+  options: { mfaPolicy?: 'required'; host?: string } = {},
 ): Promise<RunningOidcApp> {
   const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
+  // Cookies ignore the port: two apps signed in together in one browser need two hosts (another loopback address).
+  const host = options.host ?? '127.0.0.1';
+  const origin = `http://${host}:${port}`;
   const keys = await stack.idp<{ clientId: string; secretKey: string }>(
     'clients',
     'create',
@@ -185,6 +187,9 @@ export async function startRegisteredOidcApp(
     `${origin}/callback`,
     '--post-logout-redirect-uri',
     postLogoutRedirectUri(origin),
+    // The middleware's back-channel logout route (express-openid-connect's backchannelLogout).
+    '--backchannel-logout-uri',
+    `${origin}/backchannel-logout`,
   );
   if (options.mfaPolicy) await stack.cli('clients', 'update', keys.clientId, '--mfa-policy', options.mfaPolicy);
   return startOidcApp({
@@ -193,6 +198,7 @@ export async function startRegisteredOidcApp(
     clientId: keys.clientId,
     clientSecret: keys.secretKey,
     port,
+    ...(options.host ? { hosts: [options.host] } : {}),
     log: (line) => {
       if (process.env.DEBUG_OIDC) console.log(line);
     },
