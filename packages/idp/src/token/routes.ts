@@ -290,12 +290,13 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       // OIDC Core 2: the values the ID token's acr takes (oidc/acr.ts); acr_values requests are voluntary and not needed.
       acr_values_supported: [...ACR_VALUES],
       dpop_signing_alg_values_supported: [...DPOP_ALGS],
-      // OIDC Back-Channel Logout 1.0 2.1 and Front-Channel Logout 1.0 3: every session's ID
-      // tokens carry `sid`, and its logout tokens (oidc/backchannel-logout.ts) and framed URIs name it.
+      // OIDC Back-Channel Logout 1.0 2.1: every session's ID tokens carry `sid`, and its logout
+      // tokens (oidc/backchannel-logout.ts) name it. Front-channel URIs are registered but the
+      // signed-out page does not frame them yet: not advertised until it does.
       backchannel_logout_supported: true,
       backchannel_logout_session_supported: true,
-      frontchannel_logout_supported: true,
-      frontchannel_logout_session_supported: true,
+      frontchannel_logout_supported: false,
+      frontchannel_logout_session_supported: false,
     };
     return document;
   });
