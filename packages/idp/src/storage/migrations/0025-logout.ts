@@ -1,14 +1,14 @@
 import type { Kysely, Migration } from 'kysely';
 
 /** Back-channel and front-channel logout (issue 36). */
-export const migrations0023: Record<string, Migration> = {};
+export const migrations0025: Record<string, Migration> = {};
 
 // Issue 36: each SSO session gets a `sid` (random and public, OIDC Front-/Back-Channel Logout),
 // carried by the codes issued in it and the refresh token families they start; which clients
 // got a code in which session (session_clients); the clients' logout URIs; and the webhook
 // outbox also carries back-channel logout tokens (`kind`), so they share its leases and retries.
 // Rows from before have no sid: their sessions end without a logout token naming one.
-migrations0023['0023_logout'] = {
+migrations0025['0025_logout'] = {
   async up(db: Kysely<unknown>) {
     await db.schema.alterTable('sign_in_sessions').addColumn('sid', 'text').execute();
     await db.schema.alterTable('auth_codes').addColumn('sid', 'text').execute();
