@@ -172,7 +172,7 @@ export async function callbackClaims(page: Page, app: RelyingParty, expected: Ex
 export async function startRegisteredOidcApp(
   stack: Stack,
   name: string,
-  options: { mfaPolicy?: 'required' } = {},
+  options: { mfaPolicy?: 'required'; responseMode?: 'form_post' } = {},
 ): Promise<RunningOidcApp> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
@@ -193,6 +193,7 @@ export async function startRegisteredOidcApp(
     clientId: keys.clientId,
     clientSecret: keys.secretKey,
     port,
+    ...(options.responseMode ? { responseMode: options.responseMode } : {}),
     log: (line) => {
       if (process.env.DEBUG_OIDC) console.log(line);
     },

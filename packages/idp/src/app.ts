@@ -295,6 +295,8 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     keyring: ctx.keyring,
     issuer: ctx.config.issuer,
     dpop: ctx.dpop,
+    locales: ctx.locales.supported,
+    settings: () => ctx.branding.settings(),
     cors: (scope) => oauthCors(scope, { isRegistered: (origin) => origins.has(origin), findClient: ctx.clients.findById }),
   });
   await app.register(sdkRoutes);

@@ -212,6 +212,12 @@ export interface AdminClientBranding {
 export interface AdminSettings {
   /** What pages and mails call the service where no application is named (default: the issuer's host name). */
   productName: string;
+  /** The service's privacy policy for the applications that use it: discovery's `op_policy_uri` (null: not published). */
+  policyUrl: string | null;
+  /** The service's terms of service: discovery's `op_tos_uri` (null: not published). */
+  termsUrl: string | null;
+  /** Where developers read how to use the service: discovery's `service_documentation` (null: not published). */
+  documentationUrl: string | null;
 }
 
 /** Who may use the operator console: a viewer reads, an admin also acts. */

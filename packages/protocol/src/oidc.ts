@@ -30,6 +30,14 @@ export interface DiscoveryDocument {
   acr_values_supported: string[];
   /** RFC 9449 5.1: the JWS algorithms the service accepts for DPoP proofs. */
   dpop_signing_alg_values_supported: string[];
+  /** The languages the hosted pages and mails speak (BCP 47), chosen by `ui_locales`. */
+  ui_locales_supported: string[];
+  /** OIDC Core 5.5: false, the `claims` request parameter is not supported. */
+  claims_parameter_supported: boolean;
+  /** The operator's settings (`settings set documentation-url|policy-url|terms-url`); absent when not set. */
+  service_documentation?: string;
+  op_policy_uri?: string;
+  op_tos_uri?: string;
 }
 
 /** A published signing key (RFC 7517 4): its type's members, and kid, alg and use. */

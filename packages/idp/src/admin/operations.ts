@@ -1,5 +1,5 @@
-import type { AdminClientBranding } from 'service-protocol';
-import type { Branding, BrandingChange } from '../branding/service.js';
+import type { AdminClientBranding, AdminSettings } from 'service-protocol';
+import type { Branding, BrandingChange, SettingsChange } from '../branding/service.js';
 import type { AddressChange, ClientService, NewClient, NewClientKeys } from '../clients/service.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
@@ -20,7 +20,7 @@ export interface Operations {
   rotateSigningKey(actor: string): Promise<string>;
   /** Checks every value first: a refused change (ERR_REQUEST_INVALID) stores nothing. */
   setBranding(clientId: string, change: BrandingChange, actor: string): Promise<AdminClientBranding>;
-  setProductName(name: string, actor: string): Promise<string>;
+  updateSettings(change: SettingsChange, actor: string): Promise<AdminSettings>;
 }
 
 /**
@@ -116,10 +116,15 @@ export function createOperations({
       return shown;
     },
 
-    async setProductName(name: string, actor: string): Promise<string> {
-      const productName = await checked(() => branding.setProductName(name));
-      await events.record({ type: 'settings.updated', actor, detail: { productName } });
-      return productName;
+    async updateSettings(change: SettingsChange, actor: string): Promise<AdminSettings> {
+      const settings = await checked(() => branding.updateSettings(change));
+      const detail = Object.fromEntries(
+        Object.keys(change)
+          .filter((name) => change[name as keyof SettingsChange] !== undefined)
+          .map((name) => [name, settings[name as keyof AdminSettings] ?? '']),
+      );
+      await events.record({ type: 'settings.updated', actor, detail });
+      return settings;
     },
   };
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type AdminClientBranding, Paths } from 'service-protocol';
+import { type AdminClientBranding, type AdminSettings, Paths } from 'service-protocol';
 import { CONSOLE_CLIENT_ID, HOSTED_CLIENT_ID } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
 import type { BrandingFields, BrandingStore, BrandingWrite } from './store.js';
@@ -41,11 +41,27 @@ export interface Brand {
 }
 
 const PRODUCT_NAME = 'product-name';
+/** The service's own policy and terms pages (OIDC Discovery `op_policy_uri`, `op_tos_uri`). */
+const POLICY_URL = 'policy-url';
+const TERMS_URL = 'terms-url';
+/** The developers' documentation (OIDC Discovery `service_documentation`). */
+const DOCUMENTATION_URL = 'documentation-url';
+
+/** A change of the service's settings: undefined leaves one as it is, null (or "") clears a URL. */
+export interface SettingsChange {
+  productName?: string;
+  policyUrl?: string | null;
+  termsUrl?: string | null;
+  documentationUrl?: string | null;
+}
 
 export interface Branding {
   /** The operator's product name (`settings set product-name`), else the issuer's host name. */
   productName(): Promise<string>;
-  setProductName(name: string): Promise<string>;
+  /** Every service-wide setting, as the admin API shows them. */
+  settings(): Promise<AdminSettings>;
+  /** Checks every value of the change first (a refusal stores nothing), then writes them. */
+  updateSettings(change: SettingsChange): Promise<AdminSettings>;
   /** An application's branding as the admin API shows it; `no client ID` for an unknown or built-in one. */
   show(clientId: string): Promise<AdminClientBranding>;
   /** Checks every value of the change first (a refusal stores nothing), then writes them in one statement. */
@@ -105,10 +121,28 @@ export function createBranding({
   return {
     productName,
 
-    async setProductName(name: string): Promise<string> {
-      const checked = checkName(name, 'the product name');
-      await store.putSetting(PRODUCT_NAME, checked, now());
-      return checked;
+    async settings(): Promise<AdminSettings> {
+      const [name, policyUrl, termsUrl, documentationUrl] = await Promise.all([
+        productName(),
+        store.setting(POLICY_URL),
+        store.setting(TERMS_URL),
+        store.setting(DOCUMENTATION_URL),
+      ]);
+      return { productName: name, policyUrl: policyUrl ?? null, termsUrl: termsUrl ?? null, documentationUrl: documentationUrl ?? null };
+    },
+
+    async updateSettings(change: SettingsChange): Promise<AdminSettings> {
+      const writes: Array<[string, string | null]> = [];
+      if (change.productName !== undefined) writes.push([PRODUCT_NAME, checkName(change.productName, 'the product name')]);
+      const policy = optional(change.policyUrl, (v) => checkPageUrl(v, 'the policy URL'));
+      if (policy !== undefined) writes.push([POLICY_URL, policy]);
+      const terms = optional(change.termsUrl, (v) => checkPageUrl(v, 'the terms URL'));
+      if (terms !== undefined) writes.push([TERMS_URL, terms]);
+      const documentation = optional(change.documentationUrl, (v) => checkPageUrl(v, 'the documentation URL'));
+      if (documentation !== undefined) writes.push([DOCUMENTATION_URL, documentation]);
+      const at = now();
+      for (const [name, value] of writes) await (value === null ? store.deleteSetting(name) : store.putSetting(name, value, at));
+      return this.settings();
     },
 
     async show(clientId: string): Promise<AdminClientBranding> {

@@ -9,7 +9,8 @@ import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { PasskeyStore } from '../factors/passkey/store.js';
-import { type CheckedRequest, checkAuthorizeRequest, redirectTo } from './authorize-request.js';
+import { type AuthorizationResponse, authorizationResponse } from './authorization-response.js';
+import { type CheckedRequest, checkAuthorizeRequest } from './authorize-request.js';
 import type { AuthorizationRequest, HeldSignIn, OidcStore, SignInSession } from './store.js';
 
 export interface OidcDeps {
@@ -39,13 +40,13 @@ export interface HostedCompletion {
   codeVerifier: string;
 }
 
-/** A finished hosted sign-in: the app's redirect (with its code), and the new session cookie value if any. */
-export type SignInFinished = { location: string; session?: string };
+/** A finished hosted sign-in: the app's response (with its code), and the new session cookie value if any. */
+export type SignInFinished = { response: AuthorizationResponse; session?: string };
 
-/** What /authorize answers: our error page, or a redirect (to the client, or to the hosted sign-in). */
+/** What /authorize answers: our error page, the response to the client, or the hosted sign-in. */
 export type AuthorizeOutcome =
   | { kind: 'page'; message: string }
-  | { kind: 'redirect'; location: string }
+  | { kind: 'respond'; response: AuthorizationResponse }
   /** The hosted sign-in: `requestId` goes in its URL, `binding` in a cookie of this browser. */
   | { kind: 'sign-in'; requestId: string; binding: string };
 
@@ -139,8 +140,13 @@ export function createOidcService(deps: OidcDeps): OidcService {
   const { issuer, clients, codes, store, devices, passkeys, accounts, events, hash, now } = deps;
   const hostedPublishableKey = `pk_hosted_${hash('hosted-publishable-key', issuer).slice(0, 32)}`;
 
-  const errorRedirect = (checked: Extract<CheckedRequest, { kind: 'redirect-error' }>) =>
-    redirectTo(checked.redirectUri, { error: checked.error, error_description: checked.description, state: checked.state, iss: issuer });
+  const errorResponse = (checked: Extract<CheckedRequest, { kind: 'redirect-error' }>) =>
+    authorizationResponse(checked.redirectUri, checked.responseMode, {
+      error: checked.error,
+      error_description: checked.description,
+      state: checked.state,
+      iss: issuer,
+    });
 
   /**
    * The session behind the cookie, if live, what it is bound to still trusted and its user
@@ -179,7 +185,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
     return undefined;
   }
 
-  async function issueFor(request: AuthorizationRequest, signedIn: HeldSignIn): Promise<string> {
+  async function issueFor(request: AuthorizationRequest, signedIn: HeldSignIn): Promise<AuthorizationResponse> {
     const code = await codes.issue({
       clientId: request.clientId,
       userId: signedIn.userId,
@@ -191,7 +197,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
       nonce: request.nonce,
       scope: request.scope,
     });
-    return redirectTo(request.redirectUri, { code, state: request.state, iss: issuer });
+    return authorizationResponse(request.redirectUri, request.responseMode, { code, state: request.state, iss: issuer });
   }
 
   const expired = () => new ServiceError('ERR_SESSION_INVALID', 'This sign-in has expired. Go back to the app and start again.');
@@ -235,8 +241,8 @@ export function createOidcService(deps: OidcDeps): OidcService {
         at + SESSION_ABSOLUTE_LIFETIME_SECONDS * 1000,
       );
     }
-    const location = await issueFor(request, signedIn);
-    return session ? { location, session } : { location };
+    const response = await issueFor(request, signedIn);
+    return session ? { response, session } : { response };
   }
 
   /**
@@ -263,7 +269,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
     async authorize(params: Record<string, unknown>, cookies: { session?: string; binding?: string }): Promise<AuthorizeOutcome> {
       const checked = await checkAuthorizeRequest(params, async (id) => (id === HOSTED_CLIENT_ID ? undefined : clients.findById(id)));
       if (checked.kind === 'page') return checked;
-      if (checked.kind === 'redirect-error') return { kind: 'redirect', location: errorRedirect(checked) };
+      if (checked.kind === 'redirect-error') return { kind: 'respond', response: errorResponse(checked) };
       const { client, request } = checked;
       const session = await liveSession(cookies.session);
       const unmet = session ? shortfall(session, request, client) : 'login_required';
@@ -276,14 +282,14 @@ export function createOidcService(deps: OidcDeps): OidcService {
           deviceId: session.deviceId,
           detail: { amr: session.amr.join(' '), via: 'session' },
         });
-        return { kind: 'redirect', location: await issueFor(request, session) };
+        return { kind: 'respond', response: await issueFor(request, session) };
       }
       if (request.prompt === 'none') {
         // OIDC Core 3.1.2.6: no UI may be shown; say why the session did not do.
         const description = unmet === 'interaction_required' ? 'This app requires a second factor.' : 'The user must sign in.';
         return {
-          kind: 'redirect',
-          location: errorRedirect({ kind: 'redirect-error', ...request, error: unmet ?? 'login_required', description }),
+          kind: 'respond',
+          response: errorResponse({ kind: 'redirect-error', ...request, error: unmet ?? 'login_required', description }),
         };
       }
       // One binding value per browser, reused across tabs; a new one when the browser has none.

@@ -1,5 +1,6 @@
 import type { ExpressionBuilder } from 'kysely';
 import type { Database, Db } from '../storage/database.js';
+import type { ResponseMode } from './authorization-response.js';
 
 /** A validated authorization request waiting for the hosted sign-in. */
 export interface AuthorizationRequest {
@@ -13,6 +14,8 @@ export interface AuthorizationRequest {
   loginHint: string | null;
   /** What a successful sign-in grants: `openid email`, plus `offline_access` when asked for. */
   scope: string;
+  /** How the response reaches the client (oidc/authorization-response.ts). */
+  responseMode: ResponseMode;
 }
 
 export interface SignInSession {
@@ -35,6 +38,7 @@ const REQUEST_COLUMNS = [
   'max_age_seconds',
   'login_hint',
   'scope',
+  'response_mode',
 ] as const;
 
 type RequestRow = Pick<Database['authorization_requests'], (typeof REQUEST_COLUMNS)[number]>;
@@ -50,6 +54,7 @@ function requestOf(row: RequestRow): AuthorizationRequest {
     maxAgeSeconds: row.max_age_seconds === null ? null : Number(row.max_age_seconds),
     loginHint: row.login_hint,
     scope: row.scope ?? 'openid email',
+    responseMode: row.response_mode === 'form_post' ? 'form_post' : 'query',
   };
 }
 
@@ -74,6 +79,7 @@ export function createOidcStore(db: Db) {
           max_age_seconds: request.maxAgeSeconds,
           login_hint: request.loginHint,
           scope: request.scope,
+          response_mode: request.responseMode === 'query' ? null : request.responseMode,
           created_at: now,
           expires_at: expiresAt,
           consumed_at: null,

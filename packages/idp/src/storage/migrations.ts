@@ -10,6 +10,7 @@ import { migrations0019 } from './migrations/0019-dbsc.js';
 import { migrations0020 } from './migrations/0020-upstream.js';
 import { migrations0021 } from './migrations/0021-branding.js';
 import { migrations0022 } from './migrations/0022-identity-name.js';
+import { migrations0023 } from './migrations/0023-response-mode.js';
 
 /**
  * Versioned migrations, applied in name order. A migration never changes once released;
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0020,
   ...migrations0021,
   ...migrations0022,
+  ...migrations0023,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

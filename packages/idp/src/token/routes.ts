@@ -17,6 +17,7 @@ import { OAuthError } from '../errors.js';
 import { errorResponses, OAuthErrorBodySchema, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { type Keyring, SIGNING_ALGS } from '../keys/keyring.js';
 import { ACR_VALUES } from '../oidc/acr.js';
+import { RESPONSE_MODES } from '../oidc/authorization-response.js';
 import { PROMPT_VALUES } from '../oidc/authorize-request.js';
 import type { OAuthCors } from './cors.js';
 import { presentedToken, resourceProof, tokenEndpointProof, userinfoRefusal } from './dpop.js';
@@ -116,6 +117,11 @@ const DiscoveryAnswer = wireBody<DiscoveryDocument>()(
     claims_supported: Strings,
     acr_values_supported: Strings,
     dpop_signing_alg_values_supported: Strings,
+    ui_locales_supported: Strings,
+    claims_parameter_supported: Type.Boolean(),
+    service_documentation: Type.Optional(Type.String()),
+    op_policy_uri: Type.Optional(Type.String()),
+    op_tos_uri: Type.Optional(Type.String()),
   }),
 );
 
@@ -158,9 +164,13 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
   keyring: Keyring;
   issuer: string;
   dpop: DpopVerifier;
+  /** The hosted pages' languages (discovery's ui_locales_supported). */
+  locales: readonly string[];
+  /** The operator's documentation, policy and terms URLs (branding/service.ts settings), each null when not set. */
+  settings: () => Promise<{ documentationUrl: string | null; policyUrl: string | null; termsUrl: string | null }>;
   /** CORS for single-page apps (token/cors.ts), built with the client service at the composition. */
   cors: (app: FastifyInstance) => OAuthCors;
-}> = async (app, { tokens, keyring, issuer, dpop, cors: openCors }) => {
+}> = async (app, { tokens, keyring, issuer, dpop, locales, settings, cors: openCors }) => {
   const cors = openCors(app);
   app.post(Paths.token, { schema: TokenSchema, config: { oauthErrors: true } }, async (request, reply) => {
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
@@ -244,6 +254,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
   app.get(Paths.discovery, { schema: DiscoverySchema }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=300');
     cors.publicDocument(reply);
+    const { documentationUrl, policyUrl, termsUrl } = await settings();
     const document: DiscoveryDocument = {
       issuer,
       authorization_endpoint: issuer + Paths.authorize,
@@ -254,7 +265,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       end_session_endpoint: issuer + Paths.endSession,
       account_url: issuer + ACCOUNT_PAGE_PATH,
       response_types_supported: ['code'],
-      response_modes_supported: ['query'],
+      response_modes_supported: [...RESPONSE_MODES],
       prompt_values_supported: [...PROMPT_VALUES],
       // RFC 9207: every authorization response carries iss.
       authorization_response_iss_parameter_supported: true,
@@ -271,6 +282,11 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       // OIDC Core 2: the values the ID token's acr takes (oidc/acr.ts); acr_values requests are voluntary and not needed.
       acr_values_supported: [...ACR_VALUES],
       dpop_signing_alg_values_supported: [...DPOP_ALGS],
+      ui_locales_supported: [...locales],
+      claims_parameter_supported: false,
+      ...(documentationUrl ? { service_documentation: documentationUrl } : {}),
+      ...(policyUrl ? { op_policy_uri: policyUrl } : {}),
+      ...(termsUrl ? { op_tos_uri: termsUrl } : {}),
     };
     return document;
   });

@@ -45,6 +45,8 @@ export interface SignInTables {
     login_hint: string | null;
     /** The scope granted if the sign-in succeeds (space-separated). */
     scope: string | null;
+    /** `form_post` (OAuth 2.0 Form Post Response Mode), or null: the code goes back in the query. */
+    response_mode: string | null;
     created_at: number;
     expires_at: number;
     consumed_at: number | null;
