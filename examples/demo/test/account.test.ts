@@ -70,6 +70,13 @@ describe('the account center in a real browser', { timeout: 6 * 60_000 }, () => 
     const apps = (await page.getByRole('region', { name: 'Applications' }).textContent()) ?? '';
     assert.match(apps, /Acme Wiki/);
     assert.doesNotMatch(apps, /Hosted sign-in|Operator console/, "the service's own clients are not listed");
+    // The activity in words: the sign-in to the app named, never a raw event type.
+    const activity = page.getByRole('region', { name: 'Recent activity' });
+    await activity.getByText('Signed in to Acme Wiki').first().waitFor();
+    const activityText = (await activity.textContent()) ?? '';
+    assert.match(activityText, /Browser remembered/);
+    assert.match(activityText, /Opened your account page/);
+    assert.doesNotMatch(activityText, /sign_in\.|device\.registered|account\.signed_in|user\.created/, 'no raw event type');
     await noSeriousViolations(page, 'account, desktop');
     await page.setViewportSize({ width: 375, height: 740 });
     await noSeriousViolations(page, 'account, phone');
@@ -138,6 +145,10 @@ describe('the account center in a real browser', { timeout: 6 * 60_000 }, () => 
     for (const english of ['Devices and passkeys', 'Recent activity', 'Delete my account', 'This device'])
       assert.ok(!text.includes(english), english);
     assert.match(text, /Cet appareil/);
+    const activity = (await page.getByRole('region', { name: 'Activité récente' }).textContent()) ?? '';
+    assert.match(activity, /Navigateur mémorisé/);
+    assert.match(activity, /Page de votre compte ouverte/);
+    assert.doesNotMatch(activity, /[a-z_]+\.[a-z_]+ ·/, 'no raw event type');
     await noSeriousViolations(page, 'account, French');
   });
   it('in German by ui_locales=de, carried through the hosted sign-in: translated, lang="de", the second factor form too; axe at phone and desktop sizes', async () => {

@@ -1,8 +1,8 @@
 import type { AccountStore } from '../accounts/store.js';
 import type { CodeService } from '../authorization-codes/service.js';
-import { type ClientService, HOSTED_CLIENT_ID } from '../clients/service.js';
+import { type ClientService, CONSOLE_CLIENT_ID, HOSTED_CLIENT_ID } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
-import { pkceChallengeOf, pkceVerifies } from '../crypto/pkce.js';
+import { pkceChallengeOf } from '../crypto/pkce.js';
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS, SESSION_IDLE_TIMEOUT_SECONDS } from '../defaults.js';
 import type { DeviceStore } from '../devices/store.js';
@@ -170,12 +170,13 @@ export function createOidcService(deps: OidcDeps): OidcService {
   }
 
   /**
-   * Why a session cannot answer this request, if it cannot. OIDC Core 3.1.2.1: prompt=login
-   * and an exceeded max_age (max_age=0 is prompt=login) need a fresh sign-in; an app requiring
-   * MFA needs it in the session. The reason is the prompt=none error (OIDC Core 3.1.2.6).
+   * Why a session cannot answer this request, if it cannot. OIDC Core 3.1.2.1: prompt=login, an
+   * exceeded max_age (max_age=0 is prompt=login) and the console (always fresh, whatever it asks: a
+   * copied SSO cookie gets it no code) need a fresh sign-in; an app requiring MFA needs it in the
+   * session. The reason is the prompt=none error (OIDC Core 3.1.2.6).
    */
   function shortfall(session: SignInSession, request: AuthorizationRequest, client: ClientRecord) {
-    if (request.prompt?.split(' ').includes('login')) return 'login_required';
+    if (request.prompt?.split(' ').includes('login') || client.id === CONSOLE_CLIENT_ID) return 'login_required';
     const age = Math.floor(now() / 1000) - session.authTime;
     if (request.maxAgeSeconds !== null && (request.maxAgeSeconds === 0 || age > request.maxAgeSeconds)) return 'login_required';
     if (client.mfaPolicy === 'required' && !session.amr.includes('mfa')) return 'interaction_required';
@@ -212,9 +213,8 @@ export function createOidcService(deps: OidcDeps): OidcService {
       redirectUri: null,
       dpopProof: false,
     });
-    const hostedCode = redeemed?.user && redeemed.code;
-    if (!hostedCode || hostedCode.clientId !== HOSTED_CLIENT_ID || !hostedCode.codeChallenge) throw expired();
-    if (!pkceVerifies(input.codeVerifier, hostedCode.codeChallenge)) throw expired();
+    const hostedCode = redeemed?.redeemed?.user && redeemed.redeemed.code;
+    if (!hostedCode) throw expired();
     return { userId: hostedCode.userId, deviceId: hostedCode.deviceId, amr: hostedCode.amr, authTime: hostedCode.authTime };
   }
 
