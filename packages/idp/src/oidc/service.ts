@@ -170,13 +170,15 @@ export function createOidcService(deps: OidcDeps): OidcService {
   }
 
   /**
-   * Why a session cannot answer this request, if it cannot. OIDC Core 3.1.2.1: prompt=login, an
-   * exceeded max_age (max_age=0 is prompt=login) and the console (always fresh, whatever it asks: a
-   * copied SSO cookie gets it no code) need a fresh sign-in; an app requiring MFA needs it in the
-   * session. The reason is the prompt=none error (OIDC Core 3.1.2.6).
+   * Why a session cannot answer this request, if it cannot. OIDC Core 3.1.2.1: prompt=login
+   * and an exceeded max_age (max_age=0 is prompt=login) need a fresh sign-in; an app requiring
+   * MFA needs it in the session. The reason is the prompt=none error (OIDC Core 3.1.2.6).
    */
   function shortfall(session: SignInSession, request: AuthorizationRequest, client: ClientRecord) {
-    if (request.prompt?.split(' ').includes('login') || client.id === CONSOLE_CLIENT_ID) return 'login_required';
+    if (request.prompt?.split(' ').includes('login')) return 'login_required';
+    // The console always asks for a fresh sign-in (console/service.ts); enforced here, not by its
+    // own prompt=login alone: a copied SSO cookie with prompt=none must not get the console a code.
+    if (client.id === CONSOLE_CLIENT_ID) return 'login_required';
     const age = Math.floor(now() / 1000) - session.authTime;
     if (request.maxAgeSeconds !== null && (request.maxAgeSeconds === 0 || age > request.maxAgeSeconds)) return 'login_required';
     if (client.mfaPolicy === 'required' && !session.amr.includes('mfa')) return 'interaction_required';
@@ -213,6 +215,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
       redirectUri: null,
       dpopProof: false,
     });
+    // The hosted client's own code, bound to this page's PKCE verifier (codeBinding), its user enabled.
     const hostedCode = redeemed?.redeemed?.user && redeemed.redeemed.code;
     if (!hostedCode) throw expired();
     return { userId: hostedCode.userId, deviceId: hostedCode.deviceId, amr: hostedCode.amr, authTime: hostedCode.authTime };
