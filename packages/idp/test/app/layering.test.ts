@@ -157,7 +157,6 @@ const LONG_FUNCTIONS: Record<string, string> = {
     'reads each setting in turn (flag, variable, default) and refuses unsafe combinations, in the order docs/operations.md lists them',
   'idp/src/oidc/authorize-request.ts#checkAuthorizeRequest':
     "the authorization request's checks in the order RFC 6749 4.1.2.1's error rules need, read top to bottom",
-  'idp/src/token/service.ts#exchangeCode': "RFC 6749 4.1.3's checks of a code's redemption in order, with the replay and DPoP refusals",
 };
 
 describe('every source file of every package is TypeScript with short functions', () => {
