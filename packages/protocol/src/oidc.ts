@@ -30,6 +30,9 @@ export interface DiscoveryDocument {
   acr_values_supported: string[];
   /** RFC 9449 5.1: the JWS algorithms the service accepts for DPoP proofs. */
   dpop_signing_alg_values_supported: string[];
+  /** RFC 9126 5: where a client pushes its authorization request; `require_…` false: pushing is each client's choice or registration. */
+  pushed_authorization_request_endpoint: string;
+  require_pushed_authorization_requests: boolean;
   /** The languages the hosted pages and mails speak (BCP 47), chosen by `ui_locales`. */
   ui_locales_supported: string[];
   /** OIDC Core 5.5: false, the `claims` request parameter is not supported. */
@@ -38,6 +41,12 @@ export interface DiscoveryDocument {
   service_documentation?: string;
   op_policy_uri?: string;
   op_tos_uri?: string;
+}
+
+/** POST /oauth/par (RFC 9126 2.2). */
+export interface PushedAuthorizationResponse {
+  request_uri: string;
+  expires_in: number;
 }
 
 /** A published signing key (RFC 7517 4): its type's members, and kid, alg and use. */

@@ -94,6 +94,8 @@ export interface ClientService {
   setPasskeyMfa(clientId: string, value: string): Promise<void>;
   /** `required`: every token request of the client must carry a DPoP proof (RFC 9449 5.2); `optional` (default): a proof binds the tokens when sent. */
   setDpop(clientId: string, value: string): Promise<void>;
+  /** `required`: /authorize takes the client's requests only as pushed ones (RFC 9126); `optional` (default): its choice. */
+  setPushedRequests(clientId: string, value: string): Promise<void>;
   /**
    * A confidential client's new secret key, returned once and stored as its keyed hash. The old
    * one stops at once, with no grace (docs/operations.md): codes and refresh tokens it holds are
@@ -176,6 +178,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
           postLogoutRedirectUris,
           passkeySatisfiesMfa: true,
           dpopBoundAccessTokens: false,
+          requirePushedRequests: false,
         },
         hash('publishable-key', publishableKey),
         // The column predates public clients and is NOT NULL: a public client's is the hash of a
@@ -204,6 +207,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
             postLogoutRedirectUris: [],
             passkeySatisfiesMfa: true,
             dpopBoundAccessTokens: false,
+            requirePushedRequests: false,
           },
           hash('publishable-key', input.publishableKey),
           hash('secret-key', randomToken('sk_')),
@@ -254,6 +258,12 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     async setDpop(clientId: string, value: string): Promise<void> {
       if (value !== 'required' && value !== 'optional') throw new Error('--dpop is required or optional');
       if (firstParty.has(clientId) || !(await changing(clientId, () => store.setDpopBoundAccessTokens(clientId, value === 'required'))))
+        throw new Error(`no client ${clientId}`);
+    },
+
+    async setPushedRequests(clientId: string, value: string): Promise<void> {
+      if (value !== 'required' && value !== 'optional') throw new Error('--par is required or optional');
+      if (firstParty.has(clientId) || !(await changing(clientId, () => store.setRequirePushedRequests(clientId, value === 'required'))))
         throw new Error(`no client ${clientId}`);
     },
 

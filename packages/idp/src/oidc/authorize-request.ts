@@ -13,7 +13,6 @@ export type AuthorizeErrorCode =
   | 'login_required'
   | 'interaction_required'
   | 'request_not_supported'
-  | 'request_uri_not_supported'
   | 'registration_not_supported';
 
 /** The outcome of checking a request: shown on our own page, or sent back to the client. */
@@ -50,6 +49,8 @@ type Params = Record<string, unknown>;
 export async function checkAuthorizeRequest(
   params: Params,
   findClient: (id: string) => Promise<ClientRecord | undefined>,
+  /** `pushed`: the parameters came from a pushed request (RFC 9126), checked at the push or taken by its request_uri. */
+  { pushed = false }: { pushed?: boolean } = {},
 ): Promise<CheckedRequest> {
   // RFC 6749 3.1: a parameter sent twice is an error; for these two nobody can be told.
   const clientId = single(params.client_id);
@@ -89,8 +90,9 @@ export async function checkAuthorizeRequest(
   }
   // OIDC Core 6: request objects and dynamic registration are not supported.
   if (text('request') !== undefined) return fail('request_not_supported', 'Request objects are not supported.');
-  if (text('request_uri') !== undefined) return fail('request_uri_not_supported', 'request_uri is not supported.');
   if (text('registration') !== undefined) return fail('registration_not_supported', 'registration is not supported.');
+  // RFC 9126 5: a client registered to push its requests gets no code for one sent in the clear.
+  if (client.requirePushedRequests && !pushed) return fail('invalid_request', 'This client must push its authorization requests (PAR).');
   if (text('response_type') !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported.');
   if (mode !== undefined && !(RESPONSE_MODES as readonly string[]).includes(mode)) {
     return fail('invalid_request', `response_mode may be ${RESPONSE_MODES.join(' or ')}.`);

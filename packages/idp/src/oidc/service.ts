@@ -11,6 +11,7 @@ import type { EventLog } from '../events/service.js';
 import type { PasskeyStore } from '../factors/passkey/store.js';
 import { type AuthorizationResponse, authorizationResponse } from './authorization-response.js';
 import { type CheckedRequest, checkAuthorizeRequest } from './authorize-request.js';
+import type { PushedRequests } from './pushed-requests.js';
 import type { AuthorizationRequest, HeldSignIn, OidcStore, SignInSession } from './store.js';
 
 export interface OidcDeps {
@@ -18,6 +19,8 @@ export interface OidcDeps {
   clients: ClientService;
   codes: CodeService;
   store: OidcStore;
+  /** Pushed authorization requests (RFC 9126): /authorize takes one by its request_uri. */
+  pushed: Pick<PushedRequests, 'take'>;
   devices: DeviceStore;
   /**
    * A session a passkey opened is bound to that passkey: revoking it ends the session. A held
@@ -137,7 +140,7 @@ export interface OidcService {
  * store and token endpoint as the browser library's flow.
  */
 export function createOidcService(deps: OidcDeps): OidcService {
-  const { issuer, clients, codes, store, devices, passkeys, accounts, events, hash, now } = deps;
+  const { issuer, clients, codes, store, pushed, devices, passkeys, accounts, events, hash, now } = deps;
   const hostedPublishableKey = `pk_hosted_${hash('hosted-publishable-key', issuer).slice(0, 32)}`;
 
   const errorResponse = (checked: Extract<CheckedRequest, { kind: 'redirect-error' }>) =>
@@ -269,8 +272,15 @@ export function createOidcService(deps: OidcDeps): OidcService {
         publishableKey: hostedPublishableKey,
       }),
 
-    async authorize(params: Record<string, unknown>, cookies: { session?: string; binding?: string }): Promise<AuthorizeOutcome> {
-      const checked = await checkAuthorizeRequest(params, async (id) => (id === HOSTED_CLIENT_ID ? undefined : clients.findById(id)));
+    async authorize(sent: Record<string, unknown>, cookies: { session?: string; binding?: string }): Promise<AuthorizeOutcome> {
+      // RFC 9126 4: a request_uri stands for the request its client pushed, and only that request's parameters count.
+      const requestUri = typeof sent.request_uri === 'string' ? sent.request_uri : undefined;
+      const params =
+        requestUri === undefined ? sent : await pushed.take(typeof sent.client_id === 'string' ? sent.client_id : '', requestUri);
+      if (!params) return { kind: 'page', message: 'The pushed authorization request is unknown, expired or already used (request_uri).' };
+      const checked = await checkAuthorizeRequest(params, async (id) => (id === HOSTED_CLIENT_ID ? undefined : clients.findById(id)), {
+        pushed: requestUri !== undefined,
+      });
       if (checked.kind === 'page') return checked;
       if (checked.kind === 'redirect-error') return { kind: 'respond', response: errorResponse(checked) };
       const { client, request } = checked;

@@ -11,6 +11,7 @@ import { migrations0020 } from './migrations/0020-upstream.js';
 import { migrations0021 } from './migrations/0021-branding.js';
 import { migrations0022 } from './migrations/0022-identity-name.js';
 import { migrations0023 } from './migrations/0023-response-mode.js';
+import { migrations0024 } from './migrations/0024-pushed-requests.js';
 
 /**
  * Versioned migrations, applied in name order. A migration never changes once released;
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0021,
   ...migrations0022,
   ...migrations0023,
+  ...migrations0024,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -19,6 +19,7 @@ import { type Keyring, SIGNING_ALGS } from '../keys/keyring.js';
 import { ACR_VALUES } from '../oidc/acr.js';
 import { RESPONSE_MODES } from '../oidc/authorization-response.js';
 import { PROMPT_VALUES } from '../oidc/authorize-request.js';
+import { clientCredentials } from './client-credentials.js';
 import type { OAuthCors } from './cors.js';
 import { presentedToken, resourceProof, tokenEndpointProof, userinfoRefusal } from './dpop.js';
 import { SCOPES_SUPPORTED, type TokenService } from './service.js';
@@ -117,6 +118,8 @@ const DiscoveryAnswer = wireBody<DiscoveryDocument>()(
     claims_supported: Strings,
     acr_values_supported: Strings,
     dpop_signing_alg_values_supported: Strings,
+    pushed_authorization_request_endpoint: Type.String(),
+    require_pushed_authorization_requests: Type.Boolean(),
     ui_locales_supported: Strings,
     claims_parameter_supported: Type.Boolean(),
     service_documentation: Type.Optional(Type.String()),
@@ -137,27 +140,6 @@ const RevocationSchema = {
 const UserinfoSchema = { response: { 200: UserinfoAnswer, 401: BearerError, ...errorResponses(...SERVER_ERRORS) } };
 const JwksSchema = { response: { 200: JwksAnswer, ...errorResponses(...SERVER_ERRORS) } };
 const DiscoverySchema = { response: { 200: DiscoveryAnswer } };
-
-/**
- * RFC 6749 2.3.1: client_secret_basic (form-urlencoded id and secret) or client_secret_post, not
- * both; or `none`, client_id only, which only a public client may use.
- */
-function clientCredentials(authorization: string | undefined, body: { client_id?: string; client_secret?: string }) {
-  if (authorization?.startsWith('Basic ')) {
-    if (body.client_secret !== undefined) throw new OAuthError('invalid_request', 'Use one client authentication method, not two.');
-    const decoded = Buffer.from(authorization.slice(6), 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    try {
-      if (colon < 0) throw new URIError('no colon');
-      return { clientId: decodeURIComponent(decoded.slice(0, colon)), clientSecret: decodeURIComponent(decoded.slice(colon + 1)) };
-    } catch {
-      throw new OAuthError('invalid_client', 'Malformed Basic credentials.');
-    }
-  }
-  if (!body.client_id) throw new OAuthError('invalid_client', 'Client authentication is required.');
-  // No secret: a public client identifies itself by client_id alone (RFC 6749 2.3.1, 3.2.1).
-  return { clientId: body.client_id, clientSecret: body.client_secret };
-}
 
 export const tokenRoutes: FastifyPluginAsyncTypebox<{
   tokens: TokenService;
@@ -282,6 +264,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       // OIDC Core 2: the values the ID token's acr takes (oidc/acr.ts); acr_values requests are voluntary and not needed.
       acr_values_supported: [...ACR_VALUES],
       dpop_signing_alg_values_supported: [...DPOP_ALGS],
+      pushed_authorization_request_endpoint: issuer + Paths.pushedAuthorizationRequest,
+      // RFC 9126 6: not for every client; a client may be registered to require it (require_pushed_authorization_requests).
+      require_pushed_authorization_requests: false,
       ui_locales_supported: [...locales],
       claims_parameter_supported: false,
       ...(documentationUrl ? { service_documentation: documentationUrl } : {}),

@@ -24,6 +24,8 @@ export interface AccountTables {
     passkey_satisfies_mfa: number;
     /** 1: every token request must carry a DPoP proof (RFC 9449 5.2 dpop_bound_access_tokens); 0 (default): optional. */
     dpop_bound_access_tokens: number;
+    /** 1: every authorization request must be pushed first (RFC 9126 require_pushed_authorization_requests); 0 (default): optional. */
+    require_pushed_authorization_requests: number;
   };
   /** accounts/ */
   users: {

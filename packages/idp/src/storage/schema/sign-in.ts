@@ -56,6 +56,17 @@ export interface SignInTables {
     held_amr: string | null; // JSON array
     held_auth_time: number | null;
   };
+  /** oidc/pushed-requests.ts: a pushed authorization request (RFC 9126), single use, short-lived */
+  pushed_authorization_requests: {
+    /** Keyed hash of the request_uri's random part. */
+    id: string;
+    client_id: string;
+    /** The request's parameters as the client pushed them (a JSON object of strings). */
+    params: string;
+    created_at: number;
+    expires_at: number;
+    consumed_at: number | null;
+  };
   /** oidc/: the service's own sign-in session (the SSO cookie), bound to a remembered device */
   sign_in_sessions: {
     /** Keyed hash of the cookie value. */
