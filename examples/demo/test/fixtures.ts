@@ -264,6 +264,24 @@ export async function demoSignUp(stack: Stack, page: Page, email: string, origin
 }
 
 /**
+ * A new account whose second factor is email, made at the demo (its page lets a user choose it;
+ * the hosted pages never offer email, which after the emailed code would be the same mailbox):
+ * the demo's sign-up in `page` with "a code by email", the recovery codes passed. Its subject.
+ */
+export async function demoSignUpWithEmailMfa(stack: Stack, page: Page, email: string): Promise<string> {
+  await page.goto(stack.demoUrl);
+  await page.waitForSelector('#app[data-ready="true"]');
+  await demoEmailAndCode(stack, page, email);
+  await page.check('#method-step input[value=email]');
+  await page.click('#method-step button[type=submit]');
+  await page.waitForSelector('#recovery-step:not([hidden])');
+  await page.click('#recovery-step button[type=submit]');
+  await page.waitForURL(`${stack.demoUrl}/account`);
+  await page.waitForSelector('#account[data-state="ready"]');
+  return (await page.textContent('dd[data-claim="sub"]')) ?? '';
+}
+
+/**
  * The stack on http://localhost (a passkey's rp id is a domain) and "Strict Portal", a relying
  * party whose policy requires a second factor: started before the suite, closed after it;
  * `started` hands them over.

@@ -16,6 +16,7 @@ import { startUpstream, type TestUpstream } from '../../../packages/idp/test/sup
 import {
   authorizationRequest,
   callbackClaims,
+  demoSignUpWithEmailMfa,
   type Expected,
   inPage,
   type RelyingParty,
@@ -108,18 +109,13 @@ describe('continue with an upstream provider on the hosted pages, in Chromium', 
   const claimsAt = (page: Page, app: string, expected: Expected) => callbackClaims(page, apps[app] as RelyingParty, expected);
   const emailAndCode = (page: Page, email: string) => signInByEmail(stack, page, email);
 
-  /** An account with email MFA (an email-code sign-in to the strict app, in its own browser): its subject. */
+  /**
+   * An account with email MFA (the demo's sign-up, in its own browser: the hosted pages never
+   * offer email as a strict app's second factor, the email code having just proved the mailbox): its subject.
+   */
   async function accountWithEmailMfa(email: string): Promise<string> {
     const first = await newPage();
-    const strict = await open(first, 'Strict App');
-    await emailAndCode(first, email);
-    await first.getByRole('group', { name: /Strict App requires a second factor/ }).waitFor();
-    await first.getByLabel('A code by email').check();
-    // No code: the email code just proved the same address (factors/email-code/factor.ts).
-    await first.getByRole('button', { name: 'Continue' }).click();
-    await first.getByRole('heading', { name: 'Save your recovery codes' }).waitFor();
-    await first.getByRole('button', { name: 'I have saved them' }).click();
-    const owner = (await claimsAt(first, 'Strict App', strict)).sub;
+    const owner = await demoSignUpWithEmailMfa(stack, first, email);
     await first.context().close();
     return owner;
   }

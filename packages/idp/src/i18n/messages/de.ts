@@ -73,6 +73,8 @@ export const de = {
   'hosted.error.RATE_LIMITED': 'Zu viele Versuche. Warten Sie einen Moment und versuchen Sie es erneut.',
   'hosted.error.RATE_LIMITED.wait': 'Zu viele Versuche. Versuchen Sie es in {seconds, plural, one {# Sekunde} other {# Sekunden}} erneut.',
   'hosted.error.ACCOUNT_LOCKED': 'Dieses Konto ist nach zu vielen falschen Codes vorübergehend gesperrt. Versuchen Sie es später erneut.',
+  'hosted.error.MFA_UNAVAILABLE':
+    'Diese Anwendung verlangt einen zweiten Faktor außer Ihrem E-Mail-Postfach. Melden Sie sich in einem Browser an, den Sie schon benutzt haben, oder richten Sie eine Authenticator-App oder einen Passkey als zweiten Faktor ein.',
   'hosted.error.NETWORK_ERROR': 'Der Dienst ist nicht erreichbar. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.',
 
   'page.authorize.refused': 'Anmeldeanfrage abgelehnt',

@@ -74,6 +74,8 @@ export const en = {
   'hosted.error.RATE_LIMITED': 'Too many attempts. Wait a moment and try again.',
   'hosted.error.RATE_LIMITED.wait': 'Too many attempts. Try again in {seconds, plural, one {# second} other {# seconds}}.',
   'hosted.error.ACCOUNT_LOCKED': 'This account is locked for now after too many wrong codes. Try again later.',
+  'hosted.error.MFA_UNAVAILABLE':
+    'This application requires a second factor other than your email inbox. Sign in on a browser you used before, or set up an authenticator app or a passkey as your second factor.',
   'hosted.error.NETWORK_ERROR': 'The service cannot be reached. Check your connection and try again.',
 
   'page.authorize.refused': 'Sign-in request refused',

@@ -72,6 +72,8 @@ export const es = {
   'hosted.error.RATE_LIMITED.wait':
     'Demasiados intentos. Inténtelo de nuevo dentro de {seconds, plural, one {# segundo} other {# segundos}}.',
   'hosted.error.ACCOUNT_LOCKED': 'Esta cuenta está bloqueada por ahora tras demasiados códigos erróneos. Inténtelo más tarde.',
+  'hosted.error.MFA_UNAVAILABLE':
+    'Esta aplicación requiere un segundo factor distinto de su buzón de correo. Inicie sesión en un navegador que ya haya usado, o configure una aplicación de autenticación o una llave de acceso como segundo factor.',
   'hosted.error.NETWORK_ERROR': 'No se puede contactar con el servicio. Compruebe su conexión e inténtelo de nuevo.',
 
   'page.authorize.refused': 'Solicitud de inicio de sesión rechazada',

@@ -70,6 +70,8 @@ export const fr = {
   'hosted.error.RATE_LIMITED': 'Trop de tentatives. Patientez un instant et réessayez.',
   'hosted.error.RATE_LIMITED.wait': 'Trop de tentatives. Réessayez dans {seconds, plural, one {# seconde} other {# secondes}}.',
   'hosted.error.ACCOUNT_LOCKED': 'Ce compte est bloqué pour le moment après trop de codes erronés. Réessayez plus tard.',
+  'hosted.error.MFA_UNAVAILABLE':
+    "Cette application exige un second facteur autre que votre boîte mail. Connectez-vous depuis un navigateur déjà utilisé, ou configurez une application d'authentification ou une clé d'accès comme second facteur.",
   'hosted.error.NETWORK_ERROR': 'Le service est injoignable. Vérifiez votre connexion et réessayez.',
 
   'page.authorize.refused': 'Demande de connexion refusée',
