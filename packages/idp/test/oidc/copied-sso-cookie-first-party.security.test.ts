@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { IDBFactory } from 'fake-indexeddb';
+import * as OTPAuth from 'otpauth';
 import { createPkcePair } from 'service-web';
 import { CONSOLE_CLIENT_ID } from '../../src/clients/service.js';
 import { setCookies } from '../support/console-helpers.js';
@@ -47,7 +48,14 @@ describe('a copied SSO cookie and the first-party callbacks', () => {
     await client.verifyEmailOtp({ userid: operatorEmail, otp: await service.latestOtp(operatorEmail) });
     assert.equal((await client.verifyDevice({ userid: operatorEmail })).status, 'MFA_ENROLLMENT_NEEDED');
     clock.tick();
-    const enrolled = await client.verifyDevice({ userid: operatorEmail, mfaMethod: 'email' });
+    // An authenticator app: the second factor the console takes (the mailbox is never one).
+    const started = await client.verifyDevice({ userid: operatorEmail, mfaMethod: 'totp' });
+    assert.equal(started.status, 'FINALIZE_REGISTRATION_NEEDED');
+    const secret = OTPAuth.Secret.fromBase32((started as { secret: string }).secret);
+    const enrolled = await client.verifyMfa({
+      userid: operatorEmail,
+      otp: new OTPAuth.TOTP({ secret }).generate({ timestamp: clock.now() }),
+    });
     assert.equal(enrolled.status, 'SUCCESS');
     const code = enrolled.status === 'SUCCESS' ? enrolled.code : '';
     const done = await complete(service, jar, { request: requestIdOf(start.location), code, codeVerifier: pkce.codeVerifier });
