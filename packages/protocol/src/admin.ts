@@ -69,6 +69,8 @@ export interface AdminClient {
   passkeySatisfiesMfa: boolean;
   /** RFC 9449 5.2 `dpop_bound_access_tokens`: every token request of this client must carry a DPoP proof. */
   dpopBoundAccessTokens: boolean;
+  /** RFC 9126 `require_pushed_authorization_requests`: /authorize takes this client's requests only pushed (POST /oauth/par). */
+  requirePushedAuthorizationRequests: boolean;
 }
 
 /** An admin key (never the key itself). */

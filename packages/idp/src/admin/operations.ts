@@ -10,6 +10,7 @@ export interface Operations {
   setMfaPolicy(clientId: string, policy: string, actor: string): Promise<void>;
   setPasskeyMfa(clientId: string, value: string, actor: string): Promise<void>;
   setDpop(clientId: string, value: string, actor: string): Promise<void>;
+  setPushedRequests(clientId: string, value: string, actor: string): Promise<void>;
   setIdTokenAlg(clientId: string, alg: string, actor: string): Promise<void>;
   setPostLogoutRedirectUris(clientId: string, uris: string[], actor: string): Promise<void>;
   /** Every address given is checked before any is stored: a refused change (400) stores nothing. */
@@ -68,6 +69,11 @@ export function createOperations({
     async setDpop(clientId: string, value: string, actor: string): Promise<void> {
       await checked(() => clients.setDpop(clientId, value));
       await events.record({ type: 'client.updated', clientId, actor, detail: { dpop: value } });
+    },
+
+    async setPushedRequests(clientId: string, value: string, actor: string): Promise<void> {
+      await checked(() => clients.setPushedRequests(clientId, value));
+      await events.record({ type: 'client.updated', clientId, actor, detail: { par: value } });
     },
 
     async setIdTokenAlg(clientId: string, alg: string, actor: string): Promise<void> {

@@ -292,6 +292,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
             passkeySatisfiesMfa: Type.Optional(Type.Boolean()),
             /** RFC 9449 5.2: true, every token request of the client must carry a DPoP proof. */
             dpopBoundAccessTokens: Type.Optional(Type.Boolean()),
+            /** RFC 9126 5: true, /authorize takes the client's requests only pushed. */
+            requirePushedAuthorizationRequests: Type.Optional(Type.Boolean()),
           },
           { additionalProperties: false, minProperties: 1 },
         ),
@@ -305,6 +307,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
         postLogoutRedirectUris,
         passkeySatisfiesMfa,
         dpopBoundAccessTokens,
+        requirePushedAuthorizationRequests,
         origins,
         redirectUris,
       } = request.body;
@@ -326,6 +329,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
         await operations.setPasskeyMfa(request.params.id, passkeySatisfiesMfa ? 'yes' : 'no', actor(request));
       if (dpopBoundAccessTokens !== undefined)
         await operations.setDpop(request.params.id, dpopBoundAccessTokens ? 'required' : 'optional', actor(request));
+      if (requirePushedAuthorizationRequests !== undefined)
+        await operations.setPushedRequests(request.params.id, requirePushedAuthorizationRequests ? 'required' : 'optional', actor(request));
       return reply.code(204).send(null);
     },
   );

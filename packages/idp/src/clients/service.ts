@@ -178,7 +178,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
           postLogoutRedirectUris,
           passkeySatisfiesMfa: true,
           dpopBoundAccessTokens: false,
-          requirePushedRequests: false,
+          requirePushedAuthorizationRequests: false,
         },
         hash('publishable-key', publishableKey),
         // The column predates public clients and is NOT NULL: a public client's is the hash of a
@@ -207,7 +207,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
             postLogoutRedirectUris: [],
             passkeySatisfiesMfa: true,
             dpopBoundAccessTokens: false,
-            requirePushedRequests: false,
+            requirePushedAuthorizationRequests: false,
           },
           hash('publishable-key', input.publishableKey),
           hash('secret-key', randomToken('sk_')),

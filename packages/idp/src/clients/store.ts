@@ -22,7 +22,7 @@ export interface ClientRecord {
   /** RFC 9449 5.2: every token request of this client must carry a DPoP proof. Default false. */
   dpopBoundAccessTokens: boolean;
   /** RFC 9126 require_pushed_authorization_requests: /authorize takes this client's requests only as a pushed request_uri. Default false. */
-  requirePushedRequests: boolean;
+  requirePushedAuthorizationRequests: boolean;
   /**
    * Set only on the built-in hosted client as it acts for a pending authorization request
    * (oidc/service.ts hostedClientFor): the application the user signs in to, which mails and
@@ -51,7 +51,7 @@ export function toRecord(row: Row): ClientRecord {
     postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
     passkeySatisfiesMfa: Number(row.passkey_satisfies_mfa ?? 1) !== 0,
     dpopBoundAccessTokens: Number(row.dpop_bound_access_tokens ?? 0) !== 0,
-    requirePushedRequests: Number(row.require_pushed_authorization_requests ?? 0) !== 0,
+    requirePushedAuthorizationRequests: Number(row.require_pushed_authorization_requests ?? 0) !== 0,
   };
 }
 
@@ -70,7 +70,7 @@ function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: 
     post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
     passkey_satisfies_mfa: client.passkeySatisfiesMfa ? 1 : 0,
     dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
-    require_pushed_authorization_requests: client.requirePushedRequests ? 1 : 0,
+    require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
   };
 }
 

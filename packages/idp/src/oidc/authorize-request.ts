@@ -92,7 +92,8 @@ export async function checkAuthorizeRequest(
   if (text('request') !== undefined) return fail('request_not_supported', 'Request objects are not supported.');
   if (text('registration') !== undefined) return fail('registration_not_supported', 'registration is not supported.');
   // RFC 9126 5: a client registered to push its requests gets no code for one sent in the clear.
-  if (client.requirePushedRequests && !pushed) return fail('invalid_request', 'This client must push its authorization requests (PAR).');
+  if (client.requirePushedAuthorizationRequests && !pushed)
+    return fail('invalid_request', 'This client must push its authorization requests (PAR).');
   if (text('response_type') !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported.');
   if (mode !== undefined && !(RESPONSE_MODES as readonly string[]).includes(mode)) {
     return fail('invalid_request', `response_mode may be ${RESPONSE_MODES.join(' or ')}.`);
