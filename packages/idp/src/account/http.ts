@@ -80,8 +80,11 @@ export function accountHttp({ account, issuer, languages }: { account: AccountCe
   const names = cookieNames(issuer);
   const secure = issuer.startsWith('https:') ? '; Secure' : '';
   const { locales } = languages;
+  // A `__Host-` cookie must have Path=/ (RFC 6265bis 4.1.3.2), or browsers drop it; the names
+  // keep it apart from every other cookie. Over http (no prefix) it stays under /account.
+  const path = secure ? '/' : ACCOUNT_PATH;
   const cookie = (name: string, sameSite: string) => (value: string, maxAge: number) =>
-    `${name}=${value}; Path=${ACCOUNT_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=${sameSite}${secure}`;
+    `${name}=${value}; Path=${path}; Max-Age=${maxAge}; HttpOnly; SameSite=${sameSite}${secure}`;
   const cookieOf = (request: FastifyRequest) => parseCookies(request.headers.cookie).get(names.session);
 
   const page = async (request: FastifyRequest, reply: FastifyReply, status: number, main: (locale: string) => string) => {
