@@ -212,7 +212,10 @@ export function accountHttp({ account, issuer, languages }: { account: AccountCe
 
   return {
     names,
-    sessionCookie: cookie(names.session, 'Strict'),
+    // Lax, not Strict: a link from an application on another site starts the redirect chain that
+    // ends at /account, and a Strict cookie is not sent on it (the page looped back to the sign-in).
+    // A cross-site POST still carries no cookie; every action also checks its token and Origin.
+    sessionCookie: cookie(names.session, 'Lax'),
     loginCookie: cookie(names.login, 'Lax'),
     uiCookie: cookie(names.ui, 'Lax'),
     cookieOf,
