@@ -9,7 +9,7 @@
  * axe-core on the new steps (the buttons, the link step) at phone and desktop sizes.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it as test } from 'node:test';
 import { build } from 'esbuild';
 import type { Page } from 'playwright-core';
 import { startUpstream, type TestUpstream } from '../../../packages/idp/test/support/upstream.ts';
@@ -27,7 +27,20 @@ import {
 import { type PageServer, ROOT, SEND_WINDOW_MS, type Stack, screenshot, servePages, startStack } from './harness.ts';
 import { assertAccessible, VIEWPORTS } from './visual.ts';
 
-describe('continue with an upstream provider on the hosted pages, in Chromium', { timeout: 5 * 60_000 }, () => {
+/** Over https, the scenarios whose cookies the scheme changes run again: the new user, and the account center. */
+const OVER_HTTPS = [/^a new user/, /^the account center/];
+
+describe('continue with an upstream provider on the hosted pages, in Chromium', { timeout: 5 * 60_000 }, () => upstreamScenarios('http'));
+// Over https (a TLS front, __Host- cookies): the flow cookie must come back at the callback, and the
+// account center's cookies must keep its session. Chromium drops a __Host- cookie whose Path is not /.
+describe('continue with an upstream provider on the hosted pages, in Chromium, over https', { timeout: 3 * 60_000 }, () =>
+  upstreamScenarios('https'),
+);
+
+function upstreamScenarios(scheme: 'http' | 'https') {
+  const it = (name: string, run: () => Promise<void>) => {
+    if (scheme === 'http' || OVER_HTTPS.some((pattern) => pattern.test(name))) test(name, run);
+  };
   let stack: Stack;
   let upstream: TestUpstream;
   let rpPages: PageServer;
@@ -37,7 +50,7 @@ describe('continue with an upstream provider on the hosted pages, in Chromium', 
   let connectionId = '';
 
   before(async () => {
-    stack = await startStack();
+    stack = await startStack({ https: scheme === 'https' });
     upstream = await startUpstream(`${stack.serviceUrl}/upstream/callback`);
     rpPages = await servePages();
     const clientIds: string[] = [];
@@ -441,4 +454,4 @@ for (const id of ['go', 'remember'])
     assert.equal(await page.getByRole('region', { name: 'Linked sign-ins' }).count(), 0, 'unlinked');
     await page.context().close();
   });
-});
+}
