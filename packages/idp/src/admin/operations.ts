@@ -6,7 +6,11 @@ import type { EventLog } from '../events/service.js';
 import type { Keyring } from '../keys/keyring.js';
 
 export interface Operations {
-  createClient(input: NewClient, actor: string): Promise<NewClientKeys>;
+  /**
+   * Creates the client with every setting given (its branding too), all checked before anything
+   * is stored: a refused value (400, exit 2) creates nothing.
+   */
+  createClient(input: NewClient, actor: string, brand?: BrandingChange): Promise<NewClientKeys>;
   setMfaPolicy(clientId: string, policy: string, actor: string): Promise<void>;
   setPasskeyMfa(clientId: string, value: string, actor: string): Promise<void>;
   setDpop(clientId: string, value: string, actor: string): Promise<void>;
@@ -49,9 +53,13 @@ export function createOperations({
   };
 
   return {
-    async createClient(input: NewClient, actor: string): Promise<NewClientKeys> {
+    async createClient(input: NewClient, actor: string, brand?: BrandingChange): Promise<NewClientKeys> {
+      const branded = brand !== undefined && Object.values(brand).some((value) => value !== undefined);
+      // The branding lives in its own table: checked first, so a refused value creates no client.
+      if (branded) await checked(async () => branding.check(brand));
       const keys = await checked(() => clients.create(input));
-      await events.record({ type: 'client.created', clientId: keys.clientId, actor });
+      if (branded) await branding.update(keys.clientId, brand);
+      await events.record({ type: 'client.created', clientId: keys.clientId, actor, detail: createdDetail(input, branded ? brand : {}) });
       return keys;
     },
 
@@ -122,4 +130,18 @@ export function createOperations({
       return productName;
     },
   };
+}
+
+/** What `client.created` records of the settings given at creation (as `client.updated` would name them), never a value of the branding. */
+function createdDetail(input: NewClient, brand: BrandingChange): Record<string, string> {
+  const detail: Record<string, string> = {};
+  if (input.mfaPolicy) detail.mfaPolicy = input.mfaPolicy;
+  if (input.passkeySatisfiesMfa !== undefined) detail.passkeyMfa = input.passkeySatisfiesMfa ? 'yes' : 'no';
+  if (input.dpopBoundAccessTokens !== undefined) detail.dpop = input.dpopBoundAccessTokens ? 'required' : 'optional';
+  if (input.idTokenSignedResponseAlg) detail.idTokenAlg = input.idTokenSignedResponseAlg;
+  const fields = Object.entries(brand)
+    .filter(([, value]) => value !== undefined)
+    .map(([name]) => name);
+  if (fields.length) detail.branding = fields.join(' ');
+  return detail;
 }

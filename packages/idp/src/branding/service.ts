@@ -50,6 +50,8 @@ export interface Branding {
   show(clientId: string): Promise<AdminClientBranding>;
   /** Checks every value of the change first (a refusal stores nothing), then writes them in one statement. */
   update(clientId: string, change: BrandingChange): Promise<AdminClientBranding>;
+  /** Checks every value of the change as `update` does, storing nothing (a client's creation checks its branding first). */
+  check(change: BrandingChange): void;
   /** The brand of a client (the built-in hosted client stands for no application: the product's). */
   brandOf(client: Pick<ClientRecord, 'id' | 'name'> | undefined): Promise<Brand>;
   /** A served logo by its file name (`<sha256>.<ext>`), or undefined. */
@@ -102,6 +104,30 @@ export function createBranding({
   const optional = <T>(value: string | null | undefined, check: (v: string) => T) =>
     value === undefined ? undefined : value === null || value === '' ? null : check(value);
 
+  /** The columns a change writes, every value checked (a refusal throws, naming the rule). */
+  const checkedWrite = (change: BrandingChange): BrandingWrite => {
+    const write: BrandingWrite = {};
+    const displayName = optional(change.displayName, (v) => checkName(v, 'the display name'));
+    if (displayName !== undefined) write.display_name = displayName;
+    const accent = optional(change.accent, (v) => checkAccent(v).accent);
+    if (accent !== undefined) write.accent = accent;
+    const terms = optional(change.termsUrl, (v) => checkPageUrl(v, 'the terms URL'));
+    if (terms !== undefined) write.terms_url = terms;
+    const privacy = optional(change.privacyUrl, (v) => checkPageUrl(v, 'the privacy URL'));
+    if (privacy !== undefined) write.privacy_url = privacy;
+    const sender = optional(change.mailSenderName, checkSenderName);
+    if (sender !== undefined) write.mail_sender_name = sender;
+    if (change.logo === null) Object.assign(write, { logo_base64: null, logo_type: null, logo_sha256: null });
+    else if (change.logo !== undefined) {
+      const type = checkLogo(change.logo);
+      write.logo_base64 = change.logo.toString('base64');
+      write.logo_type = type;
+      write.logo_sha256 = createHash('sha256').update(change.logo).digest('hex');
+    }
+    if (Object.keys(write).length === 0) throw new Error('nothing to change');
+    return write;
+  };
+
   return {
     productName,
 
@@ -118,27 +144,12 @@ export function createBranding({
 
     async update(clientId: string, change: BrandingChange): Promise<AdminClientBranding> {
       await known(clientId);
-      const write: BrandingWrite = {};
-      const displayName = optional(change.displayName, (v) => checkName(v, 'the display name'));
-      if (displayName !== undefined) write.display_name = displayName;
-      const accent = optional(change.accent, (v) => checkAccent(v).accent);
-      if (accent !== undefined) write.accent = accent;
-      const terms = optional(change.termsUrl, (v) => checkPageUrl(v, 'the terms URL'));
-      if (terms !== undefined) write.terms_url = terms;
-      const privacy = optional(change.privacyUrl, (v) => checkPageUrl(v, 'the privacy URL'));
-      if (privacy !== undefined) write.privacy_url = privacy;
-      const sender = optional(change.mailSenderName, checkSenderName);
-      if (sender !== undefined) write.mail_sender_name = sender;
-      if (change.logo === null) Object.assign(write, { logo_base64: null, logo_type: null, logo_sha256: null });
-      else if (change.logo !== undefined) {
-        const type = checkLogo(change.logo);
-        write.logo_base64 = change.logo.toString('base64');
-        write.logo_type = type;
-        write.logo_sha256 = createHash('sha256').update(change.logo).digest('hex');
-      }
-      if (Object.keys(write).length === 0) throw new Error('nothing to change');
-      await store.write(clientId, write, now());
+      await store.write(clientId, checkedWrite(change), now());
       return shown(clientId, await store.find(clientId));
+    },
+
+    check(change: BrandingChange): void {
+      checkedWrite(change);
     },
 
     async brandOf(client: Pick<ClientRecord, 'id' | 'name'> | undefined): Promise<Brand> {

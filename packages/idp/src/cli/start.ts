@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { Paths } from 'service-protocol';
 import type { ServiceConfig } from '../config.js';
 import type { MigrationStatus } from '../storage/migrations.js';
-import { type Command, UsageError } from './command.js';
+import { CONFIG_FLAGS, type Command, UsageError } from './command.js';
 
 export const start: Command = {
   name: 'start',
@@ -13,7 +13,7 @@ export const start: Command = {
       machine; --metrics-port serves /metrics on a separate loopback listener; --console-port
       serves the operator console (/admin) on its own loopback listener instead of the main one.
 `,
-  flags: ['port', 'host', 'issuer', 'test-mode', 'dev-inbox', 'metrics-port', 'console-port'],
+  flags: CONFIG_FLAGS,
   data: 'created',
   async run({ config }, io) {
     const json = config.logFormat === 'json';

@@ -54,6 +54,13 @@ export interface NewClient {
   public?: boolean;
   /** OIDC RP-Initiated Logout 1.0 3.1: where the end-session endpoint may send the browser back. */
   postLogoutRedirectUris?: string[];
+  /**
+   * The settings `clients update` changes, given at creation so the client never exists in a
+   * weaker state first (setMfaPolicy, setPasskeyMfa, setDpop check the same values).
+   */
+  mfaPolicy?: string;
+  passkeySatisfiesMfa?: boolean;
+  dpopBoundAccessTokens?: boolean;
 }
 
 /** The addresses of a client an operator replaces together (PATCH /admin/v1/clients/{id}, the console's edit form). */
@@ -151,6 +158,8 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     async create(input: NewClient): Promise<NewClientKeys> {
       const idTokenSignedResponseAlg = input.idTokenSignedResponseAlg ?? 'RS256';
       if (!isSigningAlg(idTokenSignedResponseAlg)) throw new Error(`the ID token algorithm is one of ${SIGNING_ALGS.join(', ')}`);
+      const mfaPolicy = input.mfaPolicy ?? 'optional';
+      if (mfaPolicy !== 'optional' && mfaPolicy !== 'required') throw new Error('the MFA policy is optional or required');
       const name = input.name.trim();
       if (!name || name.length > 100) throw new Error('client name must be 1 to 100 characters');
       const redirectUris = [...new Set((input.redirectUris ?? []).map((uri) => checkRedirectUri(uri)))];
@@ -168,14 +177,14 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
           id: clientId,
           name,
           origins,
-          mfaPolicy: 'optional',
+          mfaPolicy,
           idTokenSignedResponseAlg,
           createdAt: now(),
           redirectUris,
           type,
           postLogoutRedirectUris,
-          passkeySatisfiesMfa: true,
-          dpopBoundAccessTokens: false,
+          passkeySatisfiesMfa: input.passkeySatisfiesMfa ?? true,
+          dpopBoundAccessTokens: input.dpopBoundAccessTokens ?? false,
         },
         hash('publishable-key', publishableKey),
         // The column predates public clients and is NOT NULL: a public client's is the hash of a

@@ -204,6 +204,20 @@ export async function openTestDatabase(connectUrl = TEST_DATABASE_URL): Promise<
   return { db, schema, drop: () => adminQuery(`drop schema if exists ${schema} cascade`) };
 }
 
+/**
+ * A fresh database for the built CLI (runCli): on PostgreSQL a new schema, reached through the
+ * URL's `options` parameter as libpq does (`args` is `--database URL`); on SQLite nothing to pass
+ * (the data folder's own file).
+ */
+export async function openCliDatabase(): Promise<{ args: string[]; drop(): Promise<void> }> {
+  if (!TEST_DATABASE_URL) return { args: [], drop: async () => {} };
+  const t = await openTestDatabase();
+  await t.db.destroy();
+  const url = new URL(TEST_DATABASE_URL);
+  url.searchParams.set('options', `-c search_path=${t.schema}`);
+  return { args: ['--database', url.toString()], drop: t.drop };
+}
+
 /** Runs one statement on SERVICE_TEST_DATABASE_URL itself (outside any test schema). */
 export async function adminQuery(text: string): Promise<void> {
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
