@@ -1,5 +1,6 @@
 import type { AdminClientBranding } from 'service-protocol';
 import type { Branding, BrandingChange } from '../branding/service.js';
+import { checkName } from '../branding/validate.js';
 import type { AddressChange, ClientService, NewClient, NewClientKeys } from '../clients/service.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
@@ -54,10 +55,12 @@ export function createOperations({
 
   return {
     async createClient(input: NewClient, actor: string, brand?: BrandingChange): Promise<NewClientKeys> {
+      // The client's name is its default display name (pages, mails): the display name's rules apply.
+      const name = await checked(async () => checkName(input.name, 'the application name'));
       const branded = brand !== undefined && Object.values(brand).some((value) => value !== undefined);
       // The branding lives in its own table: checked first, so a refused value creates no client.
       if (branded) await checked(async () => branding.check(brand));
-      const keys = await checked(() => clients.create(input));
+      const keys = await checked(() => clients.create({ ...input, name }));
       if (branded) await branding.update(keys.clientId, brand);
       await events.record({ type: 'client.created', clientId: keys.clientId, actor, detail: createdDetail(input, branded ? brand : {}) });
       return keys;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type AdminClientBranding, Paths } from 'service-protocol';
-import { CONSOLE_CLIENT_ID, HOSTED_CLIENT_ID } from '../clients/service.js';
+import { HOSTED_CLIENT_ID, isBuiltInClient } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
 import type { BrandingFields, BrandingStore, BrandingWrite } from './store.js';
 import {
@@ -79,8 +79,8 @@ export function createBranding({
   now: () => number;
 }): Branding {
   const known = async (clientId: string) => {
-    // The built-in clients (the hosted pages, the operator console) are the service's own: not the operators' to brand.
-    const client = clientId === HOSTED_CLIENT_ID || clientId === CONSOLE_CLIENT_ID ? undefined : await clients.findById(clientId);
+    // The built-in clients (the hosted pages, the console, the account center) are the service's own: not the operators' to brand.
+    const client = isBuiltInClient(clientId) ? undefined : await clients.findById(clientId);
     if (!client) throw new Error(`no client ${clientId}`);
     return client;
   };
