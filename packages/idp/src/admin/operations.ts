@@ -1,12 +1,17 @@
 import type { AdminClientBranding, AdminSettings } from 'service-protocol';
 import type { Branding, BrandingChange, SettingsChange } from '../branding/service.js';
+import { checkName } from '../branding/validate.js';
 import type { AddressChange, ClientService, NewClient, NewClientKeys } from '../clients/service.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { Keyring } from '../keys/keyring.js';
 
 export interface Operations {
-  createClient(input: NewClient, actor: string): Promise<NewClientKeys>;
+  /**
+   * Creates the client with every setting given (its branding too), all checked before anything
+   * is stored: a refused value (400, exit 2) creates nothing.
+   */
+  createClient(input: NewClient, actor: string, brand?: BrandingChange): Promise<NewClientKeys>;
   setMfaPolicy(clientId: string, policy: string, actor: string): Promise<void>;
   setPasskeyMfa(clientId: string, value: string, actor: string): Promise<void>;
   setDpop(clientId: string, value: string, actor: string): Promise<void>;
@@ -50,9 +55,15 @@ export function createOperations({
   };
 
   return {
-    async createClient(input: NewClient, actor: string): Promise<NewClientKeys> {
-      const keys = await checked(() => clients.create(input));
-      await events.record({ type: 'client.created', clientId: keys.clientId, actor });
+    async createClient(input: NewClient, actor: string, brand?: BrandingChange): Promise<NewClientKeys> {
+      // The client's name is its default display name (pages, mails): the display name's rules apply.
+      const name = await checked(async () => checkName(input.name, 'the application name'));
+      const branded = brand !== undefined && Object.values(brand).some((value) => value !== undefined);
+      // The branding lives in its own table: checked first, so a refused value creates no client.
+      if (branded) await checked(async () => branding.check(brand));
+      const keys = await checked(() => clients.create({ ...input, name }));
+      if (branded) await branding.update(keys.clientId, brand);
+      await events.record({ type: 'client.created', clientId: keys.clientId, actor, detail: createdDetail(input, branded ? brand : {}) });
       return keys;
     },
 
@@ -133,4 +144,20 @@ export function createOperations({
       return settings;
     },
   };
+}
+
+/** What `client.created` records of the settings given at creation (as `client.updated` would name them), never a value of the branding. */
+function createdDetail(input: NewClient, brand: BrandingChange): Record<string, string> {
+  const detail: Record<string, string> = {};
+  if (input.mfaPolicy) detail.mfaPolicy = input.mfaPolicy;
+  if (input.passkeySatisfiesMfa !== undefined) detail.passkeyMfa = input.passkeySatisfiesMfa ? 'yes' : 'no';
+  if (input.dpopBoundAccessTokens !== undefined) detail.dpop = input.dpopBoundAccessTokens ? 'required' : 'optional';
+  if (input.requirePushedAuthorizationRequests !== undefined)
+    detail.par = input.requirePushedAuthorizationRequests ? 'required' : 'optional';
+  if (input.idTokenSignedResponseAlg) detail.idTokenAlg = input.idTokenSignedResponseAlg;
+  const fields = Object.entries(brand)
+    .filter(([, value]) => value !== undefined)
+    .map(([name]) => name);
+  if (fields.length) detail.branding = fields.join(' ');
+  return detail;
 }

@@ -1,15 +1,12 @@
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
-import {
-  BROWSER_CLIENT_CACHE_ENTRIES,
-  BROWSER_CLIENT_CACHE_MS,
-  CLIENT_REDIRECT_URIS_MAX,
-  PAGE_SIZE_MAX,
-  REDIRECT_URI_MAX_LENGTH,
-} from '../defaults.js';
+import { BROWSER_CLIENT_CACHE_ENTRIES, BROWSER_CLIENT_CACHE_MS, CLIENT_REDIRECT_URIS_MAX, PAGE_SIZE_MAX } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { isSigningAlg, SIGNING_ALGS } from '../keys/algs.js';
 import { keysetPage, type PageQuery } from '../storage/pagination.js';
 import type { ClientRecord, ClientStore } from './store.js';
+import { checkPostLogoutRedirectUris, checkRedirectUri, normalizeOrigin } from './uris.js';
+
+export { checkRedirectUri, normalizeOrigin } from './uris.js';
 
 /**
  * The first-party client the hosted sign-in pages use (oidc/): service-web runs on the
@@ -27,6 +24,13 @@ export const CONSOLE_CLIENT_ID = 'cli_operator_console';
  */
 export const ACCOUNT_CLIENT_ID = 'cli_account_center';
 const firstParty = new Set([HOSTED_CLIENT_ID, CONSOLE_CLIENT_ID, ACCOUNT_CLIENT_ID]);
+
+/**
+ * The service's own clients (hosted pages, console, account center): no operator's to see,
+ * change, brand, give delegation keys or delete. Every such path answers as for an unknown
+ * client (404, exit 1 `no client …`), the admin API, the console and the CLI alike.
+ */
+export const isBuiltInClient = (clientId: string): boolean => firstParty.has(clientId);
 
 /** A built-in client: its origin and, for a client with redirects, its redirect URI and MFA policy. */
 export interface FirstPartyClient {
@@ -54,6 +58,14 @@ export interface NewClient {
   public?: boolean;
   /** OIDC RP-Initiated Logout 1.0 3.1: where the end-session endpoint may send the browser back. */
   postLogoutRedirectUris?: string[];
+  /**
+   * The settings `clients update` changes, given at creation so the client never exists in a
+   * weaker state first (setMfaPolicy, setPasskeyMfa, setDpop check the same values).
+   */
+  mfaPolicy?: string;
+  passkeySatisfiesMfa?: boolean;
+  dpopBoundAccessTokens?: boolean;
+  requirePushedAuthorizationRequests?: boolean;
 }
 
 /** The addresses of a client an operator replaces together (PATCH /admin/v1/clients/{id}, the console's edit form). */
@@ -153,6 +165,8 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     async create(input: NewClient): Promise<NewClientKeys> {
       const idTokenSignedResponseAlg = input.idTokenSignedResponseAlg ?? 'RS256';
       if (!isSigningAlg(idTokenSignedResponseAlg)) throw new Error(`the ID token algorithm is one of ${SIGNING_ALGS.join(', ')}`);
+      const mfaPolicy = input.mfaPolicy ?? 'optional';
+      if (mfaPolicy !== 'optional' && mfaPolicy !== 'required') throw new Error('the MFA policy is optional or required');
       const name = input.name.trim();
       if (!name || name.length > 100) throw new Error('client name must be 1 to 100 characters');
       const redirectUris = [...new Set((input.redirectUris ?? []).map((uri) => checkRedirectUri(uri)))];
@@ -170,15 +184,15 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
           id: clientId,
           name,
           origins,
-          mfaPolicy: 'optional',
+          mfaPolicy,
           idTokenSignedResponseAlg,
           createdAt: now(),
           redirectUris,
           type,
           postLogoutRedirectUris,
-          passkeySatisfiesMfa: true,
-          dpopBoundAccessTokens: false,
-          requirePushedAuthorizationRequests: false,
+          passkeySatisfiesMfa: input.passkeySatisfiesMfa ?? true,
+          dpopBoundAccessTokens: input.dpopBoundAccessTokens ?? false,
+          requirePushedAuthorizationRequests: input.requirePushedAuthorizationRequests ?? false,
         },
         hash('publishable-key', publishableKey),
         // The column predates public clients and is NOT NULL: a public client's is the hash of a
@@ -220,7 +234,8 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
 
     async setIdTokenAlg(clientId: string, alg: string): Promise<void> {
       if (!isSigningAlg(alg)) throw new Error(`the ID token algorithm is one of ${SIGNING_ALGS.join(', ')}`);
-      if (!(await changing(clientId, () => store.setIdTokenAlg(clientId, alg)))) throw new Error(`no client ${clientId}`);
+      if (firstParty.has(clientId) || !(await changing(clientId, () => store.setIdTokenAlg(clientId, alg))))
+        throw new Error(`no client ${clientId}`);
     },
 
     async setAddresses(clientId: string, change: AddressChange): Promise<void> {
@@ -333,70 +348,4 @@ function checkBrowserOrigin(client: ClientRecord | undefined, origin: string | u
     throw new ServiceError('ERR_CLIENT_ORIGIN_NOT_ALLOWED', 'This origin is not registered for the publishable key.');
   }
   return client;
-}
-
-/**
- * What an error message may say of a URI the operator gave: its scheme and host, never the
- * whole input, whose user info, path or query may hold a credential (`https://user:pass@host`), nor a scheme
- * that is not one we accept (`user:pass@host` parses as scheme `user`). Errors reach the admin API's answers, the CLI's output and logs.
- */
-function shownUri(url: URL): string {
-  return url.host ? `${url.protocol}//${url.host}` : url.protocol;
-}
-
-/**
- * The characters a URI may hold (RFC 3986 2): unreserved, reserved, and `%` with two hex digits.
- * Not a space, a control character, `"`, `<`, `>`, `\`, `^`, `` ` ``, `{`, `|`, `}` or non-ASCII:
- * WHATWG URL parsing would take them (and drop tabs and line breaks unseen), but a URI kept
- * verbatim for exact matching must be one as the client sends it, percent-encoded.
- */
-const URI_CHARACTERS = /^(?:[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*$/;
-
-/**
- * A redirect URI as registered, kept verbatim for exact matching (RFC 9700 2.1). A URI (RFC 3986:
- * a space or any other character outside it percent-encoded), absolute, no fragment (RFC 6749
- * 3.1.2), no credentials; http(s), or a private-use scheme with a dot for native apps (RFC 8252
- * 7.1). Never javascript:, data: or the like. Errors never repeat the input (shownUri).
- */
-export function checkRedirectUri(input: string, what = 'redirect URI'): string {
-  if (input.length > REDIRECT_URI_MAX_LENGTH) throw new Error(`${what} is longer than ${REDIRECT_URI_MAX_LENGTH} characters`);
-  let url: URL;
-  try {
-    url = new URL(input);
-  } catch {
-    throw new Error(`${what} must be an absolute URI`);
-  }
-  const scheme = url.protocol.slice(0, -1);
-  const web = scheme === 'https' || scheme === 'http';
-  if (!web && !/^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+$/.test(scheme))
-    throw new Error(`${what} scheme must be https, http or a private-use scheme such as com.example.app`);
-  if (url.username || url.password) throw new Error(`${what} must have no user name or password (${shownUri(url)})`);
-  if (!URI_CHARACTERS.test(input))
-    throw new Error(`${what} must hold only URI characters (RFC 3986): percent-encode a space or any other (${shownUri(url)})`);
-  if (input.includes('#')) throw new Error(`${what} must have no fragment (${shownUri(url)})`);
-  return input;
-}
-
-/** Post-logout redirect URIs: each checked as a redirect URI is (kept verbatim for exact matching), at most as many. */
-function checkPostLogoutRedirectUris(input: string[]): string[] {
-  const uris = [...new Set(input.map((uri) => checkRedirectUri(uri, 'post-logout redirect URI')))];
-  if (uris.length > CLIENT_REDIRECT_URIS_MAX) throw new Error(`a client has at most ${CLIENT_REDIRECT_URIS_MAX} post-logout redirect URIs`);
-  return uris;
-}
-
-/**
- * `https://App.example.com:443/` → `https://app.example.com`; refuses anything but http(s)
- * origins. Errors never repeat the input (shownUri).
- */
-export function normalizeOrigin(input: string): string {
-  let url: URL;
-  try {
-    url = new URL(input);
-  } catch {
-    throw new Error('origin must be an absolute http(s) origin such as https://app.example.com');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('origin must be http or https');
-  if (url.username || url.password) throw new Error(`origin must have no user name or password (${shownUri(url)})`);
-  if (url.pathname !== '/' || url.search || url.hash) throw new Error(`origin must have no path, query or fragment (${shownUri(url)})`);
-  return url.origin;
 }

@@ -157,6 +157,34 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
     }
   });
 
+  it('with SERVICE_IDP_LOG_FORMAT=json the test-mode warning (and every other warning) is a JSON line too', async () => {
+    const child = spawn(process.execPath, [CLI, 'start', '--data', data, '--port', '0', '--test-mode', '--host', '0.0.0.0'], {
+      env: { PATH: process.env.PATH ?? '', SERVICE_IDP_LOG_FORMAT: 'json' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    while (!/service-idp listening/.test(stdout)) await once(child.stdout, 'data');
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+    const lines = stderr.split('\n').filter((line) => line !== '');
+    const parsed = lines.map((line) => JSON.parse(line) as { level: number; time: number; msg: string });
+    assert.ok(
+      parsed.some((l) => l.level === 40 && /^TEST MODE: one-time codes are returned in API responses/.test(l.msg)),
+      stderr,
+    );
+    assert.ok(
+      parsed.some((l) => l.level === 40 && /^warning: .*0\.0\.0\.0/.test(l.msg)),
+      `the issuer warning too: ${stderr}`,
+    );
+    for (const line of parsed) assert.equal(typeof line.time, 'number');
+  });
+
   it('names /dev/mail and /dev/sms in the banner when the dev inbox serves them', async () => {
     const child = spawn(process.execPath, [CLI, 'start', '--data', data, '--port', '0', '--dev-inbox'], {
       env: { PATH: process.env.PATH ?? '', SERVICE_IDP_LOG_FORMAT: 'json' },

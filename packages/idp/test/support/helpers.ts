@@ -204,6 +204,28 @@ export async function openTestDatabase(connectUrl = TEST_DATABASE_URL): Promise<
   return { db, schema, drop: () => adminQuery(`drop schema if exists ${schema} cascade`) };
 }
 
+/**
+ * A fresh database for the built CLI (runCli): on PostgreSQL a new schema, reached through the
+ * URL's `options` parameter as libpq does (`args` is `--database URL`), and `db`, a pool on it
+ * for a service beside the CLI (startService's `db`); on SQLite nothing to pass, the data
+ * folder's own file (a service started on the folder opens it too).
+ */
+export async function openCliDatabase(): Promise<{ args: string[]; db?: Db; drop(): Promise<void> }> {
+  if (!TEST_DATABASE_URL) return { args: [], drop: async () => {} };
+  const t = await openTestDatabase();
+  const url = new URL(TEST_DATABASE_URL);
+  url.searchParams.set('options', `-c search_path=${t.schema}`);
+  return {
+    args: ['--database', url.toString()],
+    db: t.db,
+    drop: async () => {
+      // A service given `db` closes it with itself: a second close is refused, and nothing is left to close.
+      await t.db.destroy().catch(() => {});
+      await t.drop();
+    },
+  };
+}
+
 /** Runs one statement on SERVICE_TEST_DATABASE_URL itself (outside any test schema). */
 export async function adminQuery(text: string): Promise<void> {
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
