@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
 import { SIGNING_ALGS } from '../../src/keys/algs.js';
 import { KNOWN_MIGRATIONS } from '../../src/storage/migrations.js';
-import { APP_ORIGIN, freePort, openCliDatabase, runCli, uniqueEmail } from '../support/helpers.js';
+import { APP_ORIGIN, freePort, openCliDatabase, runCli, testModeIdToken, uniqueEmail } from '../support/helpers.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const NODES = 3;
@@ -104,29 +104,7 @@ describe('signing keys are made once per database', () => {
     assert.equal(created.code, 0, created.stderr);
     const keys = JSON.parse(created.stdout) as { clientId: string; publishableKey: string; secretKey: string };
     const [first] = nodes as [Node];
-    const post = async (path: string, body: unknown) =>
-      (
-        await fetch(first.url + path, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', origin: APP_ORIGIN, 'x-service-key': keys.publishableKey },
-          body: JSON.stringify(body),
-        })
-      ).json();
-    const email = uniqueEmail('race');
-    const a = await post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' });
-    await post('/v1/email-otp/verify', { userid: email, deviceToken: a.deviceToken, otp: a.code });
-    const d = await post('/v1/devices', { userid: email, deviceToken: a.deviceToken });
-    const token = await fetch(`${first.url}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code: d.code,
-        client_id: keys.clientId,
-        client_secret: keys.secretKey,
-      }),
-    });
-    const idToken = ((await token.json()) as { id_token: string }).id_token;
+    const idToken = await testModeIdToken(first.url, keys, APP_ORIGIN, uniqueEmail('race'));
     assert.ok(idToken, 'an ID token');
     for (const node of nodes) await jwtVerify(idToken, createLocalJWKSet(await jwksOf(node)), { audience: keys.clientId });
   });

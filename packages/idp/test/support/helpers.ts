@@ -409,3 +409,33 @@ export function rawGet(base: string, path: string, headers: Record<string, strin
       .end();
   });
 }
+
+/**
+ * A test-mode service's ID token for a new user of `client`, by the raw wire protocol from its
+ * registered `origin` (test mode answers the email code itself) and the code's redemption: for
+ * tests about keys and tokens, not about the sign-in.
+ */
+export async function testModeIdToken(
+  url: string,
+  client: { clientId: string; publishableKey: string; secretKey?: string },
+  origin: string,
+  email: string,
+): Promise<string> {
+  const headers = { 'content-type': 'application/json', origin, 'x-service-key': client.publishableKey };
+  const post = async (path: string, body: unknown) =>
+    (await fetch(url + path, { method: 'POST', headers, body: JSON.stringify(body) })).json();
+  const started = await post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' });
+  await post('/v1/email-otp/verify', { userid: email, deviceToken: started.deviceToken, otp: started.code });
+  const registered = await post('/v1/devices', { userid: email, deviceToken: started.deviceToken });
+  const token = await fetch(`${url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: registered.code,
+      client_id: client.clientId,
+      client_secret: client.secretKey ?? '',
+    }),
+  });
+  return ((await token.json()) as { id_token: string }).id_token;
+}
