@@ -6,7 +6,6 @@ import { keysetPage, type PageQuery } from '../storage/pagination.js';
 import type { ClientRecord, ClientStore } from './store.js';
 import { checkPostLogoutRedirectUris, checkRedirectUri, normalizeOrigin } from './uris.js';
 
-
 /**
  * The first-party client the hosted sign-in pages use (oidc/): service-web runs on the
  * issuer's own origin against it. Built in: not listed, updated or deleted by operators.
