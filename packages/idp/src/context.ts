@@ -275,7 +275,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const dbsc = createDbsc({ store: oidcStore, spent: spentTokens, hash, issuer: config.issuer, now });
   const dpop = createDpopVerifier({ issuer: config.issuer, spent: spentTokens, hash, now });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now });
-  const pushedRequests = createPushedRequests({ db, hash, now, findClient: clients.findById });
+  const pushedRequests = createPushedRequests({ db, hash, now });
   const oidc = createOidcService({
     issuer: config.issuer,
     clients,

@@ -32,17 +32,7 @@ export interface PushedRequests {
  * Pushed authorization requests (RFC 9126). Kept by the keyed hash of the request_uri's random
  * part, so a database reader cannot replay one; bound to the client that pushed it.
  */
-export function createPushedRequests({
-  db,
-  hash,
-  now,
-  findClient,
-}: {
-  db: Db;
-  hash: SecretHasher;
-  now: () => number;
-  findClient: (id: string) => Promise<ClientRecord | undefined>;
-}): PushedRequests {
+export function createPushedRequests({ db, hash, now }: { db: Db; hash: SecretHasher; now: () => number }): PushedRequests {
   return {
     async push(client, params) {
       // RFC 9126 2.1: the request_uri parameter has no place in a pushed request, and the client_id must be the caller's.
@@ -51,9 +41,8 @@ export function createPushedRequests({
         throw new OAuthError('invalid_request', 'client_id is not the authenticated client.');
       }
       const request = { ...params, client_id: client.id };
-      const checked = await checkAuthorizeRequest(request, async (id) => (id === client.id ? client : await findClient(id)), {
-        pushed: true,
-      });
+      // The request names the authenticated client (above): it is the only one to find.
+      const checked = await checkAuthorizeRequest(request, async (id) => (id === client.id ? client : undefined), { pushed: true });
       if (checked.kind === 'page') throw new OAuthError('invalid_request', checked.message);
       if (checked.kind === 'redirect-error') throw new OAuthError('invalid_request', `${checked.error}: ${checked.description}`);
       const value = randomToken('');
