@@ -93,6 +93,7 @@ try {
       mfa_policy: 'optional',
       passkey_satisfies_mfa: 1,
       dpop_bound_access_tokens: 0,
+      require_pushed_authorization_requests: 0,
       id_token_signed_response_alg: 'RS256',
       created_at: now,
     })

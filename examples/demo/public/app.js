@@ -157,7 +157,8 @@
     }
     const first = document.querySelector('#method-step .option:not([hidden]) input');
     if (first) first.checked = true;
-    $('#phone-field').hidden = true;
+    // The number is asked when SMS is the preselected step too (a strict app offers no email: SMS may come first).
+    $('#phone-field').hidden = first?.value !== 'sms';
     $('#method-legend').textContent = required
       ? 'This application requires a second step. Choose one:'
       : 'Add a second step to your sign-in?';

@@ -29,6 +29,8 @@ export interface OidcAppOptions {
   port: number;
   /** Addresses to listen on; default loopback only. */
   hosts?: string[];
+  /** `form_post`: the service posts the code to the callback (OAuth 2.0 Form Post Response Mode) instead of a redirect's query. */
+  responseMode?: 'form_post';
   log?: (line: string) => void;
 }
 
@@ -106,7 +108,11 @@ export async function startOidcApp(options: OidcAppOptions): Promise<RunningOidc
       clientSecret: options.clientSecret,
       secret: options.cookieSecret ?? randomBytes(32).toString('base64url'),
       authRequired: false,
-      authorizationParams: { response_type: 'code', scope: 'openid email' },
+      authorizationParams: {
+        response_type: 'code',
+        scope: 'openid email',
+        ...(options.responseMode ? { response_mode: options.responseMode } : {}),
+      },
       // /logout ends this app's session, then the service's: the middleware sends the browser to
       // the discovered end_session_endpoint with the ID token as hint, and the service sends it
       // back to the app's home page, a registered post-logout redirect URI (postLogoutRedirectUri).

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, it as test } from 'node:test';
 import * as OTPAuth from 'otpauth';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { RunningOidcApp } from '../src/oidc-app.ts';
@@ -22,7 +22,18 @@ import {
 import { SEND_WINDOW_MS, type Stack, screenshot, startStack } from './harness.ts';
 import { assertAccessible, VIEWPORTS } from './visual.ts';
 
-describe('the account center in a real browser', { timeout: 6 * 60_000 }, () => {
+/** Over https, the scenarios that use every account cookie run again: the whole tour, and the language carried through the sign-in. */
+const OVER_HTTPS = [/^from an app to the account page/, /^in German by ui_locales=de/];
+
+describe('the account center in a real browser', { timeout: 6 * 60_000 }, () => accountScenarios('http'));
+// Over https (a TLS front): the account center's __Host- cookies (login, language, session) must
+// survive Chromium, which drops a __Host- cookie whose Path is not /.
+describe('the account center in a real browser, over https', { timeout: 4 * 60_000 }, () => accountScenarios('https'));
+
+function accountScenarios(scheme: 'http' | 'https') {
+  const it = (name: string, run: () => Promise<void>) => {
+    if (scheme === 'http' || OVER_HTTPS.some((pattern) => pattern.test(name))) test(name, run);
+  };
   let stack: Stack;
   let wiki: RunningOidcApp;
   const contexts: BrowserContext[] = [];
@@ -30,7 +41,7 @@ describe('the account center in a real browser', { timeout: 6 * 60_000 }, () => 
   const run = Date.now().toString(36);
 
   before(async () => {
-    stack = await startStack();
+    stack = await startStack({ https: scheme === 'https' });
     wiki = await startRegisteredOidcApp(stack, 'Acme Wiki');
   });
   after(async () => {
@@ -70,6 +81,13 @@ describe('the account center in a real browser', { timeout: 6 * 60_000 }, () => 
     const apps = (await page.getByRole('region', { name: 'Applications' }).textContent()) ?? '';
     assert.match(apps, /Acme Wiki/);
     assert.doesNotMatch(apps, /Hosted sign-in|Operator console/, "the service's own clients are not listed");
+    // The activity in words: the sign-in to the app named, never a raw event type.
+    const activity = page.getByRole('region', { name: 'Recent activity' });
+    await activity.getByText('Signed in to Acme Wiki').first().waitFor();
+    const activityText = (await activity.textContent()) ?? '';
+    assert.match(activityText, /Browser remembered/);
+    assert.match(activityText, /Opened your account page/);
+    assert.doesNotMatch(activityText, /sign_in\.|device\.registered|account\.signed_in|user\.created/, 'no raw event type');
     await noSeriousViolations(page, 'account, desktop');
     await page.setViewportSize({ width: 375, height: 740 });
     await noSeriousViolations(page, 'account, phone');
@@ -138,6 +156,10 @@ describe('the account center in a real browser', { timeout: 6 * 60_000 }, () => 
     for (const english of ['Devices and passkeys', 'Recent activity', 'Delete my account', 'This device'])
       assert.ok(!text.includes(english), english);
     assert.match(text, /Cet appareil/);
+    const activity = (await page.getByRole('region', { name: 'Activité récente' }).textContent()) ?? '';
+    assert.match(activity, /Navigateur mémorisé/);
+    assert.match(activity, /Page de votre compte ouverte/);
+    assert.doesNotMatch(activity, /[a-z_]+\.[a-z_]+ ·/, 'no raw event type');
     await noSeriousViolations(page, 'account, French');
   });
   it('in German by ui_locales=de, carried through the hosted sign-in: translated, lang="de", the second factor form too; axe at phone and desktop sizes', async () => {
@@ -195,7 +217,7 @@ describe('the account center in a real browser', { timeout: 6 * 60_000 }, () => 
     await noSeriousViolations(page, 'new recovery codes, desktop');
     assert.deepEqual(violations, []);
   });
-});
+}
 
 /**
  * "Add a passkey" on the account page: the service on http://localhost (a relying party id is a

@@ -2,17 +2,14 @@
  * Device Bound Session Credentials end to end in Chromium (issue 27). Debian's Chromium runs
  * DBSC headless with the DeviceBoundSessions feature and its software-keys testing flag, over
  * HTTPS with a certificate it accepts (`--ignore-certificate-errors-spki-list`; plain http does
- * not register): so the service runs in-process behind a small TLS proxy, with its issuer on
+ * not register): so the service runs in-process behind the TLS front (support/tls-front.ts), its issuer on
  * https://localhost and a clock the test can move. The browser signs in on the hosted pages,
  * registers the session with its own key, and keeps it alive by refreshing; the same cookies
  * copied into another browser context stop working once the short cookie's lifetime is over.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer as createHttpServer, request as httpRequest } from 'node:http';
-import { createServer as createHttpsServer, type Server } from 'node:https';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -20,12 +17,13 @@ import { type Browser, type BrowserContext, chromium } from 'playwright-core';
 import { defaults, loadConfig, type RunningService, startService } from 'service-idp';
 import { CHROMIUM, freePort, screenshot } from './harness.ts';
 import { authorizeUrl as appAuthorizeUrl, hostedEmailSignIn } from './support/in-process.ts';
+import { startTlsFront, type TlsFront } from './support/tls-front.ts';
 
 describe('DBSC for the service session in Chromium', { timeout: 3 * 60_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'service-dbsc-'));
   let offsetMs = 0;
   let service: RunningService;
-  let proxy: Server;
+  let front: TlsFront;
   let browser: Browser;
   let issuer: string;
   let clientId: string;
@@ -34,73 +32,24 @@ describe('DBSC for the service session in Chromium', { timeout: 3 * 60_000 }, ()
   let REDIRECT: string;
 
   before(async () => {
-    // A self-signed certificate for localhost, and the SHA-256 of its public key for Chromium.
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-days',
-        '1',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=DNS:localhost',
-      ],
-      { stdio: 'ignore' },
-    );
-    const der = execFileSync('sh', ['-c', `openssl x509 -in ${join(dir, 'cert.pem')} -pubkey -noout | openssl pkey -pubin -outform der`]);
-    const spkiHash = createHash('sha256').update(der).digest('base64');
-
     const port = await freePort();
     issuer = `https://localhost:${port}`;
     service = await startService(loadConfig({ port: '0', data: join(dir, 'data'), issuer }, { SERVICE_IDP_LOG_LEVEL: 'warn' }), {
       now: () => Date.now() + offsetMs,
     });
-    const servicePort = service.ctx.config.port;
-    proxy = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (req, res) => {
-      if (process.env.DEBUG_DBSC)
-        console.log(
-          req.method,
-          req.url?.slice(0, 40),
-          JSON.stringify(Object.keys(req.headers).filter((h) => /session/.test(h))),
-          (req.headers.cookie ?? '').replace(/=[^;]+/g, ''),
-        );
-      const forward = httpRequest(
-        { host: '127.0.0.1', port: servicePort, method: req.method, path: req.url, headers: req.headers },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      forward.on('error', () => res.destroy());
-      req.pipe(forward);
-    });
-    await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
+    front = await startTlsFront(port, () => service.ctx.config.port, process.env.DEBUG_DBSC ? (line) => console.log(line) : undefined);
     app = createHttpServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('the app'));
     await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
     REDIRECT = `http://127.0.0.1:${(app.address() as { port: number }).port}/cb`;
     ({ clientId } = await service.ctx.clients.create({ name: 'Bound App', origins: [], redirectUris: [REDIRECT] }));
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: [
-        '--enable-features=DeviceBoundSessions,EnableBoundSessionCredentialsSoftwareKeysForManualTesting',
-        `--ignore-certificate-errors-spki-list=${spkiHash}`,
-      ],
+      args: ['--enable-features=DeviceBoundSessions,EnableBoundSessionCredentialsSoftwareKeysForManualTesting', front.chromiumArg],
     });
   });
   after(async () => {
     await browser?.close();
-    await new Promise((resolve) => proxy?.close(resolve));
+    await front?.close();
     await new Promise((resolve) => app?.close(resolve));
     await service?.close();
     rmSync(dir, { recursive: true, force: true });

@@ -172,7 +172,7 @@ export async function callbackClaims(page: Page, app: RelyingParty, expected: Ex
 export async function startRegisteredOidcApp(
   stack: Stack,
   name: string,
-  options: { mfaPolicy?: 'required'; host?: string } = {},
+  options: { mfaPolicy?: 'required'; host?: string; responseMode?: 'form_post' } = {},
 ): Promise<RunningOidcApp> {
   const port = await freePort();
   // Cookies ignore the port: two apps signed in together in one browser need two hosts (another loopback address).
@@ -199,6 +199,7 @@ export async function startRegisteredOidcApp(
     clientSecret: keys.secretKey,
     port,
     ...(options.host ? { hosts: [options.host] } : {}),
+    ...(options.responseMode ? { responseMode: options.responseMode } : {}),
     log: (line) => {
       if (process.env.DEBUG_OIDC) console.log(line);
     },
@@ -266,6 +267,24 @@ export async function demoSignUp(stack: Stack, page: Page, email: string, origin
   await page.check('#method-step input[value=none]');
   await page.click('#method-step button[type=submit]');
   await page.waitForURL(`${origin}/account`);
+}
+
+/**
+ * A new account whose second factor is email, made at the demo (its page lets a user choose it;
+ * the hosted pages never offer email, which after the emailed code would be the same mailbox):
+ * the demo's sign-up in `page` with "a code by email", the recovery codes passed. Its subject.
+ */
+export async function demoSignUpWithEmailMfa(stack: Stack, page: Page, email: string): Promise<string> {
+  await page.goto(stack.demoUrl);
+  await page.waitForSelector('#app[data-ready="true"]');
+  await demoEmailAndCode(stack, page, email);
+  await page.check('#method-step input[value=email]');
+  await page.click('#method-step button[type=submit]');
+  await page.waitForSelector('#recovery-step:not([hidden])');
+  await page.click('#recovery-step button[type=submit]');
+  await page.waitForURL(`${stack.demoUrl}/account`);
+  await page.waitForSelector('#account[data-state="ready"]');
+  return (await page.textContent('dd[data-claim="sub"]')) ?? '';
 }
 
 /**

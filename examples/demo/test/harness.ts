@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { type RunningDemo, startDemo } from '../src/server.ts';
+import { plainFetch, startTlsFront } from './support/tls-front.ts';
 
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const CLI = join(ROOT, 'packages/idp/dist/cli.js');
@@ -144,8 +145,10 @@ const otpOf = (text: string) => text.match(/\b(\d{6})\b/)?.[1];
 /**
  * `serviceHost`: the host name of the service's URL and issuer (default 127.0.0.1). The hosted
  * pages' passkeys need a domain (a relying party id is never an IP address): `localhost`.
+ * `https`: the issuer is https://localhost behind a TLS front (support/tls-front.ts), so the
+ * service sets its `__Host-` cookies and Chromium applies the prefix's rules to them.
  */
-export async function startStack(options: { serviceHost?: string; consoleListener?: boolean } = {}): Promise<Stack> {
+export async function startStack(options: { serviceHost?: string; consoleListener?: boolean; https?: boolean } = {}): Promise<Stack> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`No chromium at ${CHROMIUM}: install Debian's chromium (bash .ci/browser.sh does) or set CHROMIUM_PATH.`);
   }
@@ -153,7 +156,8 @@ export async function startStack(options: { serviceHost?: string; consoleListene
   const dataDir = mkdtempSync(join(tmpdir(), 'service-demo-browser-'));
   const servicePort = await freePort();
   const demoPort = await freePort();
-  const serviceUrl = `http://${options.serviceHost ?? '127.0.0.1'}:${servicePort}`;
+  const frontPort = options.https ? await freePort() : undefined;
+  const serviceUrl = frontPort ? `https://localhost:${frontPort}` : `http://${options.serviceHost ?? '127.0.0.1'}:${servicePort}`;
   const consolePort = options.consoleListener ? await freePort() : undefined;
   const consoleUrl = consolePort ? `http://127.0.0.1:${consolePort}` : serviceUrl;
   const demoOrigin = `http://127.0.0.1:${demoPort}`;
@@ -178,6 +182,13 @@ export async function startStack(options: { serviceHost?: string; consoleListene
   };
 
   try {
+    let chromiumArgs: string[] = [];
+    if (frontPort) {
+      const front = await startTlsFront(frontPort, () => servicePort);
+      cleanups.push(() => front.close());
+      cleanups.push(plainFetch(serviceUrl, `http://127.0.0.1:${servicePort}`));
+      chromiumArgs = [front.chromiumArg];
+    }
     let output = '';
     const child: ChildProcess = spawn(process.execPath, [CLI, 'start', '--data', dataDir, '--port', String(servicePort)], {
       env,
@@ -253,6 +264,7 @@ export async function startStack(options: { serviceHost?: string; consoleListene
         '--disable-background-networking',
         '--disable-component-update',
         '--disable-sync',
+        ...chromiumArgs,
       ],
     });
     cleanups.push(() => browser.close());

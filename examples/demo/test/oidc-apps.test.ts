@@ -31,6 +31,8 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
   let wiki: RunningOidcApp;
   /** The same middleware for a client whose policy requires MFA. */
   let strict: RunningOidcApp;
+  /** The same middleware asking for response_mode=form_post: its callback takes a POST. */
+  let formWiki: RunningOidcApp;
   const contexts: BrowserContext[] = [];
   const violations: string[] = [];
   const run = Date.now().toString(36);
@@ -39,8 +41,10 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
     stack = await startStack();
     wiki = await startRegisteredOidcApp(stack, 'Acme Wiki');
     strict = await startRegisteredOidcApp(stack, 'Strict Wiki', { mfaPolicy: 'required' });
+    formWiki = await startRegisteredOidcApp(stack, 'Form Wiki', { responseMode: 'form_post' });
   });
   after(async () => {
+    await formWiki?.close();
     await wiki?.close();
     await strict?.close();
     await stack?.close();
@@ -116,6 +120,41 @@ describe('an SDK-free app with express-openid-connect on the hosted pages, in a 
     assert.ok(
       page.url().startsWith(`${stack.serviceUrl}/signin?request=`),
       'no single sign-on after the logout: the hosted page asks again',
+    );
+  });
+
+  it('response_mode=form_post: the code reaches the app in a posted form, from the hosted page and from single sign-on, never in a URL', async () => {
+    const email = `form.${run}@example.com`;
+    const page = await freshPage();
+    const callbacks: Array<{ method: string; url: string }> = [];
+    page.on('request', (request) => {
+      if (request.url().startsWith(`${formWiki.url}/callback`)) callbacks.push({ method: request.method(), url: request.url() });
+    });
+    const urls: string[] = [];
+    page.on('framenavigated', (frame) => urls.push(frame.url()));
+    await page.goto(formWiki.url);
+    await page.getByRole('link', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('heading', { name: 'Sign in to Form Wiki' }).waitFor();
+    await emailAndCode(stack, page, email);
+    await page.waitForURL(`${formWiki.url}/`);
+    assert.equal(await page.locator('#who').textContent(), email);
+
+    // Single sign-on: the service answers /authorize with its auto-submitting page.
+    await page.context().clearCookies({ name: 'appSession' });
+    await page.goto(formWiki.url);
+    await page.getByRole('link', { name: 'Sign in', exact: true }).click();
+    await page.waitForURL(`${formWiki.url}/`);
+    assert.equal(await page.locator('#who').textContent(), email, 'signed in again by the service session');
+
+    assert.deepEqual(
+      callbacks.map((c) => c.method),
+      ['POST', 'POST'],
+      'both codes were posted to the callback',
+    );
+    assert.deepEqual(
+      urls.filter((url) => /[?&]code=/.test(url)),
+      [],
+      'no page the browser showed had the code in its URL',
     );
   });
 

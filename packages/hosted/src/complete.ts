@@ -4,7 +4,7 @@
  * a passkey, the code is redeemed at once and the sign-in held by the service, so nothing expires
  * while the user copies the codes or makes a passkey; /signin/continue then finishes it.
  */
-import { post, Routes } from './hosted-api.js';
+import { goToApp, post, Routes } from './hosted-api.js';
 import { t } from './i18n.js';
 import { config, say } from './page.js';
 import { afterHold, showRecoveryCodes } from './recovery-codes.js';
@@ -41,5 +41,5 @@ export async function complete(result: { code: string; recoveryCodes?: string[] 
   // The session this answer sets is bound to a new key of this page (session-key.ts), where WebCrypto allows.
   const sessionKey = await newSessionKey();
   const done = await post(Routes.signInComplete, { ...body, ...(sessionKey ? { sessionKey } : {}) });
-  if (done && 'location' in done) location.assign(done.location);
+  if (done && 'location' in done) goToApp(done);
 }

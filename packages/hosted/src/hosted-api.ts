@@ -13,6 +13,7 @@ import type {
   SignInPasskeyOptionsResponse,
   SignInPasskeyRequest,
   SignInPasskeyResponse,
+  SignInRedirect,
 } from 'service-protocol';
 import { t } from './i18n.js';
 import { config, say } from './page.js';
@@ -49,5 +50,30 @@ export async function continueSignIn(): Promise<void> {
   say(t('hosted.status.signingIn'));
   const sessionKey = await newSessionKey();
   const done = await post(Routes.signInContinue, { request: config.request, ...(sessionKey ? { sessionKey } : {}) });
-  if (done) location.assign(done.location);
+  if (done) goToApp(done);
+}
+
+/**
+ * Back to the app with its response: a navigation to its redirect URI, or with
+ * response_mode=form_post a form of the response's fields posted there (the page's CSP lets
+ * forms go to that origin only for such a request).
+ */
+export function goToApp(done: SignInRedirect): void {
+  if (!done.form) {
+    location.assign(done.location);
+    return;
+  }
+  const form = document.createElement('form');
+  form.method = 'post';
+  form.action = done.location;
+  form.hidden = true;
+  for (const [name, value] of Object.entries(done.form)) {
+    const field = document.createElement('input');
+    field.type = 'hidden';
+    field.name = name;
+    field.value = value;
+    form.append(field);
+  }
+  document.body.append(form);
+  form.submit();
 }

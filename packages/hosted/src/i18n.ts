@@ -31,6 +31,7 @@ export function failureText(result: { status: string; attemptsRemaining?: number
     case 'OTP_EXPIRED':
     case 'SESSION_EXPIRED':
     case 'ACCOUNT_LOCKED':
+    case 'MFA_UNAVAILABLE':
     case 'NETWORK_ERROR':
       return t(`hosted.error.${result.status}`);
     default:

@@ -56,6 +56,7 @@ import { bindingCookieName, hostedCeremonyContext, oidcRoutes, sessionCookieName
 import { renewalRoutes } from './oidc/session-renewal.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
 import { oauthCors } from './token/cors.js';
+import { pushedRequestRoutes } from './token/pushed-request-routes.js';
 import { tokenRoutes } from './token/routes.js';
 import { webhookDocument } from './webhooks/openapi.js';
 
@@ -295,8 +296,11 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     keyring: ctx.keyring,
     issuer: ctx.config.issuer,
     dpop: ctx.dpop,
+    locales: ctx.locales.supported,
+    settings: () => ctx.branding.settings(),
     cors: (scope) => oauthCors(scope, { isRegistered: (origin) => origins.has(origin), findClient: ctx.clients.findById }),
   });
+  await app.register(pushedRequestRoutes, { pushed: ctx.pushedRequests, clients: ctx.clients });
   await app.register(sdkRoutes);
   if (ctx.config.devInbox && !ctx.config.production && (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox')) {
     await app.register(devMailRoutes, { mailbox: ctx.mailbox, smsOutbox: ctx.smsOutbox });

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { type Io, UsageError } from './cli/command.js';
 import { sinceTime, wholeNumber } from './cli/format.js';
-import { findCommand, helpText, parseCommandLine } from './cli/registry.js';
+import { findCommand, helpText, parseCommandLine, refuseUnreadFlags } from './cli/registry.js';
 /**
  * service-idp: run the identity service and manage its data. Every command reads the same
  * --data and --database flags and environment as `start`, and works while the service runs.
@@ -41,6 +41,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const found = findCommand(positionals);
   if (!found) throw new UsageError(`unknown command "${positionals.slice(0, 2).join(' ')}"`);
+  refuseUnreadFlags(found.command, values);
   // Flags > environment > file > defaults: the file's settings go under the environment's.
   const file = values.config ?? (process.env.SERVICE_IDP_CONFIG || undefined);
   const settings =

@@ -53,6 +53,7 @@ import { createDbsc } from './oidc/dbsc.js';
 import { hostedSignInFor } from './oidc/hosted-for.js';
 import { createLogoutService } from './oidc/logout.js';
 import { createPasskeyOffer } from './oidc/passkey-offer.js';
+import { createPushedRequests } from './oidc/pushed-requests.js';
 import { createRefreshTokenStore } from './oidc/refresh-store.js';
 import { createRefreshTokens } from './oidc/refresh-tokens.js';
 import { createOidcService } from './oidc/service.js';
@@ -283,9 +284,11 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const dbsc = createDbsc({ store: oidcStore, spent: spentTokens, hash, issuer: config.issuer, now });
   const dpop = createDpopVerifier({ issuer: config.issuer, spent: spentTokens, hash, now });
   const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now });
+  const pushedRequests = createPushedRequests({ db, hash, now });
   const oidc = createOidcService({
     issuer: config.issuer,
     clients,
+    pushed: pushedRequests,
     codes,
     store: oidcStore,
     devices,
@@ -349,6 +352,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     codes,
     refreshTokens,
     oidc,
+    pushedRequests,
     passkeyOffer,
     logout,
     connections,
@@ -377,6 +381,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       await throttleStore.deleteExpired(at);
       await mfaStore.deleteExpired(at);
       await oidc.sweep(at);
+      await pushedRequests.sweep(at);
       await operatorConsole.console.sweep(at);
       await refreshTokens.sweep(at);
       await eventStore.deleteOlderThan(at - config.eventRetentionDays * 24 * 60 * 60 * 1000);

@@ -144,6 +144,11 @@ export const REDIRECT_URI_MAX_LENGTH = 2000;
  * 15 minutes covers an email OTP (5) and an MFA step (10); oidc-provider allows an hour.
  */
 export const AUTHORIZATION_REQUEST_TTL_SECONDS = 15 * 60;
+/**
+ * A pushed authorization request (RFC 9126, oidc/pushed-requests.ts): its request_uri works once
+ * within this time. The client sends the browser on at once; RFC 9126 7.3 asks for a short life.
+ */
+export const PUSHED_REQUEST_TTL_SECONDS = 60;
 /** Longest state, nonce or login_hint accepted at /authorize (OIDC sets none; this caps storage). */
 export const AUTHORIZE_PARAMETER_MAX_LENGTH = 1000;
 /**

@@ -42,8 +42,8 @@ export const DELEGATION_REQUEST_TTL_SECONDS = 120;
 /** Delegation: whole-request timeout of the client; override with `timeoutMs`. */
 export const DELEGATION_TIMEOUT_MS = 10_000;
 
-/** verifyDpopRequest: proof algorithms accepted by default (RFC 9449 4.2: asymmetric only). */
-export const DPOP_ALGORITHMS: readonly string[] = ['ES256', 'ES384', 'EdDSA', 'RS256', 'PS256'];
+/** verifyDpopRequest: proof algorithms accepted by default (RFC 9449 4.2: asymmetric only; Ed25519 as EdDSA, RFC 8037, and as Ed25519, RFC 9864). */
+export const DPOP_ALGORITHMS: readonly string[] = ['ES256', 'ES384', 'EdDSA', 'Ed25519', 'RS256', 'PS256'];
 
 /** verifyDpopRequest: a proof older than this (by `iat`) is refused; its `jti` is remembered this long. */
 export const DPOP_MAX_AGE_SECONDS = 60;

@@ -22,7 +22,7 @@ export interface VerifyDpopRequestOptions {
    * for an RFC 9068 JWT access token; a thrown error is passed through.
    */
   verifyAccessToken: (accessToken: string) => JwtPayload | Promise<JwtPayload>;
-  /** Allowed proof algorithms; default ES256, ES384, EdDSA, RS256, PS256 (asymmetric only). */
+  /** Allowed proof algorithms; default ES256, ES384, EdDSA, Ed25519, RS256, PS256 (asymmetric only). */
   algorithms?: string[];
   /** A proof older than this (by `iat`) is refused; default 60 seconds. */
   maxAgeSeconds?: number;

@@ -20,12 +20,14 @@ interface Holder {
   privateKey: JoseKey;
   jwk: JWK;
   jkt: string;
+  /** The `alg` its proofs name (an Ed25519 key: `EdDSA`, RFC 8037, or `Ed25519`, RFC 9864). */
+  alg: string;
 }
 
-async function holder(): Promise<Holder> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
+async function holder(alg: 'ES256' | 'EdDSA' | 'Ed25519' = 'ES256'): Promise<Holder> {
+  const { privateKey, publicKey } = await generateKeyPair(alg === 'EdDSA' ? 'Ed25519' : alg);
   const jwk = await exportJWK(publicKey);
-  return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk) };
+  return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk), alg };
 }
 
 let as: SigningKey;
@@ -56,7 +58,7 @@ function proof(
       .digest('base64url'),
     ...(claims.nonce ? { nonce: claims.nonce } : {}),
   })
-    .setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk: key.jwk })
+    .setProtectedHeader({ typ: 'dpop+jwt', alg: key.alg, jwk: key.jwk })
     .sign(signer ?? key.privateKey);
 }
 
@@ -78,6 +80,18 @@ describe('verifyDpopRequest', () => {
     const verified = await request(await proof(owner));
     assert.equal(verified.claims.sub, 'user-1');
     assert.equal(verified.jkt, owner.jkt);
+  });
+
+  it('takes an Ed25519 key`s proof under both names, EdDSA (RFC 8037) and Ed25519 (RFC 9864, openid-client 6)', async () => {
+    for (const alg of ['EdDSA', 'Ed25519'] as const) {
+      const key = await holder(alg);
+      const now = Math.floor(Date.now() / 1000);
+      const bound = await new SignJWT({ iss: ISSUER, sub: 'user-2', aud: API, iat: now, exp: now + 300, cnf: { jkt: key.jkt } })
+        .setProtectedHeader({ alg: 'RS256', kid: as.kid, typ: 'at+jwt' })
+        .sign(as.privateKey);
+      const verified = await request(await proof(key, { accessToken: bound }), { authorization: `DPoP ${bound}` });
+      assert.equal(verified.jkt, key.jkt, alg);
+    }
   });
 
   it('refuses the stolen token as a bearer token, and with the thief`s own proof', async () => {

@@ -71,6 +71,8 @@ export interface AdminClient {
   dpopBoundAccessTokens: boolean;
   /** Where the client hears that a session it got tokens in ended (OIDC Back-/Front-Channel Logout 1.0). */
   logout: AdminClientLogout;
+  /** RFC 9126 `require_pushed_authorization_requests`: /authorize takes this client's requests only pushed (POST /oauth/par). */
+  requirePushedAuthorizationRequests: boolean;
 }
 
 /** A client's logout URIs (`clients update --backchannel-logout-uri` and the like); null: none registered. */
@@ -226,6 +228,12 @@ export interface AdminClientBranding {
 export interface AdminSettings {
   /** What pages and mails call the service where no application is named (default: the issuer's host name). */
   productName: string;
+  /** The service's privacy policy for the applications that use it: discovery's `op_policy_uri` (null: not published). */
+  policyUrl: string | null;
+  /** The service's terms of service: discovery's `op_tos_uri` (null: not published). */
+  termsUrl: string | null;
+  /** Where developers read how to use the service: discovery's `service_documentation` (null: not published). */
+  documentationUrl: string | null;
 }
 
 /** Who may use the operator console: a viewer reads, an admin also acts. */

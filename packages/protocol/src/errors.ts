@@ -49,6 +49,12 @@ export const ErrorStatus = {
    * provider error, or an ID token that does not check out (issuer, audience, nonce, signature).
    */
   ERR_UPSTREAM_REFUSED: Status.INVALID_REQUEST,
+  /**
+   * The application requires a second factor, and the user's method cannot be one after this
+   * sign-in's first factor: a code mailed after the new-device email code proves the same
+   * mailbox (or, at the operator console, a method other than an authenticator app or a passkey).
+   */
+  ERR_MFA_UNAVAILABLE: Status.MFA_UNAVAILABLE,
   ERR_UNAVAILABLE: Status.SERVICE_ERROR,
   ERR_INTERNAL: Status.SERVICE_ERROR,
 } as const;
@@ -80,6 +86,7 @@ export const ErrorHttpStatus = {
   ERR_DELEGATION_NOT_CONFIGURED: 403,
   ERR_PASSKEY_INVALID: 401,
   ERR_UPSTREAM_REFUSED: 401,
+  ERR_MFA_UNAVAILABLE: 403,
   ERR_UNAVAILABLE: 503,
   ERR_INTERNAL: 500,
 } as const satisfies Record<ErrorCode, number>;

@@ -25,8 +25,10 @@ export interface SignInCompleteRequest {
 
 /** The end of a hosted sign-in: where the browser goes. */
 export interface SignInRedirect {
-  /** The app's redirect_uri with its code, state and iss. */
+  /** The app's redirect_uri with its code, state and iss; with `form`, the redirect_uri alone. */
   location: string;
+  /** response_mode=form_post: the page posts these fields (code, state, iss) to `location` instead of navigating to it. */
+  form?: Record<string, string>;
 }
 
 /** /signin/complete with `hold`: the sign-in is held on the pending request. */

@@ -107,6 +107,8 @@ export const Paths = {
   token: '/oauth/token',
   /** RFC 7009 token revocation (refresh and access tokens). */
   revocation: '/oauth/revoke',
+  /** RFC 9126: pushed authorization requests. */
+  pushedAuthorizationRequest: '/oauth/par',
   /** OpenID Connect RP-Initiated Logout 1.0: the end-session endpoint (GET and POST form). */
   endSession: '/logout',
   userinfo: '/oauth/userinfo',

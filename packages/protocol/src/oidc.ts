@@ -38,6 +38,23 @@ export interface DiscoveryDocument {
   frontchannel_logout_supported: boolean;
   /** The framed URI gets `iss` and `sid`. */
   frontchannel_logout_session_supported: boolean;
+  /** RFC 9126 5: where a client pushes its authorization request; `require_…` false: pushing is each client's choice or registration. */
+  pushed_authorization_request_endpoint: string;
+  require_pushed_authorization_requests: boolean;
+  /** The languages the hosted pages and mails speak (BCP 47), chosen by `ui_locales`. */
+  ui_locales_supported: string[];
+  /** OIDC Core 5.5: false, the `claims` request parameter is not supported. */
+  claims_parameter_supported: boolean;
+  /** The operator's settings (`settings set documentation-url|policy-url|terms-url`); absent when not set. */
+  service_documentation?: string;
+  op_policy_uri?: string;
+  op_tos_uri?: string;
+}
+
+/** POST /oauth/par (RFC 9126 2.2). */
+export interface PushedAuthorizationResponse {
+  request_uri: string;
+  expires_in: number;
 }
 
 /** A published signing key (RFC 7517 4): its type's members, and kid, alg and use. */

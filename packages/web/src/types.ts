@@ -48,6 +48,7 @@ export type FailureStatus =
   | 'RATE_LIMITED'
   | 'ACCOUNT_LOCKED'
   | 'DEVICE_KEY_UNAVAILABLE'
+  | 'MFA_UNAVAILABLE'
   | 'NETWORK_ERROR'
   | 'TIMEOUT'
   | 'SERVICE_ERROR';

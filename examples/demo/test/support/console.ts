@@ -29,6 +29,9 @@ export function consoleBrowser(stack: Stack) {
     await page.goto(`${stack.consoleUrl}/admin`);
     await page.getByRole('heading', { name: 'Sign in to Operator console' }).waitFor();
     await emailAndCode(page, email);
+    await page.getByLabel('An authenticator app').waitFor();
+    // One mailbox is one factor: the console never offers a code by email as the second step.
+    assert.equal(await page.getByLabel('A code by email').count(), 0, 'the console offered email as the second factor');
     await page.getByLabel('An authenticator app').check();
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByRole('img', { name: /QR code/ }).waitFor();

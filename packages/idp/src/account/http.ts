@@ -80,8 +80,11 @@ export function accountHttp({ account, issuer, languages }: { account: AccountCe
   const names = cookieNames(issuer);
   const secure = issuer.startsWith('https:') ? '; Secure' : '';
   const { locales } = languages;
+  // A `__Host-` cookie must have Path=/ (RFC 6265bis 4.1.3.2), or browsers drop it; the names
+  // keep it apart from every other cookie. Over http (no prefix) it stays under /account.
+  const path = secure ? '/' : ACCOUNT_PATH;
   const cookie = (name: string, sameSite: string) => (value: string, maxAge: number) =>
-    `${name}=${value}; Path=${ACCOUNT_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=${sameSite}${secure}`;
+    `${name}=${value}; Path=${path}; Max-Age=${maxAge}; HttpOnly; SameSite=${sameSite}${secure}`;
   const cookieOf = (request: FastifyRequest) => parseCookies(request.headers.cookie).get(names.session);
 
   const page = async (request: FastifyRequest, reply: FastifyReply, status: number, main: (locale: string) => string) => {
@@ -209,7 +212,10 @@ export function accountHttp({ account, issuer, languages }: { account: AccountCe
 
   return {
     names,
-    sessionCookie: cookie(names.session, 'Strict'),
+    // Lax, not Strict: a link from an application on another site starts the redirect chain that
+    // ends at /account, and a Strict cookie is not sent on it (the page looped back to the sign-in).
+    // A cross-site POST still carries no cookie; every action also checks its token and Origin.
+    sessionCookie: cookie(names.session, 'Lax'),
     loginCookie: cookie(names.login, 'Lax'),
     uiCookie: cookie(names.ui, 'Lax'),
     cookieOf,

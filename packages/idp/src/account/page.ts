@@ -1,15 +1,12 @@
 import type { MfaMethod } from 'service-protocol';
 import { describeUserAgent } from '../devices/user-agent.js';
-import type { AuditEvent } from '../events/store.js';
 import { escapeHtml } from '../http/page.js';
 import type { Locales, MessageKey, Values } from '../i18n/locales.js';
 import { deviceName } from '../mail/templates.js';
 import type { UserHoldings } from '../users/store.js';
+import { ACTIVITY_SHOWN, type ActivityEntry, FIRST_PARTY_APP_NAMES } from './activity.js';
 import { ACCOUNT_PASSKEY_SCRIPT, accountForm, changeFactorForm, type FormContext } from './factor-page.js';
 import { FIRST_PARTY_CLIENTS } from './service.js';
-
-/** The activity the page lists: what the user did or what happened to their sign-in. */
-const SHOWN_EVENTS = /^(login|device|passkey|mfa|recovery|account|user)\./;
 
 /** "2026-11-23 10:21 UTC": unambiguous in every language. */
 const utcMinute = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
@@ -40,7 +37,8 @@ export function accountPageHtml(input: {
   deviceId: string;
   csrf: string;
   holdings: UserHoldings;
-  events: AuditEvent[];
+  /** The recent events the page shows (account/activity.ts), newest first. */
+  activity: ActivityEntry[];
   /** The methods a user may enroll in or change to here (account/factors.ts). */
   methods: MfaMethod[];
   /** The linked upstream identities (account/service.ts `identities`). */
@@ -88,13 +86,17 @@ export function accountPageHtml(input: {
     );
   };
   const liveIds = new Set(live.map((d) => d.id));
-  const activity = input.events
-    .filter((e) => SHOWN_EVENTS.test(e.type))
-    .slice(0, 20)
-    .map((e) => ({ e, ua: describeUserAgent(e.userAgent ?? undefined) }))
+  /** The application an event names, in the page's language: the service's own by message, a removed one as such. */
+  const appName = (entry: ActivityEntry) => {
+    const own = entry.appId === null ? undefined : FIRST_PARTY_APP_NAMES[entry.appId];
+    return own ? locales.text(locale, own) : (entry.appName ?? locales.text(locale, 'page.account.app.removed'));
+  };
+  const activity = input.activity
+    .map((entry) => ({ entry, e: entry.event, ua: describeUserAgent(entry.event.userAgent ?? undefined) }))
     .map(
-      ({ e, ua }) =>
-        `<li><code>${escapeHtml(e.type)}</code> · ${escapeHtml(utcMinute(e.at))}` +
+      ({ entry, e, ua }) =>
+        `<li data-event="${escapeHtml(e.type)}">${t(ACTIVITY_SHOWN[e.type], { app: appName(entry), connection: entry.connectionName ?? '' })}` +
+        ` · ${escapeHtml(utcMinute(e.at))}` +
         (ua.browser || ua.os ? ` · <small data-seen>${escapeHtml(seenWith(ua.browser, ua.os))}</small>` : '') +
         (e.deviceId && e.deviceId !== input.deviceId && liveIds.has(e.deviceId)
           ? form('devices/revoke', t('page.account.notMe'), hidden('device', e.deviceId))

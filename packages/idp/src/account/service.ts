@@ -9,6 +9,7 @@ import type { Identities } from '../factors/upstream/identities.js';
 import type { LinkedIdentity } from '../factors/upstream/store.js';
 import { createFirstPartySignIn, type FirstPartyDeps } from '../oidc/first-party-sign-in.js';
 import type { UserService } from '../users/service.js';
+import { type ActivityEntry, appIdOf, isShown, type ShownType } from './activity.js';
 import { type AccountFactorDeps, type AccountFactors, createAccountFactors, type StepProof } from './factors.js';
 import { type AccountPasskeyDeps, type AccountPasskeys, createAccountPasskeys } from './passkeys.js';
 
@@ -56,7 +57,8 @@ export interface AccountCenter extends AccountFactors, AccountPasskeys {
   revokeDevice(caller: AccountCaller, deviceId: string): Promise<void>;
   /** Revokes every live device and passkey of the caller but the one of this session; returns how many. */
   revokeOthers(caller: AccountCaller): Promise<number>;
-  activity(caller: AccountCaller): Promise<AuditEvent[]>;
+  /** The caller's recent events the page shows (account/activity.ts), newest first, with the names they need. */
+  activity(caller: AccountCaller): Promise<ActivityEntry[]>;
   /** The caller's linked upstream identities, each with its connection's name (the id when the connection is gone). */
   identities(caller: AccountCaller): Promise<(LinkedIdentity & { connectionName: string })[]>;
   /**
@@ -81,6 +83,9 @@ export interface AccountCenter extends AccountFactors, AccountPasskeys {
 }
 
 const actorOf = (userId: string) => `user:${userId}`;
+/** The activity reads this many of the user's newest events, and shows at most ACTIVITY_SHOWN_MAX of those it shows. */
+const ACTIVITY_READ = 100;
+const ACTIVITY_SHOWN_MAX = 20;
 
 /**
  * The account center (docs/operations.md, "The account center"): every user signs in through the
@@ -175,7 +180,27 @@ export function createAccountCenter(
       return others.length;
     },
 
-    activity: async (caller) => (await events.list({ userId: caller.userId, limit: 50 })).events,
+    async activity(caller) {
+      const { events: recent } = await events.list({ userId: caller.userId, limit: ACTIVITY_READ });
+      const shown = recent.filter((e): e is AuditEvent & { type: ShownType } => isShown(e.type)).slice(0, ACTIVITY_SHOWN_MAX);
+      const appIds = [...new Set(shown.map(appIdOf).filter((id): id is string => id !== null))];
+      const [apps, connections] = await Promise.all([
+        Promise.all(appIds.map(async (id) => [id, (await deps.clients.findById(id))?.name] as const)),
+        shown.some((e) => e.type.startsWith('identity.')) ? deps.connections.list() : [],
+      ]);
+      const appNames = new Map(apps);
+      const connectionNames = new Map(connections.map((c) => [c.id, c.name]));
+      return shown.map((event) => {
+        const appId = appIdOf(event);
+        const connection = typeof event.detail?.connection === 'string' ? event.detail.connection : undefined;
+        return {
+          event,
+          appId,
+          appName: appId === null ? undefined : appNames.get(appId),
+          connectionName: connection === undefined ? undefined : (connectionNames.get(connection) ?? connection),
+        };
+      });
+    },
 
     async identities(caller) {
       const [linked, connections] = await Promise.all([deps.identities.list(caller.userId), deps.connections.list()]);

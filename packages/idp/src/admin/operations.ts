@@ -1,15 +1,21 @@
-import type { AdminClientBranding } from 'service-protocol';
-import type { Branding, BrandingChange } from '../branding/service.js';
+import type { AdminClientBranding, AdminSettings } from 'service-protocol';
+import type { Branding, BrandingChange, SettingsChange } from '../branding/service.js';
+import { checkName } from '../branding/validate.js';
 import type { AddressChange, ClientService, NewClient, NewClientKeys } from '../clients/service.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { Keyring } from '../keys/keyring.js';
 
 export interface Operations {
-  createClient(input: NewClient, actor: string): Promise<NewClientKeys>;
+  /**
+   * Creates the client with every setting given (its branding too), all checked before anything
+   * is stored: a refused value (400, exit 2) creates nothing.
+   */
+  createClient(input: NewClient, actor: string, brand?: BrandingChange): Promise<NewClientKeys>;
   setMfaPolicy(clientId: string, policy: string, actor: string): Promise<void>;
   setPasskeyMfa(clientId: string, value: string, actor: string): Promise<void>;
   setDpop(clientId: string, value: string, actor: string): Promise<void>;
+  setPushedRequests(clientId: string, value: string, actor: string): Promise<void>;
   setIdTokenAlg(clientId: string, alg: string, actor: string): Promise<void>;
   setPostLogoutRedirectUris(clientId: string, uris: string[], actor: string): Promise<void>;
   /** Every address given is checked before any is stored: a refused change (400) stores nothing. */
@@ -20,7 +26,7 @@ export interface Operations {
   rotateSigningKey(actor: string): Promise<string>;
   /** Checks every value first: a refused change (ERR_REQUEST_INVALID) stores nothing. */
   setBranding(clientId: string, change: BrandingChange, actor: string): Promise<AdminClientBranding>;
-  setProductName(name: string, actor: string): Promise<string>;
+  updateSettings(change: SettingsChange, actor: string): Promise<AdminSettings>;
 }
 
 /**
@@ -49,9 +55,15 @@ export function createOperations({
   };
 
   return {
-    async createClient(input: NewClient, actor: string): Promise<NewClientKeys> {
-      const keys = await checked(() => clients.create(input));
-      await events.record({ type: 'client.created', clientId: keys.clientId, actor });
+    async createClient(input: NewClient, actor: string, brand?: BrandingChange): Promise<NewClientKeys> {
+      // The client's name is its default display name (pages, mails): the display name's rules apply.
+      const name = await checked(async () => checkName(input.name, 'the application name'));
+      const branded = brand !== undefined && Object.values(brand).some((value) => value !== undefined);
+      // The branding lives in its own table: checked first, so a refused value creates no client.
+      if (branded) await checked(async () => branding.check(brand));
+      const keys = await checked(() => clients.create({ ...input, name }));
+      if (branded) await branding.update(keys.clientId, brand);
+      await events.record({ type: 'client.created', clientId: keys.clientId, actor, detail: createdDetail(input, branded ? brand : {}) });
       return keys;
     },
 
@@ -68,6 +80,11 @@ export function createOperations({
     async setDpop(clientId: string, value: string, actor: string): Promise<void> {
       await checked(() => clients.setDpop(clientId, value));
       await events.record({ type: 'client.updated', clientId, actor, detail: { dpop: value } });
+    },
+
+    async setPushedRequests(clientId: string, value: string, actor: string): Promise<void> {
+      await checked(() => clients.setPushedRequests(clientId, value));
+      await events.record({ type: 'client.updated', clientId, actor, detail: { par: value } });
     },
 
     async setIdTokenAlg(clientId: string, alg: string, actor: string): Promise<void> {
@@ -117,10 +134,31 @@ export function createOperations({
       return shown;
     },
 
-    async setProductName(name: string, actor: string): Promise<string> {
-      const productName = await checked(() => branding.setProductName(name));
-      await events.record({ type: 'settings.updated', actor, detail: { productName } });
-      return productName;
+    async updateSettings(change: SettingsChange, actor: string): Promise<AdminSettings> {
+      const settings = await checked(() => branding.updateSettings(change));
+      const detail = Object.fromEntries(
+        Object.keys(change)
+          .filter((name) => change[name as keyof SettingsChange] !== undefined)
+          .map((name) => [name, settings[name as keyof AdminSettings] ?? '']),
+      );
+      await events.record({ type: 'settings.updated', actor, detail });
+      return settings;
     },
   };
+}
+
+/** What `client.created` records of the settings given at creation (as `client.updated` would name them), never a value of the branding. */
+function createdDetail(input: NewClient, brand: BrandingChange): Record<string, string> {
+  const detail: Record<string, string> = {};
+  if (input.mfaPolicy) detail.mfaPolicy = input.mfaPolicy;
+  if (input.passkeySatisfiesMfa !== undefined) detail.passkeyMfa = input.passkeySatisfiesMfa ? 'yes' : 'no';
+  if (input.dpopBoundAccessTokens !== undefined) detail.dpop = input.dpopBoundAccessTokens ? 'required' : 'optional';
+  if (input.requirePushedAuthorizationRequests !== undefined)
+    detail.par = input.requirePushedAuthorizationRequests ? 'required' : 'optional';
+  if (input.idTokenSignedResponseAlg) detail.idTokenAlg = input.idTokenSignedResponseAlg;
+  const fields = Object.entries(brand)
+    .filter(([, value]) => value !== undefined)
+    .map(([name]) => name);
+  if (fields.length) detail.branding = fields.join(' ');
+  return detail;
 }

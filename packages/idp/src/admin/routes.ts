@@ -296,6 +296,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
             dpopBoundAccessTokens: Type.Optional(Type.Boolean()),
             /** OIDC Back-/Front-Channel Logout URIs: a field given replaces the registered one, a URI null removes it. */
             logout: Type.Optional(ClientLogoutChange),
+            /** RFC 9126 5: true, /authorize takes the client's requests only pushed. */
+            requirePushedAuthorizationRequests: Type.Optional(Type.Boolean()),
           },
           { additionalProperties: false, minProperties: 1 },
         ),
@@ -309,6 +311,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
         postLogoutRedirectUris,
         passkeySatisfiesMfa,
         dpopBoundAccessTokens,
+        requirePushedAuthorizationRequests,
         origins,
         redirectUris,
         logout,
@@ -332,6 +335,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{
         await operations.setPasskeyMfa(request.params.id, passkeySatisfiesMfa ? 'yes' : 'no', actor(request));
       if (dpopBoundAccessTokens !== undefined)
         await operations.setDpop(request.params.id, dpopBoundAccessTokens ? 'required' : 'optional', actor(request));
+      if (requirePushedAuthorizationRequests !== undefined)
+        await operations.setPushedRequests(request.params.id, requirePushedAuthorizationRequests ? 'required' : 'optional', actor(request));
       return reply.code(204).send(null);
     },
   );

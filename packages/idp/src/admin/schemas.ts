@@ -108,6 +108,8 @@ export const Client = wireBody<AdminClient>()(
     /** Every token request must carry a DPoP proof (`clients update --dpop required`, RFC 9449 5.2). */
     dpopBoundAccessTokens: Type.Boolean(),
     logout: ClientLogout,
+    /** /authorize takes this client's requests only pushed (`clients update --par required`, RFC 9126). */
+    requirePushedAuthorizationRequests: Type.Boolean(),
   }),
 );
 export const AdminKey = wireBody<AdminKeyInfo>()(

@@ -10,7 +10,7 @@ import {
 } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
-import type { Branding, BrandingChange } from './service.js';
+import type { Branding, BrandingChange, SettingsChange } from './service.js';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const errors = errorResponses(400, 401, 403, 404, ...SERVER_ERRORS);
@@ -34,7 +34,23 @@ const BrandingAnswer = wireBody<AdminClientBranding>()(
     logoUrl: Nullable(Type.String({ description: 'absolute, content-addressed, cached for a year' })),
   }),
 );
-const SettingsAnswer = wireBody<AdminSettings>()(Type.Object({ productName: Type.String() }));
+const SettingsAnswer = wireBody<AdminSettings>()(
+  Type.Object({
+    productName: Type.String(),
+    policyUrl: Nullable(Type.String({ description: "discovery's op_policy_uri" })),
+    termsUrl: Nullable(Type.String({ description: "discovery's op_tos_uri" })),
+    documentationUrl: Nullable(Type.String({ description: "discovery's service_documentation" })),
+  }),
+);
+const SettingsBody = Type.Object(
+  {
+    productName: Type.Optional(Type.String({ maxLength: BRAND_NAME_MAX_LENGTH * 2 })),
+    policyUrl: Type.Optional(Nullable(Type.String({ maxLength: REDIRECT_URI_MAX_LENGTH * 2 }))),
+    termsUrl: Type.Optional(Nullable(Type.String({ maxLength: REDIRECT_URI_MAX_LENGTH * 2 }))),
+    documentationUrl: Type.Optional(Nullable(Type.String({ maxLength: REDIRECT_URI_MAX_LENGTH * 2 }))),
+  },
+  { additionalProperties: false, minProperties: 1, description: 'a field left out stays as it is; null (or "") clears a URL' },
+);
 
 const BrandingBody = Type.Object(
   {
@@ -65,7 +81,7 @@ export const brandingAdminRoutes: FastifyPluginAsyncTypebox<{
   branding: Branding;
   operations: {
     setBranding(clientId: string, change: BrandingChange, actor: string): Promise<AdminClientBranding>;
-    setProductName(name: string, actor: string): Promise<string>;
+    updateSettings(change: SettingsChange, actor: string): Promise<AdminSettings>;
   };
 }> = async (app, { branding, operations }) => {
   const actor = (request: { adminActor: string }) => request.adminActor;
@@ -76,19 +92,17 @@ export const brandingAdminRoutes: FastifyPluginAsyncTypebox<{
       throw error;
     });
 
-  app.get('/settings', { schema: { response: { 200: SettingsAnswer, ...errors } } }, async () => ({
-    productName: await branding.productName(),
-  }));
+  app.get('/settings', { schema: { response: { 200: SettingsAnswer, ...errors } } }, async () => branding.settings());
 
   app.patch(
     '/settings',
     {
       schema: {
-        body: Type.Object({ productName: Type.String({ maxLength: BRAND_NAME_MAX_LENGTH * 2 }) }, { additionalProperties: false }),
+        body: SettingsBody,
         response: { 200: SettingsAnswer, ...bodyErrors },
       },
     },
-    async (request) => ({ productName: await operations.setProductName(request.body.productName, actor(request)) }),
+    async (request) => operations.updateSettings(request.body, actor(request)),
   );
 
   app.get('/clients/:id/branding', { schema: { params: Params, response: { 200: BrandingAnswer, ...errors } } }, async (request) =>

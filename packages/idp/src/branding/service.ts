@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { type AdminClientBranding, Paths } from 'service-protocol';
-import { CONSOLE_CLIENT_ID, HOSTED_CLIENT_ID } from '../clients/service.js';
+import { type AdminClientBranding, type AdminSettings, Paths } from 'service-protocol';
+import { HOSTED_CLIENT_ID, isBuiltInClient } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
 import type { BrandingFields, BrandingStore, BrandingWrite } from './store.js';
 import {
@@ -41,15 +41,33 @@ export interface Brand {
 }
 
 const PRODUCT_NAME = 'product-name';
+/** The service's own policy and terms pages (OIDC Discovery `op_policy_uri`, `op_tos_uri`). */
+const POLICY_URL = 'policy-url';
+const TERMS_URL = 'terms-url';
+/** The developers' documentation (OIDC Discovery `service_documentation`). */
+const DOCUMENTATION_URL = 'documentation-url';
+
+/** A change of the service's settings: undefined leaves one as it is, null (or "") clears a URL. */
+export interface SettingsChange {
+  productName?: string;
+  policyUrl?: string | null;
+  termsUrl?: string | null;
+  documentationUrl?: string | null;
+}
 
 export interface Branding {
   /** The operator's product name (`settings set product-name`), else the issuer's host name. */
   productName(): Promise<string>;
-  setProductName(name: string): Promise<string>;
+  /** Every service-wide setting, as the admin API shows them. */
+  settings(): Promise<AdminSettings>;
+  /** Checks every value of the change first (a refusal stores nothing), then writes them. */
+  updateSettings(change: SettingsChange): Promise<AdminSettings>;
   /** An application's branding as the admin API shows it; `no client ID` for an unknown or built-in one. */
   show(clientId: string): Promise<AdminClientBranding>;
   /** Checks every value of the change first (a refusal stores nothing), then writes them in one statement. */
   update(clientId: string, change: BrandingChange): Promise<AdminClientBranding>;
+  /** Checks every value of the change as `update` does, storing nothing (a client's creation checks its branding first). */
+  check(change: BrandingChange): void;
   /** The brand of a client (the built-in hosted client stands for no application: the product's). */
   brandOf(client: Pick<ClientRecord, 'id' | 'name'> | undefined): Promise<Brand>;
   /** A served logo by its file name (`<sha256>.<ext>`), or undefined. */
@@ -77,8 +95,8 @@ export function createBranding({
   now: () => number;
 }): Branding {
   const known = async (clientId: string) => {
-    // The built-in clients (the hosted pages, the operator console) are the service's own: not the operators' to brand.
-    const client = clientId === HOSTED_CLIENT_ID || clientId === CONSOLE_CLIENT_ID ? undefined : await clients.findById(clientId);
+    // The built-in clients (the hosted pages, the console, the account center) are the service's own: not the operators' to brand.
+    const client = isBuiltInClient(clientId) ? undefined : await clients.findById(clientId);
     if (!client) throw new Error(`no client ${clientId}`);
     return client;
   };
@@ -102,13 +120,55 @@ export function createBranding({
   const optional = <T>(value: string | null | undefined, check: (v: string) => T) =>
     value === undefined ? undefined : value === null || value === '' ? null : check(value);
 
+  /** The columns a change writes, every value checked (a refusal throws, naming the rule). */
+  const checkedWrite = (change: BrandingChange): BrandingWrite => {
+    const write: BrandingWrite = {};
+    const displayName = optional(change.displayName, (v) => checkName(v, 'the display name'));
+    if (displayName !== undefined) write.display_name = displayName;
+    const accent = optional(change.accent, (v) => checkAccent(v).accent);
+    if (accent !== undefined) write.accent = accent;
+    const terms = optional(change.termsUrl, (v) => checkPageUrl(v, 'the terms URL'));
+    if (terms !== undefined) write.terms_url = terms;
+    const privacy = optional(change.privacyUrl, (v) => checkPageUrl(v, 'the privacy URL'));
+    if (privacy !== undefined) write.privacy_url = privacy;
+    const sender = optional(change.mailSenderName, checkSenderName);
+    if (sender !== undefined) write.mail_sender_name = sender;
+    if (change.logo === null) Object.assign(write, { logo_base64: null, logo_type: null, logo_sha256: null });
+    else if (change.logo !== undefined) {
+      const type = checkLogo(change.logo);
+      write.logo_base64 = change.logo.toString('base64');
+      write.logo_type = type;
+      write.logo_sha256 = createHash('sha256').update(change.logo).digest('hex');
+    }
+    if (Object.keys(write).length === 0) throw new Error('nothing to change');
+    return write;
+  };
+
   return {
     productName,
 
-    async setProductName(name: string): Promise<string> {
-      const checked = checkName(name, 'the product name');
-      await store.putSetting(PRODUCT_NAME, checked, now());
-      return checked;
+    async settings(): Promise<AdminSettings> {
+      const [name, policyUrl, termsUrl, documentationUrl] = await Promise.all([
+        productName(),
+        store.setting(POLICY_URL),
+        store.setting(TERMS_URL),
+        store.setting(DOCUMENTATION_URL),
+      ]);
+      return { productName: name, policyUrl: policyUrl ?? null, termsUrl: termsUrl ?? null, documentationUrl: documentationUrl ?? null };
+    },
+
+    async updateSettings(change: SettingsChange): Promise<AdminSettings> {
+      const writes: Array<[string, string | null]> = [];
+      if (change.productName !== undefined) writes.push([PRODUCT_NAME, checkName(change.productName, 'the product name')]);
+      const policy = optional(change.policyUrl, (v) => checkPageUrl(v, 'the policy URL'));
+      if (policy !== undefined) writes.push([POLICY_URL, policy]);
+      const terms = optional(change.termsUrl, (v) => checkPageUrl(v, 'the terms URL'));
+      if (terms !== undefined) writes.push([TERMS_URL, terms]);
+      const documentation = optional(change.documentationUrl, (v) => checkPageUrl(v, 'the documentation URL'));
+      if (documentation !== undefined) writes.push([DOCUMENTATION_URL, documentation]);
+      const at = now();
+      for (const [name, value] of writes) await (value === null ? store.deleteSetting(name) : store.putSetting(name, value, at));
+      return this.settings();
     },
 
     async show(clientId: string): Promise<AdminClientBranding> {
@@ -118,27 +178,12 @@ export function createBranding({
 
     async update(clientId: string, change: BrandingChange): Promise<AdminClientBranding> {
       await known(clientId);
-      const write: BrandingWrite = {};
-      const displayName = optional(change.displayName, (v) => checkName(v, 'the display name'));
-      if (displayName !== undefined) write.display_name = displayName;
-      const accent = optional(change.accent, (v) => checkAccent(v).accent);
-      if (accent !== undefined) write.accent = accent;
-      const terms = optional(change.termsUrl, (v) => checkPageUrl(v, 'the terms URL'));
-      if (terms !== undefined) write.terms_url = terms;
-      const privacy = optional(change.privacyUrl, (v) => checkPageUrl(v, 'the privacy URL'));
-      if (privacy !== undefined) write.privacy_url = privacy;
-      const sender = optional(change.mailSenderName, checkSenderName);
-      if (sender !== undefined) write.mail_sender_name = sender;
-      if (change.logo === null) Object.assign(write, { logo_base64: null, logo_type: null, logo_sha256: null });
-      else if (change.logo !== undefined) {
-        const type = checkLogo(change.logo);
-        write.logo_base64 = change.logo.toString('base64');
-        write.logo_type = type;
-        write.logo_sha256 = createHash('sha256').update(change.logo).digest('hex');
-      }
-      if (Object.keys(write).length === 0) throw new Error('nothing to change');
-      await store.write(clientId, write, now());
+      await store.write(clientId, checkedWrite(change), now());
       return shown(clientId, await store.find(clientId));
+    },
+
+    check(change: BrandingChange): void {
+      checkedWrite(change);
     },
 
     async brandOf(client: Pick<ClientRecord, 'id' | 'name'> | undefined): Promise<Brand> {

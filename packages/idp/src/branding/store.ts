@@ -27,6 +27,10 @@ export function createBrandingStore(db: Db) {
       return row?.value;
     },
 
+    async deleteSetting(name: string): Promise<void> {
+      await db.deleteFrom('settings').where('name', '=', name).execute();
+    },
+
     async putSetting(name: string, value: string, now: number): Promise<void> {
       await db
         .insertInto('settings')

@@ -1,4 +1,4 @@
-import { existsSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ServiceConfig } from '../config.js';
 import { type Command, UsageError } from './command.js';
@@ -78,6 +78,10 @@ const backup: Command = {
     const SQLite = await sqlite();
     const partial = `${file}.partial`;
     rmSync(partial, { force: true });
+    // The copy holds every address and keyed secret: readable by its owner only (0600), made so
+    // before SQLite writes a byte into it (its journal takes the same mode), whatever the umask.
+    writeFileSync(partial, '', { mode: 0o600, flag: 'wx' });
+    chmodSync(partial, 0o600);
     const db = new SQLite(source, { fileMustExist: true, timeout: 5000 });
     try {
       await db.backup(partial);

@@ -1,8 +1,12 @@
 import { readFileSync } from 'node:fs';
+import type { BrandingChange } from '../branding/service.js';
 import type { ClientLogout } from '../clients/store.js';
-import type { Command } from './command.js';
+import type { Command, Values } from './command.js';
 import { UsageError } from './command.js';
 import { cursor, servedIssuer, table } from './format.js';
+
+/** The branding flags of clients create and update: "" clears a value on update (--logo "" removes the logo). */
+const BRANDING_FLAGS = ['logo', 'accent', 'display-name', 'terms-url', 'privacy-url', 'mail-sender-name'] as const;
 
 /** The logout flags of clients create and update (OIDC Back-/Front-Channel Logout 1.0). */
 const LOGOUT_FLAGS = [
@@ -20,32 +24,80 @@ const LOGOUT_USAGE = `      --backchannel-logout-uri: where logout tokens are PO
       the client needs the session id (sid; and iss for the front channel). Default no.
 `;
 
-/** The logout change the flags ask for, undefined when none is given; "" removes a URI. */
-function logoutChange(values: Record<string, unknown>): Partial<ClientLogout> | undefined {
-  if (!LOGOUT_FLAGS.some((flag) => values[flag] !== undefined)) return undefined;
-  const uri = (flag: string) => (values[flag] === undefined ? undefined : (values[flag] as string) || null);
-  const yesNo = (flag: string) => {
-    const value = values[flag];
-    if (value === undefined) return undefined;
-    if (value !== 'yes' && value !== 'no') throw new UsageError(`--${flag} is yes or no`);
-    return value === 'yes';
+/** The settings `clients create` and `clients update` both take (MFA, passkey MFA, DPoP, ID token algorithm, logout URIs, branding). */
+const SETTING_FLAGS = [
+  'mfa-policy',
+  'passkey-mfa',
+  'dpop',
+  'par',
+  'id-token-alg',
+  'post-logout-redirect-uri',
+  ...LOGOUT_FLAGS,
+  ...BRANDING_FLAGS,
+] as const;
+
+/** The branding the flags give (undefined: none), its logo file read first: a missing one is a bad command line. */
+function brandingOf(values: Values): BrandingChange | undefined {
+  if (!BRANDING_FLAGS.some((flag) => values[flag] !== undefined)) return undefined;
+  const text = (flag: (typeof BRANDING_FLAGS)[number]) => (values[flag] === undefined ? undefined : values[flag] || null);
+  const logoFile = values.logo;
+  let logo: Buffer | null | undefined;
+  if (logoFile === '') logo = null;
+  else if (logoFile !== undefined) {
+    try {
+      logo = readFileSync(logoFile);
+    } catch {
+      throw new UsageError(`--logo: cannot read ${logoFile}`);
+    }
+  }
+  const change: BrandingChange = {
+    displayName: text('display-name'),
+    accent: text('accent'),
+    termsUrl: text('terms-url'),
+    privacyUrl: text('privacy-url'),
+    mailSenderName: text('mail-sender-name'),
+    logo,
   };
-  const change: Partial<ClientLogout> = {};
-  const back = uri('backchannel-logout-uri');
-  const front = uri('frontchannel-logout-uri');
-  const backSession = yesNo('backchannel-logout-session-required');
-  const frontSession = yesNo('frontchannel-logout-session-required');
-  if (back !== undefined) change.backchannelLogoutUri = back;
-  if (front !== undefined) change.frontchannelLogoutUri = front;
-  if (backSession !== undefined) change.backchannelLogoutSessionRequired = backSession;
-  if (frontSession !== undefined) change.frontchannelLogoutSessionRequired = frontSession;
-  return change;
+  return Object.fromEntries(Object.entries(change).filter(([, value]) => value !== undefined)) as BrandingChange;
+}
+
+/** A yes|no or required|optional flag as the boolean it sets; another value is refused (exit 2). */
+function switchOf(value: string | undefined, on: string, off: string, flag: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value !== on && value !== off) throw new UsageError(`--${flag} is ${on} or ${off}`);
+  return value === on;
+}
+
+/** The logout change the flags ask for, undefined when none is given; "" removes a URI. */
+function logoutChange(values: Values): Partial<ClientLogout> | undefined {
+  if (!LOGOUT_FLAGS.some((flag) => values[flag] !== undefined)) return undefined;
+  const uri = (flag: (typeof LOGOUT_FLAGS)[number]) => (values[flag] === undefined ? undefined : (values[flag] as string) || null);
+  const change: Partial<ClientLogout> = {
+    backchannelLogoutUri: uri('backchannel-logout-uri'),
+    frontchannelLogoutUri: uri('frontchannel-logout-uri'),
+    backchannelLogoutSessionRequired: switchOf(
+      values['backchannel-logout-session-required'],
+      'yes',
+      'no',
+      'backchannel-logout-session-required',
+    ),
+    frontchannelLogoutSessionRequired: switchOf(
+      values['frontchannel-logout-session-required'],
+      'yes',
+      'no',
+      'frontchannel-logout-session-required',
+    ),
+  };
+  return Object.fromEntries(Object.entries(change).filter(([, value]) => value !== undefined)) as Partial<ClientLogout>;
 }
 
 const create: Command = {
   name: 'clients create',
   usage: `  service-idp clients create --name NAME [--origin URL ...] [--redirect-uri URL ...] [--public]
                              [--post-logout-redirect-uri URL ...] [--id-token-alg RS256|ES256|EdDSA]
+                             [--mfa-policy optional|required] [--passkey-mfa yes|no] [--dpop required|optional] [--par required|optional]
+                             [--display-name NAME] [--logo FILE] [--accent '#RRGGBB'] [--terms-url URL]
+                             [--privacy-url URL] [--mail-sender-name NAME]
                              [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no]
                              [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no] [--json]
       Register a client application. Prints its clientId, publishableKey (browser, valid
@@ -55,24 +107,35 @@ const create: Command = {
       client_id alone and requires PKCE S256. Needs at least one --origin or --redirect-uri.
       --post-logout-redirect-uri: where the end-session endpoint (/logout) may send the browser
       back after signing out (exact match; repeat for several).
-${LOGOUT_USAGE}`,
-  flags: ['name', 'origin', 'redirect-uri', 'public', 'post-logout-redirect-uri', 'id-token-alg', ...LOGOUT_FLAGS, 'json'],
+      Every setting of clients update (below) is taken here too and applied at creation, so the
+      client never exists without it; a refused value creates nothing (exit 2).
+`,
+  flags: ['name', 'origin', 'redirect-uri', 'public', ...SETTING_FLAGS, 'json'],
   async run({ values, config }, io) {
+    if (!values.name) throw new UsageError('clients create needs --name');
+    const brand = brandingOf(values);
+    const passkeySatisfiesMfa = switchOf(values['passkey-mfa'], 'yes', 'no', 'passkey-mfa');
+    const dpopBoundAccessTokens = switchOf(values.dpop, 'required', 'optional', 'dpop');
+    const requirePushedAuthorizationRequests = switchOf(values.par, 'required', 'optional', 'par');
+    const logout = logoutChange(values);
     const { withData, operations } = await import('./open.js');
     return withData(config, async (data) => {
-      if (!values.name) throw new UsageError('clients create needs --name');
-      const logout = logoutChange(values);
       const keys = await (await operations(data)).createClient(
         {
-          name: values.name,
+          name: values.name as string,
           origins: values.origin ?? [],
           redirectUris: values['redirect-uri'] ?? [],
           public: values.public ?? false,
-          postLogoutRedirectUris: values['post-logout-redirect-uri'] ?? [],
-          ...(values['id-token-alg'] ? { idTokenSignedResponseAlg: values['id-token-alg'] } : {}),
+          postLogoutRedirectUris: (values['post-logout-redirect-uri'] ?? []).filter((uri) => uri !== ''),
+          ...(values['id-token-alg'] !== undefined ? { idTokenSignedResponseAlg: values['id-token-alg'] } : {}),
+          ...(values['mfa-policy'] !== undefined ? { mfaPolicy: values['mfa-policy'] } : {}),
+          ...(passkeySatisfiesMfa !== undefined ? { passkeySatisfiesMfa } : {}),
+          ...(dpopBoundAccessTokens !== undefined ? { dpopBoundAccessTokens } : {}),
+          ...(requirePushedAuthorizationRequests !== undefined ? { requirePushedAuthorizationRequests } : {}),
           ...(logout ? { logout } : {}),
         },
         'cli',
+        brand,
       );
       if (values.json) io.out(`${JSON.stringify(keys)}\n`);
       else {
@@ -89,13 +152,10 @@ ${LOGOUT_USAGE}`,
   },
 };
 
-/** The branding flags of clients update: "" clears a value (--logo "" removes the logo). */
-const BRANDING_FLAGS = ['logo', 'accent', 'display-name', 'terms-url', 'privacy-url', 'mail-sender-name'] as const;
-
 const update: Command = {
   name: 'clients update',
   usage: `  service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA]
-                             [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional]
+                             [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional] [--par required|optional]
                              [--display-name NAME] [--logo FILE] [--accent '#RRGGBB'] [--terms-url URL]
                              [--privacy-url URL] [--mail-sender-name NAME]
                              [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no]
@@ -107,6 +167,8 @@ const update: Command = {
       user's MFA step follows it.
       --dpop: required: every token request must carry a DPoP proof (RFC 9449); optional
       (default): a proof binds the tokens when the client sends one.
+      --par: required: /authorize takes the client's requests only pushed first to
+      /oauth/par (RFC 9126); optional (default): the client's choice.
 ${LOGOUT_USAGE}
       Branding of the hosted pages and mails (docs/operations.md, Branding): --display-name
       (else the client's name); --logo: a PNG, JPEG or WebP file of at most 128 KiB (SVG is
@@ -114,30 +176,16 @@ ${LOGOUT_USAGE}
       --privacy-url: https pages linked under the sign-in form; --mail-sender-name: the name
       the mails' From shows. "" clears any of them. A refused value changes nothing (exit 2).
 `,
-  flags: ['mfa-policy', 'id-token-alg', 'post-logout-redirect-uri', 'passkey-mfa', 'dpop', ...BRANDING_FLAGS, ...LOGOUT_FLAGS, 'json'],
+  flags: [...SETTING_FLAGS, 'json'],
   async run({ values, operands: [clientId], config }, io) {
     const { withData, operations } = await import('./open.js');
     const postLogout = values['post-logout-redirect-uri'];
-    const branded = BRANDING_FLAGS.some((flag) => values[flag] !== undefined);
-    const logout = logoutChange(values);
-    if (
-      !clientId ||
-      (!values['mfa-policy'] && !values['id-token-alg'] && !postLogout && !values['passkey-mfa'] && !values.dpop && !branded && !logout)
-    )
+    if (!clientId || !SETTING_FLAGS.some((flag) => values[flag] !== undefined))
       throw new UsageError(
-        'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional] [--display-name NAME] [--logo FILE] [--accent #RRGGBB] [--terms-url URL] [--privacy-url URL] [--mail-sender-name NAME] [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no] [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no]',
+        'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional] [--par required|optional] [--display-name NAME] [--logo FILE] [--accent #RRGGBB] [--terms-url URL] [--privacy-url URL] [--mail-sender-name NAME] [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no] [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no]',
       );
-    // The file is read before anything changes: a missing one is a bad command line.
-    const logoFile = values.logo;
-    let logo: Buffer | null | undefined;
-    if (logoFile === '') logo = null;
-    else if (logoFile !== undefined) {
-      try {
-        logo = readFileSync(logoFile);
-      } catch {
-        throw new UsageError(`--logo: cannot read ${logoFile}`);
-      }
-    }
+    const brand = brandingOf(values);
+    const logout = logoutChange(values);
     return withData(config, async (data) => {
       const ops = await operations(data);
       // First: the one change checked against the others (a front-channel URI on a redirect URI's origin).
@@ -149,27 +197,8 @@ ${LOGOUT_USAGE}
             .join(', ')}.\n`,
         );
       }
-      if (branded) {
-        const text = (flag: (typeof BRANDING_FLAGS)[number]) => (values[flag] === undefined ? {} : { [flag]: values[flag] || null });
-        const given = {
-          ...text('display-name'),
-          ...text('accent'),
-          ...text('terms-url'),
-          ...text('privacy-url'),
-          ...text('mail-sender-name'),
-        };
-        const shown = await ops.setBranding(
-          clientId,
-          {
-            ...('display-name' in given ? { displayName: given['display-name'] } : {}),
-            ...('accent' in given ? { accent: given.accent } : {}),
-            ...('terms-url' in given ? { termsUrl: given['terms-url'] } : {}),
-            ...('privacy-url' in given ? { privacyUrl: given['privacy-url'] } : {}),
-            ...('mail-sender-name' in given ? { mailSenderName: given['mail-sender-name'] } : {}),
-            ...(logo !== undefined ? { logo } : {}),
-          },
-          'cli',
-        );
+      if (brand) {
+        const shown = await ops.setBranding(clientId, brand, 'cli');
         if (values.json) io.out(`${JSON.stringify(shown)}\n`);
         else
           io.out(
@@ -179,19 +208,23 @@ ${LOGOUT_USAGE}
               .join('')}`,
           );
       }
-      if (values['mfa-policy']) {
+      if (values['mfa-policy'] !== undefined) {
         await ops.setMfaPolicy(clientId, values['mfa-policy'], 'cli');
         io.out(`Client ${clientId}: MFA ${values['mfa-policy']}.\n`);
       }
-      if (values['passkey-mfa']) {
+      if (values['passkey-mfa'] !== undefined) {
         await ops.setPasskeyMfa(clientId, values['passkey-mfa'], 'cli');
         io.out(`Client ${clientId}: a passkey sign-in ${values['passkey-mfa'] === 'yes' ? 'also passes' : 'does not pass'} MFA.\n`);
       }
-      if (values.dpop) {
+      if (values.dpop !== undefined) {
         await ops.setDpop(clientId, values.dpop, 'cli');
         io.out(`Client ${clientId}: DPoP ${values.dpop}.\n`);
       }
-      if (values['id-token-alg']) {
+      if (values.par !== undefined) {
+        await ops.setPushedRequests(clientId, values.par, 'cli');
+        io.out(`Client ${clientId}: pushed authorization requests ${values.par}.\n`);
+      }
+      if (values['id-token-alg'] !== undefined) {
         await ops.setIdTokenAlg(clientId, values['id-token-alg'], 'cli');
         io.out(`Client ${clientId}: ID tokens signed with ${values['id-token-alg']}.\n`);
       }

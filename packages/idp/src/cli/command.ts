@@ -3,8 +3,8 @@ import { ConfigError } from '../config.js';
 
 /**
  * Every flag of the command line, as node:util parseArgs reads it. A command lists the ones it
- * reads (Command.flags); the command line accepts the flags of every command, on any command,
- * as it always has (a flag another command reads is ignored, not refused).
+ * reads (Command.flags); a flag it does not read is refused (registry.ts refuseUnreadFlags),
+ * never dropped in silence: `clients create --mfa-policy required` once made a lax client.
  */
 export const FLAGS = {
   port: { type: 'string' },
@@ -29,6 +29,7 @@ export const FLAGS = {
   'mfa-policy': { type: 'string' },
   'passkey-mfa': { type: 'string' },
   dpop: { type: 'string' },
+  par: { type: 'string' },
   'id-token-alg': { type: 'string' },
   logo: { type: 'string' },
   accent: { type: 'string' },
@@ -75,6 +76,9 @@ export type Flag = keyof typeof FLAGS;
 /** Read by every command: where the data is, the configuration file, --version and --help. */
 export const SHARED_FLAGS: readonly Flag[] = ['data', 'database', 'config', 'version', 'help'];
 
+/** The configuration flags (cli.ts hands them to loadConfig): read by `start` and `config check`, which shows what start would use. */
+export const CONFIG_FLAGS: readonly Flag[] = ['port', 'host', 'issuer', 'test-mode', 'dev-inbox', 'metrics-port', 'console-port'];
+
 /** The parsed flags: a string, a list for repeatable ones, true for switches. */
 export type Values = {
   [F in Flag]?: (typeof FLAGS)[F] extends { type: 'boolean' } ? boolean : (typeof FLAGS)[F] extends { multiple: true } ? string[] : string;
@@ -104,7 +108,7 @@ export interface Command {
   name: string;
   /** Its entry in --help, printed as is: usage line(s), then what it does (may be empty when the next entry says it). */
   usage: string;
-  /** The flags it reads besides SHARED_FLAGS (and the configuration flags every command passes to loadConfig). */
+  /** The flags it reads besides SHARED_FLAGS; any other is refused (exit 2). */
   flags: readonly Flag[];
   /** --limit is a page size (PAGE_SIZE_DEFAULT, at most PAGE_SIZE_MAX) rather than a message count (mail, sms). */
   paged?: boolean;

@@ -1,14 +1,15 @@
 import { configWarnings, type ServiceConfig } from '../config.js';
-import type { Command } from './command.js';
+import { CONFIG_FLAGS, type Command } from './command.js';
 
 export const configCheck: Command = {
   name: 'config check',
-  usage: `  service-idp config check [--config FILE]
-      Reads the configuration as start would (flags, environment, --config file, defaults),
+  usage: `  service-idp config check [--config FILE] [--port PORT] [--host HOST] [--issuer URL] [--test-mode]
+                           [--dev-inbox] [--metrics-port PORT] [--console-port PORT]
+      Reads the configuration as start would (start's flags, environment, --config file, defaults),
       prints the effective settings as JSON with passwords, tokens and secrets hidden, and
       exits 0; a bad setting is one line and exit 2. Opens no database.
 `,
-  flags: [],
+  flags: CONFIG_FLAGS,
   data: 'none',
   async run({ config }, io) {
     for (const warning of configWarnings(config)) io.err(`service-idp: warning: ${warning}\n`);

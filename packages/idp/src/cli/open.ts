@@ -17,8 +17,9 @@ export async function openData(config: ServiceConfig) {
   ]);
   const serverSecret = loadServerSecret(config.dataDir);
   const db = openDatabase(config, { checkpointWorker: false });
+  let applied: string[];
   try {
-    await migrate(db);
+    applied = await migrate(db);
   } catch (error) {
     await db.destroy();
     throw error;
@@ -26,6 +27,8 @@ export async function openData(config: ServiceConfig) {
   return {
     config,
     db,
+    /** The migrations this opening applied, in order (none on a database already up to date). */
+    applied,
     serverSecret,
     hash: createSecretHasher(serverSecret),
     now: Date.now,
@@ -96,22 +99,29 @@ export async function brandingService(data: Data) {
   return createBranding({ store: createBrandingStore(data.db), clients, issuer, defaultProductName: issuerName, now: data.now });
 }
 
-/** Client changes, branding and key rotation (admin/operations.ts), each recorded in the audit log. */
-export async function operations(data: Data) {
-  const [{ createOperations }, { createKeyring }, { createKeyStore }, { createSealer }, clients, { events }, branding] = await Promise.all([
-    import('../admin/operations.js'),
+/** The signing keys (keys/keyring.ts), wired as context.ts wires them. */
+export async function signingKeys(data: Data) {
+  const [{ createKeyring }, { createKeyStore }, { createSealer }] = await Promise.all([
     import('../keys/keyring.js'),
     import('../keys/store.js'),
     import('../crypto/seal.js'),
-    clientService(data),
-    eventLog(data),
-    brandingService(data),
   ]);
-  const keyring = createKeyring({
+  return createKeyring({
     store: createKeyStore(data.db),
     sealer: createSealer(data.serverSecret, 'signing-key'),
     now: data.now,
     cacheSeconds: data.config.keyCacheSeconds,
   });
+}
+
+/** Client changes, branding and key rotation (admin/operations.ts), each recorded in the audit log. */
+export async function operations(data: Data) {
+  const [{ createOperations }, keyring, clients, { events }, branding] = await Promise.all([
+    import('../admin/operations.js'),
+    signingKeys(data),
+    clientService(data),
+    eventLog(data),
+    brandingService(data),
+  ]);
   return createOperations({ clients, keyring, events, branding });
 }

@@ -74,8 +74,19 @@ Exit status: 0 done, 1 failed, 2 bad command line or configuration (the message 
 `;
 }
 
-/** The flags the command line accepts: the shared ones and every command's, on any command. */
+/** The flags the command line knows: the shared ones and every command's (each command takes only its own: refuseUnreadFlags). */
 export const ACCEPTED_FLAGS: ReadonlySet<Flag> = new Set([...SHARED_FLAGS, ...COMMANDS.flatMap((c) => c.flags)]);
+
+/**
+ * Refuses a flag the command does not read, naming it (exit 2): ignored, it would be a setting
+ * dropped in silence, as `--mfa-policy` on `clients create` once was. One rule for every command,
+ * from the flags each declares (Command.flags) and the shared ones.
+ */
+export function refuseUnreadFlags(command: Command, values: Values): void {
+  for (const flag of Object.keys(values) as Flag[])
+    if (!SHARED_FLAGS.includes(flag) && !command.flags.includes(flag))
+      throw new UsageError(`${command.name} does not take --${flag}; nothing was done`);
+}
 
 /** parseArgs with our own one-line messages instead of Node's. */
 export function parseCommandLine(argv: string[]): { values: Values; positionals: string[] } {

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { Paths } from 'service-protocol';
 import type { ServiceConfig } from '../config.js';
 import type { MigrationStatus } from '../storage/migrations.js';
-import { type Command, UsageError } from './command.js';
+import { CONFIG_FLAGS, type Command, UsageError } from './command.js';
 
 export const start: Command = {
   name: 'start',
@@ -13,18 +13,21 @@ export const start: Command = {
       machine; --metrics-port serves /metrics on a separate loopback listener; --console-port
       serves the operator console (/admin) on its own loopback listener instead of the main one.
 `,
-  flags: ['port', 'host', 'issuer', 'test-mode', 'dev-inbox', 'metrics-port', 'console-port'],
+  flags: CONFIG_FLAGS,
   data: 'created',
   async run({ config }, io) {
     const json = config.logFormat === 'json';
     // With SERVICE_IDP_LOG_FORMAT=json stdout is JSON lines only, the banner too (a log collector reads it whole).
     const say = (msg: string, fields: Record<string, unknown> = {}) =>
       io.out(json ? `${JSON.stringify({ level: 30, time: Date.now(), msg, ...fields })}\n` : `${msg}\n`);
+    // Warnings go to stderr; with json they are JSON lines at pino's warn level, as a log collector reads every other line.
+    const warn = (msg: string, banner: string) => io.err(json ? `${JSON.stringify({ level: 40, time: Date.now(), msg })}\n` : banner);
     if (config.testMode) {
-      io.err('\n  !!! TEST MODE: one-time codes are returned in API responses. Never use this with real users. !!!\n\n');
+      const msg = 'TEST MODE: one-time codes are returned in API responses. Never use this with real users.';
+      warn(msg, `\n  !!! ${msg} !!!\n\n`);
     }
     const { configWarnings } = await import('../config.js');
-    for (const warning of configWarnings(config)) io.err(`service-idp: warning: ${warning}\n`);
+    for (const warning of configWarnings(config)) warn(`warning: ${warning}`, `service-idp: warning: ${warning}\n`);
     const pretty = config.logFormat ? config.logFormat === 'pretty' : Boolean(process.stdout.isTTY);
     const { startService } = await import('../index.js');
     const service = await startService(config, { logger: { level: config.logLevel, pretty } }).catch((error: unknown) => {
@@ -76,17 +79,28 @@ export const start: Command = {
 export const migrate: Command = {
   name: 'migrate',
   usage: `  service-idp migrate [--status [--json] | --dry-run]
-      Apply database migrations (start does this too). Refuses a database whose schema is
-      newer than this build. --status lists the applied and pending migrations; --dry-run
-      names the ones migrate would apply. Neither changes anything.
+      Apply database migrations, naming each one applied, and make the first signing keys
+      (start does both too; run it before starting several nodes on a new database). Refuses a
+      database whose schema is newer than this build. --status lists the applied and pending
+      migrations; --dry-run names the ones migrate would apply. Neither changes anything.
 `,
   flags: ['status', 'dry-run', 'json'],
   async run({ values, config }, io) {
     if (values.status && values['dry-run']) throw new UsageError('give --status or --dry-run, not both');
     if (!values.status && !values['dry-run']) {
-      const { withData } = await import('./open.js');
-      // Opening applies them.
-      await withData(config, async (data) => io.out(`Database ${data.database} is up to date.\n`));
+      const { withData, signingKeys } = await import('./open.js');
+      // Opening applies them; then the first signing keys, once per database (under the migration
+      // lock), so nodes started together after `migrate` (compose.yaml) find one key set.
+      await withData(config, async (data) => {
+        const made = await (await signingKeys(data)).ensure();
+        const count = data.applied.length;
+        if (count > 0)
+          io.out(
+            `Applied ${count} migration${count === 1 ? '' : 's'} to ${data.database}, in this order:\n${data.applied.map((name) => `  ${name}\n`).join('')}`,
+          );
+        if (made.length > 0) io.out(`Made the first signing keys: ${made.join(', ')}.\n`);
+        io.out(`Database ${data.database} is up to date.\n`);
+      });
       return 0;
     }
     const { database, status } = await readStatus(config);

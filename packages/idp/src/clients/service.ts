@@ -1,15 +1,10 @@
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
-import {
-  BROWSER_CLIENT_CACHE_ENTRIES,
-  BROWSER_CLIENT_CACHE_MS,
-  CLIENT_REDIRECT_URIS_MAX,
-  PAGE_SIZE_MAX,
-  REDIRECT_URI_MAX_LENGTH,
-} from '../defaults.js';
+import { BROWSER_CLIENT_CACHE_ENTRIES, BROWSER_CLIENT_CACHE_MS, CLIENT_REDIRECT_URIS_MAX, PAGE_SIZE_MAX } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { isSigningAlg, SIGNING_ALGS } from '../keys/algs.js';
 import { keysetPage, type PageQuery } from '../storage/pagination.js';
 import { type ClientLogout, type ClientRecord, type ClientStore, NO_LOGOUT } from './store.js';
+import { checkLogout, checkPostLogoutRedirectUris, checkRedirectUri, normalizeOrigin } from './uris.js';
 
 /**
  * The first-party client the hosted sign-in pages use (oidc/): service-web runs on the
@@ -27,6 +22,13 @@ export const CONSOLE_CLIENT_ID = 'cli_operator_console';
  */
 export const ACCOUNT_CLIENT_ID = 'cli_account_center';
 const firstParty = new Set([HOSTED_CLIENT_ID, CONSOLE_CLIENT_ID, ACCOUNT_CLIENT_ID]);
+
+/**
+ * The service's own clients (hosted pages, console, account center): no operator's to see,
+ * change, brand, give delegation keys or delete. Every such path answers as for an unknown
+ * client (404, exit 1 `no client …`), the admin API, the console and the CLI alike.
+ */
+export const isBuiltInClient = (clientId: string): boolean => firstParty.has(clientId);
 
 /** A built-in client: its origin and, for a client with redirects, its redirect URI and MFA policy. */
 export interface FirstPartyClient {
@@ -56,6 +58,14 @@ export interface NewClient {
   postLogoutRedirectUris?: string[];
   /** OIDC Back-Channel and Front-Channel Logout: where the client hears that a session ended. */
   logout?: Partial<ClientLogout>;
+  /**
+   * The settings `clients update` changes, given at creation so the client never exists in a
+   * weaker state first (setMfaPolicy, setPasskeyMfa, setDpop check the same values).
+   */
+  mfaPolicy?: string;
+  passkeySatisfiesMfa?: boolean;
+  dpopBoundAccessTokens?: boolean;
+  requirePushedAuthorizationRequests?: boolean;
 }
 
 /** The addresses of a client an operator replaces together (PATCH /admin/v1/clients/{id}, the console's edit form). */
@@ -98,6 +108,8 @@ export interface ClientService {
   setPasskeyMfa(clientId: string, value: string): Promise<void>;
   /** `required`: every token request of the client must carry a DPoP proof (RFC 9449 5.2); `optional` (default): a proof binds the tokens when sent. */
   setDpop(clientId: string, value: string): Promise<void>;
+  /** `required`: /authorize takes the client's requests only as pushed ones (RFC 9126); `optional` (default): its choice. */
+  setPushedRequests(clientId: string, value: string): Promise<void>;
   /**
    * A confidential client's new secret key, returned once and stored as its keyed hash. The old
    * one stops at once, with no grace (docs/operations.md): codes and refresh tokens it holds are
@@ -155,6 +167,8 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     async create(input: NewClient): Promise<NewClientKeys> {
       const idTokenSignedResponseAlg = input.idTokenSignedResponseAlg ?? 'RS256';
       if (!isSigningAlg(idTokenSignedResponseAlg)) throw new Error(`the ID token algorithm is one of ${SIGNING_ALGS.join(', ')}`);
+      const mfaPolicy = input.mfaPolicy ?? 'optional';
+      if (mfaPolicy !== 'optional' && mfaPolicy !== 'required') throw new Error('the MFA policy is optional or required');
       const name = input.name.trim();
       if (!name || name.length > 100) throw new Error('client name must be 1 to 100 characters');
       const redirectUris = [...new Set((input.redirectUris ?? []).map((uri) => checkRedirectUri(uri)))];
@@ -173,14 +187,15 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
           id: clientId,
           name,
           origins,
-          mfaPolicy: 'optional',
+          mfaPolicy,
           idTokenSignedResponseAlg,
           createdAt: now(),
           redirectUris,
           type,
           postLogoutRedirectUris,
-          passkeySatisfiesMfa: true,
-          dpopBoundAccessTokens: false,
+          passkeySatisfiesMfa: input.passkeySatisfiesMfa ?? true,
+          dpopBoundAccessTokens: input.dpopBoundAccessTokens ?? false,
+          requirePushedAuthorizationRequests: input.requirePushedAuthorizationRequests ?? false,
           logout,
         },
         hash('publishable-key', publishableKey),
@@ -210,6 +225,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
             postLogoutRedirectUris: [],
             passkeySatisfiesMfa: true,
             dpopBoundAccessTokens: false,
+            requirePushedAuthorizationRequests: false,
             logout: NO_LOGOUT,
           },
           hash('publishable-key', input.publishableKey),
@@ -223,7 +239,8 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
 
     async setIdTokenAlg(clientId: string, alg: string): Promise<void> {
       if (!isSigningAlg(alg)) throw new Error(`the ID token algorithm is one of ${SIGNING_ALGS.join(', ')}`);
-      if (!(await changing(clientId, () => store.setIdTokenAlg(clientId, alg)))) throw new Error(`no client ${clientId}`);
+      if (firstParty.has(clientId) || !(await changing(clientId, () => store.setIdTokenAlg(clientId, alg))))
+        throw new Error(`no client ${clientId}`);
     },
 
     async setAddresses(clientId: string, change: AddressChange): Promise<void> {
@@ -264,6 +281,12 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
     async setDpop(clientId: string, value: string): Promise<void> {
       if (value !== 'required' && value !== 'optional') throw new Error('--dpop is required or optional');
       if (firstParty.has(clientId) || !(await changing(clientId, () => store.setDpopBoundAccessTokens(clientId, value === 'required'))))
+        throw new Error(`no client ${clientId}`);
+    },
+
+    async setPushedRequests(clientId: string, value: string): Promise<void> {
+      if (value !== 'required' && value !== 'optional') throw new Error('--par is required or optional');
+      if (firstParty.has(clientId) || !(await changing(clientId, () => store.setRequirePushedRequests(clientId, value === 'required'))))
         throw new Error(`no client ${clientId}`);
     },
 
@@ -333,106 +356,4 @@ function checkBrowserOrigin(client: ClientRecord | undefined, origin: string | u
     throw new ServiceError('ERR_CLIENT_ORIGIN_NOT_ALLOWED', 'This origin is not registered for the publishable key.');
   }
   return client;
-}
-
-/**
- * What an error message may say of a URI the operator gave: its scheme and host, never the
- * whole input, whose user info, path or query may hold a credential (`https://user:pass@host`), nor a scheme
- * that is not one we accept (`user:pass@host` parses as scheme `user`). Errors reach the admin API's answers, the CLI's output and logs.
- */
-function shownUri(url: URL): string {
-  return url.host ? `${url.protocol}//${url.host}` : url.protocol;
-}
-
-/**
- * The characters a URI may hold (RFC 3986 2): unreserved, reserved, and `%` with two hex digits.
- * Not a space, a control character, `"`, `<`, `>`, `\`, `^`, `` ` ``, `{`, `|`, `}` or non-ASCII:
- * WHATWG URL parsing would take them (and drop tabs and line breaks unseen), but a URI kept
- * verbatim for exact matching must be one as the client sends it, percent-encoded.
- */
-const URI_CHARACTERS = /^(?:[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*$/;
-
-/**
- * A redirect URI as registered, kept verbatim for exact matching (RFC 9700 2.1). A URI (RFC 3986:
- * a space or any other character outside it percent-encoded), absolute, no fragment (RFC 6749
- * 3.1.2), no credentials; http(s), or a private-use scheme with a dot for native apps (RFC 8252
- * 7.1). Never javascript:, data: or the like. Errors never repeat the input (shownUri).
- */
-export function checkRedirectUri(input: string, what = 'redirect URI'): string {
-  if (input.length > REDIRECT_URI_MAX_LENGTH) throw new Error(`${what} is longer than ${REDIRECT_URI_MAX_LENGTH} characters`);
-  let url: URL;
-  try {
-    url = new URL(input);
-  } catch {
-    throw new Error(`${what} must be an absolute URI`);
-  }
-  const scheme = url.protocol.slice(0, -1);
-  const web = scheme === 'https' || scheme === 'http';
-  if (!web && !/^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+$/.test(scheme))
-    throw new Error(`${what} scheme must be https, http or a private-use scheme such as com.example.app`);
-  if (url.username || url.password) throw new Error(`${what} must have no user name or password (${shownUri(url)})`);
-  if (!URI_CHARACTERS.test(input))
-    throw new Error(`${what} must hold only URI characters (RFC 3986): percent-encode a space or any other (${shownUri(url)})`);
-  if (input.includes('#')) throw new Error(`${what} must have no fragment (${shownUri(url)})`);
-  return input;
-}
-
-/** Post-logout redirect URIs: each checked as a redirect URI is (kept verbatim for exact matching), at most as many. */
-function checkPostLogoutRedirectUris(input: string[]): string[] {
-  const uris = [...new Set(input.map((uri) => checkRedirectUri(uri, 'post-logout redirect URI')))];
-  if (uris.length > CLIENT_REDIRECT_URIS_MAX) throw new Error(`a client has at most ${CLIENT_REDIRECT_URIS_MAX} post-logout redirect URIs`);
-  return uris;
-}
-
-/** An IP literal or name of this machine: the only hosts a logout URI may reach over plain http (RFC 8252 7.3's loopback). */
-const isLoopbackHost = (hostname: string) =>
-  hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
-
-/**
- * A back- or front-channel logout URI: checked as a redirect URI is (absolute, URI characters,
- * no fragment, no credentials), and https, or http to a loopback host only (a logout token or
- * a session id is not sent in the clear across a network).
- */
-export function checkLogoutUri(input: string, what: string): string {
-  checkRedirectUri(input, what);
-  const url = new URL(input);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname)))
-    throw new Error(`${what} must be https (http only to localhost or a loopback address) (${shownUri(url)})`);
-  return input;
-}
-
-/**
- * A client's logout registration after `change` (a field not given keeps `current`'s). The
- * front-channel URI must be on the origin of one of the client's redirect URIs (OIDC
- * Front-Channel Logout 1.0 2 asks for the RP's own page): the signed-out page frames it, and a
- * URI on another origin would frame someone else's page with the user's `sid`.
- */
-function checkLogout(change: Partial<ClientLogout>, current: ClientLogout, redirectUris: string[]): ClientLogout {
-  const next = { ...current, ...change };
-  if (next.backchannelLogoutUri !== null && change.backchannelLogoutUri !== undefined)
-    next.backchannelLogoutUri = checkLogoutUri(next.backchannelLogoutUri, 'back-channel logout URI');
-  if (next.frontchannelLogoutUri !== null) {
-    if (change.frontchannelLogoutUri !== undefined) checkLogoutUri(next.frontchannelLogoutUri, 'front-channel logout URI');
-    const origin = new URL(next.frontchannelLogoutUri).origin;
-    if (!redirectUris.some((uri) => new URL(uri).origin === origin))
-      throw new Error(`front-channel logout URI must be on the origin of one of the client's redirect URIs (${origin} is not)`);
-  }
-  return next;
-}
-
-/**
- * `https://App.example.com:443/` → `https://app.example.com`; refuses anything but http(s)
- * origins. Errors never repeat the input (shownUri).
- */
-export function normalizeOrigin(input: string): string {
-  let url: URL;
-  try {
-    url = new URL(input);
-  } catch {
-    throw new Error('origin must be an absolute http(s) origin such as https://app.example.com');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('origin must be http or https');
-  if (url.username || url.password) throw new Error(`origin must have no user name or password (${shownUri(url)})`);
-  if (url.pathname !== '/' || url.search || url.hash) throw new Error(`origin must have no path, query or fragment (${shownUri(url)})`);
-  return url.origin;
 }

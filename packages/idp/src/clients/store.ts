@@ -23,6 +23,8 @@ export interface ClientRecord {
   dpopBoundAccessTokens: boolean;
   /** OIDC Back-Channel Logout 1.0 2.2 and Front-Channel Logout 1.0 2 (oidc/backchannel-logout.ts, oidc/logout-routes.ts). */
   logout: ClientLogout;
+  /** RFC 9126 require_pushed_authorization_requests: /authorize takes this client's requests only as a pushed request_uri. Default false. */
+  requirePushedAuthorizationRequests: boolean;
   /**
    * Set only on the built-in hosted client as it acts for a pending authorization request
    * (oidc/service.ts hostedClientFor): the application the user signs in to, which mails and
@@ -76,6 +78,7 @@ export function toRecord(row: Row): ClientRecord {
       frontchannelLogoutUri: row.frontchannel_logout_uri ?? null,
       frontchannelLogoutSessionRequired: Number(row.frontchannel_logout_session_required ?? 0) !== 0,
     },
+    requirePushedAuthorizationRequests: Number(row.require_pushed_authorization_requests ?? 0) !== 0,
   };
 }
 
@@ -102,6 +105,7 @@ function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: 
     passkey_satisfies_mfa: client.passkeySatisfiesMfa ? 1 : 0,
     dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
     ...logoutColumns(client.logout),
+    require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
   };
 }
 
@@ -207,6 +211,16 @@ export function createClientStore(db: Db) {
       const row = await db
         .updateTable('clients')
         .set({ dpop_bound_access_tokens: required ? 1 : 0 })
+        .where('id', '=', id)
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async setRequirePushedRequests(id: string, required: boolean): Promise<boolean> {
+      const row = await db
+        .updateTable('clients')
+        .set({ require_pushed_authorization_requests: required ? 1 : 0 })
         .where('id', '=', id)
         .returning('id')
         .executeTakeFirst();

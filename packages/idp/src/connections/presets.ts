@@ -19,6 +19,12 @@ export interface Preset {
   formPost: boolean;
   /** The client secret is an ES256 JWT signed with the operator's key (Apple). */
   jwtSecret: boolean;
+  /**
+   * An ID token without the address is completed from the UserInfo endpoint (OIDC Core 5.4).
+   * Not Microsoft's (its `email` is vouched for by the ID token's `xms_edov` only, and its
+   * UserInfo is Graph's) nor Apple's (no UserInfo endpoint).
+   */
+  userinfo: boolean;
 }
 
 /** GitHub's endpoints (docs.github.com, "Authorizing OAuth apps"; REST "Users" and "Emails"). */
@@ -41,6 +47,7 @@ export const PRESETS: Readonly<Record<ConnectionPreset, Preset>> = {
     oidc: true,
     formPost: false,
     jwtSecret: false,
+    userinfo: true,
   },
   google: {
     issuer: 'https://accounts.google.com',
@@ -49,6 +56,7 @@ export const PRESETS: Readonly<Record<ConnectionPreset, Preset>> = {
     oidc: true,
     formPost: false,
     jwtSecret: false,
+    userinfo: true,
   },
   // The multi-tenant ("common") endpoint: its metadata's issuer is a template,
   // https://login.microsoftonline.com/{tenantid}/v2.0, each ID token's `iss` is the user's
@@ -60,6 +68,7 @@ export const PRESETS: Readonly<Record<ConnectionPreset, Preset>> = {
     oidc: true,
     formPost: false,
     jwtSecret: false,
+    userinfo: false,
   },
   apple: {
     issuer: 'https://appleid.apple.com',
@@ -68,6 +77,15 @@ export const PRESETS: Readonly<Record<ConnectionPreset, Preset>> = {
     oidc: true,
     formPost: true,
     jwtSecret: true,
+    userinfo: false,
   },
-  github: { issuer: GITHUB.issuer, scopes: ['read:user', 'user:email'], name: 'GitHub', oidc: false, formPost: false, jwtSecret: false },
+  github: {
+    issuer: GITHUB.issuer,
+    scopes: ['read:user', 'user:email'],
+    name: 'GitHub',
+    oidc: false,
+    formPost: false,
+    jwtSecret: false,
+    userinfo: false,
+  },
 };

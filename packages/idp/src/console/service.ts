@@ -34,7 +34,7 @@ export interface ConsoleService {
   /**
    * The redirect back from the hosted sign-in: the code (PKCE-bound to this browser's login
    * cookie, its state compared) becomes a console session when its user is an operator and
-   * signed in with a second factor or a passkey. ERR_FORBIDDEN otherwise, recorded.
+   * signed in with an authenticator app or a passkey (never the mailbox). ERR_FORBIDDEN otherwise, recorded.
    */
   finishSignIn(input: { code: string; state: string; iss: string | undefined; login: string | undefined }): Promise<{ session: string }>;
   /**
@@ -51,12 +51,20 @@ export interface ConsoleService {
   sweep(at: number): Promise<void>;
 }
 
+/**
+ * The amr values of a second factor the console takes: an authenticator app (`totp`), a passkey's
+ * user verification (`user`, as the first factor counted as two or as the MFA method), or a
+ * recovery code standing in for either.
+ */
+const CONSOLE_SECOND_FACTORS = ['totp', 'user', 'recovery_code'] as const;
+
 const actorOf = (operator: OperatorRecord) => `operator:${operator.email}`;
 
 /**
  * The operator console's sign-in and sessions (docs/operations.md, "The operator console").
  * Operators sign in as people do, through the service's own hosted sign-in, as the built-in
- * console client whose policy requires MFA; what comes back is checked again here (amr `mfa`).
+ * console client whose policy requires MFA by an authenticator app or a passkey (an operator
+ * with neither sets one up at the sign-in); what comes back is checked again here (amr).
  */
 export function createConsoleService(
   deps: FirstPartyDeps & { operators: Operators; store: ConsoleSessionStore; events: EventLog; consoleUrl?: string | undefined },
@@ -88,9 +96,10 @@ export function createConsoleService(
         return refused(message);
       };
       if (!operator) throw await refuse('not_operator', 'This account is not an operator of this service.');
-      // The console client's policy asks for MFA; checked again here, whatever a client's policy is.
-      if (!amr.includes('mfa') || !deviceId)
-        throw await refuse('no_second_factor', 'The console needs a sign-in with a second factor or a passkey.');
+      // The console client's policy asks for MFA by an app or a passkey (sign-in/pipeline.ts
+      // acceptedMethods); checked again here: never the mailbox (an emailed code) nor SMS.
+      if (!amr.includes('mfa') || !CONSOLE_SECOND_FACTORS.some((value) => amr.includes(value)) || !deviceId)
+        throw await refuse('no_second_factor', 'The console needs a sign-in with an authenticator app or a passkey.');
       const session = randomToken('');
       const at = now();
       await store.insert({

@@ -11,7 +11,7 @@ import {
   RECOVERY_CODE_PATTERN,
 } from 'service-protocol';
 import type { AccountStore, User } from '../accounts/store.js';
-import type { ClientService } from '../clients/service.js';
+import { type ClientService, isBuiltInClient } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
 import type { Sealer } from '../crypto/seal.js';
 import type { SecretHasher } from '../crypto/secrets.js';
@@ -286,7 +286,8 @@ export function createDelegationService(deps: DelegationDeps): DelegationService
     idpKeys,
 
     async createKeys(clientId: string, imported?: { verifyPem: string; encryptionPem: string }) {
-      const client = await clients.findById(clientId);
+      // A built-in client is the service's own: no SP backend acts through it.
+      const client = isBuiltInClient(clientId) ? undefined : await clients.findById(clientId);
       if (!client) throw new Error(`no client ${clientId}`);
       const idp = await idpKeys.ensure();
       const sp = imported ? undefined : newKeySet();

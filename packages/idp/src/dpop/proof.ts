@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { calculateJwkThumbprint, EmbeddedJWK, type JWK, jwtVerify } from 'jose';
+import { unacceptedAlg } from '../crypto/jws.js';
 import { type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import {
   DPOP_NONCE_WINDOW_SECONDS,
@@ -11,9 +12,11 @@ import type { SpentTokenStore } from '../spent-tokens/store.js';
 
 /**
  * The JWS algorithms a DPoP proof may use (RFC 9449 4.2: asymmetric only): ES256 first, the
- * device key's (service-web's `dpop()`) and openid-client's default.
+ * device key's (service-web's `dpop()`) and openid-client's default. Ed25519 under both names:
+ * `EdDSA` (RFC 8037) and `Ed25519` (RFC 9864's fully-specified one, which oauth4webapi and
+ * openid-client 6 send).
  */
-export const DPOP_ALGS = ['ES256', 'ES384', 'EdDSA', 'RS256', 'PS256'] as const;
+export const DPOP_ALGS = ['ES256', 'ES384', 'EdDSA', 'Ed25519', 'RS256', 'PS256'] as const;
 
 /** What a refused proof is answered with (RFC 9449 12.2): a bad proof, or a good one without the current nonce. */
 export class DpopError extends Error {
@@ -96,6 +99,10 @@ export function createDpopVerifier({
       if (typeof header !== 'string' || header.length > DPOP_PROOF_MAX_LENGTH || /[\s,]/.test(header))
         throw new DpopError('invalid_dpop_proof', 'Send exactly one DPoP proof.');
       const at = now();
+      // Point 5, said plainly: the algorithm named, so a client can tell it from a broken proof.
+      const alg = unacceptedAlg(header, DPOP_ALGS);
+      if (alg !== undefined)
+        throw new DpopError('invalid_dpop_proof', `The DPoP proof algorithm ${alg} is not accepted; use one of ${DPOP_ALGS.join(' ')}.`);
       let payload: Record<string, unknown>;
       let jwk: JWK;
       try {

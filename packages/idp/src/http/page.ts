@@ -9,6 +9,15 @@ import { Paths } from 'service-protocol';
 export const PAGE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
+/** A redirect target as a CSP source: its origin, or a private-use scheme (RFC 8252 7.1). */
+export function cspSource(uri: string): string {
+  const url = new URL(uri);
+  return url.protocol === 'https:' || url.protocol === 'http:' ? url.origin : url.protocol;
+}
+
+/** PAGE_CSP whose forms may also go to `target` (a redirect URI the page posts or returns to). */
+export const cspWithFormTarget = (target: string) => PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${cspSource(target)}`);
+
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** Text as HTML text or attribute value. */

@@ -23,8 +23,11 @@ export interface Keyring {
    * token expires. Returns the new RS256 key's kid.
    */
   rotate(): Promise<string>;
-  /** Creates a first key for each algorithm that has none. */
-  ensure(): Promise<void>;
+  /**
+   * Creates a first key for each algorithm that has none, once per database (under the migration
+   * lock: nodes starting together make one set). Returns the algorithms it made a key for.
+   */
+  ensure(): Promise<SigningAlg[]>;
   /** The published keys (current and retired within the grace period), newest first; never a private key. */
   list(): Promise<Array<{ kid: string; alg: string; createdAt: number; retiredAt: number | null }>>;
 }
@@ -74,8 +77,12 @@ export function createKeyring({
       const privateKey = createPrivateKey({ key: JSON.parse(sealer.open(row.privateJwkSealed)), format: 'jwk' });
       active.set(row.alg, { kid: row.kid, alg: row.alg, privateKey });
     }
-    cache = { loadedAt: at, active, jwks: { keys: rows.map((r) => JSON.parse(r.publicJwk) as JWK) } };
-    return cache;
+    const loaded = { loadedAt: at, active, jwks: { keys: rows.map((r) => JSON.parse(r.publicJwk) as JWK) } };
+    // A set without a current key for every algorithm (read before another node's first keys
+    // were in) is served but not kept: the next call reads the database again, so no node
+    // serves an empty or partial JWKS for a whole cache period.
+    cache = active.size === SIGNING_ALGS.length ? loaded : undefined;
+    return loaded;
   }
 
   async function newKey(alg: SigningAlg): Promise<SigningKeyRow> {
@@ -112,12 +119,12 @@ export function createKeyring({
       return rows.map(({ kid, alg, createdAt, retiredAt }) => ({ kid, alg, createdAt, retiredAt }));
     },
     async ensure() {
+      // Read first without the lock: every start but a database's first finds its keys here.
       const rows = await store.listPublishable(now(), graceMs);
-      const missing = SIGNING_ALGS.filter((alg) => !rows.some((r) => r.alg === alg && r.retiredAt === null));
-      if (missing.length === 0) return;
-      // Concurrent first starts may each add a key; the newest current one of each algorithm wins.
-      for (const key of await Promise.all(missing.map(newKey))) await store.insert(key);
+      if (SIGNING_ALGS.every((alg) => rows.some((r) => r.alg === alg && r.retiredAt === null))) return [];
+      const made = await store.addMissing(SIGNING_ALGS, (missing) => Promise.all(missing.filter(isSigningAlg).map(newKey)));
       cache = undefined;
+      return made.filter(isSigningAlg);
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Db } from '../storage/database.js';
+import { withMigrationLock } from '../storage/migrations.js';
 
 export interface SigningKeyRow {
   kid: string;
@@ -41,6 +42,21 @@ export function createKeyStore(db: Db) {
         createdAt: Number(r.created_at),
         retiredAt: r.retired_at == null ? null : Number(r.retired_at),
       }));
+    },
+
+    /**
+     * The algorithms of `algs` without a current key get the keys `make` returns for them, all in
+     * one transaction under the migration lock: nodes starting together on one empty database
+     * make one key set (the others wait, then find it). Returns the algorithms it made keys for.
+     */
+    async addMissing(algs: readonly string[], make: (missing: string[]) => Promise<SigningKeyRow[]>): Promise<string[]> {
+      return withMigrationLock(db, async (tx) => {
+        const current = await tx.selectFrom('signing_keys').select('alg').where('retired_at', 'is', null).execute();
+        const missing = algs.filter((alg) => !current.some((row) => row.alg === alg));
+        if (missing.length === 0) return [];
+        for (const key of await make(missing)) await createKeyStore(tx).insert(key);
+        return missing;
+      });
     },
 
     /** Retires every current key and inserts the new ones (one per algorithm), in one transaction. */

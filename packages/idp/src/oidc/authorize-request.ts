@@ -1,6 +1,7 @@
 import { PKCE_CHALLENGE_PATTERN } from 'service-protocol';
 import type { ClientRecord } from '../clients/store.js';
 import { AUTHORIZE_PARAMETER_MAX_LENGTH, REDIRECT_URI_MAX_LENGTH } from '../defaults.js';
+import { RESPONSE_MODES, type ResponseMode } from './authorization-response.js';
 import type { AuthorizationRequest } from './store.js';
 
 /** RFC 6749 4.1.2.1 and OIDC Core 3.1.2.6 error codes the authorization endpoint redirects with. */
@@ -12,14 +13,21 @@ export type AuthorizeErrorCode =
   | 'login_required'
   | 'interaction_required'
   | 'request_not_supported'
-  | 'request_uri_not_supported'
   | 'registration_not_supported';
 
 /** The outcome of checking a request: shown on our own page, or sent back to the client. */
 export type CheckedRequest =
   /** No trustworthy redirect URI: RFC 6749 4.1.2.1 forbids redirecting; the user sees our page. */
   | { kind: 'page'; message: string }
-  | { kind: 'redirect-error'; redirectUri: string; state: string | null; error: AuthorizeErrorCode; description: string }
+  | {
+      kind: 'redirect-error';
+      redirectUri: string;
+      state: string | null;
+      /** How the error goes back: the request's response_mode when it named a supported one. */
+      responseMode: ResponseMode;
+      error: AuthorizeErrorCode;
+      description: string;
+    }
   | { kind: 'valid'; client: ClientRecord; request: AuthorizationRequest };
 
 /**
@@ -41,6 +49,8 @@ type Params = Record<string, unknown>;
 export async function checkAuthorizeRequest(
   params: Params,
   findClient: (id: string) => Promise<ClientRecord | undefined>,
+  /** `pushed`: the parameters came from a pushed request (RFC 9126), checked at the push or taken by its request_uri. */
+  { pushed = false }: { pushed?: boolean } = {},
 ): Promise<CheckedRequest> {
   // RFC 6749 3.1: a parameter sent twice is an error; for these two nobody can be told.
   const clientId = single(params.client_id);
@@ -56,10 +66,14 @@ export async function checkAuthorizeRequest(
   if (state !== undefined && state.length > AUTHORIZE_PARAMETER_MAX_LENGTH) {
     return { kind: 'page', message: 'The request`s state is too long to return.' };
   }
+  // Read first, so every later error goes back the way the client asked (OAuth 2.0 Multiple Response Type Encoding Practices 2.1).
+  const mode = single(params.response_mode);
+  const responseMode: ResponseMode = mode === 'form_post' ? 'form_post' : 'query';
   const fail = (error: AuthorizeErrorCode, description: string): CheckedRequest => ({
     kind: 'redirect-error',
     redirectUri,
     state: state ?? null,
+    responseMode,
     error,
     description,
   });
@@ -76,11 +90,14 @@ export async function checkAuthorizeRequest(
   }
   // OIDC Core 6: request objects and dynamic registration are not supported.
   if (text('request') !== undefined) return fail('request_not_supported', 'Request objects are not supported.');
-  if (text('request_uri') !== undefined) return fail('request_uri_not_supported', 'request_uri is not supported.');
   if (text('registration') !== undefined) return fail('registration_not_supported', 'registration is not supported.');
+  // RFC 9126 5: a client registered to push its requests gets no code for one sent in the clear.
+  if (client.requirePushedAuthorizationRequests && !pushed)
+    return fail('invalid_request', 'This client must push its authorization requests (PAR).');
   if (text('response_type') !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported.');
-  const responseMode = text('response_mode');
-  if (responseMode !== undefined && responseMode !== 'query') return fail('invalid_request', 'Only response_mode=query is supported.');
+  if (mode !== undefined && !(RESPONSE_MODES as readonly string[]).includes(mode)) {
+    return fail('invalid_request', `response_mode may be ${RESPONSE_MODES.join(' or ')}.`);
+  }
   // OIDC Core 3.1.2.1: openid is required; other scopes are ignored (RFC 6749 3.3 lets us grant
   // fewer). The grant is `openid email`, and offline_access (OIDC Core 11) when asked for: every
   // client is registered by an operator, which stands for the consent OIDC Core 11 otherwise asks.
@@ -125,21 +142,11 @@ export async function checkAuthorizeRequest(
       maxAgeSeconds: maxAge === undefined ? null : Number(maxAge),
       loginHint: text('login_hint') ?? null,
       scope,
+      responseMode,
     },
   };
 }
 
 function single(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
-}
-
-/**
- * The redirect back to the client: the registered URI with its own query kept (RFC 6749
- * 3.1.2), the response parameters, and `iss` (RFC 9207) so the client can tell which
- * authorization server answered.
- */
-export function redirectTo(redirectUri: string, params: Record<string, string | null>): string {
-  const url = new URL(redirectUri);
-  for (const [name, value] of Object.entries(params)) if (value !== null) url.searchParams.append(name, value);
-  return url.href;
 }

@@ -87,11 +87,14 @@ export function createDbsc({
   const cookieName = boundCookieName(issuer);
   const attributes = `Path=/; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
   const challenges = createSignedTokens(hash, { purpose: 'dbsc-challenge', visibleFields: 0, maxLength: 128 });
+  // Registration challenges are a codec of their own, issued only with a sign-in's answer: the
+  // renewal page's and refresh's challenges (which the long cookie alone gets) never register a key.
+  const registrations = createSignedTokens(hash, { purpose: 'dbsc-registration', visibleFields: 0, maxLength: 128 });
   const cookies = createSignedTokens(hash, { purpose: 'dbsc-cookie', visibleFields: 0, maxLength: 128 });
   const sessionHash = (session: string) => hash('sign-in-session', session);
 
-  const newChallenge = (session: string) =>
-    challenges.issue({ visible: [], bound: [sessionHash(session)] }, now() + DBSC_CHALLENGE_TTL_SECONDS * 1000);
+  const newChallenge = (session: string, codec = challenges) =>
+    codec.issue({ visible: [], bound: [sessionHash(session)] }, now() + DBSC_CHALLENGE_TTL_SECONDS * 1000);
   const shortCookie = (session: string) => {
     const value = cookies.issue({ visible: [], bound: [sessionHash(session)] }, now() + cookieSeconds * 1000);
     return `${cookieName}=${value}; ${attributes}; Max-Age=${cookieSeconds}`;
@@ -104,13 +107,17 @@ export function createDbsc({
     allowed_refresh_initiators: [],
   });
 
-  /** The proof's challenge (`jti`) is ours, for this session, live, and used now for the first time. */
-  async function spendChallenge(session: string, payload: JWTPayload): Promise<void> {
+  /** The proof's challenge (`jti`) is ours (of this codec), for this session, live, and used now for the first time. */
+  async function spendChallenge(session: string, payload: JWTPayload, codec = challenges): Promise<void> {
     const jti = typeof payload.jti === 'string' ? payload.jti : '';
-    const checked = challenges.check(jti, [sessionHash(session)], now());
+    const checked = codec.check(jti, [sessionHash(session)], now());
     if (!checked.ok) throw refused('The DBSC proof does not answer a live challenge of this session.');
     const first = await spent.spend(
-      { purpose: 'dbsc-challenge', idHash: hash('dbsc-challenge', jti), expiresAt: checked.expiresAt },
+      {
+        purpose: 'dbsc-challenge',
+        idHash: hash(codec === registrations ? 'dbsc-registration' : 'dbsc-challenge', jti),
+        expiresAt: checked.expiresAt,
+      },
       now(),
     );
     if (!first) throw refused('This DBSC challenge was already answered.');
@@ -137,7 +144,7 @@ export function createDbsc({
     cookieName,
 
     registrationHeader: (session: string) =>
-      `(${DBSC_ALGS.join(' ')});path="${DBSC_REGISTRATION_PATH}";challenge="${newChallenge(session)}"`,
+      `(${DBSC_ALGS.join(' ')});path="${DBSC_REGISTRATION_PATH}";challenge="${newChallenge(session, registrations)}"`,
 
     async register(session, response) {
       if (!session || !response) throw refused('A DBSC registration needs the session and its proof.');
@@ -153,7 +160,9 @@ export function createDbsc({
       } catch {
         throw refused('The DBSC registration proof does not verify.');
       }
-      await spendChallenge(session, payload);
+      // Only a sign-in answer's challenge: a session bound to the page's key is never rebound
+      // with the renewal page's challenge, which the long cookie alone gets.
+      await spendChallenge(session, payload, registrations);
       const id = randomToken('dbsc_', 16);
       const publicJwk = {
         ...Object.fromEntries(Object.entries(jwk).filter(([k]) => ['kty', 'crv', 'x', 'y', 'n', 'e'].includes(k))),

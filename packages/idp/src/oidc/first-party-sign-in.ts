@@ -112,9 +112,11 @@ export function createFirstPartySignIn(deps: FirstPartyDeps, app: FirstPartyApp)
         pkceChallenge: pkceChallengeOf(verifier) ?? null,
         redirectUri,
       });
-      const user = redeemed?.user;
-      if (!redeemed || !user) throw refused('This sign-in has expired. Start again.');
-      return { user, signedIn: redeemed.code };
+      // RFC 6749 4.1.3: only a code issued to this app's client for its callback, bound to this
+      // browser's verifier (codeBinding): not a code of another app that an SSO session answered.
+      const user = redeemed?.redeemed?.user;
+      if (!redeemed?.redeemed || !user) throw refused('This sign-in has expired. Start again.');
+      return { user, signedIn: redeemed.redeemed.code };
     },
 
     async boundUser(userId, deviceId, at) {

@@ -4,7 +4,7 @@ import { Paths } from 'service-protocol';
 import { Type } from 'typebox';
 import { AUTHORIZE_PARAMETER_MAX_LENGTH, REDIRECT_URI_MAX_LENGTH, TOKEN_PARAMETER_MAX_LENGTH } from '../defaults.js';
 import { parseCookies } from '../http/cookies.js';
-import { escapeHtml, PAGE_CSP, sendPage } from '../http/page.js';
+import { cspWithFormTarget, escapeHtml, PAGE_CSP, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
 import type { MessageKey } from '../i18n/locales.js';
 import type { PageLanguages } from '../i18n/page-language.js';
@@ -38,12 +38,6 @@ const responses = {
 };
 const GetSchema = { querystring: LogoutParams, response: responses };
 const PostSchema = { body: LogoutParams, response: { ...responses, ...errorResponses(413, 415) } };
-
-/** A redirect target as a CSP source: its origin, or a private-use scheme (RFC 8252 7.1). */
-function cspSource(uri: string): string {
-  const url = new URL(uri);
-  return url.protocol === 'https:' || url.protocol === 'http:' ? url.origin : url.protocol;
-}
 
 /**
  * The end-session endpoint (OpenID Connect RP-Initiated Logout 1.0). GET from the app: with an
@@ -88,7 +82,7 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{
       `<h1>${t(title)}</h1>${body(t)}`,
       language,
       // The confirmation form's answer redirects to the app: CSP form-action governs that redirect too.
-      formTarget ? PAGE_CSP.replace("form-action 'self'", `form-action 'self' ${cspSource(formTarget)}`) : PAGE_CSP,
+      formTarget ? cspWithFormTarget(formTarget) : PAGE_CSP,
       { name: await productName(), logoPath: null, stylesheetPath: null },
     );
   };

@@ -18,13 +18,14 @@ import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS } 
 import { ServiceError } from '../errors.js';
 import { Attestation, CreationOptions } from '../factors/passkey/routes.js';
 import { parseCookies } from '../http/cookies.js';
-import { escapeHtml, PAGE_CSP, sendPage, switcherHtml } from '../http/page.js';
+import { cspWithFormTarget, escapeHtml, PAGE_CSP, sendPage, switcherHtml } from '../http/page.js';
 import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import type { MessageKey } from '../i18n/locales.js';
 import type { PageLanguages } from '../i18n/page-language.js';
+import { FORM_POST_SCRIPT, FORM_POST_SCRIPT_PATH, responseLocation, sendAuthorizationResponse } from './authorization-response.js';
 import type { DbscService } from './dbsc.js';
 import type { PasskeyOffer } from './passkey-offer.js';
-import type { OidcService } from './service.js';
+import type { OidcService, SignInFinished } from './service.js';
 import { sendRenewalPage } from './session-renewal.js';
 
 /** The hosted pages' built files (the private workspace package service-hosted-pages: packages/hosted). */
@@ -76,7 +77,14 @@ const CompleteBody = Type.Object(
   { additionalProperties: false },
 );
 const ContinueBody = Type.Object({ request: Type.String({ maxLength: 100 }) }, { additionalProperties: false });
-const Redirect = Type.Object({ location: Type.String({ description: "the app's redirect_uri with its code, state and iss" }) });
+const Redirect = Type.Object({
+  location: Type.String({ description: "the app's redirect_uri with its code, state and iss (with form: the redirect_uri alone)" }),
+  form: Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      description: 'response_mode=form_post: the fields (code, state, iss) the page posts to location instead of navigating to it',
+    }),
+  ),
+});
 // The answers, each exactly the protocol's type of it (hosted.ts), which the hosted pages read.
 const CompleteAnswer = wireBody<SignInCompleteResponse>()(
   Type.Union([
@@ -204,7 +212,10 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
       ...(bindingValue ? { binding: bindingValue } : {}),
     });
     if (outcome.kind === 'page') return page(request, reply, 'page.authorize.refused', 'page.authorize.refusedHelp', outcome.message);
-    if (outcome.kind === 'redirect') return reply.code(303).header('location', outcome.location).send();
+    if (outcome.kind === 'respond') {
+      const language = await languages.of(request);
+      return sendAuthorizationResponse(reply, outcome.response, language, (key) => locales.text(language.locale, key));
+    }
     reply.header('set-cookie', cookie(bindingCookie, outcome.binding, AUTHORIZATION_REQUEST_TTL_SECONDS));
     // OIDC Core 3.1.2.1 ui_locales: the sign-in page's language (docs/protocol.md "Languages").
     const uiLocales = typeof params.ui_locales === 'string' ? params.ui_locales.slice(0, 200) : '';
@@ -265,8 +276,10 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
       .replaceAll('{{requestId}}', escapeHtml(requestId))
       .replaceAll('{{loginHint}}', escapeHtml(pending.request.loginHint ?? ''))
       .replaceAll('{{resendSeconds}}', String(resendSeconds));
+    // response_mode=form_post: the page itself posts the response to the app (hosted-api.ts goToApp).
+    const csp = pending.request.responseMode === 'form_post' ? cspWithFormTarget(pending.request.redirectUri) : PAGE_CSP;
     return reply
-      .header('content-security-policy', PAGE_CSP)
+      .header('content-security-policy', csp)
       .header('x-frame-options', 'DENY')
       .header('content-language', locale)
       .header('referrer-policy', 'strict-origin')
@@ -288,6 +301,12 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
     { schema: assetSchema('text/javascript', "the QR encoder the hosted page's TOTP enrollment imports (uqr, an ES module)") },
     async (_request, reply) => reply.header('cache-control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(qr),
   );
+  app.get(
+    FORM_POST_SCRIPT_PATH,
+    { schema: assetSchema('text/javascript', "the form_post page's script: it posts the response to the app") },
+    async (_request, reply) =>
+      reply.header('cache-control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(FORM_POST_SCRIPT),
+  );
   app.get(`${Paths.signIn}/signin.css`, { schema: assetSchema('text/css', "the hosted page's style sheet") }, async (_request, reply) =>
     reply.header('cache-control', 'public, max-age=300').type('text/css; charset=utf-8').send(style),
   );
@@ -298,7 +317,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
     if (request.headers.origin !== origin) throw new ServiceError('ERR_REQUEST_INVALID', 'Cross-origin requests are refused.');
     return parseCookies(request.headers.cookie);
   };
-  const finished = async (reply: FastifyReply, done: { location: string; session?: string }, sessionKey?: unknown) => {
+  const finished = async (reply: FastifyReply, done: SignInFinished, sessionKey?: unknown) => {
     if (done.session) {
       reply.header('set-cookie', cookie(sessionCookie, done.session, SESSION_ABSOLUTE_LIFETIME_SECONDS));
       // Browsers without DBSC: the page's WebCrypto key binds the session (oidc/dbsc.ts bindPageKey), with its first short cookie.
@@ -307,7 +326,10 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
       // W3C DBSC: a browser that can offers to bind the new session to a key of its own (oidc/dbsc.ts).
       reply.header('secure-session-registration', dbsc.registrationHeader(done.session));
     }
-    return { location: done.location };
+    const { response } = done;
+    return response.mode === 'form_post'
+      ? { location: response.redirectUri, form: response.params }
+      : { location: responseLocation(response) };
   };
 
   app.post(Paths.signInComplete, { schema: CompleteSchema }, async (request, reply) => {

@@ -1,15 +1,17 @@
 import type { AccountStore } from '../accounts/store.js';
 import type { CodeService } from '../authorization-codes/service.js';
-import { type ClientService, HOSTED_CLIENT_ID } from '../clients/service.js';
+import { type ClientService, CONSOLE_CLIENT_ID, HOSTED_CLIENT_ID } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
-import { pkceChallengeOf, pkceVerifies } from '../crypto/pkce.js';
+import { pkceChallengeOf } from '../crypto/pkce.js';
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS, SESSION_IDLE_TIMEOUT_SECONDS } from '../defaults.js';
 import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { PasskeyStore } from '../factors/passkey/store.js';
-import { type CheckedRequest, checkAuthorizeRequest, redirectTo } from './authorize-request.js';
+import { type AuthorizationResponse, authorizationResponse } from './authorization-response.js';
+import { type CheckedRequest, checkAuthorizeRequest } from './authorize-request.js';
+import type { PushedRequests } from './pushed-requests.js';
 import type { AuthorizationRequest, FrontChannelTarget, HeldSignIn, LiveSession, OidcStore, SignInSession } from './store.js';
 
 export interface OidcDeps {
@@ -17,6 +19,8 @@ export interface OidcDeps {
   clients: ClientService;
   codes: CodeService;
   store: OidcStore;
+  /** Pushed authorization requests (RFC 9126): /authorize takes one by its request_uri. */
+  pushed: Pick<PushedRequests, 'take'>;
   devices: DeviceStore;
   /**
    * A session a passkey opened is bound to that passkey: revoking it ends the session. A held
@@ -39,13 +43,13 @@ export interface HostedCompletion {
   codeVerifier: string;
 }
 
-/** A finished hosted sign-in: the app's redirect (with its code), and the new session cookie value if any. */
-export type SignInFinished = { location: string; session?: string };
+/** A finished hosted sign-in: the app's response (with its code), and the new session cookie value if any. */
+export type SignInFinished = { response: AuthorizationResponse; session?: string };
 
-/** What /authorize answers: our error page, or a redirect (to the client, or to the hosted sign-in). */
+/** What /authorize answers: our error page, the response to the client, or the hosted sign-in. */
 export type AuthorizeOutcome =
   | { kind: 'page'; message: string }
-  | { kind: 'redirect'; location: string }
+  | { kind: 'respond'; response: AuthorizationResponse }
   /** The hosted sign-in: `requestId` goes in its URL, `binding` in a cookie of this browser. */
   | { kind: 'sign-in'; requestId: string; binding: string };
 
@@ -140,11 +144,16 @@ export interface OidcService {
  * store and token endpoint as the browser library's flow.
  */
 export function createOidcService(deps: OidcDeps): OidcService {
-  const { issuer, clients, codes, store, devices, passkeys, accounts, events, hash, now } = deps;
+  const { issuer, clients, codes, store, pushed, devices, passkeys, accounts, events, hash, now } = deps;
   const hostedPublishableKey = `pk_hosted_${hash('hosted-publishable-key', issuer).slice(0, 32)}`;
 
-  const errorRedirect = (checked: Extract<CheckedRequest, { kind: 'redirect-error' }>) =>
-    redirectTo(checked.redirectUri, { error: checked.error, error_description: checked.description, state: checked.state, iss: issuer });
+  const errorResponse = (checked: Extract<CheckedRequest, { kind: 'redirect-error' }>) =>
+    authorizationResponse(checked.redirectUri, checked.responseMode, {
+      error: checked.error,
+      error_description: checked.description,
+      state: checked.state,
+      iss: issuer,
+    });
 
   /**
    * The session behind the cookie, if live, what it is bound to still trusted and its user
@@ -174,6 +183,9 @@ export function createOidcService(deps: OidcDeps): OidcService {
    */
   function shortfall(session: SignInSession, request: AuthorizationRequest, client: ClientRecord) {
     if (request.prompt?.split(' ').includes('login')) return 'login_required';
+    // The console always asks for a fresh sign-in (console/service.ts); enforced here, not by its
+    // own prompt=login alone: a copied SSO cookie with prompt=none must not get the console a code.
+    if (client.id === CONSOLE_CLIENT_ID) return 'login_required';
     const age = Math.floor(now() / 1000) - session.authTime;
     if (request.maxAgeSeconds !== null && (request.maxAgeSeconds === 0 || age > request.maxAgeSeconds)) return 'login_required';
     if (client.mfaPolicy === 'required' && !session.amr.includes('mfa')) return 'interaction_required';
@@ -184,7 +196,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
   }
 
   /** The app's code, issued in the session `sid` (null: no session), which remembers the app for its logout. */
-  async function issueFor(request: AuthorizationRequest, signedIn: HeldSignIn, sid: string | null): Promise<string> {
+  async function issueFor(request: AuthorizationRequest, signedIn: HeldSignIn, sid: string | null): Promise<AuthorizationResponse> {
     if (sid) await store.recordClient(sid, request.clientId, signedIn.userId, now());
     const code = await codes.issue({
       sid,
@@ -198,7 +210,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
       nonce: request.nonce,
       scope: request.scope,
     });
-    return redirectTo(request.redirectUri, { code, state: request.state, iss: issuer });
+    return authorizationResponse(request.redirectUri, request.responseMode, { code, state: request.state, iss: issuer });
   }
 
   const expired = () => new ServiceError('ERR_SESSION_INVALID', 'This sign-in has expired. Go back to the app and start again.');
@@ -213,9 +225,9 @@ export function createOidcService(deps: OidcDeps): OidcService {
       redirectUri: null,
       dpopProof: false,
     });
-    const hostedCode = redeemed?.user && redeemed.code;
-    if (!hostedCode || hostedCode.clientId !== HOSTED_CLIENT_ID || !hostedCode.codeChallenge) throw expired();
-    if (!pkceVerifies(input.codeVerifier, hostedCode.codeChallenge)) throw expired();
+    // The hosted client's own code, bound to this page's PKCE verifier (codeBinding), its user enabled.
+    const hostedCode = redeemed?.redeemed?.user && redeemed.redeemed.code;
+    if (!hostedCode) throw expired();
     return { userId: hostedCode.userId, deviceId: hostedCode.deviceId, amr: hostedCode.amr, authTime: hostedCode.authTime };
   }
 
@@ -255,8 +267,8 @@ export function createOidcService(deps: OidcDeps): OidcService {
         at + SESSION_ABSOLUTE_LIFETIME_SECONDS * 1000,
       );
     }
-    const location = await issueFor(request, signedIn, sid);
-    return session ? { location, session } : { location };
+    const response = await issueFor(request, signedIn, sid);
+    return session ? { response, session } : { response };
   }
 
   /**
@@ -280,10 +292,17 @@ export function createOidcService(deps: OidcDeps): OidcService {
         publishableKey: hostedPublishableKey,
       }),
 
-    async authorize(params: Record<string, unknown>, cookies: { session?: string; binding?: string }): Promise<AuthorizeOutcome> {
-      const checked = await checkAuthorizeRequest(params, async (id) => (id === HOSTED_CLIENT_ID ? undefined : clients.findById(id)));
+    async authorize(sent: Record<string, unknown>, cookies: { session?: string; binding?: string }): Promise<AuthorizeOutcome> {
+      // RFC 9126 4: a request_uri stands for the request its client pushed, and only that request's parameters count.
+      const requestUri = typeof sent.request_uri === 'string' ? sent.request_uri : undefined;
+      const params =
+        requestUri === undefined ? sent : await pushed.take(typeof sent.client_id === 'string' ? sent.client_id : '', requestUri);
+      if (!params) return { kind: 'page', message: 'The pushed authorization request is unknown, expired or already used (request_uri).' };
+      const checked = await checkAuthorizeRequest(params, async (id) => (id === HOSTED_CLIENT_ID ? undefined : clients.findById(id)), {
+        pushed: requestUri !== undefined,
+      });
       if (checked.kind === 'page') return checked;
-      if (checked.kind === 'redirect-error') return { kind: 'redirect', location: errorRedirect(checked) };
+      if (checked.kind === 'redirect-error') return { kind: 'respond', response: errorResponse(checked) };
       const { client, request } = checked;
       const session = await liveSession(cookies.session);
       const unmet = session ? shortfall(session, request, client) : 'login_required';
@@ -296,14 +315,14 @@ export function createOidcService(deps: OidcDeps): OidcService {
           deviceId: session.deviceId,
           detail: { amr: session.amr.join(' '), via: 'session' },
         });
-        return { kind: 'redirect', location: await issueFor(request, session, session.sid) };
+        return { kind: 'respond', response: await issueFor(request, session, session.sid) };
       }
       if (request.prompt === 'none') {
         // OIDC Core 3.1.2.6: no UI may be shown; say why the session did not do.
         const description = unmet === 'interaction_required' ? 'This app requires a second factor.' : 'The user must sign in.';
         return {
-          kind: 'redirect',
-          location: errorRedirect({ kind: 'redirect-error', ...request, error: unmet ?? 'login_required', description }),
+          kind: 'respond',
+          response: errorResponse({ kind: 'redirect-error', ...request, error: unmet ?? 'login_required', description }),
         };
       }
       // One binding value per browser, reused across tabs; a new one when the browser has none.

@@ -1,6 +1,7 @@
 import type { ExpressionBuilder } from 'kysely';
 import type { Database, Db } from '../storage/database.js';
 import { logoutDeliveryRow } from '../webhooks/outbox-store.js';
+import type { ResponseMode } from './authorization-response.js';
 import type { LogoutSubject } from './backchannel-logout.js';
 
 /** A validated authorization request waiting for the hosted sign-in. */
@@ -15,6 +16,8 @@ export interface AuthorizationRequest {
   loginHint: string | null;
   /** What a successful sign-in grants: `openid email`, plus `offline_access` when asked for. */
   scope: string;
+  /** How the response reaches the client (oidc/authorization-response.ts). */
+  responseMode: ResponseMode;
 }
 
 export interface SignInSession {
@@ -53,6 +56,7 @@ const REQUEST_COLUMNS = [
   'max_age_seconds',
   'login_hint',
   'scope',
+  'response_mode',
 ] as const;
 
 type RequestRow = Pick<Database['authorization_requests'], (typeof REQUEST_COLUMNS)[number]>;
@@ -68,6 +72,7 @@ function requestOf(row: RequestRow): AuthorizationRequest {
     maxAgeSeconds: row.max_age_seconds === null ? null : Number(row.max_age_seconds),
     loginHint: row.login_hint,
     scope: row.scope ?? 'openid email',
+    responseMode: row.response_mode === 'form_post' ? 'form_post' : 'query',
   };
 }
 
@@ -92,6 +97,7 @@ export function createOidcStore(db: Db, options: { logoutEnqueued?: () => void }
           max_age_seconds: request.maxAgeSeconds,
           login_hint: request.loginHint,
           scope: request.scope,
+          response_mode: request.responseMode === 'query' ? null : request.responseMode,
           created_at: now,
           expires_at: expiresAt,
           consumed_at: null,

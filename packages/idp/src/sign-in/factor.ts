@@ -113,7 +113,7 @@ export interface RecoveryCodeFactor extends Factor {
   /** Spends the code if it is one of the user's unused codes: true for exactly one caller. */
   consume(userId: string, code: string): Promise<boolean>;
   /** After a code passed an MFA step: the audit event and the user's notice, with how many are left. */
-  recordUse(userId: string, client: { id: string; name: string }): Promise<number>;
+  recordUse(userId: string, client: { id: string; name: string; app?: { id: string } | undefined }): Promise<number>;
   /** Draws a new set, replaces the old one, records why; returns the codes to show once. */
   issue(userId: string, cause: IssueCause): Promise<string[]>;
   /** The set goes with the factor it backs up (operator reset). */

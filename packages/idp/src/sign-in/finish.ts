@@ -39,7 +39,12 @@ export interface FinishedSignIn {
 }
 
 /** What a finished sign-in writes: its authorization code and its `sign_in.succeeded` event. */
-export function signInRecords(signIn: SignIn, deviceId: string | null): { code: AuthCode; event: NewEvent & { type: EventType } } {
+export function signInRecords(
+  signIn: SignIn,
+  deviceId: string | null,
+  /** At the hosted sign-in: the application it served (the account page names it; the event's client stays the hosted one). */
+  app?: { id: string },
+): { code: AuthCode; event: NewEvent & { type: EventType } } {
   return {
     code: {
       clientId: signIn.clientId,
@@ -54,7 +59,7 @@ export function signInRecords(signIn: SignIn, deviceId: string | null): { code: 
       userId: signIn.userId,
       clientId: signIn.clientId,
       deviceId,
-      detail: { amr: signIn.amr.join(' ') },
+      detail: app ? { amr: signIn.amr.join(' '), app: app.id } : { amr: signIn.amr.join(' ') },
     },
   };
 }
@@ -103,7 +108,11 @@ export function createSignInFinisher({
       );
       await onNewDevice(device, client);
     }
-    const records = signInRecords(signIn, deviceId ?? (signIn.device && !('publicJwk' in signIn.device) ? signIn.device.id : null));
+    const records = signInRecords(
+      signIn,
+      deviceId ?? (signIn.device && !('publicJwk' in signIn.device) ? signIn.device.id : null),
+      client?.app,
+    );
     // The event is written beside the code, not after it: no extra round trip on the login path.
     const [code] = await Promise.all([codes.issue(records.code), events.record(records.event)]);
     return deviceId ? { code, deviceId } : { code };

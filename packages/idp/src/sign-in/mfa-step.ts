@@ -142,7 +142,8 @@ export function createMfaStep(deps: MfaDeps): MfaStep {
 
     async startEnrollment(client, signIn, input) {
       const factor = sessions.factorOf(input.method);
-      // The sign-in's first factor was this very factor (the email code that just proved the address): nothing more to prove.
+      // The sign-in's first factor was this very factor (the email code that just proved the address):
+      // nothing more to prove, and nothing more proven: the sign-in finishes with its first factor's amr, no `mfa`.
       if (factor.first?.every((value) => signIn.amr.includes(value))) {
         await store.setMethod(
           signIn.userId,
@@ -152,7 +153,7 @@ export function createMfaStep(deps: MfaDeps): MfaStep {
         await sessions.notify(signIn.userId, client.name, input.method, true);
         await events.record({ type: 'mfa.enrolled', userId: signIn.userId, clientId: client.id, detail: { method: input.method } });
         const codes = await recoveryCodes.issue(signIn.userId, { type: 'recovery_codes.generated', clientId: client.id });
-        const finished = await deps.finish({ ...signIn, amr: [...signIn.amr, 'mfa', ...factor.second] }, client);
+        const finished = await deps.finish(signIn, client);
         return { kind: 'done', finished: { ...finished, recoveryCodes: codes } };
       }
       const prepared = factor.prepare({ email: input.email, phone: input.phone ?? null });

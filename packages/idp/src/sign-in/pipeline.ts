@@ -1,5 +1,7 @@
 import type { MfaMethod } from 'service-protocol';
-import type { ClientRecord } from '../clients/store.js';
+import { CONSOLE_CLIENT_ID } from '../clients/service.js';
+import { appOf, type ClientRecord } from '../clients/store.js';
+import { ServiceError } from '../errors.js';
 import type { FinishedSignIn, FinishSignIn, SignIn } from './finish.js';
 import type { MfaStep } from './mfa-step.js';
 import type { MfaMethodRecord } from './mfa-store.js';
@@ -26,27 +28,70 @@ export interface FirstFactorPassed {
 /** What the policy reads: everything but the sign-in itself, and the amr of its first factor. */
 export type PolicyFacts = Omit<FirstFactorPassed, 'signIn'> & { amr: readonly string[] };
 
-/** The pipeline's verdict: finish now, the MFA step, an enrollment, or no code without a second factor. */
+/**
+ * The pipeline's verdict: finish now, the MFA step, an enrollment, no code without a second
+ * factor (a method to set up), or none at all: the client requires a second factor and the
+ * user's method cannot be one after this first factor (ERR_MFA_UNAVAILABLE).
+ */
 export type NextStep =
   | { kind: 'finish'; amr: string[] }
   | { kind: 'mfa'; method: MfaMethodRecord }
   | { kind: 'enroll'; enroll: NonNullable<FirstFactorPassed['enroll']> }
-  | { kind: 'enrollment-required' };
+  | { kind: 'enrollment-required' }
+  | { kind: 'mfa-unavailable' };
+
+/** The first factor proved only the mailbox: the new-device email code (amr `otp` alone). */
+export const mailboxOnly = (amr: readonly string[]) => amr.length > 0 && amr.every((value) => value === 'otp');
+
+/**
+ * The second factors a client takes: the operator console (its hosted sign-in: the hosted client
+ * acting for it) only an authenticator app or a passkey (whoever reads an operator's mail must
+ * not run the service); every other client any method.
+ */
+export const acceptedMethods = (client: Pick<ClientRecord, 'id' | 'name' | 'app'>): readonly MfaMethod[] | undefined =>
+  appOf(client).id === CONSOLE_CLIENT_ID ? ['totp', 'passkey'] : undefined;
+
+/**
+ * Whether a pass of `method` after a first factor with this amr is a second factor for this
+ * client. A code mailed after the mailbox was the first factor proves the same mailbox again
+ * (NIST SP 800-63B counts authenticators, RFC 8176 `mfa` two different ones): it never is.
+ */
+export function countsAsSecond(client: Pick<ClientRecord, 'id' | 'name' | 'app'>, amr: readonly string[], method: MfaMethod): boolean {
+  const accepted = acceptedMethods(client);
+  if (accepted && !accepted.includes(method)) return false;
+  return method !== 'email' || !mailboxOnly(amr);
+}
 
 /**
  * The MFA policy of every sign-in, in one place: what follows a first factor. A first factor
  * that counts as two finishes with `mfa`; a user with a method passes it (unless this device is
- * remembered for it); a user choosing a method enrolls; a client that requires MFA gives a user
- * without one no code; anyone else finishes.
+ * remembered for it) where it counts as a second factor; a user choosing a method enrolls; a
+ * client that requires MFA gives a user without one no code. A method that cannot count here
+ * (email after the mailbox; anything but an app or a passkey at the console) is not asked: the
+ * sign-in finishes without `mfa`, except at a client that requires MFA, which refuses it; the
+ * console has an operator whose method is email set up one it takes (replacing the mailbox, no
+ * stronger factor is lost).
  */
 export function nextStep(passed: PolicyFacts): NextStep {
   const amr = [...passed.amr];
+  const { client, method, enroll } = passed;
+  const required = client.mfaPolicy === 'required';
   if (passed.satisfiesMfa) return { kind: 'finish', amr: [...amr, 'mfa'] };
-  if (passed.method) return passed.remembered ? { kind: 'finish', amr } : { kind: 'mfa', method: passed.method };
-  if (passed.enroll) return { kind: 'enroll', enroll: passed.enroll };
-  if (passed.client.mfaPolicy === 'required') return { kind: 'enrollment-required' };
+  if (method && countsAsSecond(client, amr, method.method)) return passed.remembered ? { kind: 'finish', amr } : { kind: 'mfa', method };
+  const replaceable = !method || (method.method === 'email' && acceptedMethods(client) !== undefined);
+  if (!replaceable) return required ? { kind: 'mfa-unavailable' } : { kind: 'finish', amr };
+  if (enroll) {
+    // An enrollment that would not count (email after the mailbox) is no way into a client that requires MFA.
+    if (required && !countsAsSecond(client, amr, enroll.method)) return { kind: 'mfa-unavailable' };
+    return { kind: 'enroll', enroll };
+  }
+  if (required) return { kind: 'enrollment-required' };
   return { kind: 'finish', amr };
 }
+
+/** What the refusal of a client that requires a second factor says when the user's method cannot be one here. */
+export const MFA_UNAVAILABLE_MESSAGE =
+  'This application requires a second factor other than your email inbox. Sign in on a browser you used before, or set up an authenticator app or a passkey as your second factor.';
 
 export type PipelineOutcome =
   | ({ kind: 'done'; recoveryCodes?: string[] } & FinishedSignIn)
@@ -79,6 +124,8 @@ export function createSignInPipeline({ mfa, finish }: { mfa: MfaStep; finish: Fi
         }
         case 'enrollment-required':
           return step;
+        case 'mfa-unavailable':
+          throw new ServiceError('ERR_MFA_UNAVAILABLE', MFA_UNAVAILABLE_MESSAGE);
       }
     },
   };

@@ -10,6 +10,8 @@ import { migrations0019 } from './migrations/0019-dbsc.js';
 import { migrations0020 } from './migrations/0020-upstream.js';
 import { migrations0021 } from './migrations/0021-branding.js';
 import { migrations0022 } from './migrations/0022-identity-name.js';
+import { migrations0023 } from './migrations/0023-response-mode.js';
+import { migrations0024 } from './migrations/0024-pushed-requests.js';
 import { migrations0025 } from './migrations/0025-logout.js';
 
 /**
@@ -29,6 +31,8 @@ const migrations: Record<string, Migration> = {
   ...migrations0020,
   ...migrations0021,
   ...migrations0022,
+  ...migrations0023,
+  ...migrations0024,
   ...migrations0025,
 };
 
@@ -86,6 +90,29 @@ async function appliedButUnknown(db: Kysely<any>): Promise<string[]> {
   } catch {
     return []; // no migration table yet: a fresh database
   }
+}
+
+/**
+ * The advisory lock Kysely's migrator holds on PostgreSQL while it migrates (its PostgresAdapter's
+ * LOCK_ID, not exported): one key for the whole database.
+ */
+const POSTGRES_MIGRATION_LOCK = 3853314791062309107n;
+
+/**
+ * Runs `work` in one transaction under the migration lock, for the set-up that must happen once
+ * per database however many nodes start together (the first signing keys). PostgreSQL: the
+ * migrator's advisory lock, as a transaction lock (released at commit or rollback, never left
+ * on a pooled connection), so it also waits for a migration running elsewhere. SQLite: the
+ * database's write lock, taken by the transaction's first statement (a write that changes
+ * nothing), so another process waits for it (busy_timeout). Call it after `migrate`.
+ */
+export async function withMigrationLock<T>(db: Kysely<any>, work: (tx: Kysely<any>) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (tx) => {
+    if (db.getExecutor().adapter instanceof PostgresAdapter)
+      await sql`select pg_advisory_xact_lock(${sql.lit(POSTGRES_MIGRATION_LOCK)})`.execute(tx);
+    else await sql`update kysely_migration_lock set is_locked = is_locked where id = 'migration_lock'`.execute(tx);
+    return work(tx);
+  });
 }
 
 /** Each migration this build knows, applied or not, and any the database has that this build does not know; changes nothing. */

@@ -17,7 +17,9 @@ import { OAuthError } from '../errors.js';
 import { errorResponses, OAuthErrorBodySchema, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { type Keyring, SIGNING_ALGS } from '../keys/keyring.js';
 import { ACR_VALUES } from '../oidc/acr.js';
+import { RESPONSE_MODES } from '../oidc/authorization-response.js';
 import { PROMPT_VALUES } from '../oidc/authorize-request.js';
+import { clientCredentials } from './client-credentials.js';
 import type { OAuthCors } from './cors.js';
 import { presentedToken, resourceProof, tokenEndpointProof, userinfoRefusal } from './dpop.js';
 import { SCOPES_SUPPORTED, type TokenService } from './service.js';
@@ -120,6 +122,13 @@ const DiscoveryAnswer = wireBody<DiscoveryDocument>()(
     backchannel_logout_session_supported: Type.Boolean(),
     frontchannel_logout_supported: Type.Boolean(),
     frontchannel_logout_session_supported: Type.Boolean(),
+    pushed_authorization_request_endpoint: Type.String(),
+    require_pushed_authorization_requests: Type.Boolean(),
+    ui_locales_supported: Strings,
+    claims_parameter_supported: Type.Boolean(),
+    service_documentation: Type.Optional(Type.String()),
+    op_policy_uri: Type.Optional(Type.String()),
+    op_tos_uri: Type.Optional(Type.String()),
   }),
 );
 
@@ -136,35 +145,18 @@ const UserinfoSchema = { response: { 200: UserinfoAnswer, 401: BearerError, ...e
 const JwksSchema = { response: { 200: JwksAnswer, ...errorResponses(...SERVER_ERRORS) } };
 const DiscoverySchema = { response: { 200: DiscoveryAnswer } };
 
-/**
- * RFC 6749 2.3.1: client_secret_basic (form-urlencoded id and secret) or client_secret_post, not
- * both; or `none`, client_id only, which only a public client may use.
- */
-function clientCredentials(authorization: string | undefined, body: { client_id?: string; client_secret?: string }) {
-  if (authorization?.startsWith('Basic ')) {
-    if (body.client_secret !== undefined) throw new OAuthError('invalid_request', 'Use one client authentication method, not two.');
-    const decoded = Buffer.from(authorization.slice(6), 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    try {
-      if (colon < 0) throw new URIError('no colon');
-      return { clientId: decodeURIComponent(decoded.slice(0, colon)), clientSecret: decodeURIComponent(decoded.slice(colon + 1)) };
-    } catch {
-      throw new OAuthError('invalid_client', 'Malformed Basic credentials.');
-    }
-  }
-  if (!body.client_id) throw new OAuthError('invalid_client', 'Client authentication is required.');
-  // No secret: a public client identifies itself by client_id alone (RFC 6749 2.3.1, 3.2.1).
-  return { clientId: body.client_id, clientSecret: body.client_secret };
-}
-
 export const tokenRoutes: FastifyPluginAsyncTypebox<{
   tokens: TokenService;
   keyring: Keyring;
   issuer: string;
   dpop: DpopVerifier;
+  /** The hosted pages' languages (discovery's ui_locales_supported). */
+  locales: readonly string[];
+  /** The operator's documentation, policy and terms URLs (branding/service.ts settings), each null when not set. */
+  settings: () => Promise<{ documentationUrl: string | null; policyUrl: string | null; termsUrl: string | null }>;
   /** CORS for single-page apps (token/cors.ts), built with the client service at the composition. */
   cors: (app: FastifyInstance) => OAuthCors;
-}> = async (app, { tokens, keyring, issuer, dpop, cors: openCors }) => {
+}> = async (app, { tokens, keyring, issuer, dpop, locales, settings, cors: openCors }) => {
   const cors = openCors(app);
   app.post(Paths.token, { schema: TokenSchema, config: { oauthErrors: true } }, async (request, reply) => {
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
@@ -248,6 +240,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
   app.get(Paths.discovery, { schema: DiscoverySchema }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=300');
     cors.publicDocument(reply);
+    const { documentationUrl, policyUrl, termsUrl } = await settings();
     const document: DiscoveryDocument = {
       issuer,
       authorization_endpoint: issuer + Paths.authorize,
@@ -258,7 +251,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       end_session_endpoint: issuer + Paths.endSession,
       account_url: issuer + ACCOUNT_PAGE_PATH,
       response_types_supported: ['code'],
-      response_modes_supported: ['query'],
+      response_modes_supported: [...RESPONSE_MODES],
       prompt_values_supported: [...PROMPT_VALUES],
       // RFC 9207: every authorization response carries iss.
       authorization_response_iss_parameter_supported: true,
@@ -297,6 +290,14 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       backchannel_logout_session_supported: true,
       frontchannel_logout_supported: false,
       frontchannel_logout_session_supported: false,
+      pushed_authorization_request_endpoint: issuer + Paths.pushedAuthorizationRequest,
+      // RFC 9126 6: not for every client; a client may be registered to require it (require_pushed_authorization_requests).
+      require_pushed_authorization_requests: false,
+      ui_locales_supported: [...locales],
+      claims_parameter_supported: false,
+      ...(documentationUrl ? { service_documentation: documentationUrl } : {}),
+      ...(policyUrl ? { op_policy_uri: policyUrl } : {}),
+      ...(termsUrl ? { op_tos_uri: termsUrl } : {}),
     };
     return document;
   });

@@ -5,7 +5,7 @@ import type { AccountStore } from '../accounts/store.js';
 import type { CodeService } from '../authorization-codes/service.js';
 import type { ClientService } from '../clients/service.js';
 import { signHs256, signJws } from '../crypto/jws.js';
-import { pkceChallengeOf, pkceVerifies } from '../crypto/pkce.js';
+import { pkceChallengeOf } from '../crypto/pkce.js';
 import { randomToken } from '../crypto/secrets.js';
 import { ACCESS_TOKEN_TTL_SECONDS, ID_TOKEN_TTL_SECONDS } from '../defaults.js';
 import { OAuthError } from '../errors.js';
@@ -222,23 +222,13 @@ export function createTokenService(deps: TokenDeps): TokenService {
         if (firstAccessToken) await refreshTokens.revokeFamily(firstAccessToken, 'code_replay');
         throw new OAuthError('invalid_grant', 'The authorization code is invalid, expired or already used.');
       }
-      const { code, user } = redeemed;
-      const client = { id: grant.clientId, idTokenSignedResponseAlg: isSigningAlg(redeemed.idTokenAlg) ? redeemed.idTokenAlg : 'RS256' };
-      if (code.clientId !== client.id) throw new OAuthError('invalid_grant', 'The authorization code was issued to another client.');
-      if (code.codeChallenge !== null) {
-        if (!grant.codeVerifier) throw new OAuthError('invalid_grant', 'code_verifier is required for this code.');
-        if (!pkceVerifies(grant.codeVerifier, code.codeChallenge))
-          throw new OAuthError('invalid_grant', 'code_verifier does not match the code challenge.');
-      } else if (grant.codeVerifier !== undefined) {
-        throw new OAuthError('invalid_grant', 'code_verifier was sent but the code was issued without a code challenge.');
-      }
-      // RFC 9700 2.1.1: a public client has no secret, so PKCE is what binds the code to it (the
-      // redeeming statement let a request without a secret through only for a public client).
-      if (grant.clientSecret === undefined && code.codeChallenge === null)
-        throw new OAuthError('invalid_grant', 'A public client must use PKCE (S256).');
-      // RFC 6749 4.1.3: a code issued for a redirect_uri is redeemed only with the same one.
-      if (code.redirectUri !== null && grant.redirectUri !== code.redirectUri)
-        throw new OAuthError('invalid_grant', 'redirect_uri does not match the one of the authorization request.');
+      // The code's binding (client, PKCE, redirect_uri) was checked where every redemption is.
+      if (redeemed.refused !== undefined) throw new OAuthError('invalid_grant', redeemed.refused);
+      const { code, user } = redeemed.redeemed;
+      const client = {
+        id: grant.clientId,
+        idTokenSignedResponseAlg: isSigningAlg(redeemed.redeemed.idTokenAlg) ? redeemed.redeemed.idTokenAlg : 'RS256',
+      };
       if (!user) throw new OAuthError('invalid_grant', 'The user of this code no longer exists.');
       // Delegation may act only on users who signed in to this client (docs/delegation.md): the
       // redeeming statement recorded the pair when the checks above pass (code of this client,

@@ -3,13 +3,15 @@
  * higher one grows a knot that every later feature has to cut through (the last phase ended
  * with 19 such imports and a route file calling back into the OIDC wing). Two checks over the
  * relative imports of packages/idp/src: no two top-level folders (or top-level modules) import
- * each other, and no files import each other in a circle.
+ * each other, and no files import each other in a circle. And in every package: no function
+ * longer than a screen of its own lines, but the named exceptions, and no hand-written JavaScript.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
 const IMPORT = /(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g;
@@ -74,7 +76,7 @@ describe('imports in packages/idp/src only point down', () => {
   });
 });
 
-/** Every package's sources (packages/<name>/src), for the house's size and language rules. */
+/** Every package's sources (packages/<name>/src), for the house's function-size and language rules. */
 const PACKAGES = join(SRC, '..', '..');
 const packageSources = (): string[] =>
   readdirSync(PACKAGES, { withFileTypes: true })
@@ -94,16 +96,84 @@ function allFiles(dir: string): string[] {
   );
 }
 
-describe('every source file of every package is short TypeScript', () => {
+/** A function's name as a reader finds it: declared, assigned to a variable, or a method or property. */
+function nameOf(node: ts.FunctionLikeDeclaration): string {
+  if (node.name && (ts.isIdentifier(node.name) || ts.isStringLiteral(node.name))) return node.name.text;
+  const parent = node.parent;
+  if (ts.isVariableDeclaration(parent) && ts.isIdentifier(parent.name)) return parent.name.text;
+  if (ts.isPropertyAssignment(parent) && ts.isIdentifier(parent.name)) return parent.name.text;
+  return '<anonymous>';
+}
+
+const isFunction = (node: ts.Node): node is ts.FunctionLikeDeclaration =>
+  (ts.isFunctionDeclaration(node) ||
+    ts.isFunctionExpression(node) ||
+    ts.isArrowFunction(node) ||
+    ts.isMethodDeclaration(node) ||
+    ts.isConstructorDeclaration(node) ||
+    ts.isGetAccessorDeclaration(node) ||
+    ts.isSetAccessorDeclaration(node)) &&
+  node.body !== undefined;
+
+/**
+ * Every function of a file with its own lines: its lines less those of the functions nested in
+ * it (so a factory is judged by its own wiring, and each method it returns by its own body).
+ */
+function functionSizes(file: string): Array<{ name: string; own: number }> {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const lines = (node: ts.Node) =>
+    source.getLineAndCharacterOfPosition(node.getEnd()).line - source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+  const nestedLines = (node: ts.Node): number => {
+    let sum = 0;
+    node.forEachChild((child) => {
+      sum += isFunction(child) ? lines(child) : nestedLines(child);
+    });
+    return sum;
+  };
+  const sizes: Array<{ name: string; own: number }> = [];
+  const visit = (node: ts.Node) => {
+    if (isFunction(node) && node.body) sizes.push({ name: nameOf(node), own: lines(node) - nestedLines(node.body) });
+    node.forEachChild(visit);
+  };
+  visit(source);
+  return sizes;
+}
+
+/** The most lines a function may have of its own: one screen, read in one go. */
+const OWN_LINES_MAX = 80;
+
+/**
+ * The functions allowed over OWN_LINES_MAX, each with why. Most are the wiring that issue 35
+ * takes apart (each wing one module with its own `open`, one convention for admin routes): an
+ * entry goes when its function is split, and the test fails on an entry no longer needed.
+ */
+const LONG_FUNCTIONS: Record<string, string> = {
+  'idp/src/context.ts#openContext': 'the composition of every wing in one place; issue 35 folds it over wing modules',
+  'idp/src/admin/routes.ts#adminRoutes': 'registers every admin route group; issue 35 gives each group its own plugin',
+  'idp/src/account/routes.ts#accountRoutes': "registers every account-center route; issue 35 splits it by the page's actions",
+  'idp/src/account/factor-routes.ts#accountFactorRoutes': "the account page's MFA routes in one plugin; split with accountRoutes",
+  'console/src/views/users.ts#userDetail': "the console's user page: one view's rendering and its actions, to be split by section",
+  'idp/src/config.ts#loadConfig':
+    'reads each setting in turn (flag, variable, default) and refuses unsafe combinations, in the order docs/operations.md lists them',
+  'idp/src/oidc/authorize-request.ts#checkAuthorizeRequest':
+    "the authorization request's checks in the order RFC 6749 4.1.2.1's error rules need, read top to bottom",
+};
+
+describe('every source file of every package is TypeScript with short functions', () => {
   const files = packageSources();
 
-  it('no source file is over 400 lines (a newcomer reads one in a sitting; a longer one wants splitting by concept)', () => {
+  it(`no function has more than ${OWN_LINES_MAX} lines of its own, but the named exceptions`, () => {
     const long = files
-      .filter((file) => file.endsWith('.ts'))
-      .map((file) => [relative(PACKAGES, file), readFileSync(file, 'utf8').split('\n').length - 1] as const)
-      .filter(([, lines]) => lines > 400)
-      .map(([file, lines]) => `${file}: ${lines} lines`);
-    assert.deepEqual(long, []);
+      .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
+      .flatMap((file) =>
+        functionSizes(file)
+          .filter(({ own }) => own > OWN_LINES_MAX)
+          .map(({ name, own }) => ({ key: `${relative(PACKAGES, file)}#${name}`, own })),
+      );
+    const unexcused = long.filter(({ key }) => !(key in LONG_FUNCTIONS)).map(({ key, own }) => `${key}: ${own} lines of its own`);
+    assert.deepEqual(unexcused, [], 'split these by concept (or name one in LONG_FUNCTIONS, with why)');
+    const stale = Object.keys(LONG_FUNCTIONS).filter((key) => !long.some((found) => found.key === key));
+    assert.deepEqual(stale, [], 'these are short now: take them out of LONG_FUNCTIONS');
   });
 
   it('no hand-written JavaScript under packages/*/src (bundles are built into dist)', () => {

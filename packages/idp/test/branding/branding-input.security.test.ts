@@ -104,7 +104,15 @@ describe('branding input attacks (admin API)', () => {
       const answer = await call('PATCH', '/settings', { productName });
       assert.equal(answer.status, 400, JSON.stringify(productName));
     }
-    assert.deepEqual((await call('GET', '/settings')).body, { productName: 'Acme Accounts' });
+    // The service's own page URLs (discovery's op_policy_uri, op_tos_uri, service_documentation): pages only.
+    for (const field of ['policyUrl', 'termsUrl', 'documentationUrl']) {
+      for (const url of ['javascript:alert(1)', 'http://acme.example/policy', 'https://user:pw@acme.example/']) {
+        const answer = await call('PATCH', '/settings', { [field]: url });
+        assert.equal(answer.status, 400, `${field}: ${url}`);
+      }
+    }
+    const none = { policyUrl: null, termsUrl: null, documentationUrl: null };
+    assert.deepEqual((await call('GET', '/settings')).body, { productName: 'Acme Accounts', ...none });
   });
 
   it('no stylesheet can be had for a colour that fails the check, so no page can be given one', async () => {

@@ -109,10 +109,27 @@ describe('branding through the admin API', () => {
 
   it('sets the product name; the built-in hosted client has no branding of its own', async () => {
     const initial = await call('GET', '/settings');
-    assert.deepEqual(initial.body, { productName: new URL(service.ctx.config.issuer).hostname });
+    const none = { policyUrl: null, termsUrl: null, documentationUrl: null };
+    assert.deepEqual(initial.body, { productName: new URL(service.ctx.config.issuer).hostname, ...none });
     const set = await call('PATCH', '/settings', { productName: '  Acme Accounts ' });
-    assert.deepEqual(set.body, { productName: 'Acme Accounts' });
-    assert.deepEqual((await call('GET', '/settings')).body, { productName: 'Acme Accounts' });
+    assert.deepEqual(set.body, { productName: 'Acme Accounts', ...none });
+    assert.deepEqual((await call('GET', '/settings')).body, { productName: 'Acme Accounts', ...none });
+    // The service's own pages, published in discovery; null takes one out again.
+    const pages = {
+      policyUrl: 'https://acme.example/privacy',
+      termsUrl: 'https://acme.example/terms',
+      documentationUrl: 'https://acme.example/developers',
+    };
+    assert.deepEqual((await call('PATCH', '/settings', pages)).body, { productName: 'Acme Accounts', ...pages });
+    const discovery = await (await fetch(`${service.url}/.well-known/openid-configuration`)).json();
+    assert.equal(discovery.op_policy_uri, pages.policyUrl);
+    assert.equal(discovery.op_tos_uri, pages.termsUrl);
+    assert.equal(discovery.service_documentation, pages.documentationUrl);
+    assert.deepEqual(discovery.ui_locales_supported, ['en', 'de', 'es', 'fr']);
+    assert.equal(discovery.claims_parameter_supported, false);
+    await call('PATCH', '/settings', { policyUrl: null, termsUrl: '', documentationUrl: null });
+    const cleared = await (await fetch(`${service.url}/.well-known/openid-configuration`)).json();
+    assert.equal('op_policy_uri' in cleared || 'op_tos_uri' in cleared || 'service_documentation' in cleared, false);
     assert.equal((await call('GET', '/clients/cli_hosted_signin/branding')).status, 404);
     assert.equal((await call('PATCH', '/clients/cli_hosted_signin/branding', { displayName: 'x' })).status, 404);
     assert.equal((await call('GET', '/clients/cli_unknown/branding')).status, 404);
@@ -174,9 +191,16 @@ describe('branding through the CLI', () => {
 
     const set = await runCli(['settings', 'set', 'product-name', 'Acme Accounts', '--json', '--data', data]);
     assert.equal(set.code, 0, set.stderr);
-    assert.deepEqual(JSON.parse(set.stdout), { productName: 'Acme Accounts' }, 'the API shape, as settings show --json');
+    const none = { policyUrl: null, termsUrl: null, documentationUrl: null };
+    assert.deepEqual(JSON.parse(set.stdout), { productName: 'Acme Accounts', ...none }, 'the API shape, as settings show --json');
     const settings = await runCli(['settings', 'show', '--json', '--data', data]);
-    assert.deepEqual(JSON.parse(settings.stdout), { productName: 'Acme Accounts' });
+    assert.deepEqual(JSON.parse(settings.stdout), { productName: 'Acme Accounts', ...none });
+    const policy = await runCli(['settings', 'set', 'policy-url', 'https://acme.example/privacy', '--json', '--data', data]);
+    assert.equal(JSON.parse(policy.stdout).policyUrl, 'https://acme.example/privacy');
+    const notAPage = await runCli(['settings', 'set', 'terms-url', 'javascript:alert(1)', '--data', data]);
+    assert.equal(notAPage.code, 2, 'a URL that is no page is refused');
+    const removed = await runCli(['settings', 'set', 'policy-url', '', '--json', '--data', data]);
+    assert.deepEqual(JSON.parse(removed.stdout), { productName: 'Acme Accounts', ...none });
     const bad = await runCli(['settings', 'set', 'colour', 'x', '--data', data]);
     assert.equal(bad.code, 2);
   });

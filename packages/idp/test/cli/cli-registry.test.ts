@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { type Command, FLAGS } from '../../src/cli/command.js';
-import { ACCEPTED_FLAGS, COMMANDS, findCommand, helpText } from '../../src/cli/registry.js';
+import { type Command, FLAGS, type Flag, SHARED_FLAGS, UsageError } from '../../src/cli/command.js';
+import { ACCEPTED_FLAGS, COMMANDS, findCommand, helpText, refuseUnreadFlags } from '../../src/cli/registry.js';
 
 const CLI_DIR = fileURLToPath(new URL('../../src/cli/', import.meta.url));
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
@@ -49,6 +49,20 @@ describe('service-idp command registry', () => {
 
   it('accepts exactly the flags some command reads', () => {
     assert.deepEqual([...ACCEPTED_FLAGS].sort(), Object.keys(FLAGS).sort());
+  });
+
+  it('refuses on every command each flag it does not read, naming it, and takes its own and the shared ones', () => {
+    for (const command of COMMANDS)
+      for (const flag of Object.keys(FLAGS) as Flag[]) {
+        const given = { [flag]: FLAGS[flag].type === 'boolean' ? true : 'x' };
+        if (SHARED_FLAGS.includes(flag) || command.flags.includes(flag)) assert.doesNotThrow(() => refuseUnreadFlags(command, given));
+        else
+          assert.throws(
+            () => refuseUnreadFlags(command, given),
+            (error: unknown) => error instanceof UsageError && error.message.includes(`does not take --${flag};`),
+            `${command.name} --${flag}`,
+          );
+      }
   });
 
   describe('loads lazily', () => {

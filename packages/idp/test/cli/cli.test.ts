@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { ID_TOKEN_TTL_SECONDS, KEY_CACHE_SECONDS } from '../../src/defaults.js';
 import { loadConfig, type RunningService, startService } from '../../src/index.js';
-import { SQLITE_SUITE_ONLY } from '../support/helpers.js';
+import { SQLITE_SUITE_ONLY, testModeIdToken } from '../support/helpers.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const OPERATIONS = readFileSync(new URL('../../../../docs/operations.md', import.meta.url), 'utf8');
@@ -157,6 +157,34 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
     }
   });
 
+  it('with SERVICE_IDP_LOG_FORMAT=json the test-mode warning (and every other warning) is a JSON line too', async () => {
+    const child = spawn(process.execPath, [CLI, 'start', '--data', data, '--port', '0', '--test-mode', '--host', '0.0.0.0'], {
+      env: { PATH: process.env.PATH ?? '', SERVICE_IDP_LOG_FORMAT: 'json' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    while (!/service-idp listening/.test(stdout)) await once(child.stdout, 'data');
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+    const lines = stderr.split('\n').filter((line) => line !== '');
+    const parsed = lines.map((line) => JSON.parse(line) as { level: number; time: number; msg: string });
+    assert.ok(
+      parsed.some((l) => l.level === 40 && /^TEST MODE: one-time codes are returned in API responses/.test(l.msg)),
+      stderr,
+    );
+    assert.ok(
+      parsed.some((l) => l.level === 40 && /^warning: .*0\.0\.0\.0/.test(l.msg)),
+      `the issuer warning too: ${stderr}`,
+    );
+    for (const line of parsed) assert.equal(typeof line.time, 'number');
+  });
+
   it('names /dev/mail and /dev/sms in the banner when the dev inbox serves them', async () => {
     const child = spawn(process.execPath, [CLI, 'start', '--data', data, '--port', '0', '--dev-inbox'], {
       env: { PATH: process.env.PATH ?? '', SERVICE_IDP_LOG_FORMAT: 'json' },
@@ -270,24 +298,7 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
     const rs256 = (set: { keys: Array<{ kid: string; alg: string }> }) => set.keys.filter((k) => k.alg === 'RS256');
     const mintIdToken = async () => {
       const keys = await service.ctx.clients.create({ name: 'Rotate', origins: ['http://rotate.test'] });
-      const headers = { 'content-type': 'application/json', origin: 'http://rotate.test', 'x-service-key': keys.publishableKey };
-      const email = `rotate.${clock}@example.com`;
-      const post = async (path: string, body: unknown) =>
-        (await fetch(service.url + path, { method: 'POST', headers, body: JSON.stringify(body) })).json();
-      const a = await post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' });
-      await post('/v1/email-otp/verify', { userid: email, deviceToken: a.deviceToken, otp: a.code });
-      const d = await post('/v1/devices', { userid: email, deviceToken: a.deviceToken });
-      const t = await fetch(`${service.url}/oauth/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'authorization_code',
-          code: d.code,
-          client_id: keys.clientId,
-          client_secret: keys.secretKey,
-        }),
-      });
-      return (await t.json()).id_token as string;
+      return testModeIdToken(service.url, keys, 'http://rotate.test', `rotate.${clock}@example.com`);
     };
     const kidOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[0] as string, 'base64url').toString()).kid as string;
 

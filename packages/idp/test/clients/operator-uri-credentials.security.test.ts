@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { checkRedirectUri, normalizeOrigin } from '../../src/clients/service.js';
+import { checkRedirectUri, normalizeOrigin } from '../../src/clients/uris.js';
 import { runCli, startTestService, type TestService } from '../support/helpers.js';
 
 const SECRET = 'hunter2-S3cr3t';

@@ -51,7 +51,7 @@ describe('the operator console on its own listener', () => {
 
   it("signs in through the issuer's hosted sign-in and comes back to the console's URL, its page as strict as before", async () => {
     const user = await consoleUser(service, 'admin');
-    const { answer, authorize, session, sessionLine } = await consoleCallback(service, user, ['otp', 'mfa', 'email']);
+    const { answer, authorize, session, sessionLine } = await consoleCallback(service, user, ['otp', 'mfa', 'totp']);
     assert.equal(authorize.origin, service.url, 'the sign-in runs at the issuer');
     assert.equal(authorize.searchParams.get('redirect_uri'), `${consoleUrl}/admin/callback`);
     // The issuer's /authorize takes the console client's new redirect URI and opens its hosted sign-in.

@@ -52,7 +52,7 @@ describe('operator console session security', () => {
 
   it('the session cookie is HttpOnly and SameSite=Strict; sign-out needs the token and ends the session', async () => {
     const user = await consoleUser(service, 'admin');
-    const { sessionLine, session, authorize } = await consoleCallback(service, user, ['otp', 'mfa', 'email']);
+    const { sessionLine, session, authorize } = await consoleCallback(service, user, ['otp', 'mfa', 'totp']);
     assert.match(sessionLine ?? '', /; HttpOnly/);
     assert.match(sessionLine ?? '', /; SameSite=Strict/);
     assert.equal(authorize.searchParams.get('prompt'), 'login', 'the console always asks for a fresh sign-in');
@@ -71,7 +71,7 @@ describe('operator console session security', () => {
 
   it("a non-operator's sign-in, or one without a second factor, opens no session and is recorded", async () => {
     const stranger = await consoleUser(service);
-    const refused = await consoleCallback(service, stranger, ['otp', 'mfa', 'email']);
+    const refused = await consoleCallback(service, stranger, ['otp', 'mfa', 'totp']);
     assert.equal(refused.answer.status, 403);
     assert.equal(refused.session, undefined);
     assert.match(await refused.answer.text(), /not an operator/);
@@ -84,15 +84,15 @@ describe('operator console session security', () => {
       assert.equal(single.answer.status, 403, amr.join(' '));
       assert.equal(single.session, undefined);
     }
-    const noDevice = await consoleCallback(service, { ...operator, deviceId: null }, ['otp', 'mfa', 'email']);
+    const noDevice = await consoleCallback(service, { ...operator, deviceId: null }, ['otp', 'mfa', 'totp']);
     assert.equal(noDevice.session, undefined, 'a session is bound to what signed in: none without one');
   });
 
   it('login CSRF: a callback with another browser’s state or login cookie is refused', async () => {
     const operator = await consoleUser(service, 'admin');
-    assert.equal((await consoleCallback(service, operator, ['otp', 'mfa', 'email'], { state: 'x'.repeat(43) })).answer.status, 403);
-    assert.equal((await consoleCallback(service, operator, ['otp', 'mfa', 'email'], { loginCookie: 'a.b' })).answer.status, 403);
-    assert.equal((await consoleCallback(service, operator, ['otp', 'mfa', 'email'], { loginCookie: '' })).session, undefined);
+    assert.equal((await consoleCallback(service, operator, ['otp', 'mfa', 'totp'], { state: 'x'.repeat(43) })).answer.status, 403);
+    assert.equal((await consoleCallback(service, operator, ['otp', 'mfa', 'totp'], { loginCookie: 'a.b' })).answer.status, 403);
+    assert.equal((await consoleCallback(service, operator, ['otp', 'mfa', 'totp'], { loginCookie: '' })).session, undefined);
   });
 
   it("a removed operator's, a disabled user's or a revoked device's live session stops at the next call", async () => {
@@ -167,7 +167,7 @@ describe('operator console session security', () => {
     assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self';/);
     assert.doesNotMatch(page.headers.get('content-security-policy') ?? '', /unsafe-inline|unsafe-eval/);
     assert.equal(page.headers.get('x-frame-options'), 'DENY');
-    const refused = await consoleCallback(service, await consoleUser(service), ['otp', 'mfa', 'email']);
+    const refused = await consoleCallback(service, await consoleUser(service), ['otp', 'mfa', 'totp']);
     assert.match(refused.answer.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
     const anonymous = await fetch(`${service.url}/admin`, { redirect: 'manual' });
     assert.equal(anonymous.status, 303);

@@ -107,7 +107,6 @@ describe('authorization endpoint: hostile requests', () => {
     [{ nonce: 'n'.repeat(1001) }, 'invalid_request', 'over-long nonce'],
     [{ login_hint: `${'a'.repeat(1000)}@example.com` }, 'invalid_request', 'over-long login_hint'],
     [{ request: 'eyJ...' }, 'request_not_supported', 'request object'],
-    [{ request_uri: 'https://evil.example/r' }, 'request_uri_not_supported', 'request_uri'],
     [{ response_mode: 'fragment' }, 'invalid_request', 'other response_mode'],
   ] as const) {
     it(`redirects ${why} back with error=${error}, the state and iss`, async () => {
@@ -121,6 +120,14 @@ describe('authorization endpoint: hostile requests', () => {
       assert.equal(params.code, undefined);
     });
   }
+
+  it("answers a request_uri that is no pushed request of this client with our page, never a redirect to the request's redirect_uri", async () => {
+    for (const requestUri of ['https://evil.example/r', 'urn:ietf:params:oauth:request_uri:made-up']) {
+      const answer = await authorize(service, base({ request_uri: requestUri }));
+      assert.equal(answer.status, 400, requestUri);
+      assert.equal(answer.location, null);
+    }
+  });
 
   it('refuses a public client without a code challenge (PKCE required)', async () => {
     const answer = await authorize(service, base({ client_id: spa.clientId, redirect_uri: 'https://spa.example/cb' }));

@@ -50,6 +50,15 @@ describe('DPoP with openid-client', () => {
     assert.equal((await oidc.fetchUserInfo(config, refreshed.access_token, sub, { DPoP: dpop })).sub, sub);
   });
 
+  it('runs the code grant and userinfo with an Ed25519 key, whose proofs openid-client names Ed25519 (RFC 9864)', async () => {
+    assert.ok(config.serverMetadata().dpop_signing_alg_values_supported?.includes('Ed25519'));
+    const dpop = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair('Ed25519'));
+    const tokens = await boundTokens(dpop);
+    assert.equal(tokens.token_type.toLowerCase(), 'dpop');
+    const sub = tokens.claims()?.sub ?? '';
+    assert.equal((await oidc.fetchUserInfo(config, tokens.access_token, sub, { DPoP: dpop })).sub, sub);
+  });
+
   it('gets nothing for the tokens without their key: no proof, or another client`s key', async () => {
     const dpop = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair());
     const tokens = await boundTokens(dpop);

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { IDBFactory } from 'fake-indexeddb';
+import * as OTPAuth from 'otpauth';
 import { createPkcePair } from 'service-web';
 import { sendClock, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
 import {
@@ -59,8 +60,14 @@ describe('the app`s MFA policy on the hosted sign-in', () => {
     const { client, pkce, device } = await hostedCode(jar, start.location, email);
     assert.equal(device.status, 'MFA_ENROLLMENT_NEEDED');
     clock.tick();
-    // Email as the second factor: the address was proven a moment ago, so enrollment finishes at once.
-    const enrolled = await client.verifyDevice({ userid: email, mfaMethod: 'email' });
+    assert.ok(!(device as { methods: string[] }).methods.includes('email'), 'email is not offered: the address was the first factor');
+    // Email as the second factor would prove the address the email code proved a moment ago: refused (one mailbox, one factor).
+    const byMail = await client.verifyDevice({ userid: email, mfaMethod: 'email' });
+    assert.equal(byMail.status, 'MFA_UNAVAILABLE');
+    const started = await client.verifyDevice({ userid: email, mfaMethod: 'totp' });
+    assert.equal(started.status, 'FINALIZE_REGISTRATION_NEEDED');
+    const secret = OTPAuth.Secret.fromBase32((started as { secret: string }).secret);
+    const enrolled = await client.verifyMfa({ userid: email, otp: new OTPAuth.TOTP({ secret }).generate({ timestamp: clock.now() }) });
     assert.equal(enrolled.status, 'SUCCESS');
     const code = enrolled.status === 'SUCCESS' ? enrolled.code : '';
     const done = await complete(service, jar, { request: requestIdOf(start.location), code, codeVerifier: pkce.codeVerifier });
@@ -72,7 +79,7 @@ describe('the app`s MFA policy on the hosted sign-in', () => {
       client_id: strict.clientId,
       client_secret: strict.secretKey ?? '',
     });
-    assert.ok((idTokenClaims(tokens.body.id_token).amr as string[]).includes('mfa'));
+    assert.deepEqual(idTokenClaims(tokens.body.id_token).amr, ['otp', 'mfa', 'totp']);
   });
 
   it('refuses a hosted code earned under a lenient app`s request to finish a strict app`s request', async () => {

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { IDBFactory } from 'fake-indexeddb';
+import * as OTPAuth from 'otpauth';
 import { createPkcePair } from 'service-web';
 import { AUTH_CODE_TTL_SECONDS } from '../../src/defaults.js';
 import { sendClock, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
@@ -62,7 +63,11 @@ describe('hosted sign-in held while the recovery codes are shown', () => {
     assert.equal(started.status, 'OTP_NEEDED');
     assert.equal((await client.verifyEmailOtp({ userid: email, otp: await service.latestOtp(email) })).status, 'SUCCESS');
     assert.equal((await client.verifyDevice({ userid: email })).status, 'MFA_ENROLLMENT_NEEDED');
-    const enrolled = await client.verifyDevice({ userid: email, mfaMethod: 'email' });
+    // An authenticator app: email after the email code would be the same mailbox, no second factor for a strict app.
+    const finalize = await client.verifyDevice({ userid: email, mfaMethod: 'totp' });
+    assert.equal(finalize.status, 'FINALIZE_REGISTRATION_NEEDED', JSON.stringify(finalize));
+    const secret = OTPAuth.Secret.fromBase32((finalize as { secret: string }).secret);
+    const enrolled = await client.verifyMfa({ userid: email, otp: new OTPAuth.TOTP({ secret }).generate({ timestamp: clock.now() }) });
     assert.equal(enrolled.status, 'SUCCESS', JSON.stringify(enrolled));
     if (enrolled.status !== 'SUCCESS') throw new Error('not enrolled');
     assert.equal(enrolled.recoveryCodes?.length, 10);

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DBSC_COOKIE_TTL_SECONDS } from '../../src/defaults.js';
+import { DBSC_REGISTRATION_PATH } from '../../src/oidc/dbsc.js';
 import {
   boundSessionSuite,
   browserKey,
@@ -127,6 +128,26 @@ describe('copied session cookies of a session bound to the hosted page`s key (no
     const crossDrop = await renewPost(suite.service, jar, {}, 'https://evil.example');
     assert.equal(crossDrop.setCookie.length, 0, 'another site cannot sign this browser out');
     assert.equal((await renewPost(suite.service, jar, { proof })).status, 200, 'the refused post spent nothing');
+  });
+
+  it('a thief cannot rebind a page-key session to their own key: the renewal page`s challenge registers no DBSC key', async () => {
+    const { jar, key } = await expiredSession();
+    const thief = copy(jar);
+    const { challenge } = await interstitial(suite.service, suite.rp, thief);
+    assert.ok(challenge, 'the long cookie alone gets the renewal page');
+    const own = await browserKey();
+    const registered = await dbscPost(suite.service, DBSC_REGISTRATION_PATH, thief, {
+      'secure-session-response': await sessionResponse(own, challenge ?? ''),
+    });
+    assert.equal(registered.status, 400, 'a renewal challenge is no registration challenge');
+    assert.equal(registered.body.code, 'ERR_SESSION_INVALID');
+    assert.equal(registered.headers.getSetCookie().length, 0, 'no short cookie for the thief');
+    assert.equal(await signedIn(suite.service, suite.rp, thief), false, 'no code for the thief');
+
+    // The session is still bound to the page's key: its browser renews, and SSO goes on.
+    const { challenge: owners } = await interstitial(suite.service, suite.rp, jar);
+    assert.equal((await renewPost(suite.service, jar, { proof: await pageProof(key, owners ?? '') })).status, 200);
+    assert.equal(await signedIn(suite.service, suite.rp, jar), true, 'the owner is not sent to login_required');
   });
 
   it('a DBSC browser replaces the page key with its own once; the page route then renews nothing', async () => {

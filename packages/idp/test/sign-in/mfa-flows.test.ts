@@ -139,14 +139,14 @@ describe('MFA flows', () => {
     assert.equal((await service.ctx.smsOutbox.list(100, phone)).length, before);
   });
 
-  it('email: enrolls at once (the address was just verified) and sends a code at login', async () => {
+  it('email: enrolls at once, adding no mfa (the address was just proven), and sends a code at login on the remembered device', async () => {
     const email = uniqueEmail('mail');
     const device = await newRawDevice();
     const deviceToken = await verifiedRegistration(service, email);
     const r = await service.post('/v1/devices', { userid: email, deviceToken, devicePublicKey: device.publicJwk, mfaMethod: 'email' });
     assert.equal(r.body.status, 'SUCCESS');
     device.deviceId = r.body.deviceId;
-    assert.deepEqual((await claimsOf(service, r.body.code)).amr, ['otp', 'mfa', 'email']);
+    assert.deepEqual((await claimsOf(service, r.body.code)).amr, ['otp'], 'the enrollment proved the same mailbox: one factor');
     const challenged = await login(email, device);
     assert.deepEqual([challenged.status, challenged.method], ['MFA_REQUIRED', 'email']);
     // No waiting: the MFA mail right after the sign-in code is the next step, not a resend.
@@ -191,10 +191,13 @@ describe('MFA policy and new devices', () => {
       const deviceToken = await verifiedRegistration(service, email);
       const needed = await service.post('/v1/devices', { userid: email, deviceToken });
       assert.equal(needed.body.status, 'MFA_ENROLLMENT_NEEDED');
-      assert.deepEqual(needed.body.methods, ['email', 'sms', 'totp', 'passkey']);
+      // Not email: after the email code it would prove the same mailbox again.
+      assert.deepEqual(needed.body.methods, ['sms', 'totp', 'passkey']);
       assert.equal(needed.body.code, undefined);
-      const enrolled = await service.post('/v1/devices', { userid: email, deviceToken, mfaMethod: 'email' });
-      assert.equal(enrolled.body.status, 'SUCCESS');
+      const byMail = await service.post('/v1/devices', { userid: email, deviceToken, mfaMethod: 'email' });
+      assert.deepEqual([byMail.status, byMail.body.code], [403, 'ERR_MFA_UNAVAILABLE']);
+      const enrolled = await service.post('/v1/devices', { userid: email, deviceToken, mfaMethod: 'totp' });
+      assert.equal(enrolled.body.status, 'FINALIZE_REGISTRATION_NEEDED', 'the registration stayed open');
     } finally {
       await service.ctx.clients.setMfaPolicy(service.clientId, 'optional');
     }
@@ -202,23 +205,27 @@ describe('MFA policy and new devices', () => {
 
   it('sends a second device through MFA after its email OTP, and registers it only once MFA passes', async () => {
     const email = uniqueEmail('second');
+    const phone = '+14155550177';
+    const smsCode = async () => (await service.ctx.smsOutbox.list(1, phone))[0]?.body.match(/\b(\d{6})\b/)?.[1] as string;
     const enrolled = await service.post('/v1/devices', {
       userid: email,
       deviceToken: await verifiedRegistration(service, email),
-      mfaMethod: 'email',
+      mfaMethod: 'sms',
+      phoneNumber: phone,
     });
-    assert.equal(enrolled.body.status, 'SUCCESS');
+    assert.equal(enrolled.body.status, 'FINALIZE_REGISTRATION_NEEDED');
+    const confirmed = await service.post('/v1/mfa/verify', { userid: email, sessionId: enrolled.body.sessionId, otp: await smsCode() });
+    assert.equal(confirmed.body.status, 'SUCCESS');
     clock += 31_000; // the next OTP mail to this address
     const device = await newRawDevice();
     const deviceToken = await verifiedRegistration(service, email);
     const r = await service.post('/v1/devices', { userid: email, deviceToken, devicePublicKey: device.publicJwk });
     assert.equal(r.body.status, 'MFA_REQUIRED');
-    assert.equal(r.body.method, 'email');
+    assert.equal(r.body.method, 'sms');
     assert.equal(r.body.code, undefined);
     clock += 31_000;
     await service.post('/v1/mfa/initiate', { userid: email, sessionId: r.body.sessionId });
-    const otp = (await service.ctx.mailbox.list(1, email))[0]?.text.match(/\b(\d{6})\b/)?.[1] as string;
-    const verified = await service.post('/v1/mfa/verify', { userid: email, sessionId: r.body.sessionId, otp });
+    const verified = await service.post('/v1/mfa/verify', { userid: email, sessionId: r.body.sessionId, otp: await smsCode() });
     assert.equal(verified.body.status, 'SUCCESS');
     assert.match(verified.body.deviceId, /^dev_/, 'the device key is registered once MFA passed');
   });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import * as OTPAuth from 'otpauth';
 import { CONSOLE_CLIENT_ID } from '../../src/clients/service.js';
 import { registerWithMfa, type TestService, uniqueEmail } from './helpers.js';
 
@@ -17,12 +18,17 @@ export const consoleBase = (service: TestService) => service.consoleUrl ?? servi
 const cookieValue = (line: string | undefined) => (line ?? '').split(';')[0]?.split('=').slice(1).join('=') ?? '';
 
 /**
- * A user with a remembered device and email MFA (raw wire protocol, test mode), for the console's
- * threat tests; `operator` adds them as an operator with that role.
+ * A user with a remembered device and an authenticator app as their second factor (raw wire
+ * protocol, test mode: enrolled and confirmed at the registration), for the console's threat
+ * tests; `operator` adds them as an operator with that role.
  */
 export async function consoleUser(service: TestService, operator?: 'viewer' | 'admin') {
   const email = uniqueEmail('operator');
-  const { device } = await registerWithMfa(service, email, 'email');
+  const { device, body } = await registerWithMfa(service, email, 'totp');
+  const otp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(body.secret) }).generate();
+  const confirmed = await service.post('/v1/mfa/verify', { userid: email, sessionId: body.sessionId, otp });
+  if (confirmed.status !== 200) throw new Error(`confirm TOTP: ${JSON.stringify(confirmed.body)}`);
+  device.deviceId = confirmed.body.deviceId;
   const user = await service.ctx.users.find(email);
   if (operator) await service.ctx.operators.add({ email, role: operator }, 'cli');
   return { email, userId: user.id, deviceId: device.deviceId as string };
@@ -68,7 +74,7 @@ export async function consoleCallback(
 /** The console's session (cookie and CSRF token) for a new operator with this role. */
 export async function operatorSession(service: TestService, role: 'viewer' | 'admin') {
   const user = await consoleUser(service, role);
-  const { session } = await consoleCallback(service, user, ['otp', 'mfa', 'email']);
+  const { session } = await consoleCallback(service, user, ['otp', 'mfa', 'totp']);
   if (!session) throw new Error('no console session');
   const info = await fetch(`${consoleBase(service)}/admin/session`, { headers: { cookie: `service_console=${session}` } });
   const { csrfToken } = (await info.json()) as { csrfToken: string };

@@ -16,12 +16,14 @@ export interface DpopKey {
   jwk: JWK;
   /** RFC 7638 thumbprint: what `cnf.jkt` names. */
   jkt: string;
+  /** The `alg` its proofs name: an Ed25519 key signs as `EdDSA` (RFC 8037) or `Ed25519` (RFC 9864). */
+  alg: string;
 }
 
-export async function dpopKey(): Promise<DpopKey> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
+export async function dpopKey(alg: 'ES256' | 'ES512' | 'EdDSA' | 'Ed25519' = 'ES256'): Promise<DpopKey> {
+  const { privateKey, publicKey } = await generateKeyPair(alg === 'EdDSA' ? 'Ed25519' : alg);
   const jwk = await exportJWK(publicKey);
-  return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk) };
+  return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk), alg };
 }
 
 export const athOf = (accessToken: string) => createHash('sha256').update(accessToken).digest('base64url');
@@ -48,7 +50,7 @@ export function dpopProof(key: DpopKey, claims: ProofClaims): Promise<string> {
     ...(claims.nonce ? { nonce: claims.nonce } : {}),
     ...(claims.accessToken ? { ath: athOf(claims.accessToken) } : {}),
   })
-    .setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk: key.jwk })
+    .setProtectedHeader({ typ: 'dpop+jwt', alg: key.alg, jwk: key.jwk })
     .sign(claims.signer ?? key.privateKey);
 }
 

@@ -204,6 +204,28 @@ export async function openTestDatabase(connectUrl = TEST_DATABASE_URL): Promise<
   return { db, schema, drop: () => adminQuery(`drop schema if exists ${schema} cascade`) };
 }
 
+/**
+ * A fresh database for the built CLI (runCli): on PostgreSQL a new schema, reached through the
+ * URL's `options` parameter as libpq does (`args` is `--database URL`), and `db`, a pool on it
+ * for a service beside the CLI (startService's `db`); on SQLite nothing to pass, the data
+ * folder's own file (a service started on the folder opens it too).
+ */
+export async function openCliDatabase(): Promise<{ args: string[]; db?: Db; drop(): Promise<void> }> {
+  if (!TEST_DATABASE_URL) return { args: [], drop: async () => {} };
+  const t = await openTestDatabase();
+  const url = new URL(TEST_DATABASE_URL);
+  url.searchParams.set('options', `-c search_path=${t.schema}`);
+  return {
+    args: ['--database', url.toString()],
+    db: t.db,
+    drop: async () => {
+      // A service given `db` closes it with itself: a second close is refused, and nothing is left to close.
+      await t.db.destroy().catch(() => {});
+      await t.drop();
+    },
+  };
+}
+
 /** Runs one statement on SERVICE_TEST_DATABASE_URL itself (outside any test schema). */
 export async function adminQuery(text: string): Promise<void> {
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
@@ -386,4 +408,34 @@ export function rawGet(base: string, path: string, headers: Record<string, strin
       .on('error', reject)
       .end();
   });
+}
+
+/**
+ * A test-mode service's ID token for a new user of `client`, by the raw wire protocol from its
+ * registered `origin` (test mode answers the email code itself) and the code's redemption: for
+ * tests about keys and tokens, not about the sign-in.
+ */
+export async function testModeIdToken(
+  url: string,
+  client: { clientId: string; publishableKey: string; secretKey?: string },
+  origin: string,
+  email: string,
+): Promise<string> {
+  const headers = { 'content-type': 'application/json', origin, 'x-service-key': client.publishableKey };
+  const post = async (path: string, body: unknown) =>
+    (await fetch(url + path, { method: 'POST', headers, body: JSON.stringify(body) })).json();
+  const started = await post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' });
+  await post('/v1/email-otp/verify', { userid: email, deviceToken: started.deviceToken, otp: started.code });
+  const registered = await post('/v1/devices', { userid: email, deviceToken: started.deviceToken });
+  const token = await fetch(`${url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: registered.code,
+      client_id: client.clientId,
+      client_secret: client.secretKey ?? '',
+    }),
+  });
+  return ((await token.json()) as { id_token: string }).id_token;
 }

@@ -28,8 +28,23 @@ export interface TestUpstream {
   close(): Promise<void>;
 }
 
+export interface UpstreamOptions {
+  clientId?: string;
+  pkceRequired?: boolean;
+  /**
+   * oidc-provider's default claims behaviour (`conformIdTokenClaims`: the scope's claims only at
+   * the UserInfo endpoint when an access token is issued, OIDC Core 5.4), as Zitadel's default;
+   * otherwise they are in the ID token too.
+   */
+  claimsInUserinfoOnly?: boolean;
+  /** The subject its UserInfo endpoint names, when not the signed-in account's (a substituted answer). */
+  userinfoSubject?: string;
+  /** Signs its ID tokens with a key its JWKS does not hold (the published one has the same `kid`). */
+  signsWithUnpublishedKey?: boolean;
+}
+
 /** A real OpenID Connect provider on 127.0.0.1 with one confidential client whose redirect URI is the service's callback. */
-export async function startUpstream(callback: string, options: { clientId?: string; pkceRequired?: boolean } = {}): Promise<TestUpstream> {
+export async function startUpstream(callback: string, options: UpstreamOptions = {}): Promise<TestUpstream> {
   const clientId = options.clientId ?? `rp-${randomBytes(4).toString('hex')}`;
   const clientSecret = randomBytes(24).toString('base64url');
   let current: UpstreamAccount = { sub: 'nobody' };
@@ -37,12 +52,17 @@ export async function startUpstream(callback: string, options: { clientId?: stri
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const jwk = {
+  const rsaJwk = () => ({
     ...generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }),
     kid: 'k1',
     alg: 'RS256',
     use: 'sig',
-  };
+  });
+  const jwk = rsaJwk();
+  // What /jwks serves instead when the provider signs with a key it does not publish.
+  const published = options.signsWithUnpublishedKey
+    ? (({ kty, n, e, kid, alg, use }) => ({ kty, n, e, kid, alg, use }))(rsaJwk() as Record<string, string>)
+    : undefined;
   const provider = new Provider(issuer, {
     clients: [
       {
@@ -56,11 +76,13 @@ export async function startUpstream(callback: string, options: { clientId?: stri
     ],
     jwks: { keys: [jwk] },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-    findAccount: (_ctx: unknown, id: string) => {
+    findAccount: (_ctx: unknown, id: string, token?: { kind?: string }) => {
       const account = accounts.get(id);
-      return account && { accountId: id, claims: () => ({ ...account }) };
+      // oidc-provider's UserInfo names the account its access token loads: the substitute's, when asked.
+      const accountId = token?.kind === 'AccessToken' && options.userinfoSubject !== undefined ? options.userinfoSubject : id;
+      return account && { accountId, claims: () => ({ ...account, sub: accountId }) };
     },
-    conformIdTokenClaims: false,
+    conformIdTokenClaims: options.claimsInUserinfoOnly ?? false,
     pkce: { required: () => options.pkceRequired ?? true },
     features: { devInteractions: { enabled: false } },
     cookies: { keys: [randomBytes(16).toString('hex')] },
@@ -71,6 +93,10 @@ export async function startUpstream(callback: string, options: { clientId?: stri
   let tokenRequests = 0;
   server.on('request', async (req, res) => {
     if (req.url?.startsWith('/token')) tokenRequests++;
+    if (published && req.url?.startsWith('/jwks')) {
+      res.writeHead(200, { 'content-type': 'application/jwk-set+json' });
+      return res.end(JSON.stringify({ keys: [published] }));
+    }
     if (!req.url?.startsWith('/interaction/')) return handle(req, res);
     try {
       const details = await provider.interactionDetails(req, res);

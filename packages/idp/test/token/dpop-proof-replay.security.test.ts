@@ -7,7 +7,9 @@
  * on both nodes. Runs on SQLite and PostgreSQL (helpers.ts).
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { SignJWT } from 'jose';
 import { DPOP_PROOF_MAX_AGE_SECONDS, DPOP_PROOF_MAX_FUTURE_SECONDS } from '../../src/defaults.js';
 import {
   currentNonce,
@@ -116,6 +118,45 @@ describe('a DPoP proof used twice, elsewhere or forged', () => {
     for (const node of nodes) {
       await refusedAtUserinfo(node, await proof({ htm: 'GET', accessToken, signer: forger.privateKey }), 'signed with another key');
       await refusedAtUserinfo(node, await proof({ htm: 'GET', accessToken: `${accessToken}x` }), 'ath of another token');
+    }
+  });
+
+  it('refuses a proof of an algorithm it does not take (ES512, HS256), naming it; a header-breaking alg is never echoed', async () => {
+    const es512 = await dpopKey('ES512');
+    const claims = { htm: 'GET', htu: `${service.url}/oauth/userinfo`, nonce: await currentNonce(service.url), accessToken };
+    const hs256 = await new SignJWT({
+      jti: randomUUID(),
+      htm: 'GET',
+      htu: claims.htu,
+      iat: Math.floor(Date.now() / 1000),
+      nonce: claims.nonce,
+    })
+      .setProtectedHeader({ typ: 'dpop+jwt', alg: 'HS256', jwk: owner.jwk })
+      .sign(new TextEncoder().encode('a-shared-secret-of-thirty-two-bytes!'));
+    const segment = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const breaking = `${segment({ typ: 'dpop+jwt', alg: 'x", error="none\r\nSet-Cookie: a=b', jwk: owner.jwk })}.${segment({ htm: 'GET' })}.c2ln`;
+    for (const node of nodes) {
+      for (const [dpop, alg] of [
+        [await dpopProof(es512, claims), 'ES512'],
+        [hs256, 'HS256'],
+      ]) {
+        const answer = await userinfo(node, 'DPoP', accessToken, dpop as string);
+        assert.equal(answer.status, 401);
+        assert.equal(answer.body.error, 'invalid_dpop_proof');
+        assert.match(answer.body.error_description, new RegExp(`\\b${alg}\\b.*not accepted`), answer.body.error_description);
+        assert.match(answer.headers.get('www-authenticate') ?? '', new RegExp(`error_description="[^"]*${alg}[^"]*"`));
+      }
+      const answer = await userinfo(node, 'DPoP', accessToken, breaking);
+      assert.equal(answer.body.error, 'invalid_dpop_proof');
+      assert.doesNotMatch(answer.body.error_description, /Set-Cookie|error=/);
+      assert.equal(answer.headers.get('set-cookie'), null);
+      const token = await formPost(
+        `${node}/oauth/token`,
+        { grant_type: 'refresh_token', refresh_token: refreshToken, ...credentials(rp) },
+        hs256,
+      );
+      assert.equal(token.status, 400);
+      assert.match(token.body.error_description, /HS256.*not accepted/);
     }
   });
 

@@ -52,6 +52,23 @@ describe('DPoP-bound tokens', () => {
     assert.ok(!document.dpop_signing_alg_values_supported.includes('HS256'), 'asymmetric only (RFC 9449 4.2)');
   });
 
+  it('takes Ed25519 proofs under both names, EdDSA (RFC 8037) and Ed25519 (RFC 9864), and publishes both', async () => {
+    const document = await (await fetch(`${service.url}/.well-known/openid-configuration`)).json();
+    assert.ok(document.dpop_signing_alg_values_supported.includes('EdDSA'));
+    assert.ok(document.dpop_signing_alg_values_supported.includes('Ed25519'));
+    for (const alg of ['EdDSA', 'Ed25519'] as const) {
+      clock.tick();
+      const key = await dpopKey(alg);
+      const { tokens } = await signIn(service, rp, uniqueEmail(`dpop-${alg.toLowerCase()}`), {
+        redeemHeaders: async () => ({ dpop: await tokenProof(key) }),
+      });
+      assert.equal(tokens.token_type, 'DPoP', alg);
+      assert.deepEqual(idTokenClaims(tokens.access_token ?? '').cnf, { jkt: key.jkt });
+      const answer = await userinfo(service.url, 'DPoP', tokens.access_token ?? '', await userinfoProof(key, tokens.access_token ?? ''));
+      assert.equal(answer.status, 200, `${alg}: ${JSON.stringify(answer.body)}`);
+    }
+  });
+
   it('binds the tokens of a code exchange to the proof`s key, and userinfo takes them only with a proof', async () => {
     clock.tick();
     const key = await dpopKey();

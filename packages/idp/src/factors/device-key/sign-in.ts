@@ -80,7 +80,7 @@ export function createDeviceKeySignIn(deps: DeviceKeySignInDeps): DeviceKeySignI
           if (!(await spend())) return { kind: 'not-signed-in', proven: false };
           return { kind: 'mfa', ...(await mfa.startLogin(signIn, step.method)) };
         case 'finish': {
-          const records = signInRecords({ ...signIn, amr: step.amr }, checked.deviceId);
+          const records = signInRecords({ ...signIn, amr: step.amr }, checked.deviceId, client.app);
           const code = codes.draw(records.code);
           const prepared = events.prepare(records.event);
           if (!(await spend({ code, ...prepared }))) return { kind: 'not-signed-in', proven: false };

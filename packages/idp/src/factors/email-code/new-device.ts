@@ -9,7 +9,7 @@ import { ServiceError } from '../../errors.js';
 import type { OtpService } from '../../otp/service.js';
 import type { SignIn } from '../../sign-in/finish.js';
 import type { MfaStep } from '../../sign-in/mfa-step.js';
-import { nextStep, type PipelineOutcome, type SignInPipeline } from '../../sign-in/pipeline.js';
+import { countsAsSecond, MFA_UNAVAILABLE_MESSAGE, nextStep, type PipelineOutcome, type SignInPipeline } from '../../sign-in/pipeline.js';
 import { normalizePhone } from '../../sms/e164.js';
 import { emailCodeFirst } from './factor.js';
 import type { RegistrationStore } from './new-device-store.js';
@@ -160,8 +160,13 @@ export function createRegistrationService(deps: RegistrationDeps): RegistrationS
       const enroll = input.mfaMethod ? { method: input.mfaMethod, email, ip: input.ip, ...(phone ? { phone } : {}) } : undefined;
       const facts = { client, method, ...(enroll ? { enroll } : {}) };
       // A client that requires MFA gives a user without a method no code: the registration stays
-      // open (asked before it is completed), and the page calls verifyDevice again with one.
-      if (nextStep({ ...facts, amr: emailCodeFirst }).kind === 'enrollment-required') return { kind: 'enroll', methods: mfaMethods };
+      // open (asked before it is completed), and the page calls verifyDevice again with one it
+      // counts after the email code (not email: the same mailbox; at the console, an app or a passkey).
+      // A method that cannot be a second factor here is refused before anything changes.
+      const step = nextStep({ ...facts, amr: emailCodeFirst }).kind;
+      if (step === 'enrollment-required')
+        return { kind: 'enroll', methods: mfaMethods.filter((m) => countsAsSecond(client, emailCodeFirst, m)) };
+      if (step === 'mfa-unavailable') throw new ServiceError('ERR_MFA_UNAVAILABLE', MFA_UNAVAILABLE_MESSAGE);
       const done = await store.complete(idHash, now());
       if (!done) throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in session is complete or has expired. Start again.');
       const signIn: SignIn = {

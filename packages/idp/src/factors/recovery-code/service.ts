@@ -84,9 +84,11 @@ export function createRecoveryCodes(deps: RecoveryCodeDeps): RecoveryCodeFactor 
     consume: (userId: string, code: string) => store.consume(userId, hashOf(userId, code), now()),
 
     /** After a code passed an MFA step: the audit event and the user's notice, with how many are left. */
-    async recordUse(userId: string, client: { id: string; name: string }): Promise<number> {
+    async recordUse(userId: string, client: { id: string; name: string; app?: { id: string } | undefined }): Promise<number> {
       const remaining = await store.remaining(userId);
-      await events.record({ type: 'recovery_codes.used', userId, clientId: client.id, detail: { remaining } });
+      // At the hosted sign-in, `app` is the application it served (the account page names it).
+      const detail: Record<string, number | string> = client.app ? { remaining, app: client.app.id } : { remaining };
+      await events.record({ type: 'recovery_codes.used', userId, clientId: client.id, detail });
       await notify(userId, 'recovery-code-used', { client: client.name, remaining: String(remaining) });
       return remaining;
     },

@@ -29,8 +29,8 @@ export type UpstreamFetch = typeof fetch;
  * The relying party towards upstream providers: openid-client (OpenID Certified) does the
  * protocol: discovery, the authorization URL, the code exchange with PKCE, `state` and the
  * RFC 9207 `iss` response parameter checked, and the ID token validated (signature from the
- * provider's JWKS, `iss`, `aud`, `exp`, `nonce`; Entra's tenant `iss` template). What is ours:
- * each preset's differences (Apple's JWT client secret and form_post, GitHub's REST identity).
+ * provider's JWKS, `iss`, `aud`, `exp`, `nonce`; Entra's tenant `iss` template), the UserInfo
+ * answer's `sub` against the ID token's. What is ours: each preset's differences (Apple's JWT client secret and form_post, GitHub's REST identity).
  */
 export function createUpstreamProvider({
   redirectUri,
@@ -85,6 +85,9 @@ export function createUpstreamProvider({
       if (upstreamFetch) config[oidc.customFetch] = upstreamFetch;
       for (const extension of options.execute) extension(config);
     }
+    // openid-client checks an ID token's (and a signed UserInfo answer's) signature against the
+    // provider's JWKS only when asked; TLS cannot stand in for it (loopback providers are plain http).
+    oidc.enableNonRepudiationChecks(config);
     // A JWT secret is minted for each cached configuration and lives a few minutes; the metadata an hour.
     const lifetime = preset.jwtSecret ? (APPLE_CLIENT_SECRET_TTL_SECONDS - 60) * 1000 : UPSTREAM_METADATA_CACHE_SECONDS * 1000;
     for (const [k, v] of cache) if (k.startsWith(`${connection.id}:`) || v.expiresAt <= now()) cache.delete(k);
@@ -125,11 +128,12 @@ export function createUpstreamProvider({
       });
       const kept = { ...tokens } as Record<string, unknown>;
       if (!preset.oidc) return { ...(await githubIdentity(tokens.access_token)), tokens: kept };
-      const claims = tokens.claims();
-      if (!claims) throw new Error('no ID token');
+      const idToken = tokens.claims();
+      if (!idToken) throw new Error('no ID token');
+      const claims = await withUserinfo(config, connection, idToken, tokens.access_token);
       const email = typeof claims.email === 'string' ? claims.email : undefined;
       return {
-        subject: claims.sub,
+        subject: idToken.sub,
         email,
         emailVerified: emailVerified(connection, claims),
         name: nameOf(connection, claims, params),
@@ -137,6 +141,30 @@ export function createUpstreamProvider({
       };
     },
   };
+
+  /**
+   * The ID token's claims, with the address from the UserInfo endpoint when the ID token lacks
+   * `email` or `email_verified` (OIDC Core 5.4: with the code flow, a scope's claims may come
+   * only from UserInfo; node-oidc-provider's and Zitadel's default). The pair is taken together,
+   * never one half from each; openid-client refuses an answer whose `sub` is not the ID token's
+   * (OIDC Core 5.3.2), which fails the sign-in.
+   */
+  async function withUserinfo(
+    config: oidc.Configuration,
+    connection: OpenConnection,
+    idToken: oidc.IDToken,
+    accessToken: string,
+  ): Promise<Record<string, unknown>> {
+    const complete = typeof idToken.email === 'string' && idToken.email_verified !== undefined;
+    if (complete || !PRESETS[connection.preset].userinfo || !config.serverMetadata().userinfo_endpoint) return idToken;
+    const userinfo = await oidc.fetchUserInfo(config, accessToken, idToken.sub);
+    return {
+      ...idToken,
+      email: userinfo.email,
+      email_verified: userinfo.email_verified,
+      ...(idToken.name === undefined ? { name: userinfo.name } : {}),
+    };
+  }
 
   /** GitHub's user id (the subject) and its primary address, only when GitHub verified it (REST "List email addresses"). */
   async function githubIdentity(accessToken: string): Promise<Omit<UpstreamIdentity, 'tokens'>> {
@@ -177,13 +205,13 @@ export type UpstreamProvider = ReturnType<typeof createUpstreamProvider>;
  * `xms_edov` (the optional claim "email domain owner verified") makes it so (learn.microsoft.com,
  * "Migrate away from using email claims for user identification").
  */
-function emailVerified(connection: OpenConnection, claims: oidc.IDToken): boolean {
+function emailVerified(connection: OpenConnection, claims: Record<string, unknown>): boolean {
   if (connection.preset === 'microsoft') return claims.xms_edov === true || claims.xms_edov === 'true' || claims.xms_edov === 1;
   return claims.email_verified === true || claims.email_verified === 'true';
 }
 
-/** The name: the ID token's, or Apple's `user` form field, sent on the first sign-in only. */
-function nameOf(connection: OpenConnection, claims: oidc.IDToken, params: URLSearchParams): string | undefined {
+/** The name: the ID token's (or UserInfo's), or Apple's `user` form field, sent on the first sign-in only. */
+function nameOf(connection: OpenConnection, claims: Record<string, unknown>, params: URLSearchParams): string | undefined {
   if (typeof claims.name === 'string') return claims.name;
   if (connection.preset !== 'apple') return undefined;
   try {

@@ -115,8 +115,10 @@ export const upstreamRoutes: FastifyPluginAsyncTypebox<{
   const name = flowCookieName(issuer);
   // SameSite=None where it can be (https): a form_post provider's answer is a cross-site POST,
   // which a Lax cookie would not join. The state in it, not the cookie's reach, is the binding.
+  // A `__Host-` cookie must have Path=/ (RFC 6265bis 4.1.3.2), or browsers drop it and every callback
+  // fails; its name keeps it apart. Over http (no prefix) it stays under /upstream.
   const flowCookie = (value: string, maxAge: number) =>
-    `${name}=${value}; Path=/upstream; Max-Age=${maxAge}; HttpOnly; ${secure ? 'SameSite=None; Secure' : 'SameSite=Lax'}`;
+    `${name}=${value}; Path=${secure ? '/' : '/upstream'}; Max-Age=${maxAge}; HttpOnly; ${secure ? 'SameSite=None; Secure' : 'SameSite=Lax'}`;
 
   const refusedHere = (reply: FastifyReply, error: unknown) => {
     if (!(error instanceof ServiceError) || !error.expose) throw error;

@@ -32,6 +32,8 @@ export interface AccountTables {
     frontchannel_logout_uri: string | null;
     /** 1: the framed URI gets `iss` and `sid`. */
     frontchannel_logout_session_required: number;
+    /** 1: every authorization request must be pushed first (RFC 9126 require_pushed_authorization_requests); 0 (default): optional. */
+    require_pushed_authorization_requests: number;
   };
   /** accounts/ */
   users: {

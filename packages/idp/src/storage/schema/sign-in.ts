@@ -47,6 +47,8 @@ export interface SignInTables {
     login_hint: string | null;
     /** The scope granted if the sign-in succeeds (space-separated). */
     scope: string | null;
+    /** `form_post` (OAuth 2.0 Form Post Response Mode), or null: the code goes back in the query. */
+    response_mode: string | null;
     created_at: number;
     expires_at: number;
     consumed_at: number | null;
@@ -55,6 +57,17 @@ export interface SignInTables {
     held_device_id: string | null;
     held_amr: string | null; // JSON array
     held_auth_time: number | null;
+  };
+  /** oidc/pushed-requests.ts: a pushed authorization request (RFC 9126), single use, short-lived */
+  pushed_authorization_requests: {
+    /** Keyed hash of the request_uri's random part. */
+    id: string;
+    client_id: string;
+    /** The request's parameters as the client pushed them (a JSON object of strings). */
+    params: string;
+    created_at: number;
+    expires_at: number;
+    consumed_at: number | null;
   };
   /** oidc/: the service's own sign-in session (the SSO cookie), bound to a remembered device */
   sign_in_sessions: {
