@@ -14,7 +14,8 @@ import {
 import { Type } from 'typebox';
 import { accountRoutes } from './account/routes.js';
 import { consoleApiRoutes } from './admin/console-api.js';
-import { ADMIN_PREFIX, adminKeyOf, adminRoutes, type ConsoleCredential } from './admin/routes.js';
+import { ADMIN_PREFIX } from './admin/prefix.js';
+import { adminKeyOf, adminRoutes, type ConsoleCredential } from './admin/routes.js';
 import { brandingAssetRoutes } from './branding/routes.js';
 import { consoleCredential, consoleRoutes } from './console/routes.js';
 import type { ServiceContext } from './context.js';

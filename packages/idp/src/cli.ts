@@ -8,9 +8,9 @@ import { findCommand, helpText, parseCommandLine, refuseUnreadFlags } from './cl
  * --data and --database flags and environment as `start`, and works while the service runs.
  * The commands are in cli/, one file per group, listed in cli/registry.ts.
  */
-import { ConfigError, loadConfig, type ServiceConfig } from './config.js';
+import { loadConfig, type ServiceConfig } from './config.js';
 import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './defaults.js';
-import { ServiceError } from './errors.js';
+import { ConfigError, ServiceError } from './errors.js';
 
 // Only the command line, the configuration and the registry are loaded up front. A command
 // imports the rest when it runs: `start` the HTTP app (./index.js), the others the database and

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Type } from 'typebox';
 import { Value } from 'typebox/value';
-import { ConfigError, ENVIRONMENT } from './config.js';
+import { ENVIRONMENT } from './config.js';
+import { ConfigError } from './errors.js';
 
 /**
  * `--config FILE` (or SERVICE_IDP_CONFIG): a JSON object whose keys are the settings' environment

@@ -90,8 +90,6 @@ export interface ServiceConfig {
   console: { host: string; port: number; url: string } | undefined;
 }
 
-export type { SmsConfig } from './sms/configured.js';
-
 /** Environment variables read by every command; flags win over them. docs/operations.md lists the same table. */
 export const ENVIRONMENT = {
   SERVICE_IDP_CONFIG: 'JSON file of settings named as in this table; the environment and flags win over it; same as --config',
@@ -149,8 +147,6 @@ export interface ConfigFlags {
   'metrics-port'?: string | undefined;
   'console-port'?: string | undefined;
 }
-
-export { ConfigError } from './errors.js';
 
 /** Merges flags over environment over defaults, once, and refuses unsafe combinations. */
 export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env): ServiceConfig {

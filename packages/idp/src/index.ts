@@ -21,10 +21,11 @@ import { listenMetrics, metricsPageOf } from './http/metrics.js';
 
 export { buildApp } from './app.js';
 export type { ConfigFlags, ServiceConfig } from './config.js';
-export { ConfigError, ENVIRONMENT, ISSUER_FILE, loadConfig } from './config.js';
+export { ENVIRONMENT, ISSUER_FILE, loadConfig } from './config.js';
 export type { ContextOptions, ServiceContext } from './context.js';
 export { openContext } from './context.js';
 export * as defaults from './defaults.js';
+export { ConfigError } from './errors.js';
 
 export interface RunningService {
   url: string;

@@ -1,7 +1,7 @@
 import { ACCOUNT_CLIENT_ID, CONSOLE_CLIENT_ID, HOSTED_CLIENT_ID } from '../clients/service.js';
 import type { AuditEvent } from '../events/store.js';
 import type { EventType } from '../events/types.js';
-import type { MessageKey } from '../i18n/locales.js';
+import type { MessageKey } from '../i18n/messages/en.js';
 
 /**
  * The event types the account page's activity shows, each with its words (page.account.event.*,

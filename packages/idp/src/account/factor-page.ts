@@ -1,6 +1,7 @@
 import type { MfaMethod } from 'service-protocol';
 import { escapeHtml } from '../http/page.js';
-import type { Locales, MessageKey, Values } from '../i18n/locales.js';
+import type { Locales, Values } from '../i18n/locales.js';
+import type { MessageKey } from '../i18n/messages/en.js';
 import type { ProvenAction } from './factors.js';
 
 /** The account page's only script (packages/hosted/src/account-passkey.ts): "Add a passkey", and a step proven with the passkey. */

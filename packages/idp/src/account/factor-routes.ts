@@ -5,7 +5,8 @@ import { Type } from 'typebox';
 import { ServiceError } from '../errors.js';
 import { RequestOptions } from '../factors/passkey/routes.js';
 import { errorResponses, wireBody } from '../http/schemas.js';
-import type { Locales, MessageKey } from '../i18n/locales.js';
+import type { Locales } from '../i18n/locales.js';
+import type { MessageKey } from '../i18n/messages/en.js';
 import type { ChangeStep } from '../sign-in/mfa-step.js';
 import { changeStepHtml, type FormContext, proofStepHtml, recoveryCodesHtml, textOf } from './factor-page.js';
 import {

@@ -1,7 +1,8 @@
 import type { MfaMethod } from 'service-protocol';
 import { describeUserAgent } from '../devices/user-agent.js';
 import { escapeHtml } from '../http/page.js';
-import type { Locales, MessageKey, Values } from '../i18n/locales.js';
+import type { Locales, Values } from '../i18n/locales.js';
+import type { MessageKey } from '../i18n/messages/en.js';
 import { deviceName } from '../mail/templates.js';
 import type { UserHoldings } from '../users/store.js';
 import { ACTIVITY_SHOWN, type ActivityEntry, FIRST_PARTY_APP_NAMES } from './activity.js';
@@ -10,8 +11,6 @@ import { FIRST_PARTY_CLIENTS } from './service.js';
 
 /** "2026-11-23 10:21 UTC": unambiguous in every language. */
 const utcMinute = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-
-export { ACCOUNT_PASSKEY_SCRIPT } from './factor-page.js';
 
 /**
  * "Add a passkey": hidden until the script (which needs WebAuthn) shows it, so that without

@@ -9,6 +9,7 @@ import { errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/sc
 import type { PageLanguages } from '../i18n/page-language.js';
 import { FirstPartyCallbackQuery } from '../oidc/first-party-sign-in.js';
 import { asset } from '../oidc/routes.js';
+import { ACCOUNT_PASSKEY_SCRIPT } from './factor-page.js';
 import { accountFactorRoutes } from './factor-routes.js';
 import {
   accountHttp,
@@ -22,11 +23,9 @@ import {
   refusedResponses,
   stepProofOf,
 } from './http.js';
-import { ACCOUNT_PASSKEY_SCRIPT, accountPageHtml } from './page.js';
+import { accountPageHtml } from './page.js';
 import { accountPasskeyRoutes } from './passkey-routes.js';
 import { ACCOUNT_PATH, type AccountCenter } from './service.js';
-
-export { ACCOUNT_CSRF_HEADER } from './http.js';
 
 const SessionAnswer = wireBody<AccountSessionInfo>()(
   Type.Object({

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { randomToken } from '../crypto/secrets.js';
 import type { EventLog } from '../events/service.js';
-import type { Db } from '../storage/database.js';
+import type { Db } from '../storage/schema.js';
 
 export interface User {
   id: string;

@@ -1,6 +1,6 @@
 import type { OperatorRole } from 'service-protocol';
-import type { Db } from '../storage/database.js';
 import { afterRow, type PageStart } from '../storage/pagination.js';
+import type { Db } from '../storage/schema.js';
 
 /** A person allowed into the operator console. */
 export interface OperatorRecord {

@@ -44,8 +44,6 @@ import {
 import type { AdminKeys } from './service.js';
 import type { AdminKeyRecord } from './store.js';
 
-export { ADMIN_PREFIX } from './prefix.js';
-
 declare module 'fastify' {
   interface FastifyRequest {
     /**

@@ -21,7 +21,7 @@ import type {
 import { Type } from 'typebox';
 import { PAGE_SIZE_DEFAULT } from '../defaults.js';
 import { BODY_ERRORS, errorResponses, PageParams, SERVER_ERRORS, wireBody } from '../http/schemas.js';
-import { SIGNING_ALGS } from '../keys/keyring.js';
+import { SIGNING_ALGS } from '../keys/algs.js';
 
 /** The admin API's request and answer schemas, beside its routes (routes.ts, console-api.ts); answers typed by the protocol's admin types. */
 export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);

@@ -1,5 +1,5 @@
-import type { Db } from '../storage/database.js';
 import { afterRow, type PageStart } from '../storage/pagination.js';
+import type { Db } from '../storage/schema.js';
 
 /** An admin key as operators see it: never the key itself. */
 export interface AdminKeyRecord {

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { User } from '../accounts/store.js';
 import { compiledQuery } from '../storage/compiled.js';
-import { type Database, type Db, isPostgres } from '../storage/database.js';
+import { isPostgres } from '../storage/database.js';
+import type { Database, Db } from '../storage/schema.js';
 import { deleteBefore } from '../storage/sweeper.js';
 
 export interface AuthCode {

@@ -1,4 +1,4 @@
-import type { Database, Db } from '../storage/database.js';
+import type { Database, Db } from '../storage/schema.js';
 
 type BrandingRow = Database['client_branding'];
 

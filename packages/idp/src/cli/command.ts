@@ -1,5 +1,5 @@
 import type { ServiceConfig } from '../config.js';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../errors.js';
 
 /**
  * Every flag of the command line, as node:util parseArgs reads it. A command lists the ones it

@@ -1,7 +1,7 @@
 import { IMMUTABLE_ROW_CACHE_ENTRIES } from '../defaults.js';
 import { isSigningAlg, type SigningAlg } from '../keys/algs.js';
-import type { Database, Db } from '../storage/database.js';
 import { afterRow, type PageStart } from '../storage/pagination.js';
+import type { Database, Db } from '../storage/schema.js';
 
 export interface ClientRecord {
   id: string;

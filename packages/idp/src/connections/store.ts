@@ -1,5 +1,5 @@
 import type { ConnectionPreset } from 'service-protocol';
-import type { Db } from '../storage/database.js';
+import type { Db } from '../storage/schema.js';
 
 /** A connection as stored; the secret still sealed. */
 export interface ConnectionRecord {

@@ -1,4 +1,4 @@
-import type { Db } from '../storage/database.js';
+import type { Db } from '../storage/schema.js';
 
 /** A console session as the service reads it (keyed by a hash of the cookie). */
 export interface ConsoleSessionRecord {

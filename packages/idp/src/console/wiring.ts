@@ -2,7 +2,7 @@ import { createOperatorStore } from '../admin/operator-store.js';
 import { createOperators, type Operators } from '../admin/operators.js';
 import type { EventLog } from '../events/service.js';
 import type { FirstPartyDeps } from '../oidc/first-party-sign-in.js';
-import type { Db } from '../storage/database.js';
+import type { Db } from '../storage/schema.js';
 import { type ConsoleService, createConsoleService } from './service.js';
 import { createConsoleSessionStore } from './store.js';
 

@@ -1,4 +1,4 @@
-import type { Db } from '../storage/database.js';
+import type { Db } from '../storage/schema.js';
 
 export interface IdpKeyRow {
   signingPrivateSealed: string;

@@ -4,7 +4,7 @@ import { Paths } from 'service-protocol';
 import { Type } from 'typebox';
 import { escapeHtml, type PageBrand, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
-import type { MessageKey } from '../i18n/locales.js';
+import type { MessageKey } from '../i18n/messages/en.js';
 import type { PageLanguages } from '../i18n/page-language.js';
 import { deviceName } from '../mail/templates.js';
 import type { DeviceNotices } from './notice.js';

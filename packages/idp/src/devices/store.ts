@@ -1,6 +1,6 @@
 import type { JWK } from 'jose';
 import type { EventStore } from '../events/store.js';
-import type { Database, Db } from '../storage/database.js';
+import type { Database, Db } from '../storage/schema.js';
 
 export interface Device {
   id: string;

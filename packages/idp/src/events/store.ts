@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { randomToken } from '../crypto/secrets.js';
-import type { Database, Db } from '../storage/database.js';
+import type { Database, Db } from '../storage/schema.js';
 import { deleteBefore } from '../storage/sweeper.js';
 
 /** One entry of the audit trail. Never holds a secret, a code or a key. */

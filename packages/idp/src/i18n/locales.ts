@@ -7,8 +7,6 @@ import { type Catalogue, en, type MessageKey } from './messages/en.js';
 import { es } from './messages/es.js';
 import { fr } from './messages/fr.js';
 
-export type { MessageKey } from './messages/en.js';
-
 /** The languages the service ships; an operator's folder (SERVICE_IDP_LOCALES) adds or overrides. */
 export const BUILT_IN_CATALOGUES: Readonly<Record<string, Catalogue>> = { en, fr, de, es };
 /** The language of last resort, and of every key a language lacks. */

@@ -5,8 +5,6 @@ import { ID_TOKEN_TTL_SECONDS, KEY_CACHE_SECONDS, SIGNING_KEY_BITS } from '../de
 import { isSigningAlg, SIGNING_ALGS, type SigningAlg } from './algs.js';
 import type { KeyStore, SigningKeyRow } from './store.js';
 
-export { isSigningAlg, SIGNING_ALGS, type SigningAlg } from './algs.js';
-
 export interface ActiveKey {
   kid: string;
   alg: SigningAlg;

@@ -1,5 +1,5 @@
-import type { Db } from '../storage/database.js';
 import { withMigrationLock } from '../storage/migrations.js';
+import type { Db } from '../storage/schema.js';
 
 export interface SigningKeyRow {
   kid: string;

@@ -1,5 +1,5 @@
 import { randomToken } from '../crypto/secrets.js';
-import type { Db } from '../storage/database.js';
+import type { Db } from '../storage/schema.js';
 
 export interface MailMessage {
   id: string;

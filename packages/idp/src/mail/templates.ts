@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEVICE_NOTICE_LINK_TTL_SECONDS, OTP_TTL_SECONDS } from '../defaults.js';
-import { DEFAULT_LOCALE, type Locales, loadLocales, type MessageKey, type Values } from '../i18n/locales.js';
+import { DEFAULT_LOCALE, type Locales, loadLocales, type Values } from '../i18n/locales.js';
+import type { MessageKey } from '../i18n/messages/en.js';
 import type { OutgoingMail } from './mailer.js';
 
 /**

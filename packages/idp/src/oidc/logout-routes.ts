@@ -6,7 +6,7 @@ import { AUTHORIZE_PARAMETER_MAX_LENGTH, REDIRECT_URI_MAX_LENGTH, TOKEN_PARAMETE
 import { parseCookies } from '../http/cookies.js';
 import { cspWithFormTarget, escapeHtml, PAGE_CSP, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
-import type { MessageKey } from '../i18n/locales.js';
+import type { MessageKey } from '../i18n/messages/en.js';
 import type { PageLanguages } from '../i18n/page-language.js';
 import { boundCookieName } from './dbsc.js';
 import type { LogoutOutcome, LogoutService } from './logout.js';

@@ -4,7 +4,8 @@ import type { ClientRecord } from '../clients/store.js';
 import { type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import { AUTHORIZE_PARAMETER_MAX_LENGTH, REDIRECT_URI_MAX_LENGTH, TOKEN_PARAMETER_MAX_LENGTH } from '../defaults.js';
 import type { EventLog } from '../events/service.js';
-import { type Keyring, SIGNING_ALGS } from '../keys/keyring.js';
+import { SIGNING_ALGS } from '../keys/algs.js';
+import type { Keyring } from '../keys/keyring.js';
 import { redirectTo } from './authorization-response.js';
 import type { OidcService } from './service.js';
 

@@ -2,7 +2,7 @@ import type { ClientRecord } from '../clients/store.js';
 import { randomToken, type SecretHasher } from '../crypto/secrets.js';
 import { PUSHED_REQUEST_TTL_SECONDS } from '../defaults.js';
 import { OAuthError } from '../errors.js';
-import type { Db } from '../storage/database.js';
+import type { Db } from '../storage/schema.js';
 import { checkAuthorizeRequest } from './authorize-request.js';
 
 /** RFC 9126 2.2: the request_uri the client sends the browser with, a URN of the service's own. */

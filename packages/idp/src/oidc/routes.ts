@@ -20,7 +20,7 @@ import { Attestation, CreationOptions } from '../factors/passkey/routes.js';
 import { parseCookies } from '../http/cookies.js';
 import { cspWithFormTarget, escapeHtml, PAGE_CSP, sendPage, switcherHtml } from '../http/page.js';
 import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
-import type { MessageKey } from '../i18n/locales.js';
+import type { MessageKey } from '../i18n/messages/en.js';
 import type { PageLanguages } from '../i18n/page-language.js';
 import { FORM_POST_SCRIPT, FORM_POST_SCRIPT_PATH, responseLocation, sendAuthorizationResponse } from './authorization-response.js';
 import type { DbscService } from './dbsc.js';

@@ -1,5 +1,5 @@
 import type { ExpressionBuilder } from 'kysely';
-import type { Database, Db } from '../storage/database.js';
+import type { Database, Db } from '../storage/schema.js';
 import { logoutDeliveryRow } from '../webhooks/outbox-store.js';
 import type { ResponseMode } from './authorization-response.js';
 import type { LogoutSubject } from './backchannel-logout.js';

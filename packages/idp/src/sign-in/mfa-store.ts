@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { MfaMethod } from 'service-protocol';
-import type { Database, Db } from '../storage/database.js';
+import type { Database, Db } from '../storage/schema.js';
 import { deleteBefore } from '../storage/sweeper.js';
 
 export interface MfaMethodRecord {

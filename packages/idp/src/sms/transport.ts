@@ -1,4 +1,4 @@
-import { isE164 } from './e164.js';
+import { isE164 } from 'service-protocol';
 
 /** One text message. `to` is an E.164 number, e.g. `+14155550100`. */
 export interface SmsMessage {

@@ -1,5 +1,6 @@
 import type { Compilable, CompiledQuery } from 'kysely';
-import { type Db, isPostgres, registerPreparedStatement } from './database.js';
+import { isPostgres, registerPreparedStatement } from './database.js';
+import type { Db } from './schema.js';
 
 /**
  * Hot queries built and compiled by Kysely once per dialect, then run with new values.

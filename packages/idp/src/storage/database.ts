@@ -11,8 +11,6 @@ const require = createRequire(import.meta.url);
 
 import type { Database, Db } from './schema.js';
 
-export type { Database, Db } from './schema.js';
-
 /** Where the data lives: PostgreSQL when a URL is given, else SQLite in the data folder. */
 export interface DatabaseConfig {
   dataDir: string;

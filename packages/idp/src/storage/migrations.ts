@@ -1,8 +1,19 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
 import { initialMigrations } from './migrations/0001-initial.js';
-import { migrations0002To0006 } from './migrations/0002-0006.js';
-import { migrations0007To0010 } from './migrations/0007-0010.js';
-import { migrations0011To0015 } from './migrations/0011-0015.js';
+import { migrations0002 } from './migrations/0002-mfa.js';
+import { migrations0003 } from './migrations/0003-delegation.js';
+import { migrations0004 } from './migrations/0004-device-lifecycle.js';
+import { migrations0005 } from './migrations/0005-mfa-change-current-factor.js';
+import { migrations0006 } from './migrations/0006-code-reuse-revocation.js';
+import { migrations0007 } from './migrations/0007-id-token-alg.js';
+import { migrations0008 } from './migrations/0008-users-events.js';
+import { migrations0009 } from './migrations/0009-webhooks.js';
+import { migrations0010 } from './migrations/0010-recovery-codes.js';
+import { migrations0011 } from './migrations/0011-oidc.js';
+import { migrations0012 } from './migrations/0012-refresh-tokens.js';
+import { migrations0013 } from './migrations/0013-passkeys.js';
+import { migrations0014 } from './migrations/0014-held-sign-in.js';
+import { migrations0015 } from './migrations/0015-spent-tokens.js';
 import { migrations0016 } from './migrations/0016-console.js';
 import { migrations0017 } from './migrations/0017-user-locale.js';
 import { migrations0018 } from './migrations/0018-dpop.js';
@@ -21,9 +32,20 @@ import { migrations0025 } from './migrations/0025-logout.js';
  */
 const migrations: Record<string, Migration> = {
   ...initialMigrations,
-  ...migrations0002To0006,
-  ...migrations0007To0010,
-  ...migrations0011To0015,
+  ...migrations0002,
+  ...migrations0003,
+  ...migrations0004,
+  ...migrations0005,
+  ...migrations0006,
+  ...migrations0007,
+  ...migrations0008,
+  ...migrations0009,
+  ...migrations0010,
+  ...migrations0011,
+  ...migrations0012,
+  ...migrations0013,
+  ...migrations0014,
+  ...migrations0015,
   ...migrations0016,
   ...migrations0017,
   ...migrations0018,

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { SWEEP_BATCH_ROWS, SWEEP_INTERVAL_SECONDS } from '../defaults.js';
-import { type Database, type Db, isPostgres } from './database.js';
+import { isPostgres } from './database.js';
+import type { Database, Db } from './schema.js';
 
 /**
  * Runs `sweep` every SWEEP_INTERVAL_SECONDS. Expired rows are already refused by every

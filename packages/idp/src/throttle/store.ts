@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../storage/database.js';
+import type { Db } from '../storage/schema.js';
 import { deleteBefore } from '../storage/sweeper.js';
 
 /**

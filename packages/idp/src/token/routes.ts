@@ -15,7 +15,8 @@ import { AUTHORIZE_PARAMETER_MAX_LENGTH, TOKEN_PARAMETER_MAX_LENGTH } from '../d
 import { DPOP_ALGS, DpopError, type DpopVerifier } from '../dpop/proof.js';
 import { OAuthError } from '../errors.js';
 import { errorResponses, OAuthErrorBodySchema, SERVER_ERRORS, wireBody } from '../http/schemas.js';
-import { type Keyring, SIGNING_ALGS } from '../keys/keyring.js';
+import { SIGNING_ALGS } from '../keys/algs.js';
+import type { Keyring } from '../keys/keyring.js';
 import { ACR_VALUES } from '../oidc/acr.js';
 import { RESPONSE_MODES } from '../oidc/authorization-response.js';
 import { PROMPT_VALUES } from '../oidc/authorize-request.js';

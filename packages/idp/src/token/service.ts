@@ -9,7 +9,8 @@ import { pkceChallengeOf } from '../crypto/pkce.js';
 import { randomToken } from '../crypto/secrets.js';
 import { ACCESS_TOKEN_TTL_SECONDS, ID_TOKEN_TTL_SECONDS } from '../defaults.js';
 import { OAuthError } from '../errors.js';
-import { isSigningAlg, type Keyring, type SigningAlg } from '../keys/keyring.js';
+import { isSigningAlg, type SigningAlg } from '../keys/algs.js';
+import type { Keyring } from '../keys/keyring.js';
 import { acrOf } from '../oidc/acr.js';
 import type { RefreshTokens } from '../oidc/refresh-tokens.js';
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { DeviceRow } from '../devices/store.js';
 import type { EventStore, NewEvent } from '../events/store.js';
-import type { Database, Db } from '../storage/database.js';
+import type { Database, Db } from '../storage/schema.js';
 
 /** A user as an operator sees it. */
 export interface UserRecord {

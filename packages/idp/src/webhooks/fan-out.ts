@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Type } from 'typebox';
 import { WEBHOOK_SUBSCRIPTION_CACHE_MS } from '../defaults.js';
 import type { AuditEvent, EventFanOut } from '../events/store.js';
-import type { Database, Db } from '../storage/database.js';
+import type { Database, Db } from '../storage/schema.js';
 import { deliveryRows, type WebhookOutboxStore } from './outbox-store.js';
 import type { WebhookEndpointStore } from './store.js';
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { randomToken } from '../crypto/secrets.js';
-import type { Database, Db } from '../storage/database.js';
+import type { Database, Db } from '../storage/schema.js';
 
 /** The outbox rows of one event: one per endpoint, due now. */
 export function deliveryRows(

@@ -1,5 +1,5 @@
-import type { Database, Db } from '../storage/database.js';
 import { afterRow, type PageStart } from '../storage/pagination.js';
+import type { Database, Db } from '../storage/schema.js';
 
 /** An endpoint as operators see it: never its secret. */
 export interface WebhookEndpoint {

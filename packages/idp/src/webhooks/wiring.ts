@@ -1,5 +1,5 @@
 import type { EventLog } from '../events/service.js';
-import type { Db } from '../storage/database.js';
+import type { Db } from '../storage/schema.js';
 import { createWebhookFanOut, type WebhookFanOut } from './fan-out.js';
 import { createWebhookOutboxStore, type WebhookOutboxStore } from './outbox-store.js';
 import { createWebhooks, type Webhooks } from './service.js';

@@ -19,7 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
 import { APP_ORIGIN, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
 
 const EXAMPLE_CONF = fileURLToPath(new URL('../../../../docs/nginx.example.conf', import.meta.url));

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createPkcePair } from 'service-web';
-import { loadLocales, type MessageKey, SAME_AS_ENGLISH } from '../../src/i18n/locales.js';
-import { en } from '../../src/i18n/messages/en.js';
+import { loadLocales, SAME_AS_ENGLISH } from '../../src/i18n/locales.js';
+import { en, type MessageKey } from '../../src/i18n/messages/en.js';
 import { registerRawDevice, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
 import { type App, appParams, authorize, CookieJar, registerApp } from '../support/oidc-helpers.js';
 

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { compiledQuery } from '../../src/storage/compiled.js';
-import type { Db } from '../../src/storage/database.js';
 import { migrate } from '../../src/storage/migrations.js';
+import type { Db } from '../../src/storage/schema.js';
 import { openTestDatabase, TEST_DATABASE_URL } from '../support/helpers.js';
 
 let db: Db;

@@ -23,7 +23,8 @@ import { CONTRACT_CHECK_ENV, type ContractViolation, describeViolation } from '.
 import { type ContextOptions, loadConfig, type RunningService, startService } from '../../src/index.js';
 import type { Mailer } from '../../src/mail/mailer.js';
 import type { SmsTransport } from '../../src/sms/transport.js';
-import { type Db, openPostgres, openSqlite } from '../../src/storage/database.js';
+import { openPostgres, openSqlite } from '../../src/storage/database.js';
+import type { Db } from '../../src/storage/schema.js';
 import { testSigningKeys } from './signing-keys.js';
 
 export const APP_ORIGIN = 'http://app.test:3000';

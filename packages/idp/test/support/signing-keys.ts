@@ -13,7 +13,8 @@ import { createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } fr
 import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateSigningKeyPair, SIGNING_ALGS, type SigningAlg, type SigningKeyGenerator } from '../../src/keys/keyring.js';
+import { SIGNING_ALGS, type SigningAlg } from '../../src/keys/algs.js';
+import { generateSigningKeyPair, type SigningKeyGenerator } from '../../src/keys/keyring.js';
 
 type KeyPair = { publicKey: KeyObject; privateKey: KeyObject };
 

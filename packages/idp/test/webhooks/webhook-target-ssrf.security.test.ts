@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ADMIN_PREFIX } from '../../src/admin/routes.js';
+import { ADMIN_PREFIX } from '../../src/admin/prefix.js';
 import { loadConfig } from '../../src/config.js';
 import type { HostResolver, ResolvedAddress } from '../../src/webhooks/target.js';
 import { runCli, SQLITE_SUITE_ONLY, startTestService, type TestService } from '../support/helpers.js';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import { ADMIN_PREFIX } from '../../src/admin/routes.js';
+import { ADMIN_PREFIX } from '../../src/admin/prefix.js';
 import { WEBHOOK_URL_MAX_LENGTH } from '../../src/defaults.js';
 import { checkWebhookUrl } from '../../src/webhooks/service.js';
 import { startTestService, type TestService } from '../support/helpers.js';

@@ -7,7 +7,8 @@ import type { PreparedEvent } from '../../events/store.js';
 import { type MfaMethodRecord, methodRecordOf } from '../../sign-in/mfa-store.js';
 import type { SpentToken, SpentTokenStore } from '../../spent-tokens/store.js';
 import { compiledQuery } from '../../storage/compiled.js';
-import { type Db, isPostgres, registerPreparedStatement } from '../../storage/database.js';
+import { isPostgres, registerPreparedStatement } from '../../storage/database.js';
+import type { Db } from '../../storage/schema.js';
 
 /** What a trusted-device login needs to decide, read in one statement. */
 export interface LoginRead {

@@ -1,4 +1,5 @@
 import type { DevicePublicJwk, MfaMethod } from 'service-protocol';
+import { normalizePhone } from 'service-protocol';
 import type { AccountStore } from '../../accounts/store.js';
 import type { ClientRecord } from '../../clients/store.js';
 import { randomToken, type SecretHasher, safeEqual } from '../../crypto/secrets.js';
@@ -10,7 +11,6 @@ import type { OtpService } from '../../otp/service.js';
 import type { SignIn } from '../../sign-in/finish.js';
 import type { MfaStep } from '../../sign-in/mfa-step.js';
 import { countsAsSecond, MFA_UNAVAILABLE_MESSAGE, nextStep, type PipelineOutcome, type SignInPipeline } from '../../sign-in/pipeline.js';
-import { normalizePhone } from '../../sms/e164.js';
 import { emailCodeFirst } from './factor.js';
 import type { RegistrationStore } from './new-device-store.js';
 

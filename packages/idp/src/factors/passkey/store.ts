@@ -1,4 +1,4 @@
-import type { Database, Db } from '../../storage/database.js';
+import type { Database, Db } from '../../storage/schema.js';
 
 /** A stored passkey as the ceremonies see it. */
 export interface Passkey {

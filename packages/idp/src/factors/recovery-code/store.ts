@@ -1,4 +1,4 @@
-import type { Db } from '../../storage/database.js';
+import type { Db } from '../../storage/schema.js';
 
 /** The recovery_codes table. Only factors/recovery-code/ uses it (users/ exports and deletes every row of a person). */
 export function createRecoveryCodeStore(db: Db) {

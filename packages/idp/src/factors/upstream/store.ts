@@ -1,4 +1,4 @@
-import type { Database, Db } from '../../storage/database.js';
+import type { Database, Db } from '../../storage/schema.js';
 import { deleteBefore } from '../../storage/sweeper.js';
 
 export interface LinkedIdentity {

@@ -2,7 +2,7 @@ import { UpstreamPaths } from 'service-protocol';
 import { createConnections } from '../../connections/service.js';
 import { createConnectionStore } from '../../connections/store.js';
 import { createSealer } from '../../crypto/seal.js';
-import type { Db } from '../../storage/database.js';
+import type { Db } from '../../storage/schema.js';
 import { createUpstreamProvider } from './provider.js';
 import { createUpstreamService, type UpstreamDeps } from './service.js';
 import { createUpstreamStore } from './store.js';
