@@ -185,7 +185,11 @@ describe('nginx example (docs/nginx.example.conf)', () => {
       for (let i = 0; ; i++) {
         const ready = await get(`${proxied}/healthz`).catch(() => undefined);
         if (ready?.status === 200) break;
-        if (i > 100) throw new Error('nginx did not start');
+        // 20 s: a loaded two-core machine starts nginx slowly; its own log says why it did not.
+        if (i > 400)
+          throw new Error(
+            `nginx did not start: ${existsSync(join(prefix, 'error.log')) ? readFileSync(join(prefix, 'error.log'), 'utf8').slice(-500) : 'no error log'}`,
+          );
         await new Promise((r) => setTimeout(r, 50));
       }
       for (const path of ['/metrics', '/dev/mail', '/dev/sms', '/dev/mail?x=1']) {
