@@ -15,9 +15,9 @@ import { fileURLToPath } from 'node:url';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const PACKAGES = readdirSync(join(ROOT, 'packages'));
 
-/** The docs: every page of docs/, the front README and each package's. */
+/** The docs: every page of docs/ (its how-to guides too), the front README and each package's. */
 const DOCS = [
-  ...readdirSync(join(ROOT, 'docs'))
+  ...readdirSync(join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
     .filter((file) => file.endsWith('.md'))
     .map((file) => `docs/${file}`),
   'README.md',
