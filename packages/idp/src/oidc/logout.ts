@@ -6,6 +6,7 @@ import { AUTHORIZE_PARAMETER_MAX_LENGTH, REDIRECT_URI_MAX_LENGTH, TOKEN_PARAMETE
 import type { EventLog } from '../events/service.js';
 import { type Keyring, SIGNING_ALGS } from '../keys/keyring.js';
 import { redirectTo } from './authorization-response.js';
+import { type LogoutFrame, logoutFrames } from './frontchannel-logout.js';
 import type { OidcService } from './service.js';
 
 export interface LogoutDeps {
@@ -23,8 +24,11 @@ export type LogoutOutcome =
   | { kind: 'page'; message: string }
   /** Ask the user (OpenID Connect RP-Initiated Logout 1.0 2): a form that posts `fields` back. */
   | { kind: 'confirm'; fields: Record<string, string>; returnTo: string | null }
-  /** Signed out (or nothing to end): back to the app when it asked and registered where, else our page. */
-  | { kind: 'done'; location: string | null };
+  /**
+   * Signed out (or nothing to end): back to the app when it asked and registered where, else our
+   * page; through our page when the session's apps are to be framed (Front-Channel Logout 1.0).
+   */
+  | { kind: 'done'; location: string | null; frames: LogoutFrame[] };
 
 /** The parameters every route hands in: the query (GET) or the form (POST). */
 type Params = Record<string, unknown>;
@@ -108,8 +112,9 @@ export function createLogoutService({ issuer, clients, keyring, oidc, events, ha
 
   const back = (checked: CheckedLogout) => (checked.redirectUri ? redirectTo(checked.redirectUri, { state: checked.state }) : null);
 
-  async function end(cookie: string, session: { userId: string; deviceId: string }, client: ClientRecord | null) {
-    await oidc.endSession(cookie);
+  /** Ends the session: the frames of its apps that registered a front-channel logout URI. */
+  async function end(cookie: string, session: { userId: string; deviceId: string }, client: ClientRecord | null): Promise<LogoutFrame[]> {
+    const ended = await oidc.endSession(cookie);
     await events.record({
       type: 'session.ended',
       userId: session.userId,
@@ -117,6 +122,7 @@ export function createLogoutService({ issuer, clients, keyring, oidc, events, ha
       ...(client ? { clientId: client.id } : {}),
       detail: { via: 'logout' },
     });
+    return ended ? logoutFrames(ended.frontChannel, { sid: ended.sid, issuer, clients }) : [];
   }
 
   return {
@@ -124,10 +130,9 @@ export function createLogoutService({ issuer, clients, keyring, oidc, events, ha
       const checked = await check(params);
       if ('kind' in checked) return checked;
       const session = cookie ? await oidc.session(cookie) : undefined;
-      if (!cookie || !session) return { kind: 'done', location: back(checked) };
+      if (!cookie || !session) return { kind: 'done', location: back(checked), frames: [] };
       if (checked.hint && checked.hint.sub === session.userId) {
-        await end(cookie, session, checked.client);
-        return { kind: 'done', location: back(checked) };
+        return { kind: 'done', location: back(checked), frames: await end(cookie, session, checked.client) };
       }
       const fields: Record<string, string> = { confirmation: confirmationOf(cookie) };
       if (checked.client) fields.client_id = checked.client.id;
@@ -140,12 +145,11 @@ export function createLogoutService({ issuer, clients, keyring, oidc, events, ha
       const checked = await check({ ...params, id_token_hint: undefined });
       if ('kind' in checked) return checked;
       const session = cookie ? await oidc.session(cookie) : undefined;
-      if (!cookie || !session) return { kind: 'done', location: back(checked) };
+      if (!cookie || !session) return { kind: 'done', location: back(checked), frames: [] };
       const confirmation = typeof params.confirmation === 'string' ? params.confirmation : '';
       if (!safeEqual(confirmation, confirmationOf(cookie)))
         return { kind: 'page', message: 'This sign-out request did not come from this service`s page. Nothing was changed.' };
-      await end(cookie, session, checked.client);
-      return { kind: 'done', location: back(checked) };
+      return { kind: 'done', location: back(checked), frames: await end(cookie, session, checked.client) };
     },
   };
 }
