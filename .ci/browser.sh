@@ -15,6 +15,14 @@ if [ ! -x "$CHROMIUM" ]; then
   apt-get install -y --no-install-recommends chromium
 fi
 echo "== $("$CHROMIUM" --version 2>/dev/null || echo "chromium at $CHROMIUM")"
+# Apache with mod_auth_openidc: a relying party nobody here wrote, run privately by
+# examples/demo/test/oidc-mod-auth-openidc.test.ts (no system service is started).
+if [ ! -x /usr/sbin/apache2 ] || [ ! -f /usr/lib/apache2/modules/mod_auth_openidc.so ]; then
+  echo "== install apache2 and libapache2-mod-auth-openidc (Debian packages)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update
+  apt-get install -y --no-install-recommends apache2 libapache2-mod-auth-openidc
+fi
 
 echo "== browser tests"
 if [ "${1:-}" = --prebuilt ]; then npm run test:browser:prebuilt; else npm run test:browser; fi

@@ -192,6 +192,12 @@ export const ACCESS_TOKEN_TTL_SECONDS = 10 * 60;
  * relying party's clock skew, never the retry schedule.
  */
 export const LOGOUT_TOKEN_TTL_SECONDS = 2 * 60;
+/**
+ * How long the signed-out page waits for the apps' front-channel logout frames before it goes
+ * on to the app's post_logout_redirect_uri (OIDC Front-Channel Logout 1.0 leaves it open): an
+ * app whose page hangs delays the user this long at most.
+ */
+export const FRONTCHANNEL_LOGOUT_WAIT_MS = 3000;
 
 /**
  * Refresh tokens (scope offline_access, oidc/): each one is used once and replaced (rotation,

@@ -9,6 +9,7 @@ import { errorResponses, rawResponse, SERVER_ERRORS } from '../http/schemas.js';
 import type { MessageKey } from '../i18n/messages/en.js';
 import type { PageLanguages } from '../i18n/page-language.js';
 import { boundCookieName } from './dbsc.js';
+import { type LogoutFrame, SIGNED_OUT_SCRIPT_PATH } from './frontchannel-logout.js';
 import type { LogoutOutcome, LogoutService } from './logout.js';
 import { sessionCookieName } from './routes.js';
 
@@ -38,6 +39,25 @@ const responses = {
 };
 const GetSchema = { querystring: LogoutParams, response: responses };
 const PostSchema = { body: LogoutParams, response: { ...responses, ...errorResponses(413, 415) } };
+
+/** PAGE_CSP that may frame exactly the origins of `frames` (nothing else: default-src stays 'none'). */
+const cspWithFrames = (frames: LogoutFrame[]) => `${PAGE_CSP}; frame-src ${[...new Set(frames.map((f) => f.origin))].join(' ')}`;
+
+/**
+ * The signed-out page of a session whose apps registered front-channel logout URIs (OIDC
+ * Front-Channel Logout 1.0 3): each app's page in a hidden iframe (every URL escaped), then,
+ * when the app asked to come back, the link the page's script follows once the frames loaded
+ * or after a bounded wait (oidc/frontchannel-logout.ts); the link works without script.
+ */
+function signedOutWithFrames(t: (key: MessageKey) => string, frames: LogoutFrame[], location: string | null): string {
+  const iframes = frames
+    .map((frame) => `<iframe hidden title="${t('page.logout.appFrame')}" src="${escapeHtml(frame.url)}"></iframe>`)
+    .join('');
+  const next = location
+    ? `<p><a id="continue" href="${escapeHtml(location)}">${t('page.logout.continue')}</a></p><script src="${SIGNED_OUT_SCRIPT_PATH}"></script>`
+    : '';
+  return `<p>${t('page.logout.done')}</p><p role="status">${t('page.logout.apps')}</p>${iframes}${next}`;
+}
 
 /**
  * The end-session endpoint (OpenID Connect RP-Initiated Logout 1.0). GET from the app: with an
@@ -71,20 +91,15 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{
     status: number,
     title: MessageKey,
     body: (t: (key: MessageKey) => string) => string,
-    formTarget?: string | null,
+    csp = PAGE_CSP,
   ) => {
     const language = await languages.of(request, request.method === 'GET' ? {} : { returnTo: Paths.endSession });
     const t = (key: MessageKey) => escapeHtml(locales.text(language.locale, key));
-    return sendPage(
-      reply,
-      status,
-      locales.text(language.locale, title),
-      `<h1>${t(title)}</h1>${body(t)}`,
-      language,
-      // The confirmation form's answer redirects to the app: CSP form-action governs that redirect too.
-      formTarget ? cspWithFormTarget(formTarget) : PAGE_CSP,
-      { name: await productName(), logoPath: null, stylesheetPath: null },
-    );
+    return sendPage(reply, status, locales.text(language.locale, title), `<h1>${t(title)}</h1>${body(t)}`, language, csp, {
+      name: await productName(),
+      logoPath: null,
+      stylesheetPath: null,
+    });
   };
 
   const answer = (outcome: LogoutOutcome, request: FastifyRequest, reply: FastifyReply) => {
@@ -100,12 +115,21 @@ export const logoutRoutes: FastifyPluginAsyncTypebox<{
         'page.logout.confirmTitle',
         (t) =>
           `<p>${t('page.logout.confirm')}</p><form method="post" action="${Paths.endSession}">${hidden}<button type="submit">${t('page.logout.button')}</button></form>`,
-        outcome.returnTo,
+        // The confirmation form's answer redirects to the app: CSP form-action governs that redirect too.
+        outcome.returnTo ? cspWithFormTarget(outcome.returnTo) : PAGE_CSP,
       );
     }
     if (parseCookies(request.headers.cookie).has(sessionCookie)) reply.header('set-cookie', clearedCookies);
-    if (outcome.location) return reply.code(303).header('location', outcome.location).send();
-    return page(request, reply, 200, 'page.logout.doneTitle', (t) => `<p>${t('page.logout.done')}</p>`);
+    if (outcome.location && outcome.frames.length === 0) return reply.code(303).header('location', outcome.location).send();
+    if (outcome.frames.length === 0) return page(request, reply, 200, 'page.logout.doneTitle', (t) => `<p>${t('page.logout.done')}</p>`);
+    return page(
+      request,
+      reply,
+      200,
+      'page.logout.doneTitle',
+      (t) => signedOutWithFrames(t, outcome.frames, outcome.location),
+      cspWithFrames(outcome.frames),
+    );
   };
 
   /** Refused: the reason is for the app's developers, in English (marked so). */

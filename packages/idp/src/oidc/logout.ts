@@ -7,6 +7,7 @@ import type { EventLog } from '../events/service.js';
 import { SIGNING_ALGS } from '../keys/algs.js';
 import type { Keyring } from '../keys/keyring.js';
 import { redirectTo } from './authorization-response.js';
+import { type LogoutFrame, logoutFrames } from './frontchannel-logout.js';
 import type { OidcService } from './service.js';
 
 export interface LogoutDeps {
@@ -24,8 +25,11 @@ export type LogoutOutcome =
   | { kind: 'page'; message: string }
   /** Ask the user (OpenID Connect RP-Initiated Logout 1.0 2): a form that posts `fields` back. */
   | { kind: 'confirm'; fields: Record<string, string>; returnTo: string | null }
-  /** Signed out (or nothing to end): back to the app when it asked and registered where, else our page. */
-  | { kind: 'done'; location: string | null };
+  /**
+   * Signed out (or nothing to end): back to the app when it asked and registered where, else our
+   * page; through our page when the session's apps are to be framed (Front-Channel Logout 1.0).
+   */
+  | { kind: 'done'; location: string | null; frames: LogoutFrame[] };
 
 /** The parameters every route hands in: the query (GET) or the form (POST). */
 type Params = Record<string, unknown>;
@@ -109,8 +113,9 @@ export function createLogoutService({ issuer, clients, keyring, oidc, events, ha
 
   const back = (checked: CheckedLogout) => (checked.redirectUri ? redirectTo(checked.redirectUri, { state: checked.state }) : null);
 
-  async function end(cookie: string, session: { userId: string; deviceId: string }, client: ClientRecord | null) {
-    await oidc.endSession(cookie);
+  /** Ends the session: the frames of its apps that registered a front-channel logout URI. */
+  async function end(cookie: string, session: { userId: string; deviceId: string }, client: ClientRecord | null): Promise<LogoutFrame[]> {
+    const ended = await oidc.endSession(cookie);
     await events.record({
       type: 'session.ended',
       userId: session.userId,
@@ -118,6 +123,7 @@ export function createLogoutService({ issuer, clients, keyring, oidc, events, ha
       ...(client ? { clientId: client.id } : {}),
       detail: { via: 'logout' },
     });
+    return ended ? logoutFrames(ended.frontChannel, { sid: ended.sid, issuer, clients }) : [];
   }
 
   return {
@@ -125,10 +131,9 @@ export function createLogoutService({ issuer, clients, keyring, oidc, events, ha
       const checked = await check(params);
       if ('kind' in checked) return checked;
       const session = cookie ? await oidc.session(cookie) : undefined;
-      if (!cookie || !session) return { kind: 'done', location: back(checked) };
+      if (!cookie || !session) return { kind: 'done', location: back(checked), frames: [] };
       if (checked.hint && checked.hint.sub === session.userId) {
-        await end(cookie, session, checked.client);
-        return { kind: 'done', location: back(checked) };
+        return { kind: 'done', location: back(checked), frames: await end(cookie, session, checked.client) };
       }
       const fields: Record<string, string> = { confirmation: confirmationOf(cookie) };
       if (checked.client) fields.client_id = checked.client.id;
@@ -141,12 +146,11 @@ export function createLogoutService({ issuer, clients, keyring, oidc, events, ha
       const checked = await check({ ...params, id_token_hint: undefined });
       if ('kind' in checked) return checked;
       const session = cookie ? await oidc.session(cookie) : undefined;
-      if (!cookie || !session) return { kind: 'done', location: back(checked) };
+      if (!cookie || !session) return { kind: 'done', location: back(checked), frames: [] };
       const confirmation = typeof params.confirmation === 'string' ? params.confirmation : '';
       if (!safeEqual(confirmation, confirmationOf(cookie)))
         return { kind: 'page', message: 'This sign-out request did not come from this service`s page. Nothing was changed.' };
-      await end(cookie, session, checked.client);
-      return { kind: 'done', location: back(checked) };
+      return { kind: 'done', location: back(checked), frames: await end(cookie, session, checked.client) };
     },
   };
 }

@@ -24,6 +24,7 @@ import type { MessageKey } from '../i18n/messages/en.js';
 import type { PageLanguages } from '../i18n/page-language.js';
 import { FORM_POST_SCRIPT, FORM_POST_SCRIPT_PATH, responseLocation, sendAuthorizationResponse } from './authorization-response.js';
 import type { DbscService } from './dbsc.js';
+import { SIGNED_OUT_SCRIPT, SIGNED_OUT_SCRIPT_PATH } from './frontchannel-logout.js';
 import type { PasskeyOffer } from './passkey-offer.js';
 import type { OidcService, SignInFinished } from './service.js';
 import { sendRenewalPage } from './session-renewal.js';
@@ -306,6 +307,12 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
     { schema: assetSchema('text/javascript', "the form_post page's script: it posts the response to the app") },
     async (_request, reply) =>
       reply.header('cache-control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(FORM_POST_SCRIPT),
+  );
+  app.get(
+    SIGNED_OUT_SCRIPT_PATH,
+    { schema: assetSchema('text/javascript', "the signed-out page's script: on to the app once its apps' logout frames loaded") },
+    async (_request, reply) =>
+      reply.header('cache-control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(SIGNED_OUT_SCRIPT),
   );
   app.get(`${Paths.signIn}/signin.css`, { schema: assetSchema('text/css', "the hosted page's style sheet") }, async (_request, reply) =>
     reply.header('cache-control', 'public, max-age=300').type('text/css; charset=utf-8').send(style),

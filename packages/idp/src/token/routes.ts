@@ -285,12 +285,12 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       acr_values_supported: [...ACR_VALUES],
       dpop_signing_alg_values_supported: [...DPOP_ALGS],
       // OIDC Back-Channel Logout 1.0 2.1: every session's ID tokens carry `sid`, and its logout
-      // tokens (oidc/backchannel-logout.ts) name it. Front-channel URIs are registered but the
-      // signed-out page does not frame them yet: not advertised until it does.
+      // tokens (oidc/backchannel-logout.ts) name it. Front-Channel Logout 1.0 3: the end-session
+      // endpoint's signed-out page frames the apps' URIs, with iss and sid when a client asks.
       backchannel_logout_supported: true,
       backchannel_logout_session_supported: true,
-      frontchannel_logout_supported: false,
-      frontchannel_logout_session_supported: false,
+      frontchannel_logout_supported: true,
+      frontchannel_logout_session_supported: true,
       pushed_authorization_request_endpoint: issuer + Paths.pushedAuthorizationRequest,
       // RFC 9126 6: not for every client; a client may be registered to require it (require_pushed_authorization_requests).
       require_pushed_authorization_requests: false,
