@@ -10,14 +10,20 @@ import {
   DEVICE_IDLE_EXPIRY_DAYS,
   EVENT_RETENTION_DAYS,
   KEY_CACHE_SECONDS,
+  MAIL_BUDGET_PER_APPLICATION,
+  MAIL_BUDGET_SERVICE,
   MFA_REMEMBER_DAYS,
   SEND_SPACING_PER_PURPOSE,
+  SMS_BUDGET_PER_APPLICATION,
+  SMS_BUDGET_SERVICE,
   WEBHOOK_LEASE_MS,
   WEBHOOK_REQUEST_TIMEOUT_MS,
 } from './defaults.js';
 import { ConfigError } from './errors.js';
+import { parseBudget, type SendBudgets } from './otp/send-budgets.js';
 import type { SmsConfig } from './sms/configured.js';
 import { smsWebhookKey, WEBHOOK_SECRET_MIN_LENGTH } from './sms/webhook.js';
+import type { Limit } from './throttle/service.js';
 
 /** In the data folder: the issuer the last start on it served (what `clients delegation-keys` prints). */
 export const ISSUER_FILE = 'issuer';
@@ -69,6 +75,8 @@ export interface ServiceConfig {
   passkeyRpId?: string | undefined;
   /** One code per purpose and recipient per this many seconds (a resend waits); SEND_SPACING_PER_PURPOSE by default. */
   sendSpacingSeconds: number;
+  /** What the service and each application may send per channel (MAIL_BUDGET_SERVICE … unless SERVICE_IDP_*_BUDGET sets others). */
+  sendBudgets: SendBudgets;
   /** How long a node serves its signing keys before re-reading them (KEY_CACHE_SECONDS by default); the same on every node. */
   keyCacheSeconds: number;
   /** Each webhook POST must answer within this time. */
@@ -113,6 +121,11 @@ export const ENVIRONMENT = {
     "passkeys' relying party id, a domain every app origin is under, e.g. example.com (default: each page's own host)",
   SERVICE_IDP_EVENT_RETENTION_DAYS: `days the audit trail keeps an event (default ${EVENT_RETENTION_DAYS})`,
   SERVICE_IDP_SEND_SPACING_SECONDS: `seconds before a code of the same purpose is sent again to one address or phone (default ${SEND_SPACING_PER_PURPOSE[0].windowSeconds})`,
+  SERVICE_IDP_MAIL_BUDGET:
+    'mails the whole service may send, e.g. 600/minute,10000/hour,100000/day (default: docs/security.md, send budgets)',
+  SERVICE_IDP_APP_MAIL_BUDGET: 'mails the sign-ins of one application may trigger, same form (default: half the service default)',
+  SERVICE_IDP_SMS_BUDGET: 'SMS the whole service may send, e.g. 30/minute,300/hour,2000/day (default: docs/security.md, send budgets)',
+  SERVICE_IDP_APP_SMS_BUDGET: 'SMS the sign-ins of one application may trigger, same form (default: half the service default)',
   SERVICE_IDP_KEY_CACHE_SECONDS: `seconds a node serves its signing keys before re-reading them, so a rotation reaches it; the same on every node (default ${KEY_CACHE_SECONDS})`,
   SERVICE_IDP_WEBHOOK_TIMEOUT_MS: `ms each webhook delivery may take to answer (default ${WEBHOOK_REQUEST_TIMEOUT_MS})`,
   SERVICE_IDP_WEBHOOK_LEASE_MS: `ms a node holds a webhook delivery; longer than the timeout (default ${WEBHOOK_LEASE_MS})`,
@@ -227,6 +240,16 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     deviceIdleDays: integerSetting(env, 'SERVICE_IDP_DEVICE_IDLE_DAYS', DEVICE_IDLE_EXPIRY_DAYS, 1, 3650),
     eventRetentionDays: integerSetting(env, 'SERVICE_IDP_EVENT_RETENTION_DAYS', EVENT_RETENTION_DAYS, 1, 3650),
     sendSpacingSeconds: integerSetting(env, 'SERVICE_IDP_SEND_SPACING_SECONDS', SEND_SPACING_PER_PURPOSE[0].windowSeconds, 1, 3600),
+    sendBudgets: {
+      email: {
+        service: budgetSetting(env, 'SERVICE_IDP_MAIL_BUDGET', MAIL_BUDGET_SERVICE),
+        application: budgetSetting(env, 'SERVICE_IDP_APP_MAIL_BUDGET', MAIL_BUDGET_PER_APPLICATION),
+      },
+      sms: {
+        service: budgetSetting(env, 'SERVICE_IDP_SMS_BUDGET', SMS_BUDGET_SERVICE),
+        application: budgetSetting(env, 'SERVICE_IDP_APP_SMS_BUDGET', SMS_BUDGET_PER_APPLICATION),
+      },
+    },
     keyCacheSeconds: integerSetting(env, 'SERVICE_IDP_KEY_CACHE_SECONDS', KEY_CACHE_SECONDS, 1, 300),
     webhookRequestTimeoutMs,
     webhookLeaseMs,
@@ -350,6 +373,16 @@ function passkeyRpIdSetting(raw: string | undefined): string | undefined {
   if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(value) || /^[0-9.]+$/.test(value))
     throw new ConfigError(`invalid SERVICE_IDP_PASSKEY_RP_ID: ${raw} (a domain such as example.com)`);
   return value;
+}
+
+function budgetSetting(env: NodeJS.ProcessEnv, name: string, fallback: readonly Limit[]): readonly Limit[] {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  try {
+    return parseBudget(raw);
+  } catch (error) {
+    throw new ConfigError(`invalid ${name}: ${(error as Error).message}`);
+  }
 }
 
 function integerSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

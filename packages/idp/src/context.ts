@@ -214,6 +214,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     events,
     now,
     sendSpacingSeconds: config.sendSpacingSeconds,
+    budgets: config.sendBudgets,
   });
   const recoveryCodes = createRecoveryCodes({ store: createRecoveryCodeStore(db), accounts, hash, events, mailer, templates, now });
   const mfa = createMfaStep({

@@ -31,6 +31,46 @@ export const SEND_SPACING_PER_PURPOSE = [{ max: 1, windowSeconds: 30 }] as const
 export const SEND_PER_RECIPIENT = [{ max: 10, windowSeconds: 60 * 60 }] as const;
 /** OTP sends per client IP address: generous for NATs, tight enough to stop mail bombing. */
 export const SEND_PER_IP = [{ max: 30, windowSeconds: 60 * 60 }] as const;
+/**
+ * OTP sends per client network (an IPv4 address's /24, an IPv6 address's /48): a bot that
+ * spreads over one network's addresses passes SEND_PER_IP; four times an address's budget
+ * leaves an office or a carrier's NAT room.
+ */
+export const SEND_PER_SUBNET = [{ max: 120, windowSeconds: 60 * 60 }] as const;
+
+/**
+ * Send budgets (otp/send-budgets.ts): what the whole service, and each application, may send
+ * per minute, hour and day, whoever asks. The per-address and per-network limits stop one
+ * sender; a botnet with many addresses on many networks passes them, and each code it triggers
+ * costs the operator reputation (mail) or money (SMS). A spent budget refuses with "try again
+ * later", and the operator hears of it once per window (send_budget.exhausted, its webhook,
+ * and service_idp_codes_refused_total). An application's budget is below the service's, so one
+ * application's flood leaves room for the others. SERVICE_IDP_MAIL_BUDGET, SERVICE_IDP_SMS_BUDGET,
+ * SERVICE_IDP_APP_MAIL_BUDGET and SERVICE_IDP_APP_SMS_BUDGET set others.
+ */
+export const MAIL_BUDGET_SERVICE = [
+  { max: 600, windowSeconds: 60 },
+  { max: 10_000, windowSeconds: 60 * 60 },
+  { max: 100_000, windowSeconds: 24 * 60 * 60 },
+] as const;
+/** Mails one application's sign-ins may trigger: half the service's. */
+export const MAIL_BUDGET_PER_APPLICATION = [
+  { max: 300, windowSeconds: 60 },
+  { max: 5_000, windowSeconds: 60 * 60 },
+  { max: 50_000, windowSeconds: 24 * 60 * 60 },
+] as const;
+/** SMS the whole service may send: each one is billed, and pumping fraud triggers them by the thousand. */
+export const SMS_BUDGET_SERVICE = [
+  { max: 30, windowSeconds: 60 },
+  { max: 300, windowSeconds: 60 * 60 },
+  { max: 2_000, windowSeconds: 24 * 60 * 60 },
+] as const;
+/** SMS one application's sign-ins may trigger: half the service's. */
+export const SMS_BUDGET_PER_APPLICATION = [
+  { max: 15, windowSeconds: 60 },
+  { max: 150, windowSeconds: 60 * 60 },
+  { max: 1_000, windowSeconds: 24 * 60 * 60 },
+] as const;
 
 /** Device challenge (nonce the device signs) lifetime. */
 export const DEVICE_CHALLENGE_TTL_SECONDS = 60;

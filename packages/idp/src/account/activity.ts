@@ -44,6 +44,7 @@ export const ACTIVITY_HIDDEN = {
   'user.deleted': 'the account is gone: there is no page left to show it on',
   'sign_in.failed': NAMES_NO_USER,
   'otp.sent': NAMES_NO_USER,
+  'send_budget.exhausted': SERVICE_WIDE,
   'account.locked': NAMES_NO_USER,
   'delegation.called': 'an app’s backend call, recorded without the user; what it changed is recorded as its own event (mfa.changed …)',
   'signing_key.rotated': SERVICE_WIDE,

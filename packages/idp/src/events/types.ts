@@ -10,6 +10,7 @@ export const EVENT_TYPES = [
   'sign_in.succeeded',
   'sign_in.failed',
   'otp.sent',
+  'send_budget.exhausted',
   'account.locked',
   'device.registered',
   'device.revoked',

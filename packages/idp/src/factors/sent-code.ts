@@ -41,6 +41,7 @@ export function sentCodeFactor(
         purpose: target.purpose,
         channel: await factor.channel(target),
         ip: target.ip,
+        clientId: target.clientId,
         clientName: target.clientName,
         arm: (otpHash, expiresAt) => target.arm(otpHash, expiresAt),
         disarm: target.disarm,

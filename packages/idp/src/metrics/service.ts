@@ -87,11 +87,17 @@ export function signInMethods(amr: readonly string[], via?: unknown): { method: 
 
 /**
  * What a throttle subject of the code sends says about the limit (otp/service.ts names them:
- * `send:ip:<ip>`, `send:to:<purpose>:<key>` for the resend spacing, `send:to:<key>`); other
+ * `send:ip:<ip>`, `send:subnet:<net>`, `send:to:<purpose>:<key>` for the resend spacing,
+ * `send:to:<key>`, `send:budget:service|application:…` for the send budgets); other
  * subjects (passkey sign-ins) are not code sends. Only the kind of limit leaves this function.
  */
-export function sendLimitOf(subject: string): 'network' | 'resend' | 'recipient' | undefined {
+export function sendLimitOf(
+  subject: string,
+): 'network' | 'subnet' | 'resend' | 'recipient' | 'service_budget' | 'application_budget' | undefined {
   if (subject.startsWith('send:ip:')) return 'network';
+  if (subject.startsWith('send:subnet:')) return 'subnet';
+  if (subject.startsWith('send:budget:service:')) return 'service_budget';
+  if (subject.startsWith('send:budget:application:')) return 'application_budget';
   if (!subject.startsWith('send:to:')) return undefined;
   return subject.slice('send:to:'.length).includes(':') ? 'resend' : 'recipient';
 }

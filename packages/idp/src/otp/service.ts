@@ -9,6 +9,7 @@ import {
   OTP_TTL_SECONDS,
   SEND_PER_IP,
   SEND_PER_RECIPIENT,
+  SEND_PER_SUBNET,
   SEND_SPACING_PER_PURPOSE,
 } from '../defaults.js';
 import { ServiceError } from '../errors.js';
@@ -16,7 +17,8 @@ import type { EventLog } from '../events/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
 import type { SmsTransport } from '../sms/transport.js';
-import type { Throttle } from '../throttle/service.js';
+import type { Limit, Throttle } from '../throttle/service.js';
+import { type BudgetChannel, type SendBudgets, subnetOf } from './send-budgets.js';
 
 /** Weight of the newest delivery in the moving average of delivery times: smooths one slow SMTP answer. */
 const DELIVERY_TIME_WEIGHT = 0.2;
@@ -40,6 +42,8 @@ export interface OtpDeps {
   now: () => number;
   /** The resend spacing in force: SEND_SPACING_PER_PURPOSE's window unless SERVICE_IDP_SEND_SPACING_SECONDS sets another. */
   sendSpacingSeconds: number;
+  /** What the service and each application may send (defaults.ts MAIL_BUDGET_SERVICE …, or the operator's settings). */
+  budgets: SendBudgets;
 }
 
 /** The flow's storage of one challenge: where the code's HMAC lives and where guesses are counted. */
@@ -50,6 +54,8 @@ export interface OtpSend {
   channel: OtpChannel;
   /** The browser's address; absent for a delegated change (an SP backend speaks for all its users). */
   ip: string | undefined;
+  /** The application the code is sent for: its send budget is spent. */
+  clientId: string;
   clientName: string;
   /** Stores the code's HMAC and expiry on the challenge; false when the challenge has ended. */
   arm(otpHash: string, expiresAt: number): Promise<boolean>;
@@ -119,6 +125,30 @@ export function createOtpService(deps: OtpDeps): OtpService {
 
   const hashOf = (challengeId: string, code: string) => hash('otp', `${challengeId}:${code}`);
 
+  const busy = 'Too many codes are being sent right now. Try again later.';
+  /** The operator hears once per window that a budget is spent: an event (and its webhooks); metrics count every refusal. */
+  const exhausted = (channel: BudgetChannel, scope: 'service' | 'application', clientId?: string) => async (limit: Limit) => {
+    await events.record({
+      type: 'send_budget.exhausted',
+      ...(clientId ? { clientId } : {}),
+      detail: { channel, scope, max: limit.max, window_seconds: limit.windowSeconds },
+    });
+  };
+  /**
+   * The application's budget, then the service's: a send refused by its application's budget
+   * spends nothing of the service's, so one application's flood cannot spend the others' share.
+   */
+  async function spendBudgets(channel: BudgetChannel, clientId: string) {
+    const budget = deps.budgets[channel];
+    await throttle.consume(
+      `send:budget:application:${channel}:${clientId}`,
+      budget.application,
+      busy,
+      exhausted(channel, 'application', clientId),
+    );
+    await throttle.consume(`send:budget:service:${channel}`, budget.service, busy, exhausted(channel, 'service'));
+  }
+
   /** How long a delivery (and its event) takes on this node, per channel: a moving average that silent sends wait out. */
   const deliveryMs: Record<OtpChannel['kind'], number | undefined> = { email: undefined, sms: undefined };
   const timeDelivery = (kind: OtpChannel['kind'], since: number) => {
@@ -147,8 +177,14 @@ export function createOtpService(deps: OtpDeps): OtpService {
     hashOf,
 
     async send(request: OtpSend): Promise<string> {
-      if (request.ip !== undefined)
+      if (request.ip !== undefined) {
         await throttle.consume(`send:ip:${request.ip}`, SEND_PER_IP, 'Too many codes were requested from this network. Try again later.');
+        await throttle.consume(
+          `send:subnet:${subnetOf(request.ip)}`,
+          SEND_PER_SUBNET,
+          'Too many codes were requested from this network. Try again later.',
+        );
+      }
       const recipient = recipientKey(request.channel);
       await throttle.consume(
         `send:to:${request.purpose}:${recipient}`,
@@ -156,6 +192,8 @@ export function createOtpService(deps: OtpDeps): OtpService {
         'A code was sent moments ago. Wait before asking for another.',
       );
       await throttle.consume(`send:to:${recipient}`, SEND_PER_RECIPIENT, 'Too many codes were sent to this address. Try again later.');
+      // A silent send (a disabled account) spends budgets as a real one does: the answers stay alike.
+      await spendBudgets(request.channel.kind, request.clientId);
       const code = randomDigits(OTP_DIGITS);
       const armed = request.silent ? randomToken('unsendable_') : code;
       if (!(await request.arm(hashOf(request.challengeId, armed), now() + OTP_TTL_SECONDS * 1000))) {

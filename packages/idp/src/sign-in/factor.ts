@@ -34,6 +34,8 @@ export interface FactorChallenge {
   email: string;
   /** The phone the method uses (the one being confirmed, or the user's method's), read only when needed. */
   phone: () => Promise<string>;
+  /** The application the step is for (its send budget is spent), and its name as mails show it. */
+  clientId: string;
   clientName: string;
   /** The browser's address; absent for a delegated change (an application's backend speaks for all its users). */
   ip: string | undefined;

@@ -30,7 +30,7 @@ export function createMfaChange(sessions: MfaSessions, deps: Pick<MfaSessionDeps
       totp_secret_sealed: prepared.secretSealed,
     });
     const to = { userId: signIn.userId, email: user.email, phone: prepared.phone };
-    await sessions.challenge(idHash, 'change', input.method, to, client.name, undefined);
+    await sessions.challenge(idHash, 'change', input.method, to, client, undefined);
     return { kind: 'new' as const, sessionId, method: input.method, ...prepared.shown };
   }
 
@@ -51,7 +51,7 @@ export function createMfaChange(sessions: MfaSessions, deps: Pick<MfaSessionDeps
       // A code sent, or the session armed; a ceremony factor is proven by its ceremony on the account page (its options arm the
       // session), never through a backend: there a recovery code stands in (verify).
       const to = { userId: user.id, email: user.email, phone: current.phone };
-      await sessions.challenge(idHash, 'change-current', current.method, to, client.name, undefined);
+      await sessions.challenge(idHash, 'change-current', current.method, to, client, undefined);
       return { kind: 'current', sessionId, currentMethod: current.method };
     },
 
@@ -92,7 +92,7 @@ export function createMfaChange(sessions: MfaSessions, deps: Pick<MfaSessionDeps
       });
       if (!started) throw new ServiceError('ERR_SESSION_STEP', 'This change has moved on already.');
       const to = { userId: spent.user_id, email: user.email, phone: prepared.phone };
-      await sessions.challenge(idHash, 'change', next.method, to, client.name, undefined);
+      await sessions.challenge(idHash, 'change', next.method, to, client, undefined);
       return { kind: 'new', sessionId, method: next.method, ...prepared.shown };
     },
   };

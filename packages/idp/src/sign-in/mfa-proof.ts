@@ -37,7 +37,7 @@ export function createMfaProof(sessions: MfaSessions, deps: Pick<MfaSessionDeps,
       const phone = current?.phone ?? null;
       const { sessionId, idHash } = await sessions.open(signIn, 'proof', { method, phone });
       // A code sent (email, SMS), the session armed (TOTP), or nothing (a passkey: its request options arm it).
-      await sessions.challenge(idHash, 'proof', method, { userId: user.id, email: user.email, phone }, client.name, ip);
+      await sessions.challenge(idHash, 'proof', method, { userId: user.id, email: user.email, phone }, client, ip);
       return { sessionId, method, inForce: current !== undefined };
     },
 

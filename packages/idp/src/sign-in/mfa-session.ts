@@ -85,7 +85,8 @@ export interface MfaSessions {
       email: string;
       phone: string | null;
     },
-    clientName: string,
+    /** The client the step is for: the send budget of its application (the app a hosted page acts for) is spent. */
+    client: { id: string; name: string; app?: { id: string } | undefined },
     ip: string | undefined,
   ) => Promise<void>;
   checkCode: (
@@ -198,7 +199,7 @@ export function createMfaSessions(deps: MfaSessionDeps): MfaSessions {
     purpose: SessionPurpose,
     method: MfaMethod,
     to: { userId: string; email: string; phone: string | null },
-    clientName: string,
+    client: { id: string; name: string; app?: { id: string } | undefined },
     ip: string | undefined,
   ): Promise<void> {
     await factorOf(method).challenge({
@@ -207,7 +208,8 @@ export function createMfaSessions(deps: MfaSessionDeps): MfaSessions {
       email: to.email,
       // The session's phone (a method being confirmed, the method in force at a change), else the user's method's.
       phone: async () => to.phone ?? (await store.findMethod(to.userId))?.phone ?? '',
-      clientName,
+      clientId: client.app?.id ?? client.id,
+      clientName: client.name,
       ip,
       arm: (otpHash, expiresAt) => store.initiate(idHash, otpHash, expiresAt, now()),
       disarm: () => store.clearOtp(idHash),

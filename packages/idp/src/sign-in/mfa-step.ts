@@ -163,7 +163,7 @@ export function createMfaStep(deps: MfaDeps): MfaStep {
         totp_secret_sealed: prepared.secretSealed,
       });
       const to = { userId: signIn.userId, email: input.email, phone: prepared.phone };
-      await sessions.challenge(idHash, 'enroll', input.method, to, client.name, input.ip);
+      await sessions.challenge(idHash, 'enroll', input.method, to, client, input.ip);
       return { kind: 'confirm', sessionId, method: input.method, ...prepared.shown };
     },
 
@@ -171,7 +171,7 @@ export function createMfaStep(deps: MfaDeps): MfaStep {
       const { idHash, session } = await sessions.load(client, email, sessionId);
       if (session.purpose !== 'login') throw new ServiceError('ERR_SESSION_STEP', 'Confirm the new method with verifyMfa.');
       const method = session.method as MfaMethod;
-      await sessions.challenge(idHash, 'login', method, { userId: session.user_id, email, phone: session.phone }, client.name, ip);
+      await sessions.challenge(idHash, 'login', method, { userId: session.user_id, email, phone: session.phone }, client, ip);
       return { method, prompt: sessions.factorOf(method).prompt };
     },
 

@@ -7,7 +7,11 @@ export interface Limit {
 }
 
 export interface Throttle {
-  consume(subject: string, limits: readonly Limit[], message: string): Promise<void>;
+  /**
+   * Counts one hit of `subject` against each limit; the first one exceeded refuses. `firstRefusal`
+   * runs once per window of a limit (the hit just past its max): an alarm that a flood does not repeat.
+   */
+  consume(subject: string, limits: readonly Limit[], message: string, firstRefusal?: (limit: Limit) => Promise<void>): Promise<void>;
 }
 
 /**
@@ -25,7 +29,12 @@ export function createThrottle({
   onRefused?: (subject: string) => void;
 }): Throttle {
   return {
-    async consume(subject: string, limits: readonly Limit[], message: string): Promise<void> {
+    async consume(
+      subject: string,
+      limits: readonly Limit[],
+      message: string,
+      firstRefusal?: (limit: Limit) => Promise<void>,
+    ): Promise<void> {
       for (const limit of limits) {
         const windowMs = limit.windowSeconds * 1000;
         const at = now();
@@ -33,6 +42,7 @@ export function createThrottle({
         if (count > limit.max) {
           const retryAfter = Math.max(1, Math.ceil((windowStart + windowMs - at) / 1000));
           onRefused?.(subject);
+          if (count === limit.max + 1) await firstRefusal?.(limit);
           throw new ServiceError('ERR_RATE_LIMITED', message, { retryAfter });
         }
       }

@@ -99,6 +99,7 @@ export function createRegistrationService(deps: RegistrationDeps): RegistrationS
         purpose: 'sign-in',
         channel: { kind: 'email', to: email },
         ip: options.ip,
+        clientId: client.app?.id ?? client.id,
         clientName: client.name,
         // A disabled user gets the same throttles and answer, and a challenge no code opens: nothing is sent.
         silent: await accounts.isDisabled(email),

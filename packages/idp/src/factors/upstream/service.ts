@@ -209,6 +209,7 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
       purpose: 'link',
       channel: { kind: 'email', to: user.email },
       ip,
+      clientId: client.app?.id ?? client.id,
       clientName: client.name,
       arm: (otpHash, expiresAt) => store.armProof(idHash, otpHash, Math.min(expiresAt, now() + UPSTREAM_LINK_TTL_SECONDS * 1000)),
       disarm: () => store.expireProof(idHash, now()),
