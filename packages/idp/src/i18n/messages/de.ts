@@ -91,7 +91,8 @@ export const de = {
   'page.logout.refused': 'Abmeldeanfrage abgelehnt',
   'page.logout.refusedHelp': 'Es wurde nichts geändert. Kehren Sie zur App zurück und melden Sie sich dort erneut ab.',
   'page.logout.confirmTitle': 'Abmelden?',
-  'page.logout.confirm': 'Von diesem Dienst in diesem Browser abmelden? Apps behalten ihre eigene Anmeldung, bis Sie sich dort abmelden.',
+  'page.logout.confirm':
+    'Von diesem Dienst in diesem Browser abmelden? Apps, die es unterstützen, werden ebenfalls abgemeldet; die anderen behalten ihre eigene Anmeldung, bis Sie sich dort abmelden.',
   'page.logout.button': 'Abmelden',
   'page.logout.doneTitle': 'Sie sind abgemeldet',
   'page.logout.done': 'Sie sind in diesem Browser von diesem Dienst abgemeldet.',

@@ -91,7 +91,8 @@ export const en = {
   'page.logout.refused': 'Sign-out request refused',
   'page.logout.refusedHelp': 'Nothing was changed. Go back to the app and sign out there again.',
   'page.logout.confirmTitle': 'Sign out?',
-  'page.logout.confirm': 'Sign out of this service in this browser? Apps keep their own sign-in until you sign out there.',
+  'page.logout.confirm':
+    'Sign out of this service in this browser? Apps that support it are signed out too; the others keep their own sign-in until you sign out there.',
   'page.logout.button': 'Sign out',
   'page.logout.doneTitle': 'You are signed out',
   'page.logout.done': 'You are signed out of this service in this browser.',

@@ -91,7 +91,7 @@ export const es = {
   'page.logout.refusedHelp': 'No se ha cambiado nada. Vuelva a la aplicación y cierre la sesión allí de nuevo.',
   'page.logout.confirmTitle': '¿Cerrar sesión?',
   'page.logout.confirm':
-    '¿Cerrar la sesión de este servicio en este navegador? Las aplicaciones mantienen su propia sesión hasta que la cierre en ellas.',
+    '¿Cerrar la sesión de este servicio en este navegador? Las aplicaciones que lo admiten también la cierran; las demás mantienen su propia sesión hasta que la cierre en ellas.',
   'page.logout.button': 'Cerrar sesión',
   'page.logout.doneTitle': 'Ha cerrado la sesión',
   'page.logout.done': 'Ha cerrado la sesión de este servicio en este navegador.',

@@ -89,7 +89,7 @@ export const fr = {
   'page.logout.refusedHelp': 'Rien n’a été modifié. Retournez dans l’application et déconnectez-vous de nouveau.',
   'page.logout.confirmTitle': 'Se déconnecter ?',
   'page.logout.confirm':
-    'Vous déconnecter de ce service dans ce navigateur ? Les applications gardent leur propre connexion jusqu’à ce que vous vous y déconnectiez.',
+    'Vous déconnecter de ce service dans ce navigateur ? Les applications qui le permettent sont aussi déconnectées ; les autres gardent leur propre connexion jusqu’à ce que vous vous y déconnectiez.',
   'page.logout.button': 'Se déconnecter',
   'page.logout.doneTitle': 'Vous êtes déconnecté',
   'page.logout.done': 'Vous êtes déconnecté de ce service dans ce navigateur.',
