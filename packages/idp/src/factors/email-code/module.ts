@@ -1,0 +1,24 @@
+import type { FactorModule } from '../module.js';
+import { createEmailCodeFactor, emailCodeFirst } from './factor.js';
+import { registrationRoutes } from './routes.js';
+
+/**
+ * The emailed code, one module for both its roles: the new-device sign-in's first factor (amr
+ * `otp`, routes.ts) and the MFA method `email`. One proof (the account's mailbox) and one sender;
+ * the pipeline's rule that after the first the second is no second factor (sign-in/pipeline.ts
+ * countsAsSecond) is a rule about this one factor. Its metric labels stay per role.
+ */
+export const emailCodeModule: FactorModule = {
+  name: 'email-code',
+  first: emailCodeFirst,
+  second: ['email'],
+  method: 'email',
+  mfa: createEmailCodeFactor,
+  metrics: { first: 'otp', second: 'email' },
+  tables: ['registrations'],
+  enrollment: { label: 'hosted.method.email', userEnrollable: true, onAccountPage: true },
+  routes: {
+    browser: async (app, deps) =>
+      app.register(registrationRoutes, { registration: deps.registration, placeHeader: deps.placeHeader, mfaMethods: deps.mfaMethods }),
+  },
+};
