@@ -95,7 +95,7 @@ export interface ContextOptions {
   upstreamFetch?: typeof fetch;
   /** Makes signing key pairs (tests hand out pre-generated first keys); default: a fresh pair each time. */
   generateSigningKey?: SigningKeyGenerator;
-  /** Factors beside the registry's (factors/index.ts), mounted and listed as theirs are (docs/how-to/add-a-factor.md). */
+  /** Factors beside the registry's (factors/index.ts), mounted and listed as theirs are (docs/architecture.md, "How to add a factor"). */
   extraFactors?: readonly FactorModule[];
 }
 

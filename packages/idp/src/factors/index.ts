@@ -12,7 +12,7 @@ import { upstreamModule } from './upstream/module.js';
 export type { FactorModule, FactorRouteDeps, MfaFactorDeps } from './module.js';
 
 /**
- * THE list of the service's factors, one module per folder (docs/how-to/add-a-factor.md). Every
+ * THE list of the service's factors, one module per folder (docs/architecture.md, "How to add a factor"). Every
  * other list derives from it: the MFA methods offered (in this order: the first is the hosted
  * enrollment's default), the MFA step's dispatch, the metrics' labels, the labels of the hosted
  * enrollment and the account page, the routes the app mounts. The composition adds its caller's

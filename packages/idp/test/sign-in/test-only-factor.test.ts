@@ -1,7 +1,7 @@
 /**
  * A factor defined only in the test tree (test/support/fixture-factor.ts), given to the
  * composition as a contributor's factor would be (ContextOptions.extraFactors), with no other
- * product file changed (docs/how-to/add-a-factor.md): its route answers; it is in the enrollment
+ * product file changed (docs/architecture.md, "How to add a factor"): its route answers; it is in the enrollment
  * list the hosted page gets, labelled in the page's language; the account page offers it and
  * names it once in force; and a sign-in through it is counted in the metrics with its own label.
  */

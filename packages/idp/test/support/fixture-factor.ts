@@ -1,7 +1,7 @@
 /**
  * A factor defined only in the test tree (test/sign-in/test-only-factor.test.ts): a code shown by
  * a companion the factor serves itself (its route), as a hardware token's display would. It is
- * what a contributor writes to add a factor (docs/how-to/add-a-factor.md): one module, given to
+ * what a contributor writes to add a factor (docs/architecture.md, "How to add a factor"): one module, given to
  * the composition (ContextOptions.extraFactors), and nothing else of the product changed.
  */
 import { timingSafeEqual } from 'node:crypto';
