@@ -274,7 +274,11 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const login = createLoginService({ deviceKey, emailCode: registration, clients });
   const refreshTokens = createRefreshTokens({ store: createRefreshTokenStore(db), codes, events, hash, now, deviceIdleMs: idleMs });
   const users = createUserService({
-    store: createUserStore(db, eventStore),
+    store: createUserStore(
+      db,
+      eventStore,
+      factors.flatMap((factor) => factor.tables),
+    ),
     sessions,
     devices,
     passkeys: passkeyStore,
@@ -307,7 +311,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   // The upstream first factor continues into the same flows as the others (factors/upstream/wiring.ts).
   const upstreamFlows = { clients, accounts, mfa, pipeline, otp, events, spent: spentTokens, throttle, hash, now };
-  const { connections, upstream, sweepUpstream } = openUpstream(db, serverSecret, {
+  const { connections, upstream } = openUpstream(db, serverSecret, {
     ...upstreamFlows,
     devices,
     deviceIdleMs: idleMs,
@@ -390,8 +394,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       webhookWiring.startDelivery(onError, createLogoutDelivery({ issuer: config.issuer, clients, keyring, now })),
     /** Deletes expired rows; each store sweeps its own table. */
     async sweepExpired(at: number) {
-      await registrationStore.deleteExpired(at);
-      await sweepUpstream(at);
+      for (const factor of factors) await factor.sweep?.(db, at);
       await codeStore.deleteExpired(at);
       await spentTokens.deleteExpired(at);
       await devices.expireIdle(at - idleMs, at, eventStore);

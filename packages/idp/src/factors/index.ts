@@ -9,7 +9,7 @@ import { smsCodeModule } from './sms-code/module.js';
 import { totpModule } from './totp/module.js';
 import { upstreamModule } from './upstream/module.js';
 
-export type { FactorModule, FactorRouteDeps, MfaFactorDeps } from './module.js';
+export type { FactorModule, FactorRouteDeps, FactorTable, MfaFactorDeps } from './module.js';
 
 /**
  * THE list of the service's factors, one module per folder (docs/architecture.md, "How to add a factor"). Every

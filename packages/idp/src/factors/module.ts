@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ServiceConfig } from '../config.js';
 import type { Connections } from '../connections/service.js';
 import type { Factor, MfaFactor } from '../sign-in/factor.js';
+import type { Db } from '../storage/database.js';
 import type { DeviceProver } from './device-key/prover.js';
 import type { RegistrationService } from './email-code/new-device.js';
 import type { PasskeyMfa } from './passkey/mfa.js';
@@ -12,6 +13,12 @@ import type { UpstreamService } from './upstream/service.js';
 
 /** What every factor's MFA half is made from (the one code sender, the TOTP secrets' sealer, the user's method). */
 export type MfaFactorDeps = SentCodeDeps & TotpFactorDeps;
+
+/** A table a factor owns, and the column saying whose rows they are: a user's erasure deletes by it (users/store.ts). */
+export interface FactorTable {
+  readonly name: string;
+  readonly userColumn: 'user_id' | 'email';
+}
 
 /** The languages the service ships a catalogue for (i18n/messages): a factor's messages come in each. */
 export type FactorMessages = Readonly<Record<'en' | 'fr' | 'de' | 'es', Readonly<Record<string, string>>>>;
@@ -70,7 +77,9 @@ export interface FactorModule extends Factor {
   /** The label of its sign-ins in the metrics (service_idp_sign_ins_total's and second_factors_total's `method`), per role. */
   readonly metrics: { readonly first?: string; readonly second?: string };
   /** The tables it owns (its migrations are in storage/migrations): a user's rows there go with the user. */
-  readonly tables: readonly string[];
+  readonly tables: readonly FactorTable[];
+  /** Deletes its expired rows (the periodic sweep, context.ts sweepExpired). */
+  readonly sweep?: (db: Db, at: number) => Promise<void>;
   readonly enrollment?: FactorEnrollment;
   /** Its messages beside the service's catalogues (a factor's label, where the catalogues do not have it). */
   readonly messages?: FactorMessages;

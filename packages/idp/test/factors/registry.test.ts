@@ -70,7 +70,7 @@ describe('the factor registry', () => {
     try {
       await migrate(db);
       const tables = new Set((await db.introspection.getTables()).map((t) => t.name));
-      for (const factor of FACTORS) for (const table of factor.tables) assert.ok(tables.has(table), `${factor.name}: ${table}`);
+      for (const factor of FACTORS) for (const { name } of factor.tables) assert.ok(tables.has(name), `${factor.name}: ${name}`);
     } finally {
       await db.destroy();
       await drop();

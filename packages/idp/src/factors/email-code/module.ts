@@ -1,5 +1,6 @@
 import type { FactorModule } from '../module.js';
 import { createEmailCodeFactor, emailCodeFirst } from './factor.js';
+import { createRegistrationStore } from './new-device-store.js';
 import { registrationRoutes } from './routes.js';
 
 /**
@@ -15,7 +16,9 @@ export const emailCodeModule: FactorModule = {
   method: 'email',
   mfa: createEmailCodeFactor,
   metrics: { first: 'otp', second: 'email' },
-  tables: ['registrations'],
+  // A pending registration is keyed by the address: no user may exist yet.
+  tables: [{ name: 'registrations', userColumn: 'email' }],
+  sweep: (db, at) => createRegistrationStore(db).deleteExpired(at),
   enrollment: { label: 'hosted.method.email', userEnrollable: true, onAccountPage: true },
   routes: {
     browser: async (app, deps) =>

@@ -14,7 +14,7 @@ export const passkeyModule: FactorModule = {
   method: 'passkey',
   mfa: () => passkeyFactor,
   metrics: { first: 'passkey', second: 'passkey' },
-  tables: ['passkeys'],
+  tables: [{ name: 'passkeys', userColumn: 'user_id' }],
   enrollment: { label: 'hosted.method.passkey', userEnrollable: true, onAccountPage: false },
   routes: {
     browser: async (app, deps) => {

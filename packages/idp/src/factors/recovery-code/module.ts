@@ -9,5 +9,5 @@ export const recoveryCodeModule: FactorModule = {
   name: 'recovery-code',
   second: ['recovery_code'],
   metrics: { second: 'recovery_code' },
-  tables: ['recovery_codes'],
+  tables: [{ name: 'recovery_codes', userColumn: 'user_id' }],
 };
