@@ -31,7 +31,15 @@ import { createDeviceKeySignIn } from './factors/device-key/sign-in.js';
 import { createDeviceKeySignInStore } from './factors/device-key/sign-in-store.js';
 import { createRegistrationService } from './factors/email-code/new-device.js';
 import { createRegistrationStore } from './factors/email-code/new-device-store.js';
-import { enrollableMethods, type FactorModule, factorList, factorMessagesOf, metricLabelsOf, mfaFactorsOf } from './factors/index.js';
+import {
+  acrClassesOf,
+  enrollableMethods,
+  type FactorModule,
+  factorList,
+  factorMessagesOf,
+  metricLabelsOf,
+  mfaFactorsOf,
+} from './factors/index.js';
 import { createPasskeyCeremony } from './factors/passkey/ceremony.js';
 import { createPasskeyFallback } from './factors/passkey/fallback.js';
 import { createPasskeyMfa } from './factors/passkey/mfa.js';
@@ -293,7 +301,10 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   const dbsc = createDbsc({ store: oidcStore, spent: spentTokens, hash, issuer: config.issuer, now });
   const dpop = createDpopVerifier({ issuer: config.issuer, spent: spentTokens, hash, now });
-  const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now });
+  const tokens = createTokenService({
+    ...{ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now },
+    acrClasses: acrClassesOf(factors),
+  });
   const pushedRequests = createPushedRequests({ db, hash, now });
   const oidc = createOidcService({
     issuer: config.issuer,

@@ -70,6 +70,17 @@ export const metricLabelsOf = (factors: readonly FactorModule[]) =>
     ...(second && metrics.second ? [{ role: 'second' as const, label: metrics.second, amr: second }] : []),
   ]);
 
+/** The acr class of each amr value the factors class (oidc/acr.ts acrOf); two factors classing one value alike, or refused. */
+export function acrClassesOf(factors: readonly FactorModule[]): Record<string, 'phishingResistant' | 'device' | 'otp'> {
+  const classes: Record<string, 'phishingResistant' | 'device' | 'otp'> = {};
+  for (const factor of factors)
+    for (const [value, acr] of Object.entries(factor.acr ?? {})) {
+      if (classes[value] !== undefined && classes[value] !== acr) throw new Error(`the factor ${factor.name} classes amr ${value} apart`);
+      classes[value] = acr;
+    }
+  return classes;
+}
+
 /** The messages the factors bring beside the catalogues, per language (i18n/locales.ts loadLocales). */
 export const factorMessagesOf = (factors: readonly FactorModule[]): Record<string, Record<string, string>> => {
   const merged: Record<string, Record<string, string>> = {};

@@ -74,6 +74,11 @@ export interface FactorModule extends Factor {
   readonly method?: string;
   /** Makes the MFA half the MFA step dispatches to by the session's method (sign-in/mfa-step.ts). */
   readonly mfa?: (deps: MfaFactorDeps) => MfaFactor;
+  /**
+   * The assurance each of its amr values reaches by itself (the ID token's acr, oidc/acr.ts): a
+   * hardware-bound key is phishing-resistant, a device's key `device`; `mfa` is the pipeline's.
+   */
+  readonly acr?: Readonly<Record<string, 'phishingResistant' | 'device' | 'otp'>>;
   /** The label of its sign-ins in the metrics (service_idp_sign_ins_total's and second_factors_total's `method`), per role. */
   readonly metrics: { readonly first?: string; readonly second?: string };
   /** The tables it owns (its migrations are in storage/migrations): a user's rows there go with the user. */

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MfaMethod } from 'service-protocol';
 import { loadConfig } from '../../src/config.js';
-import { enrollableMethods, FACTORS, factorList, metricLabelsOf, mfaFactorsOf, mfaMethodsOf } from '../../src/factors/index.js';
+import { acrClassesOf, enrollableMethods, FACTORS, factorList, metricLabelsOf, mfaFactorsOf, mfaMethodsOf } from '../../src/factors/index.js';
 import type { MfaFactorDeps } from '../../src/factors/module.js';
 import { BUILT_IN_CATALOGUES, loadLocales } from '../../src/i18n/locales.js';
 import { migrate } from '../../src/storage/migrations.js';
@@ -42,6 +42,11 @@ describe('the factor registry', () => {
     const labels = metricLabelsOf(FACTORS).map(({ role, label }) => `${role}:${label}`);
     assert.deepEqual(labels, [...new Set(labels)]);
     assert.ok(labels.includes('first:upstream'));
+  });
+
+  it('classes each amr value once for the ID token’s acr (oidc/acr.ts)', () => {
+    assert.deepEqual(acrClassesOf(FACTORS), { swk: 'device', otp: 'otp', hwk: 'phishingResistant', fed: 'otp' });
+    assert.throws(() => acrClassesOf([...FACTORS, { ...fixtureCodeFactor, acr: { swk: 'otp' } }]), /classes amr swk apart/);
   });
 
   it('offers SMS only where a code can reach a phone', () => {

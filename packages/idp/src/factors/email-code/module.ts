@@ -15,6 +15,7 @@ export const emailCodeModule: FactorModule = {
   second: ['email'],
   method: 'email',
   mfa: createEmailCodeFactor,
+  acr: { otp: 'otp' },
   metrics: { first: 'otp', second: 'email' },
   // A pending registration is keyed by the address: no user may exist yet.
   tables: [{ name: 'registrations', userColumn: 'email' }],

@@ -13,6 +13,8 @@ export const passkeyModule: FactorModule = {
   second: passkeyFactor.second,
   method: 'passkey',
   mfa: () => passkeyFactor,
+  // A device-bound passkey (hwk) is phishing-resistant; a synced one (swk) reaches what a device's key does.
+  acr: { hwk: 'phishingResistant', swk: 'device' },
   metrics: { first: 'passkey', second: 'passkey' },
   tables: [{ name: 'passkeys', userColumn: 'user_id' }],
   enrollment: { label: 'hosted.method.passkey', userEnrollable: true, onAccountPage: false },

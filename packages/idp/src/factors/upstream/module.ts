@@ -6,6 +6,8 @@ import { createUpstreamStore } from './store.js';
 /** A sign-in at an upstream identity provider: a first factor only (amr `fed`), linked to the account on the account page. */
 export const upstreamModule: FactorModule = {
   ...upstreamFactor,
+  // What the provider checked is not known here: no more than an emailed code.
+  acr: { fed: 'otp' },
   metrics: { first: 'upstream' },
   tables: [
     { name: 'linked_identities', userColumn: 'user_id' },
