@@ -8,7 +8,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MfaMethod } from 'service-protocol';
 import { loadConfig } from '../../src/config.js';
-import { acrClassesOf, enrollableMethods, FACTORS, factorList, metricLabelsOf, mfaFactorsOf, mfaMethodsOf } from '../../src/factors/index.js';
+import {
+  acrClassesOf,
+  enrollableMethods,
+  FACTORS,
+  factorList,
+  metricLabelsOf,
+  mfaFactorsOf,
+  mfaMethodsOf,
+} from '../../src/factors/index.js';
 import type { MfaFactorDeps } from '../../src/factors/module.js';
 import { BUILT_IN_CATALOGUES, loadLocales } from '../../src/i18n/locales.js';
 import { migrate } from '../../src/storage/migrations.js';
