@@ -5,7 +5,10 @@
  * factor owns exists; every enrollable method is labelled in every shipped language.
  */
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { MfaMethod } from 'service-protocol';
 import { loadConfig } from '../../src/config.js';
 import {
@@ -27,6 +30,18 @@ import { openTestDatabase } from '../support/helpers.js';
 const unused = {} as MfaFactorDeps;
 
 describe('the factor registry', () => {
+  it('holds every folder of factors/, each exporting exactly one module, under its folder’s name', async () => {
+    const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'factors');
+    const folders = readdirSync(root, { withFileTypes: true }).filter((entry) => entry.isDirectory());
+    for (const { name } of folders) {
+      const exported = Object.values(await import(join(root, name, 'module.ts')));
+      assert.equal(exported.length, 1, `factors/${name}/module.ts exports one thing`);
+      assert.ok(FACTORS.includes(exported[0] as (typeof FACTORS)[number]), `factors/${name}'s module is registered`);
+      assert.equal((exported[0] as (typeof FACTORS)[number]).name, name);
+    }
+    assert.equal(folders.length, FACTORS.length);
+  });
+
   it('lists the MFA methods service-protocol types, in its order', () => {
     assert.deepEqual(mfaMethodsOf(FACTORS), Object.values(MfaMethod));
   });
