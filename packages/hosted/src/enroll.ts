@@ -11,8 +11,6 @@ import { $, input, onSubmit, say, show } from './page.js';
 import { passkeyMfaRecovery, showPasskeyMfa } from './passkey-mfa.js';
 import { client, signIn } from './state.js';
 
-const METHODS: readonly MfaMethod[] = ['email', 'sms', 'totp', 'passkey'];
-
 /** The MFA step of a login (MFA_REQUIRED): a code sent (or the app's), or the passkey. */
 export async function startMfa(sessionId: string, method: MfaMethod): Promise<void> {
   signIn.sessionId = sessionId;
@@ -32,7 +30,9 @@ function showEnrollment(methods: readonly MfaMethod[]): void {
     radio.addEventListener('change', () => {
       $('phone-field').hidden = method !== 'sms';
     });
-    label.append(radio, ` ${METHODS.includes(method) ? t(`hosted.method.${method}`) : method}`);
+    // Every factor's label is its `hosted.method.<method>` message (packages/idp factors/module.ts); none: its name.
+    const text = t(`hosted.method.${method}`);
+    label.append(radio, ` ${text === `hosted.method.${method}` ? method : text}`);
     list.append(label);
   }
   $('phone-field').hidden = methods[0] !== 'sms';

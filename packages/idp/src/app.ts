@@ -26,11 +26,7 @@ import { deviceRoutes } from './devices/routes.js';
 import { ServiceError } from './errors.js';
 import { trackRequestOrigin } from './events/request-context.js';
 import { recordSignInRefusals } from './events/sign-in-refusals.js';
-import { deviceKeyRoutes } from './factors/device-key/routes.js';
-import { registrationRoutes } from './factors/email-code/routes.js';
-import { passkeyMfaRoutes } from './factors/passkey/mfa-routes.js';
-import { passkeyRoutes } from './factors/passkey/routes.js';
-import { upstreamBrowserRoutes, upstreamRoutes } from './factors/upstream/routes.js';
+import { type FactorRouteDeps, mfaMethodsOf } from './factors/index.js';
 import { browserClient, registeredOrigins } from './http/browser-client.js';
 import {
   CONTRACT_CHECK_ENV,
@@ -180,6 +176,23 @@ const adminOptions = (ctx: ServiceContext, consoleCredential: ConsoleCredential 
   upstream: ctx.upstream,
 });
 
+/** What the factors' routes are given (factors/module.ts FactorRouteDeps). */
+const factorRouteDeps = (ctx: ServiceContext): FactorRouteDeps => ({
+  issuer: ctx.config.issuer,
+  mfaMethods: mfaMethodsOf(ctx.factors),
+  placeHeader: ctx.config.placeHeader,
+  prover: ctx.prover,
+  registration: ctx.registration,
+  passkeys: ctx.passkeys,
+  passkeyMfa: ctx.passkeyMfa,
+  ceremonyContext: hostedCeremonyContext(ctx.oidc, ctx.config.issuer),
+  upstream: ctx.upstream,
+  connections: ctx.connections,
+  bindingCookie: bindingCookieName(ctx.config.issuer),
+  cookies: parseCookies,
+  requestHeader: AUTHORIZATION_REQUEST_HEADER,
+});
+
 /**
  * The operator console's own listener (config.console; docs/operations.md, "Where it is
  * served"): the console's page, files, sign-in and session, and the admin API for its session
@@ -218,6 +231,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
       return userId ? ctx.accounts.localeOfUser(userId) : undefined;
     },
   });
+  const factorDeps = factorRouteDeps(ctx);
   await app.register(localeRoutes, {
     languages,
     issuer: ctx.config.issuer,
@@ -242,24 +256,16 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         name: request.client.name,
         issuer: ctx.config.issuer,
       }));
-      await browser.register(deviceKeyRoutes, { prover: ctx.prover });
-      await browser.register(loginRoutes, { login: ctx.login, testMode: ctx.config.testMode, resolveClient });
-      await browser.register(registrationRoutes, { registration: ctx.registration, placeHeader: ctx.config.placeHeader });
+      await browser.register(loginRoutes, {
+        login: ctx.login,
+        testMode: ctx.config.testMode,
+        resolveClient,
+        mfaMethods: factorDeps.mfaMethods,
+      });
       await browser.register(deviceRoutes, { devices: ctx.deviceService });
-      await browser.register(mfaRoutes, { mfa: ctx.mfa });
-      await browser.register(passkeyRoutes, {
-        passkeys: ctx.passkeys,
-        ceremonyContext: hostedCeremonyContext(ctx.oidc, ctx.config.issuer),
-      });
-      await browser.register(passkeyMfaRoutes, { passkeys: ctx.passkeyMfa });
-      await browser.register(upstreamBrowserRoutes, {
-        upstream: ctx.upstream,
-        connections: ctx.connections,
-        appOf: (requestId, binding) => ctx.upstream.hostedApp(requestId, binding),
-        bindingCookie: bindingCookieName(ctx.config.issuer),
-        cookies: parseCookies,
-        requestHeader: AUTHORIZATION_REQUEST_HEADER,
-      });
+      await browser.register(mfaRoutes, { mfa: ctx.mfa, mfaMethods: factorDeps.mfaMethods });
+      // Every factor's own routes, from the registry (factors/index.ts) and the caller's extraFactors.
+      for (const factor of ctx.factors) if (factor.routes?.browser) await browser.register(factor.routes.browser, factorDeps);
     },
     { prefix: BROWSER_PREFIX },
   );
@@ -280,12 +286,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   });
   await app.register(dbscRoutes, { dbsc: ctx.dbsc, issuer: ctx.config.issuer });
   await app.register(renewalRoutes, { dbsc: ctx.dbsc, issuer: ctx.config.issuer, sessionCookie: sessionCookieName(ctx.config.issuer) });
-  await app.register(upstreamRoutes, {
-    upstream: ctx.upstream,
-    issuer: ctx.config.issuer,
-    bindingCookie: bindingCookieName(ctx.config.issuer),
-    cookies: parseCookies,
-  });
+  for (const factor of ctx.factors) if (factor.routes?.root) await app.register(factor.routes.root, factorDeps);
   await app.register(logoutRoutes, {
     logout: ctx.logout,
     issuer: ctx.config.issuer,

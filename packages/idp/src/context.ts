@@ -31,7 +31,15 @@ import { createDeviceKeySignIn } from './factors/device-key/sign-in.js';
 import { createDeviceKeySignInStore } from './factors/device-key/sign-in-store.js';
 import { createRegistrationService } from './factors/email-code/new-device.js';
 import { createRegistrationStore } from './factors/email-code/new-device-store.js';
-import { createMfaFactors } from './factors/index.js';
+import {
+  acrClassesOf,
+  enrollableMethods,
+  type FactorModule,
+  factorList,
+  factorMessagesOf,
+  metricLabelsOf,
+  mfaFactorsOf,
+} from './factors/index.js';
 import { createPasskeyCeremony } from './factors/passkey/ceremony.js';
 import { createPasskeyFallback } from './factors/passkey/fallback.js';
 import { createPasskeyMfa } from './factors/passkey/mfa.js';
@@ -96,6 +104,8 @@ export interface ContextOptions {
   upstreamFetch?: typeof fetch;
   /** Makes signing key pairs (tests hand out pre-generated first keys); default: a fresh pair each time. */
   generateSigningKey?: SigningKeyGenerator;
+  /** Factors beside the registry's (factors/index.ts), mounted and listed as theirs are (docs/architecture.md, "How to add a factor"). */
+  extraFactors?: readonly FactorModule[];
 }
 
 /** Wires storage, crypto and flows together: the composition root shared by the CLI and the HTTP app. */
@@ -110,9 +120,10 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     throw error;
   }
   const hash = createSecretHasher(serverSecret);
+  const factors = factorList(options.extraFactors);
 
   const mailbox = createMailboxStore(db);
-  const locales = loadLocales(config.localesDir, (line) => console.warn(`service-idp: ${line}`));
+  const locales = loadLocales(config.localesDir, (line) => console.warn(`service-idp: ${line}`), factorMessagesOf(factors));
   const transport =
     options.mailer ??
     (config.smtpUrl
@@ -135,7 +146,12 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const events = createEventLog({ store: eventStore, now });
   const webhookWiring = webhookWing.withEvents(events);
   // Per-process counters and scrape-time gauges (docs/operations.md, "Metrics"); the app adds the HTTP ones.
-  const metrics = createServiceMetrics({ now, webhookBacklog: () => webhookOutbox.backlog(), poolUse: () => poolUse(db) });
+  const metrics = createServiceMetrics({
+    now,
+    factors: metricLabelsOf(factors),
+    webhookBacklog: () => webhookOutbox.backlog(),
+    poolUse: () => poolUse(db),
+  });
   events.onRecorded(metrics.eventRecorded);
   const clients = createClientService({ store: createClientStore(db), hash, now });
   // Shown in authenticator apps (a colon would break their label parsing: IPv6 hosts); the product name until the operator sets one.
@@ -226,17 +242,15 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     events,
     mailer,
     templates,
-    factors: createMfaFactors({ otp, sealer: createSealer(serverSecret, 'totp-secret'), methods: mfaStore, now, issuerName }),
+    factors: mfaFactorsOf(factors, { otp, sealer: createSealer(serverSecret, 'totp-secret'), methods: mfaStore, now, issuerName }),
     recoveryCodes,
     now,
     rememberMs: config.mfaRememberDays * 24 * 60 * 60 * 1000,
     issuerName,
   });
   const fallback = createPasskeyFallback({ store: mfaStore, passkeys: passkeyStore, accounts, events, mailer, templates, now, issuerName });
-  // SMS through the development outbox is refused in production: the code would reach nobody.
-  // A passkey is enrolled through service-web/passkeys (factors/passkey/, mfaEnrollmentOptions), never through delegation.
-  const mfaMethods: MfaMethod[] =
-    config.production && config.sms.transport === 'outbox' ? ['email', 'totp', 'passkey'] : ['email', 'sms', 'totp', 'passkey'];
+  // The methods a user may choose (factors/index.ts; a plug-in's method is a string the wire's enumeration then holds).
+  const mfaMethods = enrollableMethods(factors, config) as MfaMethod[];
   const passkeyCeremony = createPasskeyCeremony({ store: passkeyStore, spent: spentTokens, events, hash, now, rpId: config.passkeyRpId });
   const pipeline = createSignInPipeline({ mfa, finish });
   const passkeys = createPasskeyService({
@@ -270,7 +284,11 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const login = createLoginService({ deviceKey, emailCode: registration, clients });
   const refreshTokens = createRefreshTokens({ store: createRefreshTokenStore(db), codes, events, hash, now, deviceIdleMs: idleMs });
   const users = createUserService({
-    store: createUserStore(db, eventStore),
+    store: createUserStore(
+      db,
+      eventStore,
+      factors.flatMap((factor) => factor.tables),
+    ),
     sessions,
     devices,
     passkeys: passkeyStore,
@@ -285,7 +303,10 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   const dbsc = createDbsc({ store: oidcStore, spent: spentTokens, hash, issuer: config.issuer, now });
   const dpop = createDpopVerifier({ issuer: config.issuer, spent: spentTokens, hash, now });
-  const tokens = createTokenService({ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now });
+  const tokens = createTokenService({
+    ...{ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now },
+    acrClasses: acrClassesOf(factors),
+  });
   const pushedRequests = createPushedRequests({ db, hash, now });
   const oidc = createOidcService({
     issuer: config.issuer,
@@ -303,7 +324,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   });
   // The upstream first factor continues into the same flows as the others (factors/upstream/wiring.ts).
   const upstreamFlows = { clients, accounts, mfa, pipeline, otp, events, spent: spentTokens, throttle, hash, now };
-  const { connections, upstream, sweepUpstream } = openUpstream(db, serverSecret, {
+  const { connections, upstream } = openUpstream(db, serverSecret, {
     ...upstreamFlows,
     devices,
     deviceIdleMs: idleMs,
@@ -318,7 +339,16 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const firstParty = { issuer: config.issuer, clients, codes, accounts, devices, passkeys: passkeyStore, hash, deviceIdleMs: idleMs, now };
   const account = createAccountCenter({
     ...firstParty,
-    ...{ users, events, mfa, mfaMethods, recoveryCodes, deviceService, identities: upstream, connections },
+    ...{
+      users,
+      events,
+      mfa,
+      mfaMethods: enrollableMethods(factors, config, true) as MfaMethod[],
+      recoveryCodes,
+      deviceService,
+      identities: upstream,
+      connections,
+    },
     ...{ passkeyService: passkeys, passkeyMfa, mailer, templates },
     revokeAppTokens: (userId, clientId) => refreshTokens.revokeUserClient(userId, clientId),
   });
@@ -329,6 +359,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     db,
     /** The SQLite path or the PostgreSQL URL (password hidden), for messages. */
     database: options.db ? 'the database given by the caller' : describeDatabase(config),
+    /** The service's factors (factors/index.ts, and the caller's extraFactors): the app mounts their routes. */
+    factors,
     mailer,
     mailbox,
     locales,
@@ -375,8 +407,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       webhookWiring.startDelivery(onError, createLogoutDelivery({ issuer: config.issuer, clients, keyring, now })),
     /** Deletes expired rows; each store sweeps its own table. */
     async sweepExpired(at: number) {
-      await registrationStore.deleteExpired(at);
-      await sweepUpstream(at);
+      for (const factor of factors) await factor.sweep?.(db, at);
       await codeStore.deleteExpired(at);
       await spentTokens.deleteExpired(at);
       await devices.expireIdle(at - idleMs, at, eventStore);

@@ -122,7 +122,9 @@ export function proveIntro(c: FormContext, method: string, inForce: boolean, rec
   if (!inForce) return t('page.account.proveStandIn');
   if (method === 'passkey') return t(recovery ? 'page.account.provePasskey' : 'page.account.provePasskeyOnly');
   if (method === 'totp') return t('page.account.proveTotp');
-  return t(method === 'sms' ? 'page.account.proveSms' : 'page.account.proveEmail');
+  if (method === 'sms') return t('page.account.proveSms');
+  // A method with no words of its own here (a factor added later) is asked for by the form alone.
+  return method === 'email' ? t('page.account.proveEmail') : '';
 }
 
 /** A new set of recovery codes, shown once. */
@@ -158,7 +160,7 @@ export function changeStepHtml(
       error,
       passkey: step.currentMethod === 'passkey' ? { session: step.sessionId, action: 'change' } : undefined,
     });
-  const intro = step.method === 'totp' ? '' : t(step.method === 'sms' ? 'page.account.newSms' : 'page.account.newEmail');
+  const intro = step.method === 'sms' ? t('page.account.newSms') : step.method === 'email' ? t('page.account.newEmail') : '';
   return codeStepHtml(c, {
     heading: 'page.account.mfaNewTitle',
     intro,

@@ -31,7 +31,7 @@ export interface AccountFactorDeps {
   clients: Pick<ClientService, 'findById'>;
   users: Pick<UserService, 'devices'>;
   mfa: MfaStep;
-  /** The methods this service offers (context.ts): a user moves only to one of them; a passkey is added as a device, not here. */
+  /** The methods the page offers (factors/index.ts enrollableMethods): a user moves only to one of them; a passkey is added as a device, not here. */
   mfaMethods: readonly MfaMethod[];
   recoveryCodes: Pick<RecoveryCodeFactor, 'issue'>;
   deviceService: Pick<DeviceService, 'rename'>;
@@ -92,7 +92,7 @@ export function createAccountFactors(deps: AccountFactorDeps): AccountFactors {
     if (!found) throw new Error('The account center client is missing (ensureClient runs at start).');
     return found;
   };
-  const changeableMethods = () => deps.mfaMethods.filter((m) => m !== 'passkey');
+  const changeableMethods = () => [...deps.mfaMethods];
 
   const origin = new URL(deps.issuer).origin;
 

@@ -112,19 +112,27 @@ function operatorCatalogues(dir: string): Map<string, { path: string; messages: 
  * start: a file that is not JSON, a message that does not parse as ICU MessageFormat, or one
  * that uses a value or tag the English message does not have, throws one line naming the file
  * and the key; a key a language lacks is shown in English and `warn`ed once per language.
+ * `more`: messages beside the catalogues, per language (a factor's, factors/module.ts), which
+ * the operator's files may override too.
  */
-export function loadLocales(dir?: string, warn: (line: string) => void = () => {}): Locales {
+export function loadLocales(
+  dir?: string,
+  warn: (line: string) => void = () => {},
+  more: Readonly<Record<string, Readonly<Record<string, string>>>> = {},
+): Locales {
   const sources = new Map<string, { path: string; messages: Record<string, string> }>();
-  for (const [tag, messages] of Object.entries(BUILT_IN_CATALOGUES)) sources.set(tag, { path: `built-in ${tag}`, messages });
+  for (const [tag, messages] of Object.entries(BUILT_IN_CATALOGUES))
+    sources.set(tag, { path: `built-in ${tag}`, messages: { ...messages, ...more[tag] } });
   for (const [tag, file] of dir ? operatorCatalogues(dir) : []) {
     const base = sources.get(tag)?.messages ?? {};
     sources.set(tag, { path: file.path, messages: { ...base, ...file.messages } });
   }
 
-  const keys = Object.keys(en) as MessageKey[];
+  const englishTexts: Record<string, string> = { ...en, ...more.en };
+  const keys = Object.keys(englishTexts) as MessageKey[];
   const compiled = new Map<string, Map<string, IntlMessageFormat>>();
   const englishNames = new Map<string, Set<string>>();
-  for (const key of keys) englishNames.set(key, namesIn(new IntlMessageFormat(en[key], 'en').getAst() as AstNode[]));
+  for (const key of keys) englishNames.set(key, namesIn(new IntlMessageFormat(englishTexts[key] as string, 'en').getAst() as AstNode[]));
   for (const [tag, { path, messages }] of sources) {
     const formats = new Map<string, IntlMessageFormat>();
     const missing: string[] = [];

@@ -3,7 +3,7 @@ import { type AuthenticateResponse, BrowserPaths, CRYPTO_VERSIONS } from 'servic
 import { Type } from 'typebox';
 import { ServiceError } from '../errors.js';
 import { browserCredentials, type ClientResolver } from '../http/browser-client.js';
-import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, PkceChallenge, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import { BODY_ERRORS, emailOf, errorResponses, mfaMethodSchema, PkceChallenge, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { mfaRequired, SignedInAnswer } from '../sign-in/answers.js';
 import type { LoginService } from './service.js';
 
@@ -19,32 +19,40 @@ const AuthenticateBody = Type.Object(
   { additionalProperties: false },
 );
 
-const AuthenticateAnswer = wireBody<AuthenticateResponse>()(
-  Type.Union([
-    SignedInAnswer,
-    Type.Object({
-      status: Type.Literal('OTP_NEEDED'),
-      message: Type.String(),
-      deviceToken: Type.String(),
-      code: Type.Optional(Type.String({ description: 'the emailed code, in test mode only' })),
-      deviceRefused: Type.Optional(Type.Literal(true)),
-    }),
-    Type.Object({ status: Type.Literal('MFA_REQUIRED'), message: Type.String(), sessionId: Type.String(), method: MfaMethodSchema }),
-  ]),
-);
+const authenticateAnswer = (methods: readonly string[]) =>
+  wireBody<AuthenticateResponse>()(
+    Type.Union([
+      SignedInAnswer,
+      Type.Object({
+        status: Type.Literal('OTP_NEEDED'),
+        message: Type.String(),
+        deviceToken: Type.String(),
+        code: Type.Optional(Type.String({ description: 'the emailed code, in test mode only' })),
+        deviceRefused: Type.Optional(Type.Literal(true)),
+      }),
+      Type.Object({
+        status: Type.Literal('MFA_REQUIRED'),
+        message: Type.String(),
+        sessionId: Type.String(),
+        method: mfaMethodSchema(methods),
+      }),
+    ]),
+  );
 
-const AuthenticateSchema = {
+const authenticateSchema = (methods: readonly string[]) => ({
   body: AuthenticateBody,
-  response: { 200: AuthenticateAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 429, ...SERVER_ERRORS) },
-};
+  response: { 200: authenticateAnswer(methods), ...errorResponses(...BODY_ERRORS, 401, 403, 429, ...SERVER_ERRORS) },
+});
 
 export const loginRoutes: FastifyPluginAsyncTypebox<{
   login: LoginService;
   testMode: boolean;
   /** The browser routes' client resolver (http/browser-client.ts), given the client this route reads itself. */
   resolveClient: ClientResolver;
-}> = async (app, { login, testMode, resolveClient }) => {
-  app.post(BrowserPaths.authenticate, { schema: AuthenticateSchema }, async (request): Promise<AuthenticateResponse> => {
+  /** The MFA methods of the service's factors (factors/index.ts), as the answers name them. */
+  mfaMethods: readonly string[];
+}> = async (app, { login, testMode, resolveClient, mfaMethods }) => {
+  app.post(BrowserPaths.authenticate, { schema: authenticateSchema(mfaMethods) }, async (request): Promise<AuthenticateResponse> => {
     const body = request.body;
     // The client is read with the device a proof names, in one statement (factors/device-key/sign-in-store.ts).
     const opened = await login.open(browserCredentials(request), body.deviceProof);

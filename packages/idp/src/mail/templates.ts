@@ -133,8 +133,6 @@ export interface MailTemplates {
   render(name: TemplateName, to: string, values: { client: string } & Record<string, string>): LocalizableMail;
 }
 
-const METHODS = ['email', 'sms', 'totp', 'passkey'];
-
 /** "Chrome on macOS" in `locale` (devices/user-agent.ts defaultDeviceName, translated). */
 export function deviceName(locales: Locales, locale: string, browser: string | null, os: string | null): string {
   if (browser && os) return locales.text(locale, 'device.name', { browser, os });
@@ -179,7 +177,9 @@ export function loadMailTemplates(dir?: string, locales: Locales = loadLocales()
   /** The built-in mail in `locale`, from the catalogue's messages. */
   function builtIn(name: TemplateName, locale: string, given: Record<string, string>) {
     const t = BUILT_IN[name] as BuiltIn;
-    const method = METHODS.includes(given.method ?? '') ? locales.text(locale, `mail.method.${given.method}` as MessageKey) : given.method;
+    // A method's word in the mail's language where the catalogue has one (a factor's own, factors/module.ts messages, too).
+    const word = `mail.method.${given.method}`;
+    const method = word in locales.messages(locale, 'mail.method.') ? locales.text(locale, word as MessageKey) : given.method;
     // new-device names the device by its browser and OS, in the mail's language.
     const device =
       'browser' in given || 'os' in given ? deviceName(locales, locale, given.browser || null, given.os || null) : given.device;

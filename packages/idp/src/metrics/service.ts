@@ -34,12 +34,12 @@ export interface PoolUse {
 
 export interface MetricsSources {
   now: () => number;
+  /** The factors' labels (factors/index.ts): sign-ins are counted by them. */
+  factors: readonly FactorLabel[];
   webhookBacklog: () => Promise<WebhookBacklog>;
   poolUse: () => PoolUse | undefined;
 }
 
-const FIRST_FACTORS = new Set(['otp', 'device', 'passkey', 'session']);
-const SECOND_FACTORS = new Set(['email', 'sms', 'totp', 'recovery_code']);
 /** sign_in.failed's `step` (a browser path) → a short label. */
 const STEPS: Record<string, string> = {
   '/authenticate': 'authenticate',
@@ -56,33 +56,38 @@ const REASON = /^ERR_[A-Z_]{1,40}$/;
 
 const oneOf = (set: ReadonlySet<string>, value: unknown) => (typeof value === 'string' && set.has(value) ? value : 'other');
 
+/** A factor's metric label in one role, with the amr values a pass in that role adds (factors/index.ts metricLabelsOf). */
+export interface FactorLabel {
+  role: 'first' | 'second';
+  label: string;
+  amr: readonly string[];
+}
+
+/** The label of the factor whose amr values hold all of `part`, the narrowest one first (a device's `swk` is not a passkey's). */
+function labelOf(labels: readonly FactorLabel[], role: FactorLabel['role'], part: readonly string[]): string | undefined {
+  const holding = labels.filter((entry) => entry.role === role && part.length > 0 && part.every((value) => entry.amr.includes(value)));
+  return holding.sort((a, b) => a.amr.length - b.amr.length)[0]?.label;
+}
+
 /**
  * The first factor and the second of a sign-in, from its `amr` (RFC 8176 values plus our MFA
- * method names): the factors before `mfa` are the first, those after it the second. `otp` is
- * the email code, `swk` alone a remembered device key, `user` a passkey's user verification
- * (with `hwk` or a synced passkey's `swk`); a passkey that counted as MFA by itself has
- * nothing after `mfa`.
+ * method names) and the factors' labels: the factors before `mfa` are the first, those after it
+ * the second. A first part no one factor holds (an upstream sign-in linked by the emailed code:
+ * `fed otp`) is named by its first value; a factor that counted as MFA by itself (a passkey) has
+ * nothing after `mfa`. Only the factors' labels (and `session`, `none`, `other`) leave here.
  */
-export function signInMethods(amr: readonly string[], via?: unknown): { method: string; mfa: string } {
+export function signInMethods(labels: readonly FactorLabel[], amr: readonly string[], via?: unknown): { method: string; mfa: string } {
   const at = amr.indexOf('mfa');
   const first = at < 0 ? amr : amr.slice(0, at);
   const second = at < 0 ? [] : amr.slice(at + 1);
   const method =
-    via === 'session'
-      ? 'session'
-      : first.includes('user')
-        ? 'passkey'
-        : first[0] === 'otp'
-          ? 'otp'
-          : first[0] === 'swk'
-            ? 'device'
-            : 'other';
-  let mfa = 'none';
-  if (at >= 0) {
-    const named = second.find((m) => SECOND_FACTORS.has(m));
-    mfa = named ?? (second.includes('user') || first.includes('user') ? 'passkey' : 'other');
-  }
-  return { method: oneOf(FIRST_FACTORS, method), mfa };
+    via === 'session' ? 'session' : (labelOf(labels, 'first', first) ?? labelOf(labels, 'first', first.slice(0, 1)) ?? 'other');
+  if (at < 0) return { method, mfa: 'none' };
+  const mfa =
+    second.length > 0
+      ? (labelOf(labels, 'second', second) ?? labelOf(labels, 'second', second.slice(0, 1)))
+      : labelOf(labels, 'second', first);
+  return { method, mfa: mfa ?? 'other' };
 }
 
 /**
@@ -175,7 +180,7 @@ export function createServiceMetrics(sources: MetricsSources): ServiceMetrics {
 
   /** A succeeded sign-in, by its factors. */
   function signedIn(amr: readonly string[], via?: unknown): void {
-    const { method, mfa } = signInMethods(amr, via);
+    const { method, mfa } = signInMethods(sources.factors, amr, via);
     signIns.add({ outcome: 'succeeded', method });
     if (mfa !== 'none' && method !== 'session') secondFactors.add({ method: mfa });
   }

@@ -19,10 +19,13 @@ export const ACR_VALUES = [ACR.phishingResistant, ACR.mfa, ACR.device, ACR.otp] 
 
 export type Acr = (typeof ACR_VALUES)[number];
 
-/** The class an `amr` list reaches. */
-export function acrOf(amr: readonly string[]): Acr {
-  if (amr.includes('hwk')) return ACR.phishingResistant;
-  if (amr.includes('mfa')) return ACR.mfa;
-  if (amr.includes('swk')) return ACR.device;
-  return ACR.otp;
+/** The class each amr value reaches by itself, as the factors declare it (factors/index.ts acrClassesOf). */
+export type AcrClasses = Readonly<Record<string, Exclude<keyof typeof ACR, 'mfa'>>>;
+
+/** The strongest class an `amr` list reaches: `mfa` reaches ACR.mfa, a value no factor classes none (then `otp`, the weakest). */
+export function acrOf(amr: readonly string[], classes: AcrClasses): Acr {
+  const reached = new Set<Acr>(
+    amr.flatMap((value) => (value === 'mfa' ? [ACR.mfa] : Object.hasOwn(classes, value) ? [ACR[classes[value] as keyof typeof ACR]] : [])),
+  );
+  return ACR_VALUES.find((acr) => reached.has(acr)) ?? ACR.otp;
 }

@@ -2,8 +2,8 @@ import type { MfaMethod } from 'service-protocol';
 import type { OtpPurpose } from '../otp/service.js';
 import type { MfaSessionRow } from './mfa-store.js';
 
-/** The factors of the service, one folder each under factors/ (registered in factors/index.ts). */
-export type FactorName = 'email-code' | 'sms-code' | 'totp' | 'recovery-code' | 'passkey' | 'device-key' | 'upstream';
+/** A factor's name: its folder under factors/, or a factor the composition was given (factors/index.ts holds the list). */
+export type FactorName = string;
 
 /**
  * A way to prove who signs in. `first` and `second` are the amr values (RFC 8176, and our MFA

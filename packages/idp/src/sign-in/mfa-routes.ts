@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BrowserPaths, type InitiateMfaResponse, type VerifyMfaResponse } from 'service-protocol';
 import { Type } from 'typebox';
-import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, Otp, RecoveryCode, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import { BODY_ERRORS, emailOf, errorResponses, mfaMethodSchema, Otp, RecoveryCode, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { MfaFinishedAnswer, mfaFinishedAnswer, SessionBody, SessionId } from './answers.js';
 import type { MfaStep } from './mfa-step.js';
 
@@ -17,20 +17,26 @@ const VerifyMfaBody = Type.Object(
   { additionalProperties: false },
 );
 
-const InitiateMfaAnswer = wireBody<InitiateMfaResponse>()(
-  Type.Object({ status: Type.Literal('MFA_INITIATED'), message: Type.String(), method: MfaMethodSchema }),
-);
-const InitiateMfaSchema = {
+const initiateMfaSchema = (methods: readonly string[]) => ({
   body: SessionBody,
-  response: { 200: InitiateMfaAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 409, 429, ...SERVER_ERRORS) },
-};
+  response: {
+    200: wireBody<InitiateMfaResponse>()(
+      Type.Object({ status: Type.Literal('MFA_INITIATED'), message: Type.String(), method: mfaMethodSchema(methods) }),
+    ),
+    ...errorResponses(...BODY_ERRORS, 401, 403, 409, 429, ...SERVER_ERRORS),
+  },
+});
 const VerifyMfaSchema = {
   body: VerifyMfaBody,
   response: { 200: MfaFinishedAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 409, 423, ...SERVER_ERRORS) },
 };
 
-export const mfaRoutes: FastifyPluginAsyncTypebox<{ mfa: MfaStep }> = async (app, { mfa }) => {
-  app.post(BrowserPaths.mfaInitiate, { schema: InitiateMfaSchema }, async (request): Promise<InitiateMfaResponse> => {
+export const mfaRoutes: FastifyPluginAsyncTypebox<{
+  mfa: MfaStep;
+  /** The MFA methods of the service's factors (factors/index.ts), as the answers name them. */
+  mfaMethods: readonly string[];
+}> = async (app, { mfa, mfaMethods }) => {
+  app.post(BrowserPaths.mfaInitiate, { schema: initiateMfaSchema(mfaMethods) }, async (request): Promise<InitiateMfaResponse> => {
     const { userid, sessionId } = request.body;
     const { method, prompt } = await mfa.initiate(request.client, emailOf(userid), sessionId, request.ip);
     return { status: 'MFA_INITIATED', message: prompt, method };

@@ -11,7 +11,7 @@ import { ACCESS_TOKEN_TTL_SECONDS, ID_TOKEN_TTL_SECONDS } from '../defaults.js';
 import { OAuthError } from '../errors.js';
 import { isSigningAlg, type SigningAlg } from '../keys/algs.js';
 import type { Keyring } from '../keys/keyring.js';
-import { acrOf } from '../oidc/acr.js';
+import { type AcrClasses, acrOf } from '../oidc/acr.js';
 import type { RefreshTokens } from '../oidc/refresh-tokens.js';
 
 export interface TokenDeps {
@@ -23,6 +23,8 @@ export interface TokenDeps {
   refreshTokens: RefreshTokens;
   serverSecret: Buffer;
   now: () => number;
+  /** The acr class of each amr value, from the factors (factors/index.ts acrClassesOf). */
+  acrClasses: AcrClasses;
 }
 
 export interface CodeGrant {
@@ -147,7 +149,7 @@ export function createTokenService(deps: TokenDeps): TokenService {
         email: grant.user.email,
         email_verified: true,
         amr: grant.amr,
-        acr: acrOf(grant.amr),
+        acr: acrOf(grant.amr, deps.acrClasses),
         // OIDC Core 3.1.3.6 / 2: the nonce of the authentication request, verbatim.
         ...(grant.nonce ? { nonce: grant.nonce } : {}),
         // Our claim: the device behind this sign-in, so a backend can end its session when it is revoked.

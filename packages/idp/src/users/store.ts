@@ -79,7 +79,14 @@ const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
  * The users table as operators manage it, and the one place that knows every row kept about
  * a person: the export reads them and the deletion removes them, in one transaction.
  */
-export function createUserStore(db: Db, events: EventStore) {
+/** A table of a factor's with a user's rows (factors/module.ts FactorTable), by the column naming the user. */
+export interface UserRowsTable {
+  readonly name: string;
+  readonly userColumn: 'user_id' | 'email';
+}
+
+/** `factorTables`: the factors' tables (factors/index.ts), whose rows of a user go with the user. */
+export function createUserStore(db: Db, events: EventStore, factorTables: readonly UserRowsTable[] = []) {
   return {
     async list(filter: UserFilter): Promise<UserRecord[]> {
       let query = db
@@ -176,12 +183,11 @@ export function createUserStore(db: Db, events: EventStore) {
         await tx.deleteFrom('mfa_remembered').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('mfa_sessions').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('mfa_methods').where('user_id', '=', user.id).execute();
-        await tx.deleteFrom('recovery_codes').where('user_id', '=', user.id).execute();
         await tx.deleteFrom('devices').where('user_id', '=', user.id).execute();
-        await tx.deleteFrom('passkeys').where('user_id', '=', user.id).execute();
-        await tx.deleteFrom('linked_identities').where('user_id', '=', user.id).execute();
-        await tx.deleteFrom('upstream_link_proofs').where('user_id', '=', user.id).execute();
-        await tx.deleteFrom('registrations').where('email', '=', user.email).execute();
+        for (const { name, userColumn } of factorTables)
+          await sql`delete from ${sql.table(name)} where ${sql.ref(userColumn)} = ${userColumn === 'email' ? user.email : user.id}`.execute(
+            tx,
+          );
         await tx.deleteFrom('auth_codes').where('user_id', '=', user.id).execute();
         const families = tx.selectFrom('refresh_token_families').select('id').where('user_id', '=', user.id);
         await tx.deleteFrom('refresh_tokens').where('family_id', 'in', families).execute();

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { FACTORS, metricLabelsOf } from '../../src/factors/index.js';
 import type { Mailer } from '../../src/mail/mailer.js';
 import { signInMethods } from '../../src/metrics/service.js';
 import {
@@ -228,16 +229,27 @@ describe('the metrics page', () => {
 });
 
 describe('signInMethods (the factors of an amr)', () => {
+  const LABELS = metricLabelsOf(FACTORS);
   it('names the first factor and the second', () => {
-    assert.deepEqual(signInMethods(['otp']), { method: 'otp', mfa: 'none' });
-    assert.deepEqual(signInMethods(['swk']), { method: 'device', mfa: 'none' });
-    assert.deepEqual(signInMethods(['hwk', 'user']), { method: 'passkey', mfa: 'none' });
-    assert.deepEqual(signInMethods(['swk', 'user', 'mfa']), { method: 'passkey', mfa: 'passkey' }, 'a passkey counted as MFA');
-    assert.deepEqual(signInMethods(['otp', 'mfa', 'totp']), { method: 'otp', mfa: 'totp' });
-    assert.deepEqual(signInMethods(['swk', 'mfa', 'recovery_code']), { method: 'device', mfa: 'recovery_code' });
-    assert.deepEqual(signInMethods(['swk', 'mfa', 'user']), { method: 'device', mfa: 'passkey' }, 'a device, then a synced passkey');
-    assert.deepEqual(signInMethods(['otp', 'mfa', 'hwk', 'user']), { method: 'otp', mfa: 'passkey' });
-    assert.deepEqual(signInMethods(['otp'], 'session'), { method: 'session', mfa: 'none' });
-    assert.deepEqual(signInMethods(['someone@example.com']), { method: 'other', mfa: 'none' }, 'nothing unknown passes');
+    assert.deepEqual(signInMethods(LABELS, ['otp']), { method: 'otp', mfa: 'none' });
+    assert.deepEqual(signInMethods(LABELS, ['swk']), { method: 'device', mfa: 'none' });
+    assert.deepEqual(signInMethods(LABELS, ['hwk', 'user']), { method: 'passkey', mfa: 'none' });
+    assert.deepEqual(signInMethods(LABELS, ['swk', 'user', 'mfa']), { method: 'passkey', mfa: 'passkey' }, 'a passkey counted as MFA');
+    assert.deepEqual(signInMethods(LABELS, ['otp', 'mfa', 'totp']), { method: 'otp', mfa: 'totp' });
+    assert.deepEqual(signInMethods(LABELS, ['swk', 'mfa', 'recovery_code']), { method: 'device', mfa: 'recovery_code' });
+    assert.deepEqual(
+      signInMethods(LABELS, ['swk', 'mfa', 'user']),
+      { method: 'device', mfa: 'passkey' },
+      'a device, then a synced passkey',
+    );
+    assert.deepEqual(signInMethods(LABELS, ['otp', 'mfa', 'hwk', 'user']), { method: 'otp', mfa: 'passkey' });
+    assert.deepEqual(signInMethods(LABELS, ['otp'], 'session'), { method: 'session', mfa: 'none' });
+    assert.deepEqual(signInMethods(LABELS, ['fed']), { method: 'upstream', mfa: 'none' }, 'an upstream sign-in has its own label');
+    assert.deepEqual(
+      signInMethods(LABELS, ['fed', 'otp', 'mfa', 'totp']),
+      { method: 'upstream', mfa: 'totp' },
+      'linked by the emailed code',
+    );
+    assert.deepEqual(signInMethods(LABELS, ['someone@example.com']), { method: 'other', mfa: 'none' }, 'nothing unknown passes');
   });
 });

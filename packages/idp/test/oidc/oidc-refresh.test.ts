@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createPkcePair } from 'service-web';
 import { REFRESH_TOKEN_ABSOLUTE_LIFETIME_SECONDS, REFRESH_TOKEN_IDLE_TTL_SECONDS } from '../../src/defaults.js';
+import { acrClassesOf, FACTORS } from '../../src/factors/index.js';
 import { ACR, ACR_VALUES, acrOf } from '../../src/oidc/acr.js';
 import { sendClock, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
 import { authorize, idTokenClaims, paramsOf } from '../support/oidc-helpers.js';
@@ -60,9 +61,11 @@ describe('refresh tokens', () => {
     const again = await signIn(service, rp, email, { browser: first.browser, extra: { prompt: 'login' } });
     const claims = idTokenClaims(again.tokens.id_token ?? '');
     assert.deepEqual([claims.amr, claims.acr], [['swk'], ACR.device]);
-    assert.equal(acrOf(['otp', 'mfa', 'totp']), ACR.mfa);
-    assert.equal(acrOf(['swk', 'mfa', 'sms']), ACR.mfa);
-    assert.equal(acrOf(['hwk']), ACR.phishingResistant);
+    assert.equal(acrOf(['otp', 'mfa', 'totp'], acrClassesOf(FACTORS)), ACR.mfa);
+    assert.equal(acrOf(['swk', 'mfa', 'sms'], acrClassesOf(FACTORS)), ACR.mfa);
+    assert.equal(acrOf(['hwk'], acrClassesOf(FACTORS)), ACR.phishingResistant);
+    assert.equal(acrOf(['hwk', 'user', 'mfa'], acrClassesOf(FACTORS)), ACR.phishingResistant, 'a passkey counted as MFA');
+    assert.equal(acrOf(['fed'], acrClassesOf(FACTORS)), ACR.otp, 'an upstream sign-in alone');
   });
 
   it('serves prompt=consent with offline_access: the operator`s registration stands for consent, no page, SSO still answers', async () => {

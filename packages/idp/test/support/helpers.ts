@@ -111,6 +111,8 @@ export interface TestServiceOptions {
   webhookResolve?: ContextOptions['webhookResolve'];
   /** Reaches upstream identity providers (the presets' fixed hosts routed to local servers). */
   upstreamFetch?: ContextOptions['upstreamFetch'];
+  /** Factors beside the registry's, as the composition takes them (test/support/fixture-factor.ts). */
+  extraFactors?: ContextOptions['extraFactors'];
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -126,6 +128,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.webhookTimings ? { webhookTimings: options.webhookTimings } : {}),
     ...(options.webhookResolve ? { webhookResolve: options.webhookResolve } : {}),
     ...(options.upstreamFetch ? { upstreamFetch: options.upstreamFetch } : {}),
+    ...(options.extraFactors ? { extraFactors: options.extraFactors } : {}),
     generateSigningKey: testSigningKeys(),
     onContractViolation: (violation) => contractViolations.push(violation),
   }).catch(async (error: unknown) => {

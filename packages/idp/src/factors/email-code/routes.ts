@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BrowserPaths, type VerifyDeviceResponse, type VerifyEmailOtpResponse } from 'service-protocol';
 import { Type } from 'typebox';
 import { DEVICE_PLACE_MAX_LENGTH } from '../../defaults.js';
-import { BODY_ERRORS, DeviceToken, emailOf, errorResponses, MfaMethodSchema, Otp, SERVER_ERRORS, wireBody } from '../../http/schemas.js';
+import { BODY_ERRORS, DeviceToken, emailOf, errorResponses, mfaMethodSchema, Otp, SERVER_ERRORS, wireBody } from '../../http/schemas.js';
 import type { RegistrationService } from './new-device.js';
 
 const Base64Url = Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' });
@@ -12,45 +12,54 @@ const VerifyEmailOtpBody = Type.Object(
   { additionalProperties: false },
 );
 
-const VerifyDeviceBody = Type.Object(
-  {
-    userid: Type.String({ maxLength: 320 }),
-    deviceToken: DeviceToken,
-    devicePublicKey: Type.Optional(
-      // EC P-256 public key only: exactly the four members, so no private `d` can be sent.
-      Type.Object({ kty: Type.Literal('EC'), crv: Type.Literal('P-256'), x: Base64Url, y: Base64Url }, { additionalProperties: false }),
-    ),
-    mfaMethod: Type.Optional(MfaMethodSchema),
-    phoneNumber: Type.Optional(Type.String({ maxLength: 32 })),
-  },
-  { additionalProperties: false },
-);
+const verifyDeviceBody = (methods: readonly string[]) =>
+  Type.Object(
+    {
+      userid: Type.String({ maxLength: 320 }),
+      deviceToken: DeviceToken,
+      devicePublicKey: Type.Optional(
+        // EC P-256 public key only: exactly the four members, so no private `d` can be sent.
+        Type.Object({ kty: Type.Literal('EC'), crv: Type.Literal('P-256'), x: Base64Url, y: Base64Url }, { additionalProperties: false }),
+      ),
+      mfaMethod: Type.Optional(mfaMethodSchema(methods)),
+      phoneNumber: Type.Optional(Type.String({ maxLength: 32 })),
+    },
+    { additionalProperties: false },
+  );
 
 const VerifyEmailOtpAnswer = wireBody<VerifyEmailOtpResponse>()(
   Type.Object({ status: Type.Literal('SUCCESS'), message: Type.String(), mfaEnrolled: Type.Boolean() }),
 );
 
-const VerifyDeviceAnswer = wireBody<VerifyDeviceResponse>()(
-  Type.Union([
-    Type.Object({
-      status: Type.Literal('SUCCESS'),
-      message: Type.String(),
-      code: Type.String(),
-      deviceId: Type.Optional(Type.String()),
-      recoveryCodes: Type.Optional(Type.Array(Type.String(), { description: 'shown once, when this step enrolled the user in email MFA' })),
-    }),
-    Type.Object({ status: Type.Literal('MFA_ENROLLMENT_NEEDED'), message: Type.String(), methods: Type.Array(MfaMethodSchema) }),
-    Type.Object({
-      status: Type.Literal('FINALIZE_REGISTRATION_NEEDED'),
-      message: Type.String(),
-      sessionId: Type.String(),
-      method: MfaMethodSchema,
-      otpauthUri: Type.Optional(Type.String()),
-      secret: Type.Optional(Type.String()),
-    }),
-    Type.Object({ status: Type.Literal('MFA_REQUIRED'), message: Type.String(), sessionId: Type.String(), method: MfaMethodSchema }),
-  ]),
-);
+const verifyDeviceAnswer = (methods: readonly string[]) =>
+  wireBody<VerifyDeviceResponse>()(
+    Type.Union([
+      Type.Object({
+        status: Type.Literal('SUCCESS'),
+        message: Type.String(),
+        code: Type.String(),
+        deviceId: Type.Optional(Type.String()),
+        recoveryCodes: Type.Optional(
+          Type.Array(Type.String(), { description: 'shown once, when this step enrolled the user in email MFA' }),
+        ),
+      }),
+      Type.Object({ status: Type.Literal('MFA_ENROLLMENT_NEEDED'), message: Type.String(), methods: Type.Array(mfaMethodSchema(methods)) }),
+      Type.Object({
+        status: Type.Literal('FINALIZE_REGISTRATION_NEEDED'),
+        message: Type.String(),
+        sessionId: Type.String(),
+        method: mfaMethodSchema(methods),
+        otpauthUri: Type.Optional(Type.String()),
+        secret: Type.Optional(Type.String()),
+      }),
+      Type.Object({
+        status: Type.Literal('MFA_REQUIRED'),
+        message: Type.String(),
+        sessionId: Type.String(),
+        method: mfaMethodSchema(methods),
+      }),
+    ]),
+  );
 
 /** The operator's approximate-place header (e.g. a CDN's country), printable characters only, capped. */
 function placeOf(value: string | string[] | undefined): { place?: string } {
@@ -65,22 +74,24 @@ const VerifyEmailOtpSchema = {
   body: VerifyEmailOtpBody,
   response: { 200: VerifyEmailOtpAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 409, 423, ...SERVER_ERRORS) },
 };
-const VerifyDeviceSchema = {
-  body: VerifyDeviceBody,
-  response: { 200: VerifyDeviceAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 409, 429, ...SERVER_ERRORS) },
-};
+const verifyDeviceSchema = (methods: readonly string[]) => ({
+  body: verifyDeviceBody(methods),
+  response: { 200: verifyDeviceAnswer(methods), ...errorResponses(...BODY_ERRORS, 401, 403, 409, 429, ...SERVER_ERRORS) },
+});
 
-export const registrationRoutes: FastifyPluginAsyncTypebox<{ registration: RegistrationService; placeHeader: string | undefined }> = async (
-  app,
-  { registration, placeHeader },
-) => {
+export const registrationRoutes: FastifyPluginAsyncTypebox<{
+  registration: RegistrationService;
+  placeHeader: string | undefined;
+  /** The MFA methods of the service's factors (factors/index.ts), as the requests and answers name them. */
+  mfaMethods: readonly string[];
+}> = async (app, { registration, placeHeader, mfaMethods }) => {
   app.post(BrowserPaths.verifyEmailOtp, { schema: VerifyEmailOtpSchema }, async (request): Promise<VerifyEmailOtpResponse> => {
     const { userid, deviceToken, otp } = request.body;
     const { mfaEnrolled } = await registration.verifyOtp(request.client, emailOf(userid), deviceToken, otp);
     return { status: 'SUCCESS', message: 'Email verified. Register this device to finish.', mfaEnrolled };
   });
 
-  app.post(BrowserPaths.verifyDevice, { schema: VerifyDeviceSchema }, async (request): Promise<VerifyDeviceResponse> => {
+  app.post(BrowserPaths.verifyDevice, { schema: verifyDeviceSchema(mfaMethods) }, async (request): Promise<VerifyDeviceResponse> => {
     const { userid, deviceToken, devicePublicKey, mfaMethod, phoneNumber } = request.body;
     const outcome = await registration.registerDevice(request.client, emailOf(userid), {
       deviceToken,

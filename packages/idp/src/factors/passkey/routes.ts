@@ -12,7 +12,7 @@ import {
 } from 'service-protocol';
 import { Type } from 'typebox';
 import { ServiceError } from '../../errors.js';
-import { BODY_ERRORS, emailOf, errorResponses, MfaMethodSchema, PkceChallenge, SERVER_ERRORS, wireBody } from '../../http/schemas.js';
+import { BODY_ERRORS, emailOf, errorResponses, mfaMethodSchema, PkceChallenge, SERVER_ERRORS, wireBody } from '../../http/schemas.js';
 import { mfaRequired, SignedInAnswer } from '../../sign-in/answers.js';
 import type { PasskeyService } from './service.js';
 
@@ -114,18 +114,19 @@ const AuthenticateBody = Type.Object(
   },
   { additionalProperties: false },
 );
-const AuthenticateAnswer = wireBody<PasskeyAuthenticationResponse>()(
-  Type.Union([
-    SignedInAnswer,
-    Type.Object({
-      status: Type.Literal('MFA_REQUIRED'),
-      message: Type.String(),
-      sessionId: Type.String(),
-      method: MfaMethodSchema,
-      userid: Type.String({ description: "the user's address, for initiateMfa and verifyMfa" }),
-    }),
-  ]),
-);
+const authenticateAnswer = (methods: readonly string[]) =>
+  wireBody<PasskeyAuthenticationResponse>()(
+    Type.Union([
+      SignedInAnswer,
+      Type.Object({
+        status: Type.Literal('MFA_REQUIRED'),
+        message: Type.String(),
+        sessionId: Type.String(),
+        method: mfaMethodSchema(methods),
+        userid: Type.String({ description: "the user's address, for initiateMfa and verifyMfa" }),
+      }),
+    ]),
+  );
 
 /**
  * POST /v1/passkeys/{registration/options, registration, authentication/options, authentication}.
@@ -142,7 +143,9 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{
    * `hostedCeremonyContext`); undefined for every other client.
    */
   ceremonyContext?: (request: FastifyRequest) => Promise<string | undefined>;
-}> = async (app, { passkeys, ceremonyContext }) => {
+  /** The MFA methods of the service's factors (factors/index.ts), as the answers name them. */
+  mfaMethods: readonly string[];
+}> = async (app, { passkeys, ceremonyContext, mfaMethods }) => {
   app.post(
     PasskeyPaths.registrationOptions,
     {
@@ -208,7 +211,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         body: AuthenticateBody,
-        response: { 200: AuthenticateAnswer, ...errorResponses(...BODY_ERRORS, 401, 403, 429, ...SERVER_ERRORS) },
+        response: { 200: authenticateAnswer(mfaMethods), ...errorResponses(...BODY_ERRORS, 401, 403, 429, ...SERVER_ERRORS) },
       },
     },
     async (request): Promise<PasskeyAuthenticationResponse> => {

@@ -36,5 +36,5 @@ export function openUpstream(db: Db, serverSecret: Buffer, { fetch, ...deps }: U
     tokenSealer: createSealer(serverSecret, 'upstream-tokens'),
     ticketSealer: createSealer(serverSecret, 'upstream-device'),
   });
-  return { connections, upstream, sweepUpstream: (at: number) => store.deleteExpired(at) };
+  return { connections, upstream };
 }
