@@ -10,6 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { adminApi } from '../support/admin-api.js';
 import { sendClock, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
 import { startLogoutReceiver } from '../support/logout-receiver.js';
 import { idTokenClaims } from '../support/oidc-helpers.js';
@@ -82,23 +83,15 @@ describe('back-channel logout: a token for another app, or replayed', () => {
 describe('logout URIs at registration: another origin, or in the clear', () => {
   let service: TestService;
   let adminKey: string;
+  let api: ReturnType<typeof adminApi>;
   before(async () => {
     service = await startTestService();
     adminKey = (await service.ctx.adminKeys.create('ops', 'cli')).key;
+    api = adminApi(service.url, adminKey);
   });
   after(() => service.close());
 
-  const api = async (method: string, path: string, body: unknown) => {
-    const response = await fetch(`${service.url}/admin/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
-  const client = async (id: string) =>
-    (await (await fetch(`${service.url}/admin/v1/clients/${id}`, { headers: { authorization: `Bearer ${adminKey}` } })).json()).logout;
+  const client = async (id: string) => (await api('GET', `/clients/${id}`)).body.logout;
 
   it('a front-channel URI on another origin than the redirect URIs is refused, and nothing changes', async () => {
     const created = await api('POST', '/clients', {

@@ -17,6 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { adminApi } from '../support/admin-api.js';
 import { runCli, SQLITE_SUITE_ONLY, startTestService, type TestService } from '../support/helpers.js';
 import { authorize } from '../support/oidc-helpers.js';
 
@@ -38,21 +39,14 @@ const GOOD = 'https://app.example.com/call%20back?x=%C3%A9';
 describe('redirect URI smuggling: only URI characters are registered', () => {
   let service: TestService;
   let adminKey: string;
+  let admin: ReturnType<typeof adminApi>;
   before(async () => {
     service = await startTestService();
     adminKey = (await service.ctx.adminKeys.create('ops', 'cli')).key;
+    admin = adminApi(service.url, adminKey);
   });
   after(() => service.close());
 
-  const admin = async (method: string, path: string, body: unknown) => {
-    const response = await fetch(`${service.url}/admin/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
   const clientIds = async () => (await service.ctx.clients.list()).map((c) => c.id).sort();
   const createdEvents = async () => (await service.ctx.events.list({ type: 'client.created', limit: 100 })).events.length;
 
