@@ -71,8 +71,12 @@ export async function startReceiver(answer: (delivery: ReceivedDelivery, index: 
   return receiver;
 }
 
-/** Polls `check` until it holds or `timeoutMs` passes (then throws with `what`). */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+/**
+ * Polls `check` until it holds or `timeoutMs` passes (then throws with `what`). 30 s: only a
+ * ceiling (a passing check returns at once), high enough that two suites side by side on two
+ * cores, as CI and a developer run them, never decide an outcome.
+ */
+export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
