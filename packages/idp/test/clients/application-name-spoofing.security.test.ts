@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { adminApi } from '../support/admin-api.js';
 import { consoleCall, operatorSession } from '../support/console-helpers.js';
 import { openCliDatabase, runCli, startTestService, type TestService } from '../support/helpers.js';
 
@@ -30,24 +31,15 @@ describe('application names follow the display-name rules', () => {
   it('refuses a spoofing application name at POST /admin/v1/clients with a clear 400, and creates nothing', async () => {
     const before = await clientNames();
     for (const name of SPOOFED) {
-      const response = await fetch(`${service.url}/admin/v1/clients`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ name, origins: ['https://spoof.example'] }),
-      });
-      const body = await response.json();
-      assert.equal(response.status, 400, JSON.stringify(name));
+      const { status, body } = await adminApi(service.url, adminKey)('POST', '/clients', { name, origins: ['https://spoof.example'] });
+      assert.equal(status, 400, JSON.stringify(name));
       assert.deepEqual(body, {
         code: 'ERR_REQUEST_INVALID',
         message: 'the application name must hold no control or invisible formatting characters.',
       });
     }
     assert.deepEqual(await clientNames(), before);
-    const made = await fetch(`${service.url}/admin/v1/clients`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: '  Acme Café  ', origins: ['https://spoof.example'] }),
-    });
+    const made = await adminApi(service.url, adminKey)('POST', '/clients', { name: '  Acme Café  ', origins: ['https://spoof.example'] });
     assert.equal(made.status, 201, 'a plain name (trimmed) is taken');
     assert.ok((await clientNames()).includes('Acme Café'));
   });

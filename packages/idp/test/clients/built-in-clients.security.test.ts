@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ACCOUNT_CLIENT_ID, CONSOLE_CLIENT_ID, HOSTED_CLIENT_ID } from '../../src/clients/service.js';
 import { loadConfig, type RunningService, startService } from '../../src/index.js';
+import { adminApi } from '../support/admin-api.js';
 import { consoleCall, operatorSession } from '../support/console-helpers.js';
 import { openCliDatabase, runCli, startTestService, type TestService } from '../support/helpers.js';
 import { testSigningKeys } from '../support/signing-keys.js';
@@ -58,12 +59,8 @@ describe('built-in clients cannot be changed by an operator', () => {
     const before = await snapshot();
     for (const id of BUILT_IN)
       for (const [method, path, body] of CHANGES) {
-        const response = await fetch(`${service.url}/admin/v1${path(id)}`, {
-          method,
-          headers: { authorization: `Bearer ${adminKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-          ...(body ? { body: JSON.stringify(body) } : {}),
-        });
-        assert.equal(response.status, 404, `${method} ${path(id)} ${JSON.stringify(body ?? '')}: ${await response.text()}`);
+        const answer = await adminApi(service.url, adminKey)(method, path(id), body);
+        assert.equal(answer.status, 404, `${method} ${path(id)} ${JSON.stringify(body ?? '')}: ${JSON.stringify(answer.body)}`);
       }
     assert.deepEqual(await snapshot(), before);
     assert.deepEqual(await changeEvents(), []);
