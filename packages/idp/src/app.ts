@@ -13,10 +13,15 @@ import {
 } from 'service-protocol';
 import { Type } from 'typebox';
 import { accountRoutes } from './account/routes.js';
-import { consoleApiRoutes } from './admin/console-api.js';
+import { clientAdminRoutes } from './admin/client-routes.js';
+import { connectionAdminRoutes } from './admin/connections-routes.js';
+import { consoleAdminRoutes } from './admin/console-api.js';
+import { eventAdminRoutes } from './admin/event-routes.js';
+import { keyAdminRoutes } from './admin/key-routes.js';
 import { ADMIN_PREFIX } from './admin/prefix.js';
 import { adminKeyOf, adminRoutes, type ConsoleCredential } from './admin/routes.js';
-import { brandingAssetRoutes } from './branding/routes.js';
+import { userAdminRoutes } from './admin/user-routes.js';
+import { brandingAdminRoutes, brandingAssetRoutes } from './branding/routes.js';
 import { consoleCredential, consoleRoutes } from './console/routes.js';
 import type { ServiceContext } from './context.js';
 import { BODY_LIMIT_BYTES } from './defaults.js';
@@ -56,6 +61,7 @@ import { oauthCors } from './token/cors.js';
 import { pushedRequestRoutes } from './token/pushed-request-routes.js';
 import { tokenRoutes } from './token/routes.js';
 import { webhookDocument } from './webhooks/openapi.js';
+import { webhookAdminRoutes } from './webhooks/routes.js';
 
 export interface AppOptions {
   /**
@@ -153,27 +159,25 @@ async function baseApp(ctx: ServiceContext, options: AppOptions, document: boole
   return app;
 }
 
-/** The admin API's routes and services; `consoleCredential`: also the console's session, where the console is served. */
+/** The admin API, with every wing's route group; `consoleCredential`: also the console's session, where the console is served. */
 const adminOptions = (ctx: ServiceContext, consoleCredential: ConsoleCredential | undefined) => ({
-  prefix: ADMIN_PREFIX,
   adminKeys: ctx.adminKeys,
-  users: ctx.users,
-  events: ctx.events,
-  operations: ctx.operations,
-  clients: ctx.clients,
-  webhooks: ctx.webhooks,
   ...(consoleCredential ? { consoleCredential } : {}),
-  more: consoleApiRoutes({
-    operators: ctx.operators,
-    adminKeys: ctx.adminKeys,
-    keyring: ctx.keyring,
-    events: ctx.events,
-    webhookBacklog: () => ctx.webhookOutbox.backlog(),
-    now: Date.now,
-  }),
-  branding: ctx.branding,
-  connections: ctx.connections,
-  upstream: ctx.upstream,
+  groups: [
+    webhookAdminRoutes({ webhooks: ctx.webhooks }),
+    brandingAdminRoutes({ branding: ctx.branding, operations: ctx.operations }),
+    consoleAdminRoutes({
+      operators: ctx.operators,
+      events: ctx.events,
+      webhookBacklog: () => ctx.webhookOutbox.backlog(),
+      now: Date.now,
+    }),
+    keyAdminRoutes({ adminKeys: ctx.adminKeys, keyring: ctx.keyring, operations: ctx.operations }),
+    connectionAdminRoutes({ connections: ctx.connections, upstream: ctx.upstream }),
+    userAdminRoutes({ users: ctx.users }),
+    eventAdminRoutes({ events: ctx.events }),
+    clientAdminRoutes({ clients: ctx.clients, operations: ctx.operations }),
+  ],
 });
 
 /** What the factors' routes are given (factors/module.ts FactorRouteDeps). */
@@ -206,7 +210,7 @@ export async function buildConsoleApp(ctx: ServiceContext, options: AppOptions =
     if (request.headers.authorization !== undefined && request.url.startsWith(`${ADMIN_PREFIX}`))
       throw new ServiceError('ERR_ADMIN_KEY_INVALID', "Admin keys are accepted on the main listener, not on the console's.");
   });
-  await app.register(adminRoutes, adminOptions(ctx, consoleCredential(ctx.console, url)));
+  await app.register(adminRoutes, { prefix: ADMIN_PREFIX, ...adminOptions(ctx, consoleCredential(ctx.console, url)) });
   await app.register(consoleRoutes, { console: ctx.console, url });
   return app;
 }
@@ -269,7 +273,10 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     },
     { prefix: BROWSER_PREFIX },
   );
-  await app.register(adminRoutes, adminOptions(ctx, consoleHere ? consoleCredential(ctx.console, ctx.config.issuer) : undefined));
+  await app.register(adminRoutes, {
+    prefix: ADMIN_PREFIX,
+    ...adminOptions(ctx, consoleHere ? consoleCredential(ctx.console, ctx.config.issuer) : undefined),
+  });
   await app.register(brandingAssetRoutes, { branding: ctx.branding });
   if (consoleHere) await app.register(consoleRoutes, { console: ctx.console, url: ctx.config.issuer });
   await app.register(accountRoutes, { account: ctx.account, issuer: ctx.config.issuer, languages });

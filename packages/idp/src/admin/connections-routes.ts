@@ -1,4 +1,3 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   type AdminConnection,
   type AdminConnectionList,
@@ -9,6 +8,7 @@ import {
 import { Type } from 'typebox';
 import type { Connections } from '../connections/service.js';
 import type { UpstreamService } from '../factors/upstream/service.js';
+import type { AdminRoutes } from '../http/admin-routes.js';
 import { BODY_ERRORS, errorResponses, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { LinkedIdentity, Nullable, Time } from './schemas.js';
 
@@ -54,63 +54,61 @@ const Changeable = {
  * registered inside the admin routes (their admin-key hook applies). The services check the
  * input, so the CLI and the API refuse the same input with the same message.
  */
-export const connectionRoutes: FastifyPluginAsyncTypebox<{ connections: Connections; upstream: UpstreamService }> = async (
-  app,
-  { connections, upstream },
-) => {
-  const actor = (request: { adminActor: string }) => request.adminActor;
-  app.get('/connections', { schema: { response: { 200: ConnectionList, ...errors } } }, async () => ({
-    connections: await connections.list(),
-  }));
-  app.post(
-    '/connections',
-    {
-      schema: {
-        body: Type.Object(
-          {
-            preset: Preset,
-            issuer: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
-            ...Changeable,
-            clientId: Type.String({ minLength: 1, maxLength: 300 }),
-          },
-          { additionalProperties: false },
-        ),
-        response: { 201: ConnectionSchema, ...bodyErrors },
+export const connectionAdminRoutes =
+  ({ connections, upstream }: { connections: Connections; upstream: UpstreamService }): AdminRoutes =>
+  async (app) => {
+    app.get('/connections', { schema: { response: { 200: ConnectionList, ...errors } } }, async () => ({
+      connections: await connections.list(),
+    }));
+    app.post(
+      '/connections',
+      {
+        schema: {
+          body: Type.Object(
+            {
+              preset: Preset,
+              issuer: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
+              ...Changeable,
+              clientId: Type.String({ minLength: 1, maxLength: 300 }),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 201: ConnectionSchema, ...bodyErrors },
+        },
       },
-    },
-    async (request, reply) => reply.code(201).send(await connections.create(request.body, actor(request))),
-  );
-  app.patch(
-    '/connections/:id',
-    {
-      schema: {
-        params: Params,
-        body: Type.Object(Changeable, { additionalProperties: false }),
-        response: { 200: ConnectionSchema, ...bodyErrors },
+      async (request, reply) => reply.code(201).send(await connections.create(request.body, request.adminActor)),
+    );
+    app.patch(
+      '/connections/:id',
+      {
+        schema: {
+          params: Params,
+          body: Type.Object(Changeable, { additionalProperties: false }),
+          response: { 200: ConnectionSchema, ...bodyErrors },
+        },
       },
-    },
-    async (request) => connections.update(request.params.id, request.body, actor(request)),
-  );
-  app.delete('/connections/:id', { schema: { params: Params, response: { 204: Type.Null(), ...errors } } }, async (request, reply) => {
-    await connections.delete(request.params.id, actor(request));
-    return reply.code(204).send(null);
-  });
-
-  app.get('/users/:id/identities', { schema: { params: Params, response: { 200: IdentityList, ...errors } } }, async (request) => ({
-    identities: await upstream.list(request.params.id),
-  }));
-  app.post(
-    '/users/:id/identities/unlink',
-    {
-      schema: {
-        params: Params,
-        body: Type.Object({ connectionId: Id, subject: Type.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false }),
-        response: { 204: Type.Null(), ...bodyErrors },
-      },
-    },
-    async (request, reply) => {
-      await upstream.unlink(request.params.id, request.body.connectionId, request.body.subject, actor(request));
+      async (request) => connections.update(request.params.id, request.body, request.adminActor),
+    );
+    app.delete('/connections/:id', { schema: { params: Params, response: { 204: Type.Null(), ...errors } } }, async (request, reply) => {
+      await connections.delete(request.params.id, request.adminActor);
       return reply.code(204).send(null);
-    },
-  );
-};
+    });
+
+    app.get('/users/:id/identities', { schema: { params: Params, response: { 200: IdentityList, ...errors } } }, async (request) => ({
+      identities: await upstream.list(request.params.id),
+    }));
+    app.post(
+      '/users/:id/identities/unlink',
+      {
+        schema: {
+          params: Params,
+          body: Type.Object({ connectionId: Id, subject: Type.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false }),
+          response: { 204: Type.Null(), ...bodyErrors },
+        },
+      },
+      async (request, reply) => {
+        await upstream.unlink(request.params.id, request.body.connectionId, request.body.subject, request.adminActor);
+        return reply.code(204).send(null);
+      },
+    );
+  };

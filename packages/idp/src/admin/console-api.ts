@@ -1,13 +1,11 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AdminDashboard, AdminNewKey, AdminOperator, AdminOperatorList, AdminSigningKeyList } from 'service-protocol';
+import type { AdminDashboard, AdminOperator, AdminOperatorList } from 'service-protocol';
 import { Type } from 'typebox';
 import { DASHBOARD_BUCKETS, DASHBOARD_HOURS_DEFAULT, DASHBOARD_HOURS_MAX } from '../defaults.js';
 import type { EventLog } from '../events/service.js';
+import type { AdminRoutes } from '../http/admin-routes.js';
 import { wireBody } from '../http/schemas.js';
-import type { Keyring } from '../keys/keyring.js';
 import type { Operators } from './operators.js';
-import { AdminKey, bodyErrors, errors, Nullable, Page, pageOf, Time } from './schemas.js';
-import type { AdminKeys } from './service.js';
+import { bodyErrors, errors, Nullable, Page, pageOf, Time } from './schemas.js';
 
 const Id = Type.String({ minLength: 1, maxLength: 320, pattern: '^[^\\x00-\\x1f\\x7f]+$' });
 const Role = Type.Union([Type.Literal('viewer'), Type.Literal('admin')]);
@@ -16,14 +14,6 @@ const Operator = wireBody<AdminOperator>()(
   Type.Object({ id: Type.String(), email: Type.String(), role: Role, createdAt: Time, addedBy: Type.String() }),
 );
 const OperatorList = wireBody<AdminOperatorList>()(Type.Object({ operators: Type.Array(Operator), nextCursor: Nullable(Type.String()) }));
-const NewKey = wireBody<AdminNewKey>()(
-  Type.Object({ ...AdminKey.properties, key: Type.String({ description: 'admin_…: shown once, never again' }) }),
-);
-const SigningKeys = wireBody<AdminSigningKeyList>()(
-  Type.Object({
-    signingKeys: Type.Array(Type.Object({ kid: Type.String(), alg: Type.String(), createdAt: Time, retiredAt: Nullable(Time) })),
-  }),
-);
 const Counts = Type.Array(Type.Integer());
 const Dashboard = wireBody<AdminDashboard>()(
   Type.Object({
@@ -41,19 +31,16 @@ const Dashboard = wireBody<AdminDashboard>()(
 );
 
 /**
- * What the operator console needs beyond the first admin API (issue 24): operators, admin
- * keys made and revoked over HTTP, the signing keys, and the dashboard's counts. Registered
- * inside the admin routes (their credential hook applies: an admin key or a console session).
+ * /admin/v1/operators and /admin/v1/dashboard: who may use the operator console, and its
+ * dashboard's counts (the keys' routes are admin/key-routes.ts).
  */
-export const consoleApiRoutes = (deps: {
+export const consoleAdminRoutes = (deps: {
   operators: Operators;
-  adminKeys: AdminKeys;
-  keyring: Keyring;
   events: EventLog;
   webhookBacklog: () => Promise<{ pending: number; oldestCreatedAt: number | null }>;
   now: () => number;
-}): FastifyPluginAsyncTypebox => {
-  const { operators, adminKeys, keyring, events, webhookBacklog, now } = deps;
+}): AdminRoutes => {
+  const { operators, events, webhookBacklog, now } = deps;
   return async (app) => {
     app.get(
       '/operators',
@@ -87,35 +74,6 @@ export const consoleApiRoutes = (deps: {
         return reply.code(204).send(null);
       },
     );
-
-    app.post(
-      '/admin-keys',
-      {
-        schema: {
-          body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
-          response: { 201: NewKey, ...bodyErrors },
-        },
-      },
-      async (request, reply) => reply.code(201).send(await adminKeys.create(request.body.name, request.adminActor)),
-    );
-
-    app.post(
-      '/admin-keys/:id/revoke',
-      {
-        schema: {
-          params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' }) }),
-          response: { 204: Type.Null(), ...errors },
-        },
-      },
-      async (request, reply) => {
-        await adminKeys.revoke(request.params.id, request.adminActor);
-        return reply.code(204).send(null);
-      },
-    );
-
-    app.get('/signing-keys', { schema: { response: { 200: SigningKeys, ...errors } } }, async () => ({
-      signingKeys: await keyring.list(),
-    }));
 
     app.get(
       '/dashboard',

@@ -32,6 +32,9 @@ export const Id = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z
 /** `limit` and `cursor` of a paged listing (http/schemas.ts). */
 export const Page = PageParams;
 /** A listing's page request from its query (the default page size when none is given). */
+/** A page's size: the query's limit, or the default. */
+export const pageSize = (limit: number | undefined) => limit ?? PAGE_SIZE_DEFAULT;
+
 export const pageOf = (query: { limit?: number; cursor?: string }) => ({
   limit: query.limit ?? PAGE_SIZE_DEFAULT,
   ...(query.cursor ? { cursor: query.cursor } : {}),

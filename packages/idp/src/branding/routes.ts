@@ -9,6 +9,7 @@ import {
   REDIRECT_URI_MAX_LENGTH,
 } from '../defaults.js';
 import { ServiceError } from '../errors.js';
+import type { AdminRoutes } from '../http/admin-routes.js';
 import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import type { Branding, BrandingChange, SettingsChange } from './service.js';
 
@@ -77,55 +78,59 @@ const BrandingBody = Type.Object(
  * `clients update --logo --accent …` do, registered inside the admin routes (their admin-key
  * hook applies). Every value is checked before anything is stored (operations → branding).
  */
-export const brandingAdminRoutes: FastifyPluginAsyncTypebox<{
-  branding: Branding;
-  operations: {
-    setBranding(clientId: string, change: BrandingChange, actor: string): Promise<AdminClientBranding>;
-    updateSettings(change: SettingsChange, actor: string): Promise<AdminSettings>;
-  };
-}> = async (app, { branding, operations }) => {
-  const actor = (request: { adminActor: string }) => request.adminActor;
-  const notFound = (run: () => Promise<AdminClientBranding>) =>
-    run().catch((error: unknown) => {
-      if (error instanceof Error && !(error instanceof ServiceError) && /^no client /.test(error.message))
-        throw new ServiceError('ERR_NOT_FOUND', `${error.message}.`);
-      throw error;
-    });
+export const brandingAdminRoutes =
+  ({
+    branding,
+    operations,
+  }: {
+    branding: Branding;
+    operations: {
+      setBranding(clientId: string, change: BrandingChange, actor: string): Promise<AdminClientBranding>;
+      updateSettings(change: SettingsChange, actor: string): Promise<AdminSettings>;
+    };
+  }): AdminRoutes =>
+  async (app) => {
+    const notFound = (run: () => Promise<AdminClientBranding>) =>
+      run().catch((error: unknown) => {
+        if (error instanceof Error && !(error instanceof ServiceError) && /^no client /.test(error.message))
+          throw new ServiceError('ERR_NOT_FOUND', `${error.message}.`);
+        throw error;
+      });
 
-  app.get('/settings', { schema: { response: { 200: SettingsAnswer, ...errors } } }, async () => branding.settings());
+    app.get('/settings', { schema: { response: { 200: SettingsAnswer, ...errors } } }, async () => branding.settings());
 
-  app.patch(
-    '/settings',
-    {
-      schema: {
-        body: SettingsBody,
-        response: { 200: SettingsAnswer, ...bodyErrors },
+    app.patch(
+      '/settings',
+      {
+        schema: {
+          body: SettingsBody,
+          response: { 200: SettingsAnswer, ...bodyErrors },
+        },
       },
-    },
-    async (request) => operations.updateSettings(request.body, actor(request)),
-  );
+      async (request) => operations.updateSettings(request.body, request.adminActor),
+    );
 
-  app.get('/clients/:id/branding', { schema: { params: Params, response: { 200: BrandingAnswer, ...errors } } }, async (request) =>
-    notFound(() => branding.show(request.params.id)),
-  );
+    app.get('/clients/:id/branding', { schema: { params: Params, response: { 200: BrandingAnswer, ...errors } } }, async (request) =>
+      notFound(() => branding.show(request.params.id)),
+    );
 
-  app.patch(
-    '/clients/:id/branding',
-    {
-      // The one admin body that may carry an image: room for LOGO_MAX_BYTES as base64 and the other fields.
-      bodyLimit: LOGO_BASE64_MAX_LENGTH + 16 * 1024,
-      schema: { params: Params, body: BrandingBody, response: { 200: BrandingAnswer, ...bodyErrors } },
-    },
-    async (request) => {
-      const { logo, ...fields } = request.body;
-      const change: BrandingChange = {
-        ...fields,
-        ...(logo === undefined ? {} : { logo: logo === null || logo === '' ? null : Buffer.from(logo, 'base64') }),
-      };
-      return operations.setBranding(request.params.id, change, actor(request));
-    },
-  );
-};
+    app.patch(
+      '/clients/:id/branding',
+      {
+        // The one admin body that may carry an image: room for LOGO_MAX_BYTES as base64 and the other fields.
+        bodyLimit: LOGO_BASE64_MAX_LENGTH + 16 * 1024,
+        schema: { params: Params, body: BrandingBody, response: { 200: BrandingAnswer, ...bodyErrors } },
+      },
+      async (request) => {
+        const { logo, ...fields } = request.body;
+        const change: BrandingChange = {
+          ...fields,
+          ...(logo === undefined ? {} : { logo: logo === null || logo === '' ? null : Buffer.from(logo, 'base64') }),
+        };
+        return operations.setBranding(request.params.id, change, request.adminActor);
+      },
+    );
+  };
 
 /** A content-addressed asset: stored by any cache for a year, never revalidated. */
 const IMMUTABLE = `public, max-age=${BRANDING_ASSET_MAX_AGE_SECONDS}, immutable`;

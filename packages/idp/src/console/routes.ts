@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { ConsoleSessionInfo } from 'service-protocol';
 import { Type } from 'typebox';
 import type { ConsoleCredential } from '../admin/routes.js';
@@ -14,7 +14,7 @@ import {
 } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { parseCookies } from '../http/cookies.js';
-import { escapeHtml, sendPage } from '../http/page.js';
+import { escapeHtml, sendHtml, sendPage } from '../http/page.js';
 import { errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { FirstPartyCallbackQuery } from '../oidc/first-party-sign-in.js';
 import { CONSOLE_PATH, type ConsoleService } from './service.js';
@@ -92,8 +92,6 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{ console: ConsoleService;
   await service.ensureClient();
 
   const sessionOf = (request: FastifyRequest) => parseCookies(request.headers.cookie).get(names.session);
-  const pageHeaders = (reply: FastifyReply) =>
-    reply.header('content-security-policy', CONSOLE_CSP).header('x-frame-options', 'DENY').header('cache-control', 'no-store');
 
   app.get(
     CONSOLE_PATH,
@@ -104,7 +102,7 @@ export const consoleRoutes: FastifyPluginAsyncTypebox<{ console: ConsoleService;
     },
     async (request, reply) => {
       if (!(await service.authenticate(sessionOf(request)))) return reply.code(303).header('location', `${CONSOLE_PATH}/signin`).send();
-      return pageHeaders(reply).type('text/html; charset=utf-8').send(SHELL);
+      return sendHtml(reply, SHELL, { csp: CONSOLE_CSP });
     },
   );
   app.get(

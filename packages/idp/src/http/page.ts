@@ -83,20 +83,30 @@ export function sendPage(
   const styles = brand?.stylesheetPath ? `<link rel="stylesheet" href="${escapeHtml(brand.stylesheetPath)}">` : '';
   const logo = brand?.logoPath ? `<img class="brand-logo" src="${escapeHtml(brand.logoPath)}" alt="">` : '';
   const header = brand ? `<div class="brand">${logo}<span>${escapeHtml(brand.name)}</span></div>` : '';
-  const lang = escapeHtml(language?.locale ?? 'en');
+  const lang = language?.locale ?? 'en';
   const switcher = language ? switcherHtml(language) : '';
-  return (
-    reply
-      .code(status)
-      .header('content-type', 'text/html; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .header('content-security-policy', csp)
-      .header('x-frame-options', 'DENY')
-      .header('content-language', lang)
-      // no-referrer (helmet's default) makes a browser send `Origin: null` on a form's POST, which the CSRF checks refuse.
-      .header('referrer-policy', 'strict-origin')
-      .send(
-        `<!doctype html>\n<html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><link rel="stylesheet" href="${Paths.signIn}/signin.css">${styles}</head><body><main>${header}${main}</main>${switcher}</body></html>\n`,
-      )
+  return sendHtml(
+    reply,
+    `<!doctype html>\n<html lang="${escapeHtml(lang)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><link rel="stylesheet" href="${Paths.signIn}/signin.css">${styles}</head><body><main>${header}${main}</main>${switcher}</body></html>\n`,
+    { status, csp, locale: lang },
   );
+}
+
+/**
+ * Sends a whole HTML document with the headers every page of the service carries, the one place
+ * they are set (server-rendered pages above, the hosted sign-in page, the console's shell, the
+ * development mailbox): its CSP (PAGE_CSP unless the route names another), never framed, never
+ * cached, its language, and a referrer policy that keeps the origin (no-referrer, helmet's
+ * default, makes a browser send `Origin: null` on a form's POST, which the CSRF checks refuse).
+ */
+export function sendHtml(reply: FastifyReply, html: string, { status = 200, csp = PAGE_CSP, locale = 'en' } = {}) {
+  return reply
+    .code(status)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('content-security-policy', csp)
+    .header('x-frame-options', 'DENY')
+    .header('content-language', locale)
+    .header('referrer-policy', 'strict-origin')
+    .send(html);
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Paths } from 'service-protocol';
-import { escapeHtml } from '../http/page.js';
+import { escapeHtml, sendHtml } from '../http/page.js';
 import type { SmsOutboxStore } from '../sms/outbox-store.js';
 import type { MailboxStore } from './mailbox-store.js';
 
@@ -64,11 +64,14 @@ export const devMailRoutes: FastifyPluginAsync<{ mailbox: MailboxStore; smsOutbo
           `<article><p class="meta">to ${escapeHtml(m.to)} · ${new Date(m.createdAt).toISOString()}</p><pre>${escapeHtml(m.body)}</pre></article>`,
       )
       .join('\n');
-    reply.type('text/html; charset=utf-8').header('content-security-policy', PAGE_CSP).header('x-frame-options', 'DENY');
-    return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+    return sendHtml(
+      reply,
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Development mailbox</title><style>${STYLE}</style></head>
 <body><h1>Development mailbox</h1><p>What the service would have sent, newest first. Configure <code>SMTP_URL</code> and <code>SMS_TRANSPORT</code> to send for real.</p>
 <h2>Mail</h2>${mailItems || '<p>No mail here.</p>'}
-<h2>SMS</h2>${smsItems || '<p>No SMS here.</p>'}</body></html>`;
+<h2>SMS</h2>${smsItems || '<p>No SMS here.</p>'}</body></html>`,
+      { csp: PAGE_CSP },
+    );
   });
 };

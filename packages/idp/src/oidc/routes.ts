@@ -18,7 +18,7 @@ import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS } 
 import { ServiceError } from '../errors.js';
 import { Attestation, CreationOptions } from '../factors/passkey/routes.js';
 import { parseCookies } from '../http/cookies.js';
-import { cspWithFormTarget, escapeHtml, PAGE_CSP, sendPage, switcherHtml } from '../http/page.js';
+import { cspWithFormTarget, escapeHtml, PAGE_CSP, sendHtml, sendPage, switcherHtml } from '../http/page.js';
 import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import type { MessageKey } from '../i18n/messages/en.js';
 import type { PageLanguages } from '../i18n/page-language.js';
@@ -279,13 +279,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
       .replaceAll('{{resendSeconds}}', String(resendSeconds));
     // response_mode=form_post: the page itself posts the response to the app (hosted-api.ts goToApp).
     const csp = pending.request.responseMode === 'form_post' ? cspWithFormTarget(pending.request.redirectUri) : PAGE_CSP;
-    return reply
-      .header('content-security-policy', csp)
-      .header('x-frame-options', 'DENY')
-      .header('content-language', locale)
-      .header('referrer-policy', 'strict-origin')
-      .type('text/html; charset=utf-8')
-      .send(html);
+    return sendHtml(reply, html, { csp, locale });
   });
   app.get(
     `${Paths.signIn}/signin.js`,

@@ -1,8 +1,8 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AdminNewWebhook, AdminWebhookDeliveryList, AdminWebhookEndpoint, AdminWebhookList } from 'service-protocol';
 import { Type } from 'typebox';
 import { PAGE_SIZE_DEFAULT, WEBHOOK_URL_MAX_LENGTH } from '../defaults.js';
 import { EVENT_TYPES } from '../events/types.js';
+import type { AdminRoutes } from '../http/admin-routes.js';
 import { BODY_ERRORS, errorResponses, PageParams, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { ALL_EVENTS } from './fan-out.js';
 import type { Webhooks } from './service.js';
@@ -61,67 +61,67 @@ const DeliveryList = wireBody<AdminWebhookDeliveryList>()(
  * (their admin-key hook applies). The body's URL and event types are checked by the service,
  * so the CLI and the API refuse the same input with the same message.
  */
-export const webhookRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks }> = async (app, { webhooks }) => {
-  /** The admin key behind the request (set by the admin routes' hook), recorded as the actor. */
-  const actor = (request: { adminActor: string }) => request.adminActor;
-  app.get(
-    '/webhooks',
-    { schema: { querystring: Type.Object(PageParams, { additionalProperties: false }), response: { 200: WebhookList, ...errors } } },
-    async (request) => {
-      const { items, nextCursor } = await webhooks.page({
-        limit: request.query.limit ?? PAGE_SIZE_DEFAULT,
-        ...(request.query.cursor ? { cursor: request.query.cursor } : {}),
-      });
-      return { webhooks: items, nextCursor };
-    },
-  );
-
-  app.post(
-    '/webhooks',
-    {
-      schema: {
-        body: Type.Object(
-          {
-            url: Type.String({ minLength: 1, maxLength: WEBHOOK_URL_MAX_LENGTH }),
-            events: Type.Array(Type.String({ minLength: 1, maxLength: 50 }), {
-              minItems: 1,
-              maxItems: EVENT_TYPES.length,
-              description: `event types, or ["${ALL_EVENTS}"]`,
-            }),
-          },
-          { additionalProperties: false },
-        ),
-        response: {
-          201: NewWebhook,
-          ...bodyErrors,
-        },
+export const webhookAdminRoutes =
+  ({ webhooks }: { webhooks: Webhooks }): AdminRoutes =>
+  async (app) => {
+    app.get(
+      '/webhooks',
+      { schema: { querystring: Type.Object(PageParams, { additionalProperties: false }), response: { 200: WebhookList, ...errors } } },
+      async (request) => {
+        const { items, nextCursor } = await webhooks.page({
+          limit: request.query.limit ?? PAGE_SIZE_DEFAULT,
+          ...(request.query.cursor ? { cursor: request.query.cursor } : {}),
+        });
+        return { webhooks: items, nextCursor };
       },
-    },
-    async (request, reply) => reply.code(201).send(await webhooks.create(request.body, actor(request))),
-  );
-
-  app.delete('/webhooks/:id', { schema: { params: Params, response: { 204: Type.Null(), ...errors } } }, async (request, reply) => {
-    await webhooks.delete(request.params.id, actor(request));
-    return reply.code(204).send(null);
-  });
-
-  for (const change of ['enable', 'disable'] as const)
-    app.post(
-      `/webhooks/:id/${change}`,
-      { schema: { params: Params, response: { 200: WebhookEndpointSchema, ...errors } } },
-      async (request) => webhooks[change](request.params.id, actor(request)),
     );
 
-  app.get('/webhooks/:id/deliveries', { schema: { params: Params, response: { 200: DeliveryList, ...errors } } }, async (request) => ({
-    deliveries: await webhooks.deliveries(request.params.id),
-  }));
+    app.post(
+      '/webhooks',
+      {
+        schema: {
+          body: Type.Object(
+            {
+              url: Type.String({ minLength: 1, maxLength: WEBHOOK_URL_MAX_LENGTH }),
+              events: Type.Array(Type.String({ minLength: 1, maxLength: 50 }), {
+                minItems: 1,
+                maxItems: EVENT_TYPES.length,
+                description: `event types, or ["${ALL_EVENTS}"]`,
+              }),
+            },
+            { additionalProperties: false },
+          ),
+          response: {
+            201: NewWebhook,
+            ...bodyErrors,
+          },
+        },
+      },
+      async (request, reply) => reply.code(201).send(await webhooks.create(request.body, request.adminActor)),
+    );
 
-  app.post(
-    '/webhook-deliveries/:id/retry',
-    { schema: { params: Params, response: { 204: Type.Null(), ...errors } } },
-    async (request, reply) => {
-      await webhooks.retry(request.params.id, actor(request));
+    app.delete('/webhooks/:id', { schema: { params: Params, response: { 204: Type.Null(), ...errors } } }, async (request, reply) => {
+      await webhooks.delete(request.params.id, request.adminActor);
       return reply.code(204).send(null);
-    },
-  );
-};
+    });
+
+    for (const change of ['enable', 'disable'] as const)
+      app.post(
+        `/webhooks/:id/${change}`,
+        { schema: { params: Params, response: { 200: WebhookEndpointSchema, ...errors } } },
+        async (request) => webhooks[change](request.params.id, request.adminActor),
+      );
+
+    app.get('/webhooks/:id/deliveries', { schema: { params: Params, response: { 200: DeliveryList, ...errors } } }, async (request) => ({
+      deliveries: await webhooks.deliveries(request.params.id),
+    }));
+
+    app.post(
+      '/webhook-deliveries/:id/retry',
+      { schema: { params: Params, response: { 204: Type.Null(), ...errors } } },
+      async (request, reply) => {
+        await webhooks.retry(request.params.id, request.adminActor);
+        return reply.code(204).send(null);
+      },
+    );
+  };
