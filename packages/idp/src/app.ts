@@ -228,7 +228,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     issuer: ctx.config.issuer,
     savedLocale: async (cookieHeader) => {
       const userId = await sessionUser(cookieHeader);
-      return userId ? ctx.accounts.localeOfUser(userId) : undefined;
+      return userId ? ctx.enabledUsers.localeOfUser(userId) : undefined;
     },
   });
   const factorDeps = factorRouteDeps(ctx);
@@ -237,7 +237,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     issuer: ctx.config.issuer,
     saveChoice: async (cookieHeader, locale) => {
       const userId = await sessionUser(cookieHeader);
-      if (userId) await ctx.accounts.setLocale(userId, locale);
+      if (userId) await ctx.enabledUsers.setLocale(userId, locale);
     },
   });
 

@@ -1,10 +1,9 @@
 import { sql } from 'kysely';
 import type { MfaMethod } from 'service-protocol';
 import { createAccountCenter } from './account/service.js';
-import { createAccountStore } from './accounts/store.js';
+import { createAdminKeyStore } from './admin/key-store.js';
+import { createAdminKeys } from './admin/keys.js';
 import { createOperations } from './admin/operations.js';
-import { createAdminKeys } from './admin/service.js';
-import { createAdminKeyStore } from './admin/store.js';
 import { createCodeService } from './authorization-codes/service.js';
 import { createCodeStore } from './authorization-codes/store.js';
 import { createAppMailer } from './branding/mailer.js';
@@ -82,6 +81,7 @@ import { startSweeper } from './storage/sweeper.js';
 import { createThrottle } from './throttle/service.js';
 import { createThrottleStore } from './throttle/store.js';
 import { createTokenService } from './token/service.js';
+import { createEnabledUserStore } from './users/enabled-store.js';
 import { createUserService } from './users/service.js';
 import { createUserStore } from './users/store.js';
 import type { HostResolver } from './webhooks/target.js';
@@ -129,9 +129,14 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     (config.smtpUrl
       ? createSmtpMailer(config.smtpUrl, config.mailFrom)
       : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail${config.devInbox ? `, ${config.issuer}/dev/mail` : ''})`));
-  // Every mail in its reader's language, as the request's application (`branding` and `accounts` are made below).
+  // Every mail in its reader's language, as the request's application (`branding` and `enabledUsers` are made below).
   const brandOf = (app: { id: string; name: string } | undefined) => branding.brandOf(app);
-  const mailer = createAppMailer(transport, { locales, issuer: config.issuer, brandOf, savedLocale: (email) => accounts.localeOf(email) });
+  const mailer = createAppMailer(transport, {
+    locales,
+    issuer: config.issuer,
+    brandOf,
+    savedLocale: (email) => enabledUsers.localeOf(email),
+  });
   // Development keeps loopback receivers (tests, the demo); production refuses internal ones unless told.
   const webhookWing = await openWebhooks(db, {
     sealer: createSealer(serverSecret, 'webhook-secret'),
@@ -157,7 +162,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   // Shown in authenticator apps (a colon would break their label parsing: IPv6 hosts); the product name until the operator sets one.
   const issuerName = new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.');
   const branding = createBranding({ store: createBrandingStore(db), clients, issuer: config.issuer, defaultProductName: issuerName, now });
-  const accounts = createAccountStore(db, events);
+  const enabledUsers = createEnabledUserStore(db, events);
   const devices = createDeviceStore(db);
   const spentTokens = createSpentTokenStore(db);
   const codeStore = createCodeStore(db);
@@ -184,7 +189,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const notices = createDeviceNotices({
     store: devices,
     spent: spentTokens,
-    accounts,
+    enabledUsers,
     clients,
     mailer,
     templates,
@@ -204,7 +209,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       await notices.newDevice(device, client);
     },
   });
-  const prover = createDeviceProver({ devices, spent: spentTokens, accounts, hash, now, idleMs });
+  const prover = createDeviceProver({ devices, spent: spentTokens, enabledUsers, hash, now, idleMs });
   const passkeyStore = createPasskeyStore(db);
   const deviceService = createDeviceService({
     store: devices,
@@ -221,7 +226,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const sms = options.sms ?? smsTransport(config, smsOutbox, now);
   const mfaStore = createMfaStore(db);
   const otp = createOtpService({
-    accounts,
+    enabledUsers,
     throttle,
     mailer,
     templates,
@@ -232,10 +237,10 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sendSpacingSeconds: config.sendSpacingSeconds,
     budgets: config.sendBudgets,
   });
-  const recoveryCodes = createRecoveryCodes({ store: createRecoveryCodeStore(db), accounts, hash, events, mailer, templates, now });
+  const recoveryCodes = createRecoveryCodes({ store: createRecoveryCodeStore(db), enabledUsers, hash, events, mailer, templates, now });
   const mfa = createMfaStep({
     store: mfaStore,
-    accounts,
+    enabledUsers,
     finish,
     otp,
     hash,
@@ -248,7 +253,16 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     rememberMs: config.mfaRememberDays * 24 * 60 * 60 * 1000,
     issuerName,
   });
-  const fallback = createPasskeyFallback({ store: mfaStore, passkeys: passkeyStore, accounts, events, mailer, templates, now, issuerName });
+  const fallback = createPasskeyFallback({
+    store: mfaStore,
+    passkeys: passkeyStore,
+    enabledUsers,
+    events,
+    mailer,
+    templates,
+    now,
+    issuerName,
+  });
   // The methods a user may choose (factors/index.ts; a plug-in's method is a string the wire's enumeration then holds).
   const mfaMethods = enrollableMethods(factors, config) as MfaMethod[];
   const passkeyCeremony = createPasskeyCeremony({ store: passkeyStore, spent: spentTokens, events, hash, now, rpId: config.passkeyRpId });
@@ -257,7 +271,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     ceremony: passkeyCeremony,
     store: passkeyStore,
     devices: deviceService,
-    accounts,
+    enabledUsers,
     mfa,
     pipeline,
     events,
@@ -265,12 +279,12 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     now,
   });
   const passkeyMfa = createPasskeyMfa({ ceremony: passkeyCeremony, store: passkeyStore, mfa, events });
-  const registration = createRegistrationService({ store: registrationStore, accounts, mfa, mfaMethods, pipeline, otp, hash, now });
+  const registration = createRegistrationService({ store: registrationStore, enabledUsers, mfa, mfaMethods, pipeline, otp, hash, now });
   const delegation = createDelegationService({
     store: createDelegationStore(db),
     spent: spentTokens,
     clients,
-    accounts,
+    enabledUsers,
     mfa,
     mfaMethods,
     devices: deviceService,
@@ -304,7 +318,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const dbsc = createDbsc({ store: oidcStore, spent: spentTokens, hash, issuer: config.issuer, now });
   const dpop = createDpopVerifier({ issuer: config.issuer, spent: spentTokens, hash, now });
   const tokens = createTokenService({
-    ...{ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now },
+    ...{ issuer: config.issuer, clients, codes, enabledUsers, keyring, refreshTokens, serverSecret, now },
     acrClasses: acrClassesOf(factors),
   });
   const pushedRequests = createPushedRequests({ db, hash, now });
@@ -316,14 +330,14 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     store: oidcStore,
     devices,
     passkeys: passkeyStore,
-    accounts,
+    enabledUsers,
     events,
     hash,
     now,
     deviceIdleMs: idleMs,
   });
   // The upstream first factor continues into the same flows as the others (factors/upstream/wiring.ts).
-  const upstreamFlows = { clients, accounts, mfa, pipeline, otp, events, spent: spentTokens, throttle, hash, now };
+  const upstreamFlows = { clients, enabledUsers, mfa, pipeline, otp, events, spent: spentTokens, throttle, hash, now };
   const { connections, upstream } = openUpstream(db, serverSecret, {
     ...upstreamFlows,
     devices,
@@ -336,7 +350,17 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const passkeyOffer = createPasskeyOffer({ oidc, passkeyService: passkeys, clients, mailer, templates, now });
   const logout = createLogoutService({ issuer: config.issuer, clients, keyring, oidc, events, hash });
   // The service's own first-party apps (built-in clients signing in through the hosted pages): the account center and the console.
-  const firstParty = { issuer: config.issuer, clients, codes, accounts, devices, passkeys: passkeyStore, hash, deviceIdleMs: idleMs, now };
+  const firstParty = {
+    issuer: config.issuer,
+    clients,
+    codes,
+    enabledUsers,
+    devices,
+    passkeys: passkeyStore,
+    hash,
+    deviceIdleMs: idleMs,
+    now,
+  };
   const account = createAccountCenter({
     ...firstParty,
     ...{
@@ -365,7 +389,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     mailbox,
     locales,
     clients,
-    accounts,
+    enabledUsers,
     devices,
     prover,
     spentTokens,

@@ -5,9 +5,9 @@ import { DASHBOARD_BUCKETS, DASHBOARD_HOURS_DEFAULT, DASHBOARD_HOURS_MAX } from 
 import type { EventLog } from '../events/service.js';
 import { wireBody } from '../http/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
+import type { AdminKeys } from './keys.js';
 import type { Operators } from './operators.js';
 import { AdminKey, bodyErrors, errors, Nullable, Page, pageOf, Time } from './schemas.js';
-import type { AdminKeys } from './service.js';
 
 const Id = Type.String({ minLength: 1, maxLength: 320, pattern: '^[^\\x00-\\x1f\\x7f]+$' });
 const Role = Type.Union([Type.Literal('viewer'), Type.Literal('admin')]);

@@ -15,6 +15,8 @@ import type { UserService } from '../users/service.js';
 import { webhookRoutes } from '../webhooks/routes.js';
 import type { Webhooks } from '../webhooks/service.js';
 import { connectionRoutes } from './connections-routes.js';
+import type { AdminKeyRecord } from './key-store.js';
+import type { AdminKeys } from './keys.js';
 import type { Operations } from './operations.js';
 import {
   AdminKeyList,
@@ -41,8 +43,6 @@ import {
   UserPage,
   UserParams,
 } from './schemas.js';
-import type { AdminKeys } from './service.js';
-import type { AdminKeyRecord } from './store.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -127,7 +127,7 @@ export interface MfaStep {
 }
 
 export function createMfaStep(deps: MfaDeps): MfaStep {
-  const { store, accounts, events, recoveryCodes, now } = deps;
+  const { store, enabledUsers, events, recoveryCodes, now } = deps;
   const sessions = createMfaSessions(deps);
   const change = createMfaChange(sessions, deps);
   const proof = createMfaProof(sessions, deps);
@@ -211,7 +211,7 @@ export function createMfaStep(deps: MfaDeps): MfaStep {
     verifyProof: proof.verify,
 
     async resetByOperator(email, actor) {
-      const user = await accounts.findByEmail(email);
+      const user = await enabledUsers.findByEmail(email);
       const method = user && (await store.findMethod(user.id));
       if (!user || !method || !(await store.removeMethod(user.id))) return undefined;
       await recoveryCodes.removeAll(user.id);
@@ -221,7 +221,7 @@ export function createMfaStep(deps: MfaDeps): MfaStep {
     },
 
     async regenerateRecoveryCodesByOperator(email, actor) {
-      const user = await accounts.findByEmail(email);
+      const user = await enabledUsers.findByEmail(email);
       if (!user || !(await store.findMethod(user.id))) return undefined;
       return recoveryCodes.issue(user.id, { type: 'recovery_codes.regenerated', actor, clientName: deps.issuerName });
     },

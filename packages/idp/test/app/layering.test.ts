@@ -37,7 +37,14 @@ function importGraph(): Map<string, Set<string>> {
   return graph;
 }
 
-const wing = (file: string) => file.split('/')[0] as string;
+/**
+ * A file's wing: its top-level folder, but for the one folder that sits at two levels. users/
+ * owns the users table with two views of it: enabled-store.ts, the sign-in paths' (disabled users
+ * absent), is ground every wing that signs in reads; store.ts and service.ts, the operator's,
+ * sit above devices/ and factors/ (erasing a user reaches their tables). Each view is its own unit.
+ */
+const WINGS_WITHIN_A_FOLDER: Record<string, string> = { 'users/enabled-store.ts': 'users/enabled-store.ts' };
+const wing = (file: string) => WINGS_WITHIN_A_FOLDER[file] ?? (file.split('/')[0] as string);
 
 describe('imports in packages/idp/src only point down', () => {
   const graph = importGraph();

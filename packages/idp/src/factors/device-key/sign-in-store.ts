@@ -1,5 +1,4 @@
 import { type SqlBool, sql } from 'kysely';
-import type { User } from '../../accounts/store.js';
 import { codeRow, type DrawnCode } from '../../authorization-codes/store.js';
 import { type ClientRecord, toRecord } from '../../clients/store.js';
 import { type Device, deviceOf } from '../../devices/store.js';
@@ -9,6 +8,7 @@ import type { SpentToken, SpentTokenStore } from '../../spent-tokens/store.js';
 import { compiledQuery } from '../../storage/compiled.js';
 import { isPostgres, registerPreparedStatement } from '../../storage/database.js';
 import type { Db } from '../../storage/schema.js';
+import type { User } from '../../users/enabled-store.js';
 
 /** What a trusted-device login needs to decide, read in one statement. */
 export interface LoginRead {

@@ -1,6 +1,5 @@
 import type { DevicePublicJwk, MfaMethod } from 'service-protocol';
 import { normalizePhone } from 'service-protocol';
-import type { AccountStore } from '../../accounts/store.js';
 import type { ClientRecord } from '../../clients/store.js';
 import { randomToken, type SecretHasher, safeEqual } from '../../crypto/secrets.js';
 import { OTP_MAX_ATTEMPTS, REGISTRATION_TTL_SECONDS } from '../../defaults.js';
@@ -11,12 +10,13 @@ import type { OtpService } from '../../otp/service.js';
 import type { SignIn } from '../../sign-in/finish.js';
 import type { MfaStep } from '../../sign-in/mfa-step.js';
 import { countsAsSecond, MFA_UNAVAILABLE_MESSAGE, nextStep, type PipelineOutcome, type SignInPipeline } from '../../sign-in/pipeline.js';
+import type { EnabledUserStore } from '../../users/enabled-store.js';
 import { emailCodeFirst } from './factor.js';
 import type { RegistrationStore } from './new-device-store.js';
 
 export interface RegistrationDeps {
   store: RegistrationStore;
-  accounts: AccountStore;
+  enabledUsers: EnabledUserStore;
   /** The MFA step, asked only whether the user has a method. */
   mfa: Pick<MfaStep, 'methodOf'>;
   /** MFA methods users may enroll in on this service. */
@@ -78,7 +78,7 @@ export interface RegistrationService {
  * take the same path, so responses say nothing about whether an account exists.
  */
 export function createRegistrationService(deps: RegistrationDeps): RegistrationService {
-  const { store, accounts, mfa, mfaMethods, pipeline, otp, hash, now } = deps;
+  const { store, enabledUsers, mfa, mfaMethods, pipeline, otp, hash, now } = deps;
 
   /** Finds the registration behind a device token, refusing one that belongs to another client or address. */
   async function load(client: ClientRecord, email: string, deviceToken: string) {
@@ -102,7 +102,7 @@ export function createRegistrationService(deps: RegistrationDeps): RegistrationS
         clientId: client.app?.id ?? client.id,
         clientName: client.name,
         // A disabled user gets the same throttles and answer, and a challenge no code opens: nothing is sent.
-        silent: await accounts.isDisabled(email),
+        silent: await enabledUsers.isDisabled(email),
         arm: async (otpHash, otpExpiresAt) => {
           await store.insert({
             idHash,
@@ -137,7 +137,7 @@ export function createRegistrationService(deps: RegistrationDeps): RegistrationS
         attemptsOf: (spent) => spent.attempts,
       });
       // The account exists from the first verified email, whether or not a device follows.
-      const user = await accounts.findOrCreate(email, now());
+      const user = await enabledUsers.findOrCreate(email, now());
       if (!user) throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in session is unknown or has ended. Start again.');
       return { mfaEnrolled: (await mfa.methodOf(user.id)) !== undefined };
     },
@@ -155,7 +155,7 @@ export function createRegistrationService(deps: RegistrationDeps): RegistrationS
       }
       const { idHash, state } = await load(client, email, input.deviceToken);
       if (state.verifiedAt === null) throw new ServiceError('ERR_SESSION_STEP', 'Verify the emailed code before registering the device.');
-      const user = await accounts.findOrCreate(email, now());
+      const user = await enabledUsers.findOrCreate(email, now());
       if (!user) throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in session is unknown or has ended. Start again.');
       const method = await mfa.methodOf(user.id);
       const enroll = input.mfaMethod ? { method: input.mfaMethod, email, ip: input.ip, ...(phone ? { phone } : {}) } : undefined;
