@@ -12,7 +12,7 @@ import {
   Paths,
 } from 'service-protocol';
 import { Type } from 'typebox';
-import { accountRoutes } from './account/routes.js';
+import { accountRoutes } from './account-center/routes.js';
 import { consoleApiRoutes } from './admin/console-api.js';
 import { ADMIN_PREFIX } from './admin/prefix.js';
 import { adminKeyOf, adminRoutes, type ConsoleCredential } from './admin/routes.js';
@@ -272,7 +272,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   await app.register(adminRoutes, adminOptions(ctx, consoleHere ? consoleCredential(ctx.console, ctx.config.issuer) : undefined));
   await app.register(brandingAssetRoutes, { branding: ctx.branding });
   if (consoleHere) await app.register(consoleRoutes, { console: ctx.console, url: ctx.config.issuer });
-  await app.register(accountRoutes, { account: ctx.account, issuer: ctx.config.issuer, languages });
+  await app.register(accountRoutes, { account: ctx.accountCenter, issuer: ctx.config.issuer, languages });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices, languages, brandOf: (client) => ctx.branding.brandOf(client) });
   await app.register(oidcRoutes, {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { MfaMethod } from 'service-protocol';
-import { createAccountCenter } from './account/service.js';
+import { createAccountCenter } from './account-center/service.js';
 import { createAdminKeyStore } from './admin/key-store.js';
 import { createAdminKeys } from './admin/keys.js';
 import { createOperations } from './admin/operations.js';
@@ -361,7 +361,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     deviceIdleMs: idleMs,
     now,
   };
-  const account = createAccountCenter({
+  const accountCenter = createAccountCenter({
     ...firstParty,
     ...{
       users,
@@ -421,8 +421,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     adminKeys: createAdminKeys({ store: createAdminKeyStore(db), hash, events, now }),
     branding,
     operations: createOperations({ clients, keyring, events, branding }),
-    /** The account center at /account (account/): every user's own devices, activity, export and deletion. */
-    account,
+    /** The account center at /account (account-center/): every user's own devices, activity, export and deletion. */
+    accountCenter,
     ...operatorConsole, // operators, and the console's sign-in and sessions (console/)
     webhooks: webhookWiring.webhooks,
     webhookOutbox,

@@ -209,7 +209,7 @@ export const CONSOLE_SESSION_IDLE_TIMEOUT_SECONDS = 15 * 60;
 export const CONSOLE_SESSION_ABSOLUTE_LIFETIME_SECONDS = 8 * 60 * 60;
 /** A console session's last use is written at most this often (each call reads it). */
 export const CONSOLE_SESSION_TOUCH_RESOLUTION_SECONDS = 30;
-/** The account center's session (account/): a signed cookie that lives this long from the sign-in behind it. */
+/** The account center's session (account-center/): a signed cookie that lives this long from the sign-in behind it. */
 export const ACCOUNT_SESSION_LIFETIME_SECONDS = 15 * 60;
 /**
  * The account center's sensitive actions (revoke, sign out everywhere else, export, delete)

@@ -157,8 +157,8 @@ const OWN_LINES_MAX = 80;
 const LONG_FUNCTIONS: Record<string, string> = {
   'idp/src/context.ts#openContext': 'the composition of every wing in one place; issue 35 folds it over wing modules',
   'idp/src/admin/routes.ts#adminRoutes': 'registers every admin route group; issue 35 gives each group its own plugin',
-  'idp/src/account/routes.ts#accountRoutes': "registers every account-center route; issue 35 splits it by the page's actions",
-  'idp/src/account/factor-routes.ts#accountFactorRoutes': "the account page's MFA routes in one plugin; split with accountRoutes",
+  'idp/src/account-center/routes.ts#accountRoutes': "registers every account-center route; issue 35 splits it by the page's actions",
+  'idp/src/account-center/factor-routes.ts#accountFactorRoutes': "the account page's MFA routes in one plugin; split with accountRoutes",
   'console/src/views/users.ts#userDetail': "the console's user page: one view's rendering and its actions, to be split by section",
   'idp/src/config.ts#loadConfig':
     'reads each setting in turn (flag, variable, default) and refuses unsafe combinations, in the order docs/operations.md lists them',
