@@ -45,13 +45,13 @@ import { securityHeaders } from './http/security-headers.js';
 import { createPageLanguages } from './i18n/page-language.js';
 import { trackRequestLanguage } from './i18n/request-locale.js';
 import { localeRoutes } from './i18n/routes.js';
-import { loginRoutes } from './identify/routes.js';
 import { devMailRoutes } from './mail/routes.js';
 import { dbscRoutes } from './oidc/dbsc-routes.js';
 import { logoutRoutes } from './oidc/logout-routes.js';
 import { bindingCookieName, hostedCeremonyContext, oidcRoutes, sessionCookieName } from './oidc/routes.js';
 import { renewalRoutes } from './oidc/session-renewal.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
+import { signInStartRoutes } from './sign-in/start-routes.js';
 import { oauthCors } from './token/cors.js';
 import { pushedRequestRoutes } from './token/pushed-request-routes.js';
 import { tokenRoutes } from './token/routes.js';
@@ -182,7 +182,7 @@ const factorRouteDeps = (ctx: ServiceContext): FactorRouteDeps => ({
   mfaMethods: mfaMethodsOf(ctx.factors),
   placeHeader: ctx.config.placeHeader,
   prover: ctx.prover,
-  registration: ctx.registration,
+  newDeviceSignIn: ctx.newDeviceSignIn,
   passkeys: ctx.passkeys,
   passkeyMfa: ctx.passkeyMfa,
   ceremonyContext: hostedCeremonyContext(ctx.oidc, ctx.config.issuer),
@@ -256,8 +256,8 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         name: request.client.name,
         issuer: ctx.config.issuer,
       }));
-      await browser.register(loginRoutes, {
-        login: ctx.login,
+      await browser.register(signInStartRoutes, {
+        signInStart: ctx.signInStart,
         testMode: ctx.config.testMode,
         resolveClient,
         mfaMethods: factorDeps.mfaMethods,

@@ -28,8 +28,8 @@ import { createEventStore } from './events/store.js';
 import { createDeviceProver } from './factors/device-key/prover.js';
 import { createDeviceKeySignIn } from './factors/device-key/sign-in.js';
 import { createDeviceKeySignInStore } from './factors/device-key/sign-in-store.js';
-import { createRegistrationService } from './factors/email-code/new-device.js';
-import { createRegistrationStore } from './factors/email-code/new-device-store.js';
+import { createNewDeviceSignIn } from './factors/email-code/new-device.js';
+import { createNewDeviceStore } from './factors/email-code/new-device-store.js';
 import {
   acrClassesOf,
   enrollableMethods,
@@ -48,7 +48,6 @@ import { createRecoveryCodes } from './factors/recovery-code/service.js';
 import { createRecoveryCodeStore } from './factors/recovery-code/store.js';
 import { openUpstream } from './factors/upstream/wiring.js';
 import { loadLocales } from './i18n/locales.js';
-import { createLoginService } from './identify/service.js';
 import { createKeyring, type SigningKeyGenerator } from './keys/keyring.js';
 import { createKeyStore } from './keys/store.js';
 import { createMailboxStore } from './mail/mailbox-store.js';
@@ -70,6 +69,7 @@ import { createSignInFinisher } from './sign-in/finish.js';
 import { createMfaStep } from './sign-in/mfa-step.js';
 import { createMfaStore } from './sign-in/mfa-store.js';
 import { createSignInPipeline } from './sign-in/pipeline.js';
+import { createSignInStart } from './sign-in/start.js';
 import { smsTransport } from './sms/configured.js';
 import { createSmsOutboxStore } from './sms/outbox-store.js';
 import type { SmsTransport } from './sms/transport.js';
@@ -169,7 +169,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const codes = createCodeService({ store: codeStore, hash, now });
   const throttleStore = createThrottleStore(db);
   const throttle = createThrottle({ store: throttleStore, now, onRefused: metrics.throttled });
-  const registrationStore = createRegistrationStore(db);
+  const newDeviceStore = createNewDeviceStore(db);
   const keyring = createKeyring({
     store: createKeyStore(db),
     sealer: createSealer(serverSecret, 'signing-key'),
@@ -279,7 +279,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     now,
   });
   const passkeyMfa = createPasskeyMfa({ ceremony: passkeyCeremony, store: passkeyStore, mfa, events });
-  const registration = createRegistrationService({ store: registrationStore, enabledUsers, mfa, mfaMethods, pipeline, otp, hash, now });
+  const newDeviceSignIn = createNewDeviceSignIn({ store: newDeviceStore, enabledUsers, mfa, mfaMethods, pipeline, otp, hash, now });
   const delegation = createDelegationService({
     store: createDelegationStore(db),
     spent: spentTokens,
@@ -295,7 +295,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     now,
   });
   const deviceKey = createDeviceKeySignIn({ prover, mfa, store: createDeviceKeySignInStore(db, spentTokens), codes, events, now });
-  const login = createLoginService({ deviceKey, emailCode: registration, clients });
+  const signInStart = createSignInStart({ deviceKey, emailCode: newDeviceSignIn, clients });
   const refreshTokens = createRefreshTokens({ store: createRefreshTokenStore(db), codes, events, hash, now, deviceIdleMs: idleMs });
   const users = createUserService({
     store: createUserStore(
@@ -396,8 +396,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     deviceService,
     notices,
     keyring,
-    registration,
-    login,
+    newDeviceSignIn,
+    signInStart,
     mfa,
     passkeys,
     passkeyMfa,

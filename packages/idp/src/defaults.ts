@@ -14,8 +14,8 @@ export const OTP_DIGITS = 6;
 /** Wrong guesses per OTP challenge; counted before checking, then the challenge is dead. */
 export const OTP_MAX_ATTEMPTS = 5;
 
-/** After the email OTP is verified, the device must be registered within this time. */
-export const REGISTRATION_TTL_SECONDS = 10 * 60;
+/** After the email OTP is verified, a new device's sign-in must finish (its device registered) within this time. */
+export const NEW_DEVICE_SIGN_IN_TTL_SECONDS = 10 * 60;
 
 /** Consecutive failed OTP checks per account before a lock-out (NIST SP 800-63B 5.2.2). */
 export const ACCOUNT_MAX_FAILURES = 100;

@@ -10,7 +10,7 @@ import type { EventType } from '../events/types.js';
 
 export type { PendingDevice } from '../devices/pending.js';
 
-/** Everything a finished sign-in needs; built by registration or login, finished here or after MFA. */
+/** Everything a finished sign-in needs; built by a first factor, finished here or after MFA. */
 export interface SignIn {
   clientId: string;
   userId: string;
