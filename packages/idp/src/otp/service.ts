@@ -113,7 +113,7 @@ export interface OtpService {
  * Every one-time code of the service: drawn from the CSPRNG, stored only as an HMAC bound to
  * its challenge, sent by mail or SMS within the send limits, and checked with the one rule
  * (lock-out, one guess spent before comparing, constant-time compare, failure recorded).
- * Registration (the email OTP), MFA sign-in, enrollment and delegated changes all use it;
+ * A new device's sign-in (the email OTP), the MFA step, enrollment and delegated changes all use it;
  * each keeps its challenge in its own table and passes the atomic steps in.
  */
 export function createOtpService(deps: OtpDeps): OtpService {

@@ -113,7 +113,7 @@ export function createSignInFinisher({
       deviceId ?? (signIn.device && !('publicJwk' in signIn.device) ? signIn.device.id : null),
       client?.app,
     );
-    // The event is written beside the code, not after it: no extra round trip on the login path.
+    // The event is written beside the code, not after it: no extra round trip on the sign-in path.
     const [code] = await Promise.all([codes.issue(records.code), events.record(records.event)]);
     return deviceId ? { code, deviceId } : { code };
   };

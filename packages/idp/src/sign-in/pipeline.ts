@@ -105,7 +105,7 @@ export interface SignInPipeline {
 }
 
 /**
- * The steps after the first factor, shared by every way in. The trusted-device login decides
+ * The steps after the first factor, shared by every way in. The trusted-device sign-in decides
  * with the same `nextStep` but writes its finish in its own statement (factors/device-key/
  * sign-in.ts: the one deliberate exception, for its two-statement hot path).
  */

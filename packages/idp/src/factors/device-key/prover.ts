@@ -43,7 +43,7 @@ export interface DeviceProver extends DeviceKeyProver {
   /** The cut-off of the idle expiry: a device last used before it is no longer trusted. */
   usedSince: () => number;
   /**
-   * prove() without its reads and writes, for the login, which read the device and user with
+   * prove() without its reads and writes, for the sign-in, which read the device and user with
    * the client in one statement and spends the challenge in the statement that issues its code
    * (factors/device-key/sign-in-store.ts). The caller must spend `challenge` and honour a failed spend as a refusal.
    */
@@ -57,7 +57,7 @@ export interface DeviceProver extends DeviceKeyProver {
 }
 
 /**
- * Possession of a remembered device's key, checked for a login or a device operation: the
+ * Possession of a remembered device's key, checked for a sign-in or a device operation: the
  * proof verifies with the stored key of a trusted (not revoked, not expired) device of this
  * client, names the device's user, carries the expected `op`, and spends a live challenge the
  * service issued to this client. Anything else yields undefined.
