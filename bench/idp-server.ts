@@ -44,7 +44,7 @@ const otherAlgs = Object.fromEntries(
 
 let registered = 0;
 /**
- * The registration flow the HTTP routes run (start → verifyOtp → registerDevice), called
+ * The registration flow the HTTP routes run (start → verifyOtp → finish), called
  * in-process. Over HTTP every registration from 127.0.0.1 would count against the per-IP OTP
  * send limit (SEND_PER_IP: 30 an hour) and its network's (SEND_PER_SUBNET), so each one here
  * names its own address in 198.18.0.0/15 (benchmarking's range), each in a /24 of its own until
@@ -52,19 +52,19 @@ let registered = 0;
  */
 async function register(
   email: string,
-  publicJwk: Parameters<typeof ctx.registration.registerDevice>[2]['devicePublicKey'],
+  publicJwk: Parameters<typeof ctx.newDeviceSignIn.finish>[2]['devicePublicKey'],
   forClient: typeof client = client,
 ) {
   registered += 1;
   const ip = `198.${18 + ((registered >> 8) & 1)}.${registered & 255}.${1 + (registered >> 9)}`;
-  const { deviceToken, otp } = await ctx.registration.start(forClient, email, {
+  const { deviceToken, otp } = await ctx.newDeviceSignIn.start(forClient, email, {
     rememberDevice: true,
     cryptoVersion: 'v1',
     codeChallenge: null,
     ip,
   });
-  await ctx.registration.verifyOtp(forClient, email, deviceToken, otp);
-  const outcome = await ctx.registration.registerDevice(forClient, email, { deviceToken, devicePublicKey: publicJwk, ip });
+  await ctx.newDeviceSignIn.verifyOtp(forClient, email, deviceToken, otp);
+  const outcome = await ctx.newDeviceSignIn.finish(forClient, email, { deviceToken, devicePublicKey: publicJwk, ip });
   if (outcome.kind !== 'done' || !outcome.deviceId) throw new Error(`device not remembered (${outcome.kind})`);
   return outcome.deviceId;
 }
@@ -82,7 +82,7 @@ for (const [i, forClient] of [client, ...Object.values(otherAlgs).map((o) => o.c
 async function mintOne(forClient: typeof client): Promise<string> {
   const { email: minterEmail, deviceId: minterId } = minters.get(forClient.id) as { email: string; deviceId: string };
   const { challenge } = ctx.prover.issueChallenge(forClient);
-  const outcome = await ctx.login.authenticate(forClient, {
+  const outcome = await ctx.signInStart.authenticate(forClient, {
     email: minterEmail,
     cryptoVersion: 'v1',
     rememberDevice: false,

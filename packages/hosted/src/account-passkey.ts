@@ -1,6 +1,6 @@
 /**
  * The account page's script (served at /account/account-passkey.js; the pages are server-rendered
- * by service-idp's account/page.ts and factor-page.ts and work without it, which only shows the
+ * by service-idp's account-center/page.ts and factor-page.ts and work without it, which only shows the
  * buttons). The texts it shows come from the page (data-*), in the page's language.
  * - "Add a passkey": asks the account session for a registration grant (creation options bound
  *   to this session: POST /account/passkeys/options with the session's CSRF token), lets the

@@ -12,7 +12,7 @@ import {
   Paths,
 } from 'service-protocol';
 import { Type } from 'typebox';
-import { accountRoutes } from './account/routes.js';
+import { accountRoutes } from './account-center/routes.js';
 import { clientAdminRoutes } from './admin/client-routes.js';
 import { connectionAdminRoutes } from './admin/connections-routes.js';
 import { consoleAdminRoutes } from './admin/console-api.js';
@@ -50,13 +50,13 @@ import { securityHeaders } from './http/security-headers.js';
 import { createPageLanguages } from './i18n/page-language.js';
 import { trackRequestLanguage } from './i18n/request-locale.js';
 import { localeRoutes } from './i18n/routes.js';
-import { loginRoutes } from './identify/routes.js';
 import { devMailRoutes } from './mail/routes.js';
 import { dbscRoutes } from './oidc/dbsc-routes.js';
 import { logoutRoutes } from './oidc/logout-routes.js';
 import { bindingCookieName, hostedCeremonyContext, oidcRoutes, sessionCookieName } from './oidc/routes.js';
 import { renewalRoutes } from './oidc/session-renewal.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
+import { signInStartRoutes } from './sign-in/start-routes.js';
 import { oauthCors } from './token/cors.js';
 import { pushedRequestRoutes } from './token/pushed-request-routes.js';
 import { tokenRoutes } from './token/routes.js';
@@ -186,7 +186,7 @@ const factorRouteDeps = (ctx: ServiceContext): FactorRouteDeps => ({
   mfaMethods: mfaMethodsOf(ctx.factors),
   placeHeader: ctx.config.placeHeader,
   prover: ctx.prover,
-  registration: ctx.registration,
+  newDeviceSignIn: ctx.newDeviceSignIn,
   passkeys: ctx.passkeys,
   passkeyMfa: ctx.passkeyMfa,
   ceremonyContext: hostedCeremonyContext(ctx.oidc, ctx.config.issuer),
@@ -232,7 +232,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     issuer: ctx.config.issuer,
     savedLocale: async (cookieHeader) => {
       const userId = await sessionUser(cookieHeader);
-      return userId ? ctx.accounts.localeOfUser(userId) : undefined;
+      return userId ? ctx.enabledUsers.localeOfUser(userId) : undefined;
     },
   });
   const factorDeps = factorRouteDeps(ctx);
@@ -241,7 +241,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     issuer: ctx.config.issuer,
     saveChoice: async (cookieHeader, locale) => {
       const userId = await sessionUser(cookieHeader);
-      if (userId) await ctx.accounts.setLocale(userId, locale);
+      if (userId) await ctx.enabledUsers.setLocale(userId, locale);
     },
   });
 
@@ -260,8 +260,8 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
         name: request.client.name,
         issuer: ctx.config.issuer,
       }));
-      await browser.register(loginRoutes, {
-        login: ctx.login,
+      await browser.register(signInStartRoutes, {
+        signInStart: ctx.signInStart,
         testMode: ctx.config.testMode,
         resolveClient,
         mfaMethods: factorDeps.mfaMethods,
@@ -279,7 +279,7 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
   });
   await app.register(brandingAssetRoutes, { branding: ctx.branding });
   if (consoleHere) await app.register(consoleRoutes, { console: ctx.console, url: ctx.config.issuer });
-  await app.register(accountRoutes, { account: ctx.account, issuer: ctx.config.issuer, languages });
+  await app.register(accountRoutes, { account: ctx.accountCenter, issuer: ctx.config.issuer, languages });
   await app.register(delegationRoutes, { delegation: ctx.delegation });
   await app.register(deviceNoticeRoutes, { notices: ctx.notices, languages, brandOf: (client) => ctx.branding.brandOf(client) });
   await app.register(oidcRoutes, {

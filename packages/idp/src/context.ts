@@ -1,10 +1,9 @@
 import { sql } from 'kysely';
 import type { MfaMethod } from 'service-protocol';
-import { createAccountCenter } from './account/service.js';
-import { createAccountStore } from './accounts/store.js';
+import { createAccountCenter } from './account-center/service.js';
+import { createAdminKeyStore } from './admin/key-store.js';
+import { createAdminKeys } from './admin/keys.js';
 import { createOperations } from './admin/operations.js';
-import { createAdminKeys } from './admin/service.js';
-import { createAdminKeyStore } from './admin/store.js';
 import { createCodeService } from './authorization-codes/service.js';
 import { createCodeStore } from './authorization-codes/store.js';
 import { createAppMailer } from './branding/mailer.js';
@@ -29,8 +28,8 @@ import { createEventStore } from './events/store.js';
 import { createDeviceProver } from './factors/device-key/prover.js';
 import { createDeviceKeySignIn } from './factors/device-key/sign-in.js';
 import { createDeviceKeySignInStore } from './factors/device-key/sign-in-store.js';
-import { createRegistrationService } from './factors/email-code/new-device.js';
-import { createRegistrationStore } from './factors/email-code/new-device-store.js';
+import { createNewDeviceSignIn } from './factors/email-code/new-device.js';
+import { createNewDeviceStore } from './factors/email-code/new-device-store.js';
 import {
   acrClassesOf,
   enrollableMethods,
@@ -49,7 +48,6 @@ import { createRecoveryCodes } from './factors/recovery-code/service.js';
 import { createRecoveryCodeStore } from './factors/recovery-code/store.js';
 import { openUpstream } from './factors/upstream/wiring.js';
 import { loadLocales } from './i18n/locales.js';
-import { createLoginService } from './identify/service.js';
 import { createKeyring, type SigningKeyGenerator } from './keys/keyring.js';
 import { createKeyStore } from './keys/store.js';
 import { createMailboxStore } from './mail/mailbox-store.js';
@@ -71,6 +69,7 @@ import { createSignInFinisher } from './sign-in/finish.js';
 import { createMfaStep } from './sign-in/mfa-step.js';
 import { createMfaStore } from './sign-in/mfa-store.js';
 import { createSignInPipeline } from './sign-in/pipeline.js';
+import { createSignInStart } from './sign-in/start.js';
 import { smsTransport } from './sms/configured.js';
 import { createSmsOutboxStore } from './sms/outbox-store.js';
 import type { SmsTransport } from './sms/transport.js';
@@ -82,6 +81,7 @@ import { startSweeper } from './storage/sweeper.js';
 import { createThrottle } from './throttle/service.js';
 import { createThrottleStore } from './throttle/store.js';
 import { createTokenService } from './token/service.js';
+import { createEnabledUserStore } from './users/enabled-store.js';
 import { createUserService } from './users/service.js';
 import { createUserStore } from './users/store.js';
 import type { HostResolver } from './webhooks/target.js';
@@ -129,9 +129,14 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     (config.smtpUrl
       ? createSmtpMailer(config.smtpUrl, config.mailFrom)
       : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail${config.devInbox ? `, ${config.issuer}/dev/mail` : ''})`));
-  // Every mail in its reader's language, as the request's application (`branding` and `accounts` are made below).
+  // Every mail in its reader's language, as the request's application (`branding` and `enabledUsers` are made below).
   const brandOf = (app: { id: string; name: string } | undefined) => branding.brandOf(app);
-  const mailer = createAppMailer(transport, { locales, issuer: config.issuer, brandOf, savedLocale: (email) => accounts.localeOf(email) });
+  const mailer = createAppMailer(transport, {
+    locales,
+    issuer: config.issuer,
+    brandOf,
+    savedLocale: (email) => enabledUsers.localeOf(email),
+  });
   // Development keeps loopback receivers (tests, the demo); production refuses internal ones unless told.
   const webhookWing = await openWebhooks(db, {
     sealer: createSealer(serverSecret, 'webhook-secret'),
@@ -157,14 +162,14 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   // Shown in authenticator apps (a colon would break their label parsing: IPv6 hosts); the product name until the operator sets one.
   const issuerName = new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.');
   const branding = createBranding({ store: createBrandingStore(db), clients, issuer: config.issuer, defaultProductName: issuerName, now });
-  const accounts = createAccountStore(db, events);
+  const enabledUsers = createEnabledUserStore(db, events);
   const devices = createDeviceStore(db);
   const spentTokens = createSpentTokenStore(db);
   const codeStore = createCodeStore(db);
   const codes = createCodeService({ store: codeStore, hash, now });
   const throttleStore = createThrottleStore(db);
   const throttle = createThrottle({ store: throttleStore, now, onRefused: metrics.throttled });
-  const registrationStore = createRegistrationStore(db);
+  const newDeviceStore = createNewDeviceStore(db);
   const keyring = createKeyring({
     store: createKeyStore(db),
     sealer: createSealer(serverSecret, 'signing-key'),
@@ -184,7 +189,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const notices = createDeviceNotices({
     store: devices,
     spent: spentTokens,
-    accounts,
+    enabledUsers,
     clients,
     mailer,
     templates,
@@ -204,7 +209,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       await notices.newDevice(device, client);
     },
   });
-  const prover = createDeviceProver({ devices, spent: spentTokens, accounts, hash, now, idleMs });
+  const prover = createDeviceProver({ devices, spent: spentTokens, enabledUsers, hash, now, idleMs });
   const passkeyStore = createPasskeyStore(db);
   const deviceService = createDeviceService({
     store: devices,
@@ -221,7 +226,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const sms = options.sms ?? smsTransport(config, smsOutbox, now);
   const mfaStore = createMfaStore(db);
   const otp = createOtpService({
-    accounts,
+    enabledUsers,
     throttle,
     mailer,
     templates,
@@ -232,10 +237,10 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     sendSpacingSeconds: config.sendSpacingSeconds,
     budgets: config.sendBudgets,
   });
-  const recoveryCodes = createRecoveryCodes({ store: createRecoveryCodeStore(db), accounts, hash, events, mailer, templates, now });
+  const recoveryCodes = createRecoveryCodes({ store: createRecoveryCodeStore(db), enabledUsers, hash, events, mailer, templates, now });
   const mfa = createMfaStep({
     store: mfaStore,
-    accounts,
+    enabledUsers,
     finish,
     otp,
     hash,
@@ -248,7 +253,16 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     rememberMs: config.mfaRememberDays * 24 * 60 * 60 * 1000,
     issuerName,
   });
-  const fallback = createPasskeyFallback({ store: mfaStore, passkeys: passkeyStore, accounts, events, mailer, templates, now, issuerName });
+  const fallback = createPasskeyFallback({
+    store: mfaStore,
+    passkeys: passkeyStore,
+    enabledUsers,
+    events,
+    mailer,
+    templates,
+    now,
+    issuerName,
+  });
   // The methods a user may choose (factors/index.ts; a plug-in's method is a string the wire's enumeration then holds).
   const mfaMethods = enrollableMethods(factors, config) as MfaMethod[];
   const passkeyCeremony = createPasskeyCeremony({ store: passkeyStore, spent: spentTokens, events, hash, now, rpId: config.passkeyRpId });
@@ -257,7 +271,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     ceremony: passkeyCeremony,
     store: passkeyStore,
     devices: deviceService,
-    accounts,
+    enabledUsers,
     mfa,
     pipeline,
     events,
@@ -265,12 +279,12 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     now,
   });
   const passkeyMfa = createPasskeyMfa({ ceremony: passkeyCeremony, store: passkeyStore, mfa, events });
-  const registration = createRegistrationService({ store: registrationStore, accounts, mfa, mfaMethods, pipeline, otp, hash, now });
+  const newDeviceSignIn = createNewDeviceSignIn({ store: newDeviceStore, enabledUsers, mfa, mfaMethods, pipeline, otp, hash, now });
   const delegation = createDelegationService({
     store: createDelegationStore(db),
     spent: spentTokens,
     clients,
-    accounts,
+    enabledUsers,
     mfa,
     mfaMethods,
     devices: deviceService,
@@ -281,7 +295,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     now,
   });
   const deviceKey = createDeviceKeySignIn({ prover, mfa, store: createDeviceKeySignInStore(db, spentTokens), codes, events, now });
-  const login = createLoginService({ deviceKey, emailCode: registration, clients });
+  const signInStart = createSignInStart({ deviceKey, emailCode: newDeviceSignIn, clients });
   const refreshTokens = createRefreshTokens({ store: createRefreshTokenStore(db), codes, events, hash, now, deviceIdleMs: idleMs });
   const users = createUserService({
     store: createUserStore(
@@ -304,7 +318,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const dbsc = createDbsc({ store: oidcStore, spent: spentTokens, hash, issuer: config.issuer, now });
   const dpop = createDpopVerifier({ issuer: config.issuer, spent: spentTokens, hash, now });
   const tokens = createTokenService({
-    ...{ issuer: config.issuer, clients, codes, accounts, keyring, refreshTokens, serverSecret, now },
+    ...{ issuer: config.issuer, clients, codes, enabledUsers, keyring, refreshTokens, serverSecret, now },
     acrClasses: acrClassesOf(factors),
   });
   const pushedRequests = createPushedRequests({ db, hash, now });
@@ -316,14 +330,14 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     store: oidcStore,
     devices,
     passkeys: passkeyStore,
-    accounts,
+    enabledUsers,
     events,
     hash,
     now,
     deviceIdleMs: idleMs,
   });
   // The upstream first factor continues into the same flows as the others (factors/upstream/wiring.ts).
-  const upstreamFlows = { clients, accounts, mfa, pipeline, otp, events, spent: spentTokens, throttle, hash, now };
+  const upstreamFlows = { clients, enabledUsers, mfa, pipeline, otp, events, spent: spentTokens, throttle, hash, now };
   const { connections, upstream } = openUpstream(db, serverSecret, {
     ...upstreamFlows,
     devices,
@@ -336,8 +350,18 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
   const passkeyOffer = createPasskeyOffer({ oidc, passkeyService: passkeys, clients, mailer, templates, now });
   const logout = createLogoutService({ issuer: config.issuer, clients, keyring, oidc, events, hash });
   // The service's own first-party apps (built-in clients signing in through the hosted pages): the account center and the console.
-  const firstParty = { issuer: config.issuer, clients, codes, accounts, devices, passkeys: passkeyStore, hash, deviceIdleMs: idleMs, now };
-  const account = createAccountCenter({
+  const firstParty = {
+    issuer: config.issuer,
+    clients,
+    codes,
+    enabledUsers,
+    devices,
+    passkeys: passkeyStore,
+    hash,
+    deviceIdleMs: idleMs,
+    now,
+  };
+  const accountCenter = createAccountCenter({
     ...firstParty,
     ...{
       users,
@@ -365,15 +389,15 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     mailbox,
     locales,
     clients,
-    accounts,
+    enabledUsers,
     devices,
     prover,
     spentTokens,
     deviceService,
     notices,
     keyring,
-    registration,
-    login,
+    newDeviceSignIn,
+    signInStart,
     mfa,
     passkeys,
     passkeyMfa,
@@ -397,8 +421,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     adminKeys: createAdminKeys({ store: createAdminKeyStore(db), hash, events, now }),
     branding,
     operations: createOperations({ clients, keyring, events, branding }),
-    /** The account center at /account (account/): every user's own devices, activity, export and deletion. */
-    account,
+    /** The account center at /account (account-center/): every user's own devices, activity, export and deletion. */
+    accountCenter,
     ...operatorConsole, // operators, and the console's sign-in and sessions (console/)
     webhooks: webhookWiring.webhooks,
     webhookOutbox,

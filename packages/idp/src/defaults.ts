@@ -14,8 +14,8 @@ export const OTP_DIGITS = 6;
 /** Wrong guesses per OTP challenge; counted before checking, then the challenge is dead. */
 export const OTP_MAX_ATTEMPTS = 5;
 
-/** After the email OTP is verified, the device must be registered within this time. */
-export const REGISTRATION_TTL_SECONDS = 10 * 60;
+/** After the email OTP is verified, a new device's sign-in must finish (its device registered) within this time. */
+export const NEW_DEVICE_SIGN_IN_TTL_SECONDS = 10 * 60;
 
 /** Consecutive failed OTP checks per account before a lock-out (NIST SP 800-63B 5.2.2). */
 export const ACCOUNT_MAX_FAILURES = 100;
@@ -209,7 +209,7 @@ export const CONSOLE_SESSION_IDLE_TIMEOUT_SECONDS = 15 * 60;
 export const CONSOLE_SESSION_ABSOLUTE_LIFETIME_SECONDS = 8 * 60 * 60;
 /** A console session's last use is written at most this often (each call reads it). */
 export const CONSOLE_SESSION_TOUCH_RESOLUTION_SECONDS = 30;
-/** The account center's session (account/): a signed cookie that lives this long from the sign-in behind it. */
+/** The account center's session (account-center/): a signed cookie that lives this long from the sign-in behind it. */
 export const ACCOUNT_SESSION_LIFETIME_SECONDS = 15 * 60;
 /**
  * The account center's sensitive actions (revoke, sign out everywhere else, export, delete)

@@ -3,9 +3,9 @@ import { Type } from 'typebox';
 import type { AdminRoutes } from '../http/admin-routes.js';
 import { wireBody } from '../http/schemas.js';
 import type { Keyring } from '../keys/keyring.js';
+import type { AdminKeys } from './keys.js';
 import type { Operations } from './operations.js';
 import { AdminKey, AdminKeyList, bodyErrors, errors, Nullable, Page, pageOf, SigningKeyRotated, Time } from './schemas.js';
-import type { AdminKeys } from './service.js';
 
 const NewKey = wireBody<AdminNewKey>()(
   Type.Object({ ...AdminKey.properties, key: Type.String({ description: 'admin_…: shown once, never again' }) }),

@@ -5,8 +5,8 @@ import { ServiceError } from '../errors.js';
 import type { AdminRoutes } from '../http/admin-routes.js';
 import { notFound } from '../http/error-handler.js';
 import { checkQueryText } from '../storage/pagination.js';
-import type { AdminKeys } from './service.js';
-import type { AdminKeyRecord } from './store.js';
+import type { AdminKeyRecord } from './key-store.js';
+import type { AdminKeys } from './keys.js';
 
 /**
  * The operator console's session as an alternative to the admin key (console/, filled by the

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
-import type { User } from '../accounts/store.js';
 import { compiledQuery } from '../storage/compiled.js';
 import { isPostgres } from '../storage/database.js';
 import type { Database, Db } from '../storage/schema.js';
 import { deleteBefore } from '../storage/sweeper.js';
+import type { User } from '../users/enabled-store.js';
 
 export interface AuthCode {
   clientId: string;

@@ -3,11 +3,11 @@ import { type Command, UsageError } from './command.js';
 import { cursor, table, time } from './format.js';
 import type { Data } from './open.js';
 
-/** The admin key service (admin/service.ts), its changes recorded in the audit log. */
+/** The admin key service (admin/keys.ts), its changes recorded in the audit log. */
 async function adminKeys(data: Data) {
   const [{ createAdminKeys }, { createAdminKeyStore }, { eventLog }] = await Promise.all([
-    import('../admin/service.js'),
-    import('../admin/store.js'),
+    import('../admin/keys.js'),
+    import('../admin/key-store.js'),
     import('./open.js'),
   ]);
   const { events } = await eventLog(data);

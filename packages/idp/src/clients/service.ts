@@ -17,7 +17,7 @@ export const HOSTED_CLIENT_ID = 'cli_hosted_signin';
  */
 export const CONSOLE_CLIENT_ID = 'cli_operator_console';
 /**
- * The account center's client (account/): /account signs every user in through the hosted
+ * The account center's client (account-center/): /account signs every user in through the hosted
  * sign-in like any app with redirects; no second factor required (it is every user's page).
  */
 export const ACCOUNT_CLIENT_ID = 'cli_account_center';

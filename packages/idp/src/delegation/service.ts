@@ -10,7 +10,6 @@ import {
   OTP_PATTERN,
   RECOVERY_CODE_PATTERN,
 } from 'service-protocol';
-import type { AccountStore, User } from '../accounts/store.js';
 import { type ClientService, isBuiltInClient } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
 import type { Sealer } from '../crypto/seal.js';
@@ -21,6 +20,7 @@ import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { ChangeStep, MfaStep } from '../sign-in/mfa-step.js';
 import type { SpentTokenStore } from '../spent-tokens/store.js';
+import type { EnabledUserStore, User } from '../users/enabled-store.js';
 import { createIdpKeyring, type IdpKeys, importSpPublicKeys, newKeySet, publicKeyOf, type SpKeyPair } from './keys.js';
 import type { DelegationStore } from './store.js';
 
@@ -28,7 +28,7 @@ export interface DelegationDeps {
   store: DelegationStore;
   spent: SpentTokenStore;
   clients: ClientService;
-  accounts: AccountStore;
+  enabledUsers: EnabledUserStore;
   mfa: MfaStep;
   mfaMethods: MfaMethod[];
   devices: DeviceService;
@@ -111,7 +111,7 @@ export interface DelegationService {
  * users who have signed in to it.
  */
 export function createDelegationService(deps: DelegationDeps): DelegationService {
-  const { store, clients, accounts, mfa, hash, now } = deps;
+  const { store, clients, enabledUsers, mfa, hash, now } = deps;
   const idpKeys = createIdpKeyring({ store, sealer: deps.sealer, now });
   const spKeyCache = new Map<string, { verify: KeyObject; encryption: KeyObject; pem: string }>();
 
@@ -132,7 +132,7 @@ export function createDelegationService(deps: DelegationDeps): DelegationService
   /** The user the SP names (email or user id), if that user has signed in to this SP. */
   async function userFor(client: ClientRecord, userid: string): Promise<User | undefined> {
     const email = canonicalEmail(userid);
-    const user = email !== null ? await accounts.findByEmail(email) : await accounts.findById(userid);
+    const user = email !== null ? await enabledUsers.findByEmail(email) : await enabledUsers.findById(userid);
     return user && (await clients.hasSignedIn(client.id, user.id)) ? user : undefined;
   }
 

@@ -1,5 +1,4 @@
 import { Paths } from 'service-protocol';
-import type { AccountStore } from '../accounts/store.js';
 import type { ClientService } from '../clients/service.js';
 import { appOf, type ClientRecord } from '../clients/store.js';
 import type { SecretHasher } from '../crypto/secrets.js';
@@ -9,6 +8,7 @@ import type { EventLog } from '../events/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import { type MailTemplates, mailTime } from '../mail/templates.js';
 import type { SpentTokenStore } from '../spent-tokens/store.js';
+import type { EnabledUserStore } from '../users/enabled-store.js';
 import type { PendingDevice } from './pending.js';
 import type { SessionEnder } from './service.js';
 import type { DeviceRow, DeviceStore } from './store.js';
@@ -17,7 +17,7 @@ import { defaultDeviceName } from './user-agent.js';
 export interface DeviceNoticeDeps {
   store: DeviceStore;
   spent: SpentTokenStore;
-  accounts: AccountStore;
+  enabledUsers: EnabledUserStore;
   clients: ClientService;
   mailer: Mailer;
   templates: MailTemplates;
@@ -87,7 +87,7 @@ export function createDeviceNotices(deps: DeviceNoticeDeps): DeviceNotices {
     ): Promise<void> {
       try {
         const [user, client] = await Promise.all([
-          deps.accounts.findById(device.userId),
+          deps.enabledUsers.findById(device.userId),
           signedInTo ? appOf(signedInTo) : deps.clients.findById(device.clientId),
         ]);
         if (!user || !client) return;

@@ -4,7 +4,7 @@ import type { Connections } from '../connections/service.js';
 import type { Factor, MfaFactor } from '../sign-in/factor.js';
 import type { Db } from '../storage/schema.js';
 import type { DeviceProver } from './device-key/prover.js';
-import type { RegistrationService } from './email-code/new-device.js';
+import type { NewDeviceSignIn } from './email-code/new-device.js';
 import type { PasskeyMfa } from './passkey/mfa.js';
 import type { PasskeyService } from './passkey/service.js';
 import type { SentCodeDeps } from './sent-code.js';
@@ -50,7 +50,7 @@ export interface FactorRouteDeps {
   readonly mfaMethods: readonly string[];
   readonly placeHeader: string | undefined;
   readonly prover: DeviceProver;
-  readonly registration: RegistrationService;
+  readonly newDeviceSignIn: NewDeviceSignIn;
   readonly passkeys: PasskeyService;
   readonly passkeyMfa: PasskeyMfa;
   /** The hosted pages' passkey ceremony binding (oidc/routes.ts hostedCeremonyContext). */

@@ -1,5 +1,4 @@
 import { Type } from 'typebox';
-import type { AccountStore, User } from '../accounts/store.js';
 import type { CodeService } from '../authorization-codes/service.js';
 import type { RedeemedCode } from '../authorization-codes/store.js';
 import type { ClientService } from '../clients/service.js';
@@ -8,13 +7,14 @@ import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js'
 import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { PasskeyStore } from '../factors/passkey/store.js';
+import type { EnabledUserStore, User } from '../users/enabled-store.js';
 
 /** What a first-party app needs to sign users in and to keep its session bound to what signed in. */
 export interface FirstPartyDeps {
   issuer: string;
   clients: Pick<ClientService, 'ensureFirstParty'>;
   codes: Pick<CodeService, 'redeem'>;
-  accounts: Pick<AccountStore, 'findById'>;
+  enabledUsers: Pick<EnabledUserStore, 'findById'>;
   devices: Pick<DeviceStore, 'findActive'>;
   passkeys: Pick<PasskeyStore, 'findActiveById'>;
   hash: SecretHasher;
@@ -120,7 +120,10 @@ export function createFirstPartySignIn(deps: FirstPartyDeps, app: FirstPartyApp)
     },
 
     async boundUser(userId, deviceId, at) {
-      const [user, device] = await Promise.all([deps.accounts.findById(userId), deps.devices.findActive(deviceId, at - deps.deviceIdleMs)]);
+      const [user, device] = await Promise.all([
+        deps.enabledUsers.findById(userId),
+        deps.devices.findActive(deviceId, at - deps.deviceIdleMs),
+      ]);
       const bound = device ?? (await deps.passkeys.findActiveById(deviceId));
       return user && bound?.userId === userId ? user : undefined;
     },

@@ -52,7 +52,7 @@ export interface RefreshTokens {
   revokeFamily: (familyId: string, reason: RevocationReason) => Promise<boolean>;
   /** An operator disabled the user: every family ends (enabling the user does not bring them back). */
   revokeUser: (userId: string) => Promise<number>;
-  /** The user signed out of one application at the account center (account/): its families end; returns how many. */
+  /** The user signed out of one application at the account center (account-center/): its families end; returns how many. */
   revokeUserClient: (userId: string, clientId: string) => Promise<number>;
   sweep: (at: number) => Promise<void>;
 }

@@ -1,4 +1,3 @@
-import type { AccountStore } from '../accounts/store.js';
 import type { CodeService } from '../authorization-codes/service.js';
 import { type ClientService, CONSOLE_CLIENT_ID, HOSTED_CLIENT_ID } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
@@ -9,6 +8,7 @@ import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { PasskeyStore } from '../factors/passkey/store.js';
+import type { EnabledUserStore } from '../users/enabled-store.js';
 import { type AuthorizationResponse, authorizationResponse } from './authorization-response.js';
 import { type CheckedRequest, checkAuthorizeRequest } from './authorize-request.js';
 import type { PushedRequests } from './pushed-requests.js';
@@ -27,7 +27,7 @@ export interface OidcDeps {
    * sign-in of a user with no passkey for the hosted pages offers to add one.
    */
   passkeys: Pick<PasskeyStore, 'findActiveById' | 'list'>;
-  accounts: AccountStore;
+  enabledUsers: EnabledUserStore;
   events: EventLog;
   hash: SecretHasher;
   now: () => number;
@@ -144,7 +144,7 @@ export interface OidcService {
  * store and token endpoint as the browser library's flow.
  */
 export function createOidcService(deps: OidcDeps): OidcService {
-  const { issuer, clients, codes, store, pushed, devices, passkeys, accounts, events, hash, now } = deps;
+  const { issuer, clients, codes, store, pushed, devices, passkeys, enabledUsers, events, hash, now } = deps;
   const hostedPublishableKey = `pk_hosted_${hash('hosted-publishable-key', issuer).slice(0, 32)}`;
 
   const errorResponse = (checked: Extract<CheckedRequest, { kind: 'redirect-error' }>) =>
@@ -169,7 +169,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
     // Bound to the device or passkey: revoking (or a device's expiring) ends the session too.
     const [device, user] = await Promise.all([
       devices.findActive(session.deviceId, at - deps.deviceIdleMs),
-      accounts.findById(session.userId),
+      enabledUsers.findById(session.userId),
     ]);
     const bound = device ?? (await passkeys.findActiveById(session.deviceId));
     if (!bound || bound.userId !== session.userId || !user) return undefined;
@@ -392,7 +392,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
         store.findLiveRequest(idHash, at),
       ]);
       const [user, client] = await Promise.all([
-        signedIn && accounts.findById(signedIn.userId),
+        signedIn && enabledUsers.findById(signedIn.userId),
         request && clients.findById(request.clientId),
       ]);
       if (!signedIn || !user || !client || !(await offersPasskey(signedIn))) throw expired();
@@ -411,7 +411,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
         now(),
       );
       // The user may have been disabled or deleted while reading.
-      if (!held || !(await accounts.findById(held.signedIn.userId))) throw expired();
+      if (!held || !(await enabledUsers.findById(held.signedIn.userId))) throw expired();
       return finish(held.request, held.signedIn, input.previousSession);
     },
 

@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AccountStore } from '../accounts/store.js';
 import { randomDigits, randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import {
   ACCOUNT_LOCKOUT_SECONDS,
@@ -18,6 +17,7 @@ import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
 import type { SmsTransport } from '../sms/transport.js';
 import type { Limit, Throttle } from '../throttle/service.js';
+import type { EnabledUserStore } from '../users/enabled-store.js';
 import { type BudgetChannel, type SendBudgets, subnetOf } from './send-budgets.js';
 
 /** Weight of the newest delivery in the moving average of delivery times: smooths one slow SMTP answer. */
@@ -32,7 +32,7 @@ export type OtpPurpose = 'sign-in' | 'mfa' | 'mfa-enroll' | 'mfa-change-current'
 export type OtpChannel = { kind: 'email'; to: string } | { kind: 'sms'; to: string };
 
 export interface OtpDeps {
-  accounts: AccountStore;
+  enabledUsers: EnabledUserStore;
   throttle: Throttle;
   mailer: Mailer;
   templates: MailTemplates;
@@ -113,11 +113,11 @@ export interface OtpService {
  * Every one-time code of the service: drawn from the CSPRNG, stored only as an HMAC bound to
  * its challenge, sent by mail or SMS within the send limits, and checked with the one rule
  * (lock-out, one guess spent before comparing, constant-time compare, failure recorded).
- * Registration (the email OTP), MFA sign-in, enrollment and delegated changes all use it;
+ * A new device's sign-in (the email OTP), the MFA step, enrollment and delegated changes all use it;
  * each keeps its challenge in its own table and passes the atomic steps in.
  */
 export function createOtpService(deps: OtpDeps): OtpService {
-  const { accounts, throttle, mailer, templates, sms, hash, events, now } = deps;
+  const { enabledUsers, throttle, mailer, templates, sms, hash, events, now } = deps;
   const sendSpacing = [{ max: SEND_SPACING_PER_PURPOSE[0].max, windowSeconds: deps.sendSpacingSeconds }];
   const accountKey = (email: string) => hash('account', email);
   /** A mailbox shares the account's key (one budget however the address was spelled); a phone has its own. */
@@ -226,7 +226,7 @@ export function createOtpService(deps: OtpDeps): OtpService {
 
     async check<S, T>(check: OtpCheck<S, T>): Promise<{ spent: S; value: T }> {
       const key = accountKey(check.email);
-      const lockedUntil = await accounts.lockedUntil(key, now());
+      const lockedUntil = await enabledUsers.lockedUntil(key, now());
       if (lockedUntil !== undefined) {
         throw new ServiceError('ERR_ACCOUNT_LOCKED', 'Too many wrong codes for this account. Try again later.', {
           retryAfter: Math.ceil((lockedUntil - now()) / 1000),
@@ -243,13 +243,13 @@ export function createOtpService(deps: OtpDeps): OtpService {
         });
       }
       if (match.kind === 'wrong') {
-        await accounts.recordFailure(key, ACCOUNT_MAX_FAILURES, now() + ACCOUNT_LOCKOUT_SECONDS * 1000);
+        await enabledUsers.recordFailure(key, ACCOUNT_MAX_FAILURES, now() + ACCOUNT_LOCKOUT_SECONDS * 1000);
         throw new ServiceError('ERR_OTP_INVALID', 'The code is not correct.', {
           attemptsRemaining: check.maxAttempts - check.attemptsOf(spent),
         });
       }
       if (!(await check.complete(spent))) throw new ServiceError('ERR_SESSION_STEP', 'This code was already accepted.');
-      await accounts.clearFailures(key);
+      await enabledUsers.clearFailures(key);
       return { spent, value: match.value };
     },
   };

@@ -10,7 +10,7 @@ import type { EventType } from '../events/types.js';
 
 export type { PendingDevice } from '../devices/pending.js';
 
-/** Everything a finished sign-in needs; built by registration or login, finished here or after MFA. */
+/** Everything a finished sign-in needs; built by a first factor, finished here or after MFA. */
 export interface SignIn {
   clientId: string;
   userId: string;
@@ -113,7 +113,7 @@ export function createSignInFinisher({
       deviceId ?? (signIn.device && !('publicJwk' in signIn.device) ? signIn.device.id : null),
       client?.app,
     );
-    // The event is written beside the code, not after it: no extra round trip on the login path.
+    // The event is written beside the code, not after it: no extra round trip on the sign-in path.
     const [code] = await Promise.all([codes.issue(records.code), events.record(records.event)]);
     return deviceId ? { code, deviceId } : { code };
   };

@@ -1,5 +1,4 @@
 import type { DevicePublicJwk, MfaMethod } from 'service-protocol';
-import type { AccountStore, User } from '../accounts/store.js';
 import type { ClientRecord } from '../clients/store.js';
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import { MFA_MAX_ATTEMPTS, MFA_SESSION_TTL_SECONDS } from '../defaults.js';
@@ -8,13 +7,14 @@ import type { EventLog } from '../events/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
 import type { OtpPurpose, OtpService } from '../otp/service.js';
+import type { EnabledUserStore, User } from '../users/enabled-store.js';
 import type { CeremonyProof, FactorCheck, MfaFactor, RecoveryCodeFactor } from './factor.js';
 import type { FinishedSignIn, FinishSignIn, SignIn } from './finish.js';
 import type { MfaSessionRow, MfaStore } from './mfa-store.js';
 
 export interface MfaSessionDeps {
   store: MfaStore;
-  accounts: AccountStore;
+  enabledUsers: EnabledUserStore;
   finish: FinishSignIn;
   otp: OtpService;
   hash: SecretHasher;
@@ -136,7 +136,7 @@ export interface MfaSessions {
  * wrong proofs counted before checking, and completes for exactly one caller.
  */
 export function createMfaSessions(deps: MfaSessionDeps): MfaSessions {
-  const { store, accounts, finish, otp, hash, events, recoveryCodes, now } = deps;
+  const { store, enabledUsers, finish, otp, hash, events, recoveryCodes, now } = deps;
   const byMethod = new Map<string, MfaFactor>(deps.factors.map((factor) => [factor.method, factor]));
 
   function factorOf(method: string): MfaFactor {
@@ -185,7 +185,7 @@ export function createMfaSessions(deps: MfaSessionDeps): MfaSessions {
   async function load(client: ClientRecord, email: string, sessionId: string) {
     const idHash = hash('mfa-session', sessionId);
     const session = await store.findSession(idHash);
-    const user = session && (await accounts.findById(session.user_id));
+    const user = session && (await enabledUsers.findById(session.user_id));
     if (!session || !user || session.client_id !== client.id || !safeEqual(user.email, email) || Number(session.expires_at) <= now()) {
       throw new ServiceError('ERR_SESSION_INVALID', 'This verification is unknown or has ended. Sign in again.');
     }
@@ -297,7 +297,7 @@ export function createMfaSessions(deps: MfaSessionDeps): MfaSessions {
 
   /** The notice of an enrollment or a change, to the account's address. A lost notice must not undo the change. */
   async function notify(userId: string, clientName: string, method: MfaMethod, enrolled: boolean) {
-    const user = await accounts.findById(userId);
+    const user = await enabledUsers.findById(userId);
     if (!user) return;
     await deps.mailer
       .send(deps.templates.render(enrolled ? 'mfa-enrolled' : 'mfa-changed', user.email, { client: clientName, method }))

@@ -34,14 +34,14 @@ export type EnrollmentStart =
 export interface MfaStep {
   methodOf(userId: string): Promise<MfaMethodRecord | undefined>;
   /** The user has MFA: open the session that initiateMfa and verifyMfa (or a ceremony factor's routes) complete. */
-  startLogin(signIn: SignIn, method: MfaMethodRecord): Promise<{ sessionId: string; method: MfaMethod }>;
-  /** Enrolls the user in a first method (registration): at once when the sign-in's first factor proved it, else a session to confirm it. */
+  startSignIn(signIn: SignIn, method: MfaMethodRecord): Promise<{ sessionId: string; method: MfaMethod }>;
+  /** Enrolls the user in a first method (a new device's sign-in): at once when the sign-in's first factor proved it, else a session to confirm it. */
   startEnrollment(
     client: ClientRecord,
     signIn: SignIn,
     input: { method: MfaMethod; phone?: string; email: string; ip: string },
   ): Promise<EnrollmentStart>;
-  /** initiateMfa: the factor's challenge for a login step (a code sent, the session armed, or nothing), and what to tell the user. */
+  /** initiateMfa: the factor's challenge for a sign-in step (a code sent, the session armed, or nothing), and what to tell the user. */
   initiate(client: ClientRecord, email: string, sessionId: string, ip: string): Promise<{ method: MfaMethod; prompt: string }>;
   /**
    * verifyMfa: checks the code (counted before checking), then finishes the sign-in once. At a
@@ -127,7 +127,7 @@ export interface MfaStep {
 }
 
 export function createMfaStep(deps: MfaDeps): MfaStep {
-  const { store, accounts, events, recoveryCodes, now } = deps;
+  const { store, enabledUsers, events, recoveryCodes, now } = deps;
   const sessions = createMfaSessions(deps);
   const change = createMfaChange(sessions, deps);
   const proof = createMfaProof(sessions, deps);
@@ -135,7 +135,7 @@ export function createMfaStep(deps: MfaDeps): MfaStep {
   return {
     methodOf: (userId) => store.findMethod(userId),
 
-    async startLogin(signIn, method) {
+    async startSignIn(signIn, method) {
       const { sessionId } = await sessions.open(signIn, 'login', { method: method.method });
       return { sessionId, method: method.method };
     },
@@ -211,7 +211,7 @@ export function createMfaStep(deps: MfaDeps): MfaStep {
     verifyProof: proof.verify,
 
     async resetByOperator(email, actor) {
-      const user = await accounts.findByEmail(email);
+      const user = await enabledUsers.findByEmail(email);
       const method = user && (await store.findMethod(user.id));
       if (!user || !method || !(await store.removeMethod(user.id))) return undefined;
       await recoveryCodes.removeAll(user.id);
@@ -221,7 +221,7 @@ export function createMfaStep(deps: MfaDeps): MfaStep {
     },
 
     async regenerateRecoveryCodesByOperator(email, actor) {
-      const user = await accounts.findByEmail(email);
+      const user = await enabledUsers.findByEmail(email);
       if (!user || !(await store.findMethod(user.id))) return undefined;
       return recoveryCodes.issue(user.id, { type: 'recovery_codes.regenerated', actor, clientName: deps.issuerName });
     },

@@ -7,7 +7,7 @@ import type { MfaStep } from './mfa-step.js';
 import type { MfaMethodRecord } from './mfa-store.js';
 
 /**
- * What the pipeline knows once a first factor passed (identify → first factor → MFA step →
+ * What the pipeline knows once a first factor passed (start → first factor → MFA step →
  * finish). Every first factor (the device key, the new-device email code, a passkey) fills
  * this in and hands it on; the hosted pages reach the same factors through the `/v1` calls.
  */
@@ -21,7 +21,7 @@ export interface FirstFactorPassed {
   remembered?: boolean;
   /** The first factor counts as two (a user-verified passkey where the application accepts it). */
   satisfiesMfa?: boolean;
-  /** A method the user chose to enroll in at this sign-in (a new device's registration). */
+  /** A method the user chose to enroll in at this sign-in (a new device's). */
   enroll?: { method: MfaMethod; email: string; ip: string; phone?: string };
 }
 
@@ -105,7 +105,7 @@ export interface SignInPipeline {
 }
 
 /**
- * The steps after the first factor, shared by every way in. The trusted-device login decides
+ * The steps after the first factor, shared by every way in. The trusted-device sign-in decides
  * with the same `nextStep` but writes its finish in its own statement (factors/device-key/
  * sign-in.ts: the one deliberate exception, for its two-statement hot path).
  */
@@ -117,7 +117,7 @@ export function createSignInPipeline({ mfa, finish }: { mfa: MfaStep; finish: Fi
         case 'finish':
           return { kind: 'done', ...(await finish({ ...passed.signIn, amr: step.amr }, passed.client)) };
         case 'mfa':
-          return { kind: 'mfa', ...(await mfa.startLogin(passed.signIn, step.method)) };
+          return { kind: 'mfa', ...(await mfa.startSignIn(passed.signIn, step.method)) };
         case 'enroll': {
           const started = await mfa.startEnrollment(passed.client, passed.signIn, step.enroll);
           return started.kind === 'done' ? { kind: 'done', ...started.finished } : started;

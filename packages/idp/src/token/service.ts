@@ -1,7 +1,6 @@
 import { hkdfSync } from 'node:crypto';
 import { jwtVerify } from 'jose';
 import type { TokenResponse } from 'service-protocol';
-import type { AccountStore } from '../accounts/store.js';
 import type { CodeService } from '../authorization-codes/service.js';
 import type { ClientService } from '../clients/service.js';
 import { signHs256, signJws } from '../crypto/jws.js';
@@ -13,12 +12,13 @@ import { isSigningAlg, type SigningAlg } from '../keys/algs.js';
 import type { Keyring } from '../keys/keyring.js';
 import { type AcrClasses, acrOf } from '../oidc/acr.js';
 import type { RefreshTokens } from '../oidc/refresh-tokens.js';
+import type { EnabledUserStore } from '../users/enabled-store.js';
 
 export interface TokenDeps {
   issuer: string;
   clients: ClientService;
   codes: CodeService;
-  accounts: AccountStore;
+  enabledUsers: EnabledUserStore;
   keyring: Keyring;
   refreshTokens: RefreshTokens;
   serverSecret: Buffer;
@@ -110,7 +110,7 @@ export interface TokenService {
  * client, consume the code once, check its binding and PKCE, sign the ID token.
  */
 export function createTokenService(deps: TokenDeps): TokenService {
-  const { issuer, clients, codes, accounts, keyring, refreshTokens, now } = deps;
+  const { issuer, clients, codes, enabledUsers, keyring, refreshTokens, now } = deps;
   // Access tokens are only for this service's userinfo endpoint: an HMAC (HS256) JWT under a
   // key derived from the server secret is enough, and costs no second RSA signature.
   const accessKey = new Uint8Array(hkdfSync('sha256', deps.serverSecret, Buffer.alloc(0), 'service-idp access-token', 32));
@@ -342,7 +342,7 @@ export function createTokenService(deps: TokenDeps): TokenService {
       // A bad token is a 401; a database outage below stays a 503.
       const claims = await accessTokenClaims(accessToken, new Date(now()));
       if (!claims?.jti || boundKeyOf(claims) !== dpopJkt || (await codes.isAccessTokenRevoked(claims.jti))) return undefined;
-      const user = claims.sub ? await accounts.findById(claims.sub) : undefined;
+      const user = claims.sub ? await enabledUsers.findById(claims.sub) : undefined;
       return user && { claims: { sub: user.id, email: user.email, email_verified: true }, clientId: String(claims.client_id) };
     },
   };

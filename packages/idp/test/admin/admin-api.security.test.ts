@@ -59,7 +59,7 @@ describe('admin API security', () => {
   });
 
   it('refuses a state change without a valid key and leaves the user as they were', async () => {
-    const user = await service.ctx.accounts.findOrCreate(uniqueEmail('target'), Date.now());
+    const user = await service.ctx.enabledUsers.findOrCreate(uniqueEmail('target'), Date.now());
     const id = user?.id as string;
     for (const [method, path] of [
       ['POST', `/users/${id}/disable`],

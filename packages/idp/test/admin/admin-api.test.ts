@@ -49,7 +49,7 @@ describe('admin API', SQLITE_SUITE_ONLY, () => {
 
   it('lists, pages and filters users as the CLI does', async () => {
     const tag = `adm${Date.now()}`;
-    for (let i = 0; i < 5; i++) await service.ctx.accounts.findOrCreate(`${tag}.${i}@example.com`, 1000 + i);
+    for (let i = 0; i < 5; i++) await service.ctx.enabledUsers.findOrCreate(`${tag}.${i}@example.com`, 1000 + i);
     const first = await api('GET', `/users?email=${tag}&limit=2`);
     assert.equal(first.status, 200);
     assert.deepEqual(first.body, await cli('users', 'list', '--email', tag, '--limit', '2'));
@@ -65,7 +65,7 @@ describe('admin API', SQLITE_SUITE_ONLY, () => {
 
   it('disables, enables, shows, exports and deletes a user; events name the admin key', async () => {
     const email = `ada.${Date.now()}@example.com`;
-    const user = await service.ctx.accounts.findOrCreate(email, Date.now());
+    const user = await service.ctx.enabledUsers.findOrCreate(email, Date.now());
     const id = user?.id as string;
     const disabled = await api('POST', `/users/${id}/disable`);
     assert.equal(disabled.status, 200);
@@ -211,7 +211,7 @@ describe('admin API', SQLITE_SUITE_ONLY, () => {
     assert.deepEqual(Object.keys(cliOperator).sort(), Object.keys(apiOperator.body).sort());
     // A command that reads: the same answer, object for object (lists in their named wrapper, as the API's).
     const email = `twin.${Date.now()}@example.com`;
-    const id = (await service.ctx.accounts.findOrCreate(email, Date.now()))?.id as string;
+    const id = (await service.ctx.enabledUsers.findOrCreate(email, Date.now()))?.id as string;
     const twins: Array<[string[], string]> = [
       [['clients', 'list'], '/clients'],
       [['webhooks', 'list'], '/webhooks'],

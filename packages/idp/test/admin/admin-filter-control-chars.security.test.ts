@@ -23,7 +23,7 @@ describe('admin filters: control characters and malformed cursors', () => {
   before(async () => {
     service = await startTestService();
     key = (await service.ctx.adminKeys.create('ops', 'cli')).key;
-    for (const local of ['ann', 'bob', 'cat']) await service.ctx.accounts.findOrCreate(`${local}.${tag}@example.com`, Date.now());
+    for (const local of ['ann', 'bob', 'cat']) await service.ctx.enabledUsers.findOrCreate(`${local}.${tag}@example.com`, Date.now());
   });
   after(() => service.close());
 

@@ -31,7 +31,7 @@ describe('operator filters (property-based)', () => {
     adminKey = (await service.ctx.adminKeys.create('pbt', 'cli')).key;
     for (const [i, local] of locals.entries()) {
       const email = `${local}.${tag}@example.com`;
-      await service.ctx.accounts.findOrCreate(email, 1_000_000 + i);
+      await service.ctx.enabledUsers.findOrCreate(email, 1_000_000 + i);
       seeded.push(email);
     }
   });

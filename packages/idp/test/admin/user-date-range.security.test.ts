@@ -20,7 +20,7 @@ describe('users by creation date', () => {
   before(async () => {
     service = await startTestService({ testMode: true });
     adminKey = (await service.ctx.adminKeys.create('range', 'cli')).key;
-    for (const at of created) await service.ctx.accounts.findOrCreate(email(at), at);
+    for (const at of created) await service.ctx.enabledUsers.findOrCreate(email(at), at);
   });
   after(() => service.close());
 

@@ -109,7 +109,7 @@ describe(`database round trips per request (${TEST_DATABASE_URL ? 'PostgreSQL' :
     const successes = async () =>
       (
         await service.ctx.events.list({
-          userId: (await service.ctx.accounts.findByEmail(email))?.id as string,
+          userId: (await service.ctx.enabledUsers.findByEmail(email))?.id as string,
           type: 'sign_in.succeeded',
           limit: 100,
         })
@@ -141,7 +141,7 @@ describe(`database round trips per request (${TEST_DATABASE_URL ? 'PostgreSQL' :
   it('of 10 parallel authenticates with one proof, exactly one gets a code (the spend decides inside the folded write)', async () => {
     const email = uniqueEmail();
     const device = await registerRawDevice(service, email);
-    const userId = (await service.ctx.accounts.findByEmail(email))?.id as string;
+    const userId = (await service.ctx.enabledUsers.findByEmail(email))?.id as string;
     const successes = async () => (await service.ctx.events.list({ userId, type: 'sign_in.succeeded', limit: 100 })).events.length;
     const before = await successes();
     const proof = await deviceProof(service, device, email);

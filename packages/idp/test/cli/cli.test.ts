@@ -418,7 +418,7 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
     it('users reset-mfa: the operator recovery removes a lost factor, tells the user by mail, and nothing else can', async () => {
       const { email, enrolled } = await enrolledByEmail('reset');
       assert.equal(enrolled.status, 'SUCCESS');
-      const user = await service.ctx.accounts.findByEmail(email);
+      const user = await service.ctx.enabledUsers.findByEmail(email);
       assert.equal((await service.ctx.mfa.methodOf(user?.id as string))?.method, 'email');
 
       const reset = await run(['users', 'reset-mfa', email.toUpperCase(), '--data', data]);

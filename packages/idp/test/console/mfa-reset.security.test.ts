@@ -15,7 +15,7 @@ describe('console: reset a user MFA', () => {
   const email = 'lost.phone@example.com';
   before(async () => {
     service = await startTestService({ testMode: true });
-    userId = (await service.ctx.accounts.findOrCreate(email, Date.now())).id;
+    userId = (await service.ctx.enabledUsers.findOrCreate(email, Date.now())).id;
     const store = createMfaStore(service.ctx.db);
     await store.setMethod(userId, { method: 'email', phone: null, totpSecretSealed: null, lastTotpStep: null, version: 'v1' }, Date.now());
   });

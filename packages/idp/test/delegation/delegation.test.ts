@@ -45,7 +45,7 @@ describe('MFA delegation', () => {
    */
   async function knownUser(label: string) {
     const email = uniqueEmail(label);
-    const user = await service.ctx.accounts.findOrCreate(email, Date.now());
+    const user = await service.ctx.enabledUsers.findOrCreate(email, Date.now());
     if (!user) throw new Error(`${email} is disabled`);
     await service.ctx.clients.recordSignIn(service.clientId, user.id);
     return { email, sub: user.id };

@@ -109,7 +109,7 @@ describe('audit trail', () => {
       [{ method: 'email' }],
     );
 
-    for (let i = 0; i < 3; i++) await service.ctx.accounts.recordFailure(`key-${clock.at}`, 3, clock.at + 60_000);
+    for (let i = 0; i < 3; i++) await service.ctx.enabledUsers.recordFailure(`key-${clock.at}`, 3, clock.at + 60_000);
     const locks = (await service.ctx.events.list({ type: 'account.locked', since: clock.at, limit: 10 })).events;
     assert.equal(locks.length, 1, 'recorded once, when the count reaches the cap');
     assert.equal(locks[0]?.userId, null);

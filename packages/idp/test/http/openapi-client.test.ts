@@ -64,7 +64,7 @@ describe('a client generated from the OpenAPI document', () => {
 
     const { key } = await service.ctx.adminKeys.create('generated client', 'cli');
     const email = `generated.${process.pid}@example.com`;
-    await service.ctx.accounts.findOrCreate(email, Date.now());
+    await service.ctx.enabledUsers.findOrCreate(email, Date.now());
     const client = (await import(pathToFileURL(join(dir, 'client.ts')).href)) as {
       listUserEmails(baseUrl: string, key: string): Promise<string[]>;
       refusedPageSize(baseUrl: string, key: string): Promise<string | undefined>;

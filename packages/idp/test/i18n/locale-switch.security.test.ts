@@ -42,7 +42,7 @@ describe('the language switcher', () => {
     assert.equal(response.status, 303);
     assert.equal(response.headers.get('location'), '/logout?x=1', 'back, without the ui_locales that would outrank the choice');
     assert.match(response.headers.get('set-cookie') ?? '', /^service_locale=fr; Path=\/; Max-Age=31536000; SameSite=Lax$/);
-    assert.equal(await service.ctx.accounts.localeOf(email), 'fr');
+    assert.equal(await service.ctx.enabledUsers.localeOf(email), 'fr');
   });
 
   it('refuses a cross-site form (CSRF): no cookie, the saved language unchanged', async () => {
@@ -60,7 +60,7 @@ describe('the language switcher', () => {
       body: 'locale=de',
     });
     assert.equal(noOrigin.status, 400);
-    assert.equal(await service.ctx.accounts.localeOf(email), undefined);
+    assert.equal(await service.ctx.enabledUsers.localeOf(email), undefined);
   });
 
   it('sends the browser only to a path of this service (no open redirect)', async () => {
@@ -76,7 +76,7 @@ describe('the language switcher', () => {
     await signedIn(email);
     const response = await choose({ locale: 'de' }, { cookie: 'service_session=forged-value-0123456789abcdef' });
     assert.equal(response.status, 303, 'the browser’s own choice still works');
-    assert.equal(await service.ctx.accounts.localeOf(email), undefined, 'no account touched');
+    assert.equal(await service.ctx.enabledUsers.localeOf(email), undefined, 'no account touched');
   });
 
   it('refuses a language it does not serve, in a page (nothing set)', async () => {

@@ -79,8 +79,8 @@ describe('mails in the recipient’s language, over SMTP', () => {
     const email = uniqueEmail('saved');
     await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' });
     assert.equal(mailTo(email).subject, 'Your Test App sign-in code', 'no choice: English');
-    const user = await service.ctx.accounts.findOrCreate(email, Date.now());
-    await service.ctx.accounts.setLocale(user?.id as string, 'es');
+    const user = await service.ctx.enabledUsers.findOrCreate(email, Date.now());
+    await service.ctx.enabledUsers.setLocale(user?.id as string, 'es');
     smtp.inbox.length = 0;
     clock.tick(); // past the send spacing of one recipient
     await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' }, undefined, { 'accept-language': 'de' });

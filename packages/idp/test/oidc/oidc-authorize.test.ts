@@ -150,7 +150,7 @@ describe('authorization code flow through the hosted sign-in', () => {
     clock.tick();
     await signIn();
     assert.ok(await ssoWorks());
-    const user = await service.ctx.accounts.findByEmail(email);
+    const user = await service.ctx.enabledUsers.findByEmail(email);
     const devices = await service.ctx.db
       .selectFrom('devices')
       .select('id')

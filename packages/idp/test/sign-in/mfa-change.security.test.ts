@@ -43,7 +43,7 @@ describe('MFA changes need the factor in force', () => {
   /** A user of both applications (signed in to each), without MFA. */
   async function userOfBoth(label: string) {
     const email = uniqueEmail(label);
-    const user = await service.ctx.accounts.findOrCreate(email, Date.now());
+    const user = await service.ctx.enabledUsers.findOrCreate(email, Date.now());
     await service.ctx.clients.recordSignIn(service.clientId, user.id);
     await service.ctx.clients.recordSignIn(clientB, user.id);
     return email;
@@ -132,7 +132,7 @@ describe('MFA changes need the factor in force', () => {
       mfaMethod: 'email',
     });
     assert.equal(r.body.status, 'SUCCESS', 'signed in (the sign-in code was just mailed) and enrolled in email');
-    const user = await service.ctx.accounts.findByEmail(email);
+    const user = await service.ctx.enabledUsers.findByEmail(email);
     await service.ctx.clients.recordSignIn(service.clientId, user?.id as string);
     const started = await appA.initiateMfaChange({ userid: email, mfaMethod: 'email' });
     assert.equal(started.status, 'current_factor_needed', started.message);

@@ -95,7 +95,7 @@ describe('MFA code guessing and binding', () => {
         })
       ).body.status;
     assert.equal(await again(), 'SUCCESS');
-    const user = await service.ctx.accounts.findByEmail(s.email);
+    const user = await service.ctx.enabledUsers.findByEmail(s.email);
     const method = await service.ctx.mfa.methodOf(user?.id as string);
     await service.ctx.db
       .updateTable('mfa_methods')

@@ -1,7 +1,8 @@
 /**
  * The MFA policy every first factor goes through (sign-in/pipeline.ts `nextStep`), rule by rule:
  * a unit test of the one function the device key, the new-device email code and the passkey
- * share. Each path's end-to-end behaviour is in its own tests (identify/, factors/*).
+ * share. Each path's end-to-end behaviour is in its own tests (sign-in-flow.test.ts,
+ * factors/*).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

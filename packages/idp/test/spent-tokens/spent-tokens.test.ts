@@ -91,7 +91,7 @@ describe(`the migration to one replay table (${DATABASE})`, () => {
 
         // Two links as the release before the codec made them: `deviceId.expiry.nonce.mac`.
         const client = await ctx.clients.create({ name: 'Spent', origins: ['https://spent.example'] });
-        const user = await ctx.accounts.findOrCreate('spent@example.com', now);
+        const user = await ctx.enabledUsers.findOrCreate('spent@example.com', now);
         assert.ok(user);
         const deviceId = randomToken('dev_', 16);
         await ctx.devices.insert(

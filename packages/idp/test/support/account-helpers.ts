@@ -118,7 +118,7 @@ export function accountJson(
   return fetch(`${service.url}/account/${path}`, { method: 'POST', headers, body: JSON.stringify(body), redirect: 'manual' });
 }
 
-/** The MFA session id an account code step carries in its form (account/factor-page.ts). */
+/** The MFA session id an account code step carries in its form (account-center/factor-page.ts). */
 export const stepSession = (html: string) => html.match(/name="session" value="([^"]+)"/)?.[1] ?? '';
 
 /** Opens the proof of a proven action (/account/proof): the code page's status, text and session id. */

@@ -81,7 +81,7 @@ export async function hostedUserWithPasskey(
     { origin: service.url, synced: input.synced },
   );
   assert.equal(added.status, 200, JSON.stringify(added.body));
-  const user = await service.ctx.accounts.findByEmail(email);
+  const user = await service.ctx.enabledUsers.findByEmail(email);
   assert.ok(user);
   const { credential, options } = added;
   return { email, userId: user.id, credential, passkeyId: added.body.deviceId as string, rpId: options.rp.id as string };
@@ -171,7 +171,7 @@ export async function heldHostedSignIn(
     hold: true,
   } as never);
   assert.equal(held.status, 200, JSON.stringify(held.body));
-  const user = await service.ctx.accounts.findByEmail(email);
+  const user = await service.ctx.enabledUsers.findByEmail(email);
   assert.ok(user);
   return { email, userId: user.id, jar, requestId, rp, held: held.body as { held: true; passkeyOffer: boolean } };
 }
@@ -218,7 +218,7 @@ export async function hostedUserWithPasskeyMfa(service: TestService, clientId: s
   );
   assert.equal(enrolled.status, 200, JSON.stringify(enrolled.body));
   assert.equal(typeof enrolled.body.deviceId, 'string', JSON.stringify(enrolled.body));
-  const user = await service.ctx.accounts.findByEmail(email);
+  const user = await service.ctx.enabledUsers.findByEmail(email);
   assert.ok(user);
   return { email, userId: user.id, deviceId: enrolled.body.deviceId as string, credential: enrolled.credential };
 }

@@ -184,7 +184,7 @@ describe('service-idp users, devices and events', SQLITE_SUITE_ONLY, () => {
   });
 
   it('pages with --limit and --cursor', async () => {
-    for (let i = 0; i < 3; i++) await service.ctx.accounts.findOrCreate(`page${i}.${Date.now()}@paged.test`, Date.now() + i);
+    for (let i = 0; i < 3; i++) await service.ctx.enabledUsers.findOrCreate(`page${i}.${Date.now()}@paged.test`, Date.now() + i);
     const first = await json('users', 'list', '--email', '@paged.test', '--limit', '2');
     assert.equal(first.users.length, 2);
     assert.match((await cli('users', 'list', '--email', '@paged.test', '--limit', '2')).stdout, /More: --cursor \S+\n$/);

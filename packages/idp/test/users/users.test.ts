@@ -382,7 +382,8 @@ describe('users', () => {
     it('pages through every user with cursors, oldest first, and filters by part of the address in any case', async () => {
       const tag = `pages${Date.now()}`;
       const made: string[] = [];
-      for (let i = 0; i < 5; i++) made.push((await service.ctx.accounts.findOrCreate(`${tag}.${i}@example.com`, 1000 + i))?.id as string);
+      for (let i = 0; i < 5; i++)
+        made.push((await service.ctx.enabledUsers.findOrCreate(`${tag}.${i}@example.com`, 1000 + i))?.id as string);
       const seen: string[] = [];
       let cursor: string | undefined;
       do {
@@ -393,7 +394,7 @@ describe('users', () => {
       } while (cursor);
       assert.deepEqual(seen, made);
       // % and _ are letters in a filter, not wildcards.
-      const underscore = await service.ctx.accounts.findOrCreate(`${tag}_x@example.com`, 2000);
+      const underscore = await service.ctx.enabledUsers.findOrCreate(`${tag}_x@example.com`, 2000);
       assert.deepEqual((await service.ctx.users.list({ email: `${tag}%`, limit: 10 })).users, []);
       assert.deepEqual((await service.ctx.users.list({ email: `${tag}._`, limit: 10 })).users, []);
       assert.deepEqual(

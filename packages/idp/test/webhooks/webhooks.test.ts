@@ -238,7 +238,7 @@ describe('event webhooks', () => {
     answer = () => 500;
     await service.ctx.webhooks.create({ url: receiver.url, events: ['all'] }, 'test');
     const email = uniqueEmail('webhook');
-    const user = await service.ctx.accounts.findOrCreate(email, clock.at);
+    const user = await service.ctx.enabledUsers.findOrCreate(email, clock.at);
     assert.ok(user);
     await service.ctx.users.disable(user.id, 'test');
     await waitFor('an attempt', () => receiver.received.length >= 2);

@@ -5,7 +5,7 @@ import type { Device } from '../../devices/store.js';
 /**
  * Imported device keys by device id, checked against the stored JWK text on every use (a key
  * is immutable material: only the stored row says whether the device may still sign in).
- * Importing cost about a tenth of a login.
+ * Importing cost about a tenth of a sign-in.
  */
 const KEY_CACHE_SIZE = 10_000;
 const importedKeys = new Map<string, { jwk: string; key: KeyObject }>();
@@ -55,7 +55,7 @@ export function deviceProofKeyId(proof: string): string | undefined {
  *
  * Written on node:crypto rather than jose's compactVerify: jose verifies through WebCrypto,
  * whose per-call JavaScript (algorithm normalisation, WebIDL checks) ran on the event loop,
- * the login's bottleneck; the rules are few and fixed (one alg, no `crit`, no `b64`).
+ * the sign-in's bottleneck; the rules are few and fixed (one alg, no `crit`, no `b64`).
  */
 export async function verifyDeviceProof(
   proof: string,

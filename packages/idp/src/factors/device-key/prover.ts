@@ -1,17 +1,17 @@
-import type { AccountStore, User } from '../../accounts/store.js';
 import type { ClientRecord } from '../../clients/store.js';
 import type { SecretHasher } from '../../crypto/secrets.js';
 import { DEVICE_CHALLENGE_TTL_SECONDS, DEVICE_LAST_USED_RESOLUTION_SECONDS } from '../../defaults.js';
 import type { DeviceKeyProver } from '../../devices/service.js';
 import type { Device, DeviceStore } from '../../devices/store.js';
 import type { SpentToken, SpentTokenStore } from '../../spent-tokens/store.js';
+import type { EnabledUserStore, User } from '../../users/enabled-store.js';
 import { createChallengeCodec } from './challenge.js';
 import { verifyDeviceProof } from './proof.js';
 
 export interface DeviceProverDeps {
   devices: DeviceStore;
   spent: SpentTokenStore;
-  accounts: AccountStore;
+  enabledUsers: EnabledUserStore;
   hash: SecretHasher;
   now: () => number;
   /** A device unused for this long is no longer trusted (DEVICE_IDLE_EXPIRY_DAYS). */
@@ -43,7 +43,7 @@ export interface DeviceProver extends DeviceKeyProver {
   /** The cut-off of the idle expiry: a device last used before it is no longer trusted. */
   usedSince: () => number;
   /**
-   * prove() without its reads and writes, for the login, which read the device and user with
+   * prove() without its reads and writes, for the sign-in, which read the device and user with
    * the client in one statement and spends the challenge in the statement that issues its code
    * (factors/device-key/sign-in-store.ts). The caller must spend `challenge` and honour a failed spend as a refusal.
    */
@@ -57,12 +57,12 @@ export interface DeviceProver extends DeviceKeyProver {
 }
 
 /**
- * Possession of a remembered device's key, checked for a login or a device operation: the
+ * Possession of a remembered device's key, checked for a sign-in or a device operation: the
  * proof verifies with the stored key of a trusted (not revoked, not expired) device of this
  * client, names the device's user, carries the expected `op`, and spends a live challenge the
  * service issued to this client. Anything else yields undefined.
  */
-export function createDeviceProver({ devices, spent, accounts, hash, now, idleMs }: DeviceProverDeps): DeviceProver {
+export function createDeviceProver({ devices, spent, enabledUsers, hash, now, idleMs }: DeviceProverDeps): DeviceProver {
   const challenges = createChallengeCodec(hash);
 
   /** Everything but the writes; `find` reads the device (revoked and expired excluded) and its user (disabled excluded). */
@@ -109,7 +109,7 @@ export function createDeviceProver({ devices, spent, accounts, hash, now, idleMs
       // The revoked and expired checks are part of this read, so they hold on every node at once.
       const checked = await check(client, email, proof, cryptoVersion, op, {
         device: (kid) => devices.findActive(kid, now() - idleMs),
-        user: (id) => accounts.findById(id),
+        user: (id) => enabledUsers.findById(id),
       });
       // The challenge is spent last, after everything else matched, and only once.
       if (!checked || !(await spent.spend(checked.challenge, now()))) return undefined;

@@ -1,5 +1,4 @@
 import { type SqlBool, sql } from 'kysely';
-import type { User } from '../../accounts/store.js';
 import { codeRow, type DrawnCode } from '../../authorization-codes/store.js';
 import { type ClientRecord, toRecord } from '../../clients/store.js';
 import { type Device, deviceOf } from '../../devices/store.js';
@@ -9,9 +8,10 @@ import type { SpentToken, SpentTokenStore } from '../../spent-tokens/store.js';
 import { compiledQuery } from '../../storage/compiled.js';
 import { isPostgres, registerPreparedStatement } from '../../storage/database.js';
 import type { Db } from '../../storage/schema.js';
+import type { User } from '../../users/enabled-store.js';
 
-/** What a trusted-device login needs to decide, read in one statement. */
-export interface LoginRead {
+/** What a trusted-device sign-in needs to decide, read in one statement. */
+export interface DeviceKeyRead {
   client: ClientRecord;
   /** The device the proof names, if it is this client's and trusted (not revoked, not idle-expired). */
   device: Device | undefined;
@@ -22,12 +22,12 @@ export interface LoginRead {
 }
 
 /** A trusted sign-in's records, written only if its challenge is spent: the code, its event and the event's webhook outbox rows. */
-export interface LoginIssue extends PreparedEvent {
+export interface DeviceKeyIssue extends PreparedEvent {
   code: DrawnCode;
 }
 
 /**
- * The trusted-device login's two statements (docs/performance.md, round trips): one read of
+ * The trusted-device sign-in's two statements (docs/performance.md, round trips): one read of
  * the client, the device, its user and their MFA state, and one write that spends the
  * challenge and, only if that insert won, stamps the device used and issues the code and its
  * event. Each security condition of the separate reads is kept in a join condition: the device
@@ -41,11 +41,11 @@ export function createDeviceKeySignInStore(db: Db, spentTokens: SpentTokenStore)
       deviceId: string,
       usedSince: number,
       now: number,
-    ): Promise<LoginRead | undefined> {
+    ): Promise<DeviceKeyRead | undefined> {
       const [row] =
         'publishableKeyHash' in by
-          ? await readLogin(db, { key: by.publishableKeyHash, deviceId, usedSince, now }, 'publishable_key_hash')
-          : await readLogin(db, { key: by.clientId, deviceId, usedSince, now }, 'id');
+          ? await readDeviceKeySignIn(db, { key: by.publishableKeyHash, deviceId, usedSince, now }, 'publishable_key_hash')
+          : await readDeviceKeySignIn(db, { key: by.clientId, deviceId, usedSince, now }, 'id');
       if (!row) return undefined;
       const device =
         row.device_id !== null &&
@@ -88,7 +88,7 @@ export function createDeviceKeySignInStore(db: Db, spentTokens: SpentTokenStore)
      * transaction, so a failure midway (the code insert, the event) leaves the challenge
      * unspent and nothing written, as the single statement does.
      */
-    async spendAndIssue(challenge: SpentToken, deviceId: string, touch: boolean, now: number, issue?: LoginIssue): Promise<boolean> {
+    async spendAndIssue(challenge: SpentToken, deviceId: string, touch: boolean, now: number, issue?: DeviceKeyIssue): Promise<boolean> {
       if (!isPostgres(db)) {
         return db.transaction().execute(async (tx) => {
           if ((await tx.executeQuery(spentTokens.spendQuery(challenge, now))).rows.length === 0) return false;
@@ -127,8 +127,8 @@ export function createDeviceKeySignInStore(db: Db, spentTokens: SpentTokenStore)
   };
 }
 
-/** The login's one read (see read()), compiled once per dialect and client key (storage/compiled.ts). */
-const readLogin = compiledQuery(
+/** The sign-in's one read (see read()), compiled once per dialect and client key (storage/compiled.ts). */
+const readDeviceKeySignIn = compiledQuery(
   (db: Db, a: { key: string; deviceId: string; usedSince: number; now: number }, clientKey: 'publishable_key_hash' | 'id') =>
     db
       .selectFrom('clients')

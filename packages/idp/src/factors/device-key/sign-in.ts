@@ -8,7 +8,7 @@ import { nextStep } from '../../sign-in/pipeline.js';
 import { deviceKeyFactor } from './factor.js';
 import { deviceProofKeyId } from './proof.js';
 import type { DeviceProver } from './prover.js';
-import type { DeviceKeySignInStore, LoginIssue, LoginRead } from './sign-in-store.js';
+import type { DeviceKeyIssue, DeviceKeyRead, DeviceKeySignInStore } from './sign-in-store.js';
 
 export interface DeviceKeySignInDeps {
   prover: DeviceProver;
@@ -24,8 +24,8 @@ export interface DeviceKeyAttempt {
   cryptoVersion: string;
   codeChallenge: string | null;
   deviceProof: string;
-  /** The sign-in's read, when the way in made it with the client (identify/service.ts); otherwise read here. */
-  read?: LoginRead;
+  /** The sign-in's read, when the way in made it with the client (sign-in/start.ts); otherwise read here. */
+  read?: DeviceKeyRead;
 }
 
 /**
@@ -40,7 +40,7 @@ export type DeviceKeyOutcome =
 
 export interface DeviceKeySignIn {
   /** The one read of a trusted sign-in (client, device, user, MFA state); the client by its publishable key or id, the device its proof names. */
-  read(by: { publishableKeyHash: string } | { clientId: string }, deviceId: string): Promise<LoginRead | undefined>;
+  read(by: { publishableKeyHash: string } | { clientId: string }, deviceId: string): Promise<DeviceKeyRead | undefined>;
   attempt(client: ClientRecord, input: DeviceKeyAttempt): Promise<DeviceKeyOutcome>;
 }
 
@@ -73,12 +73,12 @@ export function createDeviceKeySignIn(deps: DeviceKeySignInDeps): DeviceKeySignI
         authTime: Math.floor(now() / 1000),
       };
       // The challenge is spent last, after everything else matched, and only once.
-      const spend = (issue?: LoginIssue) => store.spendAndIssue(checked.challenge, checked.deviceId, checked.touch, now(), issue);
+      const spend = (issue?: DeviceKeyIssue) => store.spendAndIssue(checked.challenge, checked.deviceId, checked.touch, now(), issue);
       const step = nextStep({ client, amr: signIn.amr, method: found.mfa?.method, remembered: found.mfa?.remembered ?? false });
       switch (step.kind) {
         case 'mfa':
           if (!(await spend())) return { kind: 'not-signed-in', proven: false };
-          return { kind: 'mfa', ...(await mfa.startLogin(signIn, step.method)) };
+          return { kind: 'mfa', ...(await mfa.startSignIn(signIn, step.method)) };
         case 'finish': {
           const records = signInRecords({ ...signIn, amr: step.amr }, checked.deviceId, client.app);
           const code = codes.draw(records.code);

@@ -1,7 +1,7 @@
 import type { FactorModule } from '../module.js';
 import { createEmailCodeFactor, emailCodeFirst } from './factor.js';
-import { createRegistrationStore } from './new-device-store.js';
-import { registrationRoutes } from './routes.js';
+import { createNewDeviceStore } from './new-device-store.js';
+import { newDeviceRoutes } from './routes.js';
 
 /**
  * The emailed code, one module for both its roles: the new-device sign-in's first factor (amr
@@ -17,12 +17,12 @@ export const emailCodeModule: FactorModule = {
   mfa: createEmailCodeFactor,
   acr: { otp: 'otp' },
   metrics: { first: 'otp', second: 'email' },
-  // A pending registration is keyed by the address: no user may exist yet.
+  // A pending new-device sign-in is keyed by the address: no user may exist yet.
   tables: [{ name: 'registrations', userColumn: 'email' }],
-  sweep: (db, at) => createRegistrationStore(db).deleteExpired(at),
+  sweep: (db, at) => createNewDeviceStore(db).deleteExpired(at),
   enrollment: { label: 'hosted.method.email', userEnrollable: true, onAccountPage: true },
   routes: {
     browser: async (app, deps) =>
-      app.register(registrationRoutes, { registration: deps.registration, placeHeader: deps.placeHeader, mfaMethods: deps.mfaMethods }),
+      app.register(newDeviceRoutes, { newDeviceSignIn: deps.newDeviceSignIn, placeHeader: deps.placeHeader, mfaMethods: deps.mfaMethods }),
   },
 };

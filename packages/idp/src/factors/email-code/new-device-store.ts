@@ -1,7 +1,7 @@
 import type { Db } from '../../storage/schema.js';
 import { deleteBefore } from '../../storage/sweeper.js';
 
-export interface NewRegistration {
+export interface NewDeviceSignInRow {
   idHash: string;
   clientId: string;
   email: string;
@@ -14,7 +14,7 @@ export interface NewRegistration {
   expiresAt: number;
 }
 
-export interface RegistrationState {
+export interface NewDeviceSignInState {
   clientId: string;
   email: string;
   attempts: number;
@@ -25,13 +25,13 @@ export interface RegistrationState {
 }
 
 /**
- * A registration is one email-OTP challenge and the device registration it unlocks,
- * addressed by the keyed hash of its device token. State moves one way:
+ * A new device's sign-in (table `registrations`) is one email-OTP challenge and the device
+ * registration it unlocks, addressed by the keyed hash of its device token. State moves one way:
  * created → verified (OTP accepted) → completed (device registered, code issued).
  */
-export function createRegistrationStore(db: Db) {
+export function createNewDeviceStore(db: Db) {
   return {
-    async insert(r: NewRegistration): Promise<void> {
+    async insert(r: NewDeviceSignInRow): Promise<void> {
       await db
         .insertInto('registrations')
         .values({
@@ -52,7 +52,7 @@ export function createRegistrationStore(db: Db) {
         .execute();
     },
 
-    async find(idHash: string): Promise<RegistrationState | undefined> {
+    async find(idHash: string): Promise<NewDeviceSignInState | undefined> {
       const row = await db.selectFrom('registrations').selectAll().where('id', '=', idHash).executeTakeFirst();
       return (
         row && {
@@ -89,12 +89,12 @@ export function createRegistrationStore(db: Db) {
       await deleteBefore(db, 'registrations', 'expires_at', now);
     },
 
-    /** Ends the registration at once (its OTP was never delivered). */
+    /** Ends the sign-in at once (its OTP was never delivered). */
     async expire(idHash: string, now: number): Promise<void> {
       await db.updateTable('registrations').set({ otp_expires_at: now, expires_at: now }).where('id', '=', idHash).execute();
     },
 
-    /** True for the single caller that moves the registration to verified. */
+    /** True for the single caller that moves the sign-in to verified. */
     async markVerified(idHash: string, now: number, expiresAt: number): Promise<boolean> {
       const result = await db
         .updateTable('registrations')
@@ -105,7 +105,7 @@ export function createRegistrationStore(db: Db) {
       return Number(result.numUpdatedRows) === 1;
     },
 
-    /** Completes a verified, live registration once; returns what the code must be bound to. */
+    /** Completes a verified, live sign-in once; returns what the code must be bound to. */
     async complete(
       idHash: string,
       now: number,
@@ -126,4 +126,4 @@ export function createRegistrationStore(db: Db) {
   };
 }
 
-export type RegistrationStore = ReturnType<typeof createRegistrationStore>;
+export type NewDeviceStore = ReturnType<typeof createNewDeviceStore>;

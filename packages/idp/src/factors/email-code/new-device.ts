@@ -1,9 +1,8 @@
 import type { DevicePublicJwk, MfaMethod } from 'service-protocol';
 import { normalizePhone } from 'service-protocol';
-import type { AccountStore } from '../../accounts/store.js';
 import type { ClientRecord } from '../../clients/store.js';
 import { randomToken, type SecretHasher, safeEqual } from '../../crypto/secrets.js';
-import { OTP_MAX_ATTEMPTS, REGISTRATION_TTL_SECONDS } from '../../defaults.js';
+import { NEW_DEVICE_SIGN_IN_TTL_SECONDS, OTP_MAX_ATTEMPTS } from '../../defaults.js';
 import { isValidDevicePublicKey } from '../../devices/public-key.js';
 import { describeUserAgent } from '../../devices/user-agent.js';
 import { ServiceError } from '../../errors.js';
@@ -11,12 +10,13 @@ import type { OtpService } from '../../otp/service.js';
 import type { SignIn } from '../../sign-in/finish.js';
 import type { MfaStep } from '../../sign-in/mfa-step.js';
 import { countsAsSecond, MFA_UNAVAILABLE_MESSAGE, nextStep, type PipelineOutcome, type SignInPipeline } from '../../sign-in/pipeline.js';
+import type { EnabledUserStore } from '../../users/enabled-store.js';
 import { emailCodeFirst } from './factor.js';
-import type { RegistrationStore } from './new-device-store.js';
+import type { NewDeviceStore } from './new-device-store.js';
 
-export interface RegistrationDeps {
-  store: RegistrationStore;
-  accounts: AccountStore;
+export interface NewDeviceSignInDeps {
+  store: NewDeviceStore;
+  enabledUsers: EnabledUserStore;
   /** The MFA step, asked only whether the user has a method. */
   mfa: Pick<MfaStep, 'methodOf'>;
   /** MFA methods users may enroll in on this service. */
@@ -34,8 +34,8 @@ export interface StartOptions {
   ip: string;
 }
 
-/** What /v1/devices brings to registerDevice. */
-export interface RegisterDeviceInput {
+/** What /v1/devices brings to `finish`. */
+export interface NewDeviceFinishInput {
   deviceToken: string;
   devicePublicKey?: DevicePublicJwk;
   mfaMethod?: MfaMethod;
@@ -45,8 +45,8 @@ export interface RegisterDeviceInput {
   place?: string;
 }
 
-export interface RegistrationService {
-  /** Emails a fresh OTP and returns the device token that names this registration. */
+export interface NewDeviceSignIn {
+  /** Emails a fresh OTP and returns the device token that names this sign-in. */
   start(
     client: ClientRecord,
     email: string,
@@ -65,22 +65,22 @@ export interface RegistrationService {
     mfaEnrolled: boolean;
   }>;
   /**
-   * Finishes the registration. A user with MFA passes it on this new device too; a user
+   * Finishes the sign-in. A user with MFA passes it on this new device too; a user
    * choosing a method is enrolled; a client that requires MFA gets no code without it.
    * Otherwise the device key (when remembered) is stored and the code issued.
    */
-  registerDevice(client: ClientRecord, email: string, input: RegisterDeviceInput): Promise<RegisterDeviceOutcome>;
+  finish(client: ClientRecord, email: string, input: NewDeviceFinishInput): Promise<NewDeviceFinishOutcome>;
 }
 
 /**
- * Registration of a new device: an emailed OTP proves the address, then the device's
- * public key is registered and an authorization code issued. Known and unknown addresses
+ * A new device's sign-in: an emailed OTP proves the address, then the device's public key
+ * (when remembered) is registered and an authorization code issued. Known and unknown addresses
  * take the same path, so responses say nothing about whether an account exists.
  */
-export function createRegistrationService(deps: RegistrationDeps): RegistrationService {
-  const { store, accounts, mfa, mfaMethods, pipeline, otp, hash, now } = deps;
+export function createNewDeviceSignIn(deps: NewDeviceSignInDeps): NewDeviceSignIn {
+  const { store, enabledUsers, mfa, mfaMethods, pipeline, otp, hash, now } = deps;
 
-  /** Finds the registration behind a device token, refusing one that belongs to another client or address. */
+  /** Finds the sign-in behind a device token, refusing one that belongs to another client or address. */
   async function load(client: ClientRecord, email: string, deviceToken: string) {
     const idHash = hash('device-token', deviceToken);
     const state = await store.find(idHash);
@@ -102,7 +102,7 @@ export function createRegistrationService(deps: RegistrationDeps): RegistrationS
         clientId: client.app?.id ?? client.id,
         clientName: client.name,
         // A disabled user gets the same throttles and answer, and a challenge no code opens: nothing is sent.
-        silent: await accounts.isDisabled(email),
+        silent: await enabledUsers.isDisabled(email),
         arm: async (otpHash, otpExpiresAt) => {
           await store.insert({
             idHash,
@@ -133,16 +133,16 @@ export function createRegistrationService(deps: RegistrationDeps): RegistrationS
         spend: () => store.spendAttempt(idHash, OTP_MAX_ATTEMPTS, now()),
         compare: async (spent) => (otp.matchesStored(idHash, spent.otpHash, code) ? { kind: 'match', value: null } : { kind: 'wrong' }),
         refund: async () => {},
-        complete: () => store.markVerified(idHash, now(), now() + REGISTRATION_TTL_SECONDS * 1000),
+        complete: () => store.markVerified(idHash, now(), now() + NEW_DEVICE_SIGN_IN_TTL_SECONDS * 1000),
         attemptsOf: (spent) => spent.attempts,
       });
       // The account exists from the first verified email, whether or not a device follows.
-      const user = await accounts.findOrCreate(email, now());
+      const user = await enabledUsers.findOrCreate(email, now());
       if (!user) throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in session is unknown or has ended. Start again.');
       return { mfaEnrolled: (await mfa.methodOf(user.id)) !== undefined };
     },
 
-    async registerDevice(client: ClientRecord, email: string, input: RegisterDeviceInput): Promise<RegisterDeviceOutcome> {
+    async finish(client: ClientRecord, email: string, input: NewDeviceFinishInput): Promise<NewDeviceFinishOutcome> {
       if (input.devicePublicKey && !isValidDevicePublicKey(input.devicePublicKey)) {
         throw new ServiceError('ERR_DEVICE_KEY_INVALID', 'The device public key is not a valid P-256 key.');
       }
@@ -155,12 +155,12 @@ export function createRegistrationService(deps: RegistrationDeps): RegistrationS
       }
       const { idHash, state } = await load(client, email, input.deviceToken);
       if (state.verifiedAt === null) throw new ServiceError('ERR_SESSION_STEP', 'Verify the emailed code before registering the device.');
-      const user = await accounts.findOrCreate(email, now());
+      const user = await enabledUsers.findOrCreate(email, now());
       if (!user) throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in session is unknown or has ended. Start again.');
       const method = await mfa.methodOf(user.id);
       const enroll = input.mfaMethod ? { method: input.mfaMethod, email, ip: input.ip, ...(phone ? { phone } : {}) } : undefined;
       const facts = { client, method, ...(enroll ? { enroll } : {}) };
-      // A client that requires MFA gives a user without a method no code: the registration stays
+      // A client that requires MFA gives a user without a method no code: the sign-in stays
       // open (asked before it is completed), and the page calls verifyDevice again with one it
       // counts after the email code (not email: the same mailbox; at the console, an app or a passkey).
       // A method that cannot be a second factor here is refused before anything changes.
@@ -187,11 +187,11 @@ export function createRegistrationService(deps: RegistrationDeps): RegistrationS
         authTime: Math.floor(state.verifiedAt / 1000),
       };
       const outcome = await pipeline.continue({ ...facts, signIn });
-      // Asked above, before the registration was completed.
+      // Asked above, before the sign-in was completed.
       if (outcome.kind === 'enrollment-required') throw new Error('unreachable: enrollment was asked before completing');
       return outcome;
     },
   };
 }
 
-export type RegisterDeviceOutcome = Exclude<PipelineOutcome, { kind: 'enrollment-required' }> | { kind: 'enroll'; methods: MfaMethod[] };
+export type NewDeviceFinishOutcome = Exclude<PipelineOutcome, { kind: 'enrollment-required' }> | { kind: 'enroll'; methods: MfaMethod[] };

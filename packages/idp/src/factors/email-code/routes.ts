@@ -3,7 +3,7 @@ import { BrowserPaths, type VerifyDeviceResponse, type VerifyEmailOtpResponse } 
 import { Type } from 'typebox';
 import { DEVICE_PLACE_MAX_LENGTH } from '../../defaults.js';
 import { BODY_ERRORS, DeviceToken, emailOf, errorResponses, mfaMethodSchema, Otp, SERVER_ERRORS, wireBody } from '../../http/schemas.js';
-import type { RegistrationService } from './new-device.js';
+import type { NewDeviceSignIn } from './new-device.js';
 
 const Base64Url = Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' });
 
@@ -79,21 +79,21 @@ const verifyDeviceSchema = (methods: readonly string[]) => ({
   response: { 200: verifyDeviceAnswer(methods), ...errorResponses(...BODY_ERRORS, 401, 403, 409, 429, ...SERVER_ERRORS) },
 });
 
-export const registrationRoutes: FastifyPluginAsyncTypebox<{
-  registration: RegistrationService;
+export const newDeviceRoutes: FastifyPluginAsyncTypebox<{
+  newDeviceSignIn: NewDeviceSignIn;
   placeHeader: string | undefined;
   /** The MFA methods of the service's factors (factors/index.ts), as the requests and answers name them. */
   mfaMethods: readonly string[];
-}> = async (app, { registration, placeHeader, mfaMethods }) => {
+}> = async (app, { newDeviceSignIn, placeHeader, mfaMethods }) => {
   app.post(BrowserPaths.verifyEmailOtp, { schema: VerifyEmailOtpSchema }, async (request): Promise<VerifyEmailOtpResponse> => {
     const { userid, deviceToken, otp } = request.body;
-    const { mfaEnrolled } = await registration.verifyOtp(request.client, emailOf(userid), deviceToken, otp);
+    const { mfaEnrolled } = await newDeviceSignIn.verifyOtp(request.client, emailOf(userid), deviceToken, otp);
     return { status: 'SUCCESS', message: 'Email verified. Register this device to finish.', mfaEnrolled };
   });
 
   app.post(BrowserPaths.verifyDevice, { schema: verifyDeviceSchema(mfaMethods) }, async (request): Promise<VerifyDeviceResponse> => {
     const { userid, deviceToken, devicePublicKey, mfaMethod, phoneNumber } = request.body;
-    const outcome = await registration.registerDevice(request.client, emailOf(userid), {
+    const outcome = await newDeviceSignIn.finish(request.client, emailOf(userid), {
       deviceToken,
       ip: request.ip,
       ...(request.headers['user-agent'] ? { userAgent: request.headers['user-agent'] } : {}),

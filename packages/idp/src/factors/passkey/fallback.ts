@@ -1,14 +1,14 @@
-import type { AccountStore } from '../../accounts/store.js';
 import { randomToken } from '../../crypto/secrets.js';
 import type { EventLog } from '../../events/service.js';
 import type { Mailer } from '../../mail/mailer.js';
 import type { MailTemplates } from '../../mail/templates.js';
 import type { MfaStore } from '../../sign-in/mfa-store.js';
+import type { EnabledUserStore } from '../../users/enabled-store.js';
 import type { PasskeyStore } from './store.js';
 
 export interface PasskeyFallbackDeps {
   store: Pick<MfaStore, 'replaceMethod'>;
-  accounts: AccountStore;
+  enabledUsers: EnabledUserStore;
   events: EventLog;
   mailer: Mailer;
   templates: MailTemplates;
@@ -30,13 +30,13 @@ export interface PasskeyFallback {
 }
 
 export function createPasskeyFallback(deps: PasskeyFallbackDeps): PasskeyFallback {
-  const { store, accounts, events, now } = deps;
+  const { store, enabledUsers, events, now } = deps;
   return {
     async revoked(userId, context) {
       if ((await deps.passkeys.countForUser(userId)) > 0) return false;
       const email = { method: 'email' as const, phone: null, totpSecretSealed: null, lastTotpStep: null, version: randomToken('', 12) };
       if (!(await store.replaceMethod(userId, 'passkey', email, now()))) return false;
-      const user = await accounts.findById(userId);
+      const user = await enabledUsers.findById(userId);
       const notice =
         user &&
         deps.templates.render('mfa-passkey-fallback', user.email, { client: context.clientName ?? deps.issuerName, method: 'email' });

@@ -7,7 +7,6 @@ import {
   type PasskeyCreationOptionsJson,
   type PasskeyRequestOptionsJson,
 } from 'service-protocol';
-import type { AccountStore } from '../../accounts/store.js';
 import type { ClientRecord } from '../../clients/store.js';
 import { PASSKEY_OPTIONS_PER_IP, PASSKEY_SIGN_IN_PER_IP } from '../../defaults.js';
 import type { DeviceCaller, DeviceService } from '../../devices/service.js';
@@ -17,6 +16,7 @@ import type { SignIn } from '../../sign-in/finish.js';
 import type { MfaStep } from '../../sign-in/mfa-step.js';
 import type { SignInPipeline } from '../../sign-in/pipeline.js';
 import type { Throttle } from '../../throttle/service.js';
+import type { EnabledUserStore } from '../../users/enabled-store.js';
 import type { PasskeyCeremony } from './ceremony.js';
 import type { Passkey, PasskeyStore } from './store.js';
 
@@ -24,7 +24,7 @@ export interface PasskeyDeps {
   ceremony: PasskeyCeremony;
   store: PasskeyStore;
   devices: DeviceService;
-  accounts: AccountStore;
+  enabledUsers: EnabledUserStore;
   /** Asked for the user's method only when a passkey does not count as MFA here. */
   mfa: Pick<MfaStep, 'methodOf'>;
   pipeline: SignInPipeline;
@@ -83,7 +83,7 @@ export interface PasskeyService {
 }
 
 export function createPasskeyService(deps: PasskeyDeps): PasskeyService {
-  const { ceremony, store, devices, accounts, mfa, pipeline, events, throttle, now } = deps;
+  const { ceremony, store, devices, enabledUsers, mfa, pipeline, events, throttle, now } = deps;
   const { ttlMs, rpIdFor, ceremonyChallenge, spend, verifyAttestation, refuse, storePasskey, checkAssertion, amrOf, creationOptions } =
     ceremony;
   /** ERR_RATE_LIMITED (429, with retryAfter) past the IP's budget for the route; no IP (not behind HTTP): no limit. */
@@ -112,7 +112,7 @@ export function createPasskeyService(deps: PasskeyDeps): PasskeyService {
       rpId,
       ...(held ? { context: held.context } : {}),
     });
-    const user = challenge.userId === undefined ? undefined : await accounts.findById(challenge.userId);
+    const user = challenge.userId === undefined ? undefined : await enabledUsers.findById(challenge.userId);
     if (!user || (held && user.id !== held.userId)) {
       throw new ServiceError('ERR_SESSION_INVALID', 'This passkey request has expired or was already used. Start again.');
     }
@@ -199,7 +199,7 @@ export function createPasskeyService(deps: PasskeyDeps): PasskeyService {
       await spend(challenge.text, challenge.expiresAt);
       const passkey = await store.findActiveByCredentialId(credential.id);
       if (!passkey || passkey.clientId !== client.id) return refuse('unknown', client);
-      const user = await accounts.findById(passkey.userId);
+      const user = await enabledUsers.findById(passkey.userId);
       if (!user || (input.email !== undefined && user.email !== input.email)) return refuse('user', client, passkey);
       const refusal = await checkAssertion(credential, challenge.expected, origin, rpId, passkey, true);
       if (refusal) return refuse(refusal, client, passkey);

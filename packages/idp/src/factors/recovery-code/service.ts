@@ -1,12 +1,12 @@
 import { randomInt } from 'node:crypto';
 import { RECOVERY_CODE_PATTERN } from 'service-protocol';
-import type { AccountStore } from '../../accounts/store.js';
 import { randomToken, type SecretHasher } from '../../crypto/secrets.js';
 import { RECOVERY_CODE_ALPHABET, RECOVERY_CODE_COUNT, RECOVERY_CODE_GROUP_LENGTH, RECOVERY_CODE_LENGTH } from '../../defaults.js';
 import type { EventLog } from '../../events/service.js';
 import type { Mailer } from '../../mail/mailer.js';
 import type { MailTemplates } from '../../mail/templates.js';
 import type { IssueCause, RecoveryCodeFactor } from '../../sign-in/factor.js';
+import type { EnabledUserStore } from '../../users/enabled-store.js';
 import type { RecoveryCodeStore } from './store.js';
 
 /** True when `text` has the shape of a recovery code (not of a 6-digit code): the MFA steps tell the two apart by it. */
@@ -29,7 +29,7 @@ export function normalizeRecoveryCode(text: string): string {
 
 export interface RecoveryCodeDeps {
   store: RecoveryCodeStore;
-  accounts: AccountStore;
+  enabledUsers: EnabledUserStore;
   hash: SecretHasher;
   events: EventLog;
   mailer: Mailer;
@@ -45,12 +45,12 @@ export interface RecoveryCodeDeps {
  * session's (sign-in/mfa-session.ts): counted before checking, under the account lock-out.
  */
 export function createRecoveryCodes(deps: RecoveryCodeDeps): RecoveryCodeFactor {
-  const { store, accounts, hash, events, now } = deps;
+  const { store, enabledUsers, hash, events, now } = deps;
   const hashOf = (userId: string, code: string) => hash('recovery-code', `${userId}:${normalizeRecoveryCode(code)}`);
 
   /** Mails the account's address; a lost notice must not undo what happened. */
   async function notify(userId: string, template: 'recovery-code-used' | 'recovery-codes-regenerated', values: Record<string, string>) {
-    const user = await accounts.findById(userId);
+    const user = await enabledUsers.findById(userId);
     if (!user) return;
     await deps.mailer.send(deps.templates.render(template, user.email, { client: '', ...values })).catch(() => undefined);
   }

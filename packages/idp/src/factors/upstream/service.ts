@@ -1,5 +1,4 @@
 import { type DevicePublicJwk, normalizeEmail, OTP_PATTERN } from 'service-protocol';
-import type { AccountStore } from '../../accounts/store.js';
 import type { ClientService } from '../../clients/service.js';
 import type { ClientRecord } from '../../clients/store.js';
 import type { Connections, OpenConnection } from '../../connections/service.js';
@@ -14,6 +13,7 @@ import type { MfaStep } from '../../sign-in/mfa-step.js';
 import type { SignInPipeline } from '../../sign-in/pipeline.js';
 import type { SpentTokenStore } from '../../spent-tokens/store.js';
 import type { Throttle } from '../../throttle/service.js';
+import type { EnabledUserStore } from '../../users/enabled-store.js';
 import { createContinuation, type SignedInResult, type UpstreamResult } from './continue.js';
 import { upstreamFirst, upstreamLinkedFirst } from './factor.js';
 import { deviceOf, type Flow, openFlow, pendingDevice, random, sealFlow } from './flow.js';
@@ -38,7 +38,7 @@ export interface UpstreamDeps {
   clientById(id: string): Promise<ClientRecord | undefined>;
   provider: UpstreamProvider;
   store: UpstreamStore;
-  accounts: AccountStore;
+  enabledUsers: EnabledUserStore;
   mfa: Pick<MfaStep, 'methodOf'>;
   pipeline: SignInPipeline;
   otp: OtpService;
@@ -115,7 +115,7 @@ export function withResult(returnTo: string, pageState: string, result: Upstream
  * pipeline like every other (the application's MFA policy, the code for the page).
  */
 export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
-  const { issuer, connections, clients, provider, store, accounts, otp, events, spent, hash, now } = deps;
+  const { issuer, connections, clients, provider, store, enabledUsers, otp, events, spent, hash, now } = deps;
 
   async function usable(id: string, appClientId: string): Promise<OpenConnection> {
     const connection = /^[A-Za-z0-9_-]{1,100}$/.test(id) ? await connections.open(id) : undefined;
@@ -144,7 +144,7 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
     const linked = await store.find(connection.id, identity.subject);
     if (linked) {
       // By subject: an address changed at the provider changes nothing (it is shown, not matched).
-      const user = await accounts.findById(linked.userId);
+      const user = await enabledUsers.findById(linked.userId);
       if (!user) throw refused();
       await store.touch(connection.id, identity.subject, at, {
         email: identity.email ?? null,
@@ -156,10 +156,10 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
     if (!identity.email || !identity.emailVerified)
       throw refused('This provider did not vouch for your email address, so it cannot sign you in here. Use your email address instead.');
     const email = normalizeEmail(identity.email);
-    const existing = await accounts.findByEmail(email);
+    const existing = await enabledUsers.findByEmail(email);
     if (existing) return startLinkProof(client, connection, identity, existing, flow, ip);
-    if (await accounts.isDisabled(email)) throw refused();
-    const user = await accounts.findOrCreate(email, at);
+    if (await enabledUsers.isDisabled(email)) throw refused();
+    const user = await enabledUsers.findOrCreate(email, at);
     if (!user) throw refused();
     if (!(await store.link({ ...linkOf(connection, identity, user.id, at), tokensSealed: sealTokens(connection, identity) })))
       throw refused();
@@ -336,7 +336,7 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
         complete: () => store.completeProof(idHash, now()),
         attemptsOf: (spent) => spent.attempts,
       });
-      const user = await accounts.findById(proof.userId);
+      const user = await enabledUsers.findById(proof.userId);
       if (!user) throw expired();
       const at = now();
       const linked = await store.link({
@@ -356,7 +356,7 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
     },
 
     finishWithDevice: (client, ticket, device) =>
-      continuation.finishWithDevice(client, ticket, pendingDevice(device.jwk, device.userAgent), (id) => accounts.findById(id)),
+      continuation.finishWithDevice(client, ticket, pendingDevice(device.jwk, device.userAgent), (id) => enabledUsers.findById(id)),
 
     hostedApp: async (requestId, binding) => (await deps.hostedFor(requestId ?? '', binding ?? '')).appClientId,
 

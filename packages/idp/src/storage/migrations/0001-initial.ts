@@ -1,6 +1,6 @@
 import type { Kysely, Migration } from 'kysely';
 
-/** The first release's tables: clients, accounts, devices, registrations, codes, throttling, keys, the dev mailbox. */
+/** The first release's tables: clients, users, devices, registrations, codes, throttling, keys, the dev mailbox. */
 export const initialMigrations: Record<string, Migration> = {
   '0001_initial': {
     async up(db: Kysely<unknown>) {

@@ -1,6 +1,6 @@
 /**
  * Part of Database (../schema.ts, which lists the exceptions to one owner per table): clients,
- * accounts, devices and registrations. Each table's owner is named beside it.
+ * users, devices and new-device sign-ins (registrations). Each table's owner is named beside it.
  */
 export interface AccountTables {
   /** clients/ */
@@ -35,7 +35,7 @@ export interface AccountTables {
     /** 1: every authorization request must be pushed first (RFC 9126 require_pushed_authorization_requests); 0 (default): optional. */
     require_pushed_authorization_requests: number;
   };
-  /** accounts/ */
+  /** users/: enabled-store.ts for the sign-in paths, store.ts for operators */
   users: {
     id: string;
     email: string;
@@ -45,7 +45,7 @@ export interface AccountTables {
     /** The language the user chose on a hosted page while signed in (i18n/); null: none saved. */
     locale: string | null;
   };
-  /** accounts/: consecutive failures per account, across challenges */
+  /** users/enabled-store.ts: consecutive failures per account, across challenges */
   account_failures: {
     user_key: string;
     failures: number;
@@ -74,7 +74,7 @@ export interface AccountTables {
     user_id: string;
     first_signed_in_at: number;
   };
-  /** registration/: one email-OTP verification and the device registration it leads to */
+  /** factors/email-code/new-device-store.ts: one new-device sign-in (the mailed code, then the device key it registers) */
   registrations: {
     id: string;
     client_id: string;

@@ -26,7 +26,7 @@ describe('account enumeration', () => {
     const a = await service.post('/v1/authenticate', { userid: known, cryptoVersion: 'v1' });
     await service.post('/v1/email-otp/verify', { userid: known, deviceToken: a.body.deviceToken, otp: a.body.code });
     assert.equal((await service.post('/v1/devices', { userid: known, deviceToken: a.body.deviceToken })).status, 200);
-    assert.ok(await service.ctx.accounts.findByEmail(known), 'the known address has an account');
+    assert.ok(await service.ctx.enabledUsers.findByEmail(known), 'the known address has an account');
 
     clock += 60_000; // out of the per-recipient send window
     const knownAgain = await service.post('/v1/authenticate', { userid: known, cryptoVersion: 'v1' });

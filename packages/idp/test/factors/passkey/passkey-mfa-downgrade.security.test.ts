@@ -80,7 +80,7 @@ describe('passkey MFA: downgrades through delegation and revocation', () => {
       mails.some((m) => /now asks for a code by email/.test(m.subject)),
       'the user is told',
     );
-    const userId = (await service.ctx.accounts.findByEmail(email))?.id as string;
+    const userId = (await service.ctx.enabledUsers.findByEmail(email))?.id as string;
     const events = (await service.ctx.events.list({ userId, type: 'mfa.changed', limit: 5 })).events;
     assert.equal(events.length, 1);
     assert.equal(events[0]?.clientId, service.clientId);

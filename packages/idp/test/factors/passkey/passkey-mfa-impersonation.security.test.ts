@@ -44,7 +44,7 @@ describe("passkey MFA: answering with a passkey that is not the user's", () => {
       await service.post(Paths.passkeyMfaVerify, { userid: victim.email, sessionId: step.sessionId, credential: forged }),
       MFA_MAX_ATTEMPTS - 1,
     );
-    const victimId = (await service.ctx.accounts.findByEmail(victim.email))?.id as string;
+    const victimId = (await service.ctx.enabledUsers.findByEmail(victim.email))?.id as string;
     assert.equal(await refusals(victimId, 'user'), 1, 'recorded against the victim, as an MFA step');
     const ok = await passkeyMfaStep(service, victim.email, step.sessionId, victim.credential);
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
@@ -52,7 +52,7 @@ describe("passkey MFA: answering with a passkey that is not the user's", () => {
 
   it('an assertion without user verification, and a revoked passkey, are refused and counted', async () => {
     const { email, credential, device } = await userWithPasskeyMfa(service);
-    const userId = (await service.ctx.accounts.findByEmail(email))?.id as string;
+    const userId = (await service.ctx.enabledUsers.findByEmail(email))?.id as string;
     const spare = await userWithPasskey(service, { email, device: device as Parameters<typeof userWithPasskey>[1]['device'] & object });
     await service.ctx.deviceService.revoke(service.clientId, userId, spare.passkeyId);
     const step = await loginWithDevice(service, device, email);

@@ -80,7 +80,7 @@ describe('a passkey as the MFA method', () => {
     const claims = await claimsOf(service, enrolled.code);
     assert.deepEqual(claims.amr, ['otp', 'mfa', 'hwk', 'user']);
     assert.equal(claims.acr, ACR.phishingResistant);
-    const user = await service.ctx.accounts.findByEmail(email);
+    const user = await service.ctx.enabledUsers.findByEmail(email);
     assert.equal((await service.ctx.mfa.methodOf(user?.id as string))?.method, 'passkey');
     const mails = await service.ctx.mailbox.list(10, email);
     assert.ok(
@@ -209,7 +209,7 @@ describe('a passkey as the MFA method', () => {
 
   it('revoking one of two passkeys keeps the method; revoking the last falls back to email MFA, tells the user by mail and records it', async () => {
     const { email, credential, device } = await userWithPasskeyMfa(service);
-    const user = await service.ctx.accounts.findByEmail(email);
+    const user = await service.ctx.enabledUsers.findByEmail(email);
     const userId = user?.id as string;
     const second = await userWithPasskey(service, { email, device: device as Parameters<typeof userWithPasskey>[1]['device'] & object });
     const [first] = (await service.ctx.passkeys.list(service.clientId, userId)).filter(

@@ -123,7 +123,7 @@ describe('recovery code attacks', () => {
     await verify(email, await mfaSession(email, device), codes[0] as string);
     await verify(email, await mfaSession(email, device), drawRecoveryCode());
     const regenerated = await service.ctx.users.regenerateRecoveryCodes(email, 'cli');
-    const user = await service.ctx.accounts.findByEmail(email);
+    const user = await service.ctx.enabledUsers.findByEmail(email);
     const trail = JSON.stringify(await service.ctx.events.forUser(user?.id as string));
     const exported = JSON.stringify(await service.ctx.users.export(email));
     const mails = JSON.stringify(await service.ctx.mailbox.list(50, email));

@@ -35,7 +35,7 @@ describe('recovery codes', () => {
   });
 
   const mailsTo = (email: string, subject: RegExp) => smtp.inbox.filter((m) => m.to.includes(email) && subject.test(m.raw));
-  const userId = async (email: string) => (await service.ctx.accounts.findByEmail(email))?.id as string;
+  const userId = async (email: string) => (await service.ctx.enabledUsers.findByEmail(email))?.id as string;
   const eventsOf = async (email: string, type: string) =>
     (await service.ctx.events.forUser(await userId(email))).filter((e) => e.type === type);
 

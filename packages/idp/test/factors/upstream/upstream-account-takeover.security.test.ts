@@ -34,7 +34,7 @@ describe('upstream sign-in: account takeover and open redirects', () => {
   it("an unverified address claiming a victim's account is neither linked nor matched, and gets no account", async () => {
     const victim = uniqueEmail('victim');
     await verifiedRegistration(service, victim);
-    const owner = await service.ctx.accounts.findByEmail(victim);
+    const owner = await service.ctx.enabledUsers.findByEmail(victim);
     for (const claims of [{ email_verified: false }, {}]) {
       upstream.signInAs({ sub: `attacker-${Math.random()}`, email: victim, ...claims });
       const { result } = await signInWith(service, connection);
@@ -46,7 +46,7 @@ describe('upstream sign-in: account takeover and open redirects', () => {
     upstream.signInAs({ sub: `sub-${stranger}`, email: stranger, email_verified: false });
     const { result } = await signInWith(service, connection);
     assert.equal(result.status, 'ERROR');
-    assert.equal(await service.ctx.accounts.findByEmail(stranger), undefined);
+    assert.equal(await service.ctx.enabledUsers.findByEmail(stranger), undefined);
   });
 
   it("an address changed at the provider to another user's: the link is by subject, the identity signs in as itself", async () => {
@@ -62,7 +62,7 @@ describe('upstream sign-in: account takeover and open redirects', () => {
     const claims = await claimsFor(service, after.result.code as string, after.verifier);
     assert.equal(claims.sub, me);
     assert.equal(claims.email, mine);
-    const other = await service.ctx.accounts.findByEmail(theirs);
+    const other = await service.ctx.enabledUsers.findByEmail(theirs);
     assert.equal((await service.ctx.upstream.list(other?.id as string)).length, 0);
   });
 

@@ -36,7 +36,7 @@ describe('a forged or replayed upstream flow cannot register a device for anothe
   });
 
   const devicesOf = async (email: string) => {
-    const user = await service.ctx.accounts.findByEmail(email);
+    const user = await service.ctx.enabledUsers.findByEmail(email);
     return user ? service.ctx.devices.list({ userId: user.id, clientId: HOSTED_CLIENT_ID, usedSince: 0 }) : [];
   };
   const callbackWith = (url: string, cookie: string) => fetch(url, { redirect: 'manual', headers: { cookie } });

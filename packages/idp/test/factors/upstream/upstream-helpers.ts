@@ -41,7 +41,7 @@ export function upstreamSuite(
 
 /** The user's devices for the test app (browsers it registered), revoked ones included. */
 export async function appDevicesOf(service: TestService, email: string) {
-  const user = await service.ctx.accounts.findByEmail(email);
+  const user = await service.ctx.enabledUsers.findByEmail(email);
   return user ? service.ctx.devices.list({ userId: user.id, clientId: service.clientId, usedSince: 0 }) : [];
 }
 

@@ -66,7 +66,7 @@ describe('"Continue with" on the hosted pages: the device key, the new-device ma
     assert.ok(signedIn.done?.location?.startsWith(`${RP_CALLBACK}?`), JSON.stringify(signedIn.done?.body));
     assert.ok(jar.cookies.get(sessionCookieName(service.url)), 'the hosted SSO session cookie');
 
-    const user = await service.ctx.accounts.findByEmail(email);
+    const user = await service.ctx.enabledUsers.findByEmail(email);
     const devices = await service.ctx.devices.list({ userId: user?.id as string, clientId: HOSTED_CLIENT_ID, usedSince: 0 });
     assert.equal(devices.length, 1, 'the page`s key is the user`s device for the hosted pages');
     const mails = await newDeviceMails(email);
@@ -90,7 +90,7 @@ describe('"Continue with" on the hosted pages: the device key, the new-device ma
 
   it('the link step (an existing account`s emailed code) registers the page`s key too and opens the session', async () => {
     const email = uniqueEmail('fed-link-sso');
-    await service.ctx.accounts.findOrCreate(email, Date.now());
+    await service.ctx.enabledUsers.findOrCreate(email, Date.now());
     upstream.signInAs({ sub: `sub-${email}`, email, email_verified: true });
     const jar = new CookieJar();
     const deviceKey = pageDeviceKey();

@@ -37,7 +37,7 @@ describe('upstream sign-in: the ID token signature', () => {
     forging.signInAs({ sub: `sub-${email}`, email, email_verified: true });
     const { result } = await signInWith(service, forgingConnection);
     assert.deepEqual([result.status, result.code], ['ERROR', 'ERR_UPSTREAM_REFUSED'], JSON.stringify(result));
-    assert.equal(await service.ctx.accounts.findByEmail(email), undefined);
+    assert.equal(await service.ctx.enabledUsers.findByEmail(email), undefined);
   });
 
   it('an ID token signed with a key the provider publishes is accepted', async () => {

@@ -55,7 +55,7 @@ describe('upstream sign-in: mix-up, audience, issuer, nonce replay', () => {
     assert.equal(b.tokenRequests(), beforeB);
     const result = fragmentOf(end.url);
     assert.deepEqual([result.status, result.code], ['ERROR', 'ERR_UPSTREAM_REFUSED']);
-    assert.equal(await service.ctx.accounts.findByEmail(email), undefined);
+    assert.equal(await service.ctx.enabledUsers.findByEmail(email), undefined);
   });
 
   /** A sign-in with the shaped provider whose ID token carries `claims`: the page's result. */
@@ -83,14 +83,14 @@ describe('upstream sign-in: mix-up, audience, issuer, nonce replay', () => {
     const email = uniqueEmail('aud');
     const result = await shapedSignIn((nonce) => ({ sub: `s-${email}`, email, email_verified: true, nonce, aud: 'another-client' }));
     assert.deepEqual([result.status, result.code], ['ERROR', 'ERR_UPSTREAM_REFUSED']);
-    assert.equal(await service.ctx.accounts.findByEmail(email), undefined);
+    assert.equal(await service.ctx.enabledUsers.findByEmail(email), undefined);
   });
 
   it('an ID token from another issuer is refused', async () => {
     const email = uniqueEmail('iss');
     const result = await shapedSignIn((nonce) => ({ sub: `s-${email}`, email, email_verified: true, nonce, iss: 'https://evil.example' }));
     assert.deepEqual([result.status, result.code], ['ERROR', 'ERR_UPSTREAM_REFUSED']);
-    assert.equal(await service.ctx.accounts.findByEmail(email), undefined);
+    assert.equal(await service.ctx.enabledUsers.findByEmail(email), undefined);
   });
 
   it("nonce replay: an ID token carrying an earlier sign-in's nonce is refused", async () => {
@@ -102,6 +102,6 @@ describe('upstream sign-in: mix-up, audience, issuer, nonce replay', () => {
     });
     const result = await shapedSignIn(() => ({ sub: `s-${email}`, email, email_verified: true, nonce: earlier }));
     assert.deepEqual([result.status, result.code], ['ERROR', 'ERR_UPSTREAM_REFUSED']);
-    assert.equal(await service.ctx.accounts.findByEmail(email), undefined);
+    assert.equal(await service.ctx.enabledUsers.findByEmail(email), undefined);
   });
 });

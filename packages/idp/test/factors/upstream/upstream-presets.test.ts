@@ -137,7 +137,7 @@ describe('upstream presets against their documented shapes', () => {
     assert.equal(payload.sub, 'com.example.web');
 
     // The name comes once: kept with the identity, and a later sign-in without it keeps it.
-    const userId = (await service.ctx.accounts.findByEmail(email))?.id as string;
+    const userId = (await service.ctx.enabledUsers.findByEmail(email))?.id as string;
     assert.equal((await service.ctx.upstream.list(userId))[0]?.name, 'Ada Lovelace');
     const again = await toProvider('apple', 'appleid.apple.com');
     (shaped.apple as ShapedProvider).next = { sub: 'a-1', email, email_verified: 'true', nonce: again.url.searchParams.get('nonce') };
@@ -165,7 +165,7 @@ describe('upstream presets against their documented shapes', () => {
     assert.equal(unverified.status, 'ERROR', 'a primary address GitHub has not verified');
     const ok = await run([{ email, primary: true, verified: true }]);
     assert.equal(ok.status, 'SUCCESS', JSON.stringify(ok));
-    const user = await service.ctx.accounts.findByEmail(email);
+    const user = await service.ctx.enabledUsers.findByEmail(email);
     const [identity] = await service.ctx.upstream.list(user?.id as string);
     assert.equal(identity?.subject, '4242');
   });

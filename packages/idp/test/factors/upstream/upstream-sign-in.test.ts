@@ -37,7 +37,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     assert.equal(claims.email, email);
     assert.deepEqual(claims.amr, ['fed']);
     assert.equal(claims.acr, ACR.otp);
-    const user = await service.ctx.accounts.findByEmail(email);
+    const user = await service.ctx.enabledUsers.findByEmail(email);
     assert.equal(claims.sub, user?.id);
     const [identity] = await service.ctx.upstream.list(user?.id as string);
     assert.equal(identity?.subject, `sub-${email}`);
@@ -60,7 +60,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
   it('an address an account already has links only after that account proves itself with its emailed code', async () => {
     const email = uniqueEmail('fed-link');
     await verifiedRegistration(service, email);
-    const owner = await service.ctx.accounts.findByEmail(email);
+    const owner = await service.ctx.enabledUsers.findByEmail(email);
     upstream.signInAs({ sub: `sub-${email}`, email, email_verified: true });
     const { result, verifier } = await signInWith(service, connection);
     assert.equal(result.status, 'LINK_NEEDED', JSON.stringify(result));
@@ -88,7 +88,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
   it("an application that requires MFA: the user's method follows the provider, and its code carries mfa", async () => {
     const email = uniqueEmail('fed-mfa');
     await registerWithMfa(service, email, 'email');
-    const owner = await service.ctx.accounts.findByEmail(email);
+    const owner = await service.ctx.enabledUsers.findByEmail(email);
     upstream.signInAs({ sub: `sub-${email}`, email, email_verified: true });
     const link = await signInWith(service, connection);
     assert.equal(link.result.status, 'LINK_NEEDED');
@@ -115,7 +115,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     const email = uniqueEmail('fed-admin');
     upstream.signInAs({ sub: `sub-${email}`, email, email_verified: true });
     await signInWith(service, connection);
-    const user = await service.ctx.accounts.findByEmail(email);
+    const user = await service.ctx.enabledUsers.findByEmail(email);
     const { key } = await service.ctx.adminKeys.create('test', 'test');
     const admin = (path: string, init: RequestInit = {}) =>
       fetch(`${service.url}/admin/v1${path}`, {
@@ -154,12 +154,12 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     const email = uniqueEmail('fed-deleted');
     upstream.signInAs({ sub: `sub-${email}`, email, email_verified: true });
     await signInWith(service, connection);
-    const user = await service.ctx.accounts.findByEmail(email);
+    const user = await service.ctx.enabledUsers.findByEmail(email);
     await service.ctx.users.delete(user?.id as string, 'test');
     assert.equal((await service.ctx.upstream.list(user?.id as string)).length, 0);
     const { result } = await signInWith(service, connection);
     assert.equal(result.status, 'SUCCESS');
-    const again = await service.ctx.accounts.findByEmail(email);
+    const again = await service.ctx.enabledUsers.findByEmail(email);
     assert.notEqual(again?.id, user?.id);
   });
 
@@ -169,7 +169,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     const plain = uniqueEmail('fed-tokens-off');
     upstream.signInAs({ sub: `sub-${plain}`, email: plain, email_verified: true });
     await signInWith(service, connection);
-    const off = await service.ctx.accounts.findByEmail(plain);
+    const off = await service.ctx.enabledUsers.findByEmail(plain);
     assert.deepEqual(await rows(off?.id as string), [{ tokens_sealed: null }]);
 
     const keeping = (await connect(service, upstream)).id;
@@ -178,7 +178,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     upstream.signInAs({ sub: `sub-${kept}`, email: kept, email_verified: true });
     const { result } = await signInWith(service, keeping);
     assert.equal(result.status, 'SUCCESS');
-    const on = await service.ctx.accounts.findByEmail(kept);
+    const on = await service.ctx.enabledUsers.findByEmail(kept);
     const [row] = await rows(on?.id as string);
     assert.ok(row?.tokens_sealed, 'kept');
     assert.doesNotMatch(row?.tokens_sealed as string, /access_token|eyJ/, 'sealed, not plain JSON or a JWT');

@@ -53,7 +53,7 @@ describe('upstream sign-in: state, PKCE, nonce and login CSRF', () => {
     const again = await browser.go(callback.href, atApp);
     assert.equal(fragmentOf(again.url).status, 'ERROR');
     assert.equal(fragmentOf(again.url).code, 'ERR_UPSTREAM_REFUSED');
-    assert.ok(await service.ctx.accounts.findByEmail(email));
+    assert.ok(await service.ctx.enabledUsers.findByEmail(email));
   });
 
   it("state swap: another sign-in's answer in this browser is refused and signs nobody in", async () => {
@@ -63,7 +63,7 @@ describe('upstream sign-in: state, PKCE, nonce and login CSRF', () => {
     await toCallback(browser); // a second sign-in: the cookie is now its flow's
     const end = await browser.go(first.href, atApp);
     assert.deepEqual([fragmentOf(end.url).status, fragmentOf(end.url).code], ['ERROR', 'ERR_UPSTREAM_REFUSED']);
-    assert.equal(await service.ctx.accounts.findByEmail(email), undefined);
+    assert.equal(await service.ctx.enabledUsers.findByEmail(email), undefined);
   });
 
   it("login CSRF: the attacker's answer opened in the victim's browser (no flow cookie) is a refusal page, no redirect", async () => {
@@ -74,7 +74,7 @@ describe('upstream sign-in: state, PKCE, nonce and login CSRF', () => {
     const end = await victim.go(callback.href, atApp);
     assert.equal(end.status, 400);
     assert.match(end.body ?? '', /expired/);
-    assert.equal(await service.ctx.accounts.findByEmail(email), undefined);
+    assert.equal(await service.ctx.enabledUsers.findByEmail(email), undefined);
   });
 
   it('PKCE stripped at the start: no code_challenge, no sign-in', async () => {
@@ -96,7 +96,7 @@ describe('upstream sign-in: state, PKCE, nonce and login CSRF', () => {
     atProvider.url.searchParams.delete('code_challenge_method');
     const end = await browser.go(atProvider.url.href, atApp);
     assert.deepEqual([fragmentOf(end.url).status, fragmentOf(end.url).code], ['ERROR', 'ERR_UPSTREAM_REFUSED']);
-    assert.equal(await service.ctx.accounts.findByEmail(email), undefined);
+    assert.equal(await service.ctx.enabledUsers.findByEmail(email), undefined);
   });
 
   it("nonce swap: an ID token made for another nonce (the authorization request's changed) is refused", async () => {
@@ -106,6 +106,6 @@ describe('upstream sign-in: state, PKCE, nonce and login CSRF', () => {
     atProvider.url.searchParams.set('nonce', 'an-attackers-nonce-0123456789');
     const end = await browser.go(atProvider.url.href, atApp);
     assert.deepEqual([fragmentOf(end.url).status, fragmentOf(end.url).code], ['ERROR', 'ERR_UPSTREAM_REFUSED']);
-    assert.equal(await service.ctx.accounts.findByEmail(email), undefined);
+    assert.equal(await service.ctx.enabledUsers.findByEmail(email), undefined);
   });
 });

@@ -40,7 +40,7 @@ describe('upstream sign-in: the address from the UserInfo endpoint', () => {
     const claims = await claimsFor(service, result.code as string, verifier);
     assert.equal(claims.email, email);
     assert.deepEqual(claims.amr, ['fed']);
-    const user = await service.ctx.accounts.findByEmail(email);
+    const user = await service.ctx.enabledUsers.findByEmail(email);
     const [identity] = await service.ctx.upstream.list(user?.id as string);
     assert.equal(identity?.subject, `sub-${email}`);
     assert.equal(identity?.name, 'Userinfo Person');
@@ -59,7 +59,7 @@ describe('upstream sign-in: the address from the UserInfo endpoint', () => {
     upstream.signInAs({ sub: `sub-${email}`, email, email_verified: false });
     const { result } = await signInWith(service, connection);
     assert.deepEqual([result.status, result.code], ['ERROR', 'ERR_UPSTREAM_REFUSED']);
-    assert.equal(await service.ctx.accounts.findByEmail(email), undefined);
+    assert.equal(await service.ctx.enabledUsers.findByEmail(email), undefined);
   });
 
   it('userinfo substitution: an answer about another subject than the ID token’s refuses the sign-in; nothing is made', async () => {
@@ -67,6 +67,6 @@ describe('upstream sign-in: the address from the UserInfo endpoint', () => {
     substituting.signInAs({ sub: `sub-${email}`, email, email_verified: true });
     const { result } = await signInWith(service, substitutingConnection);
     assert.deepEqual([result.status, result.code], ['ERROR', 'ERR_UPSTREAM_REFUSED'], JSON.stringify(result));
-    assert.equal(await service.ctx.accounts.findByEmail(email), undefined);
+    assert.equal(await service.ctx.enabledUsers.findByEmail(email), undefined);
   });
 });

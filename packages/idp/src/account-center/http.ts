@@ -22,7 +22,7 @@ export const Csrf = Type.String({ maxLength: 200 });
 export const DeviceId = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
 /**
  * An MFA session id the page carries from one step to the next (sign-in/mfa-session.ts: `mfa_` and
- * base64url); a proof's carries its action's tag after a dot (account/factors.ts `startProof`).
+ * base64url); a proof's carries its action's tag after a dot (account-center/factors.ts `startProof`).
  */
 export const MfaSessionField = Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)?$' });
 /** A 6-digit code or a recovery code as typed (spaces and dashes allowed; the MFA step tells them apart). */

@@ -23,7 +23,7 @@ const RegisterAnswer = wireBody<PasskeyRegistrationResponse>()(
  * POST /account/passkeys/options and POST /account/passkeys: "Add a passkey" on the account page
  * (its script, the account-passkey bundle of service-hosted-pages). Both are account actions: the
  * session's CSRF token in x-account-csrf, Origin and Sec-Fetch-Site this origin's, and a recent
- * sign-in (ACCOUNT_RECENT_SIGN_IN_SECONDS); the grant itself is account/passkeys.ts.
+ * sign-in (ACCOUNT_RECENT_SIGN_IN_SECONDS); the grant itself is account-center/passkeys.ts.
  */
 export const accountPasskeyRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; http: AccountHttp }> = async (
   app,

@@ -3,7 +3,7 @@ import { ACCOUNT_CLIENT_ID, type ClientService } from '../clients/service.js';
 import { ServiceError } from '../errors.js';
 import { createKnownUserPasskeys, type KnownUserPasskeyDeps } from '../factors/passkey/known-user.js';
 
-/** Who adds the passkey: the account session's caller (account/service.ts AccountCaller). */
+/** Who adds the passkey: the account session's caller (account-center/service.ts AccountCaller). */
 interface PasskeyCaller {
   userId: string;
   email: string;
@@ -15,7 +15,7 @@ export interface AccountPasskeyDeps extends KnownUserPasskeyDeps {
   clients: Pick<ClientService, 'findById'>;
 }
 
-/** "Add a passkey" at the account center (account/passkey-routes.ts). */
+/** "Add a passkey" at the account center (account-center/passkey-routes.ts). */
 export interface AccountPasskeys {
   /** Creation options for the caller: the challenge is the single-use registration grant, bound to this session. */
   passkeyOptions(caller: PasskeyCaller, originHeader: string | undefined): Promise<PasskeyCreationOptionsJson>;

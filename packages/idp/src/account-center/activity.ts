@@ -7,7 +7,7 @@ import type { MessageKey } from '../i18n/messages/en.js';
  * The event types the account page's activity shows, each with its words (page.account.event.*,
  * in every language). A message with `{app}` names the application; one with `{connection}` the
  * upstream provider. Every type of events/types.ts is here or in ACTIVITY_HIDDEN (a test derives
- * the shown set from the type list: test/account/account-activity.test.ts).
+ * the shown set from the type list: test/account-center/account-activity.test.ts).
  */
 export const ACTIVITY_SHOWN = {
   'user.created': 'page.account.event.userCreated',

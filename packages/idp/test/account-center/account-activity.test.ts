@@ -1,7 +1,7 @@
 /**
  * The account page's activity: every event type of the audit trail is either shown, in words in
  * the page's language (en, fr, de, es) with the application or provider it names, or hidden on
- * purpose (account/activity.ts, with why); the shown set is derived from the type list, so a new
+ * purpose (account-center/activity.ts, with why); the shown set is derived from the type list, so a new
  * type cannot slip in as a raw name or go missing. And the threat it answers: a sign-in to an
  * application by someone else (or with a recovery code) goes unnoticed by the user, because the
  * page never listed sign-ins to applications.
@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createPkcePair } from 'service-web';
-import { ACTIVITY_HIDDEN, ACTIVITY_SHOWN } from '../../src/account/activity.js';
+import { ACTIVITY_HIDDEN, ACTIVITY_SHOWN } from '../../src/account-center/activity.js';
 import { HOSTED_CLIENT_ID } from '../../src/clients/service.js';
 import { EVENT_TYPES, type EventType } from '../../src/events/types.js';
 import { escapeHtml } from '../../src/http/page.js';

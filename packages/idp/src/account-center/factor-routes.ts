@@ -27,11 +27,11 @@ const PasskeyOptionsAnswer = wireBody<PasskeyMfaOptionsResponse>()(
 );
 
 /**
- * The account center's second factor and devices (account/factors.ts): enroll or change the
+ * The account center's second factor and devices (account-center/factors.ts): enroll or change the
  * factor (/account/mfa/change, then /account/mfa/verify for each code), the proof before an
  * export, a deletion or new recovery codes (/account/proof opens it; the action's own form
  * carries the code), new recovery codes, and a device's new name. Each a form of the page, under
- * the checks of every action (account/http.ts `act`); all but the rename need a recent sign-in.
+ * the checks of every action (account-center/http.ts `act`); all but the rename need a recent sign-in.
  * A passkey in force is proven by its ceremony: the page's script asks /account/proof/passkey for
  * request options bound to the step's MFA session, then posts the assertion with the step's form.
  */

@@ -57,7 +57,7 @@ export interface AccountCenter extends AccountFactors, AccountPasskeys {
   revokeDevice(caller: AccountCaller, deviceId: string): Promise<void>;
   /** Revokes every live device and passkey of the caller but the one of this session; returns how many. */
   revokeOthers(caller: AccountCaller): Promise<number>;
-  /** The caller's recent events the page shows (account/activity.ts), newest first, with the names they need. */
+  /** The caller's recent events the page shows (account-center/activity.ts), newest first, with the names they need. */
   activity(caller: AccountCaller): Promise<ActivityEntry[]>;
   /** The caller's linked upstream identities, each with its connection's name (the id when the connection is gone). */
   identities(caller: AccountCaller): Promise<(LinkedIdentity & { connectionName: string })[]>;

@@ -4,8 +4,8 @@ import { Type } from 'typebox';
 import { ServiceError } from '../errors.js';
 import { browserCredentials, type ClientResolver } from '../http/browser-client.js';
 import { BODY_ERRORS, emailOf, errorResponses, mfaMethodSchema, PkceChallenge, SERVER_ERRORS, wireBody } from '../http/schemas.js';
-import { mfaRequired, SignedInAnswer } from '../sign-in/answers.js';
-import type { LoginService } from './service.js';
+import { mfaRequired, SignedInAnswer } from './answers.js';
+import type { SignInStart } from './start.js';
 
 const AuthenticateBody = Type.Object(
   {
@@ -44,24 +44,24 @@ const authenticateSchema = (methods: readonly string[]) => ({
   response: { 200: authenticateAnswer(methods), ...errorResponses(...BODY_ERRORS, 401, 403, 429, ...SERVER_ERRORS) },
 });
 
-export const loginRoutes: FastifyPluginAsyncTypebox<{
-  login: LoginService;
+export const signInStartRoutes: FastifyPluginAsyncTypebox<{
+  signInStart: SignInStart;
   testMode: boolean;
   /** The browser routes' client resolver (http/browser-client.ts), given the client this route reads itself. */
   resolveClient: ClientResolver;
   /** The MFA methods of the service's factors (factors/index.ts), as the answers name them. */
   mfaMethods: readonly string[];
-}> = async (app, { login, testMode, resolveClient, mfaMethods }) => {
+}> = async (app, { signInStart, testMode, resolveClient, mfaMethods }) => {
   app.post(BrowserPaths.authenticate, { schema: authenticateSchema(mfaMethods) }, async (request): Promise<AuthenticateResponse> => {
     const body = request.body;
     // The client is read with the device a proof names, in one statement (factors/device-key/sign-in-store.ts).
-    const opened = await login.open(browserCredentials(request), body.deviceProof);
+    const opened = await signInStart.open(browserCredentials(request), body.deviceProof);
     const client = await resolveClient(request, opened.client);
     const email = emailOf(body.userid);
     if (body.codeChallenge !== undefined && body.codeChallengeMethod !== 'S256') {
       throw new ServiceError('ERR_REQUEST_INVALID', 'codeChallengeMethod must be S256 when a code challenge is sent.');
     }
-    const outcome = await login.authenticate(client, {
+    const outcome = await signInStart.authenticate(client, {
       email,
       cryptoVersion: body.cryptoVersion,
       rememberDevice: body.rememberDevice ?? false,

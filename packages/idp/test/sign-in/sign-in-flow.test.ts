@@ -129,9 +129,9 @@ describe('device registration and trusted-device login', () => {
     const email = uniqueEmail('new');
     const device = await service.newDevice();
     await device.authenticate(email);
-    assert.equal(await service.ctx.accounts.findByEmail(email), undefined, 'no account before the email is verified');
+    assert.equal(await service.ctx.enabledUsers.findByEmail(email), undefined, 'no account before the email is verified');
     await device.verifyEmailOtp({ userid: email, otp: await service.latestOtp(email) });
-    const account = await service.ctx.accounts.findByEmail(email);
+    const account = await service.ctx.enabledUsers.findByEmail(email);
     assert.match(account?.id ?? '', /^usr_/);
     const claims = await exchange((await device.verifyDevice({ userid: email })).code as string);
     assert.equal(claims.sub, account?.id);

@@ -15,7 +15,7 @@ import type { RecoveryCodeFactor } from '../sign-in/factor.js';
 import type { ChangeStep, MfaStep, ProofStart } from '../sign-in/mfa-step.js';
 import type { UserService } from '../users/service.js';
 
-/** Who acts: the account session's user (account/service.ts AccountCaller). */
+/** Who acts: the account session's user (account-center/service.ts AccountCaller). */
 interface Who {
   userId: string;
   email: string;

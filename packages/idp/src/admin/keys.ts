@@ -3,7 +3,7 @@ import { ADMIN_KEY_LAST_USED_RESOLUTION_SECONDS, ADMIN_KEY_NAME_MAX_LENGTH, PAGE
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import { keysetPage, type PageQuery } from '../storage/pagination.js';
-import type { AdminKeyRecord, AdminKeyStore } from './store.js';
+import type { AdminKeyRecord, AdminKeyStore } from './key-store.js';
 
 export interface AdminKeys {
   create(

@@ -9,12 +9,13 @@ export interface User {
 }
 
 /**
- * Users as the sign-in paths see them, keyed by an opaque id; the email is an attribute, never
- * the subject. A disabled user (users/) is absent from every lookup here, in the same query, so
- * every path that signs in, issues a token or acts for a user refuses it without a further read.
- * Rows change (disable, delete), so nothing here is cached across requests.
+ * The sign-in paths' view of the users table (beside store.ts, the operator's view): users keyed
+ * by an opaque id; the email is an attribute, never the subject. A disabled user is absent from
+ * every lookup here, in the same query, so every path that signs in, issues a token or acts for
+ * a user refuses it without a further read. Rows change (disable, delete), so nothing here is
+ * cached across requests.
  */
-export function createAccountStore(db: Db, events: EventLog) {
+export function createEnabledUserStore(db: Db, events: EventLog) {
   const enabled = () => db.selectFrom('users').select(['id', 'email']).where('disabled_at', 'is', null);
   return {
     async findByEmail(email: string): Promise<User | undefined> {
@@ -99,4 +100,4 @@ export function createAccountStore(db: Db, events: EventLog) {
   };
 }
 
-export type AccountStore = ReturnType<typeof createAccountStore>;
+export type EnabledUserStore = ReturnType<typeof createEnabledUserStore>;

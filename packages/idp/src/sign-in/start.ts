@@ -3,14 +3,14 @@ import type { ClientService } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
 import { deviceProofKeyId } from '../factors/device-key/proof.js';
 import type { DeviceKeySignIn } from '../factors/device-key/sign-in.js';
-import type { LoginRead } from '../factors/device-key/sign-in-store.js';
-import type { RegistrationService } from '../factors/email-code/new-device.js';
+import type { DeviceKeyRead } from '../factors/device-key/sign-in-store.js';
+import type { NewDeviceSignIn } from '../factors/email-code/new-device.js';
 
-export interface IdentifyDeps {
+export interface SignInStartDeps {
   /** The first factor of a remembered device. */
   deviceKey: DeviceKeySignIn;
   /** The first factor of a new device (or of a refused proof): the emailed code. */
-  emailCode: Pick<RegistrationService, 'start'>;
+  emailCode: Pick<NewDeviceSignIn, 'start'>;
   clients: ClientService;
 }
 
@@ -22,7 +22,7 @@ export interface AuthenticateInput {
   deviceProof?: string;
   ip: string;
   /** The sign-in's read, when open() made it with the client; otherwise the device key reads. */
-  read?: LoginRead;
+  read?: DeviceKeyRead;
 }
 
 export type AuthenticateOutcome =
@@ -31,7 +31,7 @@ export type AuthenticateOutcome =
   /** `deviceRefused`: a device proof was sent and not accepted (the browser drops its key). */
   | { kind: 'otp'; deviceToken: string; otp: string; deviceRefused: boolean };
 
-export interface LoginService {
+export interface SignInStart {
   /**
    * The client of an authenticate request (the checks and errors of every browser route).
    * With a device proof, it is read in the device key's one read, with the device the proof names.
@@ -44,19 +44,19 @@ export interface LoginService {
     deviceProof?: string,
   ): Promise<{
     client: ClientRecord;
-    read?: LoginRead;
+    read?: DeviceKeyRead;
   }>;
   authenticate(client: ClientRecord, input: AuthenticateInput): Promise<AuthenticateOutcome>;
 }
 
 /**
- * The identify step of the sign-in pipeline (sign-in/pipeline.ts), `POST /v1/authenticate`: it
+ * The start of every sign-in through the API (sign-in/pipeline.ts), `POST /v1/authenticate`: it
  * picks the first factor. A remembered device that proves possession of its key signs in with
  * it (factors/device-key/sign-in.ts); anything else (no proof, a forged proof, another user's
  * device, a removed key) starts the emailed code (factors/email-code/new-device.ts), answered
  * identically for known and unknown addresses.
  */
-export function createLoginService({ deviceKey, emailCode, clients }: IdentifyDeps): LoginService {
+export function createSignInStart({ deviceKey, emailCode, clients }: SignInStartDeps): SignInStart {
   return {
     async open(credentials, deviceProof) {
       const deviceId = deviceProof === undefined ? undefined : deviceProofKeyId(deviceProof);

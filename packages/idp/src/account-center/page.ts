@@ -36,11 +36,11 @@ export function accountPageHtml(input: {
   deviceId: string;
   csrf: string;
   holdings: UserHoldings;
-  /** The recent events the page shows (account/activity.ts), newest first. */
+  /** The recent events the page shows (account-center/activity.ts), newest first. */
   activity: ActivityEntry[];
-  /** The methods a user may enroll in or change to here (account/factors.ts). */
+  /** The methods a user may enroll in or change to here (account-center/factors.ts). */
   methods: MfaMethod[];
-  /** The linked upstream identities (account/service.ts `identities`). */
+  /** The linked upstream identities (account-center/service.ts `identities`). */
   identities?: {
     connectionId: string;
     connectionName: string;

@@ -213,7 +213,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
       }),
   );
 
-  // Both carry the proof /account/proof opened (its session, and the code typed or the passkey's assertion): account/factor-routes.ts.
+  // Both carry the proof /account/proof opened (its session, and the code typed or the passkey's assertion): account-center/factor-routes.ts.
   const Proof = { csrf: Type.Optional(Csrf), session: MfaSessionField, ...ProofFields };
   app.post(
     `${ACCOUNT_PATH}/export`,
