@@ -12,21 +12,11 @@ import {
   Paths,
 } from 'service-protocol';
 import { Type } from 'typebox';
-import { accountRoutes } from './account-center/routes.js';
-import { clientAdminRoutes } from './admin/client-routes.js';
-import { connectionAdminRoutes } from './admin/connections-routes.js';
-import { consoleAdminRoutes } from './admin/console-api.js';
-import { eventAdminRoutes } from './admin/event-routes.js';
-import { keyAdminRoutes } from './admin/key-routes.js';
 import { ADMIN_PREFIX } from './admin/prefix.js';
 import { adminKeyOf, adminRoutes, type ConsoleCredential } from './admin/routes.js';
-import { userAdminRoutes } from './admin/user-routes.js';
-import { brandingAdminRoutes, brandingAssetRoutes } from './branding/routes.js';
 import { consoleCredential, consoleRoutes } from './console/routes.js';
 import type { ServiceContext } from './context.js';
 import { BODY_LIMIT_BYTES } from './defaults.js';
-import { delegationRoutes } from './delegation/routes.js';
-import { deviceNoticeRoutes } from './devices/notice-routes.js';
 import { deviceRoutes } from './devices/routes.js';
 import { ServiceError } from './errors.js';
 import { trackRequestOrigin } from './events/request-context.js';
@@ -50,18 +40,10 @@ import { securityHeaders } from './http/security-headers.js';
 import { createPageLanguages } from './i18n/page-language.js';
 import { trackRequestLanguage } from './i18n/request-locale.js';
 import { localeRoutes } from './i18n/routes.js';
-import { devMailRoutes } from './mail/routes.js';
-import { dbscRoutes } from './oidc/dbsc-routes.js';
-import { logoutRoutes } from './oidc/logout-routes.js';
-import { bindingCookieName, hostedCeremonyContext, oidcRoutes, sessionCookieName } from './oidc/routes.js';
-import { renewalRoutes } from './oidc/session-renewal.js';
+import { bindingCookieName, hostedCeremonyContext, sessionCookieName } from './oidc/routes.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
 import { signInStartRoutes } from './sign-in/start-routes.js';
-import { oauthCors } from './token/cors.js';
-import { pushedRequestRoutes } from './token/pushed-request-routes.js';
-import { tokenRoutes } from './token/routes.js';
 import { webhookDocument } from './webhooks/openapi.js';
-import { webhookAdminRoutes } from './webhooks/routes.js';
 
 export interface AppOptions {
   /**
@@ -163,21 +145,7 @@ async function baseApp(ctx: ServiceContext, options: AppOptions, document: boole
 const adminOptions = (ctx: ServiceContext, consoleCredential: ConsoleCredential | undefined) => ({
   adminKeys: ctx.adminKeys,
   ...(consoleCredential ? { consoleCredential } : {}),
-  groups: [
-    webhookAdminRoutes({ webhooks: ctx.webhooks }),
-    brandingAdminRoutes({ branding: ctx.branding, operations: ctx.operations }),
-    consoleAdminRoutes({
-      operators: ctx.operators,
-      events: ctx.events,
-      webhookBacklog: () => ctx.webhookOutbox.backlog(),
-      now: Date.now,
-    }),
-    keyAdminRoutes({ adminKeys: ctx.adminKeys, keyring: ctx.keyring, operations: ctx.operations }),
-    connectionAdminRoutes({ connections: ctx.connections, upstream: ctx.upstream }),
-    userAdminRoutes({ users: ctx.users }),
-    eventAdminRoutes({ events: ctx.events }),
-    clientAdminRoutes({ clients: ctx.clients, operations: ctx.operations }),
-  ],
+  groups: ctx.wings.flatMap((wing) => (wing.routes?.admin ? [wing.routes.admin] : [])),
 });
 
 /** What the factors' routes are given (factors/module.ts FactorRouteDeps). */
@@ -277,43 +245,12 @@ export async function buildApp(ctx: ServiceContext, options: AppOptions = {}): P
     prefix: ADMIN_PREFIX,
     ...adminOptions(ctx, consoleHere ? consoleCredential(ctx.console, ctx.config.issuer) : undefined),
   });
-  await app.register(brandingAssetRoutes, { branding: ctx.branding });
   if (consoleHere) await app.register(consoleRoutes, { console: ctx.console, url: ctx.config.issuer });
-  await app.register(accountRoutes, { account: ctx.accountCenter, issuer: ctx.config.issuer, languages });
-  await app.register(delegationRoutes, { delegation: ctx.delegation });
-  await app.register(deviceNoticeRoutes, { notices: ctx.notices, languages, brandOf: (client) => ctx.branding.brandOf(client) });
-  await app.register(oidcRoutes, {
-    oidc: ctx.oidc,
-    offer: ctx.passkeyOffer,
-    issuer: ctx.config.issuer,
-    resendSeconds: ctx.config.sendSpacingSeconds,
-    brandOf: (client) => ctx.branding.brandOf(client),
-    languages,
-    dbsc: ctx.dbsc,
-  });
-  await app.register(dbscRoutes, { dbsc: ctx.dbsc, issuer: ctx.config.issuer });
-  await app.register(renewalRoutes, { dbsc: ctx.dbsc, issuer: ctx.config.issuer, sessionCookie: sessionCookieName(ctx.config.issuer) });
+  // Every wing's routes at the root (composition/wing.ts), in the composition's order.
+  const http = { languages, origins };
+  for (const wing of ctx.wings) if (wing.routes?.root) await app.register(wing.routes.root(http));
   for (const factor of ctx.factors) if (factor.routes?.root) await app.register(factor.routes.root, factorDeps);
-  await app.register(logoutRoutes, {
-    logout: ctx.logout,
-    issuer: ctx.config.issuer,
-    languages,
-    productName: () => ctx.branding.productName(),
-  });
-  await app.register(tokenRoutes, {
-    tokens: ctx.tokens,
-    keyring: ctx.keyring,
-    issuer: ctx.config.issuer,
-    dpop: ctx.dpop,
-    locales: ctx.locales.supported,
-    settings: () => ctx.branding.settings(),
-    cors: (scope) => oauthCors(scope, { isRegistered: (origin) => origins.has(origin), findClient: ctx.clients.findById }),
-  });
-  await app.register(pushedRequestRoutes, { pushed: ctx.pushedRequests, clients: ctx.clients });
   await app.register(sdkRoutes);
-  if (ctx.config.devInbox && !ctx.config.production && (!ctx.config.smtpUrl || ctx.config.sms.transport === 'outbox')) {
-    await app.register(devMailRoutes, { mailbox: ctx.mailbox, smsOutbox: ctx.smsOutbox });
-  }
   // Liveness: the process answers. Readiness: it can also reach its database (load balancers
   // route only to ready nodes; a node stays alive while the database is down and recovers).
   app.get(Paths.health, { schema: { response: { 200: HealthAnswer } } }, async () => ({ status: 'ok' as const }));

@@ -1,91 +1,42 @@
 import { sql } from 'kysely';
 import type { MfaMethod } from 'service-protocol';
-import { createAccountCenter } from './account-center/service.js';
-import { createAdminKeyStore } from './admin/key-store.js';
-import { createAdminKeys } from './admin/keys.js';
-import { createOperations } from './admin/operations.js';
-import { createCodeService } from './authorization-codes/service.js';
-import { createCodeStore } from './authorization-codes/store.js';
-import { createAppMailer } from './branding/mailer.js';
-import { createBranding } from './branding/service.js';
-import { createBrandingStore } from './branding/store.js';
-import { createClientService } from './clients/service.js';
-import { createClientStore } from './clients/store.js';
+import { accountCenterWing } from './account-center/wing.js';
+import { adminWing } from './admin/wing.js';
+import { authorizationCodesWing } from './authorization-codes/wing.js';
+import { brandingWing } from './branding/wing.js';
+import { clientsWing } from './clients/wing.js';
+import { Composition } from './composition/wing.js';
 import type { ServiceConfig } from './config.js';
-import { openConsole } from './console/wiring.js';
+import { consoleWing } from './console/wing.js';
 import { createSealer } from './crypto/seal.js';
 import { createSecretHasher } from './crypto/secrets.js';
 import { loadServerSecret } from './crypto/server-secret.js';
-import { WEBHOOK_RETRY_WINDOW_HOURS } from './defaults.js';
-import { createDelegationService } from './delegation/service.js';
-import { createDelegationStore } from './delegation/store.js';
-import { createDeviceNotices } from './devices/notice.js';
-import { createDeviceService, type SessionEnder } from './devices/service.js';
-import { createDeviceStore } from './devices/store.js';
-import { createDpopVerifier } from './dpop/proof.js';
-import { createEventLog } from './events/service.js';
-import { createEventStore } from './events/store.js';
-import { createDeviceProver } from './factors/device-key/prover.js';
-import { createDeviceKeySignIn } from './factors/device-key/sign-in.js';
-import { createDeviceKeySignInStore } from './factors/device-key/sign-in-store.js';
-import { createNewDeviceSignIn } from './factors/email-code/new-device.js';
-import { createNewDeviceStore } from './factors/email-code/new-device-store.js';
-import {
-  acrClassesOf,
-  enrollableMethods,
-  type FactorModule,
-  factorList,
-  factorMessagesOf,
-  metricLabelsOf,
-  mfaFactorsOf,
-} from './factors/index.js';
-import { createPasskeyCeremony } from './factors/passkey/ceremony.js';
-import { createPasskeyFallback } from './factors/passkey/fallback.js';
-import { createPasskeyMfa } from './factors/passkey/mfa.js';
-import { createPasskeyService } from './factors/passkey/service.js';
-import { createPasskeyStore } from './factors/passkey/store.js';
-import { createRecoveryCodes } from './factors/recovery-code/service.js';
-import { createRecoveryCodeStore } from './factors/recovery-code/store.js';
-import { openUpstream } from './factors/upstream/wiring.js';
+import { delegationWing } from './delegation/wing.js';
+import { devicesWing } from './devices/wing.js';
+import { acrClassesOf, enrollableMethods, type FactorModule, factorList, factorMessagesOf, metricLabelsOf } from './factors/index.js';
+import { upstreamWing } from './factors/upstream/wing.js';
+import { firstFactorsWing, mfaWing } from './factors/wing.js';
 import { loadLocales } from './i18n/locales.js';
-import { createKeyring, type SigningKeyGenerator } from './keys/keyring.js';
-import { createKeyStore } from './keys/store.js';
-import { createMailboxStore } from './mail/mailbox-store.js';
-import { createMailboxMailer, createSmtpMailer, type Mailer } from './mail/mailer.js';
-import { loadMailTemplates } from './mail/templates.js';
-import { createServiceMetrics } from './metrics/service.js';
-import { createLogoutDelivery } from './oidc/backchannel-logout.js';
-import { createDbsc } from './oidc/dbsc.js';
-import { hostedSignInFor } from './oidc/hosted-for.js';
-import { createLogoutService } from './oidc/logout.js';
-import { createPasskeyOffer } from './oidc/passkey-offer.js';
-import { createPushedRequests } from './oidc/pushed-requests.js';
-import { createRefreshTokenStore } from './oidc/refresh-store.js';
-import { createRefreshTokens } from './oidc/refresh-tokens.js';
-import { createOidcService } from './oidc/service.js';
-import { createOidcStore } from './oidc/store.js';
-import { createOtpService } from './otp/service.js';
-import { createSignInFinisher } from './sign-in/finish.js';
-import { createMfaStep } from './sign-in/mfa-step.js';
-import { createMfaStore } from './sign-in/mfa-store.js';
-import { createSignInPipeline } from './sign-in/pipeline.js';
-import { createSignInStart } from './sign-in/start.js';
-import { smsTransport } from './sms/configured.js';
-import { createSmsOutboxStore } from './sms/outbox-store.js';
+import type { SigningKeyGenerator } from './keys/keyring.js';
+import { keysWing } from './keys/wing.js';
+import type { Mailer } from './mail/mailer.js';
+import { mailWing } from './mail/wing.js';
+import { metricsWing } from './metrics/wing.js';
+import { firstPartyWing, oidcSessionsWing, oidcWing } from './oidc/wing.js';
+import { otpWing } from './otp/wing.js';
+import { signInStartWing } from './sign-in/start-wing.js';
 import type { SmsTransport } from './sms/transport.js';
-import { createSpentTokenStore } from './spent-tokens/store.js';
+import { smsWing } from './sms/wing.js';
+import { spentTokensWing } from './spent-tokens/wing.js';
 import { describeDatabase, openDatabase, poolUse } from './storage/database.js';
 import { migrate } from './storage/migrations.js';
 import type { Db } from './storage/schema.js';
 import { startSweeper } from './storage/sweeper.js';
-import { createThrottle } from './throttle/service.js';
-import { createThrottleStore } from './throttle/store.js';
-import { createTokenService } from './token/service.js';
-import { createEnabledUserStore } from './users/enabled-store.js';
-import { createUserService } from './users/service.js';
-import { createUserStore } from './users/store.js';
+import { throttleWing } from './throttle/wing.js';
+import { tokenWing } from './token/wing.js';
+import { enabledUsersWing, userAdminWing } from './users/wing.js';
 import type { HostResolver } from './webhooks/target.js';
-import { openWebhooks } from './webhooks/wiring.js';
+import { eventsWing } from './webhooks/wing.js';
 import type { DeliveryTimings } from './webhooks/worker.js';
 
 export interface ContextOptions {
@@ -108,8 +59,10 @@ export interface ContextOptions {
   extraFactors?: readonly FactorModule[];
 }
 
-/** Wires storage, crypto and flows together: the composition root shared by the CLI and the HTTP app. */
-export async function openContext(config: ServiceConfig, options: ContextOptions = {}) {
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** What every wing may read: the configuration, the database, the server secret's derivations, the factors and the languages. */
+async function openFoundation(config: ServiceConfig, options: ContextOptions) {
   const now = options.now ?? Date.now;
   const serverSecret = loadServerSecret(config.dataDir);
   const db = options.db ?? openDatabase(config);
@@ -119,330 +72,79 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     if (!options.db) await db.destroy();
     throw error;
   }
-  const hash = createSecretHasher(serverSecret);
   const factors = factorList(options.extraFactors);
-
-  const mailbox = createMailboxStore(db);
-  const locales = loadLocales(config.localesDir, (line) => console.warn(`service-idp: ${line}`), factorMessagesOf(factors));
-  const transport =
-    options.mailer ??
-    (config.smtpUrl
-      ? createSmtpMailer(config.smtpUrl, config.mailFrom)
-      : createMailboxMailer(mailbox, now, `development mailbox (service-idp mail${config.devInbox ? `, ${config.issuer}/dev/mail` : ''})`));
-  // Every mail in its reader's language, as the request's application (`branding` and `enabledUsers` are made below).
-  const brandOf = (app: { id: string; name: string } | undefined) => branding.brandOf(app);
-  const mailer = createAppMailer(transport, {
-    locales,
-    issuer: config.issuer,
-    brandOf,
-    savedLocale: (email) => enabledUsers.localeOf(email),
-  });
-  // Development keeps loopback receivers (tests, the demo); production refuses internal ones unless told.
-  const webhookWing = await openWebhooks(db, {
-    sealer: createSealer(serverSecret, 'webhook-secret'),
-    production: config.production,
-    allowInternal: !config.production || config.webhookAllowInternal,
-    timings: { requestTimeoutMs: config.webhookRequestTimeoutMs, leaseMs: config.webhookLeaseMs, ...options.webhookTimings },
-    ...(options.webhookResolve ? { resolve: options.webhookResolve } : {}),
-    now,
-  });
-  const { fanOut: webhookFanOut, outbox: webhookOutbox } = webhookWing;
-  const eventStore = createEventStore(db, webhookFanOut);
-  const events = createEventLog({ store: eventStore, now });
-  const webhookWiring = webhookWing.withEvents(events);
-  // Per-process counters and scrape-time gauges (docs/operations.md, "Metrics"); the app adds the HTTP ones.
-  const metrics = createServiceMetrics({
-    now,
-    factors: metricLabelsOf(factors),
-    webhookBacklog: () => webhookOutbox.backlog(),
-    poolUse: () => poolUse(db),
-  });
-  events.onRecorded(metrics.eventRecorded);
-  const clients = createClientService({ store: createClientStore(db), hash, now });
-  // Shown in authenticator apps (a colon would break their label parsing: IPv6 hosts); the product name until the operator sets one.
-  const issuerName = new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.');
-  const branding = createBranding({ store: createBrandingStore(db), clients, issuer: config.issuer, defaultProductName: issuerName, now });
-  const enabledUsers = createEnabledUserStore(db, events);
-  const devices = createDeviceStore(db);
-  const spentTokens = createSpentTokenStore(db);
-  const codeStore = createCodeStore(db);
-  const codes = createCodeService({ store: codeStore, hash, now });
-  const throttleStore = createThrottleStore(db);
-  const throttle = createThrottle({ store: throttleStore, now, onRefused: metrics.throttled });
-  const newDeviceStore = createNewDeviceStore(db);
-  const keyring = createKeyring({
-    store: createKeyStore(db),
-    sealer: createSealer(serverSecret, 'signing-key'),
-    now,
-    cacheSeconds: config.keyCacheSeconds,
-    ...(options.generateSigningKey ? { generate: options.generateSigningKey } : {}),
-  });
-  const idleMs = config.deviceIdleDays * 24 * 60 * 60 * 1000;
-  const templates = loadMailTemplates(config.mailTemplatesDir, locales);
-  // Ending a session writes back-channel logout rows to the webhook outbox: this node's loop looks at once.
-  const oidcStore = createOidcStore(db, { logoutEnqueued: () => webhookFanOut.enqueued() });
-  const sessions: SessionEnder = {
-    endPasskeySessions: async (userId) => (await oidcStore.endSessions({ userId, which: 'passkeys' }, now())).length,
-    endUnbound: async (userId) => (await oidcStore.endSessions({ userId, which: 'unbound' }, now())).length,
-    endAll: async (userId) => (await oidcStore.endSessions({ userId, which: 'all' }, now())).length,
-  };
-  const notices = createDeviceNotices({
-    store: devices,
-    spent: spentTokens,
-    enabledUsers,
-    clients,
-    mailer,
-    templates,
-    hash,
-    events,
-    issuer: config.issuer,
-    now,
-    sessions,
-  });
-  const finish = createSignInFinisher({
-    devices,
-    codes,
-    events,
-    now,
-    onNewDevice: async (device, client) => {
-      await events.record({ type: 'device.registered', userId: device.userId, clientId: device.clientId, deviceId: device.id });
-      await notices.newDevice(device, client);
-    },
-  });
-  const prover = createDeviceProver({ devices, spent: spentTokens, enabledUsers, hash, now, idleMs });
-  const passkeyStore = createPasskeyStore(db);
-  const deviceService = createDeviceService({
-    store: devices,
-    prover,
-    events,
-    now,
-    idleMs,
-    passkeys: passkeyStore,
-    // A passkey-MFA user's last passkey gone: email MFA, and the user is told (factors/passkey/fallback.ts).
-    onPasskeyRevoked: (userId, client) => fallback.revoked(userId, client),
-    sessions,
-  });
-  const smsOutbox = createSmsOutboxStore(db);
-  const sms = options.sms ?? smsTransport(config, smsOutbox, now);
-  const mfaStore = createMfaStore(db);
-  const otp = createOtpService({
-    enabledUsers,
-    throttle,
-    mailer,
-    templates,
-    sms,
-    hash,
-    events,
-    now,
-    sendSpacingSeconds: config.sendSpacingSeconds,
-    budgets: config.sendBudgets,
-  });
-  const recoveryCodes = createRecoveryCodes({ store: createRecoveryCodeStore(db), enabledUsers, hash, events, mailer, templates, now });
-  const mfa = createMfaStep({
-    store: mfaStore,
-    enabledUsers,
-    finish,
-    otp,
-    hash,
-    events,
-    mailer,
-    templates,
-    factors: mfaFactorsOf(factors, { otp, sealer: createSealer(serverSecret, 'totp-secret'), methods: mfaStore, now, issuerName }),
-    recoveryCodes,
-    now,
-    rememberMs: config.mfaRememberDays * 24 * 60 * 60 * 1000,
-    issuerName,
-  });
-  const fallback = createPasskeyFallback({
-    store: mfaStore,
-    passkeys: passkeyStore,
-    enabledUsers,
-    events,
-    mailer,
-    templates,
-    now,
-    issuerName,
-  });
-  // The methods a user may choose (factors/index.ts; a plug-in's method is a string the wire's enumeration then holds).
-  const mfaMethods = enrollableMethods(factors, config) as MfaMethod[];
-  const passkeyCeremony = createPasskeyCeremony({ store: passkeyStore, spent: spentTokens, events, hash, now, rpId: config.passkeyRpId });
-  const pipeline = createSignInPipeline({ mfa, finish });
-  const passkeys = createPasskeyService({
-    ceremony: passkeyCeremony,
-    store: passkeyStore,
-    devices: deviceService,
-    enabledUsers,
-    mfa,
-    pipeline,
-    events,
-    throttle,
-    now,
-  });
-  const passkeyMfa = createPasskeyMfa({ ceremony: passkeyCeremony, store: passkeyStore, mfa, events });
-  const newDeviceSignIn = createNewDeviceSignIn({ store: newDeviceStore, enabledUsers, mfa, mfaMethods, pipeline, otp, hash, now });
-  const delegation = createDelegationService({
-    store: createDelegationStore(db),
-    spent: spentTokens,
-    clients,
-    enabledUsers,
-    mfa,
-    mfaMethods,
-    devices: deviceService,
-    hash,
-    sealer: createSealer(serverSecret, 'delegation-key'),
-    events,
-    issuer: config.issuer,
-    now,
-  });
-  const deviceKey = createDeviceKeySignIn({ prover, mfa, store: createDeviceKeySignInStore(db, spentTokens), codes, events, now });
-  const signInStart = createSignInStart({ deviceKey, emailCode: newDeviceSignIn, clients });
-  const refreshTokens = createRefreshTokens({ store: createRefreshTokenStore(db), codes, events, hash, now, deviceIdleMs: idleMs });
-  const users = createUserService({
-    store: createUserStore(
-      db,
-      eventStore,
-      factors.flatMap((factor) => factor.tables),
-    ),
-    sessions,
-    devices,
-    passkeys: passkeyStore,
-    events,
-    hash,
-    now,
-    regenerateRecoveryCodes: (email, actor) => mfa.regenerateRecoveryCodesByOperator(email, actor),
-    resetMfa: (email, actor) => mfa.resetByOperator(email, actor),
-    onPasskeyRevoked: (userId, context) => fallback.revoked(userId, context),
-    revokeRefreshTokens: (userId) => refreshTokens.revokeUser(userId),
-    identitiesOf: (userId) => upstream.list(userId), // called once the context is built (upstream is made below)
-  });
-  const dbsc = createDbsc({ store: oidcStore, spent: spentTokens, hash, issuer: config.issuer, now });
-  const dpop = createDpopVerifier({ issuer: config.issuer, spent: spentTokens, hash, now });
-  const tokens = createTokenService({
-    ...{ issuer: config.issuer, clients, codes, enabledUsers, keyring, refreshTokens, serverSecret, now },
-    acrClasses: acrClassesOf(factors),
-  });
-  const pushedRequests = createPushedRequests({ db, hash, now });
-  const oidc = createOidcService({
-    issuer: config.issuer,
-    clients,
-    pushed: pushedRequests,
-    codes,
-    store: oidcStore,
-    devices,
-    passkeys: passkeyStore,
-    enabledUsers,
-    events,
-    hash,
-    now,
-    deviceIdleMs: idleMs,
-  });
-  // The upstream first factor continues into the same flows as the others (factors/upstream/wiring.ts).
-  const upstreamFlows = { clients, enabledUsers, mfa, pipeline, otp, events, spent: spentTokens, throttle, hash, now };
-  const { connections, upstream } = openUpstream(db, serverSecret, {
-    ...upstreamFlows,
-    devices,
-    deviceIdleMs: idleMs,
-    issuer: config.issuer,
-    hostedFor: hostedSignInFor(oidc, clients),
-    clientById: clients.findById,
-    fetch: options.upstreamFetch,
-  });
-  const passkeyOffer = createPasskeyOffer({ oidc, passkeyService: passkeys, clients, mailer, templates, now });
-  const logout = createLogoutService({ issuer: config.issuer, clients, keyring, oidc, events, hash });
-  // The service's own first-party apps (built-in clients signing in through the hosted pages): the account center and the console.
-  const firstParty = {
-    issuer: config.issuer,
-    clients,
-    codes,
-    enabledUsers,
-    devices,
-    passkeys: passkeyStore,
-    hash,
-    deviceIdleMs: idleMs,
-    now,
-  };
-  const accountCenter = createAccountCenter({
-    ...firstParty,
-    ...{
-      users,
-      events,
-      mfa,
-      mfaMethods: enrollableMethods(factors, config, true) as MfaMethod[],
-      recoveryCodes,
-      deviceService,
-      identities: upstream,
-      connections,
-    },
-    ...{ passkeyService: passkeys, passkeyMfa, mailer, templates },
-    revokeAppTokens: (userId, clientId) => refreshTokens.revokeUserClient(userId, clientId),
-  });
-  const operatorConsole = openConsole(db, { ...firstParty, events }, config.console?.url);
-
   return {
     config,
     db,
-    /** The SQLite path or the PostgreSQL URL (password hidden), for messages. */
-    database: options.db ? 'the database given by the caller' : describeDatabase(config),
+    now,
+    serverSecret,
+    hash: createSecretHasher(serverSecret),
+    sealerFor: (purpose: string) => createSealer(serverSecret, purpose),
     /** The service's factors (factors/index.ts, and the caller's extraFactors): the app mounts their routes. */
     factors,
-    mailer,
-    mailbox,
-    locales,
-    clients,
-    enabledUsers,
-    devices,
-    prover,
-    spentTokens,
-    deviceService,
-    notices,
-    keyring,
-    newDeviceSignIn,
-    signInStart,
-    mfa,
-    passkeys,
-    passkeyMfa,
-    delegation,
-    sms,
-    smsOutbox,
-    tokens,
-    dpop,
-    dbsc,
-    codes,
-    refreshTokens,
-    oidc,
-    pushedRequests,
-    passkeyOffer,
-    logout,
-    connections,
-    upstream,
-    events,
-    metrics,
-    users,
-    adminKeys: createAdminKeys({ store: createAdminKeyStore(db), hash, events, now }),
-    branding,
-    operations: createOperations({ clients, keyring, events, branding }),
-    /** The account center at /account (account-center/): every user's own devices, activity, export and deletion. */
-    accountCenter,
-    ...operatorConsole, // operators, and the console's sign-in and sessions (console/)
-    webhooks: webhookWiring.webhooks,
-    webhookOutbox,
-    /** Starts this node's webhook delivery loop (back-channel logout tokens too); `stop()` it before closing. */
-    startWebhookDelivery: (onError: (error: unknown) => void) =>
-      webhookWiring.startDelivery(onError, createLogoutDelivery({ issuer: config.issuer, clients, keyring, now })),
-    /** Deletes expired rows; each store sweeps its own table. */
+    metricLabels: metricLabelsOf(factors),
+    acrClasses: acrClassesOf(factors),
+    // The methods a user may choose (factors/index.ts; a plug-in's method is a string the wire's enumeration then holds).
+    mfaMethods: enrollableMethods(factors, config) as MfaMethod[],
+    accountMfaMethods: enrollableMethods(factors, config, true) as MfaMethod[],
+    locales: loadLocales(config.localesDir, (line) => console.warn(`service-idp: ${line}`), factorMessagesOf(factors)),
+    idleMs: config.deviceIdleDays * DAY_MS,
+    // Shown in authenticator apps (a colon would break their label parsing: IPv6 hosts); the product name until the operator sets one.
+    issuerName: new URL(config.issuer).hostname.replace(/^\[|\]$/g, '').replaceAll(':', '.'),
+    poolUse: () => poolUse(db),
+    /** The SQLite path or the PostgreSQL URL (password hidden), for messages. */
+    database: options.db ? 'the database given by the caller' : describeDatabase(config),
+    /** The tests' replacements (mail and SMS transports, webhook timings, upstream hosts, signing keys). */
+    overrides: options,
+  };
+}
+
+/**
+ * The composition root shared by the CLI and the HTTP app: the wings (docs/architecture.md,
+ * "Wings"), each opened on what the ones before it made, in dependency order; the app mounts
+ * their routes (app.ts) and the sweeper runs their sweeps.
+ */
+export async function openContext(config: ServiceConfig, options: ContextOptions = {}) {
+  const foundation = await openFoundation(config, options);
+  const { context, parts } = Composition.of(foundation)
+    .with(eventsWing)
+    .with(metricsWing)
+    .with(clientsWing)
+    .with(smsWing)
+    .with(mailWing)
+    .with(enabledUsersWing)
+    .with(brandingWing)
+    .with(spentTokensWing)
+    .with(authorizationCodesWing)
+    .with(throttleWing)
+    .with(keysWing)
+    .with(oidcSessionsWing)
+    .with(devicesWing)
+    .with(otpWing)
+    .with(mfaWing)
+    .with(firstFactorsWing)
+    .with(signInStartWing)
+    .with(delegationWing)
+    .with(oidcWing)
+    .with(tokenWing)
+    .with(upstreamWing)
+    .with(userAdminWing)
+    .with(firstPartyWing)
+    .with(accountCenterWing)
+    .with(consoleWing)
+    .with(adminWing);
+  for (const part of parts) await part.ready?.();
+  const { db, now } = context;
+
+  return {
+    ...context,
+    /** Every wing as opened, in order: the app mounts their routes. */
+    wings: parts,
+    /** Starts this node's outbox delivery loop (webhooks and back-channel logout tokens); `stop()` it before closing. */
+    startWebhookDelivery: (onError: (error: unknown) => void) => context.startOutboxDelivery(onError, context.logoutDelivery),
+    /** Deletes expired rows: every wing sweeps its own tables, in wing order. */
     async sweepExpired(at: number) {
-      for (const factor of factors) await factor.sweep?.(db, at);
-      await codeStore.deleteExpired(at);
-      await spentTokens.deleteExpired(at);
-      await devices.expireIdle(at - idleMs, at, eventStore);
-      await throttleStore.deleteExpired(at);
-      await mfaStore.deleteExpired(at);
-      await oidc.sweep(at);
-      await pushedRequests.sweep(at);
-      await operatorConsole.console.sweep(at);
-      await refreshTokens.sweep(at);
-      await eventStore.deleteOlderThan(at - config.eventRetentionDays * 24 * 60 * 60 * 1000);
-      await webhookOutbox.sweep(at, WEBHOOK_RETRY_WINDOW_HOURS * 60 * 60 * 1000);
+      for (const part of parts) await part.sweep?.(at);
     },
     /** Sweeps in the background; returns the stop function. */
     startSweeper(onError: (error: unknown) => void) {
@@ -458,8 +160,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
       }
     },
     async close() {
-      metrics.close();
-      mailer.close();
+      for (const part of parts.toReversed()) part.close?.();
       await db.destroy();
     },
   };

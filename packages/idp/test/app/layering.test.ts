@@ -50,6 +50,7 @@ const WINGS_WITHIN_A_FOLDER: Record<string, string> = {
   'users/enabled-store.ts': 'users/enabled-store.ts',
   'sign-in/start.ts': 'sign-in/start',
   'sign-in/start-routes.ts': 'sign-in/start',
+  'sign-in/start-wing.ts': 'sign-in/start',
 };
 const wing = (file: string) => WINGS_WITHIN_A_FOLDER[file] ?? (file.split('/')[0] as string);
 
@@ -162,7 +163,6 @@ const OWN_LINES_MAX = 80;
  * entry goes when its function is split, and the test fails on an entry no longer needed.
  */
 const LONG_FUNCTIONS: Record<string, string> = {
-  'idp/src/context.ts#openContext': 'the composition of every wing in one place; issue 35 folds it over wing modules',
   'idp/src/account-center/routes.ts#accountRoutes': "registers every account-center route; issue 35 splits it by the page's actions",
   'idp/src/account-center/factor-routes.ts#accountFactorRoutes': "the account page's MFA routes in one plugin; split with accountRoutes",
   'console/src/views/users.ts#userDetail': "the console's user page: one view's rendering and its actions, to be split by section",

@@ -1,0 +1,76 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { AdminRoutes } from '../http/admin-routes.js';
+import type { RegisteredOrigins } from '../http/browser-client.js';
+import type { PageLanguages } from '../i18n/page-language.js';
+
+/** What the HTTP app knows that no wing does: the pages' languages, and every client's origins (app.ts). */
+export interface HttpContext {
+  readonly languages: PageLanguages;
+  readonly origins: RegisteredOrigins;
+}
+
+/**
+ * A wing's routes, by where the app mounts them (app.ts): `root` at the origin's root, `admin`
+ * inside the admin API's credential hook (/admin/v1, http/admin-routes.ts). The browser API's
+ * routes (/v1) are the sign-in's and the factors' (factors/module.ts), mounted with the client resolved.
+ */
+export interface WingRoutes {
+  readonly root?: (http: HttpContext) => FastifyPluginAsync;
+  readonly admin?: AdminRoutes;
+}
+
+/** What a wing gives the composition when it opens: its services, and what the app and the sweeper take from it. */
+export interface OpenedWing<Services extends object> {
+  readonly services: Services;
+  readonly routes?: WingRoutes;
+  /** Deletes its expired rows (the periodic sweep; storage/sweeper.ts). */
+  readonly sweep?: (at: number) => Promise<void>;
+  /** Finishes opening what needs the database (read once the whole composition is made, in wing order). */
+  readonly ready?: () => Promise<void>;
+  /** Releases what it holds (timers, connections) when the service closes. */
+  readonly close?: () => void;
+}
+
+/**
+ * One wing of the service (docs/architecture.md): `open` makes its services from what earlier
+ * wings made (`Needs`, checked by the compiler against what the composition holds when the wing
+ * is added, so a wing cannot use one opened after it).
+ */
+export interface Wing<Needs, Services extends object> {
+  readonly name: string;
+  readonly open: (deps: Needs) => OpenedWing<Services>;
+}
+
+/** A wing from its name and its `open`; the compiler reads what it needs and gives from `open`'s types. */
+export function defineWing<Needs, Services extends object>(
+  name: string,
+  open: (deps: Needs) => OpenedWing<Services>,
+): Wing<Needs, Services> {
+  return { name, open };
+}
+
+/** A wing as the composition keeps it, once opened: its name and its parts. */
+export type OpenedPart = { readonly name: string } & Omit<OpenedWing<object>, 'services'>;
+
+/**
+ * The composition, folded over the wings in dependency order (context.ts): each `with` opens one
+ * wing on what the composition holds so far and adds its services. No service is defined later
+ * than its first use, and none is opened twice.
+ */
+export class Composition<Context extends object> {
+  private constructor(
+    readonly context: Context,
+    readonly parts: readonly OpenedPart[],
+  ) {}
+
+  static of<Base extends object>(base: Base): Composition<Base> {
+    return new Composition(base, []);
+  }
+
+  with<Services extends object>(wing: Wing<Context, Services>): Composition<Context & Services> {
+    const { services, ...parts } = wing.open(this.context);
+    const twice = Object.keys(services).filter((key) => key in this.context);
+    if (twice.length > 0) throw new Error(`wing ${wing.name} opens ${twice.join(', ')} again`);
+    return new Composition({ ...this.context, ...services }, [...this.parts, { name: wing.name, ...parts }]);
+  }
+}

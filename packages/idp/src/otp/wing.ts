@@ -1,0 +1,35 @@
+import { defineWing } from '../composition/wing.js';
+import type { SecretHasher } from '../crypto/secrets.js';
+import type { EventLog } from '../events/service.js';
+import type { Mailer } from '../mail/mailer.js';
+import type { MailTemplates } from '../mail/templates.js';
+import type { SmsTransport } from '../sms/transport.js';
+import type { Throttle } from '../throttle/service.js';
+import type { EnabledUserStore } from '../users/enabled-store.js';
+import type { SendBudgets } from './send-budgets.js';
+import { createOtpService } from './service.js';
+
+/** The one code sender (mail and SMS) every factor's code goes through, with its spacing, limits and budgets. */
+export const otpWing = defineWing(
+  'otp',
+  (deps: {
+    now: () => number;
+    hash: SecretHasher;
+    config: { sendSpacingSeconds: number; sendBudgets: SendBudgets };
+    enabledUsers: EnabledUserStore;
+    throttle: Throttle;
+    mailer: Mailer;
+    templates: MailTemplates;
+    sms: SmsTransport;
+    events: EventLog;
+  }) => ({
+    services: {
+      otp: createOtpService({
+        ...{ enabledUsers: deps.enabledUsers, throttle: deps.throttle, mailer: deps.mailer, templates: deps.templates, sms: deps.sms },
+        ...{ hash: deps.hash, events: deps.events, now: deps.now },
+        sendSpacingSeconds: deps.config.sendSpacingSeconds,
+        budgets: deps.config.sendBudgets,
+      }),
+    },
+  }),
+);

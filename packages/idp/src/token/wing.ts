@@ -1,0 +1,63 @@
+import type { CodeService } from '../authorization-codes/service.js';
+import type { Branding } from '../branding/service.js';
+import type { ClientService } from '../clients/service.js';
+import { defineWing } from '../composition/wing.js';
+import type { SecretHasher } from '../crypto/secrets.js';
+import { createDpopVerifier } from '../dpop/proof.js';
+import type { Locales } from '../i18n/locales.js';
+import type { Keyring } from '../keys/keyring.js';
+import type { AcrClasses } from '../oidc/acr.js';
+import type { PushedRequests } from '../oidc/pushed-requests.js';
+import type { RefreshTokens } from '../oidc/refresh-tokens.js';
+import type { SpentTokenStore } from '../spent-tokens/store.js';
+import type { EnabledUserStore } from '../users/enabled-store.js';
+import { oauthCors } from './cors.js';
+import { pushedRequestRoutes } from './pushed-request-routes.js';
+import { tokenRoutes } from './routes.js';
+import { createTokenService } from './service.js';
+
+interface TokenNeeds {
+  now: () => number;
+  hash: SecretHasher;
+  serverSecret: Buffer;
+  config: { issuer: string };
+  acrClasses: AcrClasses;
+  locales: Locales;
+  clients: ClientService;
+  codes: CodeService;
+  enabledUsers: EnabledUserStore;
+  keyring: Keyring;
+  refreshTokens: RefreshTokens;
+  spentTokens: SpentTokenStore;
+  pushedRequests: PushedRequests;
+  branding: Branding;
+}
+
+/**
+ * What a client's backend calls (docs/protocol.md, "Token endpoint"): the token endpoint with
+ * DPoP, userinfo, revocation, discovery and the JWKS, and pushed authorization requests; CORS
+ * for single-page apps only from the origins registered on the calling client.
+ */
+export const tokenWing = defineWing('token', (deps: TokenNeeds) => {
+  const { now, hash, config, clients, keyring, pushedRequests, branding } = deps;
+  const { issuer } = config;
+  const dpop = createDpopVerifier({ issuer, spent: deps.spentTokens, hash, now });
+  const tokens = createTokenService({
+    ...{ issuer, clients, codes: deps.codes, enabledUsers: deps.enabledUsers, keyring, refreshTokens: deps.refreshTokens },
+    ...{ serverSecret: deps.serverSecret, now, acrClasses: deps.acrClasses },
+  });
+  return {
+    services: { dpop, tokens },
+    routes: {
+      root:
+        ({ origins }) =>
+        async (app) => {
+          await app.register(tokenRoutes, {
+            ...{ tokens, keyring, issuer, dpop, locales: deps.locales.supported, settings: () => branding.settings() },
+            cors: (scope) => oauthCors(scope, { isRegistered: (origin) => origins.has(origin), findClient: clients.findById }),
+          });
+          await app.register(pushedRequestRoutes, { pushed: pushedRequests, clients });
+        },
+    },
+  };
+});
