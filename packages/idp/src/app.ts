@@ -21,7 +21,8 @@ import { deviceRoutes } from './devices/routes.js';
 import { ServiceError } from './errors.js';
 import { trackRequestOrigin } from './events/request-context.js';
 import { recordSignInRefusals } from './events/sign-in-refusals.js';
-import { type FactorRouteDeps, mfaMethodsOf } from './factors/index.js';
+import { mfaMethodsOf } from './factors/index.js';
+import type { FactorRouteDeps } from './factors/module.js';
 import { browserClient, registeredOrigins } from './http/browser-client.js';
 import {
   CONTRACT_CHECK_ENV,

@@ -7,7 +7,7 @@ import { RequestOptions } from '../factors/passkey/routes.js';
 import { errorResponses, wireBody } from '../http/schemas.js';
 import type { Locales } from '../i18n/locales.js';
 import type { MessageKey } from '../i18n/messages/en.js';
-import type { ChangeStep } from '../sign-in/mfa-step.js';
+import type { ChangeStep } from '../sign-in/mfa-change.js';
 import { changeStepHtml, type FormContext, proofStepHtml, recoveryCodesHtml, textOf } from './factor-page.js';
 import {
   type AccountHttp,

@@ -12,7 +12,9 @@ import type { DeviceService } from '../devices/service.js';
 import { ServiceError } from '../errors.js';
 import type { PasskeyMfa } from '../factors/passkey/mfa.js';
 import type { RecoveryCodeFactor } from '../sign-in/factor.js';
-import type { ChangeStep, MfaStep, ProofStart } from '../sign-in/mfa-step.js';
+import type { ChangeStep } from '../sign-in/mfa-change.js';
+import type { ProofStart } from '../sign-in/mfa-proof.js';
+import type { MfaStep } from '../sign-in/mfa-step.js';
 import type { UserService } from '../users/service.js';
 
 /** Who acts: the account session's user (account-center/service.ts AccountCaller). */

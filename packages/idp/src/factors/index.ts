@@ -9,8 +9,6 @@ import { smsCodeModule } from './sms-code/module.js';
 import { totpModule } from './totp/module.js';
 import { upstreamModule } from './upstream/module.js';
 
-export type { FactorModule, FactorRouteDeps, FactorTable, MfaFactorDeps } from './module.js';
-
 /**
  * THE list of the service's factors, one module per folder (docs/architecture.md, "How to add a factor"). Every
  * other list derives from it: the MFA methods offered (in this order: the first is the hosted

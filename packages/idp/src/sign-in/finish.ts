@@ -8,8 +8,6 @@ import type { EventLog } from '../events/service.js';
 import type { NewEvent } from '../events/store.js';
 import type { EventType } from '../events/types.js';
 
-export type { PendingDevice } from '../devices/pending.js';
-
 /** Everything a finished sign-in needs; built by a first factor, finished here or after MFA. */
 export interface SignIn {
   clientId: string;

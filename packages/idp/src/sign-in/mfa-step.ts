@@ -9,11 +9,6 @@ import { createMfaProof, type ProofStart } from './mfa-proof.js';
 import { createMfaSessions, type FinishedMfa, type MfaSessionDeps } from './mfa-session.js';
 import type { MfaMethodRecord, MfaSessionRow } from './mfa-store.js';
 
-export type { CeremonyProof } from './factor.js';
-export type { ChangeStep } from './mfa-change.js';
-export type { ProofStart } from './mfa-proof.js';
-export type { FinishedMfa } from './mfa-session.js';
-
 export interface MfaDeps extends MfaSessionDeps {
   /** Shown in authenticator apps as the account's issuer, and in operators' notices. */
   issuerName: string;

@@ -189,6 +189,15 @@ describe('every source file of every package is TypeScript with short functions'
     assert.deepEqual(stale, [], 'these are short now: take them out of LONG_FUNCTIONS');
   });
 
+  // The service's own modules; a library's entry points (service-web/dpop, …) re-export its parts on purpose.
+  it('no module of the service re-exports another: a name is imported from the module that declares it', () => {
+    const shims = sourceFiles(SRC)
+      .filter((file) => relative(SRC, file) !== 'index.ts')
+      .filter((file) => /^export (?:type )?(?:\*|\{[^}]*\}) from /m.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(SRC, file));
+    assert.deepEqual(shims, []);
+  });
+
   it('no hand-written JavaScript under packages/*/src (bundles are built into dist)', () => {
     const scripts = files.filter((file) => /\.(c|m)?js$/.test(file)).map((file) => relative(PACKAGES, file));
     assert.deepEqual(scripts, []);

@@ -9,7 +9,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { MfaMethod } from 'service-protocol';
 import { Type } from 'typebox';
 import { ServiceError } from '../../src/errors.js';
-import type { FactorModule } from '../../src/factors/index.js';
+import type { FactorModule } from '../../src/factors/module.js';
 
 /** The code the companion shows; a test fixture's, so one fixed value. */
 export const FIXTURE_CODE = '424242';

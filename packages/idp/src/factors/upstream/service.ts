@@ -18,8 +18,6 @@ import { createContinuation, type SignedInResult, type UpstreamResult } from './
 import { upstreamFirst, upstreamLinkedFirst } from './factor.js';
 import { deviceOf, type Flow, openFlow, pendingDevice, random, sealFlow } from './flow.js';
 
-export type { UpstreamResult } from './continue.js';
-
 import { createIdentities, type Identities } from './identities.js';
 import type { UpstreamIdentity, UpstreamProvider } from './provider.js';
 import type { LinkedIdentity, UpstreamStore } from './store.js';
