@@ -23,6 +23,7 @@ import { trackRequestOrigin } from './events/request-context.js';
 import { recordSignInRefusals } from './events/sign-in-refusals.js';
 import { mfaMethodsOf } from './factors/index.js';
 import type { FactorRouteDeps } from './factors/module.js';
+import { signInStartRoutes } from './factors/start-routes.js';
 import { browserClient, registeredOrigins } from './http/browser-client.js';
 import {
   CONTRACT_CHECK_ENV,
@@ -43,7 +44,6 @@ import { trackRequestLanguage } from './i18n/request-locale.js';
 import { localeRoutes } from './i18n/routes.js';
 import { bindingCookieName, hostedCeremonyContext, sessionCookieName } from './oidc/routes.js';
 import { mfaRoutes } from './sign-in/mfa-routes.js';
-import { signInStartRoutes } from './sign-in/start-routes.js';
 import { webhookDocument } from './webhooks/openapi.js';
 
 export interface AppOptions {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { MfaMethod } from 'service-protocol';
 import { accountCenterWing } from './account-center/wing.js';
-import { adminWing } from './admin/wing.js';
+import { adminWing, userAdminWing } from './admin/wing.js';
 import { authorizationCodesWing } from './authorization-codes/wing.js';
 import { brandingWing } from './branding/wing.js';
 import { clientsWing } from './clients/wing.js';
@@ -25,7 +25,6 @@ import { mailWing } from './mail/wing.js';
 import { metricsWing } from './metrics/wing.js';
 import { firstPartyWing, oidcSessionsWing, oidcWing } from './oidc/wing.js';
 import { otpWing } from './otp/wing.js';
-import { signInStartWing } from './sign-in/start-wing.js';
 import type { SmsTransport } from './sms/transport.js';
 import { smsWing } from './sms/wing.js';
 import { spentTokensWing } from './spent-tokens/wing.js';
@@ -35,7 +34,7 @@ import type { Db } from './storage/schema.js';
 import { startSweeper } from './storage/sweeper.js';
 import { throttleWing } from './throttle/wing.js';
 import { tokenWing } from './token/wing.js';
-import { enabledUsersWing, userAdminWing } from './users/wing.js';
+import { enabledUsersWing } from './users/wing.js';
 import type { HostResolver } from './webhooks/target.js';
 import { eventsWing } from './webhooks/wing.js';
 import type { DeliveryTimings } from './webhooks/worker.js';
@@ -124,16 +123,15 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     .with(otpWing)
     .with(mfaWing)
     .with(firstFactorsWing)
-    .with(signInStartWing)
     .with(delegationWing)
     .with(oidcWing)
     .with(tokenWing)
     .with(upstreamWing)
     .with(userAdminWing)
     .with(firstPartyWing)
-    .with(accountCenterWing)
     .with(consoleWing)
-    .with(adminWing);
+    .with(adminWing)
+    .with(accountCenterWing);
   for (const part of parts) await part.ready?.();
   const { db, now } = context;
 

@@ -1,22 +1,23 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { AdminRoutes } from '../http/admin-routes.js';
-import type { RegisteredOrigins } from '../http/browser-client.js';
-import type { PageLanguages } from '../i18n/page-language.js';
 
-/** What the HTTP app knows that no wing does: the pages' languages, and every client's origins (app.ts). */
-export interface HttpContext {
-  readonly languages: PageLanguages;
-  readonly origins: RegisteredOrigins;
-}
+/**
+ * What the HTTP app knows that no wing does (app.ts fills it): each part is declared by the
+ * module that owns its type (i18n/page-language.ts the pages' `languages`,
+ * http/browser-client.ts every client's `origins`), so this module, which every wing imports,
+ * imports none of them.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging, as Fastify's own FastifyRequest is.
+export interface HttpContext {}
 
 /**
  * A wing's routes, by where the app mounts them (app.ts): `root` at the origin's root, `admin`
- * inside the admin API's credential hook (/admin/v1, http/admin-routes.ts). The browser API's
+ * inside the admin API's credential hook (/admin/v1, http/admin-routes.ts AdminRoutes). The browser API's
  * routes (/v1) are the sign-in's and the factors' (factors/module.ts), mounted with the client resolved.
  */
 export interface WingRoutes {
   readonly root?: (http: HttpContext) => FastifyPluginAsync;
-  readonly admin?: AdminRoutes;
+  readonly admin?: FastifyPluginAsyncTypebox;
 }
 
 /** What a wing gives the composition when it opens: its services, and what the app and the sweeper take from it. */

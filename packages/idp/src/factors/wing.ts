@@ -1,5 +1,6 @@
 import type { MfaMethod } from 'service-protocol';
 import type { CodeService } from '../authorization-codes/service.js';
+import type { ClientService } from '../clients/service.js';
 import { defineWing } from '../composition/wing.js';
 import type { Sealer } from '../crypto/seal.js';
 import type { SecretHasher } from '../crypto/secrets.js';
@@ -32,6 +33,7 @@ import { createPasskeyService } from './passkey/service.js';
 import { createPasskeyStore, type PasskeyStore } from './passkey/store.js';
 import { createRecoveryCodes } from './recovery-code/service.js';
 import { createRecoveryCodeStore } from './recovery-code/store.js';
+import { createSignInStart } from './start.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -97,6 +99,7 @@ export const mfaWing = defineWing('mfa', (deps: MfaNeeds) => {
 
 interface FirstFactorNeeds {
   db: Db;
+  clients: ClientService;
   now: () => number;
   hash: SecretHasher;
   idleMs: number;
@@ -118,7 +121,8 @@ interface FirstFactorNeeds {
 
 /**
  * The first factors (docs/architecture.md, "The sign-in pipeline"): a remembered device's key,
- * the emailed code of a new device, and passkeys; with the device service over the remembered
+ * the emailed code of a new device, and passkeys, and the way in that picks between the first
+ * two (factors/start.ts); with the device service over the remembered
  * devices and passkeys a user holds (list, rename, revoke).
  */
 export const firstFactorsWing = defineWing('first-factors', (deps: FirstFactorNeeds) => {
@@ -142,5 +146,7 @@ export const firstFactorsWing = defineWing('first-factors', (deps: FirstFactorNe
     ...{ prover, mfa, store: createDeviceKeySignInStore(db, spent), codes: deps.codes, events, now },
   });
   const passkeyMfa = createPasskeyMfa({ ceremony, store: passkeyStore, mfa, events });
-  return { services: { prover, deviceService, passkeyCeremony: ceremony, passkeys, passkeyMfa, newDeviceSignIn, deviceKey } };
+  // The way in (POST /v1/authenticate): a remembered device's key, or the emailed code.
+  const signInStart = createSignInStart({ deviceKey, emailCode: newDeviceSignIn, clients: deps.clients });
+  return { services: { prover, deviceService, passkeyCeremony: ceremony, passkeys, passkeyMfa, newDeviceSignIn, deviceKey, signInStart } };
 });

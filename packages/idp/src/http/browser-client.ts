@@ -165,3 +165,10 @@ export function registeredOrigins(clients: ClientService, issuer: string): Regis
     },
   };
 }
+
+declare module '../composition/wing.js' {
+  interface HttpContext {
+    /** Every client's registered origins (the OAuth endpoints' CORS reads it). */
+    readonly origins: RegisteredOrigins;
+  }
+}

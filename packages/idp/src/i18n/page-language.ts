@@ -49,3 +49,10 @@ export function createPageLanguages(deps: {
     },
   };
 }
+
+declare module '../composition/wing.js' {
+  interface HttpContext {
+    /** Each page's language and the switcher's languages (a page's routes read it). */
+    readonly languages: PageLanguages;
+  }
+}

@@ -1,25 +1,41 @@
-import { isValidEmail, normalizeEmail } from 'service-protocol';
+import { type AdminLinkedIdentity, isValidEmail, normalizeEmail } from 'service-protocol';
 import type { SecretHasher } from '../crypto/secrets.js';
 import { PAGE_SIZE_MAX } from '../defaults.js';
-import type { SessionEnder } from '../devices/service.js';
-import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { AuditEvent } from '../events/store.js';
-import type { PasskeyStore } from '../factors/passkey/store.js';
-import type { LinkedIdentity } from '../factors/upstream/store.js';
 import { checkPageSize, checkQueryText, decodeCursor, encodeCursor } from '../storage/pagination.js';
 import type { UserHoldings, UserRecord, UserStore } from './store.js';
 
 /** Who asked: 'cli', or an admin key's id. Recorded with every change. */
 export type Actor = string;
 
+/**
+ * What an operator revokes of a user: a remembered browser (devices/store.ts, by `find`) or a
+ * passkey (factors/passkey/store.ts, by `findById`). A port the composition fills: users/ is
+ * ground that devices/ and the factors read, so it names neither.
+ */
+export interface RevocableDevices {
+  find(id: string): Promise<{ userId: string; clientId: string } | undefined>;
+  revokeById(id: string, at: number): Promise<boolean>;
+}
+export interface RevocablePasskeys {
+  findById(id: string): Promise<{ userId: string; clientId: string } | undefined>;
+  revokeById(id: string, at: number): Promise<boolean>;
+}
+
+/** Ends a user's SSO sessions and tells their apps (oidc/store.ts, through devices/service.ts SessionEnder). */
+export interface UserSessions {
+  endAll(userId: string): Promise<unknown>;
+  endUnbound(userId: string): Promise<unknown>;
+}
+
 /** Everything the service holds about one person (the export). */
 export interface UserExport extends UserHoldings {
   account: UserRecord;
   events: AuditEvent[];
   /** Identities at upstream providers linked to the account (never their tokens). */
-  identities: LinkedIdentity[];
+  identities: AdminLinkedIdentity[];
 }
 
 /** An operator's search of the users (admin API, CLI, console). */
@@ -64,10 +80,10 @@ export interface UserService {
 export function createUserService(deps: {
   store: UserStore;
   /** Ends the user's SSO sessions and tells their apps (oidc/): at disabling, deletion and a revocation. */
-  sessions?: SessionEnder;
-  devices: DeviceStore;
+  sessions?: UserSessions;
+  devices: RevocableDevices;
   /** factors/passkey/: passkeys are listed and revoked with the devices (same `dev_` ids). */
-  passkeys: PasskeyStore;
+  passkeys: RevocablePasskeys;
   events: EventLog;
   hash: SecretHasher;
   now: () => number;
@@ -80,7 +96,7 @@ export function createUserService(deps: {
   /** oidc/: ends every refresh token family of a user being disabled (enabling does not bring them back). */
   revokeRefreshTokens: (userId: string) => Promise<unknown>;
   /** factors/upstream/: the identities linked to a user, for the export. */
-  identitiesOf: (userId: string) => Promise<LinkedIdentity[]>;
+  identitiesOf: (userId: string) => Promise<AdminLinkedIdentity[]>;
 }): UserService {
   const { store, devices, passkeys, events, hash, now } = deps;
   const notFound = (key: string) => new ServiceError('ERR_NOT_FOUND', `No user ${key}.`);

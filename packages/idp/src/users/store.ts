@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { DeviceRow } from '../devices/store.js';
+import type { AdminDevice } from 'service-protocol';
 import type { EventStore, NewEvent } from '../events/store.js';
 import type { Database, Db } from '../storage/schema.js';
 
@@ -28,10 +28,7 @@ export interface UserFilter {
  * A device as operators see it: a remembered browser (`kind: 'browser'`, `synced` null) or a
  * passkey (`kind: 'passkey'`, no browser or OS; `synced` is the WebAuthn BS flag at its last use).
  */
-export interface OperatorDevice extends Omit<DeviceRow, 'userId'> {
-  kind: 'browser' | 'passkey';
-  synced: boolean | null;
-}
+export type OperatorDevice = AdminDevice;
 
 /** Everything the service holds about one person but the events (users/service.ts adds them). */
 export interface UserHoldings {

@@ -37,22 +37,8 @@ function importGraph(): Map<string, Set<string>> {
   return graph;
 }
 
-/**
- * A file's wing: its top-level folder, but for the files of a concept's folder that sit at
- * another level than the rest, each group its own unit. users/ owns the users table with two
- * views of it: enabled-store.ts, the sign-in paths' (disabled users absent), is ground every
- * wing that signs in reads; store.ts and service.ts, the operator's, sit above devices/ and
- * factors/ (erasing a user reaches their tables). sign-in/ holds the whole sign-in: start.ts and
- * start-routes.ts, the way in that picks a first factor, sit above factors/; the pipeline's
- * shared steps (the rest) sit below them.
- */
-const WINGS_WITHIN_A_FOLDER: Record<string, string> = {
-  'users/enabled-store.ts': 'users/enabled-store.ts',
-  'sign-in/start.ts': 'sign-in/start',
-  'sign-in/start-routes.ts': 'sign-in/start',
-  'sign-in/start-wing.ts': 'sign-in/start',
-};
-const wing = (file: string) => WINGS_WITHIN_A_FOLDER[file] ?? (file.split('/')[0] as string);
+/** A file's wing: its top-level folder (or the top-level module it is). */
+const wing = (file: string) => file.split('/')[0] as string;
 
 describe('imports in packages/idp/src only point down', () => {
   const graph = importGraph();

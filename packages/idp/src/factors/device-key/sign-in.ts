@@ -24,7 +24,7 @@ export interface DeviceKeyAttempt {
   cryptoVersion: string;
   codeChallenge: string | null;
   deviceProof: string;
-  /** The sign-in's read, when the way in made it with the client (sign-in/start.ts); otherwise read here. */
+  /** The sign-in's read, when the way in made it with the client (factors/start.ts); otherwise read here. */
   read?: DeviceKeyRead;
 }
 

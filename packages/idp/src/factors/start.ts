@@ -1,10 +1,10 @@
 import type { MfaMethod } from 'service-protocol';
 import type { ClientService } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
-import { deviceProofKeyId } from '../factors/device-key/proof.js';
-import type { DeviceKeySignIn } from '../factors/device-key/sign-in.js';
-import type { DeviceKeyRead } from '../factors/device-key/sign-in-store.js';
-import type { NewDeviceSignIn } from '../factors/email-code/new-device.js';
+import { deviceProofKeyId } from './device-key/proof.js';
+import type { DeviceKeySignIn } from './device-key/sign-in.js';
+import type { DeviceKeyRead } from './device-key/sign-in-store.js';
+import type { NewDeviceSignIn } from './email-code/new-device.js';
 
 export interface SignInStartDeps {
   /** The first factor of a remembered device. */

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { ServiceError } from '../errors.js';
 import { browserCredentials, type ClientResolver } from '../http/browser-client.js';
 import { BODY_ERRORS, emailOf, errorResponses, mfaMethodSchema, PkceChallenge, SERVER_ERRORS, wireBody } from '../http/schemas.js';
-import { mfaRequired, SignedInAnswer } from './answers.js';
+import { mfaRequired, SignedInAnswer } from '../sign-in/answers.js';
 import type { SignInStart } from './start.js';
 
 const AuthenticateBody = Type.Object(
