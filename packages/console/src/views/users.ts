@@ -90,6 +90,12 @@ export async function usersView(context: ViewContext): Promise<void> {
   await load(true);
 }
 
+/** How the user page's actions run: a failure said on its status line; else `after`, or the page drawn again. */
+type Act = (run: () => Promise<unknown>, after?: (result: unknown) => void) => () => Promise<void>;
+/** `Act` once the operator confirms `question`. */
+type Ask = (question: string, ...action: Parameters<Act>) => () => Promise<void>;
+
+/** A user's page by section: who they are, the operator's actions, their devices, the apps they signed in to, their recent events. */
 async function userDetail(context: ViewContext, userId: string): Promise<void> {
   const { root } = context;
   const line = statusLine();
@@ -101,7 +107,7 @@ async function userDetail(context: ViewContext, userId: string): Promise<void> {
     return;
   }
   const events = await api<AdminEventPage>('GET', `/events${query({ user: user.id, limit: 20 })}`);
-  const act = (run: () => Promise<unknown>, after?: (result: unknown) => void) => async () => {
+  const act: Act = (run, after) => async () => {
     try {
       const result = await run();
       if (after) after(result);
@@ -110,92 +116,28 @@ async function userDetail(context: ViewContext, userId: string): Promise<void> {
       line.say(M.failed((error as Error).message), true);
     }
   };
-  const ask = (question: string, run: () => Promise<unknown>, after?: (result: unknown) => void) => async () => {
+  const ask: Ask = (question, run, after) => async () => {
     if (await confirmAction(question)) await act(run, after)();
   };
+  // What an action shows (new recovery codes, the export) goes below the buttons.
   const output = h('div', {});
-  const actions = canAct(context)
-    ? h(
-        'p',
-        { class: 'actions' },
-        user.disabledAt === null
-          ? h(
-              'button',
-              { type: 'button', onclick: ask(M.users.confirmDisable(user.email), () => api('POST', `/users/${user.id}/disable`)) },
-              M.users.disable,
-            )
-          : h('button', { type: 'button', onclick: act(() => api('POST', `/users/${user.id}/enable`)) }, M.users.enable),
-        user.mfa
-          ? h(
-              'button',
-              {
-                type: 'button',
-                onclick: ask(
-                  M.users.confirmRegenerate,
-                  () => api<AdminRecoveryCodes>('POST', `/users/${user.id}/recovery-codes`),
-                  (result) => replace(output, shownOnce(M.users.newCodes, (result as AdminRecoveryCodes).recoveryCodes.join('\n'))),
-                ),
-              },
-              M.users.regenerate,
-            )
-          : null,
-        user.mfa
-          ? h(
-              'button',
-              { type: 'button', onclick: ask(M.users.confirmResetMfa(user.email), () => api('POST', `/users/${user.id}/mfa/reset`)) },
-              M.users.resetMfa,
-            )
-          : null,
-        h(
-          'button',
-          {
-            type: 'button',
-            class: 'danger',
-            onclick: async () => {
-              if (await confirmAction(M.users.confirmDelete(user.email), { label: M.users.typeToConfirm, expected: user.email }))
-                await act(
-                  () => api('DELETE', `/users/${user.id}`),
-                  () => {
-                    location.hash = '#/users';
-                  },
-                )();
-            },
-          },
-          M.users.delete,
-        ),
-      )
-    : null;
-  const exportButton = h(
-    'button',
-    {
-      type: 'button',
-      onclick: act(
-        () => api<AdminUserExport>('GET', `/users/${user.id}/export`),
-        (result) => replace(output, h('pre', { 'aria-label': M.users.exportLabel, tabindex: '0' }, JSON.stringify(result, null, 2))),
-      ),
-    },
-    M.users.exportData,
-  );
-  const deviceRows = user.devices.map((device) => [
-    document.createTextNode(device.kind),
-    document.createTextNode(text(device.name)),
-    document.createTextNode(`${text(device.browser)} / ${text(device.os)}`),
-    h('code', {}, device.clientId),
-    document.createTextNode(time(device.lastUsedAt)),
-    document.createTextNode(time(device.removedAt)),
-    canAct(context) && device.removedAt === null
-      ? h(
-          'button',
-          {
-            type: 'button',
-            onclick: ask(M.users.confirmRevoke(device.name ?? device.id), () => api('POST', `/devices/${device.id}/revoke`)),
-          },
-          M.users.revoke,
-        )
-      : null,
-  ]);
   replace(
     root,
+    ...userHeader(user),
+    canAct(context) ? userActions(user, act, ask, output) : null,
+    h('p', { class: 'actions' }, exportButton(user, act, output)),
+    line.element,
+    output,
+    ...userDevices(user, canAct(context), ask),
+    ...userApps(user),
+    h('h2', {}, M.users.recent),
+    eventTable(events.events),
+  );
+}
+
+/** Who the user is: the way back to the list, the address, and id, creation, status and second factor. */
+function userHeader(user: AdminUserDetail): HTMLElement[] {
+  return [
     h('p', {}, h('a', { href: '#/users' }, M.users.back)),
     h('h1', {}, M.users.detail(user.email)),
     h(
@@ -211,23 +153,118 @@ async function userDetail(context: ViewContext, userId: string): Promise<void> {
       h('dd', {}, user.mfa ? `${user.mfa.method}${user.mfa.phone ? ` (${user.mfa.phone})` : ''}` : M.users.noMfa),
       user.recoveryCodes ? h('dd', {}, M.users.recoveryLeft(user.recoveryCodes.remaining, user.recoveryCodes.total)) : null,
     ),
-    actions,
-    h('p', { class: 'actions' }, exportButton),
-    line.element,
-    output,
+  ];
+}
+
+/**
+ * An admin's actions on the user: disable or enable, new recovery codes and an MFA reset (with a
+ * second factor), and the deletion, confirmed by typing the address; all but enabling ask first.
+ */
+function userActions(user: AdminUserDetail, act: Act, ask: Ask, output: HTMLElement) {
+  return h(
+    'p',
+    { class: 'actions' },
+    user.disabledAt === null
+      ? h(
+          'button',
+          { type: 'button', onclick: ask(M.users.confirmDisable(user.email), () => api('POST', `/users/${user.id}/disable`)) },
+          M.users.disable,
+        )
+      : h('button', { type: 'button', onclick: act(() => api('POST', `/users/${user.id}/enable`)) }, M.users.enable),
+    user.mfa
+      ? h(
+          'button',
+          {
+            type: 'button',
+            onclick: ask(
+              M.users.confirmRegenerate,
+              () => api<AdminRecoveryCodes>('POST', `/users/${user.id}/recovery-codes`),
+              (result) => replace(output, shownOnce(M.users.newCodes, (result as AdminRecoveryCodes).recoveryCodes.join('\n'))),
+            ),
+          },
+          M.users.regenerate,
+        )
+      : null,
+    user.mfa
+      ? h(
+          'button',
+          { type: 'button', onclick: ask(M.users.confirmResetMfa(user.email), () => api('POST', `/users/${user.id}/mfa/reset`)) },
+          M.users.resetMfa,
+        )
+      : null,
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'danger',
+        onclick: async () => {
+          if (await confirmAction(M.users.confirmDelete(user.email), { label: M.users.typeToConfirm, expected: user.email }))
+            await act(
+              () => api('DELETE', `/users/${user.id}`),
+              () => {
+                location.hash = '#/users';
+              },
+            )();
+        },
+      },
+      M.users.delete,
+    ),
+  );
+}
+
+/** The user's data as the API exports it, shown in `output` (any operator may read it). */
+function exportButton(user: AdminUserDetail, act: Act, output: HTMLElement) {
+  return h(
+    'button',
+    {
+      type: 'button',
+      onclick: act(
+        () => api<AdminUserExport>('GET', `/users/${user.id}/export`),
+        (result) => replace(output, h('pre', { 'aria-label': M.users.exportLabel, tabindex: '0' }, JSON.stringify(result, null, 2))),
+      ),
+    },
+    M.users.exportData,
+  );
+}
+
+/** The user's browsers and passkeys; an admin may revoke one still in use. */
+function userDevices(user: AdminUserDetail, admin: boolean, ask: Ask) {
+  const rows = user.devices.map((device) => [
+    document.createTextNode(device.kind),
+    document.createTextNode(text(device.name)),
+    document.createTextNode(`${text(device.browser)} / ${text(device.os)}`),
+    h('code', {}, device.clientId),
+    document.createTextNode(time(device.lastUsedAt)),
+    document.createTextNode(time(device.removedAt)),
+    admin && device.removedAt === null
+      ? h(
+          'button',
+          {
+            type: 'button',
+            onclick: ask(M.users.confirmRevoke(device.name ?? device.id), () => api('POST', `/devices/${device.id}/revoke`)),
+          },
+          M.users.revoke,
+        )
+      : null,
+  ]);
+  return [
     h('h2', {}, M.users.devices),
     table(
       M.users.devices,
       [M.users.colKind, M.users.colName, M.users.colBrowser, M.users.colApp, M.users.colLastUsed, M.users.colRemoved, ''],
-      deviceRows,
+      rows,
     ),
+  ];
+}
+
+/** The applications the user signed in to, each with when first. */
+function userApps(user: AdminUserDetail): HTMLElement[] {
+  return [
     h('h2', {}, M.users.apps),
     h(
       'ul',
       {},
       ...user.clientSignIns.map((s) => h('li', {}, text(s.clientName), ' ', h('code', {}, s.clientId), ' ', time(s.firstSignedInAt))),
     ),
-    h('h2', {}, M.users.recent),
-    eventTable(events.events),
-  );
+  ];
 }

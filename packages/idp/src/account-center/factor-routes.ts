@@ -8,18 +8,8 @@ import { errorResponses, wireBody } from '../http/schemas.js';
 import type { Locales } from '../i18n/locales.js';
 import type { MessageKey } from '../i18n/messages/en.js';
 import type { ChangeStep } from '../sign-in/mfa-change.js';
-import { changeStepHtml, type FormContext, proofStepHtml, recoveryCodesHtml, textOf } from './factor-page.js';
-import {
-  type AccountHttp,
-  actionResponses,
-  Csrf,
-  DeviceId,
-  MfaSessionField,
-  ProofFields,
-  provenResponses,
-  refusedResponses,
-  stepProofOf,
-} from './http.js';
+import { changeStepHtml, proofStepHtml, recoveryCodesHtml, textOf } from './factor-page.js';
+import { type AccountHttp, Csrf, MfaSessionField, ProofFields, provenResponses, refusedResponses, stepProofOf } from './http.js';
 import { ACCOUNT_PATH, type AccountCaller, type AccountCenter } from './service.js';
 
 const PasskeyOptionsAnswer = wireBody<PasskeyMfaOptionsResponse>()(
@@ -27,29 +17,16 @@ const PasskeyOptionsAnswer = wireBody<PasskeyMfaOptionsResponse>()(
 );
 
 /**
- * The account center's second factor and devices (account-center/factors.ts): enroll or change the
- * factor (/account/mfa/change, then /account/mfa/verify for each code), the proof before an
- * export, a deletion or new recovery codes (/account/proof opens it; the action's own form
- * carries the code), new recovery codes, and a device's new name. Each a form of the page, under
- * the checks of every action (account-center/http.ts `act`); all but the rename need a recent sign-in.
- * A passkey in force is proven by its ceremony: the page's script asks /account/proof/passkey for
- * request options bound to the step's MFA session, then posts the assertion with the step's form.
+ * The account center's second factor (account-center/factors.ts), each a form of the page under
+ * the checks of every action (account-center/http.ts `act`) with a recent sign-in. Enroll or
+ * change the factor: /account/mfa/change, then /account/mfa/verify for each code (the factor in
+ * force first, else the new one).
  */
-export const accountFactorRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; http: AccountHttp; locales: Locales }> = async (
+export const accountFactorChangeRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; http: AccountHttp; locales: Locales }> = async (
   app,
   { account, http, locales },
 ) => {
-  const { act, page, refusedProof, refusedProofStep, triesLeft, wrongKey } = http;
-  const csrfOf = (request: FastifyRequest) => account.csrfToken(http.cookieOf(request) ?? '');
-  const form = (request: FastifyRequest, locale: string): FormContext => ({ locales, locale, csrf: csrfOf(request) });
-  /** Runs `run`; a refused code or step becomes the page saying why (nothing changed). */
-  const proven = async (request: FastifyRequest, reply: FastifyReply, run: () => Promise<unknown>) => {
-    try {
-      return await run();
-    } catch (error) {
-      return refusedProof(request, reply, error);
-    }
-  };
+  const { act, page, form, proven, refusedProof, triesLeft, wrongKey } = http;
   const changePage = (
     request: FastifyRequest,
     reply: FastifyReply,
@@ -128,7 +105,20 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<{ account: AccountCe
         });
       }),
   );
+};
 
+/**
+ * The proof before an export, a deletion or new recovery codes: /account/proof opens it and the
+ * action's own form carries the code (account-center/data-routes.ts, `accountRecoveryCodeRoutes`).
+ * A passkey in force is proven by its ceremony (so is it before a change): the page's script asks
+ * /account/proof/passkey for request options bound to the step's MFA session, then posts the
+ * assertion with the step's form.
+ */
+export const accountProofRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; http: AccountHttp }> = async (
+  app,
+  { account, http },
+) => {
+  const { act, page, form, proven } = http;
   app.post(
     `${ACCOUNT_PATH}/proof`,
     {
@@ -181,7 +171,14 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<{ account: AccountCe
         return reply.header('cache-control', 'no-store').send(answer);
       }),
   );
+};
 
+/** New recovery codes, proven like an export (`accountProofRoutes`), shown once. */
+export const accountRecoveryCodeRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; http: AccountHttp }> = async (
+  app,
+  { account, http },
+) => {
+  const { act, page, form, refusedProofStep } = http;
   app.post(
     `${ACCOUNT_PATH}/recovery-codes`,
     {
@@ -199,21 +196,6 @@ export const accountFactorRoutes: FastifyPluginAsyncTypebox<{ account: AccountCe
           return refusedProofStep(request, reply, who, 'recovery-codes', request.body, error);
         }
         return page(request, reply, 200, (locale) => recoveryCodesHtml(form(request, locale), codes, 'page.account.codesTitle'));
-      }),
-  );
-
-  app.post(
-    `${ACCOUNT_PATH}/devices/rename`,
-    {
-      schema: {
-        body: Type.Object({ csrf: Type.Optional(Csrf), device: DeviceId, name: Type.String({ maxLength: 200 }) }),
-        response: actionResponses('back to /account'),
-      },
-    },
-    async (request, reply) =>
-      act(request, reply, false, async (who) => {
-        await account.renameDevice(who, request.body.device, request.body.name);
-        return reply.code(303).header('location', ACCOUNT_PATH).send();
       }),
   );
 };

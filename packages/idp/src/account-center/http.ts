@@ -10,7 +10,7 @@ import type { Values } from '../i18n/locales.js';
 import type { MessageKey } from '../i18n/messages/en.js';
 import type { PageLanguages } from '../i18n/page-language.js';
 import { PROOF_STAND_IN } from '../sign-in/mfa-proof.js';
-import { proofStepHtml } from './factor-page.js';
+import { type FormContext, proofStepHtml } from './factor-page.js';
 import type { ProvenAction, StepProof } from './factors.js';
 import { ACCOUNT_PATH, type AccountCaller, type AccountCenter } from './service.js';
 
@@ -185,6 +185,22 @@ export function accountHttp({ account, issuer, languages }: { account: AccountCe
     return remaining > 0 ? remaining : undefined;
   };
 
+  /** Runs `run`; a refused code or step becomes the page saying why (nothing changed). */
+  const proven = async (request: FastifyRequest, reply: FastifyReply, run: () => Promise<unknown>) => {
+    try {
+      return await run();
+    } catch (error) {
+      return refusedProof(request, reply, error);
+    }
+  };
+
+  /** What a factor step's form is rendered with: the caller's language and the session's CSRF token. */
+  const form = (request: FastifyRequest, locale: string): FormContext => ({
+    locales,
+    locale,
+    csrf: account.csrfToken(cookieOf(request) ?? ''),
+  });
+
   /** What a refused step says: a wrong code, or a passkey not accepted. */
   const wrongKey = (error: unknown): MessageKey =>
     error instanceof ServiceError && error.code === 'ERR_PASSKEY_INVALID' ? 'page.account.passkeyWrong' : 'page.account.codeWrong';
@@ -224,6 +240,8 @@ export function accountHttp({ account, issuer, languages }: { account: AccountCe
     message,
     act,
     refusedProof,
+    proven,
+    form,
     refusedProofStep,
     triesLeft,
     wrongKey,

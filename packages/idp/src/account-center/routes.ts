@@ -1,46 +1,20 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AccountSessionInfo } from 'service-protocol';
-import { Type } from 'typebox';
-import { UserExport } from '../admin/schemas.js';
-import { AUTHORIZATION_REQUEST_TTL_SECONDS } from '../defaults.js';
-import { ServiceError } from '../errors.js';
-import { parseCookies } from '../http/cookies.js';
-import { errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import type { PageLanguages } from '../i18n/page-language.js';
-import { FirstPartyCallbackQuery } from '../oidc/first-party-sign-in.js';
-import { asset } from '../oidc/routes.js';
-import { ACCOUNT_PASSKEY_SCRIPT } from './factor-page.js';
-import { accountFactorRoutes } from './factor-routes.js';
-import {
-  accountHttp,
-  actionResponses,
-  Csrf,
-  DeviceId,
-  HTML,
-  MfaSessionField,
-  ProofFields,
-  provenResponses,
-  refusedResponses,
-  stepProofOf,
-} from './http.js';
-import { accountPageHtml } from './page.js';
+import { accountDataRoutes } from './data-routes.js';
+import { accountDeviceRoutes } from './device-routes.js';
+import { accountFactorChangeRoutes, accountProofRoutes, accountRecoveryCodeRoutes } from './factor-routes.js';
+import { accountHttp } from './http.js';
+import { accountLinkRoutes } from './link-routes.js';
+import { accountPageRoutes, accountSignInRoutes } from './page-routes.js';
 import { accountPasskeyRoutes } from './passkey-routes.js';
-import { ACCOUNT_PATH, type AccountCenter } from './service.js';
+import type { AccountCenter } from './service.js';
 
-const SessionAnswer = wireBody<AccountSessionInfo>()(
-  Type.Object({
-    email: Type.String(),
-    csrfToken: Type.String({ description: 'send it in x-account-csrf, or as the csrf field of a form' }),
-    deviceId: Type.String(),
-    expiresAt: Type.Integer({ description: 'Unix epoch milliseconds' }),
-    recentUntil: Type.Integer({ description: 'Unix epoch milliseconds: sensitive actions are allowed until then' }),
-  }),
-);
 /**
  * The account center at /account (docs/operations.md, "The account center"): the page, its
- * sign-in through the hosted sign-in, and its actions. Every action is a POST from the page's
- * own forms: Origin (when sent) the issuer's, Sec-Fetch-Site (when sent) same-origin, and the
- * session's CSRF token; the sensitive ones also need a recent sign-in.
+ * sign-in through the hosted sign-in, and its actions, one plugin for each thing the page does.
+ * Every action is a POST from the page's own forms: Origin (when sent) the issuer's,
+ * Sec-Fetch-Site (when sent) same-origin, and the session's CSRF token; the sensitive ones also
+ * need a recent sign-in (account-center/http.ts `act`, which every group shares).
  */
 export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; issuer: string; languages: PageLanguages }> = async (
   app,
@@ -49,230 +23,15 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
   await account.ensureClient();
   const { locales } = languages;
   const http = accountHttp({ account, issuer, languages });
-  const { names, sessionCookie, loginCookie, uiCookie, cookieOf, page, message, act, refusedProofStep } = http;
-  /** OpenID Connect's ui_locales (space-separated language tags), carried through the sign-in back to the page. */
-  const UiLocales = Type.Optional(Type.String({ maxLength: 100, pattern: '^[A-Za-z0-9 -]*$' }));
-  const withUi = (path: string, ui: string | undefined) => (ui ? `${path}?ui_locales=${encodeURIComponent(ui)}` : path);
-
-  app.get(
-    ACCOUNT_PATH,
-    {
-      schema: {
-        querystring: Type.Object({ ui_locales: UiLocales }),
-        response: {
-          200: rawResponse(HTML, 'the account page'),
-          303: { description: 'to /account/signin' },
-          ...errorResponses(...SERVER_ERRORS),
-        },
-      },
-    },
-    async (request, reply) => {
-      const cookie = cookieOf(request);
-      const who = cookie ? await account.authenticate(cookie) : undefined;
-      if (!cookie || !who)
-        return reply
-          .code(303)
-          .header('location', withUi(`${ACCOUNT_PATH}/signin`, request.query.ui_locales))
-          .send();
-      const [holdings, activity, identities] = await Promise.all([account.overview(who), account.activity(who), account.identities(who)]);
-      const csrf = account.csrfToken(cookie);
-      const methods = account.changeableMethods();
-      return page(request, reply, 200, (locale) =>
-        accountPageHtml({ locales, locale, email: who.email, deviceId: who.deviceId, csrf, holdings, activity, methods, identities }),
-      );
-    },
-  );
-
-  const passkeyScript = asset('account-passkey.js');
-  app.get(
-    ACCOUNT_PASSKEY_SCRIPT,
-    { schema: { response: { 200: rawResponse('text/javascript', "the account page's script: Add a passkey (service-web bundled in)") } } },
-    async (_request, reply) =>
-      reply.header('cache-control', 'public, max-age=300').type('text/javascript; charset=utf-8').send(passkeyScript),
-  );
-
-  app.get(
-    `${ACCOUNT_PATH}/signin`,
-    {
-      schema: {
-        querystring: Type.Object({ fresh: Type.Optional(Type.String({ maxLength: 10 })), ui_locales: UiLocales }),
-        response: {
-          303: { description: 'to /authorize, as the account client (fresh: prompt=login)' },
-          ...errorResponses(400, ...SERVER_ERRORS),
-        },
-      },
-    },
-    async (request, reply) => {
-      const ui = request.query.ui_locales?.trim() || undefined;
-      const { location, login } = account.beginSignIn(request.query.fresh !== undefined, ui);
-      return reply
-        .code(303)
-        .header('set-cookie', [
-          loginCookie(login, AUTHORIZATION_REQUEST_TTL_SECONDS),
-          uiCookie((ui ?? '').replace(/ /g, '.'), ui ? AUTHORIZATION_REQUEST_TTL_SECONDS : 0),
-        ])
-        .header('location', location)
-        .send();
-    },
-  );
-
-  app.get(
-    `${ACCOUNT_PATH}/callback`,
-    {
-      schema: {
-        querystring: FirstPartyCallbackQuery,
-        response: {
-          303: { description: 'to /account, with the session cookie' },
-          403: rawResponse(HTML, 'the sign-in was not started in this browser, or expired'),
-          ...errorResponses(400, ...SERVER_ERRORS),
-        },
-      },
-    },
-    async (request, reply) => {
-      const { code, state, iss } = request.query;
-      const cookies = parseCookies(request.headers.cookie);
-      const login = cookies.get(names.login);
-      const ui = (cookies.get(names.ui) ?? '').replace(/\./g, ' '); // spaces kept as dots in the cookie
-      try {
-        if (!code || !state) throw new ServiceError('ERR_FORBIDDEN', 'The sign-in did not finish.');
-        const { session } = await account.finishSignIn({ code, state, iss, login });
-        const who = await account.authenticate(session);
-        const maxAge = who ? Math.max(0, Math.floor((who.expiresAt - Date.now()) / 1000)) : 0;
-        return reply
-          .code(303)
-          .header('set-cookie', [sessionCookie(session, maxAge), loginCookie('', 0), uiCookie('', 0)])
-          .header('location', withUi(ACCOUNT_PATH, /^[A-Za-z0-9 -]{1,100}$/.test(ui) ? ui : undefined))
-          .send();
-      } catch (error) {
-        if (!(error instanceof ServiceError) || error.code !== 'ERR_FORBIDDEN') throw error;
-        reply.header('set-cookie', loginCookie('', 0));
-        return message(request, reply, 403, 'page.account.refused');
-      }
-    },
-  );
-
-  app.get(
-    `${ACCOUNT_PATH}/session`,
-    { schema: { response: { 200: SessionAnswer, ...errorResponses(400, ...SERVER_ERRORS) } } },
-    async (request) => {
-      const cookie = cookieOf(request);
-      const who = cookie ? await account.authenticate(cookie) : undefined;
-      if (!cookie || !who) throw new ServiceError('ERR_SESSION_INVALID', 'The account session has ended; sign in again.');
-      return {
-        email: who.email,
-        csrfToken: account.csrfToken(cookie),
-        deviceId: who.deviceId,
-        expiresAt: who.expiresAt,
-        recentUntil: account.recentUntil(who),
-      };
-    },
-  );
-
-  app.post(
-    `${ACCOUNT_PATH}/devices/revoke`,
-    { schema: { body: Type.Object({ csrf: Type.Optional(Csrf), device: DeviceId }), response: actionResponses('back to /account') } },
-    async (request, reply) =>
-      act(request, reply, true, async (who) => {
-        await account.revokeDevice(who, request.body.device);
-        return reply.code(303).header('location', ACCOUNT_PATH).send();
-      }),
-  );
-
-  app.post(
-    `${ACCOUNT_PATH}/devices/revoke-others`,
-    { schema: { body: Type.Object({ csrf: Type.Optional(Csrf) }), response: actionResponses('back to /account') } },
-    async (request, reply) =>
-      act(request, reply, true, async (who) => {
-        await account.revokeOthers(who);
-        return reply.code(303).header('location', ACCOUNT_PATH).send();
-      }),
-  );
-
-  app.post(
-    `${ACCOUNT_PATH}/identities/unlink`,
-    {
-      schema: {
-        body: Type.Object({ csrf: Type.Optional(Csrf), connection: DeviceId, subject: Type.String({ minLength: 1, maxLength: 500 }) }),
-        response: actionResponses('back to /account'),
-      },
-    },
-    async (request, reply) =>
-      act(request, reply, true, async (who) => {
-        await account.unlinkIdentity(who, request.body.connection, request.body.subject);
-        return reply.code(303).header('location', ACCOUNT_PATH).send();
-      }),
-  );
-
-  app.post(
-    `${ACCOUNT_PATH}/apps/signout`,
-    { schema: { body: Type.Object({ csrf: Type.Optional(Csrf), client: DeviceId }), response: actionResponses('back to /account') } },
-    async (request, reply) =>
-      act(request, reply, false, async (who) => {
-        await account.signOutApp(who, request.body.client);
-        return reply.code(303).header('location', ACCOUNT_PATH).send();
-      }),
-  );
-
-  // Both carry the proof /account/proof opened (its session, and the code typed or the passkey's assertion): account-center/factor-routes.ts.
-  const Proof = { csrf: Type.Optional(Csrf), session: MfaSessionField, ...ProofFields };
-  app.post(
-    `${ACCOUNT_PATH}/export`,
-    {
-      schema: {
-        body: Type.Object(Proof),
-        response: { ...provenResponses('unused'), 200: UserExport },
-      },
-    },
-    async (request, reply) =>
-      act(request, reply, true, async (who) => {
-        let exported: Awaited<ReturnType<AccountCenter['export']>>;
-        try {
-          exported = await account.export(who, request.body.session, stepProofOf(request.body));
-        } catch (error) {
-          return refusedProofStep(request, reply, who, 'export', request.body, error);
-        }
-        return reply
-          .header('content-disposition', 'attachment; filename="my-account.json"')
-          .header('cache-control', 'no-store')
-          .send(exported);
-      }),
-  );
-
-  app.post(
-    `${ACCOUNT_PATH}/delete`,
-    {
-      schema: {
-        body: Type.Object({ ...Proof, confirm: Type.String({ maxLength: 320 }) }),
-        response: provenResponses('the account is deleted and the session ended'),
-      },
-    },
-    async (request, reply) =>
-      act(request, reply, true, async (who) => {
-        try {
-          await account.deleteAccount(who, request.body.confirm, request.body.session, stepProofOf(request.body));
-        } catch (error) {
-          return refusedProofStep(request, reply, who, 'delete', request.body, error);
-        }
-        reply.header('set-cookie', sessionCookie('', 0));
-        return message(request, reply, 200, 'page.account.deleted', 'none');
-      }),
-  );
-
-  await app.register(accountFactorRoutes, { account, http, locales });
+  await app.register(accountPageRoutes, { account, http, locales });
+  await app.register(accountDeviceRoutes, { account, http });
+  await app.register(accountLinkRoutes, { account, http });
+  await app.register(accountDataRoutes, { account, http });
+  await app.register(accountFactorChangeRoutes, { account, http, locales });
+  await app.register(accountProofRoutes, { account, http });
+  await app.register(accountRecoveryCodeRoutes, { account, http });
   await app.register(accountPasskeyRoutes, { account, http });
-
-  app.post(
-    `${ACCOUNT_PATH}/signout`,
-    {
-      schema: {
-        body: Type.Object({ csrf: Type.Optional(Csrf) }),
-        response: { 200: rawResponse(HTML, 'signed out'), ...refusedResponses },
-      },
-    },
-    async (request, reply) =>
-      act(request, reply, false, async () => {
-        reply.header('set-cookie', sessionCookie('', 0));
-        return message(request, reply, 200, 'page.account.signOut', 'none');
-      }),
-  );
+  // After the devices: sign-out's body is revoke-others', and the OpenAPI document names a shared
+  // body after the first route registered with it (RevokeOtherOwnDevicesRequest, a published name).
+  await app.register(accountSignInRoutes, { account, http });
 };
