@@ -18,6 +18,7 @@ import pg from 'pg';
 import { ServiceDelegationClient } from 'service-oauth-client';
 import { ServiceClient } from 'service-web';
 import { SMTPServer } from 'smtp-server';
+import { runCli as runCliInProcess } from '../../src/cli/run.js';
 import { DB_POOL_SIZE, DB_STATEMENT_TIMEOUT_MS, SEND_SPACING_PER_PURPOSE } from '../../src/defaults.js';
 import { CONTRACT_CHECK_ENV, type ContractViolation, describeViolation } from '../../src/http/contract-check.js';
 import { type ContextOptions, loadConfig, type RunningService, startService } from '../../src/index.js';
@@ -51,8 +52,44 @@ afterEach(() => {
 
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
-/** Runs the built `service-idp` with a bare environment (plus `env`), as an operator's shell would. */
-export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a `service-idp` command line in this process (src/cli/run.ts, what the bin runs) with a
+ * bare environment (plus `env`), as an operator's shell would: its exit status and what it wrote.
+ * A child process per command cost most of the CLI tests' time; runBuiltCli keeps the shipped
+ * bin covered, and `start` runs there (it keeps running: refused here).
+ */
+export async function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  let stopStarted: ((signal: NodeJS.Signals) => Promise<void>) | undefined;
+  const code = await runCliInProcess(args, {
+    out: (text) => {
+      stdout += text;
+    },
+    err: (text) => {
+      stderr += text;
+    },
+    env: { PATH: process.env.PATH ?? '', ...env },
+    isTTY: false,
+    onStopSignal: (stop) => {
+      stopStarted = stop;
+    },
+  });
+  if (code < 0) {
+    await stopStarted?.('SIGTERM');
+    throw new Error(`runCli ${args.join(' ')}: the command keeps running; run it with runBuiltCli`);
+  }
+  return { code, stdout, stderr };
+}
+
+/** Runs the built `service-idp` (dist/cli.js) in a child process with a bare environment (plus `env`): the shipped bin. */
+export function runBuiltCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } }, (error, stdout, stderr) =>
       resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
