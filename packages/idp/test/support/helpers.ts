@@ -224,8 +224,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
 export const TEST_DATABASE_URL = process.env.SERVICE_TEST_DATABASE_URL || undefined;
 
 /**
- * The options of a top-level describe whose tests run on SQLite whatever the suite (the built
- * CLI on a data folder, or no database at all): `npm run test:pg` skips them, because
+ * The options of a top-level describe whose tests run on SQLite whatever the suite (the CLI
+ * on a data folder, or no database at all): `npm run test:pg` skips them, because
  * `npm test` runs the very same tests. Files that use startTestService or openTestDatabase run
  * on both databases and never take it.
  */
@@ -247,7 +247,7 @@ export async function openTestDatabase(connectUrl = TEST_DATABASE_URL): Promise<
 }
 
 /**
- * A fresh database for the built CLI (runCli): on PostgreSQL a new schema, reached through the
+ * A fresh database for the CLI (runCli, runBuiltCli): on PostgreSQL a new schema, reached through the
  * URL's `options` parameter as libpq does (`args` is `--database URL`), and `db`, a pool on it
  * for a service beside the CLI (startService's `db`); on SQLite nothing to pass, the data
  * folder's own file (a service started on the folder opens it too).
