@@ -1,119 +1,26 @@
 #!/usr/bin/env node
-import { existsSync, readFileSync } from 'node:fs';
-import { type Io, UsageError } from './cli/command.js';
-import { sinceTime, wholeNumber } from './cli/format.js';
-import { findCommand, helpText, parseCommandLine, refuseUnreadFlags } from './cli/registry.js';
 /**
  * service-idp: run the identity service and manage its data. Every command reads the same
  * --data and --database flags and environment as `start`, and works while the service runs.
- * The commands are in cli/, one file per group, listed in cli/registry.ts.
+ * The commands are in cli/, one file per group, listed in cli/registry.ts; cli/run.ts runs a
+ * command line. This file is the process's part: its arguments, streams, environment, signals
+ * and exit status.
  */
-import { loadConfig, type ServiceConfig } from './config.js';
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './defaults.js';
-import { ConfigError, ServiceError } from './errors.js';
+import { runCli } from './cli/run.js';
 
-// Only the command line, the configuration and the registry are loaded up front. A command
-// imports the rest when it runs: `start` the HTTP app (./index.js), the others the database and
-// the stores or flows they use (cli/open.ts), so `--help` or a bad command line loads no
-// database and no operator command loads Fastify (tests and scripts run these by the hundred).
-
-const MAIL_LIMIT_DEFAULT = 20;
-const MAIL_LIMIT_MAX = 1000;
-
-const io: Io = {
+runCli(process.argv.slice(2), {
   out: (text) => void process.stdout.write(text),
   err: (text) => void process.stderr.write(text),
-};
-
-async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandLine(argv);
-  if (values.version) {
-    io.out(`${packageVersion()}\n`);
-    return 0;
-  }
-  if (values.help || positionals[0] === 'help') {
-    io.out(helpText());
-    return 0;
-  }
-  if (positionals.length === 0) {
-    io.err(helpText());
-    return 2;
-  }
-  const found = findCommand(positionals);
-  if (!found) throw new UsageError(`unknown command "${positionals.slice(0, 2).join(' ')}"`);
-  refuseUnreadFlags(found.command, values);
-  // Flags > environment > file > defaults: the file's settings go under the environment's.
-  const file = values.config ?? (process.env.SERVICE_IDP_CONFIG || undefined);
-  const settings =
-    file === undefined ? process.env : { ...(await import('./config-file.js')).readConfigFile(file), ...definedOnly(process.env) };
-  const config = loadConfig(
-    {
-      port: values.port,
-      host: values.host,
-      data: values.data,
-      database: values.database,
-      issuer: values.issuer,
-      'test-mode': values['test-mode'],
-      'dev-inbox': values['dev-inbox'],
-      'metrics-port': values['metrics-port'],
-      'console-port': values['console-port'],
-    },
-    settings,
-  );
-  const { command, operands } = found;
-  const data = command.data ?? 'existing';
-  const args = { values, operands, config, settings, limit: 0, since: undefined as number | undefined };
-  if (data === 'existing') {
-    // Every data command checks --limit and --since, whether it reads them or not.
-    args.limit = command.paged
-      ? wholeNumber('--limit', values.limit, PAGE_SIZE_DEFAULT, 1, PAGE_SIZE_MAX)
-      : wholeNumber('--limit', values.limit, MAIL_LIMIT_DEFAULT, 1, MAIL_LIMIT_MAX);
-    args.since = sinceTime(values.since, Date.now());
-    if (!existsSync(config.dataDir))
-      throw new UsageError(
-        `no data folder ${config.dataDir}: check --data (or SERVICE_IDP_DATA); \`service-idp start\` makes it on its first run`,
-      );
-  }
-  try {
-    return await command.run(args, io);
-  } catch (error) {
-    throw await unreachableDatabase(error, config);
-  }
-}
-
-/** The package's version, from its package.json (one level above dist/). */
-function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-}
-
-/** The environment's set variables: an empty one is unset (as loadConfig reads it), so it leaves the file's setting. */
-const definedOnly = (env: NodeJS.ProcessEnv) =>
-  Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
-
-/**
- * A database that cannot be reached or entered (refused, unknown host, wrong password, no such
- * database) is a configuration error: one line naming the database, its password hidden.
- */
-async function unreachableDatabase(error: unknown, config: ServiceConfig): Promise<unknown> {
-  if (!config.databaseUrl || !(error instanceof Error) || error instanceof ConfigError) return error;
-  const { describeDatabase, isDatabaseUnavailable } = await import('./storage/database.js');
-  const code = (error as { code?: unknown }).code;
-  // 28P01 wrong password, 28000 no such role or no access, 3D000 no such database.
-  if (!isDatabaseUnavailable(error) && code !== '28P01' && code !== '28000' && code !== '3D000') return error;
-  const reason = error.message || String(code);
-  return new ConfigError(`cannot use the database ${describeDatabase(config)} (--database / DATABASE_URL): ${reason}`);
-}
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    if (code >= 0) process.exitCode = code;
+  env: process.env,
+  isTTY: Boolean(process.stdout.isTTY),
+  onStopSignal(stop) {
+    const stopThenExit = async (signal: NodeJS.Signals) => {
+      await stop(signal);
+      process.exit(0);
+    };
+    process.once('SIGINT', stopThenExit);
+    process.once('SIGTERM', stopThenExit);
   },
-  (error: unknown) => {
-    // A request the service refuses as malformed (a bad cursor or event type) is a bad command line too.
-    const usage = error instanceof ConfigError || (error instanceof ServiceError && error.code === 'ERR_REQUEST_INVALID');
-    const message = (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
-    process.stderr.write(`service-idp: ${message}${usage ? '. See service-idp --help.' : ''}\n`);
-    if (!usage && error instanceof Error && process.env.SERVICE_IDP_LOG_LEVEL === 'debug') process.stderr.write(`${error.stack}\n`);
-    process.exitCode = usage ? 2 : 1;
-  },
-);
+}).then((code) => {
+  if (code >= 0) process.exitCode = code;
+});

@@ -97,10 +97,20 @@ export interface CommandArgs {
   since: number | undefined;
 }
 
-/** Where a command writes; the process's streams. */
+/**
+ * What a command gets of its process: where it writes, the environment it reads and how `start`
+ * stays up. The bin (cli.ts) hands over the process's own; tests run commands in-process with
+ * their own (runCli in cli/run.ts).
+ */
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /** The environment settings are read from (the process's, in the bin). */
+  env: NodeJS.ProcessEnv;
+  /** stdout is a terminal: `start` logs readably unless SERVICE_IDP_LOG_FORMAT says otherwise. */
+  isTTY: boolean;
+  /** `start` keeps running: `stop` runs on SIGINT or SIGTERM, and the process ends after it (the bin's part). */
+  onStopSignal(stop: (signal: NodeJS.Signals) => Promise<void>): void;
 }
 
 export interface Command {

@@ -28,7 +28,7 @@ export const start: Command = {
     }
     const { configWarnings } = await import('../config.js');
     for (const warning of configWarnings(config)) warn(`warning: ${warning}`, `service-idp: warning: ${warning}\n`);
-    const pretty = config.logFormat ? config.logFormat === 'pretty' : Boolean(process.stdout.isTTY);
+    const pretty = config.logFormat ? config.logFormat === 'pretty' : io.isTTY;
     const { startService } = await import('../index.js');
     const service = await startService(config, { logger: { level: config.logLevel, pretty } }).catch((error: unknown) => {
       if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
@@ -65,13 +65,10 @@ export const start: Command = {
           '',
         ].join('\n'),
       );
-    const stop = async (signal: NodeJS.Signals) => {
+    io.onStopSignal(async (signal) => {
       await service.close();
       say(`service-idp stopped (${signal}).`);
-      process.exit(0);
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    });
     return -1; // keep running
   },
 };

@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, SqliteAdapter, sql } from 'kysely';
 import { initialMigrations } from './migrations/0001-initial.js';
 import { migrations0002 } from './migrations/0002-mfa.js';
 import { migrations0003 } from './migrations/0003-delegation.js';
@@ -74,6 +74,28 @@ const SCHEMA_DROPPED_MEANWHILE = new Set(['42P01', '3F000', '42703']);
  * does not know (a newer release ran against it).
  */
 export async function migrate(db: Kysely<any>, target?: string): Promise<string[]> {
+  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return migrateOn(db, target);
+  // Kysely's migrator takes no lock on SQLite (one connection per process is its lock), so
+  // nodes started together on one empty data folder ran the same migrations side by side
+  // ("table clients already exists"). When there is something to apply, BEGIN IMMEDIATE takes
+  // the database's write lock first: another process waits for it (busy_timeout), then finds
+  // the migrations applied. An up-to-date database is only read (a command beside a busy
+  // service, or a backup, waits for no write lock).
+  if (target === undefined && (await appliedNames(db)).length >= KNOWN_MIGRATIONS.length) return migrateOn(db, target);
+  return db.connection().execute(async (connection) => {
+    await sql`begin immediate`.execute(connection);
+    try {
+      const applied = await migrateOn(connection, target);
+      await sql`commit`.execute(connection);
+      return applied;
+    } catch (error) {
+      await sql`rollback`.execute(connection).catch(() => {});
+      throw error;
+    }
+  });
+}
+
+async function migrateOn(db: Kysely<any>, target: string | undefined): Promise<string[]> {
   const migrator = new Migrator({ db, provider, ...(await migrationTableSchema(db)) });
   const unknown = await appliedButUnknown(db);
   if (unknown.length > 0) {
@@ -106,9 +128,14 @@ async function migrationTableSchema(db: Kysely<any>): Promise<{ migrationTableSc
 }
 
 async function appliedButUnknown(db: Kysely<any>): Promise<string[]> {
+  return (await appliedNames(db)).filter((name) => !KNOWN_MIGRATIONS.includes(name));
+}
+
+/** The migrations the database records as applied (none on a fresh database). */
+async function appliedNames(db: Kysely<any>): Promise<string[]> {
   try {
     const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
-    return rows.rows.map((r) => r.name).filter((name) => !KNOWN_MIGRATIONS.includes(name));
+    return rows.rows.map((r) => r.name);
   } catch {
     return []; // no migration table yet: a fresh database
   }

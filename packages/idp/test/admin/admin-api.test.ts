@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig, type RunningService, startService } from '../../src/index.js';
-import { runCli, SQLITE_SUITE_ONLY } from '../support/helpers.js';
+import { runBuiltCli, runCli, SQLITE_SUITE_ONLY } from '../support/helpers.js';
 
 const run = runCli;
 
@@ -37,7 +37,10 @@ describe('admin API', SQLITE_SUITE_ONLY, () => {
   before(async () => {
     data = mkdtempSync(join(tmpdir(), 'service-idp-admin-'));
     service = await startService(loadConfig({ port: '0', data }, {}));
-    const made = await cli('admin-keys', 'create', '--name', 'ops laptop');
+    // The key through the built binary; the other commands of this file run in-process (runCli).
+    const created = await runBuiltCli(['admin-keys', 'create', '--name', 'ops laptop', '--data', data, '--json']);
+    assert.equal(created.code, 0, created.stderr);
+    const made = JSON.parse(created.stdout);
     key = made.key;
     keyId = made.id;
     assert.match(key, /^admin_[\w-]{43}$/);

@@ -1,5 +1,5 @@
 /**
- * `service-idp connections` as an operator uses it, on the built binary against a data folder:
+ * `service-idp connections` as an operator uses it, command lines (runCli) against a data folder:
  * create (the secret sealed at rest, never printed), list, update (the applications that show
  * it, keep-tokens), delete; the same refusals as the admin API; identities and unlink of a
  * user's linked identity (recorded as identity.unlinked).

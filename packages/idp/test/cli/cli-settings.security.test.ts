@@ -2,7 +2,7 @@
  * Settings never dropped in silence (issue 34): the command line once took every command's flags
  * on every command, so `clients create --mfa-policy required` made an optional client with exit 0.
  * A flag a command does not read is refused now, and `clients create` takes every setting
- * `clients update` takes, applied at creation. The built CLI, on SQLite and on PostgreSQL.
+ * `clients update` takes, applied at creation. The CLI (runCli), on SQLite and on PostgreSQL.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';

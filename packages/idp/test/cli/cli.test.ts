@@ -1,9 +1,9 @@
 /**
- * The CLI as an operator uses it: the built `service-idp` binary against a data folder,
- * including while a service runs on the same folder.
+ * The CLI as an operator uses it: command lines against a data folder, including while a
+ * service runs on the same folder; `start` and a few others through the built `service-idp`.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -14,18 +14,14 @@ import { fileURLToPath } from 'node:url';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { ID_TOKEN_TTL_SECONDS, KEY_CACHE_SECONDS } from '../../src/defaults.js';
 import { loadConfig, type RunningService, startService } from '../../src/index.js';
-import { SQLITE_SUITE_ONLY, testModeIdToken } from '../support/helpers.js';
+import { runBuiltCli, runCli, SQLITE_SUITE_ONLY, testModeIdToken } from '../support/helpers.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const OPERATIONS = readFileSync(new URL('../../../../docs/operations.md', import.meta.url), 'utf8');
 
-function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
+// Most cases run the command line in-process (runCli); the ones through runBuiltCli and the
+// `start` children run the shipped bin: its help, exit status, environment and signals.
+const run = runCli;
 
 describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
   let data: string;
@@ -35,7 +31,7 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
   after(() => rmSync(data, { recursive: true, force: true }));
 
   it('documents every command in --help', async () => {
-    const { code, stdout } = await run(['--help']);
+    const { code, stdout } = await runBuiltCli(['--help']);
     assert.equal(code, 0);
     for (const command of [
       'start',
@@ -90,6 +86,11 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
       assert.match(stderr, /^service-idp: .*See service-idp --help\.\n$/, `one line: ${stderr}`);
       assert.doesNotMatch(stderr, /\bat \S+:\d+|ERR_PARSE_ARGS|node:internal/);
     }
+    // The bin's own exit status and stderr, for one of them.
+    const bin = await runBuiltCli(['clients', 'list', '--frobnicate', '--data', data]);
+    assert.equal(bin.code, 2, bin.stderr);
+    assert.equal(bin.stdout, '');
+    assert.equal(bin.stderr, 'service-idp: unknown option --frobnicate. See service-idp --help.\n');
   });
 
   it('says that a port is in use instead of printing a stack', async () => {
@@ -203,7 +204,7 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
   });
 
   it('creates a client and prints exactly one JSON object with its three keys', async () => {
-    const { code, stdout } = await run([
+    const { code, stdout } = await runBuiltCli([
       'clients',
       'create',
       '--data',
@@ -256,7 +257,7 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
   });
 
   it('reads the data folder from SERVICE_IDP_DATA too', async () => {
-    const list = JSON.parse((await run(['clients', 'list', '--json'], { SERVICE_IDP_DATA: data })).stdout).clients;
+    const list = JSON.parse((await runBuiltCli(['clients', 'list', '--json'], { SERVICE_IDP_DATA: data })).stdout).clients;
     assert.equal(list.length, 1);
   });
 

@@ -4,24 +4,16 @@
  * SP public keys made elsewhere can be imported instead.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { ServiceDelegationClient } from 'service-oauth-client';
 import { loadConfig, type RunningService, startService } from '../../src/index.js';
-import { SQLITE_SUITE_ONLY } from '../support/helpers.js';
+import { runCli, SQLITE_SUITE_ONLY } from '../support/helpers.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
-const run = (args: string[]) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '' } }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
+const run = runCli;
 const pem = (key: import('node:crypto').KeyObject) =>
   key.export({ format: 'pem', type: key.type === 'private' ? 'pkcs8' : 'spki' }).toString();
 

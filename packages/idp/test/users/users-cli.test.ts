@@ -1,6 +1,7 @@
 /**
- * `service-idp users …`, `devices …` and `events` as an operator uses them: the built binary
- * against the data folder of a running service, whose answers change at once.
+ * `service-idp users …`, `devices …` and `events` as an operator uses them: command lines
+ * against the data folder of a running service, whose answers change at once. They run
+ * in-process (runCli); one of each group, and an exit status 1, through the built binary.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig, type RunningService, startService } from '../../src/index.js';
-import { newRawDevice, runCli, SQLITE_SUITE_ONLY, sendClock } from '../support/helpers.js';
+import { newRawDevice, runBuiltCli, runCli, SQLITE_SUITE_ONLY, sendClock } from '../support/helpers.js';
 
 const run = runCli;
 
@@ -19,6 +20,7 @@ describe('service-idp users, devices and events', SQLITE_SUITE_ONLY, () => {
   const clock = sendClock();
   let post: (path: string, body: unknown) => Promise<any>;
   const cli = (...args: string[]) => run([...args, '--data', data]);
+  const bin = (...args: string[]) => runBuiltCli([...args, '--data', data]);
   const json = async (...args: string[]) => {
     const result = await cli(...args, '--json');
     assert.equal(result.code, 0, result.stderr);
@@ -87,7 +89,7 @@ describe('service-idp users, devices and events', SQLITE_SUITE_ONLY, () => {
     assert.equal(listed.users.length, 1);
     const userId = listed.users[0].id as string;
     assert.deepEqual(listed, await service.ctx.users.list({ email: 'ada.', limit: 50 }), 'the CLI prints what the service answers');
-    const text = await cli('users', 'list');
+    const text = await bin('users', 'list');
     assert.match(text.stdout, /^USER ID +EMAIL +CREATED +STATUS\n/);
     assert.match(text.stdout, new RegExp(`${userId} +${email.replaceAll('.', '\\.')} .* active`));
 
@@ -112,7 +114,7 @@ describe('service-idp users, devices and events', SQLITE_SUITE_ONLY, () => {
       [deviceId],
     );
     assert.match(
-      (await cli('devices', 'list', '--user', userId)).stdout,
+      (await bin('devices', 'list', '--user', userId)).stdout,
       /^DEVICE ID +CLIENT ID +KIND +NAME +CREATED +LAST USED +STATUS\n/,
     );
     assert.equal((await cli('devices', 'revoke', deviceId)).code, 0);
@@ -151,12 +153,12 @@ describe('service-idp users, devices and events', SQLITE_SUITE_ONLY, () => {
       events.events.map((e: { type: string; actor: string }) => [e.type, e.actor]),
       [['user.disabled', 'cli']],
     );
-    assert.match((await cli('events')).stdout, /^TIME +TYPE +USER +CLIENT +DEVICE +IP +BY +DETAIL\n/);
+    assert.match((await bin('events')).stdout, /^TIME +TYPE +USER +CLIENT +DEVICE +IP +BY +DETAIL\n/);
 
     const deleted = await cli('users', 'delete', email);
     assert.equal(deleted.code, 0, deleted.stderr);
     assert.deepEqual((await json('users', 'list', '--email', email)).users, []);
-    const gone = await cli('users', 'show', userId);
+    const gone = await bin('users', 'show', userId);
     assert.equal(gone.code, 1);
     assert.equal(gone.stderr, `service-idp: No user ${userId}\n`);
     const trail = await json('events', '--type', 'user.deleted');

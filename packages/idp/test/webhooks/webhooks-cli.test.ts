@@ -1,5 +1,5 @@
 /**
- * `service-idp webhooks …` (the built CLI on a data folder, SQLite), and a node killed with
+ * `service-idp webhooks …` (the CLI on a data folder, SQLite), and a node (the built CLI's `start`) killed with
  * SIGKILL while a delivery is in flight: another node started on the same data takes the
  * delivery over once the lease ends, so the event still arrives (same webhook-id, valid signature).
  */

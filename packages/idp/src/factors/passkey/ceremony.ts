@@ -1,7 +1,6 @@
-import {
-  type AuthenticationResponseJSON,
-  generateRegistrationOptions,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  RegistrationResponseJSON,
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
@@ -28,6 +27,13 @@ export interface PasskeyCeremonyDeps {
 
 /** Why a ceremony was refused, kept in the `passkey.refused` event (never shown to the caller, who gets one answer). */
 export type PasskeyRefusal = 'unknown' | 'rp_id' | 'user' | 'user_handle' | 'verification' | 'counter' | 'duplicate';
+
+/**
+ * @simplewebauthn/server, loaded at the first ceremony: with its certificate parsers it is a
+ * quarter of what the service imports, which every start, every `service-idp` command that opens
+ * the service context and every test file would load for nothing (about half a second of CPU).
+ */
+export const simpleWebAuthn = () => import('@simplewebauthn/server');
 
 type Verified<T extends (...args: never[]) => unknown> = NonNullable<Awaited<ReturnType<T>>>;
 type RegistrationInfo = NonNullable<Verified<typeof verifyRegistrationResponse>['registrationInfo']>;
@@ -179,6 +185,7 @@ export function createPasskeyCeremony(deps: PasskeyCeremonyDeps): PasskeyCeremon
     origin: string,
     rpId: string,
   ): Promise<RegistrationInfo | undefined> {
+    const { verifyRegistrationResponse } = await simpleWebAuthn();
     try {
       const verified = await verifyRegistrationResponse({
         response: credential as RegistrationResponseJSON,
@@ -230,6 +237,7 @@ export function createPasskeyCeremony(deps: PasskeyCeremonyDeps): PasskeyCeremon
     if (userHandle === undefined ? discoverable : userHandle !== passkey.userHandle) return 'user_handle';
     let info: Verified<typeof verifyAuthenticationResponse>['authenticationInfo'] | undefined;
     let counterWentBack = false;
+    const { verifyAuthenticationResponse } = await simpleWebAuthn();
     try {
       const verified = await verifyAuthenticationResponse({
         response: credential as AuthenticationResponseJSON,
@@ -270,6 +278,7 @@ export function createPasskeyCeremony(deps: PasskeyCeremonyDeps): PasskeyCeremon
     challenge: string,
     existing: Passkey[],
   ): Promise<PasskeyCreationOptionsJson> {
+    const { generateRegistrationOptions } = await simpleWebAuthn();
     const options = await generateRegistrationOptions({
       rpName: client.name,
       rpID: rpId,

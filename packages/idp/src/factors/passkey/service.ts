@@ -1,4 +1,3 @@
-import { generateAuthenticationOptions } from '@simplewebauthn/server';
 import {
   type MfaMethod,
   PASSKEY_REGISTER_OP,
@@ -17,7 +16,7 @@ import type { MfaStep } from '../../sign-in/mfa-step.js';
 import type { SignInPipeline } from '../../sign-in/pipeline.js';
 import type { Throttle } from '../../throttle/service.js';
 import type { EnabledUserStore } from '../../users/enabled-store.js';
-import type { PasskeyCeremony } from './ceremony.js';
+import { type PasskeyCeremony, simpleWebAuthn } from './ceremony.js';
 import type { Passkey, PasskeyStore } from './store.js';
 
 export interface PasskeyDeps {
@@ -167,6 +166,7 @@ export function createPasskeyService(deps: PasskeyDeps): PasskeyService {
       await limitIp('options', ip, PASSKEY_OPTIONS_PER_IP);
       const { origin, rpId } = rpIdFor(originHeader);
       const challenge = ceremony.issue({ ceremony: 'authentication', clientId: client.id, origin, rpId, ...(context ? { context } : {}) });
+      const { generateAuthenticationOptions } = await simpleWebAuthn();
       const options = await generateAuthenticationOptions({
         rpID: rpId,
         challenge: Buffer.from(challenge, 'utf8'),
