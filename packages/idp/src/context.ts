@@ -16,7 +16,7 @@ import type { ServiceConfig } from './config.js';
 import { openConsole } from './console/wiring.js';
 import { createSealer } from './crypto/seal.js';
 import { createSecretHasher } from './crypto/secrets.js';
-import { loadServerSecret } from './crypto/server-secret.js';
+import { deriveServerKey, loadServerSecret } from './crypto/server-secret.js';
 import { WEBHOOK_RETRY_WINDOW_HOURS } from './defaults.js';
 import { createDelegationService } from './delegation/service.js';
 import { createDelegationStore } from './delegation/store.js';
@@ -66,6 +66,7 @@ import { createRefreshTokenStore } from './oidc/refresh-store.js';
 import { createRefreshTokens } from './oidc/refresh-tokens.js';
 import { createOidcService } from './oidc/service.js';
 import { createOidcStore } from './oidc/store.js';
+import { createSendChallenges } from './otp/send-challenge.js';
 import { createOtpService } from './otp/service.js';
 import { createSignInFinisher } from './sign-in/finish.js';
 import { createMfaStep } from './sign-in/mfa-step.js';
@@ -231,6 +232,8 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     now,
     sendSpacingSeconds: config.sendSpacingSeconds,
     budgets: config.sendBudgets,
+    challenges: createSendChallenges({ hmacKey: deriveServerKey(serverSecret, 'send-challenge'), hash, spent: spentTokens, now }),
+    challengeThresholds: config.sendChallengeThresholds,
   });
   const recoveryCodes = createRecoveryCodes({ store: createRecoveryCodeStore(db), accounts, hash, events, mailer, templates, now });
   const mfa = createMfaStep({
