@@ -15,7 +15,16 @@ import { SEND_CHALLENGE_TTL_SECONDS } from '../../src/defaults.js';
 import { createSendChallenges } from '../../src/otp/send-challenge.js';
 import { createSpentTokenStore } from '../../src/spent-tokens/store.js';
 import { migrate } from '../../src/storage/migrations.js';
-import { APP_ORIGIN, openTestDatabase, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
+import {
+  APP_ORIGIN,
+  loginWithDevice,
+  newRawDevice,
+  openTestDatabase,
+  startTestService,
+  type TestService,
+  uniqueEmail,
+  verifiedRegistration,
+} from '../support/helpers.js';
 
 /** Asks for a sign-in code for `email` from `ip` (through the trusted proxy), with a solution when given. */
 async function ask(service: TestService, email: string, ip: string, solution?: string) {
@@ -159,6 +168,76 @@ describe('the send challenge', () => {
     } finally {
       await direct.close();
     }
+  });
+});
+
+describe('raised risk on a network, or on the whole service', () => {
+  it("a bot spread over one network's addresses is asked once the network passes its threshold; another network is not", async () => {
+    const service = await startTestService({
+      env: { SERVICE_IDP_TRUST_PROXY: '127.0.0.1', SERVICE_IDP_CHALLENGE_PER_IP: '1000/hour', SERVICE_IDP_CHALLENGE_PER_SUBNET: '2/hour' },
+    });
+    try {
+      for (let n = 1; n <= 2; n++) assert.equal((await ask(service, uniqueEmail('bot'), `198.51.100.${n}`)).status, 200);
+      challengeOf(await ask(service, uniqueEmail('bot'), '198.51.100.3'));
+      assert.equal((await ask(service, uniqueEmail('user'), '198.51.101.1')).status, 200, 'the next /24 is another network');
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('a flood from many networks: past the service-wide threshold every browser is asked, a first-time address too', async () => {
+    const service = await startTestService({ env: { SERVICE_IDP_TRUST_PROXY: '127.0.0.1', SERVICE_IDP_CHALLENGE_MAIL: '2/minute' } });
+    try {
+      for (let n = 1; n <= 2; n++) assert.equal((await ask(service, uniqueEmail('bot'), `10.${n}.0.1`)).status, 200);
+      const email = uniqueEmail('user');
+      const { challenge } = (await ask(service, email, '10.77.0.1')).body;
+      assert.ok(challenge, 'a fresh network is asked as well');
+      const solved = await ask(service, email, '10.77.0.1', await solve(challenge));
+      assert.equal(solved.status, 200, 'and gets its code once it solves it');
+      assert.equal(await mails(service, email), 1);
+    } finally {
+      await service.close();
+    }
+  });
+});
+
+describe('SMS at the MFA step', () => {
+  let service: TestService;
+  before(async () => {
+    // One SMS an hour for the whole service before every browser is asked: the enrollment's is the one.
+    service = await startTestService({ testMode: true, env: { SERVICE_IDP_CHALLENGE_SMS: '1/hour' } });
+  });
+  after(() => service.close());
+
+  it('a texted MFA code past the SMS threshold needs a solution bound to the phone and the MFA endpoint; nothing is texted before', async () => {
+    const email = uniqueEmail('sms');
+    const phone = '+14155550188';
+    const device = await newRawDevice();
+    const enrolled = await service.post('/v1/devices', {
+      userid: email,
+      deviceToken: await verifiedRegistration(service, email),
+      devicePublicKey: device.publicJwk,
+      mfaMethod: 'sms',
+      phoneNumber: phone,
+    });
+    assert.equal(enrolled.body.status, 'FINALIZE_REGISTRATION_NEEDED', JSON.stringify(enrolled.body));
+    const [enrollmentSms] = await service.ctx.smsOutbox.list(1, phone);
+    const otp = enrollmentSms?.body.match(/\b(\d{6})\b/)?.[1];
+    const confirmed = await service.post('/v1/mfa/verify', { userid: email, sessionId: enrolled.body.sessionId, otp });
+    assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
+    device.deviceId = confirmed.body.deviceId;
+
+    const login = await loginWithDevice(service, device, email);
+    assert.equal(login.status, 'MFA_REQUIRED');
+    const initiate = (solution?: string) =>
+      service.post('/v1/mfa/initiate', { userid: email, sessionId: login.sessionId }, APP_ORIGIN, {
+        ...(solution ? { [CHALLENGE_SOLUTION_HEADER]: solution } : {}),
+      });
+    const texted = async () => (await service.ctx.smsOutbox.list(10, phone)).length;
+    const challenge = challengeOf(await initiate());
+    assert.equal(await texted(), 1, 'only the enrollment code');
+    assert.equal((await initiate(await solve(challenge))).status, 200);
+    assert.equal(await texted(), 2, 'the MFA code is texted once solved');
   });
 });
 
