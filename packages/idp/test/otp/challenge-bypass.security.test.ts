@@ -10,8 +10,9 @@ import { after, before, describe, it } from 'node:test';
 import { createChallenge, solveChallenge } from 'altcha-lib';
 import { deriveKey } from 'altcha-lib/algorithms/sha';
 import { CHALLENGE_SOLUTION_HEADER, type SendChallenge } from 'service-protocol';
+import { loadConfig } from '../../src/config.js';
 import { createSecretHasher } from '../../src/crypto/secrets.js';
-import { SEND_CHALLENGE_TTL_SECONDS } from '../../src/defaults.js';
+import { SEND_CHALLENGE_AFTER_PER_IP, SEND_CHALLENGE_TTL_SECONDS } from '../../src/defaults.js';
 import { createSendChallenges } from '../../src/otp/send-challenge.js';
 import { createSpentTokenStore } from '../../src/spent-tokens/store.js';
 import { migrate } from '../../src/storage/migrations.js';
@@ -265,5 +266,17 @@ describe('a send challenge is bound to its endpoint', () => {
       await database.db.destroy();
       await database.drop();
     }
+  });
+});
+
+describe("the thresholds are the operator's", () => {
+  it("defaults to defaults.ts, takes the budgets' form, and refuses anything else naming the setting", () => {
+    assert.deepEqual(loadConfig({}, {}).sendChallengeThresholds.ip, SEND_CHALLENGE_AFTER_PER_IP);
+    const set = loadConfig({}, { SERVICE_IDP_CHALLENGE_SMS: '3/minute,20/day' }).sendChallengeThresholds.service.sms;
+    assert.deepEqual(set, [
+      { max: 3, windowSeconds: 60 },
+      { max: 20, windowSeconds: 86400 },
+    ]);
+    assert.throws(() => loadConfig({}, { SERVICE_IDP_CHALLENGE_PER_IP: 'ten' }), /invalid SERVICE_IDP_CHALLENGE_PER_IP/);
   });
 });
