@@ -12,7 +12,7 @@ import { deriveKey } from 'altcha-lib/algorithms/sha';
 import { CHALLENGE_SOLUTION_HEADER, type SendChallenge } from 'service-protocol';
 import { loadConfig } from '../../src/config.js';
 import { createSecretHasher } from '../../src/crypto/secrets.js';
-import { SEND_CHALLENGE_AFTER_PER_IP, SEND_CHALLENGE_TTL_SECONDS } from '../../src/defaults.js';
+import { SEND_CHALLENGE_AFTER_PER_IP, SEND_CHALLENGE_TTL_SECONDS, SEND_SPACING_PER_PURPOSE } from '../../src/defaults.js';
 import { createSendChallenges } from '../../src/otp/send-challenge.js';
 import { createSpentTokenStore } from '../../src/spent-tokens/store.js';
 import { migrate } from '../../src/storage/migrations.js';
@@ -21,6 +21,7 @@ import {
   loginWithDevice,
   newRawDevice,
   openTestDatabase,
+  registerWithMfa,
   startTestService,
   type TestService,
   uniqueEmail,
@@ -243,6 +244,32 @@ describe('SMS at the MFA step', () => {
 });
 
 describe('a send challenge is bound to its endpoint', () => {
+  it('a solution of the sign-in endpoint is refused at the MFA endpoint, for the same address, and still works where it was issued', async () => {
+    // One code request per address without work: the registration's is the one.
+    let offset = 0;
+    const service = await startTestService({
+      testMode: true,
+      env: { SERVICE_IDP_CHALLENGE_PER_IP: '1/hour' },
+      now: () => Date.now() + offset,
+    });
+    try {
+      const email = uniqueEmail('mfa');
+      const { device } = await registerWithMfa(service, email, 'email');
+      const login = await loginWithDevice(service, device, email);
+      assert.equal(login.status, 'MFA_REQUIRED');
+      const solution = await solve(challengeOf(await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' })));
+      const withSolution = { [CHALLENGE_SOLUTION_HEADER]: solution };
+      const mfa = await service.post('/v1/mfa/initiate', { userid: email, sessionId: login.sessionId }, APP_ORIGIN, withSolution);
+      challengeOf(mfa);
+      // Past the resend spacing of the registration's code to this address.
+      offset += (SEND_SPACING_PER_PURPOSE[0].windowSeconds + 1) * 1000;
+      const signIn = await service.post('/v1/authenticate', { userid: email, cryptoVersion: 'v1' }, APP_ORIGIN, withSolution);
+      assert.equal(signIn.status, 200, JSON.stringify(signIn.body));
+    } finally {
+      await service.close();
+    }
+  });
+
   it('a solution issued at one endpoint is refused at another, for the same address', async () => {
     const database = await openTestDatabase();
     try {
