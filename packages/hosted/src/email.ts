@@ -3,6 +3,7 @@
  * beside it the passkeys (passkey-sign-in.ts).
  */
 import { createPkcePair } from 'service-web';
+import { solvingChallenge } from './challenge.js';
 import { complete } from './complete.js';
 import { startMfa } from './enroll.js';
 import { failureText } from './i18n.js';
@@ -17,11 +18,15 @@ export function setUpEmail(): void {
     stopAutofill();
     signIn.email = input('email').value.trim();
     signIn.pkce = await createPkcePair();
-    const result = await client.authenticate(signIn.email, {
-      rememberDevice: input('remember').checked,
-      code_challenge: signIn.pkce.codeChallenge,
-      code_challenge_method: 'S256',
-    });
+    const pkce = signIn.pkce;
+    const result = await solvingChallenge((challengeSolution) =>
+      client.authenticate(signIn.email, {
+        rememberDevice: input('remember').checked,
+        code_challenge: pkce.codeChallenge,
+        code_challenge_method: 'S256',
+        ...(challengeSolution ? { challengeSolution } : {}),
+      }),
+    );
     if (result.status === 'SUCCESS') return complete(result);
     if (result.status === 'MFA_REQUIRED') return startMfa(result.sessionId, result.method);
     if (result.status !== 'OTP_NEEDED') return say(failureText(result));

@@ -4,6 +4,7 @@
  * step a login needs.
  */
 import type { MfaMethod, VerifyDeviceInput, VerifyDeviceResult } from 'service-web';
+import { solvingChallenge } from './challenge.js';
 import { complete } from './complete.js';
 import { failureText, t } from './i18n.js';
 import { showMfa } from './mfa.js';
@@ -15,7 +16,7 @@ import { client, signIn } from './state.js';
 export async function startMfa(sessionId: string, method: MfaMethod): Promise<void> {
   signIn.sessionId = sessionId;
   if (method === 'passkey') return signIn.passkeysUsable ? showPasskeyMfa(false) : passkeyMfaRecovery();
-  const started = await client.initiateMfa({ userid: signIn.email, sessionId });
+  const started = await solvingChallenge((challengeSolution) => client.initiateMfa({ userid: signIn.email, sessionId, challengeSolution }));
   if (started.status !== 'MFA_INITIATED') return say(failureText(started));
   showMfa(method, false);
 }
@@ -63,6 +64,6 @@ export function setUpEnroll(): void {
     const method = document.querySelector<HTMLInputElement>('input[name="method"]:checked')?.value as MfaMethod | undefined;
     const step: VerifyDeviceInput = { userid: signIn.email, ...(method ? { mfaMethod: method } : {}) };
     if (method === 'sms') step.phoneNumber = input('phone').value.trim();
-    await afterDevice(await client.verifyDevice(step));
+    await afterDevice(await solvingChallenge((challengeSolution) => client.verifyDevice({ ...step, challengeSolution })));
   });
 }

@@ -7,6 +7,7 @@
  * refuses enrollment sessions, docs/protocol.md); an enrolled email needs no confirmation code.
  */
 import type { MfaMethod } from 'service-web';
+import { solvingChallenge } from './challenge.js';
 import { complete } from './complete.js';
 import { failureText, t } from './i18n.js';
 import { $, input, onSubmit, say, show } from './page.js';
@@ -65,7 +66,9 @@ export function showMfa(method: MfaMethod, enrolling: boolean, setup?: { otpauth
 
 /** Sends the login step's code again: true when it went out. */
 async function resend(): Promise<boolean> {
-  const again = await client.initiateMfa({ userid: signIn.email, sessionId: signIn.sessionId ?? '' });
+  const again = await solvingChallenge((challengeSolution) =>
+    client.initiateMfa({ userid: signIn.email, sessionId: signIn.sessionId ?? '', challengeSolution }),
+  );
   return again.status === 'MFA_INITIATED' || failed(again);
 }
 

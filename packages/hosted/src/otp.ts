@@ -4,6 +4,7 @@
  * resend spacing: the same send limits apply and a refusal is said), "Use another address"
  * (back to the first step), and a hint. A pasted code may hold spaces.
  */
+import { solvingChallenge } from './challenge.js';
 import { afterDevice } from './enroll.js';
 import { failureText, t } from './i18n.js';
 import { $, input, onSubmit, say, show } from './page.js';
@@ -24,15 +25,18 @@ export function setUpOtp(): void {
     const otp = input('otp').value.replace(/\s+/g, '');
     const verified = await client.verifyEmailOtp({ userid: signIn.email, otp });
     if (verified.status !== 'SUCCESS') return say(failureText(verified));
-    await afterDevice(await client.verifyDevice({ userid: signIn.email }));
+    await afterDevice(await solvingChallenge((challengeSolution) => client.verifyDevice({ userid: signIn.email, challengeSolution })));
   });
   $('otp-resend').addEventListener('click', async () => {
     $<HTMLButtonElement>('otp-resend').disabled = true;
     say('');
-    const result = await client.authenticate(signIn.email, {
-      rememberDevice: input('remember').checked,
-      ...(signIn.pkce ? { code_challenge: signIn.pkce.codeChallenge, code_challenge_method: 'S256' } : {}),
-    });
+    const result = await solvingChallenge((challengeSolution) =>
+      client.authenticate(signIn.email, {
+        rememberDevice: input('remember').checked,
+        ...(signIn.pkce ? { code_challenge: signIn.pkce.codeChallenge, code_challenge_method: 'S256' } : {}),
+        ...(challengeSolution ? { challengeSolution } : {}),
+      }),
+    );
     if (result.status === 'OTP_NEEDED') {
       say(t('hosted.otp.resent'));
       countdown.wait(resendSeconds());

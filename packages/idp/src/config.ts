@@ -13,6 +13,10 @@ import {
   MAIL_BUDGET_PER_APPLICATION,
   MAIL_BUDGET_SERVICE,
   MFA_REMEMBER_DAYS,
+  SEND_CHALLENGE_AFTER_MAIL_SERVICE,
+  SEND_CHALLENGE_AFTER_PER_IP,
+  SEND_CHALLENGE_AFTER_PER_SUBNET,
+  SEND_CHALLENGE_AFTER_SMS_SERVICE,
   SEND_SPACING_PER_PURPOSE,
   SMS_BUDGET_PER_APPLICATION,
   SMS_BUDGET_SERVICE,
@@ -21,6 +25,7 @@ import {
 } from './defaults.js';
 import { ConfigError } from './errors.js';
 import { parseBudget, type SendBudgets } from './otp/send-budgets.js';
+import type { ChallengeThresholds } from './otp/send-challenge.js';
 import type { SmsConfig } from './sms/configured.js';
 import { smsWebhookKey, WEBHOOK_SECRET_MIN_LENGTH } from './sms/webhook.js';
 import type { Limit } from './throttle/service.js';
@@ -77,6 +82,8 @@ export interface ServiceConfig {
   sendSpacingSeconds: number;
   /** What the service and each application may send per channel (MAIL_BUDGET_SERVICE … unless SERVICE_IDP_*_BUDGET sets others). */
   sendBudgets: SendBudgets;
+  /** When a browser's code send must solve a proof of work first (SEND_CHALLENGE_AFTER_* unless SERVICE_IDP_CHALLENGE_* sets others). */
+  sendChallengeThresholds: ChallengeThresholds;
   /** How long a node serves its signing keys before re-reading them (KEY_CACHE_SECONDS by default); the same on every node. */
   keyCacheSeconds: number;
   /** Each webhook POST must answer within this time. */
@@ -126,6 +133,12 @@ export const ENVIRONMENT = {
   SERVICE_IDP_APP_MAIL_BUDGET: 'mails the sign-ins of one application may trigger, same form (default: half the service default)',
   SERVICE_IDP_SMS_BUDGET: 'SMS the whole service may send, e.g. 30/minute,300/hour,2000/day (default: docs/security.md, send budgets)',
   SERVICE_IDP_APP_SMS_BUDGET: 'SMS the sign-ins of one application may trigger, same form (default: half the service default)',
+  SERVICE_IDP_CHALLENGE_PER_IP:
+    'code requests from one client address before a proof of work is asked, e.g. 15/hour; same form as the budgets (default: docs/security.md, send challenge)',
+  SERVICE_IDP_CHALLENGE_PER_SUBNET: 'code requests from one /24 or /48 before a proof of work is asked, same form (default 60/hour)',
+  SERVICE_IDP_CHALLENGE_MAIL:
+    'mail code requests service-wide before every browser must solve one, same form (default: half the mail budget)',
+  SERVICE_IDP_CHALLENGE_SMS: 'SMS code requests service-wide before every browser must solve one, same form (default: half the SMS budget)',
   SERVICE_IDP_KEY_CACHE_SECONDS: `seconds a node serves its signing keys before re-reading them, so a rotation reaches it; the same on every node (default ${KEY_CACHE_SECONDS})`,
   SERVICE_IDP_WEBHOOK_TIMEOUT_MS: `ms each webhook delivery may take to answer (default ${WEBHOOK_REQUEST_TIMEOUT_MS})`,
   SERVICE_IDP_WEBHOOK_LEASE_MS: `ms a node holds a webhook delivery; longer than the timeout (default ${WEBHOOK_LEASE_MS})`,
@@ -248,6 +261,14 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
       sms: {
         service: budgetSetting(env, 'SERVICE_IDP_SMS_BUDGET', SMS_BUDGET_SERVICE),
         application: budgetSetting(env, 'SERVICE_IDP_APP_SMS_BUDGET', SMS_BUDGET_PER_APPLICATION),
+      },
+    },
+    sendChallengeThresholds: {
+      ip: budgetSetting(env, 'SERVICE_IDP_CHALLENGE_PER_IP', SEND_CHALLENGE_AFTER_PER_IP),
+      subnet: budgetSetting(env, 'SERVICE_IDP_CHALLENGE_PER_SUBNET', SEND_CHALLENGE_AFTER_PER_SUBNET),
+      service: {
+        email: budgetSetting(env, 'SERVICE_IDP_CHALLENGE_MAIL', SEND_CHALLENGE_AFTER_MAIL_SERVICE),
+        sms: budgetSetting(env, 'SERVICE_IDP_CHALLENGE_SMS', SEND_CHALLENGE_AFTER_SMS_SERVICE),
       },
     },
     keyCacheSeconds: integerSetting(env, 'SERVICE_IDP_KEY_CACHE_SECONDS', KEY_CACHE_SECONDS, 1, 300),

@@ -72,6 +72,38 @@ export const SMS_BUDGET_PER_APPLICATION = [
   { max: 1_000, windowSeconds: 24 * 60 * 60 },
 ] as const;
 
+/**
+ * Send challenge (otp/send-challenge.ts): below the hard limits above, a code-sending request
+ * from a browser must first solve a proof of work once its address, its network (/24, /48) or
+ * the whole service has asked for more codes than these in the window. Every request for a code
+ * counts, answered or not. A normal user stays far below; a bot pays CPU for each code past
+ * them. SERVICE_IDP_CHALLENGE_PER_IP, …_PER_SUBNET, …_MAIL and …_SMS set others.
+ */
+export const SEND_CHALLENGE_AFTER_PER_IP = [{ max: 15, windowSeconds: 60 * 60 }] as const;
+/** Code requests per client network (an IPv4 /24, an IPv6 /48) before a challenge: half SEND_PER_SUBNET. */
+export const SEND_CHALLENGE_AFTER_PER_SUBNET = [{ max: 60, windowSeconds: 60 * 60 }] as const;
+/** Mail code requests, service-wide, before every browser must solve a challenge: half MAIL_BUDGET_SERVICE. */
+export const SEND_CHALLENGE_AFTER_MAIL_SERVICE = [
+  { max: 300, windowSeconds: 60 },
+  { max: 5_000, windowSeconds: 60 * 60 },
+  { max: 50_000, windowSeconds: 24 * 60 * 60 },
+] as const;
+/** SMS code requests, service-wide, before every browser must solve a challenge: half SMS_BUDGET_SERVICE. */
+export const SEND_CHALLENGE_AFTER_SMS_SERVICE = [
+  { max: 15, windowSeconds: 60 },
+  { max: 150, windowSeconds: 60 * 60 },
+  { max: 1_000, windowSeconds: 24 * 60 * 60 },
+] as const;
+/** A send challenge's lifetime: time to solve it and retry; its solution is refused after. */
+export const SEND_CHALLENGE_TTL_SECONDS = 5 * 60;
+/**
+ * The work of a send challenge: the SHA-256 preimages a solver tries, drawn uniformly between
+ * these (well under a second in a browser, far less in a bot's native code: the
+ * challenge prices a flood, the budgets bound it).
+ */
+export const SEND_CHALLENGE_COUNTER_MIN = 2_000;
+export const SEND_CHALLENGE_COUNTER_MAX = 20_000;
+
 /** Device challenge (nonce the device signs) lifetime. */
 export const DEVICE_CHALLENGE_TTL_SECONDS = 60;
 /** A device's last-use time is written at most this often (it only needs day precision for expiry). */

@@ -25,6 +25,12 @@ export const ErrorStatus = {
   ERR_SESSION_STEP: Status.INVALID_REQUEST,
   ERR_DEVICE_KEY_INVALID: Status.INVALID_REQUEST,
   ERR_RATE_LIMITED: Status.RATE_LIMITED,
+  /**
+   * Risk is raised (many codes asked from this address, its network, or the whole service): this
+   * send needs a solved proof of work first. The body's `challenge` is a fresh one; retry the same
+   * request with its solution in CHALLENGE_SOLUTION_HEADER. Nothing was sent or counted as sent.
+   */
+  ERR_CHALLENGE_REQUIRED: Status.CHALLENGE_REQUIRED,
   ERR_ACCOUNT_LOCKED: Status.ACCOUNT_LOCKED,
   ERR_DELIVERY_FAILED: Status.SERVICE_ERROR,
   ERR_NOT_FOUND: Status.INVALID_REQUEST,
@@ -76,6 +82,7 @@ export const ErrorHttpStatus = {
   ERR_SESSION_STEP: 409,
   ERR_DEVICE_KEY_INVALID: 400,
   ERR_RATE_LIMITED: 429,
+  ERR_CHALLENGE_REQUIRED: 428,
   ERR_ACCOUNT_LOCKED: 423,
   ERR_DELIVERY_FAILED: 503,
   ERR_NOT_FOUND: 404,
@@ -99,6 +106,30 @@ export interface ErrorBody {
   retryAfter?: number;
   /** Wrong guesses still allowed on this OTP challenge, on ERR_OTP_INVALID. */
   attemptsRemaining?: number;
+  /** On ERR_CHALLENGE_REQUIRED: the proof of work to solve before retrying. */
+  challenge?: SendChallenge;
+}
+
+/**
+ * A proof-of-work challenge (ALTCHA v2, `SHA-256`, deterministic mode), signed by the service
+ * and bound to one address and endpoint. Solving it: find the 32-bit counter whose
+ * SHA-256(salt ‖ nonce ‖ counter as 4 big-endian bytes) starts with `keyPrefix` (hex), iterated
+ * `cost` times over its own digest; the counter is at most a few tens of thousands.
+ */
+export interface SendChallenge {
+  parameters: {
+    algorithm: 'SHA-256';
+    cost: number;
+    /** Seconds since the epoch after which no solution is accepted. */
+    expiresAt: number;
+    keyLength: number;
+    keyPrefix: string;
+    nonce: string;
+    salt: string;
+    /** The address and endpoint it was issued for, as a keyed hash. */
+    data: { binding: string };
+  };
+  signature: string;
 }
 
 export function isErrorCode(value: unknown): value is ErrorCode {

@@ -35,6 +35,13 @@ export const PUBLISHABLE_KEY_HEADER = 'x-service-key';
  */
 export const AUTHORIZATION_REQUEST_HEADER = 'x-service-authorization-request';
 
+/**
+ * Header of a code-sending request retried after `428 ERR_CHALLENGE_REQUIRED`: the solved
+ * proof of work, as service-web's solveChallenge returns it (docs/protocol.md, "Send
+ * challenge"). The same header on every endpoint that sends a code.
+ */
+export const CHALLENGE_SOLUTION_HEADER = 'x-service-challenge-solution';
+
 /** Every browser endpoint lives under this prefix, and only there does the service answer CORS. */
 export const BROWSER_PREFIX = '/v1';
 

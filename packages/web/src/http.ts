@@ -1,4 +1,12 @@
-import { AUTHORIZATION_REQUEST_HEADER, BROWSER_PREFIX, ErrorStatus, isErrorCode, PUBLISHABLE_KEY_HEADER } from 'service-protocol';
+import {
+  AUTHORIZATION_REQUEST_HEADER,
+  BROWSER_PREFIX,
+  CHALLENGE_SOLUTION_HEADER,
+  ErrorStatus,
+  isErrorCode,
+  PUBLISHABLE_KEY_HEADER,
+  type SendChallenge,
+} from 'service-protocol';
 import { isObject } from './checks.js';
 import { failure, reasonOf, unexpected, withTyped } from './results.js';
 import type { FailureResult } from './types.js';
@@ -23,9 +31,10 @@ const JSON_TYPE = 'application/json';
  * One JSON request to a browser endpoint (`path` from BrowserPaths, under BROWSER_PREFIX): a POST
  * of `body`, or a GET without one. Never throws: every way it can go wrong becomes a
  * FailureResult. The timeout covers the whole exchange, body included. Undefined members of
- * `body` are left out (JSON.stringify drops them).
+ * `body` are left out (JSON.stringify drops them). `challengeSolution`, a solved send challenge
+ * (challenge.ts), goes in its header.
  */
-export async function request(config: HttpConfig, path: string, body?: object): Promise<HttpOutcome> {
+export async function request(config: HttpConfig, path: string, body?: object, challengeSolution?: string): Promise<HttpOutcome> {
   // Aborted only by its timer: an aborted signal is a timeout.
   const signal = AbortSignal.timeout(config.timeoutMs);
   try {
@@ -37,6 +46,7 @@ export async function request(config: HttpConfig, path: string, body?: object): 
         [PUBLISHABLE_KEY_HEADER]: config.apiKey,
         ...(body && { 'content-type': JSON_TYPE }),
         ...(hosted && { [AUTHORIZATION_REQUEST_HEADER]: hosted }),
+        ...(challengeSolution && { [CHALLENGE_SOLUTION_HEADER]: challengeSolution }),
       },
       // The publishable key identifies the client; cookies play no part in this protocol, except
       // the hosted pages' binding of their authorization request to this browser (same origin only).
@@ -66,15 +76,18 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   }
 }
 
-/** Maps `{ code, message, retryAfter?, attemptsRemaining? }` through protocol's ErrorStatus table. */
+/** Maps `{ code, message, retryAfter?, attemptsRemaining?, challenge? }` through protocol's ErrorStatus table. */
 export function errorBodyToFailure(httpStatus: number, body: Record<string, unknown> = {}): FailureResult {
-  const { code, message } = body;
+  const { code, message, challenge } = body;
   if (!isErrorCode(code)) return failure('SERVICE_ERROR', `HTTP ${httpStatus}: unknown code`);
-  return withTyped(
+  const result = withTyped(
     failure(ErrorStatus[code], typeof message === 'string' ? message : code),
     body,
     'number',
     'retryAfter',
     'attemptsRemaining',
   );
+  // Passed on as the service sent it: the solution must carry the challenge unchanged (solveChallenge checks its shape).
+  if (isObject(challenge) && isObject(challenge.parameters)) result.challenge = challenge as unknown as SendChallenge;
+  return result;
 }

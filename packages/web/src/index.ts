@@ -13,6 +13,7 @@
 import { MfaMethod as ProtocolMfaMethod, Status as ProtocolStatus } from 'service-protocol';
 import { ServiceClient } from './client.js';
 
+export { solveChallenge } from './challenge.js';
 export { DEFAULT_BASE_URL, ServiceClient, type ServiceClientDeps } from './client.js';
 export { createPkcePair, type PkcePair, pkceChallengeFromVerifier } from './pkce.js';
 export type {
@@ -31,6 +32,7 @@ export type {
   MfaEnrollmentNeededResult,
   MfaInitiatedResult,
   MfaRequiredResult,
+  SendChallenge,
   VerifyDeviceInput,
   VerifyDeviceResult,
   VerifyDeviceSuccessResult,

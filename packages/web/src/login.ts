@@ -27,22 +27,28 @@ export async function authenticate(
   if (!isEmail(userid)) return invalidEmail();
   const opts: AuthenticateOptions = options ?? {};
   if (!isObject(opts)) return invalid('options must be an object');
-  const { rememberDevice, code_challenge: codeChallenge, code_challenge_method: method } = opts;
+  const { rememberDevice, code_challenge: codeChallenge, code_challenge_method: method, challengeSolution } = opts;
   if (rememberDevice !== undefined && typeof rememberDevice !== 'boolean') return invalid('rememberDevice must be a boolean');
   if (isBadPkce(codeChallenge, method)) return invalid('code_challenge must be an S256 challenge');
+  if (challengeSolution !== undefined && typeof challengeSolution !== 'string') return invalid('challengeSolution must be a string');
 
   const email = normalizeEmail(userid);
   const proof = await deviceProof(session, email);
   if (proof?.status) return proof;
 
-  const { body, failure: failed } = await request(session.http, BrowserPaths.authenticate, {
-    userid: email,
-    cryptoVersion: session.cryptoVersion,
-    rememberDevice,
-    codeChallenge,
-    codeChallengeMethod: codeChallenge && 'S256',
-    deviceProof: proof?.jws,
-  });
+  const { body, failure: failed } = await request(
+    session.http,
+    BrowserPaths.authenticate,
+    {
+      userid: email,
+      cryptoVersion: session.cryptoVersion,
+      rememberDevice,
+      codeChallenge,
+      codeChallengeMethod: codeChallenge && 'S256',
+      deviceProof: proof?.jws,
+    },
+    challengeSolution,
+  );
   // Refused (rate limit, network): the code already sent, and its pending step, still stand.
   if (failed) return failed;
   session.pending.delete(email);
@@ -85,7 +91,8 @@ export async function verifyEmailOtp(session: LoginSession, input: { userid: str
 
 export async function verifyDevice(session: LoginSession, input: VerifyDeviceInput): Promise<VerifyDeviceResult> {
   if (!isObject(input) || typeof input.userid !== 'string') return invalid('userid must be a string');
-  const { mfaMethod } = input;
+  const { mfaMethod, challengeSolution } = input;
+  if (challengeSolution !== undefined && typeof challengeSolution !== 'string') return invalid('challengeSolution must be a string');
   if (mfaMethod !== undefined && !isMfaMethod(mfaMethod)) return invalid(`mfaMethod must be one of ${MFA_METHODS.join(', ')}`);
   const sms = mfaMethod === MfaMethod.SMS;
   const phoneNumber = normalizePhone(input.phoneNumber);
@@ -97,13 +104,12 @@ export async function verifyDevice(session: LoginSession, input: VerifyDeviceInp
 
   // A fresh pair on every call: a pair sent with an earlier answer (MFA_ENROLLMENT_NEEDED) is dropped.
   const key = pending.remember ? await newDeviceKey(cryptoOf(session.deps)) : undefined;
-  const { body, failure: failed } = await request(session.http, BrowserPaths.verifyDevice, {
-    userid: email,
-    deviceToken: pending.deviceToken,
-    devicePublicKey: key?.publicJwk,
-    mfaMethod,
-    phoneNumber,
-  });
+  const { body, failure: failed } = await request(
+    session.http,
+    BrowserPaths.verifyDevice,
+    { userid: email, deviceToken: pending.deviceToken, devicePublicKey: key?.publicJwk, mfaMethod, phoneNumber },
+    challengeSolution,
+  );
   if (failed) return forgetIfExpired(session, email, failed);
   const { status, code, sessionId, method, methods } = body;
   const message = messageOf(body);

@@ -15,8 +15,9 @@ export async function initiateMfa(session: LoginSession, input: InitiateMfaInput
     return invalid('userid and sessionId must be strings');
   }
   const email = normalizeEmail(input.userid);
-  const sessionId = input.sessionId;
-  const { body, failure: failed } = await request(session.http, BrowserPaths.mfaInitiate, { userid: email, sessionId });
+  const { sessionId, challengeSolution } = input;
+  if (challengeSolution !== undefined && typeof challengeSolution !== 'string') return invalid('challengeSolution must be a string');
+  const { body, failure: failed } = await request(session.http, BrowserPaths.mfaInitiate, { userid: email, sessionId }, challengeSolution);
   if (failed) return forgetIfExpired(session, email, failed);
   const { status, method } = body;
   if (status !== 'MFA_INITIATED' || !isMfaMethod(method)) return unexpected();

@@ -1,6 +1,6 @@
-import type { DeviceInfo, MfaMethod } from 'service-protocol';
+import type { DeviceInfo, MfaMethod, SendChallenge } from 'service-protocol';
 
-export type { DeviceInfo };
+export type { DeviceInfo, SendChallenge };
 
 /** Options of {@link ServiceClient.init}. */
 export interface InitOptions {
@@ -34,6 +34,8 @@ export interface AuthenticateOptions {
   code_challenge?: string;
   /** Only 'S256' is accepted; defaults to 'S256' when code_challenge is set. */
   code_challenge_method?: string;
+  /** After CHALLENGE_REQUIRED: what solveChallenge returned for its `challenge`, sent with this retry. */
+  challengeSolution?: string;
 }
 
 /** Statuses that report a failure; every operation can return them. */
@@ -46,6 +48,7 @@ export type FailureStatus =
   | 'OTP_EXPIRED'
   | 'SESSION_EXPIRED'
   | 'RATE_LIMITED'
+  | 'CHALLENGE_REQUIRED'
   | 'ACCOUNT_LOCKED'
   | 'DEVICE_KEY_UNAVAILABLE'
   | 'MFA_UNAVAILABLE'
@@ -63,6 +66,12 @@ export interface FailureResult {
   retryAfter?: number;
   /** Wrong guesses still allowed on the current OTP challenge (INVALID_OTP). */
   attemptsRemaining?: number;
+  /**
+   * CHALLENGE_REQUIRED: the proof of work the service asks before it sends a code (many codes
+   * were asked lately). Solve it with solveChallenge and call the same operation again with the
+   * solution as `challengeSolution`. Nothing was sent.
+   */
+  challenge?: SendChallenge;
 }
 
 /** Result of {@link ServiceClient.init}. */
@@ -127,6 +136,8 @@ export interface VerifyDeviceInput {
    * so `+1 (415) 555-0123` is sent as `+14155550123`.
    */
   phoneNumber?: string;
+  /** After CHALLENGE_REQUIRED: what solveChallenge returned for its `challenge`, sent with this retry. */
+  challengeSolution?: string;
 }
 
 /**
@@ -209,6 +220,8 @@ export interface InitiateMfaInput {
   userid: string;
   /** From authenticate's or verifyDevice's MFA_REQUIRED. */
   sessionId: string;
+  /** After CHALLENGE_REQUIRED: what solveChallenge returned for its `challenge`, sent with this retry. */
+  challengeSolution?: string;
 }
 
 /** initiateMfa's MFA_INITIATED: the code was sent (email, SMS) or is expected from the app (TOTP). */

@@ -26,6 +26,7 @@ test('the IIFE script defines globalThis.ServiceWeb and touches no browser globa
     'Status',
     'createPkcePair',
     'pkceChallengeFromVerifier',
+    'solveChallenge',
   ]);
   assert.equal((api.Status as Record<string, string>).OTP_NEEDED, 'OTP_NEEDED');
   assert.equal((api.MfaMethod as Record<string, string>).TOTP, 'totp');

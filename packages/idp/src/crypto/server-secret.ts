@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -42,4 +42,13 @@ function readSecret(path: string): Buffer | undefined {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
+}
+
+/**
+ * A key of its own for one purpose, derived from the server secret with HKDF (RFC 5869), as the
+ * sealer's keys are: a key handed to a library (the send challenge's HMAC key) reveals nothing
+ * of the secret or of the other keys. Never logged.
+ */
+export function deriveServerKey(serverSecret: Buffer, purpose: string): string {
+  return Buffer.from(hkdfSync('sha256', serverSecret, Buffer.alloc(0), `service-idp key ${purpose}`, 32)).toString('hex');
 }

@@ -41,7 +41,7 @@ const authenticateAnswer = (methods: readonly string[]) =>
 
 const authenticateSchema = (methods: readonly string[]) => ({
   body: AuthenticateBody,
-  response: { 200: authenticateAnswer(methods), ...errorResponses(...BODY_ERRORS, 401, 403, 429, ...SERVER_ERRORS) },
+  response: { 200: authenticateAnswer(methods), ...errorResponses(...BODY_ERRORS, 401, 403, 428, 429, ...SERVER_ERRORS) },
 });
 
 export const signInStartRoutes: FastifyPluginAsyncTypebox<{

@@ -1,6 +1,12 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AUTHORIZATION_REQUEST_HEADER, BROWSER_PREFIX, BrowserPaths, PUBLISHABLE_KEY_HEADER } from 'service-protocol';
+import {
+  AUTHORIZATION_REQUEST_HEADER,
+  BROWSER_PREFIX,
+  BrowserPaths,
+  CHALLENGE_SOLUTION_HEADER,
+  PUBLISHABLE_KEY_HEADER,
+} from 'service-protocol';
 import { type ClientService, HOSTED_CLIENT_ID } from '../clients/service.js';
 import { appOf, type ClientRecord } from '../clients/store.js';
 import { ORIGINS_RELOAD_INTERVAL_MS } from '../defaults.js';
@@ -93,7 +99,7 @@ export async function browserClient(
       );
     },
     methods: ['GET', 'POST'],
-    allowedHeaders: ['content-type', PUBLISHABLE_KEY_HEADER],
+    allowedHeaders: ['content-type', PUBLISHABLE_KEY_HEADER, CHALLENGE_SOLUTION_HEADER],
     maxAge: 600,
   });
   scope.decorateRequest('client', null as unknown as ClientRecord);

@@ -92,6 +92,24 @@ export const isWireBody = (schema: unknown): boolean => typeof schema === 'objec
 
 const ERROR_CODES = Object.keys(ErrorHttpStatus) as ErrorCode[];
 
+/** ERR_CHALLENGE_REQUIRED's proof of work (packages/protocol SendChallenge; docs/protocol.md, "Send challenge"). */
+const SendChallengeSchema = Type.Object(
+  {
+    parameters: Type.Object({
+      algorithm: Type.Literal('SHA-256'),
+      cost: Type.Integer(),
+      expiresAt: Type.Integer({ description: 'seconds since the epoch after which no solution is accepted' }),
+      keyLength: Type.Integer(),
+      keyPrefix: Type.String({ description: 'hex the derived key must start with' }),
+      nonce: Type.String(),
+      salt: Type.String(),
+      data: Type.Object({ binding: Type.String({ description: 'the address and endpoint it was issued for, as a keyed hash' }) }),
+    }),
+    signature: Type.String(),
+  },
+  { description: 'a proof of work to solve before sending the same request again with its solution (x-service-challenge-solution)' },
+);
+
 const errorBody = (codes: ErrorCode[], description: string) =>
   Type.Object(
     {
@@ -99,6 +117,7 @@ const errorBody = (codes: ErrorCode[], description: string) =>
       message: Type.String(),
       retryAfter: Type.Optional(Type.Integer({ description: 'seconds until a rate-limited or locked request may be retried' })),
       attemptsRemaining: Type.Optional(Type.Integer({ description: 'wrong guesses still allowed on this OTP challenge' })),
+      challenge: Type.Optional(SendChallengeSchema),
     },
     { description },
   );

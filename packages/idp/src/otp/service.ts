@@ -12,6 +12,7 @@ import {
   SEND_SPACING_PER_PURPOSE,
 } from '../defaults.js';
 import { ServiceError } from '../errors.js';
+import { currentRequest } from '../events/request-context.js';
 import type { EventLog } from '../events/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
@@ -19,6 +20,7 @@ import type { SmsTransport } from '../sms/transport.js';
 import type { Limit, Throttle } from '../throttle/service.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
 import { type BudgetChannel, type SendBudgets, subnetOf } from './send-budgets.js';
+import type { ChallengeThresholds, SendChallenges } from './send-challenge.js';
 
 /** Weight of the newest delivery in the moving average of delivery times: smooths one slow SMTP answer. */
 const DELIVERY_TIME_WEIGHT = 0.2;
@@ -44,7 +46,18 @@ export interface OtpDeps {
   sendSpacingSeconds: number;
   /** What the service and each application may send (defaults.ts MAIL_BUDGET_SERVICE …, or the operator's settings). */
   budgets: SendBudgets;
+  /** The proof of work a browser's send may have to solve first, and when (defaults.ts SEND_CHALLENGE_AFTER_*). */
+  challenges: SendChallenges;
+  challengeThresholds: ChallengeThresholds;
 }
+
+/**
+ * The sends a browser asks for while signing in, where a challenge can be demanded: the
+ * new-device email code (and its resends) and the MFA codes of the sign-in. The others come
+ * after a sign-in (account center changes), from an SP backend (no IP), or from an upstream
+ * provider's redirect, which can carry no header and needs that provider's sign-in first.
+ */
+const CHALLENGED_PURPOSES: ReadonlySet<OtpPurpose> = new Set(['sign-in', 'mfa', 'mfa-enroll']);
 
 /** The flow's storage of one challenge: where the code's HMAC lives and where guesses are counted. */
 export interface OtpSend {
@@ -149,6 +162,28 @@ export function createOtpService(deps: OtpDeps): OtpService {
     await throttle.consume(`send:budget:service:${channel}`, budget.service, busy, exhausted(channel, 'service'));
   }
 
+  /**
+   * Raised risk demands a solved challenge before anything is counted as sent: each browser
+   * request for a code counts towards its address's, its network's and the service's
+   * thresholds, and past any of them it must carry an unspent solution bound to this recipient
+   * and route, else it is refused with a fresh challenge.
+   */
+  async function demandChallenge(request: OtpSend, ip: string) {
+    const thresholds = deps.challengeThresholds;
+    const over = [
+      await throttle.exceeds(`challenge:ip:${ip}`, thresholds.ip),
+      await throttle.exceeds(`challenge:subnet:${subnetOf(ip)}`, thresholds.subnet),
+      await throttle.exceeds(`challenge:service:${request.channel.kind}`, thresholds.service[request.channel.kind]),
+    ];
+    if (!over.includes(true)) return;
+    const origin = currentRequest();
+    const binding = { address: request.channel.to, endpoint: origin?.route ?? '' };
+    if (await deps.challenges.redeem(origin?.challengeSolution, binding)) return;
+    throw new ServiceError('ERR_CHALLENGE_REQUIRED', 'Solve the challenge, then send the same request again with its solution.', {
+      challenge: await deps.challenges.issue(binding),
+    });
+  }
+
   /** How long a delivery (and its event) takes on this node, per channel: a moving average that silent sends wait out. */
   const deliveryMs: Record<OtpChannel['kind'], number | undefined> = { email: undefined, sms: undefined };
   const timeDelivery = (kind: OtpChannel['kind'], since: number) => {
@@ -177,6 +212,7 @@ export function createOtpService(deps: OtpDeps): OtpService {
     hashOf,
 
     async send(request: OtpSend): Promise<string> {
+      if (request.ip !== undefined && CHALLENGED_PURPOSES.has(request.purpose)) await demandChallenge(request, request.ip);
       if (request.ip !== undefined) {
         await throttle.consume(`send:ip:${request.ip}`, SEND_PER_IP, 'Too many codes were requested from this network. Try again later.');
         await throttle.consume(

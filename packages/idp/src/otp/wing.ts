@@ -1,21 +1,29 @@
 import { defineWing } from '../composition/wing.js';
 import type { SecretHasher } from '../crypto/secrets.js';
+import { deriveServerKey } from '../crypto/server-secret.js';
 import type { EventLog } from '../events/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
 import type { SmsTransport } from '../sms/transport.js';
+import type { SpentTokenStore } from '../spent-tokens/store.js';
 import type { Throttle } from '../throttle/service.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
 import type { SendBudgets } from './send-budgets.js';
+import { type ChallengeThresholds, createSendChallenges } from './send-challenge.js';
 import { createOtpService } from './service.js';
 
-/** The one code sender (mail and SMS) every factor's code goes through, with its spacing, limits and budgets. */
+/**
+ * The one code sender (mail and SMS) every factor's code goes through, with its spacing, limits
+ * and budgets, and the proof-of-work challenge it asks past its thresholds (otp/send-challenge.ts).
+ */
 export const otpWing = defineWing(
   'otp',
   (deps: {
     now: () => number;
     hash: SecretHasher;
-    config: { sendSpacingSeconds: number; sendBudgets: SendBudgets };
+    serverSecret: Buffer;
+    config: { sendSpacingSeconds: number; sendBudgets: SendBudgets; sendChallengeThresholds: ChallengeThresholds };
+    spentTokens: SpentTokenStore;
     enabledUsers: EnabledUserStore;
     throttle: Throttle;
     mailer: Mailer;
@@ -29,6 +37,10 @@ export const otpWing = defineWing(
         ...{ hash: deps.hash, events: deps.events, now: deps.now },
         sendSpacingSeconds: deps.config.sendSpacingSeconds,
         budgets: deps.config.sendBudgets,
+        challenges: createSendChallenges({
+          ...{ hmacKey: deriveServerKey(deps.serverSecret, 'send-challenge'), hash: deps.hash, spent: deps.spentTokens, now: deps.now },
+        }),
+        challengeThresholds: deps.config.sendChallengeThresholds,
       }),
     },
   }),

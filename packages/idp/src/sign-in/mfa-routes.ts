@@ -23,7 +23,7 @@ const initiateMfaSchema = (methods: readonly string[]) => ({
     200: wireBody<InitiateMfaResponse>()(
       Type.Object({ status: Type.Literal('MFA_INITIATED'), message: Type.String(), method: mfaMethodSchema(methods) }),
     ),
-    ...errorResponses(...BODY_ERRORS, 401, 403, 409, 429, ...SERVER_ERRORS),
+    ...errorResponses(...BODY_ERRORS, 401, 403, 409, 428, 429, ...SERVER_ERRORS),
   },
 });
 const VerifyMfaSchema = {

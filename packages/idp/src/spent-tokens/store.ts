@@ -5,7 +5,8 @@ import { deleteBefore } from '../storage/sweeper.js';
  * What a spent token was, the prefix of its row's id: a device challenge (devices/prover.ts and
  * the login, factors/device-key/sign-in-store.ts), a "this wasn't me" link (devices/notice.ts), a passkey challenge
  * (webauthn/service.ts), a delegation request's jti (delegation/service.ts), a DPoP proof's key
- * and jti (dpop/proof.ts), a DBSC challenge (oidc/dbsc.ts), an upstream sign-in's state and device ticket (factors/upstream/).
+ * and jti (dpop/proof.ts), a DBSC challenge (oidc/dbsc.ts), an upstream sign-in's state and device ticket (factors/upstream/),
+ * a solved send challenge (otp/send-challenge.ts).
  */
 export type SpentPurpose =
   | 'device-challenge'
@@ -15,7 +16,8 @@ export type SpentPurpose =
   | 'dpop-proof'
   | 'dbsc-challenge'
   | 'upstream-state'
-  | 'upstream-device';
+  | 'upstream-device'
+  | 'send-challenge';
 
 /** A token to record as spent: its caller's keyed hash of it, kept until it would have expired anyway. */
 export interface SpentToken {

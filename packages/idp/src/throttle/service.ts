@@ -12,6 +12,8 @@ export interface Throttle {
    * runs once per window of a limit (the hit just past its max): an alarm that a flood does not repeat.
    */
   consume(subject: string, limits: readonly Limit[], message: string, firstRefusal?: (limit: Limit) => Promise<void>): Promise<void>;
+  /** Counts one hit of `subject` against each limit and tells whether any is past its max; refuses nothing (a risk signal). */
+  exceeds(subject: string, limits: readonly Limit[]): Promise<boolean>;
 }
 
 /**
@@ -46,6 +48,16 @@ export function createThrottle({
           throw new ServiceError('ERR_RATE_LIMITED', message, { retryAfter });
         }
       }
+    },
+
+    async exceeds(subject: string, limits: readonly Limit[]): Promise<boolean> {
+      let over = false;
+      // Every window is counted, past or not, so each keeps its true count.
+      for (const limit of limits) {
+        const { count } = await store.hit(`${subject}:${limit.windowSeconds}`, limit.windowSeconds * 1000, now());
+        if (count > limit.max) over = true;
+      }
+      return over;
     },
   };
 }

@@ -132,6 +132,17 @@ export interface TestService extends RunningService {
   ): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
+/**
+ * Environment that keeps the send challenge (otp/send-challenge.ts) out of the way: every test
+ * user shares the one loopback address, so a suite's sign-ins pass its per-address threshold as
+ * no real user's would. startTestService sets it unless a test's `env` says otherwise; the
+ * challenge's own tests (test/otp/challenge-bypass.security.test.ts) set their thresholds.
+ */
+export const WITHOUT_SEND_CHALLENGE = {
+  SERVICE_IDP_CHALLENGE_PER_IP: '100000/hour',
+  SERVICE_IDP_CHALLENGE_PER_SUBNET: '100000/hour',
+} as const;
+
 export interface TestServiceOptions {
   testMode?: boolean;
   mailer?: Mailer;
@@ -154,7 +165,10 @@ export interface TestServiceOptions {
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'service-idp-test-'));
-  const config = loadConfig({ port: '0', data: dataDir, 'test-mode': options.testMode ?? false }, { ...options.env });
+  const config = loadConfig(
+    { port: '0', data: dataDir, 'test-mode': options.testMode ?? false },
+    { ...WITHOUT_SEND_CHALLENGE, ...options.env },
+  );
   const database = await openTestDatabase(options.databaseUrl);
   const service = await startService(config, {
     db: database.db,

@@ -76,7 +76,7 @@ const VerifyEmailOtpSchema = {
 };
 const verifyDeviceSchema = (methods: readonly string[]) => ({
   body: verifyDeviceBody(methods),
-  response: { 200: verifyDeviceAnswer(methods), ...errorResponses(...BODY_ERRORS, 401, 403, 409, 429, ...SERVER_ERRORS) },
+  response: { 200: verifyDeviceAnswer(methods), ...errorResponses(...BODY_ERRORS, 401, 403, 409, 428, 429, ...SERVER_ERRORS) },
 });
 
 export const newDeviceRoutes: FastifyPluginAsyncTypebox<{

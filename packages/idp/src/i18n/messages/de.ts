@@ -56,6 +56,7 @@ export const de = {
     'Mit einem Passkey melden Sie sich per Fingerabdruck, Gesicht oder Bildschirmsperre an statt mit einem Code per E-Mail. Er bleibt auf diesem Gerät (oder in Ihrem Passwortmanager) und funktioniert nur auf dieser Anmeldeseite.',
   'hosted.offer.add': 'Passkey hinzufügen',
   'hosted.offer.notNow': 'Jetzt nicht',
+  'hosted.status.checking': 'Ihr Browser wird geprüft …',
   'hosted.status.signingIn': 'Sie werden angemeldet …',
   'hosted.status.passkeyAdded': 'Passkey hinzugefügt.',
   'hosted.status.noPasskeyChosen': 'Es wurde kein Passkey ausgewählt.',

@@ -54,6 +54,7 @@ export const fr = {
     'Une clé d’accès vous connecte avec votre empreinte, votre visage ou le verrouillage de l’écran au lieu d’un code par e-mail. Elle reste sur cet appareil (ou dans votre gestionnaire de mots de passe) et ne fonctionne que sur cette page de connexion.',
   'hosted.offer.add': 'Ajouter une clé d’accès',
   'hosted.offer.notNow': 'Pas maintenant',
+  'hosted.status.checking': 'Vérification de votre navigateur…',
   'hosted.status.signingIn': 'Connexion en cours…',
   'hosted.status.passkeyAdded': 'Clé d’accès ajoutée.',
   'hosted.status.noPasskeyChosen': 'Aucune clé d’accès n’a été choisie.',
