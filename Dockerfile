@@ -23,11 +23,13 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build
 # Production dependencies only; then the folder the image runs: service-idp's package (bin,
-# dist; it bundles the workspace code it uses) and node_modules, without the links to the other
-# workspace packages and their binaries.
+# dist; it bundles the workspace code it uses, and the dependencies npm kept beside it rather
+# than hoisted: altcha-lib, whose optional peers clash with the demo's) and node_modules,
+# without the links to the other workspace packages and their binaries.
 RUN npm prune --omit=dev --no-audit --no-fund \
   && mkdir -p out/packages/idp out/bin out/data \
   && cp -R packages/idp/package.json packages/idp/LICENSE packages/idp/bin packages/idp/dist out/packages/idp/ \
+  && if [ -d packages/idp/node_modules ]; then cp -R packages/idp/node_modules out/packages/idp/ && rm -rf out/packages/idp/node_modules/.bin; fi \
   && cp -R node_modules out/node_modules \
   && find out/node_modules -maxdepth 1 -type l -delete \
   && rm -rf out/node_modules/.bin \
