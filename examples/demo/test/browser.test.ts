@@ -230,6 +230,8 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
       'Status',
       'createPkcePair',
       'pkceChallengeFromVerifier',
+      // The send challenge's solver (issue 41): a plain page answers CHALLENGE_REQUIRED with it.
+      'solveChallenge',
     ]);
     assert.equal(result.init.status, 'INITIALIZED', JSON.stringify(result));
     assert.equal(result.init.success, true);
