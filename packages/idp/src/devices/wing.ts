@@ -52,6 +52,8 @@ export const devicesWing = defineWing('devices', (deps: DevicesNeeds) => {
           await app.register(deviceNoticeRoutes, { notices, languages, brandOf: (client) => branding.brandOf(client) });
         },
     },
-    sweep: async (at: number) => void (await devices.expireIdle(at - idleMs, at, eventStore)),
+    async sweep(at: number) {
+      await devices.expireIdle(at - idleMs, at, eventStore);
+    },
   };
 });

@@ -27,7 +27,7 @@ import { createNewDeviceStore } from './email-code/new-device-store.js';
 import { mfaFactorsOf } from './index.js';
 import type { FactorModule } from './module.js';
 import { createPasskeyCeremony } from './passkey/ceremony.js';
-import { createPasskeyFallback } from './passkey/fallback.js';
+import { createPasskeyFallback, type PasskeyFallback } from './passkey/fallback.js';
 import { createPasskeyMfa } from './passkey/mfa.js';
 import { createPasskeyService } from './passkey/service.js';
 import { createPasskeyStore, type PasskeyStore } from './passkey/store.js';
@@ -116,7 +116,7 @@ interface FirstFactorNeeds {
   mfa: MfaStep;
   pipeline: SignInPipeline;
   passkeyStore: PasskeyStore;
-  fallback: ReturnType<typeof createPasskeyFallback>;
+  fallback: PasskeyFallback;
 }
 
 /**
