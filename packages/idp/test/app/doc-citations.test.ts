@@ -38,8 +38,11 @@ const BASES = [
   'docs',
 ];
 
-/** Paths that are not the repository's: a running service's data folder, the benchmarks' output, the shared spec beside the checkout. */
-const NOT_IN_REPOSITORY = /^(data|bench\/results|spec)\//;
+/**
+ * Paths that are not the repository's: a running service's data folder, the benchmarks' and the
+ * browser suite's output (ignored by git, so absent from a clean clone), the shared spec beside the checkout.
+ */
+const NOT_IN_REPOSITORY = /^(data|bench\/results|test-results|spec)\//;
 
 /** A backticked path: slash-separated names ending in a file type the repository holds, or a folder's slash. */
 const PATH = /^[\w.@-]+(\/[\w.@-]+)*\/$|^[\w.@-]+(\/[\w.@-]+)+$/;
