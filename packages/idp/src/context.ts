@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { MfaMethod } from 'service-protocol';
 import { accountCenterWing } from './account-center/wing.js';
 import { adminWing, userAdminWing } from './admin/wing.js';
+import { apisWing } from './apis/wing.js';
 import { authorizationCodesWing } from './authorization-codes/wing.js';
 import { brandingWing } from './branding/wing.js';
 import { clientsWing } from './clients/wing.js';
@@ -113,6 +114,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     .with(smsWing)
     .with(mailWing)
     .with(enabledUsersWing)
+    .with(apisWing)
     .with(brandingWing)
     .with(spentTokensWing)
     .with(authorizationCodesWing)

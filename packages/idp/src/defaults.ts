@@ -337,6 +337,30 @@ export const ADMIN_KEY_NAME_MAX_LENGTH = 100;
 /** An admin key's last-use time is written at most this often (operators read it in minutes). */
 export const ADMIN_KEY_LAST_USED_RESOLUTION_SECONDS = 60;
 
+// ---- Authorization: APIs, roles and permissions (apis/, docs/authorization.md) ----
+
+/**
+ * An API's identifier (the access token's audience, RFC 8707's `resource`): an absolute URI,
+ * longer than any real one yet short enough to sit in every token.
+ */
+export const API_IDENTIFIER_MAX_LENGTH = 500;
+/** An API's or a role's display name. */
+export const API_NAME_MAX_LENGTH = 100;
+/** A permission's name (a scope token, RFC 6749 3.3, such as `read:notes`). */
+export const API_PERMISSION_MAX_LENGTH = 100;
+/** Permissions of one API: each may travel in a token's `scope`, which must stay small. */
+export const API_PERMISSIONS_MAX = 100;
+/** APIs per service. */
+export const APIS_MAX = 1000;
+/** A role's name (it may travel in a token's `roles` claim). */
+export const ROLE_NAME_MAX_LENGTH = 100;
+/** Permissions one role grants, over all its APIs. */
+export const ROLE_PERMISSIONS_MAX = 1000;
+/** Roles per service. */
+export const ROLES_MAX = 1000;
+/** Roles one user holds. */
+export const USER_ROLES_MAX = 100;
+
 // ---- Upstream identity providers ----
 
 /**

@@ -292,3 +292,46 @@ export interface ConsoleSessionInfo {
   expiresAt: number;
   idleTimeoutSeconds: number;
 }
+
+/** An API resource (`service-idp apis`): its identifier is the audience of the access tokens issued for it. */
+export interface AdminApi {
+  id: string;
+  /** An absolute URI (https, or a urn), fixed once made: the `aud` of its tokens and RFC 8707's `resource`. */
+  identifier: string;
+  name: string;
+  /** The permissions it defines (scope tokens such as `read:notes`), sorted. */
+  permissions: string[];
+  createdAt: number;
+  updatedAt: number;
+}
+/** GET /admin/v1/apis */
+export interface AdminApiList {
+  apis: AdminApi[];
+  /** The next page's `cursor`; null on the last page. */
+  nextCursor: string | null;
+}
+/** One permission of one API, as a role grants it. */
+export interface AdminGrant {
+  /** The API's identifier. */
+  api: string;
+  permission: string;
+}
+/** A role (`service-idp roles`): a named set of permissions of one or more APIs. */
+export interface AdminRole {
+  id: string;
+  name: string;
+  /** Sorted by API identifier, then permission. */
+  permissions: AdminGrant[];
+  createdAt: number;
+  updatedAt: number;
+}
+/** GET /admin/v1/roles */
+export interface AdminRoleList {
+  roles: AdminRole[];
+  /** The next page's `cursor`; null on the last page. */
+  nextCursor: string | null;
+}
+/** GET /admin/v1/users/{id}/roles: the roles a user holds, by name. */
+export interface AdminUserRoles {
+  roles: AdminRole[];
+}

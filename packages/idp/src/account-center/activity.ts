@@ -38,6 +38,7 @@ export const ACTIVITY_SHOWN = {
 
 const NAMES_NO_USER = 'recorded without the user (before the address is proven: the trail collects no addresses of non-users)';
 const SERVICE_WIDE = 'an operator’s change to the service, not to an account: it names no user';
+const ROLES_UNSHOWN = 'what an operator’s roles let the user do in their APIs: the account page shows no roles (docs/authorization.md)';
 
 /** The event types the activity leaves out, each with why. */
 export const ACTIVITY_HIDDEN = {
@@ -64,6 +65,14 @@ export const ACTIVITY_HIDDEN = {
   'connection.created': SERVICE_WIDE,
   'connection.updated': SERVICE_WIDE,
   'connection.deleted': SERVICE_WIDE,
+  'api.created': SERVICE_WIDE,
+  'api.updated': SERVICE_WIDE,
+  'api.deleted': SERVICE_WIDE,
+  'role.created': SERVICE_WIDE,
+  'role.updated': SERVICE_WIDE,
+  'role.deleted': SERVICE_WIDE,
+  'role.assigned': ROLES_UNSHOWN,
+  'role.unassigned': ROLES_UNSHOWN,
 } as const satisfies Partial<Record<EventType, string>>;
 
 // Every event type is shown or hidden, never both: a new type fails to compile until it is placed.

@@ -50,6 +50,14 @@ export const EVENT_TYPES = [
   'connection.deleted',
   'identity.linked',
   'identity.unlinked',
+  'api.created',
+  'api.updated',
+  'api.deleted',
+  'role.created',
+  'role.updated',
+  'role.deleted',
+  'role.assigned',
+  'role.unassigned',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -11,7 +11,9 @@
  * - authorization-codes/store.ts, the code exchange's one statement: it also reads clients
  *   and users and records the pair in client_users;
  * - clients/store.ts and users/store.ts, deleting a client or a user: the rows bound to it,
- *   in the other modules' tables (a user's linked identities and link proofs included), in one transaction;
+ *   in the other modules' tables (a user's linked identities, link proofs and roles included), in one transaction;
+ * - apis/store.ts, assigning a role: it reads users (does the user exist) in the transaction that
+ *   inserts user_roles, so an assignment never outlives a user deleted meanwhile;
  * - oidc/store.ts, ending sign-in sessions (endSessions): sub-selects of passkeys and devices (what a
  *   session is bound to), a read of clients (their back-channel logout URIs) and, in the same
  *   transaction, the logout tokens' rows in webhook_deliveries (the one outbox, webhooks/outbox-store.ts
@@ -19,12 +21,13 @@
  */
 import type { Kysely } from 'kysely';
 import type { AccountTables } from './schema/accounts.js';
+import type { AuthorizationTables } from './schema/authorization.js';
 import type { FactorTables } from './schema/factors.js';
 import type { OperationTables } from './schema/operations.js';
 import type { SignInTables } from './schema/sign-in.js';
 import type { UpstreamTables } from './schema/upstream.js';
 
 /** Every table, grouped by wing in schema/. */
-export interface Database extends AccountTables, SignInTables, FactorTables, OperationTables, UpstreamTables {}
+export interface Database extends AccountTables, SignInTables, FactorTables, OperationTables, UpstreamTables, AuthorizationTables {}
 
 export type Db = Kysely<Database>;

@@ -170,7 +170,7 @@ export function createUserStore(db: Db, events: EventStore, factorTables: readon
      * the MFA method, steps and recovery codes, pending registrations, unspent codes, client sign-ins,
      * service sessions and hosted sign-ins held for their recovery codes, the failure
      * counter (keyed by `accountKey`, the keyed hash of the address), mail and SMS in the
-     * development outboxes, and the user's events. Only `event` (which must name no one)
+     * development outboxes, the roles they hold, and the user's events. Only `event` (which must name no one)
      * remains. The send throttles stay: keyed hashes that expire within the hour, and deleting
      * them would reset a mail-bombing budget. False when the user is unknown.
      */
@@ -199,6 +199,8 @@ export function createUserStore(db: Db, events: EventStore, factorTables: readon
         await events.deleteForUser(user.id, tx);
         const row = await tx.deleteFrom('users').where('id', '=', user.id).returning('id').executeTakeFirst();
         if (!row) return false;
+        // After the user's row: an assignment made meanwhile read that row FOR SHARE (apis/store.ts), so it is seen here.
+        await tx.deleteFrom('user_roles').where('user_id', '=', user.id).execute();
         await events.append(event, now, tx);
         return true;
       });

@@ -1,0 +1,41 @@
+/**
+ * Part of Database (../schema.ts): the APIs operators register, their permissions, roles and
+ * who holds them. Every table belongs to apis/ (users/store.ts deletes a user's `user_roles`
+ * with the user, one of the exceptions schema.ts lists).
+ */
+export interface AuthorizationTables {
+  /** apis/: an API resource; `identifier` is the access token's audience, never changed once made */
+  apis: {
+    id: string;
+    identifier: string;
+    name: string;
+    created_at: number;
+    updated_at: number;
+  };
+  /** apis/: the permissions an API defines (scope tokens such as `read:notes`) */
+  api_permissions: {
+    api_id: string;
+    name: string;
+  };
+  /** apis/: a named set of permissions of one or more APIs */
+  roles: {
+    id: string;
+    name: string;
+    created_at: number;
+    updated_at: number;
+  };
+  /** apis/: what a role grants: (API, permission) pairs, each one of that API's permissions */
+  role_permissions: {
+    role_id: string;
+    api_id: string;
+    permission: string;
+  };
+  /** apis/: the roles a user holds */
+  user_roles: {
+    user_id: string;
+    role_id: string;
+    created_at: number;
+    /** 'cli', an admin key's id, or `operator:<email>`. */
+    assigned_by: string;
+  };
+}
