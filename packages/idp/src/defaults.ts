@@ -221,6 +221,8 @@ export const AUTHORIZATION_REQUEST_TTL_SECONDS = 15 * 60;
 export const PUSHED_REQUEST_TTL_SECONDS = 60;
 /** Longest state, nonce or login_hint accepted at /authorize (OIDC sets none; this caps storage). */
 export const AUTHORIZE_PARAMETER_MAX_LENGTH = 1000;
+/** RFC 8707: the APIs one authorization request may name with `resource` (each a separate access token). */
+export const RESOURCES_PER_REQUEST_MAX = 5;
 /**
  * The service's sign-in session (the SSO cookie): ends after this long without use by any app
  * (a working day), and in any case this long after sign-in (a week). Either way the next app

@@ -149,6 +149,8 @@ export const OAUTH_ERROR_CODES = [
   // RFC 9449 12.2: a DPoP proof that is missing (where required), malformed or fails a check; and a proof without the server's current nonce (8).
   'invalid_dpop_proof',
   'use_dpop_nonce',
+  // RFC 8707 2: a resource that is not one the request may name (not registered, not asked for at /authorize, or several at once).
+  'invalid_target',
 ] as const;
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
 

@@ -21,7 +21,14 @@ export interface AuthCode {
   scope?: string | null;
   /** The SSO session the code was issued in (oidc/), the ID token's `sid`; absent outside one. */
   sid?: string | null;
+  /** RFC 8707: the APIs the code's access tokens may be for (oidc/ authorization request's `resource`); absent: none. */
+  resources?: readonly string[];
 }
+
+/** The `resources` column (space-separated identifiers, null for none) as a list, and back. */
+export const resourcesOf = (column: string | null): string[] => (column ? column.split(' ') : []);
+export const resourcesColumn = (resources: readonly string[] | undefined): string | null =>
+  resources?.length ? resources.join(' ') : null;
 
 /** Who redeems a code: the client's id, the keyed hash of the secret it presented, and what binds the code. */
 export interface RedeemingClient {
@@ -65,6 +72,7 @@ export function codeRow(drawn: Omit<DrawnCode, 'value'>): Database['auth_codes']
     nonce: drawn.code.nonce ?? null,
     scope: drawn.code.scope ?? null,
     sid: drawn.code.sid ?? null,
+    resources: resourcesColumn(drawn.code.resources),
     expires_at: drawn.expiresAt,
     consumed_at: null,
     access_token_jti: null,
@@ -72,7 +80,13 @@ export function codeRow(drawn: Omit<DrawnCode, 'value'>): Database['auth_codes']
 }
 
 /** A consumed code: the optional fields read back as null when the code had none. */
-export type RedeemedCode = AuthCode & { redirectUri: string | null; nonce: string | null; scope: string | null; sid: string | null };
+export type RedeemedCode = AuthCode & {
+  redirectUri: string | null;
+  nonce: string | null;
+  scope: string | null;
+  sid: string | null;
+  resources: string[];
+};
 
 /** Authorization codes, stored by keyed hash; consumption stamps a time instead of deleting. */
 export function createCodeStore(db: Db) {
@@ -184,6 +198,7 @@ export function createCodeStore(db: Db) {
             nonce: row.nonce,
             scope: row.scope,
             sid: row.sid,
+            resources: resourcesOf(row.resources),
           },
           user: row.email === null ? undefined : { id: row.user_id, email: row.email },
           idTokenAlg: row.id_token_alg ?? 'RS256',
@@ -243,6 +258,7 @@ function consumeQuery(db: Db, a: ConsumeArgs, shape: ClientShape) {
         'auth_codes.nonce',
         'auth_codes.scope',
         'auth_codes.sid',
+        'auth_codes.resources',
         eb
           .selectFrom('users')
           .select('users.email')

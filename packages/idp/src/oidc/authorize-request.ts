@@ -1,6 +1,6 @@
 import { PKCE_CHALLENGE_PATTERN } from 'service-protocol';
 import type { ClientRecord } from '../clients/store.js';
-import { AUTHORIZE_PARAMETER_MAX_LENGTH, REDIRECT_URI_MAX_LENGTH } from '../defaults.js';
+import { AUTHORIZE_PARAMETER_MAX_LENGTH, REDIRECT_URI_MAX_LENGTH, RESOURCES_PER_REQUEST_MAX } from '../defaults.js';
 import { RESPONSE_MODES, type ResponseMode } from './authorization-response.js';
 import type { AuthorizationRequest } from './store.js';
 
@@ -13,7 +13,12 @@ export type AuthorizeErrorCode =
   | 'login_required'
   | 'interaction_required'
   | 'request_not_supported'
-  | 'registration_not_supported';
+  | 'registration_not_supported'
+  /** RFC 8707 2: a `resource` that is not an absolute URI or not a registered API. */
+  | 'invalid_target';
+
+/** What the authorization endpoint needs of the registered APIs (apis/): each one's identifier and permissions. */
+export type FindApi = (identifier: string) => Promise<{ identifier: string; permissions: readonly string[] } | undefined>;
 
 /** The outcome of checking a request: shown on our own page, or sent back to the client. */
 export type CheckedRequest =
@@ -49,8 +54,11 @@ type Params = Record<string, unknown>;
 export async function checkAuthorizeRequest(
   params: Params,
   findClient: (id: string) => Promise<ClientRecord | undefined>,
-  /** `pushed`: the parameters came from a pushed request (RFC 9126), checked at the push or taken by its request_uri. */
-  { pushed = false }: { pushed?: boolean } = {},
+  /**
+   * `pushed`: the parameters came from a pushed request (RFC 9126), checked at the push or taken by its request_uri.
+   * `findApi`: the registered APIs a `resource` may name (none without it).
+   */
+  { pushed = false, findApi = async () => undefined }: { pushed?: boolean; findApi?: FindApi } = {},
 ): Promise<CheckedRequest> {
   // RFC 6749 3.1: a parameter sent twice is an error; for these two nobody can be told.
   const clientId = single(params.client_id);
@@ -79,7 +87,8 @@ export async function checkAuthorizeRequest(
   });
 
   for (const [name, value] of Object.entries(params)) {
-    if (Array.isArray(value)) return fail('invalid_request', `${name} is sent more than once.`);
+    // RFC 8707 2: resource is the one parameter that may be sent several times.
+    if (Array.isArray(value) && name !== 'resource') return fail('invalid_request', `${name} is sent more than once.`);
     if (typeof value === 'string' && value.length > Math.max(AUTHORIZE_PARAMETER_MAX_LENGTH, REDIRECT_URI_MAX_LENGTH)) {
       return fail('invalid_request', `${name} is too long.`);
     }
@@ -103,7 +112,12 @@ export async function checkAuthorizeRequest(
   // client is registered by an operator, which stands for the consent OIDC Core 11 otherwise asks.
   const scopes = (text('scope') ?? '').split(' ');
   if (!scopes.includes('openid')) return fail('invalid_scope', 'The scope must include openid.');
-  const scope = scopes.includes('offline_access') ? 'openid email offline_access' : 'openid email';
+  const resources = await requestedApis(params.resource, findApi);
+  if (typeof resources === 'string') return fail('invalid_target', resources);
+  // The permissions asked for among those of the APIs named (issue 37): what the token endpoint
+  // then grants is narrowed to the user's roles (token/api-access.ts); other values are ignored.
+  const permissions = [...new Set(scopes.filter((s) => resources.some((api) => api.permissions.includes(s))))];
+  const scope = [scopes.includes('offline_access') ? 'openid email offline_access' : 'openid email', ...permissions].join(' ');
 
   const codeChallenge = text('code_challenge');
   const method = text('code_challenge_method');
@@ -143,8 +157,31 @@ export async function checkAuthorizeRequest(
       loginHint: text('login_hint') ?? null,
       scope,
       responseMode,
+      resources: resources.map((api) => api.identifier),
     },
   };
+}
+
+/**
+ * RFC 8707 2: each `resource` an absolute URI without a fragment, naming a registered API (our
+ * rule: the token's audience must be one an operator registered). The APIs, or why not.
+ */
+async function requestedApis(values: unknown, findApi: FindApi) {
+  const sent = values === undefined ? [] : Array.isArray(values) ? values : [values];
+  if (sent.length > RESOURCES_PER_REQUEST_MAX) return `At most ${RESOURCES_PER_REQUEST_MAX} resource values.`;
+  const apis = [];
+  for (const value of new Set(sent)) {
+    if (typeof value !== 'string' || !isAbsoluteUriWithoutFragment(value)) return 'resource must be an absolute URI without a fragment.';
+    const api = await findApi(value);
+    if (!api) return 'resource names no registered API.';
+    apis.push(api);
+  }
+  return apis;
+}
+
+function isAbsoluteUriWithoutFragment(value: string): boolean {
+  if (value.length > REDIRECT_URI_MAX_LENGTH || value.includes('#')) return false;
+  return URL.canParse(value);
 }
 
 function single(value: unknown): string | undefined {

@@ -3,7 +3,7 @@ import { randomToken, type SecretHasher } from '../crypto/secrets.js';
 import { PUSHED_REQUEST_TTL_SECONDS } from '../defaults.js';
 import { OAuthError } from '../errors.js';
 import type { Db } from '../storage/schema.js';
-import { checkAuthorizeRequest } from './authorize-request.js';
+import { checkAuthorizeRequest, type FindApi } from './authorize-request.js';
 
 /** RFC 9126 2.2: the request_uri the client sends the browser with, a URN of the service's own. */
 export const PUSHED_REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
@@ -32,7 +32,18 @@ export interface PushedRequests {
  * Pushed authorization requests (RFC 9126). Kept by the keyed hash of the request_uri's random
  * part, so a database reader cannot replay one; bound to the client that pushed it.
  */
-export function createPushedRequests({ db, hash, now }: { db: Db; hash: SecretHasher; now: () => number }): PushedRequests {
+export function createPushedRequests({
+  db,
+  hash,
+  now,
+  findApi,
+}: {
+  db: Db;
+  hash: SecretHasher;
+  now: () => number;
+  /** The registered APIs a request's `resource` may name (RFC 8707). */
+  findApi: FindApi;
+}): PushedRequests {
   return {
     async push(client, params) {
       // RFC 9126 2.1: the request_uri parameter has no place in a pushed request, and the client_id must be the caller's.
@@ -42,7 +53,10 @@ export function createPushedRequests({ db, hash, now }: { db: Db; hash: SecretHa
       }
       const request = { ...params, client_id: client.id };
       // The request names the authenticated client (above): it is the only one to find.
-      const checked = await checkAuthorizeRequest(request, async (id) => (id === client.id ? client : undefined), { pushed: true });
+      const checked = await checkAuthorizeRequest(request, async (id) => (id === client.id ? client : undefined), {
+        pushed: true,
+        findApi,
+      });
       if (checked.kind === 'page') throw new OAuthError('invalid_request', checked.message);
       if (checked.kind === 'redirect-error') throw new OAuthError('invalid_request', `${checked.error}: ${checked.description}`);
       const value = randomToken('');

@@ -1,3 +1,4 @@
+import { resourcesColumn, resourcesOf } from '../authorization-codes/store.js';
 import type { Db } from '../storage/schema.js';
 import { deleteBefore } from '../storage/sweeper.js';
 
@@ -15,6 +16,8 @@ export interface RefreshFamily {
   dpopJkt?: string | null;
   /** The SSO session of the code exchange (its ID tokens keep the `sid`); absent outside one. */
   sid?: string | null;
+  /** RFC 8707: the APIs the sign-in named; each refresh may ask an access token for one of them, never another. */
+  resources?: readonly string[];
 }
 
 /** A refresh token about to be written: the keyed hash of its value and the access token issued with it. */
@@ -69,6 +72,7 @@ export function createRefreshTokenStore(db: Db) {
             revoked_reason: null,
             dpop_jkt: family.dpopJkt ?? null,
             sid: family.sid ?? null,
+            resources: resourcesColumn(family.resources),
           })
           .execute();
         await tx
@@ -101,6 +105,8 @@ export function createRefreshTokenStore(db: Db) {
       client: PresentingClient,
       deviceUsedSince: number,
       next: NewRefreshToken,
+      /** Checks the family before the successor is written: a throw rolls the spend back (the token stays live). */
+      accept: (family: RefreshFamily) => void = () => {},
     ): Promise<{ family: RefreshFamily; email: string; idTokenAlg: string } | undefined> {
       return db.transaction().execute(async (tx) => {
         const spent = await tx
@@ -149,11 +155,24 @@ export function createRefreshTokenStore(db: Db) {
             'refresh_token_families.amr',
             'refresh_token_families.auth_time',
             'refresh_token_families.sid',
+            'refresh_token_families.resources',
             'users.email',
             'clients.id_token_signed_response_alg',
           ])
           .where('refresh_token_families.id', '=', spent.family_id)
           .executeTakeFirstOrThrow();
+        const family: RefreshFamily = {
+          id: row.id,
+          clientId: row.client_id,
+          userId: row.user_id,
+          deviceId: row.device_id,
+          scope: row.scope,
+          amr: JSON.parse(row.amr) as string[],
+          authTime: Number(row.auth_time),
+          sid: row.sid,
+          resources: resourcesOf(row.resources),
+        };
+        accept(family);
         const familyExpiresAt = Number(spent.family_expires_at);
         await tx
           .insertInto('refresh_tokens')
@@ -168,20 +187,48 @@ export function createRefreshTokenStore(db: Db) {
           })
           .execute();
         return {
-          family: {
-            id: row.id,
-            clientId: row.client_id,
-            userId: row.user_id,
-            deviceId: row.device_id,
-            scope: row.scope,
-            amr: JSON.parse(row.amr) as string[],
-            authTime: Number(row.auth_time),
-            sid: row.sid,
-          },
+          family,
           email: row.email,
           idTokenAlg: row.id_token_signed_response_alg,
         };
       });
+    },
+
+    /**
+     * A live token by its hash, for introspection (RFC 7662): unused, unexpired, its family not
+     * revoked nor past its end, its user enabled and its device trusted (as rotate). Undefined otherwise.
+     */
+    async findLive(idHash: string, now: number, deviceUsedSince: number) {
+      const row = await db
+        .selectFrom('refresh_tokens')
+        .innerJoin('refresh_token_families', 'refresh_token_families.id', 'refresh_tokens.family_id')
+        .innerJoin('users', 'users.id', 'refresh_token_families.user_id')
+        .innerJoin('devices', 'devices.id', 'refresh_token_families.device_id')
+        .select([
+          'refresh_token_families.client_id',
+          'refresh_token_families.user_id',
+          'refresh_token_families.scope',
+          'refresh_tokens.created_at',
+          'refresh_tokens.expires_at',
+        ])
+        .where('refresh_tokens.id', '=', idHash)
+        .where('refresh_tokens.used_at', 'is', null)
+        .where('refresh_tokens.expires_at', '>', now)
+        .where('refresh_token_families.revoked_at', 'is', null)
+        .where('refresh_token_families.expires_at', '>', now)
+        .where('users.disabled_at', 'is', null)
+        .where('devices.removed_at', 'is', null)
+        .where((eb) => eb(eb.fn.coalesce('devices.last_used_at', 'devices.created_at'), '>', deviceUsedSince))
+        .executeTakeFirst();
+      return (
+        row && {
+          clientId: row.client_id,
+          userId: row.user_id,
+          scope: row.scope,
+          issuedAt: Number(row.created_at),
+          expiresAt: Number(row.expires_at),
+        }
+      );
     },
 
     /** Any token by its hash (used, expired or of a revoked family alike), until its family's end is swept. */

@@ -28,6 +28,8 @@ export interface RefreshTokens {
     value: string,
     client: PresentingClient,
     accessTokenJti: string,
+    /** Checks the family first (a refresh's scope and resource): a throw leaves the token unspent. */
+    accept?: (family: RefreshFamily) => void,
   ): Promise<
     | {
         refreshToken: string;
@@ -55,6 +57,8 @@ export interface RefreshTokens {
   /** The user signed out of one application at the account center (account-center/): its families end; returns how many. */
   revokeUserClient: (userId: string, clientId: string) => Promise<number>;
   sweep: (at: number) => Promise<void>;
+  /** A live refresh token's grant (RFC 7662 introspection), or undefined: spent, expired, revoked, or its user or device gone. */
+  findLive(value: string): Promise<{ clientId: string; userId: string; scope: string; issuedAt: number; expiresAt: number } | undefined>;
 }
 
 /**
@@ -97,14 +101,21 @@ export function createRefreshTokens({ store, codes, events, hash, now, deviceIdl
       return value;
     },
 
-    async rotate(value: string, client: PresentingClient, accessTokenJti: string) {
+    async rotate(value: string, client: PresentingClient, accessTokenJti: string, accept?: (family: RefreshFamily) => void) {
       const next = randomToken('rt_');
       const at = now();
-      const rotated = await store.rotate(idHashOf(value), at, client, at - deviceIdleMs, {
-        idHash: idHashOf(next),
-        accessTokenJti,
-        expiresAt: at + REFRESH_TOKEN_IDLE_TTL_SECONDS * 1000,
-      });
+      const rotated = await store.rotate(
+        idHashOf(value),
+        at,
+        client,
+        at - deviceIdleMs,
+        {
+          idHash: idHashOf(next),
+          accessTokenJti,
+          expiresAt: at + REFRESH_TOKEN_IDLE_TTL_SECONDS * 1000,
+        },
+        accept,
+      );
       return rotated && { ...rotated, refreshToken: next };
     },
 
@@ -127,5 +138,10 @@ export function createRefreshTokens({ store, codes, events, hash, now, deviceIdl
     revokeUserClient: (userId: string, clientId: string) => store.revokeFamiliesOfUser(userId, now(), 'user_signed_out', clientId),
 
     sweep: (at: number) => store.deleteExpired(at),
+
+    findLive: (value: string) => {
+      const at = now();
+      return store.findLive(idHashOf(value), at, at - deviceIdleMs);
+    },
   };
 }

@@ -10,7 +10,7 @@ import type { EventLog } from '../events/service.js';
 import type { PasskeyStore } from '../factors/passkey/store.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
 import { type AuthorizationResponse, authorizationResponse } from './authorization-response.js';
-import { type CheckedRequest, checkAuthorizeRequest } from './authorize-request.js';
+import { type CheckedRequest, checkAuthorizeRequest, type FindApi } from './authorize-request.js';
 import type { PushedRequests } from './pushed-requests.js';
 import type { AuthorizationRequest, FrontChannelTarget, HeldSignIn, LiveSession, OidcStore, SignInSession } from './store.js';
 
@@ -21,6 +21,8 @@ export interface OidcDeps {
   store: OidcStore;
   /** Pushed authorization requests (RFC 9126): /authorize takes one by its request_uri. */
   pushed: Pick<PushedRequests, 'take'>;
+  /** The registered APIs a request's `resource` may name (RFC 8707, apis/). */
+  findApi: FindApi;
   devices: DeviceStore;
   /**
    * A session a passkey opened is bound to that passkey: revoking it ends the session. A held
@@ -209,6 +211,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
       redirectUri: request.redirectUri,
       nonce: request.nonce,
       scope: request.scope,
+      resources: request.resources,
     });
     return authorizationResponse(request.redirectUri, request.responseMode, { code, state: request.state, iss: issuer });
   }
@@ -300,6 +303,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
       if (!params) return { kind: 'page', message: 'The pushed authorization request is unknown, expired or already used (request_uri).' };
       const checked = await checkAuthorizeRequest(params, async (id) => (id === HOSTED_CLIENT_ID ? undefined : clients.findById(id)), {
         pushed: requestUri !== undefined,
+        findApi: deps.findApi,
       });
       if (checked.kind === 'page') return checked;
       if (checked.kind === 'redirect-error') return { kind: 'respond', response: errorResponse(checked) };

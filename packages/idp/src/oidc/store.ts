@@ -1,4 +1,5 @@
 import type { ExpressionBuilder } from 'kysely';
+import { resourcesColumn, resourcesOf } from '../authorization-codes/store.js';
 import type { Database, Db } from '../storage/schema.js';
 import { logoutDeliveryRow } from '../webhooks/outbox-store.js';
 import type { ResponseMode } from './authorization-response.js';
@@ -18,6 +19,8 @@ export interface AuthorizationRequest {
   scope: string;
   /** How the response reaches the client (oidc/authorization-response.ts). */
   responseMode: ResponseMode;
+  /** RFC 8707: the registered APIs the client asked access tokens for (`resource`); empty: none. */
+  resources: string[];
 }
 
 export interface SignInSession {
@@ -57,6 +60,7 @@ const REQUEST_COLUMNS = [
   'login_hint',
   'scope',
   'response_mode',
+  'resources',
 ] as const;
 
 type RequestRow = Pick<Database['authorization_requests'], (typeof REQUEST_COLUMNS)[number]>;
@@ -73,6 +77,7 @@ function requestOf(row: RequestRow): AuthorizationRequest {
     loginHint: row.login_hint,
     scope: row.scope ?? 'openid email',
     responseMode: row.response_mode === 'form_post' ? 'form_post' : 'query',
+    resources: resourcesOf(row.resources),
   };
 }
 
@@ -98,6 +103,7 @@ export function createOidcStore(db: Db, options: { logoutEnqueued?: () => void }
           login_hint: request.loginHint,
           scope: request.scope,
           response_mode: request.responseMode === 'query' ? null : request.responseMode,
+          resources: resourcesColumn(request.resources),
           created_at: now,
           expires_at: expiresAt,
           consumed_at: null,

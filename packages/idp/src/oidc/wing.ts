@@ -15,6 +15,7 @@ import type { SpentTokenStore } from '../spent-tokens/store.js';
 import type { Db } from '../storage/schema.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
 import type { WebhookFanOut } from '../webhooks/fan-out.js';
+import type { FindApi } from './authorize-request.js';
 import { createLogoutDelivery } from './backchannel-logout.js';
 import { createDbsc } from './dbsc.js';
 import { dbscRoutes } from './dbsc-routes.js';
@@ -68,6 +69,8 @@ interface OidcNeeds {
   branding: Branding;
   mailer: Mailer;
   templates: MailTemplates;
+  /** The registered APIs (apis/): what an authorization request's `resource` may name. */
+  apiAuthorization: { findApi: FindApi };
 }
 
 /**
@@ -80,9 +83,10 @@ export const oidcWing = defineWing('oidc', (deps: OidcNeeds) => {
   const { issuer } = config;
   const refreshTokens = createRefreshTokens({ store: createRefreshTokenStore(db), codes, events, hash, now, deviceIdleMs: idleMs });
   const dbsc = createDbsc({ store: oidcStore, spent: deps.spentTokens, hash, issuer, now });
-  const pushedRequests = createPushedRequests({ db, hash, now });
+  const { findApi } = deps.apiAuthorization;
+  const pushedRequests = createPushedRequests({ db, hash, now, findApi });
   const oidc = createOidcService({
-    ...{ issuer, clients, pushed: pushedRequests, codes, store: oidcStore, devices: deps.devices, passkeys: deps.passkeyStore },
+    ...{ issuer, clients, pushed: pushedRequests, codes, store: oidcStore, devices: deps.devices, passkeys: deps.passkeyStore, findApi },
     ...{ enabledUsers: deps.enabledUsers, events, hash, now, deviceIdleMs: idleMs },
   });
   const passkeyOffer = createPasskeyOffer({

@@ -11,7 +11,12 @@ import {
   type UserinfoResponse,
 } from 'service-protocol';
 import { Type } from 'typebox';
-import { AUTHORIZE_PARAMETER_MAX_LENGTH, TOKEN_PARAMETER_MAX_LENGTH } from '../defaults.js';
+import {
+  AUTHORIZE_PARAMETER_MAX_LENGTH,
+  REDIRECT_URI_MAX_LENGTH,
+  RESOURCES_PER_REQUEST_MAX,
+  TOKEN_PARAMETER_MAX_LENGTH,
+} from '../defaults.js';
 import { DPOP_ALGS, DpopError, type DpopVerifier } from '../dpop/proof.js';
 import { OAuthError } from '../errors.js';
 import { errorResponses, OAuthErrorBodySchema, SERVER_ERRORS, wireBody } from '../http/schemas.js';
@@ -35,6 +40,13 @@ const TokenBody = Type.Object({
   redirect_uri: Type.Optional(Type.String({ maxLength: 2000 })),
   refresh_token: Type.Optional(Type.String({ maxLength: 200 })),
   scope: Type.Optional(Type.String({ maxLength: AUTHORIZE_PARAMETER_MAX_LENGTH })),
+  // RFC 8707 2.2: the API the access token is for; sent twice it is an array, refused as invalid_target.
+  resource: Type.Optional(
+    Type.Union([
+      Type.String({ maxLength: REDIRECT_URI_MAX_LENGTH }),
+      Type.Array(Type.String({ maxLength: REDIRECT_URI_MAX_LENGTH }), { maxItems: RESOURCES_PER_REQUEST_MAX }),
+    ]),
+  ),
 });
 
 /** RFC 7009 2.1: the token, an optional hint, and the client's credentials as at the token endpoint. */
@@ -175,6 +187,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
         ...(clientSecret !== undefined ? { clientSecret } : {}),
         refreshToken: body.refresh_token,
         ...(body.scope !== undefined ? { scope: body.scope } : {}),
+        ...(body.resource !== undefined ? { resource: body.resource } : {}),
         ...(dpopJkt !== undefined ? { dpopJkt } : {}),
       });
     }
@@ -191,6 +204,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       code: body.code,
       ...(body.redirect_uri !== undefined ? { redirectUri: body.redirect_uri } : {}),
       ...(body.code_verifier !== undefined ? { codeVerifier: body.code_verifier } : {}),
+      ...(body.resource !== undefined ? { resource: body.resource } : {}),
       ...(dpopJkt !== undefined ? { dpopJkt } : {}),
     });
   });

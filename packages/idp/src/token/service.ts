@@ -1,5 +1,5 @@
 import { hkdfSync } from 'node:crypto';
-import { jwtVerify } from 'jose';
+import { createLocalJWKSet, type JWTPayload, jwtVerify } from 'jose';
 import type { TokenResponse } from 'service-protocol';
 import type { CodeService } from '../authorization-codes/service.js';
 import type { ClientService } from '../clients/service.js';
@@ -13,6 +13,7 @@ import type { Keyring } from '../keys/keyring.js';
 import { type AcrClasses, acrOf } from '../oidc/acr.js';
 import type { RefreshTokens } from '../oidc/refresh-tokens.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
+import { type ApiGrants, audienceOf, grantedPermissions, narrowedScope } from './api-access.js';
 
 export interface TokenDeps {
   issuer: string;
@@ -25,6 +26,8 @@ export interface TokenDeps {
   now: () => number;
   /** The acr class of each amr value, from the factors (factors/index.ts acrClassesOf). */
   acrClasses: AcrClasses;
+  /** The registered APIs and the users' roles (apis/): what an access token for an API carries. */
+  apis: ApiGrants;
 }
 
 export interface CodeGrant {
@@ -36,6 +39,8 @@ export interface CodeGrant {
   redirectUri?: string;
   /** The JWK thumbprint of the request's valid DPoP proof (RFC 9449 5): the tokens are bound to it. */
   dpopJkt?: string;
+  /** RFC 8707 2.2: the API the access token is for, among those the authorization request named. */
+  resource?: string | readonly string[];
 }
 
 /** RFC 6749 6 refresh request (grant_type=refresh_token). */
@@ -48,6 +53,8 @@ export interface RefreshGrant {
   scope?: string;
   /** As in CodeGrant; a public client's bound family refreshes only with a proof of its key. */
   dpopJkt?: string;
+  /** As in CodeGrant: one of the APIs the sign-in named (RFC 8707 2.2), never another. */
+  resource?: string | readonly string[];
 }
 
 /** RFC 7009 2.1 revocation request. */
@@ -65,6 +72,8 @@ export const SCOPE = 'openid email';
 export const OFFLINE_ACCESS = 'offline_access';
 /** Every scope value this service grants (discovery's scopes_supported). */
 export const SCOPES_SUPPORTED = ['openid', 'email', OFFLINE_ACCESS] as const;
+/** RFC 9068 4: the algorithm of access tokens for APIs, the one every resource server supports. */
+const API_ACCESS_TOKEN_ALG = 'RS256';
 
 const hasOfflineAccess = (scope: string) => scope.split(' ').includes(OFFLINE_ACCESS);
 
@@ -72,6 +81,15 @@ const hasOfflineAccess = (scope: string) => scope.split(' ').includes(OFFLINE_AC
 function boundKeyOf(claims: Record<string, unknown>): string | undefined {
   const jkt = (claims.cnf as { jkt?: unknown } | undefined)?.jkt;
   return typeof jkt === 'string' ? jkt : undefined;
+}
+
+/**
+ * The answer's scope (RFC 6749 5.1): the OpenID Connect values granted and, for an API's token,
+ * the permissions it carries (fewer than asked when the user's roles grant fewer, RFC 6749 3.3).
+ */
+function answerScope(scope: string, api: { permissions: string[] } | undefined): string {
+  const oidc = scope.split(' ').filter((value) => (SCOPES_SUPPORTED as readonly string[]).includes(value));
+  return [...oidc, ...(api?.permissions ?? [])].join(' ');
 }
 
 /** Stands for a malformed code_verifier in the redeeming statement: no stored challenge has a `!`. */
@@ -130,6 +148,8 @@ export function createTokenService(deps: TokenDeps): TokenService {
     scope: string;
     accessTokenJti: string;
     dpopJkt: string | undefined;
+    /** The API the access token is for (RFC 8707) and the permissions it carries; undefined: userinfo only. */
+    api: { audience: string; permissions: string[] } | undefined;
   }): Promise<{ idToken: string; accessToken: string }> {
     // The client's registered algorithm (OIDC Dynamic Client Registration 2): RS256 unless it chose ES256 or EdDSA.
     const key = await keyring.active(grant.alg);
@@ -159,23 +179,63 @@ export function createTokenService(deps: TokenDeps): TokenService {
       },
       key.privateKey,
     );
-    const accessToken = signHs256(
-      { typ: 'at+jwt' },
+    const accessToken = grant.api
+      ? await signApiAccessToken(grant, grant.api, iat)
+      : signHs256(
+          { typ: 'at+jwt' },
+          {
+            iss: issuer,
+            sub: grant.user.id,
+            aud: userinfoAudience,
+            client_id: grant.clientId,
+            scope: grant.scope,
+            iat,
+            exp: iat + ACCESS_TOKEN_TTL_SECONDS,
+            jti: grant.accessTokenJti,
+            // RFC 9449 6.1: bound to the proof's key.
+            ...(grant.dpopJkt ? { cnf: { jkt: grant.dpopJkt } } : {}),
+          },
+          accessKey,
+        );
+    return { idToken, accessToken };
+  }
+
+  /**
+   * RFC 9068: an access token for an API, which the API checks by itself against the JWKS: signed
+   * with the service's RS256 key (9068 4 names RS256 as the one every resource server supports),
+   * its audience the API's identifier, its scope the permissions granted.
+   */
+  async function signApiAccessToken(
+    grant: { clientId: string; user: { id: string }; amr: string[]; authTime: number; accessTokenJti: string; dpopJkt: string | undefined },
+    api: { audience: string; permissions: string[] },
+    iat: number,
+  ): Promise<string> {
+    const key = await keyring.active(API_ACCESS_TOKEN_ALG);
+    return signJws(
+      key.alg,
+      { kid: key.kid, typ: 'at+jwt' },
       {
         iss: issuer,
         sub: grant.user.id,
-        aud: userinfoAudience,
+        aud: api.audience,
         client_id: grant.clientId,
-        scope: grant.scope,
+        scope: api.permissions.join(' '),
         iat,
         exp: iat + ACCESS_TOKEN_TTL_SECONDS,
         jti: grant.accessTokenJti,
-        // RFC 9449 6.1: bound to the proof's key.
+        // RFC 9068 2.2.1: how the user signed in.
+        auth_time: grant.authTime,
+        acr: acrOf(grant.amr, deps.acrClasses),
+        amr: grant.amr,
         ...(grant.dpopJkt ? { cnf: { jkt: grant.dpopJkt } } : {}),
       },
-      accessKey,
+      key.privateKey,
     );
-    return { idToken, accessToken };
+  }
+
+  /** The API an access token is for and what it carries, or undefined for a sign-in that named none. */
+  async function apiGrantOf(userId: string, audience: string | undefined, scope: string) {
+    return audience === undefined ? undefined : { audience, permissions: await grantedPermissions(deps.apis, userId, audience, scope) };
   }
 
   /** The payload of one of our access tokens (signature, issuer, audience, type checked), or undefined. */
@@ -194,6 +254,55 @@ export function createTokenService(deps: TokenDeps): TokenService {
     }
   }
 
+  /** The payload of one of our access tokens for an API (RFC 9068: signature by a JWKS key, issuer, type), or undefined. */
+  async function apiAccessTokenClaims(accessToken: string, currentDate: Date): Promise<JWTPayload | undefined> {
+    try {
+      const keys = createLocalJWKSet(await keyring.jwks());
+      const { payload } = await jwtVerify(accessToken, keys, { issuer, algorithms: [API_ACCESS_TOKEN_ALG], typ: 'at+jwt', currentDate });
+      return payload;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The code, consumed for this client (RFC 6749 4.1.3), with its user and the client's ID token
+   * algorithm; invalid_client or invalid_grant otherwise.
+   */
+  async function redeemCode(grant: CodeGrant, accessTokenJti: string) {
+    // One statement on the way to a token (docs/performance.md, round trips): the client's
+    // secret is checked, the code consumed, the user read and the sign-in recorded together.
+    // Consumed before any other check: a code presented once is gone, whatever the outcome.
+    // A second presentation also revokes the access token the first one got.
+    const pkceChallenge = grant.codeVerifier === undefined ? null : (pkceChallengeOf(grant.codeVerifier) ?? MALFORMED_VERIFIER);
+    const redeemed = await codes.redeem(grant.code, accessTokenJti, {
+      id: grant.clientId,
+      secretKeyHash: grant.clientSecret === undefined ? null : clients.secretKeyHash(grant.clientSecret),
+      pkceChallenge,
+      redirectUri: grant.redirectUri ?? null,
+      dpopProof: grant.dpopJkt !== undefined,
+    });
+    if (!redeemed) {
+      // Nothing was consumed: either the client failed to authenticate or the code is not live.
+      if (!(await clients.authenticateTokenClient(grant.clientId, grant.clientSecret)))
+        throw new OAuthError('invalid_client', 'Client authentication failed.');
+      await refuseWithoutRequiredProof(grant);
+      // RFC 6749 4.1.2: every token the first redemption issued is revoked, its refresh token family included.
+      const firstAccessToken = await codes.revokeReplayed(grant.code);
+      if (firstAccessToken) await refreshTokens.revokeFamily(firstAccessToken, 'code_replay');
+      throw new OAuthError('invalid_grant', 'The authorization code is invalid, expired or already used.');
+    }
+    // The code's binding (client, PKCE, redirect_uri) was checked where every redemption is.
+    if (redeemed.refused !== undefined) throw new OAuthError('invalid_grant', redeemed.refused);
+    const { code, user } = redeemed.redeemed;
+    const client = {
+      id: grant.clientId,
+      idTokenSignedResponseAlg: isSigningAlg(redeemed.redeemed.idTokenAlg) ? redeemed.redeemed.idTokenAlg : 'RS256',
+    };
+    if (!user) throw new OAuthError('invalid_grant', 'The user of this code no longer exists.');
+    return { code, user, client };
+  }
+
   /** RFC 9449 5.2: a client that requires DPoP and sent no proof (its code or refresh token was not spent). */
   async function refuseWithoutRequiredProof(grant: { clientId: string; dpopJkt?: string }): Promise<void> {
     if (grant.dpopJkt === undefined && (await clients.findById(grant.clientId))?.dpopBoundAccessTokens)
@@ -202,37 +311,8 @@ export function createTokenService(deps: TokenDeps): TokenService {
 
   return {
     async exchangeCode(grant: CodeGrant): Promise<TokenResponse> {
-      // One statement on the way to a token (docs/performance.md, round trips): the client's
-      // secret is checked, the code consumed, the user read and the sign-in recorded together.
-      // Consumed before any other check: a code presented once is gone, whatever the outcome.
-      // A second presentation also revokes the access token the first one got.
       const accessTokenJti = randomToken('', 16);
-      const pkceChallenge = grant.codeVerifier === undefined ? null : (pkceChallengeOf(grant.codeVerifier) ?? MALFORMED_VERIFIER);
-      const redeemed = await codes.redeem(grant.code, accessTokenJti, {
-        id: grant.clientId,
-        secretKeyHash: grant.clientSecret === undefined ? null : clients.secretKeyHash(grant.clientSecret),
-        pkceChallenge,
-        redirectUri: grant.redirectUri ?? null,
-        dpopProof: grant.dpopJkt !== undefined,
-      });
-      if (!redeemed) {
-        // Nothing was consumed: either the client failed to authenticate or the code is not live.
-        if (!(await clients.authenticateTokenClient(grant.clientId, grant.clientSecret)))
-          throw new OAuthError('invalid_client', 'Client authentication failed.');
-        await refuseWithoutRequiredProof(grant);
-        // RFC 6749 4.1.2: every token the first redemption issued is revoked, its refresh token family included.
-        const firstAccessToken = await codes.revokeReplayed(grant.code);
-        if (firstAccessToken) await refreshTokens.revokeFamily(firstAccessToken, 'code_replay');
-        throw new OAuthError('invalid_grant', 'The authorization code is invalid, expired or already used.');
-      }
-      // The code's binding (client, PKCE, redirect_uri) was checked where every redemption is.
-      if (redeemed.refused !== undefined) throw new OAuthError('invalid_grant', redeemed.refused);
-      const { code, user } = redeemed.redeemed;
-      const client = {
-        id: grant.clientId,
-        idTokenSignedResponseAlg: isSigningAlg(redeemed.redeemed.idTokenAlg) ? redeemed.redeemed.idTokenAlg : 'RS256',
-      };
-      if (!user) throw new OAuthError('invalid_grant', 'The user of this code no longer exists.');
+      const { code, user, client } = await redeemCode(grant, accessTokenJti);
       // Delegation may act only on users who signed in to this client (docs/delegation.md): the
       // redeeming statement recorded the pair when the checks above pass (code of this client,
       // PKCE binding equal, user enabled).
@@ -240,7 +320,15 @@ export function createTokenService(deps: TokenDeps): TokenService {
       // OIDC Core 11: offline access only for a sign-in bound to a remembered device, which is
       // what revokes it; otherwise the grant is narrowed and the answer's scope says so (RFC 6749 3.3).
       const offlineDevice = code.scope !== null && hasOfflineAccess(code.scope) ? code.deviceId : null;
-      const scope = offlineDevice ? (code.scope ?? SCOPE) : SCOPE;
+      const asked = code.scope ?? SCOPE;
+      const scope = offlineDevice
+        ? asked
+        : asked
+            .split(' ')
+            .filter((value) => value !== OFFLINE_ACCESS)
+            .join(' ');
+      // RFC 8707: a sign-in that named APIs gets a token for one of them (refused before a token is signed).
+      const api = await apiGrantOf(user.id, audienceOf(grant.resource, code.resources), scope);
       const signed = await signTokens({
         clientId: client.id,
         alg: client.idTokenSignedResponseAlg,
@@ -253,6 +341,7 @@ export function createTokenService(deps: TokenDeps): TokenService {
         scope,
         accessTokenJti,
         dpopJkt: grant.dpopJkt,
+        api,
       });
       const refreshToken = offlineDevice
         ? await refreshTokens.issue({
@@ -264,6 +353,7 @@ export function createTokenService(deps: TokenDeps): TokenService {
             amr: code.amr,
             authTime: code.authTime,
             sid: code.sid,
+            resources: code.resources,
             // RFC 9449 5: a public client's refresh token is bound to the key; a confidential client's is bound by its secret.
             dpopJkt: grant.clientSecret === undefined ? (grant.dpopJkt ?? null) : null,
           })
@@ -273,18 +363,14 @@ export function createTokenService(deps: TokenDeps): TokenService {
         token_type: grant.dpopJkt ? 'DPoP' : 'Bearer',
         expires_in: ACCESS_TOKEN_TTL_SECONDS,
         id_token: signed.idToken,
-        scope,
+        scope: answerScope(scope, api),
         ...(refreshToken ? { refresh_token: refreshToken } : {}),
       };
     },
 
     async refresh(grant: RefreshGrant): Promise<TokenResponse> {
-      // RFC 6749 6: nothing beyond the original grant; every grant holds all of SCOPES_SUPPORTED but offline_access, which a family always has.
-      if (
-        grant.scope !== undefined &&
-        !grant.scope.split(' ').every((s) => s === '' || (SCOPES_SUPPORTED as readonly string[]).includes(s))
-      )
-        throw new OAuthError('invalid_scope', 'The scope asks for more than was granted.');
+      let audience: string | undefined;
+      let scope = '';
       const accessTokenJti = randomToken('', 16);
       const rotated = await refreshTokens.rotate(
         grant.refreshToken,
@@ -294,6 +380,12 @@ export function createTokenService(deps: TokenDeps): TokenService {
           dpopJkt: grant.dpopJkt ?? null,
         },
         accessTokenJti,
+        // RFC 6749 6 and RFC 8707 2.2: nothing beyond the sign-in's grant, checked before the token
+        // is spent, so a refused request leaves the client its refresh token.
+        (family) => {
+          audience = audienceOf(grant.resource, family.resources ?? []);
+          scope = narrowedScope(grant.scope, family.scope, SCOPES_SUPPORTED);
+        },
       );
       if (!rotated) {
         if (!(await clients.authenticateTokenClient(grant.clientId, grant.clientSecret)))
@@ -303,6 +395,8 @@ export function createTokenService(deps: TokenDeps): TokenService {
         throw new OAuthError('invalid_grant', 'The refresh token is invalid, expired or revoked.');
       }
       const { family } = rotated;
+      // The user's roles now: a role removed since the sign-in is gone from this token.
+      const api = await apiGrantOf(family.userId, audience, scope);
       const signed = await signTokens({
         clientId: family.clientId,
         alg: isSigningAlg(rotated.idTokenAlg) ? rotated.idTokenAlg : 'RS256',
@@ -311,16 +405,17 @@ export function createTokenService(deps: TokenDeps): TokenService {
         authTime: family.authTime,
         deviceId: family.deviceId,
         sid: family.sid,
-        scope: family.scope,
+        scope,
         accessTokenJti,
         dpopJkt: grant.dpopJkt,
+        api,
       });
       return {
         access_token: signed.accessToken,
         token_type: grant.dpopJkt ? 'DPoP' : 'Bearer',
         expires_in: ACCESS_TOKEN_TTL_SECONDS,
         id_token: signed.idToken,
-        scope: family.scope,
+        scope: answerScope(scope, api),
         refresh_token: rotated.refreshToken,
       };
     },
@@ -330,7 +425,8 @@ export function createTokenService(deps: TokenDeps): TokenService {
         throw new OAuthError('invalid_client', 'Client authentication failed.');
       // Ours are told apart by their form, so token_type_hint is not needed (RFC 7009 2.1 lets the server search).
       if (request.token.split('.').length === 3) {
-        const claims = await accessTokenClaims(request.token, new Date(now()));
+        const at = new Date(now());
+        const claims = (await accessTokenClaims(request.token, at)) ?? (await apiAccessTokenClaims(request.token, at));
         if (claims?.jti && claims.client_id === request.clientId && typeof claims.exp === 'number')
           await codes.revokeAccessTokens([{ jti: claims.jti, expiresAt: claims.exp * 1000 }]);
         return;

@@ -11,6 +11,7 @@ import type { PushedRequests } from '../oidc/pushed-requests.js';
 import type { RefreshTokens } from '../oidc/refresh-tokens.js';
 import type { SpentTokenStore } from '../spent-tokens/store.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
+import type { ApiGrants } from './api-access.js';
 import { oauthCors } from './cors.js';
 import { pushedRequestRoutes } from './pushed-request-routes.js';
 import { tokenRoutes } from './routes.js';
@@ -31,6 +32,8 @@ interface TokenNeeds {
   spentTokens: SpentTokenStore;
   pushedRequests: PushedRequests;
   branding: Branding;
+  /** The registered APIs and the users' roles (apis/). */
+  apiAuthorization: ApiGrants;
 }
 
 /**
@@ -44,7 +47,7 @@ export const tokenWing = defineWing('token', (deps: TokenNeeds) => {
   const dpop = createDpopVerifier({ issuer, spent: deps.spentTokens, hash, now });
   const tokens = createTokenService({
     ...{ issuer, clients, codes: deps.codes, enabledUsers: deps.enabledUsers, keyring, refreshTokens: deps.refreshTokens },
-    ...{ serverSecret: deps.serverSecret, now, acrClasses: deps.acrClasses },
+    ...{ serverSecret: deps.serverSecret, now, acrClasses: deps.acrClasses, apis: deps.apiAuthorization },
   });
   return {
     services: { dpop, tokens },

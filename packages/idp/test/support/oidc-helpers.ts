@@ -48,9 +48,10 @@ export class CookieJar {
   }
 }
 
-/** GET /authorize with `params`, not following the redirect. */
-export async function authorize(service: TestService, params: Record<string, string>, jar = new CookieJar()) {
-  const response = await fetch(`${service.url}/authorize?${new URLSearchParams(params)}`, {
+/** GET /authorize with `params` (a list value: the parameter repeated, as RFC 8707 `resource`), not following the redirect. */
+export async function authorize(service: TestService, params: Record<string, string | string[]>, jar = new CookieJar()) {
+  const query = new URLSearchParams(Object.entries(params).flatMap(([name, value]) => [value].flat().map((v) => [name, v])));
+  const response = await fetch(`${service.url}/authorize?${query}`, {
     redirect: 'manual',
     headers: { cookie: jar.header() },
   });

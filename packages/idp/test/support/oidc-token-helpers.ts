@@ -53,7 +53,7 @@ export async function signInForCode(
   service: TestService,
   rp: RelyingParty,
   email: string,
-  options: { scope?: string; browser?: ReturnType<typeof hostedBrowser>; extra?: Record<string, string> } = {},
+  options: { scope?: string; browser?: ReturnType<typeof hostedBrowser>; extra?: Record<string, string | string[]> } = {},
 ) {
   const browser = options.browser ?? hostedBrowser(service);
   const pkce = await createPkcePair();
@@ -90,7 +90,7 @@ export async function signIn(
   options: {
     scope?: string;
     browser?: ReturnType<typeof hostedBrowser>;
-    extra?: Record<string, string>;
+    extra?: Record<string, string | string[]>;
     /** Headers of the code's token request (a DPoP proof), made when the code is ready. */
     redeemHeaders?: () => Promise<Record<string, string>>;
   } = {},

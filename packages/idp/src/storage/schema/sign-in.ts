@@ -25,6 +25,8 @@ export interface SignInTables {
     scope: string | null;
     /** The SSO session the code was issued in (oidc/): the ID token's `sid`; null outside one. */
     sid: string | null;
+    /** RFC 8707: the APIs (identifiers, space-separated) the sign-in may get access tokens for; null: none. */
+    resources: string | null;
   };
   /** authorization-codes/: access tokens revoked before their expiry (code reuse). */
   revoked_access_tokens: {
@@ -49,6 +51,8 @@ export interface SignInTables {
     scope: string | null;
     /** `form_post` (OAuth 2.0 Form Post Response Mode), or null: the code goes back in the query. */
     response_mode: string | null;
+    /** RFC 8707: the APIs (identifiers, space-separated) the sign-in may get access tokens for; null: none. */
+    resources: string | null;
     created_at: number;
     expires_at: number;
     consumed_at: number | null;
@@ -122,6 +126,8 @@ export interface SignInTables {
     dpop_jkt: string | null;
     /** The SSO session of the code exchange that started it: its ID tokens keep the `sid`. */
     sid: string | null;
+    /** RFC 8707: the APIs (identifiers, space-separated) the sign-in may get access tokens for; null: none. */
+    resources: string | null;
   };
   /** oidc/: each refresh token of a family, by the keyed hash of its value; used once (`used_at`). */
   refresh_tokens: {

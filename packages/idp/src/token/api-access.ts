@@ -1,0 +1,58 @@
+import { OAuthError } from '../errors.js';
+
+/** A registered API as the token endpoint reads it (apis/): its identifier (the audience) and permissions. */
+export interface ApiResource {
+  identifier: string;
+  permissions: readonly string[];
+}
+
+/** What the token endpoint needs of the registered APIs and the users' roles (apis/ ApiAuthorization). */
+export interface ApiGrants {
+  findApi(identifier: string): Promise<ApiResource | undefined>;
+  /** The permissions the user's roles grant on the API. */
+  userPermissions(userId: string, apiIdentifier: string): Promise<string[]>;
+}
+
+/**
+ * RFC 8707 2.2 at the token endpoint: the API this access token is for, among those the sign-in
+ * named at /authorize. One audience per token (our rule, so a token for one API is never
+ * accepted by another): several values are refused; none takes the first the sign-in named,
+ * and a sign-in that named none gets the userinfo-only token (undefined).
+ */
+export function audienceOf(requested: string | readonly string[] | undefined, named: readonly string[]): string | undefined {
+  if (requested === undefined) return named[0];
+  if (typeof requested !== 'string')
+    throw new OAuthError('invalid_target', 'Name one resource per token request: each access token is for one API.');
+  if (!named.includes(requested)) throw new OAuthError('invalid_target', 'resource was not named in the authorization request.');
+  return requested;
+}
+
+/**
+ * The permissions an access token for `api` carries: those the sign-in asked for (its scope),
+ * that the API still has, and that the user's roles grant now (so a role removed since the
+ * sign-in is gone at the next refresh). Sorted, for a stable `scope`.
+ */
+export async function grantedPermissions(grants: ApiGrants, userId: string, api: string, scope: string): Promise<string[]> {
+  const registered = await grants.findApi(api);
+  if (!registered) throw new OAuthError('invalid_target', 'The API of this resource is no longer registered.');
+  const held = new Set(await grants.userPermissions(userId, api));
+  return scope
+    .split(' ')
+    .filter((value) => registered.permissions.includes(value) && held.has(value))
+    .sort();
+}
+
+/**
+ * RFC 6749 6: a refresh asks for at most what the sign-in was granted (`granted`, its scope),
+ * else invalid_scope. Undefined or empty: the whole of it. The OpenID Connect values (`kept`)
+ * stay whatever is asked: the ID token and the refresh token are the family's; what narrows is
+ * the permissions the access token carries.
+ */
+export function narrowedScope(requested: string | undefined, granted: string, kept: readonly string[]): string {
+  if (requested === undefined || requested.trim() === '') return granted;
+  const values = requested.split(' ').filter((value) => value !== '');
+  const grantedValues = granted.split(' ');
+  if (!values.every((value) => grantedValues.includes(value)))
+    throw new OAuthError('invalid_scope', 'The scope asks for more than was granted.');
+  return grantedValues.filter((value) => values.includes(value) || kept.includes(value)).join(' ');
+}

@@ -1,0 +1,24 @@
+/** Registered APIs and roles for the access token tests (issue 37). */
+import { startTestService, type TestService } from './helpers.js';
+import { relyingParty } from './oidc-token-helpers.js';
+
+export const NOTES = 'https://notes.example.com';
+export const BILLING = 'urn:acme:billing';
+
+/** A service with the Notes and Billing APIs, a `reader` role (read:notes) and a relying party. */
+export async function startWithApis(now: () => number) {
+  const service = await startTestService({ now });
+  await service.ctx.apis.createApi({ identifier: NOTES, name: 'Notes', permissions: ['read:notes', 'write:notes'] }, 'test');
+  await service.ctx.apis.createApi({ identifier: BILLING, name: 'Billing', permissions: ['read:invoices'] }, 'test');
+  await service.ctx.apis.createRole({ name: 'reader', permissions: [{ api: NOTES, permission: 'read:notes' }] }, 'test');
+  await service.ctx.apis.createRole({ name: 'accountant', permissions: [{ api: BILLING, permission: 'read:invoices' }] }, 'test');
+  const rp = await relyingParty(service);
+  return { service, rp };
+}
+
+/** A user with these roles: signed in once so the user exists, then given the roles. */
+export async function userWithRoles(service: TestService, email: string, roles: string[]) {
+  const user = await service.ctx.enabledUsers.findOrCreate(email, Date.now());
+  for (const role of roles) await service.ctx.apis.assignRole(user?.id ?? '', role, 'test');
+  return user?.id ?? '';
+}
