@@ -68,6 +68,10 @@ export const FLAGS = {
   'apple-key-id': { type: 'string' },
   connection: { type: 'string' },
   subject: { type: 'string' },
+  // APIs and roles (cli/apis.ts, cli/roles.ts)
+  identifier: { type: 'string' },
+  permissions: { type: 'string' },
+  grant: { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

@@ -1,6 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { ENVIRONMENT } from '../config.js';
 import { adminKeyCommands } from './admin-keys.js';
+import { apis } from './apis.js';
 import { backups } from './backup.js';
 import { clients } from './clients.js';
 import { type Command, FLAGS, type Flag, SHARED_FLAGS, UsageError, type Values } from './command.js';
@@ -11,6 +12,7 @@ import { events } from './events.js';
 import { rotate } from './keys.js';
 import { mailboxes } from './mail.js';
 import { operatorCommands } from './operators.js';
+import { roles, userRoles } from './roles.js';
 import { settings } from './settings.js';
 import { migrate, start } from './start.js';
 import { users } from './users.js';
@@ -21,12 +23,15 @@ export const COMMANDS: readonly Command[] = [
   start,
   ...clients,
   ...users,
+  ...userRoles,
   ...devices,
   events,
   ...adminKeyCommands,
   ...operatorCommands,
   ...webhooks,
   ...connections,
+  ...apis,
+  ...roles,
   ...settings,
   rotate,
   ...mailboxes,
@@ -38,11 +43,17 @@ export const COMMANDS: readonly Command[] = [
 /** The words that name a group of commands (`clients` in `clients list`): a group alone is no command. */
 const GROUPS = new Set(COMMANDS.filter((c) => c.name.includes(' ')).map((c) => c.name.split(' ')[0]));
 
-/** The command the first words name: `clients list`, or `events` (words after a one-word command are its operands). */
+/**
+ * The command the first words name: `users roles add`, `clients list`, or `events` (words after
+ * a one-word command are its operands); the longest name that matches.
+ */
 export function findCommand(positionals: string[]): { command: Command; operands: string[] } | undefined {
-  const [first, second] = positionals;
-  const name = first !== undefined && GROUPS.has(first) ? `${first} ${second ?? ''}`.trim() : first;
-  const command = COMMANDS.find((c) => c.name === name);
+  const [first, second, third] = positionals;
+  const names =
+    first !== undefined && GROUPS.has(first)
+      ? [`${first} ${second ?? ''} ${third ?? ''}`.trim(), `${first} ${second ?? ''}`.trim()]
+      : [first];
+  const command = names.map((name) => COMMANDS.find((c) => c.name === name)).find((found) => found !== undefined);
   // Operands follow the name: `backup FILE`, `clients delete CLIENT_ID`.
   return command && { command, operands: positionals.slice(command.name.split(' ').length) };
 }

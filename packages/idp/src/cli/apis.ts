@@ -1,0 +1,107 @@
+import type { AdminApi } from 'service-protocol';
+import { type Command, UsageError, type Values } from './command.js';
+import { cursor, table } from './format.js';
+import type { Data } from './open.js';
+
+/** The APIs, roles and assignments (apis/service.ts), wired as context.ts wires them, with the audit log (and its webhooks). */
+export async function apiService(data: Data) {
+  const [{ createApis }, { createApiStore }, { eventLog }] = await Promise.all([
+    import('../apis/service.js'),
+    import('../apis/store.js'),
+    import('./open.js'),
+  ]);
+  const { events } = await eventLog(data);
+  return createApis({ store: createApiStore(data.db), events, now: data.now });
+}
+
+/** A comma-separated flag as a list (an empty value: none). */
+export const listOf = (raw: string) =>
+  raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+
+const shown = (api: AdminApi) =>
+  `${api.identifier} (${api.name}, ${api.id}): ${api.permissions.length > 0 ? api.permissions.join(', ') : 'no permissions'}`;
+
+const print = (api: AdminApi, values: Values, done: string) => (values.json ? `${JSON.stringify(api)}\n` : `API ${done}: ${shown(api)}.\n`);
+
+const create: Command = {
+  name: 'apis create',
+  usage: `  service-idp apis create --identifier URI --name NAME [--permissions P,P] [--json]
+      Register an API: URI (an absolute https URI or a urn, fixed once made) is the audience
+      of its access tokens; --permissions the scope tokens it defines (read:notes,write:notes).
+`,
+  flags: ['identifier', 'name', 'permissions', 'json'],
+  async run({ values, config }, io) {
+    const { identifier, name } = values;
+    if (!identifier || !name) throw new UsageError('usage: service-idp apis create --identifier URI --name NAME [--permissions P,P]');
+    const { withData } = await import('./open.js');
+    const permissions = listOf(values.permissions ?? '');
+    const api = await withData(config, async (data) => (await apiService(data)).createApi({ identifier, name, permissions }, 'cli'));
+    io.out(print(api, values, 'created'));
+    return 0;
+  },
+};
+
+const list: Command = {
+  name: 'apis list',
+  usage: `  service-idp apis list [--limit 50] [--cursor CURSOR] [--json]
+      The APIs with their permissions, oldest first; a full page ends with the --cursor of the next one.
+`,
+  flags: ['limit', 'cursor', 'json'],
+  paged: true,
+  async run({ values, limit, config }, io) {
+    const { withData } = await import('./open.js');
+    const page = await withData(config, async (data) => (await apiService(data)).pageApis({ ...cursor(values.cursor), limit }));
+    if (values.json)
+      io.out(`${JSON.stringify({ apis: page.items, nextCursor: page.nextCursor })}\n`); // GET /admin/v1/apis's shape
+    else if (page.items.length === 0) io.out('No APIs yet: service-idp apis create --identifier URI --name NAME --permissions P,P\n');
+    else
+      io.out(
+        `${table(
+          ['API ID', 'IDENTIFIER', 'NAME', 'PERMISSIONS'],
+          page.items.map((api) => [api.id, api.identifier, api.name, api.permissions.join(',') || '-']),
+        )}\n${page.nextCursor ? `More: --cursor ${page.nextCursor}\n` : ''}`,
+      );
+    return 0;
+  },
+};
+
+const update: Command = {
+  name: 'apis update',
+  usage: `  service-idp apis update ID|IDENTIFIER [--name NAME] [--permissions P,P] [--json]
+      Rename an API, or replace its permissions (the identifier never changes): a permission
+      left out is taken from every role that granted it.
+`,
+  flags: ['name', 'permissions', 'json'],
+  async run({ operands: [key], values, config }, io) {
+    if (!key || (values.name === undefined && values.permissions === undefined))
+      throw new UsageError('usage: service-idp apis update ID|IDENTIFIER [--name NAME] [--permissions P,P]');
+    const change = {
+      ...(values.name !== undefined ? { name: values.name } : {}),
+      ...(values.permissions !== undefined ? { permissions: listOf(values.permissions) } : {}),
+    };
+    const { withData } = await import('./open.js');
+    const api = await withData(config, async (data) => (await apiService(data)).updateApi(key, change, 'cli'));
+    io.out(print(api, values, 'updated'));
+    return 0;
+  },
+};
+
+const remove: Command = {
+  name: 'apis delete',
+  usage: `  service-idp apis delete ID|IDENTIFIER
+      Remove an API: its permissions leave every role, so no token carries them again.
+`,
+  flags: [],
+  async run({ operands: [key], config }, io) {
+    if (!key) throw new UsageError('usage: service-idp apis delete ID|IDENTIFIER');
+    const { withData } = await import('./open.js');
+    await withData(config, async (data) => (await apiService(data)).deleteApi(key, 'cli'));
+    io.out(`API ${key} deleted; its permissions left every role.\n`);
+    return 0;
+  },
+};
+
+export const apis: Command[] = [create, list, update, remove];
