@@ -221,6 +221,16 @@ export const AUTHORIZATION_REQUEST_TTL_SECONDS = 15 * 60;
 export const PUSHED_REQUEST_TTL_SECONDS = 60;
 /** Longest state, nonce or login_hint accepted at /authorize (OIDC sets none; this caps storage). */
 export const AUTHORIZE_PARAMETER_MAX_LENGTH = 1000;
+/**
+ * A client assertion (private_key_jwt, RFC 7523 3): its `exp` at most this far ahead, so its
+ * `jti` is kept (single use) only that long; clients make a new one per request.
+ */
+export const CLIENT_ASSERTION_MAX_LIFETIME_SECONDS = 5 * 60;
+/** A machine client's JWKS fetched from its jwks_uri: how long to wait for it, and to keep it before fetching again. */
+export const CLIENT_JWKS_FETCH_TIMEOUT_MS = 5_000;
+export const CLIENT_JWKS_CACHE_SECONDS = 10 * 60;
+/** The public keys a machine client may register for private_key_jwt (a JWKS holds its current and next key). */
+export const CLIENT_JWKS_KEYS_MAX = 10;
 /** RFC 8707: the APIs one authorization request may name with `resource` (each a separate access token). */
 export const RESOURCES_PER_REQUEST_MAX = 5;
 /**

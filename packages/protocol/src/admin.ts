@@ -63,7 +63,10 @@ export interface AdminClient {
   idTokenSignedResponseAlg: string;
   createdAt: number;
   redirectUris: string[];
-  type: 'confidential' | 'public';
+  /** `machine`: acts for itself with client_credentials (RFC 6749 4.4), never signs a user in. */
+  type: 'confidential' | 'public' | 'machine';
+  /** A machine client's public keys for private_key_jwt (RFC 7523); both null: its secret key only. */
+  keys: AdminClientKeys;
   postLogoutRedirectUris: string[];
   /** A passkey sign-in also passes this client's MFA. */
   passkeySatisfiesMfa: boolean;
@@ -73,6 +76,12 @@ export interface AdminClient {
   logout: AdminClientLogout;
   /** RFC 9126 `require_pushed_authorization_requests`: /authorize takes this client's requests only pushed (POST /oauth/par). */
   requirePushedAuthorizationRequests: boolean;
+}
+
+/** The public keys a machine client signs its client assertions with: a JWKS inline, or its URI. */
+export interface AdminClientKeys {
+  jwks: { keys: Array<Record<string, unknown>> } | null;
+  jwksUri: string | null;
 }
 
 /** A client's logout URIs (`clients update --backchannel-logout-uri` and the like); null: none registered. */
@@ -315,6 +324,11 @@ export interface AdminGrant {
   /** The API's identifier. */
   api: string;
   permission: string;
+}
+/** What a machine client may get with client_credentials (`service-idp clients grant`). */
+export interface AdminClientPermissions {
+  clientId: string;
+  permissions: AdminGrant[];
 }
 /** A role (`service-idp roles`): a named set of permissions of one or more APIs. */
 export interface AdminRole {

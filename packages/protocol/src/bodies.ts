@@ -160,6 +160,18 @@ export interface TokenResponse {
   refresh_token?: string;
 }
 
+/**
+ * The token endpoint's answer to a machine client's client_credentials request (RFC 6749 4.4.3):
+ * an access token for one API, no ID token and no refresh token.
+ */
+export interface ClientCredentialsTokenResponse {
+  access_token: string;
+  token_type: 'Bearer' | 'DPoP';
+  expires_in: number;
+  /** The permissions the access token carries: those asked for (all granted when none were) and granted to the client. */
+  scope: string;
+}
+
 /** POST /oauth/revoke, application/x-www-form-urlencoded (RFC 7009 2.1); client authentication as at /oauth/token. */
 export interface RevocationRequest {
   token: string;

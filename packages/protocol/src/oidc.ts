@@ -23,6 +23,8 @@ export interface DiscoveryDocument {
   subject_types_supported: string[];
   id_token_signing_alg_values_supported: string[];
   token_endpoint_auth_methods_supported: string[];
+  /** RFC 8414 2: the algorithms a private_key_jwt client assertion may be signed with. */
+  token_endpoint_auth_signing_alg_values_supported: string[];
   revocation_endpoint_auth_methods_supported: string[];
   code_challenge_methods_supported: string[];
   scopes_supported: string[];

@@ -73,6 +73,7 @@ export const ACTIVITY_HIDDEN = {
   'role.deleted': SERVICE_WIDE,
   'role.assigned': ROLES_UNSHOWN,
   'role.unassigned': ROLES_UNSHOWN,
+  'client.permissions_granted': SERVICE_WIDE,
 } as const satisfies Partial<Record<EventType, string>>;
 
 // Every event type is shown or hidden, never both: a new type fails to compile until it is placed.

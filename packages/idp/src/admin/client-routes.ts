@@ -13,6 +13,7 @@ import {
   errors,
   Id,
   IdTokenAlg,
+  Jwks,
   NewClient,
   Page,
   pageOf,
@@ -26,6 +27,10 @@ const NewClientBody = Type.Object(
     idTokenSignedResponseAlg: Type.Optional(IdTokenAlg),
     redirectUris: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 50 })),
     public: Type.Optional(Type.Boolean()),
+    /** A machine client (client_credentials only); with `jwks` or `jwksUri` it may authenticate by private_key_jwt. */
+    machine: Type.Optional(Type.Boolean()),
+    jwks: Type.Optional(Jwks),
+    jwksUri: Type.Optional(Type.String({ maxLength: 2000 })),
     postLogoutRedirectUris: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 50 })),
     logout: Type.Optional(ClientLogoutChange),
   },

@@ -156,6 +156,7 @@ function createdDetail(input: NewClient, brand: BrandingChange): Record<string, 
   if (input.requirePushedAuthorizationRequests !== undefined)
     detail.par = input.requirePushedAuthorizationRequests ? 'required' : 'optional';
   if (input.idTokenSignedResponseAlg) detail.idTokenAlg = input.idTokenSignedResponseAlg;
+  if (input.machine) detail.type = 'machine';
   const fields = Object.entries(brand)
     .filter(([, value]) => value !== undefined)
     .map(([name]) => name);

@@ -95,6 +95,10 @@ export const ClientLogout = Type.Object({
 /** A change of it (POST and PATCH /clients): a field given replaces the registered one, a URI null removes it. */
 export const ClientLogoutChange = Type.Partial(ClientLogout, { additionalProperties: false });
 
+/** A JWKS of public keys (RFC 7517 5), as a machine client registers it for private_key_jwt. */
+export const Jwks = Type.Object({ keys: Type.Array(Type.Record(Type.String(), Type.Unknown()), { minItems: 1, maxItems: 10 }) });
+export const ClientKeys = Type.Object({ jwks: Nullable(Jwks), jwksUri: Nullable(Type.String()) });
+
 export const Client = wireBody<AdminClient>()(
   Type.Object({
     id: Type.String(),
@@ -104,7 +108,9 @@ export const Client = wireBody<AdminClient>()(
     idTokenSignedResponseAlg: Type.String(),
     createdAt: Time,
     redirectUris: Type.Array(Type.String()),
-    type: Type.Union([Type.Literal('confidential'), Type.Literal('public')]),
+    type: Type.Union([Type.Literal('confidential'), Type.Literal('public'), Type.Literal('machine')]),
+    /** A machine client's public keys for private_key_jwt (`clients create --machine --jwks-uri`). */
+    keys: ClientKeys,
     postLogoutRedirectUris: Type.Array(Type.String()),
     /** A passkey sign-in also passes this client's MFA (`clients update --passkey-mfa`). */
     passkeySatisfiesMfa: Type.Boolean(),

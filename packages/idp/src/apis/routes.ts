@@ -1,4 +1,4 @@
-import type { AdminApi, AdminApiList, AdminRole, AdminRoleList, AdminUserRoles } from 'service-protocol';
+import type { AdminApi, AdminApiList, AdminClientPermissions, AdminRole, AdminRoleList, AdminUserRoles } from 'service-protocol';
 import { Type } from 'typebox';
 import {
   API_IDENTIFIER_MAX_LENGTH,
@@ -9,6 +9,7 @@ import {
   ROLE_NAME_MAX_LENGTH,
   ROLE_PERMISSIONS_MAX,
 } from '../defaults.js';
+import { ServiceError } from '../errors.js';
 import type { AdminRoutes } from '../http/admin-routes.js';
 import { BODY_ERRORS, errorResponses, PageParams, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import { type Apis, ROLE_NAME_PATTERN } from './service.js';
@@ -211,6 +212,41 @@ const userRoleRoutes =
     );
   };
 
+const ClientPermissions = wireBody<AdminClientPermissions>()(Type.Object({ clientId: Type.String(), permissions: Grants }));
+const ClientParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
+
+/** /admin/v1/clients/{id}/permissions: `service-idp clients grant`, for machine clients only. */
+const clientPermissionRoutes =
+  (apis: Apis, isMachineClient: (id: string) => Promise<boolean>): AdminRoutes =>
+  async (app) => {
+    const machine = async (id: string) => {
+      if (!(await isMachineClient(id))) throw new ServiceError('ERR_NOT_FOUND', `No machine client ${id}.`);
+      return id;
+    };
+    app.get(
+      '/clients/:id/permissions',
+      { schema: { params: ClientParams, response: { 200: ClientPermissions, ...errors } } },
+      async (request) => ({
+        clientId: await machine(request.params.id),
+        permissions: await apis.clientGrants(request.params.id),
+      }),
+    );
+    app.put(
+      '/clients/:id/permissions',
+      {
+        schema: {
+          params: ClientParams,
+          body: Type.Object({ permissions: Grants }, { additionalProperties: false }),
+          response: { 200: ClientPermissions, ...bodyErrors },
+        },
+      },
+      async (request) => ({
+        clientId: await machine(request.params.id),
+        permissions: await apis.grantClient(request.params.id, request.body.permissions, request.adminActor),
+      }),
+    );
+  };
+
 /**
  * /admin/v1/apis, /admin/v1/roles and /admin/v1/users/{id}/roles: what `service-idp apis`,
  * `roles` and `users roles` do, registered inside the admin routes (their admin-key hook
@@ -218,8 +254,9 @@ const userRoleRoutes =
  * that exists), so the CLI and the API refuse the same input with the same message.
  */
 export const apiAdminRoutes =
-  ({ apis }: { apis: Apis }): AdminRoutes =>
+  ({ apis, isMachineClient }: { apis: Apis; isMachineClient: (clientId: string) => Promise<boolean> }): AdminRoutes =>
   async (app) => {
+    await app.register(clientPermissionRoutes(apis, isMachineClient));
     await app.register(apiRoutes(apis));
     await app.register(roleRoutes(apis));
     await app.register(userRoleRoutes(apis));

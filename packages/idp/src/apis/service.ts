@@ -37,6 +37,10 @@ export interface ApiAuthorization {
   userPermissions(userId: string, apiIdentifier: string): Promise<string[]>;
   /** The names of the roles the user holds, sorted. */
   userRoles(userId: string): Promise<string[]>;
+  /** The permissions granted to a machine client on the API (client_credentials), sorted. */
+  clientPermissions(clientId: string, apiIdentifier: string): Promise<string[]>;
+  /** What a machine client may get, by API then permission. */
+  clientGrants(clientId: string): Promise<AdminGrant[]>;
 }
 
 /** What an operator gives to register an API (CLI flags, admin API body). */
@@ -76,6 +80,8 @@ export interface Apis extends ApiAuthorization {
   assignRole(userId: string, roleKey: string, actor: string): Promise<AdminRole>;
   /** Takes the role from the user; ERR_NOT_FOUND when they do not hold it. */
   unassignRole(userId: string, roleKey: string, actor: string): Promise<void>;
+  /** Replaces what a machine client (by id; the caller checks it is one) may get with client_credentials. */
+  grantClient(clientId: string, grants: AdminGrant[], actor: string): Promise<AdminGrant[]>;
 }
 
 const invalid = (message: string) => new ServiceError('ERR_REQUEST_INVALID', message);
@@ -239,6 +245,16 @@ export function createApis({ store, events, now }: { store: ApiStore; events: Ev
         actor,
         detail: { apiId: id, identifier: deleted.api.identifier, rolesChanged: deleted.rolesChanged },
       });
+    },
+
+    clientPermissions: (clientId, apiIdentifier) => store.clientPermissions(clientId, apiIdentifier),
+    clientGrants: (clientId) => store.clientGrants(clientId),
+
+    async grantClient(clientId, raw, actor) {
+      const granted = await store.setClientGrants(clientId, checkGrants(raw));
+      if ('missing' in granted) throw missingGrants(granted.missing);
+      await events.record({ type: 'client.permissions_granted', actor, clientId, detail: { permissions: granted.length } });
+      return granted;
     },
 
     async createRole(input, actor) {

@@ -202,6 +202,41 @@ export function createApiStore(db: Db) {
       });
     },
 
+    /**
+     * Replaces what a machine client is granted (client_credentials): every grant one of a
+     * registered API's permissions, or nothing changes and the missing ones are named.
+     */
+    async setClientGrants(clientId: string, grants: AdminGrant[]): Promise<AdminGrant[] | { missing: AdminGrant[] }> {
+      return db.transaction().execute(async (tx) => {
+        const resolved = await resolveGrants(tx, grants);
+        if ('missing' in resolved) return { missing: resolved.missing };
+        await tx.deleteFrom('client_grants').where('client_id', '=', clientId).execute();
+        if (resolved.grants.length > 0)
+          await tx
+            .insertInto('client_grants')
+            .values(resolved.grants.map((grant) => ({ client_id: clientId, api_id: grant.apiId, permission: grant.permission })))
+            .execute();
+        return clientGrantsOf(tx, clientId);
+      });
+    },
+
+    clientGrants: (clientId: string) => clientGrantsOf(db, clientId),
+
+    /** The permissions granted to a machine client on the API, sorted; only permissions the API still defines. */
+    async clientPermissions(clientId: string, apiIdentifier: string): Promise<string[]> {
+      const rows = await db
+        .selectFrom('client_grants')
+        .innerJoin('apis', 'apis.id', 'client_grants.api_id')
+        .innerJoin('api_permissions', (join) =>
+          join.onRef('api_permissions.api_id', '=', 'client_grants.api_id').onRef('api_permissions.name', '=', 'client_grants.permission'),
+        )
+        .select('client_grants.permission')
+        .where('client_grants.client_id', '=', clientId)
+        .where('apis.identifier', '=', apiIdentifier)
+        .execute();
+      return rows.map((row) => row.permission).sort(byText);
+    },
+
     async countRoles(): Promise<number> {
       const row = await db
         .selectFrom('roles')
@@ -371,7 +406,24 @@ export function createApiStore(db: Db) {
 }
 
 /** Removes the API's permissions (all, or these) from every role; the number of roles that lost one. */
+/** What a machine client is granted, by API identifier then permission. */
+async function clientGrantsOf(db: Db, clientId: string): Promise<AdminGrant[]> {
+  const rows = await db
+    .selectFrom('client_grants')
+    .innerJoin('apis', 'apis.id', 'client_grants.api_id')
+    .select(['apis.identifier', 'client_grants.permission'])
+    .where('client_grants.client_id', '=', clientId)
+    .execute();
+  return rows
+    .map((row) => ({ api: row.identifier, permission: row.permission }))
+    .sort((a, b) => byText(a.api, b.api) || byText(a.permission, b.permission));
+}
+
+/** Removes an API's permissions (all, or these) from every role and machine client; how many roles changed. */
 async function stripGrants(tx: Db, apiId: string, permissions?: string[]): Promise<number> {
+  let fromClients = tx.deleteFrom('client_grants').where('api_id', '=', apiId);
+  if (permissions) fromClients = fromClients.where('permission', 'in', permissions);
+  await fromClients.execute();
   let affected = tx.selectFrom('role_permissions').select('role_id').distinct().where('api_id', '=', apiId);
   if (permissions) affected = affected.where('permission', 'in', permissions);
   const roles = await affected.execute();

@@ -4,6 +4,7 @@ import type { ClientLogout } from '../clients/store.js';
 import type { Command, Values } from './command.js';
 import { UsageError } from './command.js';
 import { cursor, servedIssuer, table } from './format.js';
+import { grantsOf } from './roles.js';
 
 /** The branding flags of clients create and update: "" clears a value on update (--logo "" removes the logo). */
 const BRANDING_FLAGS = ['logo', 'accent', 'display-name', 'terms-url', 'privacy-url', 'mail-sender-name'] as const;
@@ -91,9 +92,19 @@ function logoutChange(values: Values): Partial<ClientLogout> | undefined {
   return Object.fromEntries(Object.entries(change).filter(([, value]) => value !== undefined)) as Partial<ClientLogout>;
 }
 
+/** A JWKS file's JSON; unreadable or not JSON is a bad command line (exit 2). */
+function jwksFile(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    throw new UsageError(`--jwks: cannot read a JSON Web Key Set from ${path}`);
+  }
+}
+
 const create: Command = {
   name: 'clients create',
   usage: `  service-idp clients create --name NAME [--origin URL ...] [--redirect-uri URL ...] [--public]
+                             [--machine [--jwks FILE | --jwks-uri URL]]
                              [--post-logout-redirect-uri URL ...] [--id-token-alg RS256|ES256|EdDSA]
                              [--mfa-policy optional|required] [--passkey-mfa yes|no] [--dpop required|optional] [--par required|optional]
                              [--display-name NAME] [--logo FILE] [--accent '#RRGGBB'] [--terms-url URL]
@@ -105,12 +116,17 @@ const create: Command = {
       --redirect-uri: where /authorize may send codes (exact match; repeat for several).
       --public: no secretKey (a single-page or native app); the token endpoint takes its
       client_id alone and requires PKCE S256. Needs at least one --origin or --redirect-uri.
+      --machine: a machine client (a backend, a job, another service): it gets access tokens
+      for itself with client_credentials (RFC 6749 4.4), never signs a user in, and has no
+      --origin or --redirect-uri. It authenticates with its secretKey or, with --jwks FILE
+      (a JSON Web Key Set of public keys) or --jwks-uri URL (https), by private_key_jwt.
+      What it may do is granted with service-idp clients grant.
       --post-logout-redirect-uri: where the end-session endpoint (/logout) may send the browser
       back after signing out (exact match; repeat for several).
       Every setting of clients update (below) is taken here too and applied at creation, so the
       client never exists without it; a refused value creates nothing (exit 2).
 `,
-  flags: ['name', 'origin', 'redirect-uri', 'public', ...SETTING_FLAGS, 'json'],
+  flags: ['name', 'origin', 'redirect-uri', 'public', 'machine', 'jwks', 'jwks-uri', ...SETTING_FLAGS, 'json'],
   async run({ values, config }, io) {
     if (!values.name) throw new UsageError('clients create needs --name');
     const brand = brandingOf(values);
@@ -118,6 +134,9 @@ const create: Command = {
     const dpopBoundAccessTokens = switchOf(values.dpop, 'required', 'optional', 'dpop');
     const requirePushedAuthorizationRequests = switchOf(values.par, 'required', 'optional', 'par');
     const logout = logoutChange(values);
+    const jwks = values.jwks === undefined ? undefined : jwksFile(values.jwks);
+    if ((jwks !== undefined || values['jwks-uri'] !== undefined) && !values.machine)
+      throw new UsageError('--jwks and --jwks-uri are for a --machine client');
     const { withData, operations } = await import('./open.js');
     return withData(config, async (data) => {
       const keys = await (await operations(data)).createClient(
@@ -126,6 +145,9 @@ const create: Command = {
           origins: values.origin ?? [],
           redirectUris: values['redirect-uri'] ?? [],
           public: values.public ?? false,
+          ...(values.machine ? { machine: true } : {}),
+          ...(jwks !== undefined ? { jwks } : {}),
+          ...(values['jwks-uri'] !== undefined ? { jwksUri: values['jwks-uri'] } : {}),
           postLogoutRedirectUris: (values['post-logout-redirect-uri'] ?? []).filter((uri) => uri !== ''),
           ...(values['id-token-alg'] !== undefined ? { idTokenSignedResponseAlg: values['id-token-alg'] } : {}),
           ...(values['mfa-policy'] !== undefined ? { mfaPolicy: values['mfa-policy'] } : {}),
@@ -379,4 +401,31 @@ const rotateSecret: Command = {
   },
 };
 
-export const clients: Command[] = [create, update, branding, delegationKeys, list, rotateSecret, remove];
+const grant: Command = {
+  name: 'clients grant',
+  usage: `  service-idp clients grant CLIENT_ID [--grant IDENTIFIER=P,P]... [--json]
+      What a machine client may get with client_credentials: permissions of registered APIs,
+      replacing what it had (no --grant: nothing). --grant https://api.example.com=read:notes.
+      Its next token carries them; a token already issued keeps its own until it expires.
+`,
+  flags: ['grant', 'json'],
+  async run({ values, operands: [clientId], config }, io) {
+    if (!clientId) throw new UsageError('usage: service-idp clients grant CLIENT_ID [--grant IDENTIFIER=P,P]...');
+    const grants = grantsOf(values.grant ?? []);
+    const { withData, clientService } = await import('./open.js');
+    const { apiService } = await import('./apis.js');
+    return withData(config, async (data) => {
+      const client = await (await clientService(data)).operated(clientId);
+      if (client?.type !== 'machine') throw new UsageError(`${clientId} is not a machine client (clients create --machine)`);
+      const granted = await (await apiService(data)).grantClient(clientId, grants, 'cli');
+      if (values.json) io.out(`${JSON.stringify({ clientId, permissions: granted })}\n`);
+      else
+        io.out(
+          `Client ${clientId} may now get: ${granted.length ? granted.map((g) => `${g.api}=${g.permission}`).join(' ') : 'nothing'}.\n`,
+        );
+      return 0;
+    });
+  },
+};
+
+export const clients: Command[] = [create, update, branding, delegationKeys, list, rotateSecret, remove, grant];

@@ -25,6 +25,10 @@ export const FLAGS = {
   'frontchannel-logout-uri': { type: 'string' },
   'frontchannel-logout-session-required': { type: 'string' },
   public: { type: 'boolean' },
+  // Machine clients (cli/clients.ts): client_credentials, private_key_jwt.
+  machine: { type: 'boolean' },
+  jwks: { type: 'string' },
+  'jwks-uri': { type: 'string' },
   json: { type: 'boolean' },
   'mfa-policy': { type: 'string' },
   'passkey-mfa': { type: 'string' },

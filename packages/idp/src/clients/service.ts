@@ -3,7 +3,8 @@ import { BROWSER_CLIENT_CACHE_ENTRIES, BROWSER_CLIENT_CACHE_MS, CLIENT_REDIRECT_
 import { ServiceError } from '../errors.js';
 import { isSigningAlg, SIGNING_ALGS } from '../keys/algs.js';
 import { keysetPage, type PageQuery } from '../storage/pagination.js';
-import { type ClientLogout, type ClientRecord, type ClientStore, NO_LOGOUT } from './store.js';
+import { checkClientKeys } from './keys.js';
+import { type ClientLogout, type ClientRecord, type ClientStore, NO_KEYS, NO_LOGOUT } from './store.js';
 import { checkLogout, checkPostLogoutRedirectUris, checkRedirectUri, normalizeOrigin } from './uris.js';
 
 /**
@@ -54,6 +55,14 @@ export interface NewClient {
   redirectUris?: string[];
   /** RFC 6749 2.1: no secret key; the token endpoint takes its client_id alone and requires PKCE. */
   public?: boolean;
+  /**
+   * RFC 6749 4.4: a machine client, which gets tokens for itself with client_credentials and has
+   * no origins or redirect URIs; it authenticates by its secret key, or by private_key_jwt when
+   * it registers its public keys (`jwks`, or `jwksUri`).
+   */
+  machine?: boolean;
+  jwks?: unknown;
+  jwksUri?: string;
   /** OIDC RP-Initiated Logout 1.0 3.1: where the end-session endpoint may send the browser back. */
   postLogoutRedirectUris?: string[];
   /** OIDC Back-Channel and Front-Channel Logout: where the client hears that a session ended. */
@@ -141,6 +150,8 @@ export interface ClientService {
    * without its secret, or a public one sending a secret, is refused.
    */
   authenticateTokenClient(clientId: string, secretKey: string | undefined): Promise<ClientRecord | undefined>;
+  /** A machine client by its secret key (client_secret_basic or _post at the token endpoint), constant time. */
+  authenticateMachine(clientId: string, secretKey: string): Promise<ClientRecord | undefined>;
 }
 
 /**
@@ -173,12 +184,18 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       if (!name || name.length > 100) throw new Error('client name must be 1 to 100 characters');
       const redirectUris = [...new Set((input.redirectUris ?? []).map((uri) => checkRedirectUri(uri)))];
       if (redirectUris.length > CLIENT_REDIRECT_URIS_MAX) throw new Error(`a client has at most ${CLIENT_REDIRECT_URIS_MAX} redirect URIs`);
-      if (input.origins.length === 0 && redirectUris.length === 0)
+      if (input.machine && input.public) throw new Error('a client is public or machine, not both');
+      if (input.machine && (input.origins.length > 0 || redirectUris.length > 0))
+        throw new Error('a machine client signs no user in: it has no --origin or --redirect-uri');
+      if (!input.machine && input.origins.length === 0 && redirectUris.length === 0)
         throw new Error('a client needs at least one --origin or --redirect-uri');
+      if (!input.machine && (input.jwks != null || input.jwksUri != null))
+        throw new Error('only a machine client registers keys (--jwks, --jwks-uri)');
+      const keys = await checkClientKeys(input);
       const postLogoutRedirectUris = checkPostLogoutRedirectUris(input.postLogoutRedirectUris ?? []);
       const logout = checkLogout(input.logout ?? {}, NO_LOGOUT, redirectUris);
       const origins = input.origins.map(normalizeOrigin);
-      const type = input.public ? 'public' : 'confidential';
+      const type = input.public ? 'public' : input.machine ? 'machine' : 'confidential';
       const clientId = randomToken('cli_', 12);
       const publishableKey = randomToken('pk_');
       const secretKey = randomToken('sk_');
@@ -197,6 +214,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
           dpopBoundAccessTokens: input.dpopBoundAccessTokens ?? false,
           requirePushedAuthorizationRequests: input.requirePushedAuthorizationRequests ?? false,
           logout,
+          keys,
         },
         hash('publishable-key', publishableKey),
         // The column predates public clients and is NOT NULL: a public client's is the hash of a
@@ -222,6 +240,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
             createdAt: now(),
             redirectUris: input.redirectUris ?? [],
             type: 'public',
+            keys: NO_KEYS,
             postLogoutRedirectUris: [],
             passkeySatisfiesMfa: true,
             dpopBoundAccessTokens: false,
@@ -339,6 +358,13 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       const expected = found?.secretKeyHash ?? hash('secret-key', 'unknown-client');
       const matches = safeEqual(hash('secret-key', secretKey), expected);
       return found && matches && found.client.type === 'confidential' ? found.client : undefined;
+    },
+
+    async authenticateMachine(clientId: string, secretKey: string): Promise<ClientRecord | undefined> {
+      const found = await store.findWithSecretHash(clientId);
+      const expected = found?.secretKeyHash ?? hash('secret-key', 'unknown-client');
+      const matches = safeEqual(hash('secret-key', secretKey), expected);
+      return found && matches && found.client.type === 'machine' ? found.client : undefined;
     },
 
     async authenticateTokenClient(clientId: string, secretKey: string | undefined): Promise<ClientRecord | undefined> {

@@ -13,8 +13,13 @@ export interface ClientRecord {
   createdAt: number;
   /** Where the authorization endpoint may send codes: compared by exact string match (RFC 9700 2.1). */
   redirectUris: string[];
-  /** RFC 6749 2.1: a public client has no secret key and must use PKCE. */
-  type: 'confidential' | 'public';
+  /**
+   * RFC 6749 2.1: a public client has no secret key and must use PKCE; a machine client acts for
+   * itself (client_credentials, RFC 6749 4.4) and never signs a user in.
+   */
+  type: 'confidential' | 'public' | 'machine';
+  /** A machine client's public keys for private_key_jwt (RFC 7523): inline, or where it publishes them; both null: its secret key only. */
+  keys: ClientKeys;
   /** Where the end-session endpoint may return (OIDC RP-Initiated Logout 1.0 3.1): exact string match. */
   postLogoutRedirectUris: string[];
   /** A passkey sign-in (user verification required) also passes this app's MFA; false: the user's MFA step follows it. Default true. */
@@ -32,6 +37,14 @@ export interface ClientRecord {
    */
   app?: { id: string; name: string };
 }
+
+/** The public keys a machine client signs its assertions with (private_key_jwt). */
+export interface ClientKeys {
+  jwks: { keys: Array<Record<string, unknown>> } | null;
+  jwksUri: string | null;
+}
+
+export const NO_KEYS: ClientKeys = { jwks: null, jwksUri: null };
 
 /** Where a client hears that a session it got tokens in ended; every field null/false when it registered none. */
 export interface ClientLogout {
@@ -68,7 +81,8 @@ export function toRecord(row: Row): ClientRecord {
     idTokenSignedResponseAlg: isSigningAlg(row.id_token_signed_response_alg) ? row.id_token_signed_response_alg : 'RS256',
     createdAt: Number(row.created_at),
     redirectUris: JSON.parse(row.redirect_uris) as string[],
-    type: row.client_type === 'public' ? 'public' : 'confidential',
+    type: row.client_type === 'public' || row.client_type === 'machine' ? row.client_type : 'confidential',
+    keys: { jwks: row.jwks ? (JSON.parse(row.jwks) as ClientKeys['jwks']) : null, jwksUri: row.jwks_uri ?? null },
     postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
     passkeySatisfiesMfa: Number(row.passkey_satisfies_mfa ?? 1) !== 0,
     dpopBoundAccessTokens: Number(row.dpop_bound_access_tokens ?? 0) !== 0,
@@ -106,6 +120,8 @@ function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: 
     dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
     ...logoutColumns(client.logout),
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
+    jwks: client.keys.jwks ? JSON.stringify(client.keys.jwks) : null,
+    jwks_uri: client.keys.jwksUri,
   };
 }
 
@@ -151,7 +167,7 @@ export function createClientStore(db: Db) {
         .updateTable('clients')
         .set({ secret_key_hash: secretKeyHash })
         .where('id', '=', id)
-        .where('client_type', '=', 'confidential')
+        .where('client_type', 'in', ['confidential', 'machine'])
         .returning('id')
         .executeTakeFirst();
       return row !== undefined;

@@ -58,6 +58,7 @@ export const EVENT_TYPES = [
   'role.deleted',
   'role.assigned',
   'role.unassigned',
+  'client.permissions_granted',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -132,6 +132,8 @@ export const OPERATIONS: Readonly<Record<string, readonly [operationId: string, 
   'GET /admin/v1/users/:id/roles': ['listUserRoles', 'The roles a user holds'],
   'POST /admin/v1/users/:id/roles': ['assignUserRole', 'Give a user a role'],
   'DELETE /admin/v1/users/:id/roles/:role': ['unassignUserRole', 'Take a role from a user'],
+  'GET /admin/v1/clients/:id/permissions': ['listClientPermissions', 'What a machine client may get with client_credentials'],
+  'PUT /admin/v1/clients/:id/permissions': ['setClientPermissions', 'Replace what a machine client may get with client_credentials'],
   // "Not me" links in new-device notices.
   'GET /devices/not-me': ['showDeviceNotice', 'The page of a new-device notice link'],
   'POST /devices/not-me': ['revokeNoticedDevice', 'Revoke the device a notice named'],

@@ -1,4 +1,35 @@
+import { signJws } from '../crypto/jws.js';
+import { ACCESS_TOKEN_TTL_SECONDS } from '../defaults.js';
 import { OAuthError } from '../errors.js';
+import type { Keyring } from '../keys/keyring.js';
+
+/** RFC 9068 4: the algorithm of access tokens for APIs, the one every resource server supports. */
+export const API_ACCESS_TOKEN_ALG = 'RS256';
+
+/** The claims of an access token for an API (RFC 9068 2.2); `exp` follows from `iat`. */
+export interface ApiAccessTokenClaims {
+  iss: string;
+  /** The user, or the machine client itself (RFC 9068 2.2: client_credentials). */
+  sub: string;
+  aud: string;
+  client_id: string;
+  scope: string;
+  iat: number;
+  jti: string;
+  auth_time?: number;
+  acr?: string;
+  amr?: string[];
+  cnf?: { jkt: string };
+}
+
+/**
+ * RFC 9068: an access token for an API, which the API checks by itself against the JWKS: signed
+ * with the service's RS256 key, `typ: at+jwt`, valid ACCESS_TOKEN_TTL_SECONDS.
+ */
+export async function signApiAccessToken(keyring: Pick<Keyring, 'active'>, claims: ApiAccessTokenClaims): Promise<string> {
+  const key = await keyring.active(API_ACCESS_TOKEN_ALG);
+  return signJws(key.alg, { kid: key.kid, typ: 'at+jwt' }, { ...claims, exp: claims.iat + ACCESS_TOKEN_TTL_SECONDS }, key.privateKey);
+}
 
 /** A registered API as the token endpoint reads it (apis/): its identifier (the audience) and permissions. */
 export interface ApiResource {
@@ -11,6 +42,8 @@ export interface ApiGrants {
   findApi(identifier: string): Promise<ApiResource | undefined>;
   /** The permissions the user's roles grant on the API. */
   userPermissions(userId: string, apiIdentifier: string): Promise<string[]>;
+  /** The permissions granted to a machine client on the API. */
+  clientPermissions(clientId: string, apiIdentifier: string): Promise<string[]>;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import {
   ACCOUNT_PAGE_PATH,
   type BearerErrorBody,
+  type ClientCredentialsTokenResponse,
   type DiscoveryDocument,
   type JsonWebKeySet,
   Paths,
@@ -25,7 +26,9 @@ import type { Keyring } from '../keys/keyring.js';
 import { ACR_VALUES } from '../oidc/acr.js';
 import { RESPONSE_MODES } from '../oidc/authorization-response.js';
 import { PROMPT_VALUES } from '../oidc/authorize-request.js';
-import { clientCredentials } from './client-credentials.js';
+import { ASSERTION_ALGS } from './client-assertion.js';
+import { clientCredentials, machineCredentials } from './client-credentials.js';
+import type { ClientCredentials } from './client-credentials-grant.js';
 import type { OAuthCors } from './cors.js';
 import { presentedToken, resourceProof, tokenEndpointProof, userinfoRefusal } from './dpop.js';
 import { SCOPES_SUPPORTED, type TokenService } from './service.js';
@@ -40,6 +43,9 @@ const TokenBody = Type.Object({
   redirect_uri: Type.Optional(Type.String({ maxLength: 2000 })),
   refresh_token: Type.Optional(Type.String({ maxLength: 200 })),
   scope: Type.Optional(Type.String({ maxLength: AUTHORIZE_PARAMETER_MAX_LENGTH })),
+  // RFC 7523 2.2: a machine client's signed assertion (private_key_jwt).
+  client_assertion_type: Type.Optional(Type.String({ maxLength: 200 })),
+  client_assertion: Type.Optional(Type.String({ maxLength: TOKEN_PARAMETER_MAX_LENGTH })),
   // RFC 8707 2.2: the API the access token is for; sent twice it is an array, refused as invalid_target.
   resource: Type.Optional(
     Type.Union([
@@ -67,6 +73,15 @@ const TokenAnswer = wireBody<TokenResponse>()(
     id_token: Type.String(),
     scope: Type.String(),
     refresh_token: Type.Optional(Type.String({ description: 'with offline_access, and on every refresh; each works once' })),
+  }),
+);
+/** RFC 6749 4.4.3: a machine client's token, for one API; no ID token, no refresh token. */
+const MachineTokenAnswer = wireBody<ClientCredentialsTokenResponse>()(
+  Type.Object({
+    access_token: Type.String({ description: 'an RFC 9068 JWT for the API named by resource' }),
+    token_type: Type.Union([Type.Literal('Bearer'), Type.Literal('DPoP')]),
+    expires_in: Type.Integer({ description: 'seconds' }),
+    scope: Type.String({ description: 'the permissions the token carries' }),
   }),
 );
 /** RFC 7009 2.2: the status says it all; the body is an empty object. */
@@ -125,6 +140,7 @@ const DiscoveryAnswer = wireBody<DiscoveryDocument>()(
     subject_types_supported: Strings,
     id_token_signing_alg_values_supported: Strings,
     token_endpoint_auth_methods_supported: Strings,
+    token_endpoint_auth_signing_alg_values_supported: Strings,
     revocation_endpoint_auth_methods_supported: Strings,
     code_challenge_methods_supported: Strings,
     scopes_supported: Strings,
@@ -148,7 +164,12 @@ const DiscoveryAnswer = wireBody<DiscoveryDocument>()(
 const TokenSchema = {
   body: TokenBody,
   // Refusals, a malformed body included, are RFC 6749 5.2 bodies; failures of the service itself stay `{ code, message }`.
-  response: { 200: TokenAnswer, 400: OAuthErrorBodySchema, 401: OAuthErrorBodySchema, ...errorResponses(...SERVER_ERRORS) },
+  response: {
+    200: Type.Union([TokenAnswer, MachineTokenAnswer]),
+    400: OAuthErrorBodySchema,
+    401: OAuthErrorBodySchema,
+    ...errorResponses(...SERVER_ERRORS),
+  },
 };
 const RevocationSchema = {
   body: RevocationBody,
@@ -169,7 +190,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
   settings: () => Promise<{ documentationUrl: string | null; policyUrl: string | null; termsUrl: string | null }>;
   /** CORS for single-page apps (token/cors.ts), built with the client service at the composition. */
   cors: (app: FastifyInstance) => OAuthCors;
-}> = async (app, { tokens, keyring, issuer, dpop, locales, settings, cors: openCors }) => {
+  /** The client credentials grant for machine clients (token/client-credentials-grant.ts). */
+  machines: ClientCredentials;
+}> = async (app, { tokens, keyring, issuer, dpop, locales, settings, cors: openCors, machines }) => {
   const cors = openCors(app);
   app.post(Paths.token, { schema: TokenSchema, config: { oauthErrors: true } }, async (request, reply) => {
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
@@ -191,8 +214,18 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
         ...(dpopJkt !== undefined ? { dpopJkt } : {}),
       });
     }
+    if (body.grant_type === 'client_credentials') {
+      // A machine's backend, never a page: no CORS answer. Its proof is checked before anything is issued.
+      const dpopJkt = await tokenEndpointProof(dpop, request, reply, Paths.token);
+      return machines.issue({
+        credentials: machineCredentials(request.headers.authorization, body),
+        ...(body.resource !== undefined ? { resource: body.resource } : {}),
+        ...(body.scope !== undefined ? { scope: body.scope } : {}),
+        ...(dpopJkt !== undefined ? { dpopJkt } : {}),
+      });
+    }
     if (body.grant_type !== 'authorization_code')
-      throw new OAuthError('unsupported_grant_type', 'Only authorization_code and refresh_token are supported.');
+      throw new OAuthError('unsupported_grant_type', 'Only authorization_code, refresh_token and client_credentials are supported.');
     if (!body.code) throw new OAuthError('invalid_request', 'code is required.');
     const { clientId, clientSecret } = clientCredentials(request.headers.authorization, body);
     await cors.checkPageClient(request, reply, clientId);
@@ -272,10 +305,12 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       authorization_response_iss_parameter_supported: true,
       request_parameter_supported: false,
       request_uri_parameter_supported: false,
-      grant_types_supported: ['authorization_code', 'refresh_token'],
+      grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: [...SIGNING_ALGS],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      // private_key_jwt: machine clients (client_credentials) that registered their keys.
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'],
+      token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGS],
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       code_challenge_methods_supported: ['S256'],
       scopes_supported: [...SCOPES_SUPPORTED],

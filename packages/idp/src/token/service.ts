@@ -13,7 +13,7 @@ import type { Keyring } from '../keys/keyring.js';
 import { type AcrClasses, acrOf } from '../oidc/acr.js';
 import type { RefreshTokens } from '../oidc/refresh-tokens.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
-import { type ApiGrants, audienceOf, grantedPermissions, narrowedScope } from './api-access.js';
+import { API_ACCESS_TOKEN_ALG, type ApiGrants, audienceOf, grantedPermissions, narrowedScope, signApiAccessToken } from './api-access.js';
 
 export interface TokenDeps {
   issuer: string;
@@ -72,8 +72,6 @@ export const SCOPE = 'openid email';
 export const OFFLINE_ACCESS = 'offline_access';
 /** Every scope value this service grants (discovery's scopes_supported). */
 export const SCOPES_SUPPORTED = ['openid', 'email', OFFLINE_ACCESS] as const;
-/** RFC 9068 4: the algorithm of access tokens for APIs, the one every resource server supports. */
-const API_ACCESS_TOKEN_ALG = 'RS256';
 
 const hasOfflineAccess = (scope: string) => scope.split(' ').includes(OFFLINE_ACCESS);
 
@@ -180,7 +178,20 @@ export function createTokenService(deps: TokenDeps): TokenService {
       key.privateKey,
     );
     const accessToken = grant.api
-      ? await signApiAccessToken(grant, grant.api, iat)
+      ? await signApiAccessToken(keyring, {
+          iss: issuer,
+          sub: grant.user.id,
+          aud: grant.api.audience,
+          client_id: grant.clientId,
+          scope: grant.api.permissions.join(' '),
+          iat,
+          jti: grant.accessTokenJti,
+          // RFC 9068 2.2.1: how the user signed in.
+          auth_time: grant.authTime,
+          acr: acrOf(grant.amr, deps.acrClasses),
+          amr: grant.amr,
+          ...(grant.dpopJkt ? { cnf: { jkt: grant.dpopJkt } } : {}),
+        })
       : signHs256(
           { typ: 'at+jwt' },
           {
@@ -198,39 +209,6 @@ export function createTokenService(deps: TokenDeps): TokenService {
           accessKey,
         );
     return { idToken, accessToken };
-  }
-
-  /**
-   * RFC 9068: an access token for an API, which the API checks by itself against the JWKS: signed
-   * with the service's RS256 key (9068 4 names RS256 as the one every resource server supports),
-   * its audience the API's identifier, its scope the permissions granted.
-   */
-  async function signApiAccessToken(
-    grant: { clientId: string; user: { id: string }; amr: string[]; authTime: number; accessTokenJti: string; dpopJkt: string | undefined },
-    api: { audience: string; permissions: string[] },
-    iat: number,
-  ): Promise<string> {
-    const key = await keyring.active(API_ACCESS_TOKEN_ALG);
-    return signJws(
-      key.alg,
-      { kid: key.kid, typ: 'at+jwt' },
-      {
-        iss: issuer,
-        sub: grant.user.id,
-        aud: api.audience,
-        client_id: grant.clientId,
-        scope: api.permissions.join(' '),
-        iat,
-        exp: iat + ACCESS_TOKEN_TTL_SECONDS,
-        jti: grant.accessTokenJti,
-        // RFC 9068 2.2.1: how the user signed in.
-        auth_time: grant.authTime,
-        acr: acrOf(grant.amr, deps.acrClasses),
-        amr: grant.amr,
-        ...(grant.dpopJkt ? { cnf: { jkt: grant.dpopJkt } } : {}),
-      },
-      key.privateKey,
-    );
   }
 
   /** The API an access token is for and what it carries, or undefined for a sign-in that named none. */

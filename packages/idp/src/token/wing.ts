@@ -1,3 +1,4 @@
+import { Paths } from 'service-protocol';
 import type { CodeService } from '../authorization-codes/service.js';
 import type { Branding } from '../branding/service.js';
 import type { ClientService } from '../clients/service.js';
@@ -12,6 +13,8 @@ import type { RefreshTokens } from '../oidc/refresh-tokens.js';
 import type { SpentTokenStore } from '../spent-tokens/store.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
 import type { ApiGrants } from './api-access.js';
+import { createClientAssertions } from './client-assertion.js';
+import { createClientCredentialsGrant } from './client-credentials-grant.js';
 import { oauthCors } from './cors.js';
 import { pushedRequestRoutes } from './pushed-request-routes.js';
 import { tokenRoutes } from './routes.js';
@@ -32,8 +35,8 @@ interface TokenNeeds {
   spentTokens: SpentTokenStore;
   pushedRequests: PushedRequests;
   branding: Branding;
-  /** The registered APIs and the users' roles (apis/). */
-  apiAuthorization: ApiGrants;
+  /** The registered APIs, the users' roles and what machine clients are granted (apis/). */
+  apiAuthorization: ApiGrants & { clientGrants(clientId: string): Promise<Array<{ api: string; permission: string }>> };
 }
 
 /**
@@ -45,18 +48,26 @@ export const tokenWing = defineWing('token', (deps: TokenNeeds) => {
   const { now, hash, config, clients, keyring, pushedRequests, branding } = deps;
   const { issuer } = config;
   const dpop = createDpopVerifier({ issuer, spent: deps.spentTokens, hash, now });
+  const machines = createClientCredentialsGrant({
+    issuer,
+    clients,
+    assertions: createClientAssertions({ issuer, tokenEndpoint: `${issuer}${Paths.token}`, spent: deps.spentTokens, hash, now }),
+    apis: deps.apiAuthorization,
+    keyring,
+    now,
+  });
   const tokens = createTokenService({
     ...{ issuer, clients, codes: deps.codes, enabledUsers: deps.enabledUsers, keyring, refreshTokens: deps.refreshTokens },
     ...{ serverSecret: deps.serverSecret, now, acrClasses: deps.acrClasses, apis: deps.apiAuthorization },
   });
   return {
-    services: { dpop, tokens },
+    services: { dpop, tokens, machines },
     routes: {
       root:
         ({ origins }) =>
         async (app) => {
           await app.register(tokenRoutes, {
-            ...{ tokens, keyring, issuer, dpop, locales: deps.locales.supported, settings: () => branding.settings() },
+            ...{ tokens, keyring, issuer, dpop, locales: deps.locales.supported, settings: () => branding.settings(), machines },
             cors: (scope) => oauthCors(scope, { isRegistered: (origin) => origins.has(origin), findClient: clients.findById }),
           });
           await app.register(pushedRequestRoutes, { pushed: pushedRequests, clients });

@@ -22,3 +22,34 @@ export async function userWithRoles(service: TestService, email: string, roles: 
   for (const role of roles) await service.ctx.apis.assignRole(user?.id ?? '', role, 'test');
   return user?.id ?? '';
 }
+
+/** A machine client (client_credentials) granted `grants` (API identifier → permissions), with its keys for private_key_jwt if given. */
+export async function machineClient(
+  service: TestService,
+  grants: Record<string, string[]>,
+  keys: { jwks?: { keys: object[] }; jwksUri?: string } = {},
+) {
+  const made = await service.ctx.clients.create({ name: 'Nightly job', origins: [], machine: true, ...keys });
+  await service.ctx.apis.grantClient(
+    made.clientId,
+    Object.entries(grants).flatMap(([api, permissions]) => permissions.map((permission) => ({ api, permission }))),
+    'test',
+  );
+  return { clientId: made.clientId, secretKey: made.secretKey ?? '' };
+}
+
+/** POST /oauth/token with grant_type=client_credentials and these fields (a list value: the field repeated). */
+export async function clientCredentials(
+  service: TestService,
+  fields: Record<string, string | string[]>,
+  headers: Record<string, string> = {},
+) {
+  const body = new URLSearchParams({ grant_type: 'client_credentials' });
+  for (const [name, value] of Object.entries(fields)) for (const one of [value].flat()) body.append(name, one);
+  const response = await fetch(service.tokenUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body,
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, string> };
+}

@@ -16,7 +16,7 @@ export interface AccountTables {
     created_at: number;
     /** JSON array of redirect URIs, matched exactly by the authorization endpoint (oidc/). */
     redirect_uris: string;
-    /** RFC 6749 2.1: 'confidential' (has a secret key) or 'public' (none; PKCE required). */
+    /** RFC 6749 2.1: 'confidential' (has a secret key), 'public' (none; PKCE required) or 'machine' (client_credentials only). */
     client_type: string;
     /** JSON array of URIs the end-session endpoint may return to (OIDC RP-Initiated Logout 1.0 3.1), matched exactly. */
     post_logout_redirect_uris: string;
@@ -34,6 +34,10 @@ export interface AccountTables {
     frontchannel_logout_session_required: number;
     /** 1: every authorization request must be pushed first (RFC 9126 require_pushed_authorization_requests); 0 (default): optional. */
     require_pushed_authorization_requests: number;
+    /** A machine client's public keys for private_key_jwt (RFC 7523), a JSON Web Key Set; null: none inline. */
+    jwks: string | null;
+    /** Where a machine client publishes its JWKS for private_key_jwt; null: none. */
+    jwks_uri: string | null;
   };
   /** users/: enabled-store.ts for the sign-in paths, store.ts for operators */
   users: {

@@ -38,4 +38,10 @@ export interface AuthorizationTables {
     /** 'cli', an admin key's id, or `operator:<email>`. */
     assigned_by: string;
   };
+  /** apis/: what a machine client may do (client_credentials): (API, permission) pairs granted to it directly */
+  client_grants: {
+    client_id: string;
+    api_id: string;
+    permission: string;
+  };
 }
