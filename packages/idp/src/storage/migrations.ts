@@ -24,6 +24,7 @@ import { migrations0022 } from './migrations/0022-identity-name.js';
 import { migrations0023 } from './migrations/0023-response-mode.js';
 import { migrations0024 } from './migrations/0024-pushed-requests.js';
 import { migrations0025 } from './migrations/0025-logout.js';
+import { migrations0027 } from './migrations/0027-sms-rules.js';
 
 /**
  * Versioned migrations, applied in name order. A migration never changes once released;
@@ -56,6 +57,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0023,
   ...migrations0024,
   ...migrations0025,
+  ...migrations0027,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -34,6 +34,10 @@ export interface AccountTables {
     frontchannel_logout_session_required: number;
     /** 1: every authorization request must be pushed first (RFC 9126 require_pushed_authorization_requests); 0 (default): optional. */
     require_pushed_authorization_requests: number;
+    /** JSON array of ISO 3166 country codes this application's SMS may go to; null: the service's list (otp/send-rules.ts). */
+    sms_countries: string | null;
+    /** JSON array of the mail domains this application's codes may go to; null: any domain (otp/send-rules.ts). */
+    mail_domains: string | null;
   };
   /** users/: enabled-store.ts for the sign-in paths, store.ts for operators */
   users: {
