@@ -230,8 +230,7 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
       'Status',
       'createPkcePair',
       'pkceChallengeFromVerifier',
-      // The send challenge's solver (issue 41): a plain page answers CHALLENGE_REQUIRED with it.
-      'solveChallenge',
+      // The send challenge's solver is a script of its own (service-web/challenge, window.ServiceWebChallenge).
     ]);
     assert.equal(result.init.status, 'INITIALIZED', JSON.stringify(result));
     assert.equal(result.init.success, true);
