@@ -177,9 +177,9 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
   });
 
   it('MFA change through delegation on the signed-in page (SMS code from the outbox)', TIMEOUT, async () => {
-    const phone = '+15555550123';
+    const phone = '+14155550123';
     await annPage.check('#change-form input[value=sms]');
-    await annPage.fill('#change-phone', '+1 (555) 555-0123');
+    await annPage.fill('#change-phone', '+1 (415) 555-0123');
     const seen = (await stack.smses(phone)).length;
     await annPage.click('#change-form button[type=submit]');
     await annPage.waitForSelector('#confirm-form:not([hidden])');
@@ -192,7 +192,7 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
   });
 
   it('a second MFA change asks for the current factor first (SMS), then the new method (email)', TIMEOUT, async () => {
-    const phone = '+15555550123';
+    const phone = '+14155550123';
     await annPage.check('#change-form input[value=email]');
     const smsSeen = (await stack.smses(phone)).length;
     await annPage.click('#change-form button[type=submit]');
@@ -230,8 +230,7 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
       'Status',
       'createPkcePair',
       'pkceChallengeFromVerifier',
-      // The send challenge's solver (issue 41): a plain page answers CHALLENGE_REQUIRED with it.
-      'solveChallenge',
+      // The send challenge's solver is a script of its own (service-web/challenge, window.ServiceWebChallenge).
     ]);
     assert.equal(result.init.status, 'INITIALIZED', JSON.stringify(result));
     assert.equal(result.init.success, true);
@@ -386,7 +385,7 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
     // Last: from here on the demo client requires MFA.
     await stack.cli('clients', 'update', stack.client.clientId, '--mfa-policy', 'required');
     const dan = `dan.${run}@example.com`;
-    const phone = '+15555550199';
+    const phone = '+14155550199';
     const context = await stack.browser.newContext();
     const page = await openDemo(context);
     await registerUpToMethod(page, dan);

@@ -101,6 +101,8 @@ export const M = {
     optional: 'optional',
     required: 'required',
     passkeyMfa: 'A passkey counts as the second factor',
+    smsCountries: 'SMS countries (ISO codes, one per line; empty: the service’s list; none: no SMS)',
+    mailDomains: 'Allowed mail domains (one per line; empty: any domain)',
     alg: 'ID token algorithm',
     colName: 'Name',
     colId: 'Client id',

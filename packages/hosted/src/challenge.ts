@@ -3,7 +3,8 @@
  * visible step, the live region saying "Checking your browser…" while it runs, then the same
  * call is made again with the solution. The user sees nothing else.
  */
-import { type SendChallenge, solveChallenge } from 'service-web';
+import type { SendChallenge } from 'service-web';
+import { solveChallenge } from 'service-web/challenge';
 import { t } from './i18n.js';
 import { say } from './page.js';
 

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
+import { parseCountries } from './clients/send-rules.js';
 import {
   CONSOLE_LISTENER_HOST,
   DB_POOL_SIZE,
@@ -20,12 +21,14 @@ import {
   SEND_SPACING_PER_PURPOSE,
   SMS_BUDGET_PER_APPLICATION,
   SMS_BUDGET_SERVICE,
+  SMS_PER_PREFIX,
   WEBHOOK_LEASE_MS,
   WEBHOOK_REQUEST_TIMEOUT_MS,
 } from './defaults.js';
 import { ConfigError } from './errors.js';
 import { parseBudget, type SendBudgets } from './otp/send-budgets.js';
 import type { ChallengeThresholds } from './otp/send-challenge.js';
+import { parseSmsCost, type SendRules } from './otp/send-rules.js';
 import type { SmsConfig } from './sms/configured.js';
 import { smsWebhookKey, WEBHOOK_SECRET_MIN_LENGTH } from './sms/webhook.js';
 import type { Limit } from './throttle/service.js';
@@ -84,6 +87,8 @@ export interface ServiceConfig {
   sendBudgets: SendBudgets;
   /** When a browser's code send must solve a proof of work first (SEND_CHALLENGE_AFTER_* unless SERVICE_IDP_CHALLENGE_* sets others). */
   sendChallengeThresholds: ChallengeThresholds;
+  /** Where SMS may go and what they may cost, and whether disposable mail domains are refused (SERVICE_IDP_SMS_*, SERVICE_IDP_REFUSE_DISPOSABLE_MAIL). */
+  sendRules: SendRules;
   /** How long a node serves its signing keys before re-reading them (KEY_CACHE_SECONDS by default); the same on every node. */
   keyCacheSeconds: number;
   /** Each webhook POST must answer within this time. */
@@ -139,6 +144,13 @@ export const ENVIRONMENT = {
   SERVICE_IDP_CHALLENGE_MAIL:
     'mail code requests service-wide before every browser must solve one, same form (default: half the mail budget)',
   SERVICE_IDP_CHALLENGE_SMS: 'SMS code requests service-wide before every browser must solve one, same form (default: half the SMS budget)',
+  SERVICE_IDP_SMS_COUNTRIES:
+    'countries (ISO 3166 codes) SMS may go to for an application without its own list, e.g. US,CA,GB (default: none with a real SMS transport, any with the outbox)',
+  SERVICE_IDP_SMS_PER_PREFIX:
+    'SMS to one number block (country code and 4 digits), same form as the budgets (default: docs/security.md, SMS pumping)',
+  SERVICE_IDP_SMS_PRICES: 'price of one SMS, default=0.05 and per country, e.g. default=0.05,GB=0.04 (needed by the cost cap)',
+  SERVICE_IDP_SMS_DAILY_COST_CAP: "what SMS may cost per day, in the prices' currency, e.g. 50 (default: no cap)",
+  SERVICE_IDP_REFUSE_DISPOSABLE_MAIL: '"true" refuses codes to disposable mail domains (the disposable-email-domains list; default: off)',
   SERVICE_IDP_KEY_CACHE_SECONDS: `seconds a node serves its signing keys before re-reading them, so a rotation reaches it; the same on every node (default ${KEY_CACHE_SECONDS})`,
   SERVICE_IDP_WEBHOOK_TIMEOUT_MS: `ms each webhook delivery may take to answer (default ${WEBHOOK_REQUEST_TIMEOUT_MS})`,
   SERVICE_IDP_WEBHOOK_LEASE_MS: `ms a node holds a webhook delivery; longer than the timeout (default ${WEBHOOK_LEASE_MS})`,
@@ -271,6 +283,7 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
         sms: budgetSetting(env, 'SERVICE_IDP_CHALLENGE_SMS', SEND_CHALLENGE_AFTER_SMS_SERVICE),
       },
     },
+    sendRules: sendRulesSetting(env, sms),
     keyCacheSeconds: integerSetting(env, 'SERVICE_IDP_KEY_CACHE_SECONDS', KEY_CACHE_SECONDS, 1, 300),
     webhookRequestTimeoutMs,
     webhookLeaseMs,
@@ -404,6 +417,39 @@ function budgetSetting(env: NodeJS.ProcessEnv, name: string, fallback: readonly 
   } catch (error) {
     throw new ConfigError(`invalid ${name}: ${(error as Error).message}`);
   }
+}
+
+/**
+ * The service-wide send rules. Unset, SERVICE_IDP_SMS_COUNTRIES allows no country with a real
+ * SMS transport (no SMS until the operator chooses: docs/operations.md) and any with the
+ * development outbox, which reaches nobody and bills nothing.
+ */
+function sendRulesSetting(env: NodeJS.ProcessEnv, sms: SmsConfig): SendRules {
+  const named = <T>(name: string, read: () => T): T => {
+    try {
+      return read();
+    } catch (error) {
+      throw new ConfigError(`invalid ${name}: ${(error as Error).message}`);
+    }
+  };
+  const listed = env.SERVICE_IDP_SMS_COUNTRIES?.trim();
+  const countries = listed
+    ? named('SERVICE_IDP_SMS_COUNTRIES', () => parseCountries(listed.split(',')))
+    : sms.transport === 'outbox'
+      ? 'any'
+      : [];
+  const cap = env.SERVICE_IDP_SMS_DAILY_COST_CAP?.trim();
+  const prices = env.SERVICE_IDP_SMS_PRICES?.trim() ?? '';
+  const cost = cap ? named('SERVICE_IDP_SMS_DAILY_COST_CAP or SERVICE_IDP_SMS_PRICES', () => parseSmsCost(cap, prices)) : undefined;
+  if (!cap && env.SERVICE_IDP_SMS_PRICES?.trim())
+    throw new ConfigError('SERVICE_IDP_SMS_PRICES is set but no SERVICE_IDP_SMS_DAILY_COST_CAP: set the cap the prices count towards');
+  const disposable = env.SERVICE_IDP_REFUSE_DISPOSABLE_MAIL?.trim().toLowerCase() ?? '';
+  if (!['', '0', '1', 'true', 'false'].includes(disposable))
+    throw new ConfigError(`invalid SERVICE_IDP_REFUSE_DISPOSABLE_MAIL: ${disposable} (true or false)`);
+  return {
+    sms: { countries, perPrefix: budgetSetting(env, 'SERVICE_IDP_SMS_PER_PREFIX', SMS_PER_PREFIX), cost },
+    refuseDisposableMail: disposable === 'true' || disposable === '1',
+  };
 }
 
 function integerSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

@@ -94,6 +94,44 @@ export const SEND_CHALLENGE_AFTER_SMS_SERVICE = [
   { max: 150, windowSeconds: 60 * 60 },
   { max: 1_000, windowSeconds: 24 * 60 * 60 },
 ] as const;
+/**
+ * SMS pumping defences (otp/send-rules.ts). Pumping fraud sends codes to ranges of numbers an
+ * accomplice is paid for (premium, shared-cost, or numbers in one expensive block), so besides
+ * the country allowlist and the refused number types, the service counts SMS per number block:
+ * the country calling code and the first SMS_PREFIX_NATIONAL_DIGITS digits of the national
+ * number (`+44 7911 …`, `+1 415 5…`). A real user base spreads over many blocks; a pumping
+ * run walks one. SERVICE_IDP_SMS_PER_PREFIX sets other limits.
+ */
+export const SMS_PREFIX_NATIONAL_DIGITS = 4;
+/** SMS to one number block (SMS_PREFIX_NATIONAL_DIGITS): a busy office's block fits; a pumping run is cut after a handful. */
+export const SMS_PER_PREFIX = [
+  { max: 10, windowSeconds: 60 * 60 },
+  { max: 50, windowSeconds: 24 * 60 * 60 },
+] as const;
+/**
+ * Number types (libphonenumber-js `getType()`, full metadata) no code is ever sent to: the
+ * caller pays the line's owner, the scheme pumping fraud lives on. An invalid or unallocated
+ * number (no type, `isValid()` false) is refused as well.
+ */
+export const SMS_REFUSED_NUMBER_TYPES = ['PREMIUM_RATE', 'SHARED_COST'] as const;
+/**
+ * The SMS cost cap's window (SERVICE_IDP_SMS_DAILY_COST_CAP): a day, counted from the first SMS
+ * of the window as every throttle window is (throttle/service.ts), not a calendar day.
+ */
+export const SMS_COST_WINDOW_SECONDS = 24 * 60 * 60;
+/**
+ * Prices and the cap are counted in 1/SMS_PRICE_SCALE of the operator's currency unit (prices
+ * take at most four decimals, e.g. 0.0075), so the counters stay integers. A cap is at most
+ * SMS_COST_CAP_MAX units and a price at most SMS_PRICE_MAX: the day's count (rate_counters.count,
+ * 32 bits) then holds the cap plus 20,000 SMS past it, far beyond what the SMS budgets let through.
+ */
+export const SMS_PRICE_SCALE = 10_000;
+export const SMS_COST_CAP_MAX = 10_000;
+export const SMS_PRICE_MAX = 10;
+/** Countries an application's SMS allowlist may name, and mail domains its address rule may name: an operator's list, not a data set. */
+export const CLIENT_SMS_COUNTRIES_MAX = 250;
+export const CLIENT_MAIL_DOMAINS_MAX = 50;
+
 /** A send challenge's lifetime: time to solve it and retry; its solution is refused after. */
 export const SEND_CHALLENGE_TTL_SECONDS = 5 * 60;
 /**

@@ -76,6 +76,16 @@ export interface AdminClient {
   logout: AdminClientLogout;
   /** RFC 9126 `require_pushed_authorization_requests`: /authorize takes this client's requests only pushed (POST /oauth/par). */
   requirePushedAuthorizationRequests: boolean;
+  /** Where this application's codes may go (`clients update --sms-countries`, `--mail-domains`). */
+  sendRules: AdminClientSendRules;
+}
+
+/** An application's send rules (docs/security.md, SMS pumping and address rules). */
+export interface AdminClientSendRules {
+  /** ISO 3166 country codes its SMS may go to; null: the service's list (SERVICE_IDP_SMS_COUNTRIES); []: no SMS. */
+  smsCountries: string[] | null;
+  /** The mail domains its codes may go to (exact match); null: any domain. */
+  mailDomains: string[] | null;
 }
 
 /** The public keys a machine client signs its client assertions with: a JWKS inline, or its URI. */

@@ -13,7 +13,6 @@
 import { MfaMethod as ProtocolMfaMethod, Status as ProtocolStatus } from 'service-protocol';
 import { ServiceClient } from './client.js';
 
-export { solveChallenge } from './challenge.js';
 export { DEFAULT_BASE_URL, ServiceClient, type ServiceClientDeps } from './client.js';
 export { createPkcePair, type PkcePair, pkceChallengeFromVerifier } from './pkce.js';
 export type {

@@ -26,9 +26,24 @@ test('the IIFE script defines globalThis.ServiceWeb and touches no browser globa
     'Status',
     'createPkcePair',
     'pkceChallengeFromVerifier',
-    'solveChallenge',
   ]);
   assert.equal((api.Status as Record<string, string>).OTP_NEEDED, 'OTP_NEEDED');
   assert.equal((api.MfaMethod as Record<string, string>).TOTP, 'totp');
   assert.equal(typeof (api.ServiceInitializer as { init: unknown }).init, 'function');
+});
+
+// The send challenge's solver ships as its own script (service-web/challenge), outside the core's size target.
+test('the challenge script defines globalThis.ServiceWebChallenge with solveChallenge, and nothing else', async () => {
+  const out = await build({
+    entryPoints: [fileURLToPath(new URL('../src/challenge-global.ts', import.meta.url))],
+    bundle: true,
+    format: 'iife',
+    target: 'es2022',
+    write: false,
+  });
+  const context: Record<string, unknown> = {};
+  context.globalThis = context;
+  runInNewContext(out.outputFiles[0]!.text, context);
+  assert.deepEqual(Object.keys(context).sort(), ['ServiceWebChallenge', 'globalThis']);
+  assert.deepEqual(Object.keys(context.ServiceWebChallenge as object), ['solveChallenge']);
 });

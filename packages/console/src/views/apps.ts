@@ -134,6 +134,13 @@ function editForm(client: AdminClient, line: ReturnType<typeof statusLine>, cont
   const origins = listed('origins', client.origins);
   const redirects = listed('redirects', client.redirectUris);
   const postLogout = listed('postLogout', client.postLogoutRedirectUris);
+  // The send rules (docs/operations.md, SMS pumping and address rules): empty is the default, `none` an empty country list.
+  const countries = listed('smsCountries', client.sendRules.smsCountries?.length === 0 ? ['none'] : (client.sendRules.smsCountries ?? []));
+  const domains = listed('mailDomains', client.sendRules.mailDomains ?? []);
+  const countryList = () => {
+    const given = lines(countries);
+    return given.length === 0 ? null : given.join() === 'none' ? [] : given;
+  };
   return h(
     'form',
     {
@@ -147,6 +154,8 @@ function editForm(client: AdminClient, line: ReturnType<typeof statusLine>, cont
             passkeySatisfiesMfa: passkeyMfa.checked,
             idTokenSignedResponseAlg: alg.value,
             postLogoutRedirectUris: lines(postLogout),
+            smsCountries: countryList(),
+            mailDomains: lines(domains).length ? lines(domains) : null,
           });
           line.say(M.done);
           context.refresh();
@@ -162,6 +171,8 @@ function editForm(client: AdminClient, line: ReturnType<typeof statusLine>, cont
     field(M.apps.mfaPolicy, mfa),
     field(M.apps.passkeyMfa, passkeyMfa),
     field(M.apps.alg, alg),
+    field(M.apps.smsCountries, countries),
+    field(M.apps.mailDomains, domains),
     h('button', { type: 'submit' }, M.save),
   );
 }

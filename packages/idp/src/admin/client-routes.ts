@@ -1,5 +1,6 @@
 import type { AdminClient } from 'service-protocol';
 import { Type } from 'typebox';
+import { CLIENT_MAIL_DOMAINS_MAX, CLIENT_SMS_COUNTRIES_MAX } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import type { AdminRoutes } from '../http/admin-routes.js';
 import type { PageQuery } from '../storage/pagination.js';
@@ -15,6 +16,7 @@ import {
   IdTokenAlg,
   Jwks,
   NewClient,
+  Nullable,
   Page,
   pageOf,
 } from './schemas.js';
@@ -54,6 +56,12 @@ const ClientChange = Type.Object(
     logout: Type.Optional(ClientLogoutChange),
     /** RFC 9126 5: true, /authorize takes the client's requests only pushed. */
     requirePushedAuthorizationRequests: Type.Optional(Type.Boolean()),
+    /** ISO 3166 codes its SMS may go to (replaces the list; [] sends no SMS); null: the service's list (otp/send-rules.ts). */
+    smsCountries: Type.Optional(Nullable(Type.Array(Type.String({ maxLength: 2 }), { maxItems: CLIENT_SMS_COUNTRIES_MAX }))),
+    /** The mail domains its codes may go to (replaces the list, at least one); null: any domain. */
+    mailDomains: Type.Optional(
+      Nullable(Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { minItems: 1, maxItems: CLIENT_MAIL_DOMAINS_MAX })),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -118,6 +126,8 @@ export const clientAdminRoutes =
           passkeySatisfiesMfa,
           dpopBoundAccessTokens,
           requirePushedAuthorizationRequests,
+          smsCountries,
+          mailDomains,
           origins,
           redirectUris,
           logout,
@@ -133,6 +143,13 @@ export const clientAdminRoutes =
               ...(postLogoutRedirectUris ? { postLogoutRedirectUris } : {}),
               ...(logout ? { logout } : {}),
             },
+            request.adminActor,
+          );
+        // Checked before anything is stored, like the addresses: a refused list (400) changes nothing.
+        if (smsCountries !== undefined || mailDomains !== undefined)
+          await operations.setSendRules(
+            request.params.id,
+            { ...(smsCountries !== undefined ? { smsCountries } : {}), ...(mailDomains !== undefined ? { mailDomains } : {}) },
             request.adminActor,
           );
         if (mfaPolicy) await operations.setMfaPolicy(request.params.id, mfaPolicy, request.adminActor);

@@ -1,7 +1,7 @@
 import type { AdminClientBranding, AdminSettings } from 'service-protocol';
 import type { Branding, BrandingChange, SettingsChange } from '../branding/service.js';
 import { checkName } from '../branding/validate.js';
-import type { AddressChange, ClientService, NewClient, NewClientKeys } from '../clients/service.js';
+import type { AddressChange, ClientService, NewClient, NewClientKeys, SendRulesChange } from '../clients/service.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { Keyring } from '../keys/keyring.js';
@@ -20,6 +20,8 @@ export interface Operations {
   setPostLogoutRedirectUris(clientId: string, uris: string[], actor: string): Promise<void>;
   /** Every address given is checked before any is stored: a refused change (400) stores nothing. */
   setAddresses(clientId: string, change: AddressChange, actor: string): Promise<void>;
+  /** The countries its SMS may go to and the mail domains its codes may go to; a refused list (400) stores nothing. */
+  setSendRules(clientId: string, change: SendRulesChange, actor: string): Promise<void>;
   deleteClient(clientId: string, actor: string): Promise<void>;
   /** The confidential client's new secret key (shown once); the old one stops at once. */
   rotateClientSecret(clientId: string, actor: string): Promise<string>;
@@ -104,6 +106,13 @@ export function createOperations({
       if (change.redirectUris) detail.redirectUris = change.redirectUris.join(' ');
       if (change.postLogoutRedirectUris) detail.postLogoutRedirectUris = change.postLogoutRedirectUris.join(' ');
       for (const [name, value] of Object.entries(change.logout ?? {})) detail[name] = String(value ?? 'none');
+      await events.record({ type: 'client.updated', clientId, actor, detail });
+    },
+
+    async setSendRules(clientId: string, change: SendRulesChange, actor: string): Promise<void> {
+      await checked(() => clients.setSendRules(clientId, change));
+      const detail: Record<string, string> = {};
+      for (const [name, value] of Object.entries(change)) detail[name] = value === null ? 'default' : value.join(' ') || 'none';
       await events.record({ type: 'client.updated', clientId, actor, detail });
     },
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { BrandingChange } from '../branding/service.js';
+import type { SendRulesChange } from '../clients/service.js';
 import type { ClientLogout } from '../clients/store.js';
 import type { Command, Values } from './command.js';
 import { UsageError } from './command.js';
@@ -36,6 +37,21 @@ const SETTING_FLAGS = [
   ...LOGOUT_FLAGS,
   ...BRANDING_FLAGS,
 ] as const;
+
+/** The send-rule flags of clients update (otp/send-rules.ts). */
+const SEND_RULE_FLAGS = ['sms-countries', 'mail-domains'] as const;
+
+/** The send rules the flags give (undefined: none): `default`/`any` remove an application's own list, `none` empties its countries. */
+function sendRulesOf(values: Values): SendRulesChange | undefined {
+  const countries = values['sms-countries']?.trim();
+  const domains = values['mail-domains']?.trim();
+  if (countries === undefined && domains === undefined) return undefined;
+  const list = (text: string) => text.split(',').filter((item) => item.trim());
+  return {
+    ...(countries === undefined ? {} : { smsCountries: countries === 'default' ? null : countries === 'none' ? [] : list(countries) }),
+    ...(domains === undefined ? {} : { mailDomains: domains === 'any' ? null : list(domains) }),
+  };
+}
 
 /** The branding the flags give (undefined: none), its logo file read first: a missing one is a bad command line. */
 function brandingOf(values: Values): BrandingChange | undefined {
@@ -181,7 +197,8 @@ const update: Command = {
                              [--display-name NAME] [--logo FILE] [--accent '#RRGGBB'] [--terms-url URL]
                              [--privacy-url URL] [--mail-sender-name NAME]
                              [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no]
-                             [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no] [--json]
+                             [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no]
+                             [--sms-countries CC,CC|none|default] [--mail-domains DOMAIN,DOMAIN|any] [--json]
       optional (default): users choose whether to enroll in MFA; required: no code without it.
       --id-token-alg: how the client's ID tokens are signed (default RS256).
       --post-logout-redirect-uri: replaces the list (one empty value, "", clears it).
@@ -192,21 +209,26 @@ const update: Command = {
       --par: required: /authorize takes the client's requests only pushed first to
       /oauth/par (RFC 9126); optional (default): the client's choice.
 ${LOGOUT_USAGE}
+      --sms-countries: the ISO 3166 countries this application's SMS may go to, e.g. US,CA,GB;
+      none: no SMS; default: the service's list (SERVICE_IDP_SMS_COUNTRIES).
+      --mail-domains: the only mail domains its codes may go to (exact match, e.g. example.com);
+      any: every domain (default). Both docs/security.md, SMS pumping and address rules.
       Branding of the hosted pages and mails (docs/operations.md, Branding): --display-name
       (else the client's name); --logo: a PNG, JPEG or WebP file of at most 128 KiB (SVG is
       refused); --accent: a colour with WCAG AA contrast in both themes; --terms-url and
       --privacy-url: https pages linked under the sign-in form; --mail-sender-name: the name
       the mails' From shows. "" clears any of them. A refused value changes nothing (exit 2).
 `,
-  flags: [...SETTING_FLAGS, 'json'],
+  flags: [...SETTING_FLAGS, ...SEND_RULE_FLAGS, 'json'],
   async run({ values, operands: [clientId], config }, io) {
     const { withData, operations } = await import('./open.js');
     const postLogout = values['post-logout-redirect-uri'];
-    if (!clientId || !SETTING_FLAGS.some((flag) => values[flag] !== undefined))
+    if (!clientId || ![...SETTING_FLAGS, ...SEND_RULE_FLAGS].some((flag) => values[flag] !== undefined))
       throw new UsageError(
-        'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional] [--par required|optional] [--display-name NAME] [--logo FILE] [--accent #RRGGBB] [--terms-url URL] [--privacy-url URL] [--mail-sender-name NAME] [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no] [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no]',
+        'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional] [--par required|optional] [--display-name NAME] [--logo FILE] [--accent #RRGGBB] [--terms-url URL] [--privacy-url URL] [--mail-sender-name NAME] [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no] [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no] [--sms-countries CC,CC|none|default] [--mail-domains DOMAIN,DOMAIN|any]',
       );
     const brand = brandingOf(values);
+    const sendRules = sendRulesOf(values);
     const logout = logoutChange(values);
     return withData(config, async (data) => {
       const ops = await operations(data);
@@ -228,6 +250,17 @@ ${LOGOUT_USAGE}
               .filter(([name]) => name !== 'clientId')
               .map(([name, value]) => `  ${name}: ${value ?? '-'}\n`)
               .join('')}`,
+          );
+      }
+      if (sendRules) {
+        await ops.setSendRules(clientId, sendRules, 'cli');
+        if (sendRules.smsCountries !== undefined)
+          io.out(
+            `Client ${clientId}: SMS ${sendRules.smsCountries === null ? 'to the service-wide countries (SERVICE_IDP_SMS_COUNTRIES)' : sendRules.smsCountries.length ? `to ${sendRules.smsCountries.join(' ')}` : 'to no country'}.\n`,
+          );
+        if (sendRules.mailDomains !== undefined)
+          io.out(
+            `Client ${clientId}: codes mailed to ${sendRules.mailDomains === null ? 'any domain' : sendRules.mailDomains.join(' ')}.\n`,
           );
       }
       if (values['mfa-policy'] !== undefined) {

@@ -34,6 +34,8 @@ export const FLAGS = {
   'passkey-mfa': { type: 'string' },
   dpop: { type: 'string' },
   par: { type: 'string' },
+  'sms-countries': { type: 'string' },
+  'mail-domains': { type: 'string' },
   'id-token-alg': { type: 'string' },
   logo: { type: 'string' },
   accent: { type: 'string' },

@@ -4,6 +4,7 @@ import { ServiceError } from '../errors.js';
 import { isSigningAlg, SIGNING_ALGS } from '../keys/algs.js';
 import { keysetPage, type PageQuery } from '../storage/pagination.js';
 import { checkClientKeys } from './keys.js';
+import { type ClientSendRules, NO_CLIENT_SEND_RULES, parseCountries, parseMailDomains } from './send-rules.js';
 import { type ClientLogout, type ClientRecord, type ClientStore, NO_KEYS, NO_LOGOUT } from './store.js';
 import { checkLogout, checkPostLogoutRedirectUris, checkRedirectUri, normalizeOrigin } from './uris.js';
 
@@ -75,6 +76,18 @@ export interface NewClient {
   passkeySatisfiesMfa?: boolean;
   dpopBoundAccessTokens?: boolean;
   requirePushedAuthorizationRequests?: boolean;
+  /** Its SMS countries and mail domains (SendRulesChange): null or absent, the service's rule. */
+  sendRules?: SendRulesChange;
+}
+
+/**
+ * An application's send rules as an operator gives them (`clients update --sms-countries`,
+ * PATCH /admin/v1/clients/{id} `smsCountries`): a list replaces the registered one, null removes
+ * it (back to the service's rule), absent keeps it. An empty country list sends no SMS at all.
+ */
+export interface SendRulesChange {
+  smsCountries?: string[] | null;
+  mailDomains?: string[] | null;
 }
 
 /** The addresses of a client an operator replaces together (PATCH /admin/v1/clients/{id}, the console's edit form). */
@@ -119,6 +132,8 @@ export interface ClientService {
   setDpop(clientId: string, value: string): Promise<void>;
   /** `required`: /authorize takes the client's requests only as pushed ones (RFC 9126); `optional` (default): its choice. */
   setPushedRequests(clientId: string, value: string): Promise<void>;
+  /** Changes the countries its SMS may go to and the mail domains its codes may go to (SendRulesChange), checked before anything changes. */
+  setSendRules(clientId: string, change: SendRulesChange): Promise<void>;
   /**
    * A confidential client's new secret key, returned once and stored as its keyed hash. The old
    * one stops at once, with no grace (docs/operations.md): codes and refresh tokens it holds are
@@ -215,6 +230,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
           requirePushedAuthorizationRequests: input.requirePushedAuthorizationRequests ?? false,
           logout,
           keys,
+          sendRules: sendRulesOf(input.sendRules ?? {}, NO_CLIENT_SEND_RULES),
         },
         hash('publishable-key', publishableKey),
         // The column predates public clients and is NOT NULL: a public client's is the hash of a
@@ -246,6 +262,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
             dpopBoundAccessTokens: false,
             requirePushedAuthorizationRequests: false,
             logout: NO_LOGOUT,
+            sendRules: NO_CLIENT_SEND_RULES,
           },
           hash('publishable-key', input.publishableKey),
           hash('secret-key', randomToken('sk_')),
@@ -307,6 +324,13 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       if (value !== 'required' && value !== 'optional') throw new Error('--par is required or optional');
       if (firstParty.has(clientId) || !(await changing(clientId, () => store.setRequirePushedRequests(clientId, value === 'required'))))
         throw new Error(`no client ${clientId}`);
+    },
+
+    async setSendRules(clientId: string, change: SendRulesChange): Promise<void> {
+      const client = firstParty.has(clientId) ? undefined : await store.findById(clientId);
+      if (!client) throw new Error(`no client ${clientId}`);
+      const rules = sendRulesOf(change, client.sendRules);
+      if (!(await changing(clientId, () => store.setSendRules(clientId, rules)))) throw new Error(`no client ${clientId}`);
     },
 
     async rotateSecret(clientId: string): Promise<string> {
@@ -372,6 +396,14 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       const client = await store.findById(clientId);
       return client?.type === 'public' ? client : undefined;
     },
+  };
+}
+
+/** The rules after a change (otp/send-rules.ts checks each list; a list given replaces, null removes, absent keeps). */
+function sendRulesOf(change: SendRulesChange, current: ClientSendRules): ClientSendRules {
+  return {
+    smsCountries: change.smsCountries === undefined ? current.smsCountries : change.smsCountries && parseCountries(change.smsCountries),
+    mailDomains: change.mailDomains === undefined ? current.mailDomains : change.mailDomains && parseMailDomains(change.mailDomains),
   };
 }
 

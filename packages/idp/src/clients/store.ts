@@ -2,6 +2,7 @@ import { IMMUTABLE_ROW_CACHE_ENTRIES } from '../defaults.js';
 import { isSigningAlg, type SigningAlg } from '../keys/algs.js';
 import { afterRow, type PageStart } from '../storage/pagination.js';
 import type { Database, Db } from '../storage/schema.js';
+import type { ClientSendRules } from './send-rules.js';
 
 export interface ClientRecord {
   id: string;
@@ -30,6 +31,8 @@ export interface ClientRecord {
   logout: ClientLogout;
   /** RFC 9126 require_pushed_authorization_requests: /authorize takes this client's requests only as a pushed request_uri. Default false. */
   requirePushedAuthorizationRequests: boolean;
+  /** The countries its SMS may go to and the mail domains its codes may go to (otp/send-rules.ts); null: the service's rule. */
+  sendRules: ClientSendRules;
   /**
    * Set only on the built-in hosted client as it acts for a pending authorization request
    * (oidc/service.ts hostedClientFor): the application the user signs in to, which mails and
@@ -93,8 +96,17 @@ export function toRecord(row: Row): ClientRecord {
       frontchannelLogoutSessionRequired: Number(row.frontchannel_logout_session_required ?? 0) !== 0,
     },
     requirePushedAuthorizationRequests: Number(row.require_pushed_authorization_requests ?? 0) !== 0,
+    sendRules: {
+      smsCountries: row.sms_countries ? (JSON.parse(row.sms_countries) as string[]) : null,
+      mailDomains: row.mail_domains ? (JSON.parse(row.mail_domains) as string[]) : null,
+    },
   };
 }
+
+const sendRuleColumns = (rules: ClientSendRules) => ({
+  sms_countries: rules.smsCountries && JSON.stringify(rules.smsCountries),
+  mail_domains: rules.mailDomains && JSON.stringify(rules.mailDomains),
+});
 
 const logoutColumns = (logout: ClientLogout) => ({
   backchannel_logout_uri: logout.backchannelLogoutUri,
@@ -122,6 +134,7 @@ function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: 
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
     jwks: client.keys.jwks ? JSON.stringify(client.keys.jwks) : null,
     jwks_uri: client.keys.jwksUri,
+    ...sendRuleColumns(client.sendRules),
   };
 }
 
@@ -240,6 +253,11 @@ export function createClientStore(db: Db) {
         .where('id', '=', id)
         .returning('id')
         .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async setSendRules(id: string, rules: ClientSendRules): Promise<boolean> {
+      const row = await db.updateTable('clients').set(sendRuleColumns(rules)).where('id', '=', id).returning('id').executeTakeFirst();
       return row !== undefined;
     },
 

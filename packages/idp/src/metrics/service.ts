@@ -93,16 +93,19 @@ export function signInMethods(labels: readonly FactorLabel[], amr: readonly stri
 /**
  * What a throttle subject of the code sends says about the limit (otp/service.ts names them:
  * `send:ip:<ip>`, `send:subnet:<net>`, `send:to:<purpose>:<key>` for the resend spacing,
- * `send:to:<key>`, `send:budget:service|application:…` for the send budgets); other
+ * `send:to:<key>`, `send:budget:service|application:…` for the send budgets, `send:sms-prefix:…`
+ * and `send:sms-cost` for the SMS number-block limit and cost cap, otp/send-rules.ts); other
  * subjects (passkey sign-ins) are not code sends. Only the kind of limit leaves this function.
  */
 export function sendLimitOf(
   subject: string,
-): 'network' | 'subnet' | 'resend' | 'recipient' | 'service_budget' | 'application_budget' | undefined {
+): 'network' | 'subnet' | 'resend' | 'recipient' | 'service_budget' | 'application_budget' | 'sms_prefix' | 'sms_cost' | undefined {
   if (subject.startsWith('send:ip:')) return 'network';
   if (subject.startsWith('send:subnet:')) return 'subnet';
   if (subject.startsWith('send:budget:service:')) return 'service_budget';
   if (subject.startsWith('send:budget:application:')) return 'application_budget';
+  if (subject.startsWith('send:sms-prefix:')) return 'sms_prefix';
+  if (subject === 'send:sms-cost') return 'sms_cost';
   if (!subject.startsWith('send:to:')) return undefined;
   return subject.slice('send:to:'.length).includes(':') ? 'resend' : 'recipient';
 }

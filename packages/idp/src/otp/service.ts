@@ -10,6 +10,8 @@ import {
   SEND_PER_RECIPIENT,
   SEND_PER_SUBNET,
   SEND_SPACING_PER_PURPOSE,
+  SMS_COST_WINDOW_SECONDS,
+  SMS_PRICE_SCALE,
 } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { currentRequest } from '../events/request-context.js';
@@ -21,6 +23,15 @@ import type { Limit, Throttle } from '../throttle/service.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
 import { type BudgetChannel, type SendBudgets, subnetOf } from './send-budgets.js';
 import type { ChallengeThresholds, SendChallenges } from './send-challenge.js';
+import {
+  admitMail,
+  admitSms,
+  type ClientSendRules,
+  NO_CLIENT_SEND_RULES,
+  priceOf,
+  type SendRules,
+  type SmsRecipient,
+} from './send-rules.js';
 
 /** Weight of the newest delivery in the moving average of delivery times: smooths one slow SMTP answer. */
 const DELIVERY_TIME_WEIGHT = 0.2;
@@ -49,6 +60,9 @@ export interface OtpDeps {
   /** The proof of work a browser's send may have to solve first, and when (defaults.ts SEND_CHALLENGE_AFTER_*). */
   challenges: SendChallenges;
   challengeThresholds: ChallengeThresholds;
+  /** Where codes may go (otp/send-rules.ts): the service's rules, and each application's own (its clients row). */
+  sendRules: SendRules;
+  clientSendRules: (clientId: string) => Promise<ClientSendRules | undefined>;
 }
 
 /**
@@ -104,6 +118,13 @@ export interface OtpCheck<S, T> {
 
 export interface OtpService {
   hashOf: (challengeId: string, code: string) => string;
+  /**
+   * Refuses a recipient the send rules exclude for this application (an SMS country it does not
+   * allow, a premium or unallocated number, a mail domain it does not take, a disposable one):
+   * ERR_REQUEST_INVALID (phone) or ERR_EMAIL_INVALID (mail), nothing counted or stored. `send`
+   * asks it first; the routes that take a new phone number ask it before they store anything.
+   */
+  admit(clientId: string, channel: OtpChannel): Promise<SmsRecipient | undefined>;
   /** Throttles, draws a code, arms the challenge with its HMAC and sends it. Returns the code (test mode shows it). */
   send(request: OtpSend): Promise<string>;
   /** Compares a guess with a stored code's HMAC in constant time. */
@@ -151,6 +172,40 @@ export function createOtpService(deps: OtpDeps): OtpService {
    * The application's budget, then the service's: a send refused by its application's budget
    * spends nothing of the service's, so one application's flood cannot spend the others' share.
    */
+  /** The recipient the rules admit (an SMS's country and number block), or a refusal. */
+  async function admit(clientId: string, channel: OtpChannel): Promise<SmsRecipient | undefined> {
+    const client = (await deps.clientSendRules(clientId)) ?? NO_CLIENT_SEND_RULES;
+    if (channel.kind === 'sms') return admitSms(channel.to, deps.sendRules, client);
+    admitMail(channel.to, deps.sendRules, client);
+    return undefined;
+  }
+
+  /**
+   * The number block's limit (SMS_PER_PREFIX) before the budgets; the day's cost (each SMS its
+   * country's price) after them, so an SMS a budget refused costs nothing. A spent cost cap is
+   * a spent budget to the caller and to the operator (scope `cost`).
+   */
+  async function spendSmsLimits(sms: SmsRecipient, stage: 'prefix' | 'cost') {
+    const rules = deps.sendRules.sms;
+    if (stage === 'prefix') {
+      await throttle.consume(`send:sms-prefix:${sms.prefix}`, rules.perPrefix, busy);
+      return;
+    }
+    if (!rules.cost) return;
+    await throttle.consume(
+      'send:sms-cost',
+      [{ max: rules.cost.dailyCap, windowSeconds: SMS_COST_WINDOW_SECONDS }],
+      busy,
+      async (limit) => {
+        await events.record({
+          type: 'send_budget.exhausted',
+          detail: { channel: 'sms', scope: 'cost', max: limit.max / SMS_PRICE_SCALE, window_seconds: limit.windowSeconds },
+        });
+      },
+      priceOf(rules.cost, sms.country),
+    );
+  }
+
   async function spendBudgets(channel: BudgetChannel, clientId: string) {
     const budget = deps.budgets[channel];
     await throttle.consume(
@@ -211,7 +266,11 @@ export function createOtpService(deps: OtpDeps): OtpService {
   return {
     hashOf,
 
+    admit,
+
     async send(request: OtpSend): Promise<string> {
+      // The rules read the recipient alone and count nothing: a refusal changes no state and says nothing of an account.
+      const sms = await admit(request.clientId, request.channel);
       if (request.ip !== undefined && CHALLENGED_PURPOSES.has(request.purpose)) await demandChallenge(request, request.ip);
       if (request.ip !== undefined) {
         await throttle.consume(`send:ip:${request.ip}`, SEND_PER_IP, 'Too many codes were requested from this network. Try again later.');
@@ -228,8 +287,10 @@ export function createOtpService(deps: OtpDeps): OtpService {
         'A code was sent moments ago. Wait before asking for another.',
       );
       await throttle.consume(`send:to:${recipient}`, SEND_PER_RECIPIENT, 'Too many codes were sent to this address. Try again later.');
+      if (sms) await spendSmsLimits(sms, 'prefix');
       // A silent send (a disabled account) spends budgets as a real one does: the answers stay alike.
       await spendBudgets(request.channel.kind, request.clientId);
+      if (sms) await spendSmsLimits(sms, 'cost');
       const code = randomDigits(OTP_DIGITS);
       const armed = request.silent ? randomToken('unsendable_') : code;
       if (!(await request.arm(hashOf(request.challengeId, armed), now() + OTP_TTL_SECONDS * 1000))) {

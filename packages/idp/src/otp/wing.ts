@@ -1,3 +1,4 @@
+import type { ClientService } from '../clients/service.js';
 import { defineWing } from '../composition/wing.js';
 import type { SecretHasher } from '../crypto/secrets.js';
 import { deriveServerKey } from '../crypto/server-secret.js';
@@ -10,6 +11,7 @@ import type { Throttle } from '../throttle/service.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
 import type { SendBudgets } from './send-budgets.js';
 import { type ChallengeThresholds, createSendChallenges } from './send-challenge.js';
+import type { SendRules } from './send-rules.js';
 import { createOtpService } from './service.js';
 
 /**
@@ -22,7 +24,8 @@ export const otpWing = defineWing(
     now: () => number;
     hash: SecretHasher;
     serverSecret: Buffer;
-    config: { sendSpacingSeconds: number; sendBudgets: SendBudgets; sendChallengeThresholds: ChallengeThresholds };
+    config: { sendSpacingSeconds: number; sendBudgets: SendBudgets; sendChallengeThresholds: ChallengeThresholds; sendRules: SendRules };
+    clients: ClientService;
     spentTokens: SpentTokenStore;
     enabledUsers: EnabledUserStore;
     throttle: Throttle;
@@ -41,6 +44,8 @@ export const otpWing = defineWing(
           ...{ hmacKey: deriveServerKey(deps.serverSecret, 'send-challenge'), hash: deps.hash, spent: deps.spentTokens, now: deps.now },
         }),
         challengeThresholds: deps.config.sendChallengeThresholds,
+        sendRules: deps.config.sendRules,
+        clientSendRules: async (clientId) => (await deps.clients.findById(clientId))?.sendRules,
       }),
     },
   }),

@@ -40,6 +40,8 @@ export function createMfaChange(sessions: MfaSessions, deps: Pick<MfaSessionDeps
       user: { id: string; email: string },
       input: { method: MfaMethod; phone?: string },
     ): Promise<Extract<ChangeStep, { kind: 'current' | 'new' }>> {
+      // The new number is checked before anything is opened: a change to a number no code may reach never starts.
+      if (input.method === 'sms') await sessions.admitPhone(client, input.phone);
       const signIn = ownAccountSignIn(client.id, user.id, now());
       const current = await store.findMethod(user.id);
       if (!current) return confirmNew(client, signIn, user, input);

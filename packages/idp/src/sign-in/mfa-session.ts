@@ -54,6 +54,11 @@ export interface Passed {
 
 export interface MfaSessions {
   factorOf: (method: string) => MfaFactor;
+  /**
+   * Refuses, before a session is opened, a new phone number the send rules exclude for the
+   * client's application (otp/send-rules.ts: its countries, premium and unallocated ranges).
+   */
+  admitPhone: (client: { id: string; app?: { id: string } | undefined }, phone: string | null | undefined) => Promise<void>;
   open: (
     signIn: SignIn,
     purpose: SessionPurpose,
@@ -339,7 +344,11 @@ export function createMfaSessions(deps: MfaSessionDeps): MfaSessions {
     return issued ? { ...finished, recoveryCodes: issued } : finished;
   };
 
-  return { factorOf, open, load, challenge, checkCode, checkGiven, checkProof, applyMethod, notify, finishStep };
+  async function admitPhone(client: { id: string; app?: { id: string } | undefined }, phone: string | null | undefined) {
+    if (phone) await deps.otp.admit(client.app?.id ?? client.id, { kind: 'sms', to: phone });
+  }
+
+  return { factorOf, admitPhone, open, load, challenge, checkCode, checkGiven, checkProof, applyMethod, notify, finishStep };
 }
 
 /** A factor's verdict as the guess rule of otp/ takes it. */

@@ -152,6 +152,7 @@ export function createMfaStep(deps: MfaDeps): MfaStep {
         return { kind: 'done', finished: { ...finished, recoveryCodes: codes } };
       }
       const prepared = factor.prepare({ email: input.email, phone: input.phone ?? null });
+      await sessions.admitPhone(client, prepared.phone);
       const { sessionId, idHash } = await sessions.open(signIn, 'enroll', {
         method: input.method,
         phone: prepared.phone,

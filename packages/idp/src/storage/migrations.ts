@@ -25,6 +25,7 @@ import { migrations0023 } from './migrations/0023-response-mode.js';
 import { migrations0024 } from './migrations/0024-pushed-requests.js';
 import { migrations0025 } from './migrations/0025-logout.js';
 import { migrations0026 } from './migrations/0026-apis.js';
+import { migrations0027 } from './migrations/0027-sms-rules.js';
 import { migrations0028 } from './migrations/0028-resources.js';
 import { migrations0030 } from './migrations/0030-machine-clients.js';
 
@@ -60,6 +61,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0024,
   ...migrations0025,
   ...migrations0026,
+  ...migrations0027,
   ...migrations0028,
   ...migrations0030,
 };

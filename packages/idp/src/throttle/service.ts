@@ -9,9 +9,16 @@ export interface Limit {
 export interface Throttle {
   /**
    * Counts one hit of `subject` against each limit; the first one exceeded refuses. `firstRefusal`
-   * runs once per window of a limit (the hit just past its max): an alarm that a flood does not repeat.
+   * runs once per window of a limit (the hit that crossed its max): an alarm that a flood does not repeat.
+   * `weight`: what this hit counts for (1 unless said; an SMS's price against the cost cap).
    */
-  consume(subject: string, limits: readonly Limit[], message: string, firstRefusal?: (limit: Limit) => Promise<void>): Promise<void>;
+  consume(
+    subject: string,
+    limits: readonly Limit[],
+    message: string,
+    firstRefusal?: (limit: Limit) => Promise<void>,
+    weight?: number,
+  ): Promise<void>;
   /** Counts one hit of `subject` against each limit and tells whether any is past its max; refuses nothing (a risk signal). */
   exceeds(subject: string, limits: readonly Limit[]): Promise<boolean>;
 }
@@ -36,15 +43,16 @@ export function createThrottle({
       limits: readonly Limit[],
       message: string,
       firstRefusal?: (limit: Limit) => Promise<void>,
+      weight = 1,
     ): Promise<void> {
       for (const limit of limits) {
         const windowMs = limit.windowSeconds * 1000;
         const at = now();
-        const { count, windowStart } = await store.hit(`${subject}:${limit.windowSeconds}`, windowMs, at);
+        const { count, windowStart } = await store.hit(`${subject}:${limit.windowSeconds}`, windowMs, at, weight);
         if (count > limit.max) {
           const retryAfter = Math.max(1, Math.ceil((windowStart + windowMs - at) / 1000));
           onRefused?.(subject);
-          if (count === limit.max + 1) await firstRefusal?.(limit);
+          if (count - weight <= limit.max) await firstRefusal?.(limit);
           throw new ServiceError('ERR_RATE_LIMITED', message, { retryAfter });
         }
       }

@@ -12,14 +12,15 @@ export function createThrottleStore(db: Db) {
       await deleteBefore(db, 'rate_counters', 'expires_at', now);
     },
 
-    async hit(key: string, windowMs: number, now: number): Promise<{ count: number; windowStart: number }> {
+    /** `by`: what this hit weighs (1 for a request; an SMS's price for the cost cap). */
+    async hit(key: string, windowMs: number, now: number, by = 1): Promise<{ count: number; windowStart: number }> {
       const fresh = now - windowMs;
       const row = await db
         .insertInto('rate_counters')
-        .values({ key, window_start: now, count: 1, expires_at: now + windowMs })
+        .values({ key, window_start: now, count: by, expires_at: now + windowMs })
         .onConflict((oc) =>
           oc.column('key').doUpdateSet({
-            count: sql`case when rate_counters.window_start <= ${fresh} then 1 else rate_counters.count + 1 end`,
+            count: sql`case when rate_counters.window_start <= ${fresh} then ${by} else rate_counters.count + ${by} end`,
             window_start: sql`case when rate_counters.window_start <= ${fresh} then ${now} else rate_counters.window_start end`,
             expires_at: sql`case when rate_counters.window_start <= ${fresh} then ${now + windowMs} else rate_counters.expires_at end`,
           }),

@@ -239,6 +239,26 @@ describe('service-idp CLI', SQLITE_SUITE_ONLY, () => {
     assert.equal((await run(['clients', 'update', client.id, '--mfa-policy', 'optional', '--data', data])).code, 0);
   });
 
+  it("sets a client's SMS countries and mail domains (`--sms-countries`, `--mail-domains`), refusing a bad value with no change", async () => {
+    const [client] = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout).clients;
+    assert.deepEqual(client.sendRules, { smsCountries: null, mailDomains: null });
+    const set = await run(['clients', 'update', client.id, '--sms-countries', 'us,gb', '--mail-domains', 'Example.com', '--data', data]);
+    assert.equal(set.code, 0, set.stderr);
+    const rules = async () => JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout).clients[0].sendRules;
+    assert.deepEqual(await rules(), { smsCountries: ['GB', 'US'], mailDomains: ['example.com'] });
+    const bad = await run(['clients', 'update', client.id, '--sms-countries', 'US,XX', '--data', data]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /XX is not an ISO 3166 country code/);
+    assert.deepEqual(await rules(), { smsCountries: ['GB', 'US'], mailDomains: ['example.com'] }, 'a refused value changes nothing');
+    assert.equal((await run(['clients', 'update', client.id, '--sms-countries', 'none', '--data', data])).code, 0);
+    assert.deepEqual((await rules()).smsCountries, []);
+    assert.equal(
+      (await run(['clients', 'update', client.id, '--sms-countries', 'default', '--mail-domains', 'any', '--data', data])).code,
+      0,
+    );
+    assert.deepEqual(await rules(), { smsCountries: null, mailDomains: null });
+  });
+
   it("requires DPoP of a client's token requests (`--dpop required`), and refuses another value", async () => {
     const [client] = JSON.parse((await run(['clients', 'list', '--data', data, '--json'])).stdout).clients;
     assert.equal(client.dpopBoundAccessTokens, false);

@@ -80,9 +80,10 @@ describe('MFA through the browser library', () => {
 
   it('SMS', async () => {
     const email = uniqueEmail('sms');
-    const phone = '+447700900123';
+    // A UK mobile (Ofcom's drama range 07700 900xxx is unallocated: the send rules refuse it).
+    const phone = '+447700123456';
     const device = await service.newDevice();
-    const enrolled = await register(device, email, 'sms', '+44 7700 900123');
+    const enrolled = await register(device, email, 'sms', '+44 7700 123456');
     assert.equal(enrolled.status, 'FINALIZE_REGISTRATION_NEEDED');
     const confirmed = await device.verifyMfa({ userid: email, otp: await smsOtp(phone) });
     assert.equal(confirmed.status, 'SUCCESS', JSON.stringify(confirmed));

@@ -153,6 +153,8 @@ export function createNewDeviceSignIn(deps: NewDeviceSignInDeps): NewDeviceSignI
       if (input.mfaMethod === 'sms' && !phone) {
         throw new ServiceError('ERR_REQUEST_INVALID', 'MFA by SMS needs phoneNumber in E.164 form, such as +14155550100.');
       }
+      // A number the send rules refuse (otp/send-rules.ts) is refused before the sign-in is completed.
+      if (phone) await otp.admit(client.app?.id ?? client.id, { kind: 'sms', to: phone });
       const { idHash, state } = await load(client, email, input.deviceToken);
       if (state.verifiedAt === null) throw new ServiceError('ERR_SESSION_STEP', 'Verify the emailed code before registering the device.');
       const user = await enabledUsers.findOrCreate(email, now());

@@ -38,6 +38,10 @@ export interface AccountTables {
     jwks: string | null;
     /** Where a machine client publishes its JWKS for private_key_jwt; null: none. */
     jwks_uri: string | null;
+    /** JSON array of ISO 3166 country codes this application's SMS may go to; null: the service's list (otp/send-rules.ts). */
+    sms_countries: string | null;
+    /** JSON array of the mail domains this application's codes may go to; null: any domain (otp/send-rules.ts). */
+    mail_domains: string | null;
   };
   /** users/: enabled-store.ts for the sign-in paths, store.ts for operators */
   users: {
