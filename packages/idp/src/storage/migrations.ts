@@ -26,6 +26,7 @@ import { migrations0024 } from './migrations/0024-pushed-requests.js';
 import { migrations0025 } from './migrations/0025-logout.js';
 import { migrations0026 } from './migrations/0026-apis.js';
 import { migrations0028 } from './migrations/0028-resources.js';
+import { migrations0029 } from './migrations/0029-introspection.js';
 
 /**
  * Versioned migrations, applied in name order. A migration never changes once released;
@@ -60,6 +61,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0025,
   ...migrations0026,
   ...migrations0028,
+  ...migrations0029,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

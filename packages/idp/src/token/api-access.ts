@@ -4,6 +4,8 @@ import { OAuthError } from '../errors.js';
 export interface ApiResource {
   identifier: string;
   permissions: readonly string[];
+  /** RFC 7662 4: the client its resource server introspects as (token/introspection.ts), or null. */
+  resourceServerClientId: string | null;
 }
 
 /** What the token endpoint needs of the registered APIs and the users' roles (apis/ ApiAuthorization). */
