@@ -24,6 +24,9 @@ export interface DiscoveryDocument {
   id_token_signing_alg_values_supported: string[];
   token_endpoint_auth_methods_supported: string[];
   revocation_endpoint_auth_methods_supported: string[];
+  /** RFC 8414 2: RFC 7662 token introspection, for confidential clients (the token's client, its API's resource server). */
+  introspection_endpoint: string;
+  introspection_endpoint_auth_methods_supported: string[];
   code_challenge_methods_supported: string[];
   scopes_supported: string[];
   claims_supported: string[];
