@@ -320,6 +320,11 @@ export interface AdminApi {
   name: string;
   /** The permissions it defines (scope tokens such as `read:notes`), sorted. */
   permissions: string[];
+  /**
+   * The confidential client its resource server authenticates as at the introspection endpoint
+   * (RFC 7662 4): it may learn about this API's tokens. Null: only the client a token was issued to.
+   */
+  resourceServerClientId: string | null;
   createdAt: number;
   updatedAt: number;
 }

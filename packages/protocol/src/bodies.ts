@@ -184,6 +184,44 @@ export interface RevocationRequest {
 /** POST /oauth/revoke answers 200 with this empty object, whether or not the token was known (RFC 7009 2.2). */
 export type RevocationResponse = Record<string, never>;
 
+/**
+ * POST /oauth/introspect, application/x-www-form-urlencoded (RFC 7662 2.1); a confidential
+ * client authenticates as at /oauth/token (a public client may not introspect).
+ */
+export interface IntrospectionRequest {
+  token: string;
+  /** Ignored: the service tells its refresh and access tokens apart itself (RFC 7662 2.1 allows it). */
+  token_type_hint?: 'refresh_token' | 'access_token';
+  client_id?: string;
+  client_secret?: string;
+}
+
+/**
+ * POST /oauth/introspect's answer (RFC 7662 2.2): `{ active: false }` and nothing else for a
+ * token that is not live or that the caller may not learn about; else the token's members.
+ */
+export type IntrospectionResponse =
+  | { active: false }
+  | {
+      active: true;
+      /** The permissions (an API's token) or OpenID Connect values it carries, space-separated. */
+      scope: string;
+      client_id: string;
+      sub: string;
+      /** Seconds since the epoch. */
+      exp: number;
+      iat: number;
+      iss: string;
+      /** An API's identifier; the userinfo endpoint for an access token without resource; absent for a refresh token. */
+      aud?: string;
+      /** An access token's jti (absent for a refresh token, which is never a JWT). */
+      jti?: string;
+      /** `Bearer` or `DPoP` (RFC 9449) for an access token, `refresh_token` for a refresh token. */
+      token_type: 'Bearer' | 'DPoP' | 'refresh_token';
+      /** RFC 9449 6.2: the key a DPoP-bound access token is bound to. */
+      cnf?: { jkt: string };
+    };
+
 /** GET /oauth/userinfo (OIDC Core 5.3) for the `openid email` scope. */
 export interface UserinfoResponse {
   sub: string;

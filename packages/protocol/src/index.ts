@@ -114,6 +114,8 @@ export const Paths = {
   token: '/oauth/token',
   /** RFC 7009 token revocation (refresh and access tokens). */
   revocation: '/oauth/revoke',
+  /** RFC 7662 token introspection, for the client a token was issued to and its API's resource server. */
+  introspection: '/oauth/introspect',
   /** RFC 9126: pushed authorization requests. */
   pushedAuthorizationRequest: '/oauth/par',
   /** OpenID Connect RP-Initiated Logout 1.0: the end-session endpoint (GET and POST form). */

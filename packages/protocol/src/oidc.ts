@@ -26,6 +26,9 @@ export interface DiscoveryDocument {
   /** RFC 8414 2: the algorithms a private_key_jwt client assertion may be signed with. */
   token_endpoint_auth_signing_alg_values_supported: string[];
   revocation_endpoint_auth_methods_supported: string[];
+  /** RFC 8414 2: RFC 7662 token introspection, for confidential clients (the token's client, its API's resource server). */
+  introspection_endpoint: string;
+  introspection_endpoint_auth_methods_supported: string[];
   code_challenge_methods_supported: string[];
   scopes_supported: string[];
   claims_supported: string[];

@@ -38,6 +38,10 @@ const Identifier = Type.String({
 const Permission = Type.String({ minLength: 1, maxLength: API_PERMISSION_MAX_LENGTH, description: 'a scope token such as read:notes' });
 const Permissions = Type.Array(Permission, { maxItems: API_PERMISSIONS_MAX });
 const Name = Type.String({ minLength: 1, maxLength: API_NAME_MAX_LENGTH });
+const ResourceServerClientId = Type.Union([Id, Type.Null()], {
+  description:
+    'a confidential or machine client (cli_…) the API’s resource server authenticates as at the introspection endpoint (RFC 7662 4); null: none',
+});
 const RoleName = Type.String({ minLength: 1, maxLength: ROLE_NAME_MAX_LENGTH, pattern: ROLE_NAME_PATTERN });
 const Grant = Type.Object(
   { api: Identifier, permission: Permission },
@@ -52,6 +56,9 @@ export const ApiSchema = wireBody<AdminApi>()(
     identifier: Type.String(),
     name: Type.String(),
     permissions: Type.Array(Type.String(), { description: 'sorted' }),
+    resourceServerClientId: Type.Union([Type.String(), Type.Null()], {
+      description: 'the client that may introspect this API’s tokens besides the one each was issued to; null: none',
+    }),
     createdAt: Time,
     updatedAt: Time,
   }),
@@ -99,7 +106,12 @@ const apiRoutes =
       {
         schema: {
           body: Type.Object(
-            { identifier: Identifier, name: Name, permissions: Type.Optional(Permissions) },
+            {
+              identifier: Identifier,
+              name: Name,
+              permissions: Type.Optional(Permissions),
+              resourceServerClientId: Type.Optional(ResourceServerClientId),
+            },
             { additionalProperties: false },
           ),
           response: { 201: ApiSchema, ...bodyErrors },
@@ -119,6 +131,7 @@ const apiRoutes =
             {
               name: Type.Optional(Name),
               permissions: Type.Optional(Type.Array(Permission, { maxItems: API_PERMISSIONS_MAX, description: 'replaces the list' })),
+              resourceServerClientId: Type.Optional(ResourceServerClientId),
             },
             { additionalProperties: false },
           ),

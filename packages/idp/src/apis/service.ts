@@ -24,6 +24,8 @@ export interface Api {
   name: string;
   /** Scope tokens such as `read:notes`, sorted. */
   permissions: string[];
+  /** RFC 7662 4: the client the API's resource server authenticates as to introspect its tokens, or null. */
+  resourceServerClientId: string | null;
 }
 
 /**
@@ -48,6 +50,16 @@ export interface ApiInput {
   identifier: string;
   name: string;
   permissions?: string[];
+  /** A confidential or machine client's id (cli_…): its resource server's, which may introspect the API's tokens. */
+  resourceServerClientId?: string | null;
+}
+
+/** What an operator changes on an API (the identifier never changes). */
+export interface ApiChange {
+  name?: string;
+  permissions?: string[];
+  /** null: no client may introspect the API's tokens but the one each was issued to. */
+  resourceServerClientId?: string | null;
 }
 
 /** What an operator gives to make a role. */
@@ -63,7 +75,7 @@ export interface Apis extends ApiAuthorization {
   getApi(key: string): Promise<AdminApi>;
   pageApis(query: PageQuery): Promise<{ items: AdminApi[]; nextCursor: string | null }>;
   /** Renames it and/or replaces its permissions: a permission removed leaves every role that granted it. */
-  updateApi(key: string, change: { name?: string; permissions?: string[] }, actor: string): Promise<AdminApi>;
+  updateApi(key: string, change: ApiChange, actor: string): Promise<AdminApi>;
   /** Deletes it: its permissions leave every role. */
   deleteApi(key: string, actor: string): Promise<void>;
   createRole(input: RoleInput, actor: string): Promise<AdminRole>;
@@ -142,6 +154,18 @@ export function checkPermissions(raw: readonly string[]): string[] {
   return names.sort();
 }
 
+/** A client id as the clients wing makes them (cli_…) or a built-in one: letters, digits, `_` and `-`. */
+function checkClientId(raw: string | null | undefined): string | null | undefined {
+  if (raw === undefined || raw === null) return raw;
+  if (typeof raw !== 'string' || !/^[A-Za-z0-9_-]{1,100}$/.test(raw)) throw invalid('A client id is 1 to 100 letters, digits, "_" or "-".');
+  return raw;
+}
+
+const noResourceServerClient = (clientId: string) =>
+  invalid(
+    `No confidential or machine client ${clientId}: a resource server introspects as a client that authenticates (service-idp clients create --machine).`,
+  );
+
 function checkRoleName(raw: string): string {
   if (typeof raw !== 'string' || !ROLE_NAME.test(raw))
     throw invalid(`A role name is 1 to ${ROLE_NAME_MAX_LENGTH} letters, digits, ".", "_", ":" or "-", starting with a letter or digit.`);
@@ -200,11 +224,22 @@ export function createApis({ store, events, now }: { store: ApiStore; events: Ev
       const identifier = checkApiIdentifier(input.identifier);
       const name = checkName(input.name, 'An API');
       const permissions = checkPermissions(input.permissions ?? []);
+      const resourceServerClientId = checkClientId(input.resourceServerClientId) ?? null;
       if ((await store.countApis()) >= APIS_MAX) throw invalid(`This service has ${APIS_MAX} APIs, the most it keeps.`);
       const id = randomToken('api_', 12);
-      if (!(await store.insertApi({ id, identifier, name, permissions, at: now() })))
-        throw invalid(`An API with the identifier ${identifier} exists already.`);
-      await events.record({ type: 'api.created', actor, detail: { apiId: id, identifier, permissions: permissions.join(',') } });
+      const made = await store.insertApi({ id, identifier, name, permissions, resourceServerClientId, at: now() });
+      if (made === 'taken') throw invalid(`An API with the identifier ${identifier} exists already.`);
+      if (made === 'no client') throw noResourceServerClient(resourceServerClientId as string);
+      await events.record({
+        type: 'api.created',
+        actor,
+        detail: {
+          apiId: id,
+          identifier,
+          permissions: permissions.join(','),
+          ...(resourceServerClientId ? { resourceServerClientId } : {}),
+        },
+      });
       return getApi(id);
     },
 
@@ -214,13 +249,19 @@ export function createApis({ store, events, now }: { store: ApiStore; events: Ev
     async updateApi(key, change, actor) {
       const name = change.name === undefined ? undefined : checkName(change.name, 'An API');
       const permissions = change.permissions === undefined ? undefined : checkPermissions(change.permissions);
-      const { id } = await getApi(key);
+      const resourceServerClientId = checkClientId(change.resourceServerClientId);
+      const { id, resourceServerClientId: before } = await getApi(key);
       const updated = await store.updateApi(
         id,
-        { ...(name !== undefined ? { name } : {}), ...(permissions ? { permissions } : {}) },
+        {
+          ...(name !== undefined ? { name } : {}),
+          ...(permissions ? { permissions } : {}),
+          ...(resourceServerClientId !== undefined ? { resourceServerClientId } : {}),
+        },
         now(),
       );
       if (!updated) throw apiNotFound(key);
+      if (updated === 'no client') throw noResourceServerClient(resourceServerClientId as string);
       const { api, added, removed, rolesChanged } = updated;
       await events.record({
         type: 'api.updated',
@@ -231,6 +272,7 @@ export function createApis({ store, events, now }: { store: ApiStore; events: Ev
           ...(name !== undefined ? { name } : {}),
           ...(added.length > 0 ? { permissionsAdded: added.join(',') } : {}),
           ...(removed.length > 0 ? { permissionsRemoved: removed.join(','), rolesChanged } : {}),
+          ...(api.resourceServerClientId !== before ? { resourceServerClientId: api.resourceServerClientId ?? '' } : {}),
         },
       });
       return api;

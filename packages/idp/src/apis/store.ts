@@ -38,7 +38,14 @@ export function createApiStore(db: Db) {
   }
 
   async function apisFrom(
-    rows: Array<{ id: string; identifier: string; name: string; created_at: number; updated_at: number }>,
+    rows: Array<{
+      id: string;
+      identifier: string;
+      name: string;
+      resource_server_client_id: string | null;
+      created_at: number;
+      updated_at: number;
+    }>,
     tx: Db = db,
   ) {
     const permissions = await permissionsOf(
@@ -51,6 +58,7 @@ export function createApiStore(db: Db) {
         identifier: row.identifier,
         name: row.name,
         permissions: permissions.get(row.id) ?? [],
+        resourceServerClientId: row.resource_server_client_id,
         createdAt: Number(row.created_at),
         updatedAt: Number(row.updated_at),
       }),
@@ -108,6 +116,17 @@ export function createApiStore(db: Db) {
     return query.executeTakeFirst();
   }
 
+  /**
+   * A client an API's resource server may authenticate as (RFC 7662 4): one that exists and is
+   * confidential or a machine (a public client cannot authenticate at the introspection endpoint). Read FOR
+   * SHARE on PostgreSQL, so a client deleted meanwhile (clients/store.ts clears the column) waits.
+   */
+  async function isAuthenticatingClient(tx: Db, clientId: string): Promise<boolean> {
+    let query = tx.selectFrom('clients').select('id').where('id', '=', clientId).where('client_type', 'in', ['confidential', 'machine']);
+    if (shared) query = query.forShare();
+    return (await query.executeTakeFirst()) !== undefined;
+  }
+
   return {
     async countApis(): Promise<number> {
       const row = await db
@@ -117,22 +136,37 @@ export function createApiStore(db: Db) {
       return Number(row?.n ?? 0);
     },
 
-    /** Inserts the API and its permissions; false (nothing written) when its identifier is taken. */
-    async insertApi(api: { id: string; identifier: string; name: string; permissions: string[]; at: number }): Promise<boolean> {
+    /** Inserts the API and its permissions; nothing is written when its identifier is taken or its resource server's client is not confidential. */
+    async insertApi(api: {
+      id: string;
+      identifier: string;
+      name: string;
+      permissions: string[];
+      resourceServerClientId: string | null;
+      at: number;
+    }): Promise<'created' | 'taken' | 'no client'> {
       return db.transaction().execute(async (tx) => {
+        if (api.resourceServerClientId !== null && !(await isAuthenticatingClient(tx, api.resourceServerClientId))) return 'no client';
         const inserted = await tx
           .insertInto('apis')
-          .values({ id: api.id, identifier: api.identifier, name: api.name, created_at: api.at, updated_at: api.at })
+          .values({
+            id: api.id,
+            identifier: api.identifier,
+            name: api.name,
+            resource_server_client_id: api.resourceServerClientId,
+            created_at: api.at,
+            updated_at: api.at,
+          })
           .onConflict((oc) => oc.column('identifier').doNothing())
           .returning('id')
           .executeTakeFirst();
-        if (!inserted) return false;
+        if (!inserted) return 'taken';
         if (api.permissions.length > 0)
           await tx
             .insertInto('api_permissions')
             .values(api.permissions.map((name) => ({ api_id: api.id, name })))
             .execute();
-        return true;
+        return 'created';
       });
     },
 
@@ -156,14 +190,21 @@ export function createApiStore(db: Db) {
      */
     async updateApi(
       id: string,
-      change: { name?: string; permissions?: string[] },
+      change: { name?: string; permissions?: string[]; resourceServerClientId?: string | null },
       at: number,
-    ): Promise<{ api: ApiRecord; added: string[]; removed: string[]; rolesChanged: number } | undefined> {
+    ): Promise<{ api: ApiRecord; added: string[]; removed: string[]; rolesChanged: number } | 'no client' | undefined> {
       return db.transaction().execute(async (tx) => {
         let query = tx.selectFrom('apis').selectAll().where('id', '=', id);
         if (shared) query = query.forUpdate();
         const row = await query.executeTakeFirst();
         if (!row) return undefined;
+        const resourceServer = change.resourceServerClientId === undefined ? row.resource_server_client_id : change.resourceServerClientId;
+        if (
+          resourceServer !== null &&
+          resourceServer !== row.resource_server_client_id &&
+          !(await isAuthenticatingClient(tx, resourceServer))
+        )
+          return 'no client';
         const before = (await permissionsOf([id], tx)).get(id) ?? [];
         const wanted = change.permissions ?? before;
         const removed = before.filter((name) => !wanted.includes(name));
@@ -180,10 +221,13 @@ export function createApiStore(db: Db) {
             .execute();
         await tx
           .updateTable('apis')
-          .set({ name: change.name ?? row.name, updated_at: at })
+          .set({ name: change.name ?? row.name, resource_server_client_id: resourceServer, updated_at: at })
           .where('id', '=', id)
           .execute();
-        const [api] = await apisFrom([{ ...row, name: change.name ?? row.name, updated_at: at }], tx);
+        const [api] = await apisFrom(
+          [{ ...row, name: change.name ?? row.name, resource_server_client_id: resourceServer, updated_at: at }],
+          tx,
+        );
         return { api: api as ApiRecord, added, removed, rolesChanged };
       });
     },

@@ -22,23 +22,34 @@ export const listOf = (raw: string) =>
     .filter(Boolean);
 
 const shown = (api: AdminApi) =>
-  `${api.identifier} (${api.name}, ${api.id}): ${api.permissions.length > 0 ? api.permissions.join(', ') : 'no permissions'}`;
+  `${api.identifier} (${api.name}, ${api.id}): ${api.permissions.length > 0 ? api.permissions.join(', ') : 'no permissions'}${
+    api.resourceServerClientId ? `; introspected by ${api.resourceServerClientId}` : ''
+  }`;
+
+/** --introspection-client: a client id, or "" (on update) for none. */
+const introspectionClientOf = (raw: string | undefined) => (raw === undefined ? undefined : raw === '' ? null : raw);
 
 const print = (api: AdminApi, values: Values, done: string) => (values.json ? `${JSON.stringify(api)}\n` : `API ${done}: ${shown(api)}.\n`);
 
 const create: Command = {
   name: 'apis create',
-  usage: `  service-idp apis create --identifier URI --name NAME [--permissions P,P] [--json]
+  usage: `  service-idp apis create --identifier URI --name NAME [--permissions P,P] [--introspection-client ID] [--json]
       Register an API: URI (an absolute https URI or a urn, fixed once made) is the audience
-      of its access tokens; --permissions the scope tokens it defines (read:notes,write:notes).
+      of its access tokens; --permissions the scope tokens it defines (read:notes,write:notes);
+      --introspection-client the confidential client its resource server authenticates as,
+      which may then introspect the API's tokens (RFC 7662).
 `,
-  flags: ['identifier', 'name', 'permissions', 'json'],
+  flags: ['identifier', 'name', 'permissions', 'introspection-client', 'json'],
   async run({ values, config }, io) {
     const { identifier, name } = values;
-    if (!identifier || !name) throw new UsageError('usage: service-idp apis create --identifier URI --name NAME [--permissions P,P]');
+    if (!identifier || !name)
+      throw new UsageError('usage: service-idp apis create --identifier URI --name NAME [--permissions P,P] [--introspection-client ID]');
     const { withData } = await import('./open.js');
     const permissions = listOf(values.permissions ?? '');
-    const api = await withData(config, async (data) => (await apiService(data)).createApi({ identifier, name, permissions }, 'cli'));
+    const resourceServerClientId = introspectionClientOf(values['introspection-client']) ?? null;
+    const api = await withData(config, async (data) =>
+      (await apiService(data)).createApi({ identifier, name, permissions, resourceServerClientId }, 'cli'),
+    );
     io.out(print(api, values, 'created'));
     return 0;
   },
@@ -70,17 +81,20 @@ const list: Command = {
 
 const update: Command = {
   name: 'apis update',
-  usage: `  service-idp apis update ID|IDENTIFIER [--name NAME] [--permissions P,P] [--json]
+  usage: `  service-idp apis update ID|IDENTIFIER [--name NAME] [--permissions P,P] [--introspection-client ID] [--json]
       Rename an API, or replace its permissions (the identifier never changes): a permission
-      left out is taken from every role that granted it.
+      left out is taken from every role that granted it. --introspection-client "" removes
+      its resource server's client.
 `,
-  flags: ['name', 'permissions', 'json'],
+  flags: ['name', 'permissions', 'introspection-client', 'json'],
   async run({ operands: [key], values, config }, io) {
-    if (!key || (values.name === undefined && values.permissions === undefined))
-      throw new UsageError('usage: service-idp apis update ID|IDENTIFIER [--name NAME] [--permissions P,P]');
+    const resourceServerClientId = introspectionClientOf(values['introspection-client']);
+    if (!key || (values.name === undefined && values.permissions === undefined && resourceServerClientId === undefined))
+      throw new UsageError('usage: service-idp apis update ID|IDENTIFIER [--name NAME] [--permissions P,P] [--introspection-client ID]');
     const change = {
       ...(values.name !== undefined ? { name: values.name } : {}),
       ...(values.permissions !== undefined ? { permissions: listOf(values.permissions) } : {}),
+      ...(resourceServerClientId !== undefined ? { resourceServerClientId } : {}),
     };
     const { withData } = await import('./open.js');
     const api = await withData(config, async (data) => (await apiService(data)).updateApi(key, change, 'cli'));

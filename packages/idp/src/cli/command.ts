@@ -77,6 +77,7 @@ export const FLAGS = {
   // APIs and roles (cli/apis.ts, cli/roles.ts)
   identifier: { type: 'string' },
   permissions: { type: 'string' },
+  'introspection-client': { type: 'string' },
   grant: { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h' },
 } as const;

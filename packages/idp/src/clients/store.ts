@@ -309,7 +309,7 @@ export function createClientStore(db: Db) {
 
     /**
      * Deletes the client and everything bound to it (its devices and what hangs on them,
-     * pending registrations and MFA steps, unspent codes, refresh tokens, sign-in records and sessions it got codes in, delegation keys, branding) in
+     * pending registrations and MFA steps, unspent codes, refresh tokens, sign-in records and sessions it got codes in, delegation keys, branding, the APIs' resource server naming it) in
      * one transaction. The users stay: they may use other clients. False when unknown.
      */
     async delete(id: string): Promise<boolean> {
@@ -328,6 +328,8 @@ export function createClientStore(db: Db) {
         await tx.deleteFrom('delegation_sp_keys').where('client_id', '=', id).execute();
         await tx.deleteFrom('client_branding').where('client_id', '=', id).execute();
         const row = await tx.deleteFrom('clients').where('id', '=', id).returning('id').executeTakeFirst();
+        // After the client's row: an API naming it meanwhile (apis/store.ts reads it FOR SHARE) is cleared too.
+        await tx.updateTable('apis').set({ resource_server_client_id: null }).where('resource_server_client_id', '=', id).execute();
         for (const pair of recorded) if (pair.startsWith(`${id} `)) recorded.delete(pair);
         return row !== undefined;
       });

@@ -168,6 +168,7 @@ export const OPERATIONS: Readonly<Record<string, readonly [operationId: string, 
   'POST /logout': ['confirmLogout', 'End the session (confirmation form post)'],
   'POST /oauth/token': ['token', 'Token endpoint'],
   'POST /oauth/revoke': ['revokeToken', 'Revoke a token (RFC 7009)'],
+  'POST /oauth/introspect': ['introspectToken', 'Introspect a token (RFC 7662)'],
   'POST /oauth/par': ['pushAuthorizationRequest', 'Push an authorization request (RFC 9126)'],
   'GET /oauth/userinfo': ['getUserInfo', 'UserInfo endpoint'],
   'GET /.well-known/jwks.json': ['getJwks', 'The public signing keys (JWKS)'],
@@ -191,6 +192,8 @@ export const CREDENTIALS: Readonly<Record<string, readonly Record<string, string
   // client_secret_basic; client_secret_post and public clients (`none`) authenticate in the form.
   'POST /oauth/token': [{ clientSecretBasic: [] }, {}],
   'POST /oauth/revoke': [{ clientSecretBasic: [] }, {}],
+  // A confidential client only, by Basic or by client_secret_post in the form (token/introspection-routes.ts).
+  'POST /oauth/introspect': [{ clientSecretBasic: [] }, {}],
   'POST /oauth/par': [{ clientSecretBasic: [] }, {}],
   'GET /oauth/userinfo': [{ accessToken: [] }],
   // Optional: the envelope's signature already authenticates the caller (docs/delegation.md).

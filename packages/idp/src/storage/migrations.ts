@@ -27,6 +27,7 @@ import { migrations0025 } from './migrations/0025-logout.js';
 import { migrations0026 } from './migrations/0026-apis.js';
 import { migrations0027 } from './migrations/0027-sms-rules.js';
 import { migrations0028 } from './migrations/0028-resources.js';
+import { migrations0029 } from './migrations/0029-introspection.js';
 import { migrations0030 } from './migrations/0030-machine-clients.js';
 
 /**
@@ -63,6 +64,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0026,
   ...migrations0027,
   ...migrations0028,
+  ...migrations0029,
   ...migrations0030,
 };
 

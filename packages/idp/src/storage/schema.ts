@@ -13,7 +13,13 @@
  * - clients/store.ts and users/store.ts, deleting a client or a user: the rows bound to it,
  *   in the other modules' tables (a user's linked identities, link proofs and roles included), in one transaction;
  * - apis/store.ts, assigning a role: it reads users (does the user exist) in the transaction that
- *   inserts user_roles, so an assignment never outlives a user deleted meanwhile;
+ *   inserts user_roles, so an assignment never outlives a user deleted meanwhile; and naming an API's
+ *   resource server client, it reads clients (FOR SHARE: a confidential client that exists), which
+ *   clients/store.ts clears from apis when it deletes the client;
+ * - token/introspection-store.ts, introspecting an access token (RFC 7662): one read of
+ *   revoked_access_tokens and auth_codes (authorization-codes/), refresh_tokens and
+ *   refresh_token_families (oidc/), users and devices, so the answer is of one moment, in one round trip
+ *   (a machine client's token: revoked_access_tokens and clients);
  * - oidc/store.ts, ending sign-in sessions (endSessions): sub-selects of passkeys and devices (what a
  *   session is bound to), a read of clients (their back-channel logout URIs) and, in the same
  *   transaction, the logout tokens' rows in webhook_deliveries (the one outbox, webhooks/outbox-store.ts

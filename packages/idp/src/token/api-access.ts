@@ -35,6 +35,8 @@ export async function signApiAccessToken(keyring: Pick<Keyring, 'active'>, claim
 export interface ApiResource {
   identifier: string;
   permissions: readonly string[];
+  /** RFC 7662 4: the client its resource server introspects as (token/introspection.ts), or null. */
+  resourceServerClientId: string | null;
 }
 
 /** What the token endpoint needs of the registered APIs and the users' roles (apis/ ApiAuthorization). */

@@ -31,6 +31,7 @@ import { clientCredentials, machineCredentials } from './client-credentials.js';
 import type { ClientCredentials } from './client-credentials-grant.js';
 import type { OAuthCors } from './cors.js';
 import { presentedToken, resourceProof, tokenEndpointProof, userinfoRefusal } from './dpop.js';
+import { INTROSPECTION_AUTH_METHODS } from './introspection-routes.js';
 import { SCOPES_SUPPORTED, type TokenService } from './service.js';
 
 /** RFC 6749 4.1.3 and 6; extra parameters are ignored as 3.2 requires, but each known one must be a single string. */
@@ -142,6 +143,8 @@ const DiscoveryAnswer = wireBody<DiscoveryDocument>()(
     token_endpoint_auth_methods_supported: Strings,
     token_endpoint_auth_signing_alg_values_supported: Strings,
     revocation_endpoint_auth_methods_supported: Strings,
+    introspection_endpoint: Type.String(),
+    introspection_endpoint_auth_methods_supported: Strings,
     code_challenge_methods_supported: Strings,
     scopes_supported: Strings,
     claims_supported: Strings,
@@ -312,6 +315,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'],
       token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGS],
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      // RFC 7662 2.1: only a client that can authenticate may introspect (token/introspection-routes.ts), so not `none`.
+      introspection_endpoint: issuer + Paths.introspection,
+      introspection_endpoint_auth_methods_supported: [...INTROSPECTION_AUTH_METHODS],
       code_challenge_methods_supported: ['S256'],
       scopes_supported: [...SCOPES_SUPPORTED],
       claims_supported: [

@@ -119,6 +119,12 @@ export interface TokenService {
    * the client the token was issued to (whose registered origins may read the answer, token/cors.ts).
    */
   userinfo(accessToken: string, dpopJkt?: string): Promise<UserinfoAnswer | undefined>;
+  /**
+   * One of our access tokens, of either kind (the userinfo token, HS256; an API's, RFC 9068
+   * RS256 under a JWKS key), its signature, `typ`, issuer, expiry (and the userinfo token's
+   * audience) checked, not whether it was revoked: its claims, or undefined (introspection).
+   */
+  accessTokenClaims(accessToken: string): Promise<JWTPayload | undefined>;
 }
 
 /**
@@ -410,6 +416,11 @@ export function createTokenService(deps: TokenDeps): TokenService {
         return;
       }
       await refreshTokens.revoke(request.token, request.clientId, request.dpopJkt ?? null);
+    },
+
+    async accessTokenClaims(accessToken: string): Promise<JWTPayload | undefined> {
+      const at = new Date(now());
+      return (await accessTokenClaims(accessToken, at)) ?? (await apiAccessTokenClaims(accessToken, at));
     },
 
     async userinfo(accessToken: string, dpopJkt?: string): Promise<UserinfoAnswer | undefined> {

@@ -11,16 +11,21 @@ import type { AcrClasses } from '../oidc/acr.js';
 import type { PushedRequests } from '../oidc/pushed-requests.js';
 import type { RefreshTokens } from '../oidc/refresh-tokens.js';
 import type { SpentTokenStore } from '../spent-tokens/store.js';
+import type { Db } from '../storage/schema.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
 import type { ApiGrants } from './api-access.js';
 import { createClientAssertions } from './client-assertion.js';
 import { createClientCredentialsGrant } from './client-credentials-grant.js';
 import { oauthCors } from './cors.js';
+import { createIntrospection } from './introspection.js';
+import { introspectionRoutes } from './introspection-routes.js';
+import { createIntrospectionStore } from './introspection-store.js';
 import { pushedRequestRoutes } from './pushed-request-routes.js';
 import { tokenRoutes } from './routes.js';
 import { createTokenService } from './service.js';
 
 interface TokenNeeds {
+  db: Db;
   now: () => number;
   hash: SecretHasher;
   serverSecret: Buffer;
@@ -41,7 +46,7 @@ interface TokenNeeds {
 
 /**
  * What a client's backend calls (docs/protocol.md, "Token endpoint"): the token endpoint with
- * DPoP, userinfo, revocation, discovery and the JWKS, and pushed authorization requests; CORS
+ * DPoP, userinfo, revocation, introspection, discovery and the JWKS, and pushed authorization requests; CORS
  * for single-page apps only from the origins registered on the calling client.
  */
 export const tokenWing = defineWing('token', (deps: TokenNeeds) => {
@@ -60,6 +65,10 @@ export const tokenWing = defineWing('token', (deps: TokenNeeds) => {
     ...{ issuer, clients, codes: deps.codes, enabledUsers: deps.enabledUsers, keyring, refreshTokens: deps.refreshTokens },
     ...{ serverSecret: deps.serverSecret, now, acrClasses: deps.acrClasses, apis: deps.apiAuthorization },
   });
+  const introspection = createIntrospection({
+    ...{ issuer, tokens, grants: createIntrospectionStore(deps.db), refreshTokens: deps.refreshTokens },
+    apis: deps.apiAuthorization,
+  });
   return {
     services: { dpop, tokens, machines },
     routes: {
@@ -71,6 +80,7 @@ export const tokenWing = defineWing('token', (deps: TokenNeeds) => {
             cors: (scope) => oauthCors(scope, { isRegistered: (origin) => origins.has(origin), findClient: clients.findById }),
           });
           await app.register(pushedRequestRoutes, { pushed: pushedRequests, clients });
+          await app.register(introspectionRoutes, { introspection, clients, machines });
         },
     },
   };

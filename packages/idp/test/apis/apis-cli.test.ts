@@ -61,6 +61,27 @@ describe('service-idp apis, roles and users roles', () => {
     assert.match(again.stderr, /No API/);
   });
 
+  it('--introspection-client names the client the API’s resource server introspects as, and "" removes it', async () => {
+    const server = await json('clients', 'create', '--name', 'Ledger API', '--redirect-uri', 'https://ledger.example.com/cb');
+    const api = await json(
+      'apis',
+      'create',
+      '--identifier',
+      'urn:acme:ledger',
+      '--name',
+      'Ledger',
+      '--introspection-client',
+      server.clientId,
+    );
+    assert.equal(api.resourceServerClientId, server.clientId);
+    assert.match((await cli('apis', 'update', api.id, '--name', 'Ledger')).stdout, new RegExp(`introspected by ${server.clientId}`));
+    const unknown = await cli('apis', 'update', api.id, '--introspection-client', 'cli_nobody');
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /No confidential or machine client cli_nobody/);
+    assert.equal((await json('apis', 'update', api.id, '--introspection-client', '')).resourceServerClientId, null);
+    assert.equal((await cli('apis', 'delete', api.id)).code, 0);
+  });
+
   it('refuses what the rules refuse, naming it, and writes nothing', async () => {
     const http = await cli('apis', 'create', '--identifier', 'http://api.example.com', '--name', 'x');
     assert.equal(http.code, 2);

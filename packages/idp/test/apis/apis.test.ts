@@ -26,6 +26,55 @@ describe('APIs, roles and permissions', () => {
   });
   after(() => service.close());
 
+  it('names the confidential or machine client its resource server introspects as (RFC 7662 4): set, refused, cleared, and gone with the client', async () => {
+    const server = await service.ctx.clients.create({ name: 'Orders API', origins: [], redirectUris: ['https://orders.example.com/cb'] });
+    const spa = await service.ctx.clients.create({
+      name: 'Orders SPA',
+      origins: [],
+      redirectUris: ['https://orders.example.com/spa'],
+      public: true,
+    });
+    const machine = await service.ctx.clients.create({ name: 'Orders job', origins: [], machine: true });
+    assert.equal(
+      (await api('POST', '/apis', { identifier: 'urn:acme:m', name: 'M', resourceServerClientId: machine.clientId })).status,
+      201,
+      'a machine client',
+    );
+    const made = await api('POST', '/apis', {
+      identifier: 'https://orders.example.com',
+      name: 'Orders',
+      resourceServerClientId: server.clientId,
+    });
+    assert.equal(made.status, 201);
+    assert.equal(made.body.resourceServerClientId, server.clientId);
+    assert.equal((await service.ctx.apiAuthorization.findApi('https://orders.example.com'))?.resourceServerClientId, server.clientId);
+    for (const [name, clientId] of [
+      ['an unknown client', 'cli_unknown'],
+      ['a public client (it cannot authenticate to introspect)', spa.clientId],
+    ]) {
+      const refused = await api('PATCH', `/apis/${made.body.id}`, { resourceServerClientId: clientId });
+      assert.equal(refused.status, 400, name);
+      assert.match(refused.body.message, /No confidential or machine client/, name);
+    }
+    const refusedAtCreation = await api('POST', '/apis', { identifier: 'urn:acme:x', name: 'X', resourceServerClientId: spa.clientId });
+    assert.equal(refusedAtCreation.status, 400);
+    assert.equal(await service.ctx.apiAuthorization.findApi('urn:acme:x'), undefined, 'nothing written');
+    assert.equal((await api('GET', `/apis/${made.body.id}`)).body.resourceServerClientId, server.clientId, 'unchanged');
+
+    const cleared = await api('PATCH', `/apis/${made.body.id}`, { resourceServerClientId: null });
+    assert.equal(cleared.body.resourceServerClientId, null);
+    const [updated] = await eventsOf('api.updated');
+    assert.equal(updated?.detail?.resourceServerClientId, '');
+    await api('PATCH', `/apis/${made.body.id}`, { resourceServerClientId: server.clientId });
+    await service.ctx.clients.delete(server.clientId);
+    assert.equal(
+      (await api('GET', `/apis/${made.body.id}`)).body.resourceServerClientId,
+      null,
+      'a deleted client is no API’s resource server',
+    );
+    assert.equal((await api('DELETE', `/apis/${made.body.id}`)).status, 204);
+  });
+
   it('registers an API, lists, shows, renames it; the token code finds it by its identifier', async () => {
     const made = await api('POST', '/apis', {
       identifier: 'https://notes.example.com',

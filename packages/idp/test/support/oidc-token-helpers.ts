@@ -132,3 +132,18 @@ export async function userinfoStatus(service: TestService, accessToken: string):
   await response.arrayBuffer();
   return response.status;
 }
+
+/** POST /oauth/introspect (RFC 7662), with client_secret_post fields in `params` or `headers` (Basic). */
+export async function introspect(service: TestService, params: Record<string, string>, headers: Record<string, string> = {}) {
+  const response = await fetch(`${service.url}/oauth/introspect`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(params),
+  });
+  return { status: response.status, body: await response.json(), headers: response.headers };
+}
+
+/** RFC 6749 2.3.1 client_secret_basic: the Authorization header of a confidential client. */
+export const basicAuthorization = (rp: RelyingParty): Record<string, string> => ({
+  authorization: `Basic ${Buffer.from(`${encodeURIComponent(rp.clientId)}:${encodeURIComponent(rp.secretKey ?? '')}`).toString('base64')}`,
+});

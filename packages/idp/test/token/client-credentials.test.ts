@@ -7,15 +7,16 @@
  * On SQLite, and on PostgreSQL when SERVICE_TEST_DATABASE_URL is set.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { calculateJwkThumbprint, createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify } from 'jose';
+import { calculateJwkThumbprint, createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { ACCESS_TOKEN_TTL_SECONDS } from '../../src/defaults.js';
 import { BILLING, clientCredentials, machineClient, NOTES, startWithApis } from '../support/api-helpers.js';
 import type { TestService } from '../support/helpers.js';
-import { userinfoStatus } from '../support/oidc-token-helpers.js';
+import { introspect, userinfoStatus } from '../support/oidc-token-helpers.js';
 
 describe('client credentials for machine clients', () => {
   let service: TestService;
@@ -107,5 +108,28 @@ describe('client credentials for machine clients', () => {
     const { payload } = await verify(tokens.access_token);
     assert.deepEqual(payload.cnf, { jkt: await calculateJwkThumbprint(await exportJWK(keyPair.publicKey)) });
     assert.equal(await userinfoStatus(service, tokens.access_token), 401);
+  });
+
+  it('a machine client as the API`s resource server introspects the API`s tokens with private_key_jwt', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'rs', alg: 'ES256' };
+    const server = await machineClient(service, {}, { jwks: { keys: [jwk] } });
+    await service.ctx.apis.updateApi(NOTES, { resourceServerClientId: server.clientId }, 'test');
+    const caller = await machineClient(service, { [NOTES]: ['read:notes'] });
+    const issued = await clientCredentials(service, { client_id: caller.clientId, client_secret: caller.secretKey, resource: NOTES });
+    const assertion = await new SignJWT({ jti: randomUUID() })
+      .setProtectedHeader({ alg: 'ES256', kid: 'rs' })
+      .setIssuer(server.clientId)
+      .setSubject(server.clientId)
+      .setAudience(service.url)
+      .setExpirationTime('1m')
+      .sign(privateKey);
+    const answer = await introspect(service, {
+      token: issued.body.access_token ?? '',
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: assertion,
+    });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.deepEqual([answer.body.active, answer.body.sub, answer.body.scope], [true, caller.clientId, 'read:notes']);
   });
 });

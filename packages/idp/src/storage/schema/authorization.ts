@@ -9,6 +9,8 @@ export interface AuthorizationTables {
     id: string;
     identifier: string;
     name: string;
+    /** RFC 7662 4: the client the API's resource server authenticates as to introspect its tokens; null: none. */
+    resource_server_client_id: string | null;
     created_at: number;
     updated_at: number;
   };
