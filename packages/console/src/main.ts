@@ -3,11 +3,13 @@ import './console.css';
 import { loadSession, signOut } from './api.js';
 import { h, replace } from './dom.js';
 import { M } from './messages.js';
+import { apisView } from './views/apis.js';
 import { appsView } from './views/apps.js';
 import type { ViewContext } from './views/context.js';
 import { dashboardView } from './views/dashboard.js';
 import { eventsView } from './views/events.js';
 import { keysView, operatorsView } from './views/keys.js';
+import { rolesView } from './views/roles.js';
 import { usersView } from './views/users.js';
 import { webhooksView } from './views/webhooks.js';
 
@@ -15,6 +17,8 @@ const VIEWS: Record<string, (context: ViewContext) => Promise<void>> = {
   dashboard: dashboardView,
   users: usersView,
   apps: appsView,
+  apis: apisView,
+  roles: rolesView,
   webhooks: webhooksView,
   events: eventsView,
   keys: keysView,

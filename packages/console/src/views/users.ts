@@ -1,9 +1,20 @@
-import type { AdminEventPage, AdminRecoveryCodes, AdminUser, AdminUserDetail, AdminUserExport, AdminUserPage } from 'service-protocol';
+import type {
+  AdminApi,
+  AdminEventPage,
+  AdminRecoveryCodes,
+  AdminRole,
+  AdminUser,
+  AdminUserDetail,
+  AdminUserExport,
+  AdminUserPage,
+  AdminUserRoles,
+} from 'service-protocol';
 import { api, query } from '../api.js';
 import { confirmAction, field, h, replace, shownOnce, statusLine, table, text, time } from '../dom.js';
 import { M } from '../messages.js';
 import { canAct, type ViewContext } from './context.js';
 import { eventTable } from './events.js';
+import { everyApi, everyRole, grantsByApi } from './roles.js';
 
 const status = (user: AdminUser) => (user.disabledAt === null ? M.users.active : M.users.disabled);
 
@@ -106,7 +117,13 @@ async function userDetail(context: ViewContext, userId: string): Promise<void> {
     replace(root, h('p', { role: 'alert' }, M.failed((error as Error).message)));
     return;
   }
-  const events = await api<AdminEventPage>('GET', `/events${query({ user: user.id, limit: 20 })}`);
+  const [events, held, apis, roles] = await Promise.all([
+    api<AdminEventPage>('GET', `/events${query({ user: user.id, limit: 20 })}`),
+    api<AdminUserRoles>('GET', `/users/${encodeURIComponent(user.id)}/roles`),
+    everyApi(),
+    // Only an admin assigns: a viewer's page needs no list to choose from.
+    canAct(context) ? everyRole() : Promise.resolve([]),
+  ]);
   const act: Act = (run, after) => async () => {
     try {
       const result = await run();
@@ -130,6 +147,7 @@ async function userDetail(context: ViewContext, userId: string): Promise<void> {
     output,
     ...userDevices(user, canAct(context), ask),
     ...userApps(user),
+    ...userRoles(user, { held: held.roles, roles, apis }, canAct(context), act, ask),
     h('h2', {}, M.users.recent),
     eventTable(events.events),
   );
@@ -254,6 +272,52 @@ function userDevices(user: AdminUserDetail, admin: boolean, ask: Ask) {
       [M.users.colKind, M.users.colName, M.users.colBrowser, M.users.colApp, M.users.colLastUsed, M.users.colRemoved, ''],
       rows,
     ),
+  ];
+}
+
+/**
+ * The roles the user holds, each with its permissions by API; an admin takes one away (after a
+ * confirmation) or assigns one of the roles the user does not hold yet.
+ */
+function userRoles(
+  user: AdminUserDetail,
+  { held, roles, apis }: { held: AdminRole[]; roles: AdminRole[]; apis: AdminApi[] },
+  admin: boolean,
+  act: Act,
+  ask: Ask,
+): Array<HTMLElement | null> {
+  const path = (role: AdminRole) => `/users/${encodeURIComponent(user.id)}/roles/${encodeURIComponent(role.id)}`;
+  const rows = held.map((role) => [
+    document.createTextNode(role.name),
+    grantsByApi(role.permissions, apis),
+    admin
+      ? h(
+          'button',
+          { type: 'button', onclick: ask(M.users.confirmRemoveRole(role.name, user.email), () => api('DELETE', path(role))) },
+          M.users.removeRole,
+        )
+      : null,
+  ]);
+  const holds = new Set(held.map((role) => role.id));
+  const assignable = roles.filter((role) => !holds.has(role.id));
+  const choice = h('select', { name: 'role' }, ...assignable.map((role) => h('option', { value: role.id }, role.name)));
+  const assign = h(
+    'form',
+    {
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        void act(() => api('POST', `/users/${encodeURIComponent(user.id)}/roles`, { role: choice.value }))();
+      },
+    },
+    h('h3', {}, M.users.assignRole),
+    field(M.users.role, choice),
+    h('button', { type: 'submit' }, M.users.assign),
+  );
+  return [
+    h('h2', {}, M.users.roles),
+    held.length === 0 ? h('p', {}, M.users.noRoles) : table(M.users.roles, [M.users.colRole, M.users.colPermissions, ''], rows),
+    admin && roles.length === 0 ? h('p', {}, M.users.noRolesToAssign) : null,
+    admin && assignable.length > 0 ? assign : null,
   ];
 }
 
