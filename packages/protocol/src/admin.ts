@@ -325,6 +325,8 @@ export interface AdminApi {
    * (RFC 7662 4): it may learn about this API's tokens. Null: only the client a token was issued to.
    */
   resourceServerClientId: string | null;
+  /** Its access tokens also name the user's roles that grant any of its permissions (a `roles` claim). */
+  rolesInToken: boolean;
   createdAt: number;
   updatedAt: number;
 }

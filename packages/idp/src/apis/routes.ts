@@ -59,6 +59,7 @@ export const ApiSchema = wireBody<AdminApi>()(
     resourceServerClientId: Type.Union([Type.String(), Type.Null()], {
       description: 'the client that may introspect this API’s tokens besides the one each was issued to; null: none',
     }),
+    rolesInToken: Type.Boolean({ description: 'its access tokens also name the user’s roles that grant any of its permissions (roles)' }),
     createdAt: Time,
     updatedAt: Time,
   }),
@@ -111,6 +112,7 @@ const apiRoutes =
               name: Name,
               permissions: Type.Optional(Permissions),
               resourceServerClientId: Type.Optional(ResourceServerClientId),
+              rolesInToken: Type.Optional(Type.Boolean()),
             },
             { additionalProperties: false },
           ),
@@ -132,6 +134,7 @@ const apiRoutes =
               name: Type.Optional(Name),
               permissions: Type.Optional(Type.Array(Permission, { maxItems: API_PERMISSIONS_MAX, description: 'replaces the list' })),
               resourceServerClientId: Type.Optional(ResourceServerClientId),
+              rolesInToken: Type.Optional(Type.Boolean()),
             },
             { additionalProperties: false },
           ),

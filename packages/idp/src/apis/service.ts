@@ -26,6 +26,8 @@ export interface Api {
   permissions: string[];
   /** RFC 7662 4: the client the API's resource server authenticates as to introspect its tokens, or null. */
   resourceServerClientId: string | null;
+  /** Its access tokens also name the user's roles that grant any of its permissions (`roles`). */
+  rolesInToken: boolean;
 }
 
 /**
@@ -39,6 +41,8 @@ export interface ApiAuthorization {
   userPermissions(userId: string, apiIdentifier: string): Promise<string[]>;
   /** The names of the roles the user holds, sorted. */
   userRoles(userId: string): Promise<string[]>;
+  /** The names of the user's roles that grant any permission of the API, sorted (its tokens' `roles` claim). */
+  userRolesFor(userId: string, apiIdentifier: string): Promise<string[]>;
   /** The permissions granted to a machine client on the API (client_credentials), sorted. */
   clientPermissions(clientId: string, apiIdentifier: string): Promise<string[]>;
   /** What a machine client may get, by API then permission. */
@@ -52,6 +56,8 @@ export interface ApiInput {
   permissions?: string[];
   /** A confidential or machine client's id (cli_…): its resource server's, which may introspect the API's tokens. */
   resourceServerClientId?: string | null;
+  /** Its access tokens carry a `roles` claim. Default false. */
+  rolesInToken?: boolean;
 }
 
 /** What an operator changes on an API (the identifier never changes). */
@@ -60,6 +66,7 @@ export interface ApiChange {
   permissions?: string[];
   /** null: no client may introspect the API's tokens but the one each was issued to. */
   resourceServerClientId?: string | null;
+  rolesInToken?: boolean;
 }
 
 /** What an operator gives to make a role. */
@@ -219,6 +226,7 @@ export function createApis({ store, events, now }: { store: ApiStore; events: Ev
     },
     userPermissions: (userId, apiIdentifier) => store.userPermissions(userId, apiIdentifier),
     userRoles: (userId) => store.userRoleNames(userId),
+    userRolesFor: (userId, apiIdentifier) => store.userRoleNamesFor(userId, apiIdentifier),
 
     async createApi(input, actor) {
       const identifier = checkApiIdentifier(input.identifier);
@@ -227,7 +235,8 @@ export function createApis({ store, events, now }: { store: ApiStore; events: Ev
       const resourceServerClientId = checkClientId(input.resourceServerClientId) ?? null;
       if ((await store.countApis()) >= APIS_MAX) throw invalid(`This service has ${APIS_MAX} APIs, the most it keeps.`);
       const id = randomToken('api_', 12);
-      const made = await store.insertApi({ id, identifier, name, permissions, resourceServerClientId, at: now() });
+      const rolesInToken = input.rolesInToken === true;
+      const made = await store.insertApi({ id, identifier, name, permissions, resourceServerClientId, rolesInToken, at: now() });
       if (made === 'taken') throw invalid(`An API with the identifier ${identifier} exists already.`);
       if (made === 'no client') throw noResourceServerClient(resourceServerClientId as string);
       await events.record({
@@ -238,6 +247,7 @@ export function createApis({ store, events, now }: { store: ApiStore; events: Ev
           identifier,
           permissions: permissions.join(','),
           ...(resourceServerClientId ? { resourceServerClientId } : {}),
+          ...(rolesInToken ? { rolesInToken: 'yes' } : {}),
         },
       });
       return getApi(id);
@@ -257,6 +267,7 @@ export function createApis({ store, events, now }: { store: ApiStore; events: Ev
           ...(name !== undefined ? { name } : {}),
           ...(permissions ? { permissions } : {}),
           ...(resourceServerClientId !== undefined ? { resourceServerClientId } : {}),
+          ...(change.rolesInToken !== undefined ? { rolesInToken: change.rolesInToken } : {}),
         },
         now(),
       );
@@ -273,6 +284,7 @@ export function createApis({ store, events, now }: { store: ApiStore; events: Ev
           ...(added.length > 0 ? { permissionsAdded: added.join(',') } : {}),
           ...(removed.length > 0 ? { permissionsRemoved: removed.join(','), rolesChanged } : {}),
           ...(api.resourceServerClientId !== before ? { resourceServerClientId: api.resourceServerClientId ?? '' } : {}),
+          ...(change.rolesInToken !== undefined ? { rolesInToken: change.rolesInToken ? 'yes' : 'no' } : {}),
         },
       });
       return api;

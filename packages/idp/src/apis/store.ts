@@ -43,6 +43,7 @@ export function createApiStore(db: Db) {
       identifier: string;
       name: string;
       resource_server_client_id: string | null;
+      roles_in_token: number;
       created_at: number;
       updated_at: number;
     }>,
@@ -59,6 +60,7 @@ export function createApiStore(db: Db) {
         name: row.name,
         permissions: permissions.get(row.id) ?? [],
         resourceServerClientId: row.resource_server_client_id,
+        rolesInToken: Number(row.roles_in_token ?? 0) !== 0,
         createdAt: Number(row.created_at),
         updatedAt: Number(row.updated_at),
       }),
@@ -143,6 +145,7 @@ export function createApiStore(db: Db) {
       name: string;
       permissions: string[];
       resourceServerClientId: string | null;
+      rolesInToken: boolean;
       at: number;
     }): Promise<'created' | 'taken' | 'no client'> {
       return db.transaction().execute(async (tx) => {
@@ -154,6 +157,7 @@ export function createApiStore(db: Db) {
             identifier: api.identifier,
             name: api.name,
             resource_server_client_id: api.resourceServerClientId,
+            roles_in_token: api.rolesInToken ? 1 : 0,
             created_at: api.at,
             updated_at: api.at,
           })
@@ -190,7 +194,7 @@ export function createApiStore(db: Db) {
      */
     async updateApi(
       id: string,
-      change: { name?: string; permissions?: string[]; resourceServerClientId?: string | null },
+      change: { name?: string; permissions?: string[]; resourceServerClientId?: string | null; rolesInToken?: boolean },
       at: number,
     ): Promise<{ api: ApiRecord; added: string[]; removed: string[]; rolesChanged: number } | 'no client' | undefined> {
       return db.transaction().execute(async (tx) => {
@@ -199,6 +203,7 @@ export function createApiStore(db: Db) {
         const row = await query.executeTakeFirst();
         if (!row) return undefined;
         const resourceServer = change.resourceServerClientId === undefined ? row.resource_server_client_id : change.resourceServerClientId;
+        const rolesInToken = change.rolesInToken === undefined ? row.roles_in_token : change.rolesInToken ? 1 : 0;
         if (
           resourceServer !== null &&
           resourceServer !== row.resource_server_client_id &&
@@ -221,11 +226,19 @@ export function createApiStore(db: Db) {
             .execute();
         await tx
           .updateTable('apis')
-          .set({ name: change.name ?? row.name, resource_server_client_id: resourceServer, updated_at: at })
+          .set({ name: change.name ?? row.name, resource_server_client_id: resourceServer, roles_in_token: rolesInToken, updated_at: at })
           .where('id', '=', id)
           .execute();
         const [api] = await apisFrom(
-          [{ ...row, name: change.name ?? row.name, resource_server_client_id: resourceServer, updated_at: at }],
+          [
+            {
+              ...row,
+              name: change.name ?? row.name,
+              resource_server_client_id: resourceServer,
+              roles_in_token: rolesInToken,
+              updated_at: at,
+            },
+          ],
           tx,
         );
         return { api: api as ApiRecord, added, removed, rolesChanged };
@@ -446,10 +459,29 @@ export function createApiStore(db: Db) {
         .execute();
       return rows.map((row) => row.name).sort(byText);
     },
+
+    /** The names of the user's roles that grant any permission the API still defines, sorted. */
+    async userRoleNamesFor(userId: string, apiIdentifier: string): Promise<string[]> {
+      const rows = await db
+        .selectFrom('user_roles')
+        .innerJoin('roles', 'roles.id', 'user_roles.role_id')
+        .innerJoin('role_permissions', 'role_permissions.role_id', 'roles.id')
+        .innerJoin('apis', 'apis.id', 'role_permissions.api_id')
+        .innerJoin('api_permissions', (join) =>
+          join
+            .onRef('api_permissions.api_id', '=', 'role_permissions.api_id')
+            .onRef('api_permissions.name', '=', 'role_permissions.permission'),
+        )
+        .select('roles.name')
+        .distinct()
+        .where('user_roles.user_id', '=', userId)
+        .where('apis.identifier', '=', apiIdentifier)
+        .execute();
+      return rows.map((row) => row.name).sort(byText);
+    },
   };
 }
 
-/** Removes the API's permissions (all, or these) from every role; the number of roles that lost one. */
 /** What a machine client is granted, by API identifier then permission. */
 async function clientGrantsOf(db: Db, clientId: string): Promise<AdminGrant[]> {
   const rows = await db

@@ -26,6 +26,13 @@ const shown = (api: AdminApi) =>
     api.resourceServerClientId ? `; introspected by ${api.resourceServerClientId}` : ''
   }`;
 
+/** --roles-in-token yes|no as the boolean it sets; another value is a bad command line. */
+function rolesInTokenOf(raw: string | undefined): boolean | undefined {
+  if (raw === undefined) return undefined;
+  if (raw !== 'yes' && raw !== 'no') throw new UsageError('--roles-in-token is yes or no');
+  return raw === 'yes';
+}
+
 /** --introspection-client: a client id, or "" (on update) for none. */
 const introspectionClientOf = (raw: string | undefined) => (raw === undefined ? undefined : raw === '' ? null : raw);
 
@@ -33,13 +40,14 @@ const print = (api: AdminApi, values: Values, done: string) => (values.json ? `$
 
 const create: Command = {
   name: 'apis create',
-  usage: `  service-idp apis create --identifier URI --name NAME [--permissions P,P] [--introspection-client ID] [--json]
+  usage: `  service-idp apis create --identifier URI --name NAME [--permissions P,P] [--introspection-client ID] [--roles-in-token yes|no] [--json]
       Register an API: URI (an absolute https URI or a urn, fixed once made) is the audience
       of its access tokens; --permissions the scope tokens it defines (read:notes,write:notes);
       --introspection-client the confidential client its resource server authenticates as,
-      which may then introspect the API's tokens (RFC 7662).
+      which may then introspect the API's tokens (RFC 7662). --roles-in-token yes: its access
+      tokens also name the user's roles that grant any of its permissions (a roles claim).
 `,
-  flags: ['identifier', 'name', 'permissions', 'introspection-client', 'json'],
+  flags: ['identifier', 'name', 'permissions', 'introspection-client', 'roles-in-token', 'json'],
   async run({ values, config }, io) {
     const { identifier, name } = values;
     if (!identifier || !name)
@@ -47,8 +55,9 @@ const create: Command = {
     const { withData } = await import('./open.js');
     const permissions = listOf(values.permissions ?? '');
     const resourceServerClientId = introspectionClientOf(values['introspection-client']) ?? null;
+    const rolesInToken = rolesInTokenOf(values['roles-in-token']) ?? false;
     const api = await withData(config, async (data) =>
-      (await apiService(data)).createApi({ identifier, name, permissions, resourceServerClientId }, 'cli'),
+      (await apiService(data)).createApi({ identifier, name, permissions, resourceServerClientId, rolesInToken }, 'cli'),
     );
     io.out(print(api, values, 'created'));
     return 0;
@@ -81,20 +90,25 @@ const list: Command = {
 
 const update: Command = {
   name: 'apis update',
-  usage: `  service-idp apis update ID|IDENTIFIER [--name NAME] [--permissions P,P] [--introspection-client ID] [--json]
+  usage: `  service-idp apis update ID|IDENTIFIER [--name NAME] [--permissions P,P] [--introspection-client ID] [--roles-in-token yes|no] [--json]
       Rename an API, or replace its permissions (the identifier never changes): a permission
       left out is taken from every role that granted it. --introspection-client "" removes
       its resource server's client.
 `,
-  flags: ['name', 'permissions', 'introspection-client', 'json'],
+  flags: ['name', 'permissions', 'introspection-client', 'roles-in-token', 'json'],
   async run({ operands: [key], values, config }, io) {
     const resourceServerClientId = introspectionClientOf(values['introspection-client']);
-    if (!key || (values.name === undefined && values.permissions === undefined && resourceServerClientId === undefined))
+    const rolesInToken = rolesInTokenOf(values['roles-in-token']);
+    if (
+      !key ||
+      (values.name === undefined && values.permissions === undefined && resourceServerClientId === undefined && rolesInToken === undefined)
+    )
       throw new UsageError('usage: service-idp apis update ID|IDENTIFIER [--name NAME] [--permissions P,P] [--introspection-client ID]');
     const change = {
       ...(values.name !== undefined ? { name: values.name } : {}),
       ...(values.permissions !== undefined ? { permissions: listOf(values.permissions) } : {}),
       ...(resourceServerClientId !== undefined ? { resourceServerClientId } : {}),
+      ...(rolesInToken !== undefined ? { rolesInToken } : {}),
     };
     const { withData } = await import('./open.js');
     const api = await withData(config, async (data) => (await apiService(data)).updateApi(key, change, 'cli'));

@@ -78,6 +78,7 @@ export const FLAGS = {
   identifier: { type: 'string' },
   permissions: { type: 'string' },
   'introspection-client': { type: 'string' },
+  'roles-in-token': { type: 'string' },
   grant: { type: 'string', multiple: true },
   help: { type: 'boolean', short: 'h' },
 } as const;

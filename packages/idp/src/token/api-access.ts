@@ -19,6 +19,8 @@ export interface ApiAccessTokenClaims {
   auth_time?: number;
   acr?: string;
   amr?: string[];
+  /** The user's roles that grant any of the API's permissions, for an API that asks for them. */
+  roles?: string[];
   cnf?: { jkt: string };
 }
 
@@ -37,6 +39,8 @@ export interface ApiResource {
   permissions: readonly string[];
   /** RFC 7662 4: the client its resource server introspects as (token/introspection.ts), or null. */
   resourceServerClientId: string | null;
+  /** Its tokens name the user's roles (`roles`). */
+  rolesInToken: boolean;
 }
 
 /** What the token endpoint needs of the registered APIs and the users' roles (apis/ ApiAuthorization). */
@@ -44,6 +48,8 @@ export interface ApiGrants {
   findApi(identifier: string): Promise<ApiResource | undefined>;
   /** The permissions the user's roles grant on the API. */
   userPermissions(userId: string, apiIdentifier: string): Promise<string[]>;
+  /** The names of the user's roles that grant any permission of the API (the `roles` claim). */
+  userRolesFor(userId: string, apiIdentifier: string): Promise<string[]>;
   /** The permissions granted to a machine client on the API. */
   clientPermissions(clientId: string, apiIdentifier: string): Promise<string[]>;
 }
@@ -62,19 +68,30 @@ export function audienceOf(requested: string | readonly string[] | undefined, na
   return requested;
 }
 
+/** What a user's access token for an API carries: its audience, the permissions, and the roles when the API asks for them. */
+export interface UserApiGrant {
+  audience: string;
+  permissions: string[];
+  roles?: string[];
+}
+
 /**
- * The permissions an access token for `api` carries: those the sign-in asked for (its scope),
- * that the API still has, and that the user's roles grant now (so a role removed since the
- * sign-in is gone at the next refresh). Sorted, for a stable `scope`.
+ * What a user's access token for `api` carries: the permissions the sign-in asked for (its
+ * scope), that the API still has, and that the user's roles grant now (so a role removed since
+ * the sign-in is gone at the next refresh), sorted for a stable `scope`; and, when the API asks
+ * for them (rolesInToken), the names of the user's roles that grant any of its permissions.
  */
-export async function grantedPermissions(grants: ApiGrants, userId: string, api: string, scope: string): Promise<string[]> {
+export async function userApiGrant(grants: ApiGrants, userId: string, api: string, scope: string): Promise<UserApiGrant> {
   const registered = await grants.findApi(api);
   if (!registered) throw new OAuthError('invalid_target', 'The API of this resource is no longer registered.');
   const held = new Set(await grants.userPermissions(userId, api));
-  return scope
+  const permissions = scope
     .split(' ')
     .filter((value) => registered.permissions.includes(value) && held.has(value))
     .sort();
+  return registered.rolesInToken
+    ? { audience: api, permissions, roles: await grants.userRolesFor(userId, api) }
+    : { audience: api, permissions };
 }
 
 /**

@@ -13,7 +13,15 @@ import type { Keyring } from '../keys/keyring.js';
 import { type AcrClasses, acrOf } from '../oidc/acr.js';
 import type { RefreshTokens } from '../oidc/refresh-tokens.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
-import { API_ACCESS_TOKEN_ALG, type ApiGrants, audienceOf, grantedPermissions, narrowedScope, signApiAccessToken } from './api-access.js';
+import {
+  API_ACCESS_TOKEN_ALG,
+  type ApiGrants,
+  audienceOf,
+  narrowedScope,
+  signApiAccessToken,
+  type UserApiGrant,
+  userApiGrant,
+} from './api-access.js';
 
 export interface TokenDeps {
   issuer: string;
@@ -153,7 +161,7 @@ export function createTokenService(deps: TokenDeps): TokenService {
     accessTokenJti: string;
     dpopJkt: string | undefined;
     /** The API the access token is for (RFC 8707) and the permissions it carries; undefined: userinfo only. */
-    api: { audience: string; permissions: string[] } | undefined;
+    api: UserApiGrant | undefined;
   }): Promise<{ idToken: string; accessToken: string }> {
     // The client's registered algorithm (OIDC Dynamic Client Registration 2): RS256 unless it chose ES256 or EdDSA.
     const key = await keyring.active(grant.alg);
@@ -196,6 +204,7 @@ export function createTokenService(deps: TokenDeps): TokenService {
           auth_time: grant.authTime,
           acr: acrOf(grant.amr, deps.acrClasses),
           amr: grant.amr,
+          ...(grant.api.roles ? { roles: grant.api.roles } : {}),
           ...(grant.dpopJkt ? { cnf: { jkt: grant.dpopJkt } } : {}),
         })
       : signHs256(
@@ -218,8 +227,8 @@ export function createTokenService(deps: TokenDeps): TokenService {
   }
 
   /** The API an access token is for and what it carries, or undefined for a sign-in that named none. */
-  async function apiGrantOf(userId: string, audience: string | undefined, scope: string) {
-    return audience === undefined ? undefined : { audience, permissions: await grantedPermissions(deps.apis, userId, audience, scope) };
+  async function apiGrantOf(userId: string, audience: string | undefined, scope: string): Promise<UserApiGrant | undefined> {
+    return audience === undefined ? undefined : userApiGrant(deps.apis, userId, audience, scope);
   }
 
   /** The payload of one of our access tokens (signature, issuer, audience, type checked), or undefined. */

@@ -103,4 +103,22 @@ describe('access tokens for APIs (RFC 8707, RFC 9068)', () => {
     assert.equal(after.body.scope, 'openid email offline_access read:notes');
     assert.equal((await verify(after.body.access_token, NOTES)).payload.scope, 'read:notes');
   });
+
+  it('an API that asks for roles gets a roles claim: the user`s roles that grant any of its permissions', async () => {
+    clock.tick();
+    const email = uniqueEmail('roles-claim');
+    await userWithRoles(service, email, ['reader', 'accountant']);
+    await service.ctx.apis.updateApi(NOTES, { rolesInToken: true }, 'test');
+    try {
+      const { tokens } = await signIn(service, rp, email, { scope: 'openid email read:notes', extra: { resource: NOTES } });
+      assert.deepEqual((await verify(tokens.access_token ?? '', NOTES)).payload.roles, ['reader'], 'accountant grants nothing on Notes');
+    } finally {
+      await service.ctx.apis.updateApi(NOTES, { rolesInToken: false }, 'test');
+    }
+    const { tokens } = await signIn(service, rp, uniqueEmail('no-roles-claim'), {
+      scope: 'openid email read:notes',
+      extra: { resource: NOTES },
+    });
+    assert.equal((await verify(tokens.access_token ?? '', NOTES)).payload.roles, undefined, 'not asked for: no roles claim');
+  });
 });

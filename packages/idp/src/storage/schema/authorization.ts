@@ -13,6 +13,8 @@ export interface AuthorizationTables {
     resource_server_client_id: string | null;
     created_at: number;
     updated_at: number;
+    /** 1: its access tokens carry the user's roles that grant any of its permissions (`roles`); 0: scope alone. */
+    roles_in_token: number;
   };
   /** apis/: the permissions an API defines (scope tokens such as `read:notes`) */
   api_permissions: {
