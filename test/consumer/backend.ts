@@ -2,7 +2,15 @@
  * The backend half: exchanges the code the browser obtained with service-oauth-client (the ID
  * token is verified against the service's key set), as a login handler would.
  */
-import { type Claims, exchangeCodeForClaims, ServiceOAuthError, verifyJwt } from 'service-oauth-client';
+import {
+  accessTokenRefusal,
+  type Claims,
+  exchangeCodeForClaims,
+  ServiceOAuthError,
+  type VerifiedAccessToken,
+  verifyAccessToken,
+  verifyJwt,
+} from 'service-oauth-client';
 
 export interface ServiceSettings {
   serviceUrl: string;
@@ -28,3 +36,16 @@ export const describeError = (error: unknown): string => (error instanceof Servi
 /** Typed use of verifyJwt with a PEM public key (type-checked only). */
 export const verifyWithPem = (settings: ServiceSettings, idToken: string, pem: string) =>
   verifyJwt(idToken, pem, { issuer: settings.serviceUrl, audience: settings.clientId });
+
+/** Typed use of verifyAccessToken as an API would (type-checked only): a DPoP-bound token with its proof. */
+export const verifyApiRequest = (
+  settings: ServiceSettings,
+  token: string,
+  proof: string | undefined,
+): Promise<VerifiedAccessToken | ReturnType<typeof accessTokenRefusal>> =>
+  verifyAccessToken(token, {
+    issuer: settings.serviceUrl,
+    audience: 'https://api.example.com',
+    requiredScopes: ['read:notes'],
+    dpop: { method: 'GET', url: 'https://api.example.com/notes', proof },
+  }).catch((error: unknown) => accessTokenRefusal(error));

@@ -53,3 +53,15 @@ export const DPOP_MAX_FUTURE_SECONDS = 5;
 
 /** verifyDpopRequest's default in-process replay cache: its bound (the oldest entries leave first). */
 export const DPOP_REPLAY_CACHE_MAX_ENTRIES = 100_000;
+
+/**
+ * verifyAccessToken: the only algorithms the service signs access tokens with (RFC 9068 4:
+ * asymmetric; never `none` or HS*).
+ */
+export const ACCESS_TOKEN_ALGORITHMS: readonly ('RS256' | 'ES256' | 'EdDSA')[] = ['RS256', 'ES256', 'EdDSA'];
+
+/**
+ * verifyAccessToken: clock-skew tolerance for `exp` and `iat`, seconds. Small, as access tokens
+ * live minutes; the value express-oauth2-jwt-bearer uses.
+ */
+export const ACCESS_TOKEN_LEEWAY_SECONDS = 5;

@@ -61,7 +61,8 @@ function same(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
-function fail(
+/** @internal A refusal with its RFC 9449 7.1 challenge (also used by verifyAccessToken). */
+export function dpopRefusal(
   code: DPoPVerificationErrorCode,
   message: string,
   error: 'invalid_token' | 'invalid_dpop_proof' | 'use_dpop_nonce',
@@ -72,6 +73,8 @@ function fail(
     challenge: `DPoP error="${error}", error_description="${message}", algs="${algs.join(' ')}"`,
   });
 }
+
+const fail = dpopRefusal;
 
 /** The default replay check: (jkt, jti) pairs seen by this process until their proofs expire. */
 const seen = new Map<string, number>();

@@ -27,6 +27,9 @@ export type DPoPVerificationErrorCode =
   | 'ERR_DPOP_NONCE_REQUIRED'
   | 'ERR_DPOP_TOKEN_NOT_BOUND';
 
+/** Codes of {@link AccessTokenError}. */
+export type AccessTokenErrorCode = 'ERR_ACCESS_TOKEN_MISSING' | 'ERR_ACCESS_TOKEN_INVALID' | 'ERR_ACCESS_TOKEN_INSUFFICIENT_SCOPE';
+
 /** Codes of {@link InvalidPublicKeyError}. */
 export type InvalidPublicKeyErrorCode = 'ERR_PUBLIC_KEY_INVALID';
 
@@ -38,6 +41,7 @@ export type ServiceOAuthErrorCode =
   | OAuthExchangeErrorCode
   | JWTVerificationErrorCode
   | DPoPVerificationErrorCode
+  | AccessTokenErrorCode
   | InvalidPublicKeyErrorCode
   | DelegationErrorCode;
 
@@ -150,11 +154,69 @@ export class DPoPVerificationError extends ServiceOAuthError {
   declare readonly code: DPoPVerificationErrorCode;
   /** The RFC 9449 7.1 `WWW-Authenticate` challenge to answer with. */
   readonly challenge: string;
+  /** The HTTP status to answer with: always 401. */
+  readonly status = 401;
+  /** The RFC 9449 7.1 error code of the challenge (`message` is its `error_description`). */
+  readonly error: 'invalid_token' | 'invalid_dpop_proof' | 'use_dpop_nonce';
 
   constructor(message: string, options: { code?: DPoPVerificationErrorCode; challenge: string; cause?: unknown }) {
     super(options.code ?? DPoPVerificationError.code, message, { cause: options.cause });
     this.name = 'DPoPVerificationError';
     this.challenge = options.challenge;
+    this.error =
+      this.code === 'ERR_DPOP_TOKEN_NOT_BOUND'
+        ? 'invalid_token'
+        : this.code === 'ERR_DPOP_NONCE_REQUIRED'
+          ? 'use_dpop_nonce'
+          : 'invalid_dpop_proof';
+  }
+}
+
+/**
+ * An access token was refused by {@link verifyAccessToken} (or one of its adapters). Answer
+ * with `status` and `challenge` as the `WWW-Authenticate` header (RFC 6750 3, RFC 9449 7.1);
+ * `message` is the challenge's `error_description`, safe to send (the detail is in `cause`).
+ *
+ * | code | status | `error` | when |
+ * |---|---|---|---|
+ * | `ERR_ACCESS_TOKEN_MISSING` | 401 | – | the request has no `Authorization: Bearer` or `DPoP` token (RFC 6750 3.1: no error code) |
+ * | `ERR_ACCESS_TOKEN_INVALID` | 401 | `invalid_token` | not an RFC 9068 access token of the issuer for this audience, badly signed, or expired; `cause` is the {@link JWTVerificationError} when there is one |
+ * | `ERR_ACCESS_TOKEN_INSUFFICIENT_SCOPE` | 403 | `insufficient_scope` | a required scope is not granted; `scope` lists the required ones |
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await verifyAccessToken(token, { audience: 'https://api.example.com', requiredScopes: ['read:notes'] });
+ * } catch (err) {
+ *   if (err instanceof AccessTokenError) return res.status(err.status).set('www-authenticate', err.challenge).end();
+ *   throw err;
+ * }
+ * ```
+ */
+export class AccessTokenError extends ServiceOAuthError {
+  static readonly code = 'ERR_ACCESS_TOKEN_INVALID';
+  declare readonly code: AccessTokenErrorCode;
+  /** The RFC 6750 3 / RFC 9449 7.1 `WWW-Authenticate` challenge to answer with. */
+  readonly challenge: string;
+  /** 401, or 403 for `insufficient_scope`. */
+  readonly status: 401 | 403;
+  /** The RFC 6750 3.1 error code; none when no token was sent. */
+  readonly error: 'invalid_token' | 'insufficient_scope' | undefined;
+  /** For `insufficient_scope`: the scopes the resource requires, space-separated. */
+  readonly scope: string | undefined;
+
+  constructor(message: string, options: { code?: AccessTokenErrorCode; challenge: string; scope?: string; cause?: unknown }) {
+    super(options.code ?? AccessTokenError.code, message, { cause: options.cause });
+    this.name = 'AccessTokenError';
+    this.challenge = options.challenge;
+    this.status = this.code === 'ERR_ACCESS_TOKEN_INSUFFICIENT_SCOPE' ? 403 : 401;
+    this.error =
+      this.code === 'ERR_ACCESS_TOKEN_MISSING'
+        ? undefined
+        : this.code === 'ERR_ACCESS_TOKEN_INSUFFICIENT_SCOPE'
+          ? 'insufficient_scope'
+          : 'invalid_token';
+    this.scope = options.scope;
   }
 }
 
