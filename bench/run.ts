@@ -28,6 +28,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Paths } from 'service-protocol';
 import { es256VerifyRate, rsaSigningRate } from './baselines.js';
+import { botnetReport, runBotnet } from './botnet.js';
 import { type ServerChild, startChild } from './child.js';
 import { cliStartReport, measureCliStart } from './cli-start.js';
 import { type BenchClient, type BenchDevice, challengeOnly, OIDC_PROVIDER_TOKEN_PATH, tokenExchange, trustedLogin } from './flows.js';
@@ -305,6 +306,11 @@ out.write(
   )}\n`,
 );
 
+// Last, on its own service: a botnet at the code sender (issue 41), bounded by the budgets.
+log('botnet at the code sender (its own service, loopback sources)');
+const botnet = await runBotnet();
+out.write(`\n${botnetReport(botnet)}`);
+
 mkdirSync(resultsDir, { recursive: true });
 const file = join(resultsDir, 'latest.json');
 writeFileSync(
@@ -323,6 +329,7 @@ writeFileSync(
       webSize,
       cliStart,
       verifyJwt: verify,
+      botnet,
       packageVersion: JSON.parse(readFileSync(join(here, '..', 'packages', 'idp', 'package.json'), 'utf8')).version,
     },
     null,
