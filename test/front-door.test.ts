@@ -11,7 +11,8 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { connect } from 'node:net';
+import { createServer } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -166,7 +167,7 @@ describe('the front door: a fresh clone and the README and getting-started.md as
     assert.doesNotMatch(
       start.output(),
       /> tsc -b|Build complete|tsdown/,
-      'a build that succeeds shows none of its output (scripts/quiet.ts)',
+      'a build that succeeds shows none of its output, one line per step (scripts/build-for-start.ts)',
     );
     // The SDK-free app's sign-in: express-openid-connect discovered the service and sends the
     // browser to its /authorize with the registered redirect URI.
@@ -210,6 +211,14 @@ describe('the front door: a fresh clone and the README and getting-started.md as
     for (const port of [8080, 3000, 3001]) assert.ok(await portFree(port), `port ${port} is free again`);
   });
 
+  step('a second build with nothing changed bundles nothing: one line per package, each up to date', async () => {
+    const again = await sh(clone, 'node --import tsx scripts/build-for-start.ts', 120_000);
+    assert.equal(again.code, 0, again.output);
+    assert.equal(again.output.match(/ up to date$/gm)?.length, 5, again.output);
+    assert.doesNotMatch(again.output, /built in/);
+    assert.ok(again.output.trim().split('\n').length < 40, 'under 40 lines');
+  });
+
   step('"run the service alone" (getting-started.md): `npm run build && npx service-idp start`', async () => {
     const alone = /run the service alone: `(npm run build && npx service-idp start)`/i.exec(GETTING_STARTED)?.[1];
     assert.ok(alone, 'docs/getting-started.md says how to run the service alone');
@@ -223,10 +232,13 @@ describe('the front door: a fresh clone and the README and getting-started.md as
   });
 });
 
-describe("npm start's build step (scripts/quiet.ts)", () => {
-  const quiet = (...command: string[]) =>
+describe("npm start's build step (scripts/build-for-start.ts)", () => {
+  const buildForStart = (env: Record<string, string>) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', join(REPOSITORY, 'scripts/quiet.ts'), ...command], { cwd: REPOSITORY });
+      const child = spawn(process.execPath, ['--import', 'tsx', join(REPOSITORY, 'scripts/build-for-start.ts')], {
+        cwd: REPOSITORY,
+        env: { ...process.env, ...env },
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk) => {
@@ -240,16 +252,20 @@ describe("npm start's build step (scripts/quiet.ts)", () => {
 
   it("is the start script's first step", () => {
     const { scripts } = JSON.parse(readFileSync(join(REPOSITORY, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-    assert.match(scripts.start ?? '', /^node --import tsx scripts\/quiet\.ts npm run build && /);
+    assert.match(scripts.start ?? '', /^node --import tsx scripts\/build-for-start\.ts && /);
   });
 
-  it("shows a build's output only when it fails, with its exit status", async () => {
-    // The command line is echoed as progress; its output is what must not show (made by the command, so not in its line).
-    const passed = await quiet(process.execPath, '-e', 'console.log("compiled " + 479 * 2); console.error("warning " + 6 * 7)');
-    assert.equal(passed.code, 0);
-    assert.doesNotMatch(passed.stdout + passed.stderr, /compiled 958|warning 42/);
-    const failed = await quiet(process.execPath, '-e', 'console.log("src/x.ts(1,1): error TS2304"); process.exit(2)');
-    assert.equal(failed.code, 2);
-    assert.match(failed.stderr, /src\/x\.ts\(1,1\): error TS2304\n[\s\S]*failed \(exit status 2\); its output is above\.\n$/);
+  it('says a busy port before building anything, naming the variable that moves it', async () => {
+    const holder = createServer(() => {});
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (holder.address() as AddressInfo).port;
+      const answer = await buildForStart({ DEMO_OIDC_PORT: String(port), SERVICE_IDP_PORT: '1', DEMO_PORT: '2' });
+      assert.equal(answer.code, 1);
+      assert.match(answer.stderr, new RegExp(`Port ${port} is in use .*set DEMO_OIDC_PORT to another port`));
+      assert.doesNotMatch(answer.stdout, /types \(tsc -b\)/, 'nothing was built');
+    } finally {
+      holder.close();
+    }
   });
 });
