@@ -414,8 +414,11 @@ export function createTokenService(deps: TokenDeps): TokenService {
     },
 
     async revoke(request: Revocation): Promise<void> {
-      if (!(await clients.authenticateTokenClient(request.clientId, request.clientSecret)))
-        throw new OAuthError('invalid_client', 'Client authentication failed.');
+      // A machine client revokes its own access tokens with its secret too.
+      const caller =
+        (await clients.authenticateTokenClient(request.clientId, request.clientSecret)) ??
+        (request.clientSecret === undefined ? undefined : await clients.authenticateMachine(request.clientId, request.clientSecret));
+      if (!caller) throw new OAuthError('invalid_client', 'Client authentication failed.');
       // Ours are told apart by their form, so token_type_hint is not needed (RFC 7009 2.1 lets the server search).
       if (request.token.split('.').length === 3) {
         const at = new Date(now());

@@ -16,7 +16,7 @@ import * as oidc from 'openid-client';
 import { ACCESS_TOKEN_TTL_SECONDS } from '../../src/defaults.js';
 import { BILLING, clientCredentials, machineClient, NOTES, startWithApis } from '../support/api-helpers.js';
 import type { TestService } from '../support/helpers.js';
-import { introspect, userinfoStatus } from '../support/oidc-token-helpers.js';
+import { introspect, revoke, userinfoStatus } from '../support/oidc-token-helpers.js';
 
 describe('client credentials for machine clients', () => {
   let service: TestService;
@@ -131,5 +131,14 @@ describe('client credentials for machine clients', () => {
     });
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     assert.deepEqual([answer.body.active, answer.body.sub, answer.body.scope], [true, caller.clientId, 'read:notes']);
+  });
+
+  it('a machine client revokes its own access token (RFC 7009): introspection then says inactive', async () => {
+    const machine = await machineClient(service, { [NOTES]: ['read:notes'] });
+    const issued = await clientCredentials(service, { client_id: machine.clientId, client_secret: machine.secretKey, resource: NOTES });
+    const creds = { client_id: machine.clientId, client_secret: machine.secretKey };
+    assert.equal((await introspect(service, { token: issued.body.access_token ?? '', ...creds })).body.active, true);
+    assert.equal((await revoke(service, { token: issued.body.access_token ?? '', ...creds })).status, 200);
+    assert.deepEqual((await introspect(service, { token: issued.body.access_token ?? '', ...creds })).body, { active: false });
   });
 });
