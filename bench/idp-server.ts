@@ -43,7 +43,9 @@ const otherAlgs = Object.fromEntries(
 );
 
 // A machine client granted read:notes on an API, for the client_credentials grant (docs/authorization.md).
-await ctx.apis.createApi({ identifier: BENCH_API, name: 'Bench API', permissions: ['read:notes'] }, 'bench');
+// (Once per database: bench/postgres.ts may start this child again on the same one.)
+if (!(await ctx.apiAuthorization.findApi(BENCH_API)))
+  await ctx.apis.createApi({ identifier: BENCH_API, name: 'Bench API', permissions: ['read:notes'] }, 'bench');
 const machineKeys = await ctx.clients.create({ name: 'Bench machine', origins: [], machine: true });
 await ctx.apis.grantClient(machineKeys.clientId, [{ api: BENCH_API, permission: 'read:notes' }], 'bench');
 const machine: BenchMachine = {
