@@ -114,3 +114,34 @@ export function tokenExchange(
     tally: (r) => ({ ok: r['2xx'], failed: r.non2xx }),
   });
 }
+
+/** A machine client and the API it is granted (bench/idp-server.ts, bench/oidc-provider-server.ts). */
+export interface BenchMachine {
+  clientId: string;
+  secretKey: string;
+  /** The API's identifier: the token's `aud` (RFC 8707 resource). */
+  resource: string;
+  scope: string;
+}
+
+/** The API both servers issue client_credentials tokens for. */
+export const BENCH_API = 'https://api.bench.test';
+
+/**
+ * POST /oauth/token with grant_type=client_credentials (RFC 6749 4.4), client_secret_post, the
+ * API named by `resource` and its permission in `scope`: an RFC 9068 JWT per request. Nothing
+ * is single-use, so nothing is minted before the run.
+ */
+export function clientCredentialsGrant(machine: BenchMachine, path: string = Paths.token): () => Workload {
+  const body = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: machine.clientId,
+    client_secret: machine.secretKey,
+    resource: machine.resource,
+    scope: machine.scope,
+  }).toString();
+  return () => ({
+    requests: [{ method: 'POST', path, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }],
+    tally: (r) => ({ ok: r['2xx'], failed: r.non2xx }),
+  });
+}

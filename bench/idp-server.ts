@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { loadConfig, startService } from 'service-idp';
 import { serveRequests } from './child.js';
-import { BENCH_ORIGIN } from './flows.js';
+import { BENCH_API, BENCH_ORIGIN, type BenchMachine } from './flows.js';
 import { deviceProof, newDeviceKey } from './proof.js';
 
 // bench/postgres.ts passes a database, and a fixed port and issuer shared with a second node.
@@ -41,6 +41,19 @@ const otherAlgs = Object.fromEntries(
     }),
   ),
 );
+
+// A machine client granted read:notes on an API, for the client_credentials grant (docs/authorization.md).
+// (Once per database: bench/postgres.ts may start this child again on the same one.)
+if (!(await ctx.apiAuthorization.findApi(BENCH_API)))
+  await ctx.apis.createApi({ identifier: BENCH_API, name: 'Bench API', permissions: ['read:notes'] }, 'bench');
+const machineKeys = await ctx.clients.create({ name: 'Bench machine', origins: [], machine: true });
+await ctx.apis.grantClient(machineKeys.clientId, [{ api: BENCH_API, permission: 'read:notes' }], 'bench');
+const machine: BenchMachine = {
+  clientId: machineKeys.clientId,
+  secretKey: machineKeys.secretKey ?? '',
+  resource: BENCH_API,
+  scope: 'read:notes',
+};
 
 let registered = 0;
 /**
@@ -135,5 +148,6 @@ process.send?.({
     ...keys,
     es256: JSON.stringify(otherAlgs.ES256?.keys),
     eddsa: JSON.stringify(otherAlgs.EdDSA?.keys),
+    machine: JSON.stringify(machine),
   },
 });

@@ -7,16 +7,28 @@
  * Storage is a plain in-memory Map: the package's own memory adapter is an LRU of 1,000 entries,
  * too small for the codes of one run. That favours oidc-provider (no database at all, where the
  * service writes SQLite), which docs/performance.md notes beside the figure.
+ *
+ * The client_credentials comparison: a machine client (grant_types ['client_credentials'],
+ * client_secret_post) and the clientCredentials and resourceIndicators features, so that the
+ * token is, like the service's, an RS256 JWT access token (RFC 9068) for the API named by
+ * `resource`, with its scope.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
 import { serveRequests } from './child.js';
+import { BENCH_API, type BenchMachine } from './flows.js';
 
 const CLIENT_ID = 'bench-client';
 const CLIENT_SECRET = 'bench-client-secret-0123456789abcdef';
 const REDIRECT_URI = 'http://bench.test/callback';
 const ACCOUNTS = 200;
+const MACHINE: BenchMachine = {
+  clientId: 'bench-machine',
+  secretKey: 'bench-machine-secret-0123456789abcdef',
+  resource: BENCH_API,
+  scope: 'read:notes',
+};
 
 // oidc-provider ships no type declarations; the bench is run by tsx, which does not type-check.
 type AdapterPayload = Record<string, unknown>;
@@ -64,6 +76,14 @@ const provider = new Provider('http://127.0.0.1', {
       token_endpoint_auth_method: 'client_secret_post',
       id_token_signed_response_alg: 'RS256',
     },
+    {
+      client_id: MACHINE.clientId,
+      client_secret: MACHINE.secretKey,
+      redirect_uris: [],
+      grant_types: ['client_credentials'],
+      response_types: [],
+      token_endpoint_auth_method: 'client_secret_post',
+    },
   ],
   jwks: { keys: [jwk as never] },
   claims: { openid: ['sub'], email: ['email', 'email_verified'] },
@@ -73,8 +93,26 @@ const provider = new Provider('http://127.0.0.1', {
   }),
   // The ID token carries email like the service's (by default oidc-provider moves it to userinfo).
   conformIdTokenClaims: false,
-  features: { devInteractions: { enabled: false } },
-  ttl: { AuthorizationCode: 60, Grant: 3600, AccessToken: 3600, IdToken: 3600 },
+  features: {
+    devInteractions: { enabled: false },
+    clientCredentials: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: () => BENCH_API,
+      useGrantedResource: () => true,
+      getResourceServerInfo: (_ctx: unknown, resource: string) => {
+        if (resource !== BENCH_API) throw new Error(`unknown resource ${resource}`);
+        return {
+          scope: MACHINE.scope,
+          audience: BENCH_API,
+          accessTokenTTL: 600,
+          accessTokenFormat: 'jwt',
+          jwt: { sign: { alg: 'RS256' } },
+        };
+      },
+    },
+  },
+  ttl: { AuthorizationCode: 60, Grant: 3600, AccessToken: 3600, IdToken: 3600, ClientCredentials: 600 },
   cookies: { keys: ['bench-cookie-key-0123456789abcdef'] },
 });
 const server = provider.listen(0, '127.0.0.1');
@@ -113,4 +151,7 @@ serveRequests(
     server.close();
   },
 );
-process.send?.({ type: 'ready', result: { url: `http://127.0.0.1:${port}`, clientId: CLIENT_ID, secretKey: CLIENT_SECRET } });
+process.send?.({
+  type: 'ready',
+  result: { url: `http://127.0.0.1:${port}`, clientId: CLIENT_ID, secretKey: CLIENT_SECRET, machine: JSON.stringify(MACHINE) },
+});

@@ -5,6 +5,8 @@
  *
  *   token req/s ÷ raw RSA-2048 signatures/s (all cores)                       target ≥ 0.6
  *   token req/s ÷ node-oidc-provider's authorization_code exchange req/s      target ≥ 1.5
+ *   client_credentials req/s ÷ node-oidc-provider's client_credentials req/s  reported
+ *   client_credentials req/s ÷ the code grant's token req/s                   reported
  *   logins/s    ÷ min(ES256 verifications/s on all cores, trivial route ÷ 2)  target ≥ 0.3
  *   logins/s    ÷ trivial Fastify route req/s (same client)                   reported
  *   login p99 with 50 concurrent users                                        target ≤ 20 ms
@@ -31,7 +33,16 @@ import { es256VerifyRate, rsaSigningRate } from './baselines.js';
 import { botnetReport, runBotnet } from './botnet.js';
 import { type ServerChild, startChild } from './child.js';
 import { cliStartReport, measureCliStart } from './cli-start.js';
-import { type BenchClient, type BenchDevice, challengeOnly, OIDC_PROVIDER_TOKEN_PATH, tokenExchange, trustedLogin } from './flows.js';
+import {
+  type BenchClient,
+  type BenchDevice,
+  type BenchMachine,
+  challengeOnly,
+  clientCredentialsGrant,
+  OIDC_PROVIDER_TOKEN_PATH,
+  tokenExchange,
+  trustedLogin,
+} from './flows.js';
 import { type Measurement, measure, SETTINGS, simple } from './load.js';
 import { newDeviceKey } from './proof.js';
 import { fmt, pct, table } from './report.js';
@@ -78,7 +89,18 @@ const oidcProvider = await startChild(join(here, 'oidc-provider-server.ts'), [])
 const url = idp.ready.url as string;
 const client = idp.ready as unknown as BenchClient;
 
-type RunName = 'baselineB' | 'healthz' | 'challenge' | 'login' | 'login50' | 'token' | 'tokenEs256' | 'tokenEdDsa' | 'oidcProvider';
+type RunName =
+  | 'baselineB'
+  | 'healthz'
+  | 'challenge'
+  | 'login'
+  | 'login50'
+  | 'token'
+  | 'tokenEs256'
+  | 'tokenEdDsa'
+  | 'oidcProvider'
+  | 'clientCredentials'
+  | 'oidcProviderClientCredentials';
 interface Round {
   rsa: Awaited<ReturnType<typeof rsaSigningRate>>;
   es256: Awaited<ReturnType<typeof es256VerifyRate>>;
@@ -117,10 +139,35 @@ try {
     const tokenEdDsa = await measureTokenEndpoint(idp, JSON.parse(idp.ready.eddsa as string), Paths.token, undefined, 'EdDSA');
     step('node-oidc-provider: authorization_code exchange, RS256 ID token + access token (minting codes first)');
     const oidc = await measureTokenEndpoint(oidcProvider, oidcProvider.ready as unknown as BenchClient, OIDC_PROVIDER_TOKEN_PATH);
+    step('service: client_credentials grant (machine client, RS256 JWT access token for an API)');
+    const clientCredentials = await measure(
+      url,
+      clientCredentialsGrant(JSON.parse(idp.ready.machine as string) as BenchMachine),
+      idp,
+      last ? profile('client-credentials') : undefined,
+    );
+    step('node-oidc-provider: client_credentials grant (RS256 JWT access token for an API)');
+    const oidcProviderClientCredentials = await measure(
+      oidcProvider.ready.url as string,
+      clientCredentialsGrant(JSON.parse(oidcProvider.ready.machine as string) as BenchMachine, OIDC_PROVIDER_TOKEN_PATH),
+      oidcProvider,
+    );
     rounds.push({
       rsa,
       es256,
-      runs: { baselineB, healthz, challenge, login, login50, token, tokenEs256, tokenEdDsa, oidcProvider: oidc },
+      runs: {
+        baselineB,
+        healthz,
+        challenge,
+        login,
+        login50,
+        token,
+        tokenEs256,
+        tokenEdDsa,
+        oidcProvider: oidc,
+        clientCredentials,
+        oidcProviderClientCredentials,
+      },
     });
   }
 } finally {
@@ -154,6 +201,20 @@ const targets = [
     baseline: (r: Round) => r.runs.oidcProvider.rate,
     baselineName: 'node-oidc-provider token req/s',
     target: 1.5,
+  },
+  {
+    measurement: 'client_credentials req/s',
+    value: (r: Round) => r.runs.clientCredentials.rate,
+    baseline: (r: Round) => r.runs.oidcProviderClientCredentials.rate,
+    baselineName: 'node-oidc-provider client_credentials req/s',
+    target: undefined,
+  },
+  {
+    measurement: 'client_credentials req/s',
+    value: (r: Round) => r.runs.clientCredentials.rate,
+    baseline: (r: Round) => r.runs.token.rate,
+    baselineName: 'POST /oauth/token (code grant) req/s',
+    target: undefined,
   },
   {
     measurement: 'trusted-device logins/s',
@@ -272,6 +333,8 @@ const named: [string, Measurement][] = [
   ['POST /oauth/token, ES256 ID token', results.tokenEs256],
   ['POST /oauth/token, EdDSA ID token', results.tokenEdDsa],
   ['node-oidc-provider POST /token', results.oidcProvider],
+  ['POST /oauth/token, client_credentials', results.clientCredentials],
+  ['node-oidc-provider POST /token, client_credentials', results.oidcProviderClientCredentials],
 ];
 out.write('Each run below is the round whose rate is the median of its rounds.\n');
 out.write(

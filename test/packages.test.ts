@@ -9,11 +9,14 @@
  *   - esbuild bundling service-web for the browser and the consumer for Node;
  *   - the service started with `npx service-idp start --test-mode` from its own folder, and one
  *     sign-in: the esbuild bundle of service-web in Chromium (Debian's, as the browser suite
- *     uses), the code exchanged by the installed service-oauth-client.
+ *     uses), the code exchanged by the installed service-oauth-client;
+ *   - the installed verifyAccessToken, as an API's resource server, verifying the running
+ *     service's client_credentials tokens for a registered API, bearer and DPoP-bound.
  * Run by `npm run test:packages` (and .ci/run); npm reads the registry through its cache.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
 import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +24,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { chromium } from 'playwright-core';
 import ts from 'typescript';
 import { CHROMIUM, freePort, servePages } from '../examples/demo/test/harness.ts';
@@ -37,6 +41,8 @@ const ENTRIES = [
   'service-idp',
 ] as const;
 const run = promisify(execFile);
+/** The API the resource server's half protects (test/consumer/backend.ts names it too). */
+const API = 'https://api.example.com';
 
 /** npm as a user runs it: none of the calling `npm run`'s configuration leaks in. */
 const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
@@ -204,11 +210,13 @@ describe('the packed packages, installed outside the workspace', { timeout: 240_
     try {
       // Only `start` makes the data folder (a mistyped --data is refused); a command run first needs it made.
       mkdirSync(join(serviceDir, 'data'), { recursive: true });
-      const client = JSON.parse((await npx('clients', 'create', '--name', 'Packaged', '--origin', pages.origin, '--json')).stdout) as {
-        clientId: string;
-        publishableKey: string;
-        secretKey: string;
-      };
+      const client = JSON.parse(
+        (await npx('clients', 'create', '--name', 'Packaged', '--origin', pages.origin, '--json')).stdout,
+      ) as ClientOut;
+      // An API and a machine client granted read:notes on it: the resource server's half below.
+      await npx('apis', 'create', '--identifier', API, '--name', 'Notes', '--permissions', 'read:notes,write:notes', '--json');
+      const machine = JSON.parse((await npx('clients', 'create', '--name', 'Nightly job', '--machine', '--json')).stdout) as ClientOut;
+      await npx('clients', 'grant', machine.clientId, '--grant', `${API}=read:notes`, '--json');
       const port = await freePort();
       service = spawn('npx', ['--no-install', 'service-idp', 'start', '--port', String(port), '--test-mode'], {
         cwd: serviceDir,
@@ -280,12 +288,77 @@ describe('the packed packages, installed outside the workspace', { timeout: 240_
       assert.equal(claims.email, email);
       assert.equal(claims.iss, url);
       assert.equal(claims.aud, client.clientId);
+
+      // The resource server's half: the installed verifyAccessToken takes the service's access
+      // tokens for the API (a machine client's, bearer and DPoP-bound), and refuses a replayed proof
+      // and a bound token sent as bearer.
+      const settings = { serviceUrl: url, clientId: machine.clientId, secretKey: machine.secretKey };
+      const bearer = await clientCredentials(url, machine);
+      const verified = await backend.verifyBearer(settings, bearer.access_token);
+      assert.ok(verified && 'claims' in verified, JSON.stringify(verified));
+      assert.equal(verified.claims.sub, machine.clientId);
+      assert.deepEqual(verified.scopes, ['read:notes']);
+
+      const { privateKey, publicKey } = await generateKeyPair('ES256');
+      const jwk = await exportJWK(publicKey);
+      const proof = (claims: Record<string, string>) =>
+        new SignJWT({ jti: randomUUID(), iat: Math.floor(Date.now() / 1000), ...claims })
+          .setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk })
+          .sign(privateKey);
+      const bound = await clientCredentials(url, machine, (nonce) => proof({ htm: 'POST', htu: `${url}/oauth/token`, ...nonce }));
+      assert.equal(bound.token_type, 'DPoP');
+      const apiProof = await proof({
+        htm: 'GET',
+        htu: `${API}/notes`,
+        ath: createHash('sha256').update(bound.access_token).digest('base64url'),
+      });
+      const boundVerified = await backend.verifyApiRequest(settings, bound.access_token, apiProof);
+      assert.ok(boundVerified && 'claims' in boundVerified, JSON.stringify(boundVerified));
+      assert.equal(boundVerified.jkt, await calculateJwkThumbprint(jwk));
+      const replayed = await backend.verifyApiRequest(settings, bound.access_token, apiProof);
+      assert.deepEqual([replayed && 'status' in replayed && replayed.status], [401], 'a replayed proof is refused');
+      assert.equal((await backend.verifyBearer(settings, bound.access_token))?.status, 401, 'a bound token is no bearer token');
     } finally {
       await browser.close();
       await pages.close();
     }
   });
 });
+
+interface ClientOut {
+  clientId: string;
+  publishableKey: string;
+  secretKey: string;
+}
+
+/**
+ * A client_credentials token for API, as a machine client's backend asks it; with `proof`, bound
+ * by DPoP (signed again with the service's nonce when it asks for one, RFC 9449 8).
+ */
+async function clientCredentials(
+  url: string,
+  machine: ClientOut,
+  proof?: (nonce: { nonce?: string }) => Promise<string>,
+): Promise<{ access_token: string; token_type: string }> {
+  const body = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: machine.clientId,
+    client_secret: machine.secretKey,
+    resource: API,
+  });
+  const post = async (nonce: { nonce?: string }) =>
+    fetch(`${url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...(proof ? { dpop: await proof(nonce) } : {}) },
+      body,
+    });
+  let response = await post({});
+  const nonce = response.headers.get('dpop-nonce');
+  if (response.status === 400 && proof && nonce) response = await post({ nonce });
+  const answer = (await response.json()) as { access_token: string; token_type: string };
+  assert.equal(response.status, 200, JSON.stringify(answer));
+  return answer;
+}
 
 function writeJson(path: string, value: unknown) {
   writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);

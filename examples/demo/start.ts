@@ -2,7 +2,9 @@
  * `npm start`: runs service-idp on its embedded default (data in ./data, port 8080), registers
  * the demo clients once, then serves the two demo applications:
  * - Acme Notes on http://localhost:3000: service-web in the page, service-oauth-client in the
- *   backend (keys in ./data/demo-client.json, delegation keys in ./data/demo-delegation.json);
+ *   backend (keys in ./data/demo-client.json, delegation keys in ./data/demo-delegation.json),
+ *   and its own API: registered once as urn:acme:notes (read:notes, write:notes) with a role
+ *   notes-reader granting read:notes, which /api/notes asks of the access token;
  * - Acme Wiki on http://localhost:3001: no SDK, express-openid-connect sends the user to the
  *   hosted sign-in pages (a confidential client whose redirect URI is /callback and whose
  *   post-logout redirect URI is its home page; keys in ./data/demo-oidc-client.json).
@@ -19,7 +21,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { postLogoutRedirectUri, type RunningOidcApp, startOidcApp } from './src/oidc-app.ts';
-import { type RunningDemo, startDemo } from './src/server.ts';
+import { NOTES_CALLBACK_PATH, NOTES_PERMISSION, type RunningDemo, startDemo } from './src/server.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(ROOT, 'packages/idp/dist/cli.js');
@@ -37,6 +39,10 @@ const OIDC_CLIENT_NAME = 'Acme Wiki';
 const CLIENT_FILE = join(DATA, 'demo-client.json');
 const DELEGATION_FILE = join(DATA, 'demo-delegation.json');
 const CLIENT_NAME = 'Demo';
+const DEMO_NOTES_CALLBACK = `${DEMO_ORIGIN}${NOTES_CALLBACK_PATH}`;
+/** Acme Notes' own API (an identifier need not be a URL anything answers at: docs/authorization.md). */
+const NOTES_API = 'urn:acme:notes';
+const NOTES_ROLE = 'notes-reader';
 
 interface ClientKeys {
   clientId: string;
@@ -136,6 +142,9 @@ async function demoClient(): Promise<ClientKeys> {
     if (!known.origins.includes(DEMO_ORIGIN)) {
       say(`  ! The demo client allows ${known.origins.join(', ')}, not ${DEMO_ORIGIN}: delete ${shown(CLIENT_FILE)} to register again.`);
     }
+    if (!known.redirectUris.includes(DEMO_NOTES_CALLBACK)) {
+      say(`  ! The demo client has no redirect URI ${DEMO_NOTES_CALLBACK} (notes tokens): delete ${shown(CLIENT_FILE)} to register again.`);
+    }
     say(`  Reusing the "${known.name}" client ${known.id} (keys in ${shown(CLIENT_FILE)}).`);
     return kept;
   }
@@ -144,7 +153,16 @@ async function demoClient(): Promise<ClientKeys> {
       `  A client named "${CLIENT_NAME}" exists but its keys are not in ${shown(CLIENT_FILE)} (they are shown only once): registering a new one.`,
     );
   }
-  const created = await idp<ClientKeys>('clients', 'create', '--name', CLIENT_NAME, '--origin', DEMO_ORIGIN);
+  const created = await idp<ClientKeys>(
+    'clients',
+    'create',
+    '--name',
+    CLIENT_NAME,
+    '--origin',
+    DEMO_ORIGIN,
+    '--redirect-uri',
+    DEMO_NOTES_CALLBACK,
+  );
   writeSecret(CLIENT_FILE, created);
   say(`  Registered the "${CLIENT_NAME}" client ${created.clientId} for ${DEMO_ORIGIN} (keys in ${shown(CLIENT_FILE)}).`);
   return created;
@@ -190,6 +208,25 @@ async function oidcAppClient(): Promise<ClientKeys> {
     `  Registered the "${OIDC_CLIENT_NAME}" client ${created.clientId} for ${OIDC_APP_REDIRECT_URI} (keys in ${shown(OIDC_CLIENT_FILE)}).`,
   );
   return created;
+}
+
+/**
+ * Acme Notes' API and the role that grants its read:notes, made once (kept as they are after:
+ * an operator's changes stay). Nobody holds the role until an operator gives it
+ * (`service-idp users roles add EMAIL notes-reader`): users only exist once they sign in.
+ */
+async function notesApi(): Promise<string> {
+  const { apis } = await idp<{ apis: { identifier: string }[] }>('apis', 'list');
+  if (!apis.some((api) => api.identifier === NOTES_API)) {
+    await idp('apis', 'create', '--identifier', NOTES_API, '--name', 'Acme Notes API', '--permissions', `${NOTES_PERMISSION},write:notes`);
+    say(`  Registered the API ${NOTES_API} (read:notes, write:notes).`);
+  }
+  const { roles } = await idp<{ roles: { name: string }[] }>('roles', 'list');
+  if (!roles.some((role) => role.name === NOTES_ROLE)) {
+    await idp('roles', 'create', NOTES_ROLE, '--grant', `${NOTES_API}=${NOTES_PERMISSION}`);
+    say(`  Made the role ${NOTES_ROLE} (${NOTES_API}: ${NOTES_PERMISSION}).`);
+  }
+  return NOTES_API;
 }
 
 /** Delegation keys for the client, made once: the SP private keys are printed only when made. */
@@ -257,6 +294,7 @@ async function main() {
       publishableKey: client.publishableKey,
       secretKey: client.secretKey,
       delegation,
+      notesApi: await notesApi(),
       port: DEMO_PORT,
       // Both loopback addresses, since browsers may resolve localhost to either.
       hosts: ['127.0.0.1', '::1'],
@@ -285,6 +323,9 @@ async function main() {
     Open the demo      ${DEMO_ORIGIN}   (Acme Notes: service-web in the page)
     Second app         ${OIDC_APP_ORIGIN}   (Acme Wiki: no SDK, signs in by redirect)
     Identity service   ${SERVICE_URL}   (data in ${shown(DATA)})
+
+    Acme Notes' API (${NOTES_API}) serves notes to holders of ${NOTES_ROLE}:
+      npx service-idp users roles add you@example.com ${NOTES_ROLE}
 
     Sign-in codes go to the development mailbox and SMS outbox:
       npx service-idp mail      (in another terminal, from the repository root)

@@ -37,7 +37,7 @@ export const describeError = (error: unknown): string => (error instanceof Servi
 export const verifyWithPem = (settings: ServiceSettings, idToken: string, pem: string) =>
   verifyJwt(idToken, pem, { issuer: settings.serviceUrl, audience: settings.clientId });
 
-/** Typed use of verifyAccessToken as an API would (type-checked only): a DPoP-bound token with its proof. */
+/** verifyAccessToken as an API would (run by test/packages.test.ts): a DPoP-bound token with its proof. */
 export const verifyApiRequest = (
   settings: ServiceSettings,
   token: string,
@@ -49,3 +49,12 @@ export const verifyApiRequest = (
     requiredScopes: ['read:notes'],
     dpop: { method: 'GET', url: 'https://api.example.com/notes', proof },
   }).catch((error: unknown) => accessTokenRefusal(error));
+
+/** verifyAccessToken as an API would (run by test/packages.test.ts): a bearer token for https://api.example.com. */
+export const verifyBearer = (
+  settings: ServiceSettings,
+  token: string,
+): Promise<VerifiedAccessToken | ReturnType<typeof accessTokenRefusal>> =>
+  verifyAccessToken(token, { issuer: settings.serviceUrl, audience: 'https://api.example.com', requiredScopes: ['read:notes'] }).catch(
+    (error: unknown) => accessTokenRefusal(error),
+  );

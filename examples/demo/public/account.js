@@ -172,6 +172,63 @@
     el.textContent = METHOD_NAMES[r.body.mfa_method] ?? 'None';
   }
 
+  /**
+   * Acme Notes' own API: the page calls /api/notes with its access token for the API (got through
+   * the service's /authorize with resource and read:notes), which the backend verifies.
+   */
+  async function loadNotes(me) {
+    const section = $('#notes');
+    if (!me.notesApi) return;
+    section.hidden = false;
+    const status = $('#notes-status');
+    const refused = new URLSearchParams(location.search).get('notes') === 'refused';
+    if (!me.notesToken) {
+      section.dataset.state = 'no-token';
+      status.textContent = refused
+        ? 'The identity service did not give a notes token. Try again.'
+        : 'Get a token for the notes API: the identity service signs you in and asks for read:notes.';
+      return;
+    }
+    let answer;
+    try {
+      const response = await fetch('/api/notes', { headers: { authorization: `Bearer ${me.notesToken}` } });
+      answer = { status: response.status, body: await response.json().catch(() => ({})) };
+    } catch {
+      answer = { status: 0, body: {} };
+    }
+    $('#notes-get').textContent = 'Get a new notes token';
+    if (answer.status === 200) {
+      section.dataset.state = 'notes';
+      status.textContent = 'Your token carries read:notes: the API served your notes.';
+      const list = $('#notes-list');
+      list.replaceChildren(
+        ...answer.body.notes.map((note) => {
+          const li = document.createElement('li');
+          const title = document.createElement('strong');
+          title.textContent = note.title;
+          const body = document.createElement('p');
+          body.className = 'muted';
+          body.textContent = note.body;
+          li.append(title, body);
+          return li;
+        }),
+      );
+      list.hidden = false;
+      return;
+    }
+    if (answer.status === 403 && answer.body.error === 'insufficient_scope') {
+      section.dataset.state = 'forbidden';
+      status.textContent =
+        'You lack read:notes: the notes API refused your token (403 insufficient_scope). An operator gives it with the notes-reader role; then get a new notes token:';
+      const command = $('#notes-command');
+      command.querySelector('code').textContent = `npx service-idp users roles add ${email} notes-reader`;
+      command.hidden = false;
+      return;
+    }
+    section.dataset.state = 'refused';
+    status.textContent = 'The notes API refused your token (it may have expired): get a new one.';
+  }
+
   async function load() {
     const me = await get('/api/me');
     if (!me.ok) {
@@ -193,7 +250,7 @@
       const ready = await candidate.init(document.body.dataset.publishableKey, document.body.dataset.serviceUrl);
       if (ready.success && (await candidate.support()).passkeys) passkeys = candidate;
     }
-    await Promise.all([loadMethod(), loadDevices()]);
+    await Promise.all([loadMethod(), loadDevices(), loadNotes(me.body)]);
     // A passkey is added from a remembered device (its key proves the signed-in user).
     $('#add-passkey').hidden = !passkeys || $('#devices').dataset.state !== 'SUCCESS';
     page.dataset.state = 'ready';

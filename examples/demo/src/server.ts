@@ -3,11 +3,12 @@
  * claims (service-oauth-client), keeps its own session in an HTTP-only cookie, and changes the
  * user's MFA method through the delegation client. Plain node:http, sessions in memory.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import {
+  accessTokenRefusal,
   type Claims,
   DelegationRequestError,
   exchangeCodeForTokens,
@@ -17,6 +18,8 @@ import {
   OAuthExchangeError,
   ServiceDelegationClient,
   ServiceOAuthError,
+  verifyAccessToken,
+  verifyAccessTokenRequest,
 } from 'service-oauth-client';
 import { renderSVG } from 'uqr';
 import { boundKeyOf, DpopNonceNeeded, userinfoWithProof } from './dpop.ts';
@@ -35,6 +38,13 @@ export interface DemoOptions {
   /** The lines printed by `service-idp clients delegation-keys CLIENT --json`; without them the MFA change is off. */
   delegation?: Record<string, string> | undefined;
   port: number;
+  /**
+   * The identifier of Acme Notes' own API, as registered at the service (start.ts: urn:acme:notes).
+   * With it, the account page gets a token for the API (`resource`, `read:notes`) through the
+   * service's /authorize, back to `<publicOrigin>/notes/callback` (a redirect URI of the client),
+   * and /api/notes serves the notes to a token carrying read:notes. Without it, no notes.
+   */
+  notesApi?: string | undefined;
   /** Addresses to listen on; default loopback only. */
   hosts?: string[];
   log?: (line: string) => void;
@@ -55,11 +65,24 @@ interface Session {
   tokenType: 'Bearer' | 'DPoP';
   /** The userinfo the backend read with the DPoP-bound token and a proof the device signed. */
   userinfo?: Record<string, unknown>;
+  /** The /authorize request for a notes API token under way: its state and PKCE verifier. */
+  notesLogin?: { state: string; codeVerifier: string };
+  /** The access token for the notes API (RFC 9068, aud the API), handed to the page that calls /api/notes with it. */
+  notesToken?: string;
   /** An MFA change waiting for its code. */
   pendingChange?: { sessionId: string; method: MfaMethod; phoneNumber?: string };
 }
 
 const COOKIE = 'demo_session';
+/** The permission /api/notes asks of a token (the API defines read:notes and write:notes). */
+export const NOTES_PERMISSION = 'read:notes';
+/** Where the service sends the browser back with the notes API token's code, below the public origin. */
+export const NOTES_CALLBACK_PATH = '/notes/callback';
+/** What /api/notes serves: the same sample notes to every holder of read:notes, with their subject. */
+const SAMPLE_NOTES = [
+  { title: 'Welcome to Acme Notes', body: 'This list came from our own API, which checked your access token for read:notes.' },
+  { title: 'Groceries', body: 'Oat milk, lemons, coffee beans.' },
+];
 const SESSION_TTL_MS = 8 * 60 * 60 * 1000;
 const BODY_LIMIT = 16 * 1024;
 const PUBLIC_DIR = fileURLToPath(new URL('../public/', import.meta.url));
@@ -148,10 +171,99 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   const cookie = (value: string, maxAgeSeconds: number) =>
     `${COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secureCookie ? '; Secure' : ''}`;
 
+  const notesCallback = `${publicOrigin}${NOTES_CALLBACK_PATH}`;
+
+  /** GET /notes/authorize: to the service's /authorize for a token of the notes API (RFC 8707 resource, read:notes). */
+  function notesAuthorize(request: IncomingMessage, response: ServerResponse) {
+    const found = sessionOf(request);
+    if (!found || !options.notesApi) return redirect(response, '/');
+    const state = randomBytes(16).toString('base64url');
+    const codeVerifier = randomBytes(32).toString('base64url');
+    found.session.notesLogin = { state, codeVerifier };
+    const params = new URLSearchParams({
+      response_type: 'code',
+      client_id: options.clientId,
+      redirect_uri: notesCallback,
+      scope: `openid ${NOTES_PERMISSION}`,
+      resource: options.notesApi,
+      state,
+      code_challenge: createHash('sha256').update(codeVerifier).digest('base64url'),
+      code_challenge_method: 'S256',
+      login_hint: found.session.email,
+    });
+    redirect(response, `${serviceUrl}/authorize?${params}`);
+  }
+
+  /**
+   * GET /notes/callback: the code for the notes API token, redeemed by this backend (its secret
+   * key, the PKCE verifier); kept only when the token names the user of this session.
+   */
+  async function notesCallbackRoute(request: IncomingMessage, response: ServerResponse, url: URL) {
+    const found = sessionOf(request);
+    const pending = found?.session.notesLogin;
+    if (!found || !pending || !options.notesApi) return redirect(response, '/');
+    found.session.notesLogin = undefined;
+    const state = url.searchParams.get('state') ?? '';
+    const code = url.searchParams.get('code');
+    if (state !== pending.state || !code) return redirect(response, '/account?notes=refused#notes');
+    const answer = await fetch(`${serviceUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: notesCallback,
+        code_verifier: pending.codeVerifier,
+        client_id: options.clientId,
+        client_secret: options.secretKey,
+      }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const tokens = (await answer.json().catch(() => ({}))) as { access_token?: string };
+    if (!answer.ok || !tokens.access_token) {
+      log(`demo: the notes API token request failed (${answer.status})`);
+      return redirect(response, '/account?notes=refused#notes');
+    }
+    // Which user it is for: the token's own verified sub (no permission asked here: /api/notes does that).
+    const sub = await verifyAccessToken(tokens.access_token, { issuer: serviceUrl, audience: options.notesApi }).then(
+      ({ claims }) => claims.sub,
+      () => undefined,
+    );
+    if (sub !== found.session.sub) return redirect(response, '/account?notes=refused#notes');
+    found.session.notesToken = tokens.access_token;
+    redirect(response, '/account#notes');
+  }
+
+  /**
+   * GET /api/notes: Acme Notes' own API. No cookie: the access token alone (Authorization:
+   * Bearer, or DPoP with its proof), verified by verifyAccessToken against the service's key set;
+   * 401/403 with the WWW-Authenticate challenge when refused (403 insufficient_scope without read:notes).
+   */
+  async function notesApiRoute(request: IncomingMessage, response: ServerResponse) {
+    if (!options.notesApi) throw new HttpError(404, 'not_found', 'Not found.');
+    try {
+      const { claims } = await verifyAccessTokenRequest(request, {
+        issuer: serviceUrl,
+        audience: options.notesApi,
+        origin: publicOrigin,
+        requiredScopes: [NOTES_PERMISSION],
+      });
+      send(response, 200, 'application/json; charset=utf-8', JSON.stringify({ sub: claims.sub, notes: SAMPLE_NOTES }));
+    } catch (error) {
+      const refusal = accessTokenRefusal(error);
+      if (!refusal) throw error;
+      for (const [name, value] of Object.entries(refusal.headers)) response.setHeader(name, value);
+      send(response, refusal.status, 'application/json; charset=utf-8', JSON.stringify(refusal.body));
+    }
+  }
+
   async function api(request: IncomingMessage, response: ServerResponse, path: string): Promise<unknown> {
     if (request.method === 'GET' && path === '/api/me') {
       const { session } = requireSession(request);
       return {
+        // The notes API: whether this demo has one, and the token the page calls it with.
+        notesApi: options.notesApi ?? null,
+        notesToken: session.notesToken ?? null,
         sub: session.sub,
         email: session.email,
         claims: session.claims,
@@ -312,6 +424,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     const path = url.pathname;
     for (const [name, value] of Object.entries(securityHeaders(csp))) response.setHeader(name, value);
 
+    if (path === '/api/notes' && request.method === 'GET') return notesApiRoute(request, response);
     if (path.startsWith('/api/')) {
       try {
         send(response, 200, 'application/json; charset=utf-8', JSON.stringify(await api(request, response, path)));
@@ -356,6 +469,8 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
       if (!sessionOf(request)) return redirect(response, '/');
       return send(response, 200, 'text/html; charset=utf-8', page('account.html'));
     }
+    if (path === '/notes/authorize') return notesAuthorize(request, response);
+    if (path === NOTES_CALLBACK_PATH) return notesCallbackRoute(request, response, url);
     if (path === '/favicon.ico') return redirect(response, '/static/favicon.svg');
     send(response, 404, 'text/plain; charset=utf-8', 'Not found');
   }
