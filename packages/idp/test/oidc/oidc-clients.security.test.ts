@@ -114,9 +114,14 @@ describe('public and confidential clients at the token endpoint', () => {
     assert.equal(r.body.error, 'invalid_grant');
   });
 
-  it('says so in discovery', async () => {
+  it('says so in discovery (private_key_jwt: machine clients with registered keys, token/client-credentials.test.ts)', async () => {
     const metadata = await (await fetch(`${service.url}/.well-known/openid-configuration`)).json();
-    assert.deepEqual(metadata.token_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post', 'none']);
+    assert.deepEqual(metadata.token_endpoint_auth_methods_supported, [
+      'client_secret_basic',
+      'client_secret_post',
+      'none',
+      'private_key_jwt',
+    ]);
   });
 });
 
