@@ -262,6 +262,7 @@ describe('refresh tokens', () => {
     assert.ok(metadata.claims_supported.includes('acr'));
     assert.equal(metadata.revocation_endpoint, `${service.url}/oauth/revoke`);
     assert.equal(metadata.end_session_endpoint, `${service.url}/logout`);
-    assert.deepEqual(metadata.revocation_endpoint_auth_methods_supported, metadata.token_endpoint_auth_methods_supported);
+    // private_key_jwt is the token endpoint's alone (machine clients' client_credentials).
+    assert.deepEqual(metadata.revocation_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post', 'none']);
   });
 });
