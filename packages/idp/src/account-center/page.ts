@@ -7,7 +7,7 @@ import { deviceName } from '../mail/templates.js';
 import type { UserHoldings } from '../users/store.js';
 import { ACTIVITY_SHOWN, type ActivityEntry, FIRST_PARTY_APP_NAMES } from './activity.js';
 import { ACCOUNT_PASSKEY_SCRIPT, accountForm, changeFactorForm, type FormContext } from './factor-page.js';
-import { FIRST_PARTY_CLIENTS } from './service.js';
+import { type AccountConsent, FIRST_PARTY_CLIENTS } from './service.js';
 
 /** "2026-11-23 10:21 UTC": unambiguous in every language. */
 const utcMinute = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
@@ -50,6 +50,8 @@ export function accountPageHtml(input: {
     linkedAt: number;
     lastUsedAt: number | null;
   }[];
+  /** The third-party applications the user gave access (account-center/service.ts `consents`). */
+  consents?: AccountConsent[];
   notice?: MessageKey;
 }): string {
   const { locales, locale, holdings, csrf } = input;
@@ -113,6 +115,22 @@ export function accountPageHtml(input: {
         `</small>${form('identities/unlink', t('page.account.unlink'), hidden('connection', i.connectionId) + hidden('subject', i.subject))}</li>`,
     )
     .join('');
+  // What each third-party application was granted, in the consent page's words (page.consent.*).
+  const consents = (input.consents ?? [])
+    .map(
+      (c) =>
+        `<li data-consent="${escapeHtml(c.clientId)}"><strong>${escapeHtml(c.clientName ?? locales.text(locale, 'page.account.app.removed'))}</strong>` +
+        ` · ${t('page.account.consentSince', { time: utcMinute(c.createdAt) })}<ul>` +
+        [
+          ...(c.scope.includes('email') ? [t('page.consent.email')] : []),
+          ...(c.scope.includes('offline_access') ? [t('page.consent.offline')] : []),
+          ...c.permissions.map((p) => t('page.consent.permission', { api: p.apiName, permission: p.permission })),
+        ]
+          .map((line) => `<li>${line}</li>`)
+          .join('') +
+        `</ul>${form('consents/revoke', t('page.account.consentRevoke'), hidden('client', c.clientId))}</li>`,
+    )
+    .join('');
   const method = holdings.mfa ? locales.text(locale, `hosted.method.${holdings.mfa.method}` as MessageKey) : '';
 
   return (
@@ -143,6 +161,9 @@ export function accountPageHtml(input: {
       )
       .join('') +
     '</ul></section>' +
+    (consents
+      ? `<section aria-labelledby="h-consents"><h2 id="h-consents">${t('page.account.consents')}</h2><ul>${consents}</ul></section>`
+      : '') +
     `<section aria-labelledby="h-activity"><h2 id="h-activity">${t('page.account.activity')}</h2><ul>${activity}</ul></section>` +
     `<section aria-labelledby="h-data"><h2 id="h-data">${t('page.account.data')}</h2>${form('proof', t('page.account.export'), hidden('action', 'export'))}</section>` +
     `<section aria-labelledby="h-delete"><h2 id="h-delete">${t('page.account.delete')}</h2>` +
