@@ -25,6 +25,29 @@ function addPasskey(locales: Locales, locale: string, csrf: string): string {
   );
 }
 
+/** The section of the third-party applications given access (none: no section), each with what it was granted in the consent page's words (page.consent.*) and Revoke. */
+function consentsHtml(c: FormContext, consents: AccountConsent[]): string {
+  const { locales, locale } = c;
+  const t = (key: MessageKey, values?: Values) => escapeHtml(locales.text(locale, key, values));
+  if (consents.length === 0) return '';
+  const items = consents
+    .map(
+      (consent) =>
+        `<li data-consent="${escapeHtml(consent.clientId)}"><strong>${escapeHtml(consent.clientName ?? locales.text(locale, 'page.account.app.removed'))}</strong>` +
+        ` · ${t('page.account.consentSince', { time: utcMinute(consent.createdAt) })}<ul>` +
+        [
+          ...(consent.scope.includes('email') ? [t('page.consent.email')] : []),
+          ...(consent.scope.includes('offline_access') ? [t('page.consent.offline')] : []),
+          ...consent.permissions.map((p) => t('page.consent.permission', { api: p.apiName, permission: p.permission })),
+        ]
+          .map((line) => `<li>${line}</li>`)
+          .join('') +
+        `</ul>${accountForm(c, 'consents/revoke', t('page.account.consentRevoke'), `<input type="hidden" name="client" value="${escapeHtml(consent.clientId)}">`, 'secondary')}</li>`,
+    )
+    .join('');
+  return `<section aria-labelledby="h-consents"><h2 id="h-consents">${t('page.account.consents')}</h2><ul>${items}</ul></section>`;
+}
+
 /**
  * The account page's HTML (every action is a form carrying the session's CSRF token, posted to
  * this origin; the one script only adds "Add a passkey"). Every visible string comes from the catalogues (page.account.*).
@@ -115,22 +138,6 @@ export function accountPageHtml(input: {
         `</small>${form('identities/unlink', t('page.account.unlink'), hidden('connection', i.connectionId) + hidden('subject', i.subject))}</li>`,
     )
     .join('');
-  // What each third-party application was granted, in the consent page's words (page.consent.*).
-  const consents = (input.consents ?? [])
-    .map(
-      (c) =>
-        `<li data-consent="${escapeHtml(c.clientId)}"><strong>${escapeHtml(c.clientName ?? locales.text(locale, 'page.account.app.removed'))}</strong>` +
-        ` · ${t('page.account.consentSince', { time: utcMinute(c.createdAt) })}<ul>` +
-        [
-          ...(c.scope.includes('email') ? [t('page.consent.email')] : []),
-          ...(c.scope.includes('offline_access') ? [t('page.consent.offline')] : []),
-          ...c.permissions.map((p) => t('page.consent.permission', { api: p.apiName, permission: p.permission })),
-        ]
-          .map((line) => `<li>${line}</li>`)
-          .join('') +
-        `</ul>${form('consents/revoke', t('page.account.consentRevoke'), hidden('client', c.clientId))}</li>`,
-    )
-    .join('');
   const method = holdings.mfa ? locales.text(locale, `hosted.method.${holdings.mfa.method}` as MessageKey) : '';
 
   return (
@@ -161,9 +168,7 @@ export function accountPageHtml(input: {
       )
       .join('') +
     '</ul></section>' +
-    (consents
-      ? `<section aria-labelledby="h-consents"><h2 id="h-consents">${t('page.account.consents')}</h2><ul>${consents}</ul></section>`
-      : '') +
+    consentsHtml(c, input.consents ?? []) +
     `<section aria-labelledby="h-activity"><h2 id="h-activity">${t('page.account.activity')}</h2><ul>${activity}</ul></section>` +
     `<section aria-labelledby="h-data"><h2 id="h-data">${t('page.account.data')}</h2>${form('proof', t('page.account.export'), hidden('action', 'export'))}</section>` +
     `<section aria-labelledby="h-delete"><h2 id="h-delete">${t('page.account.delete')}</h2>` +
