@@ -76,6 +76,8 @@ export interface AdminClient {
   logout: AdminClientLogout;
   /** RFC 9126 `require_pushed_authorization_requests`: /authorize takes this client's requests only pushed (POST /oauth/par). */
   requirePushedAuthorizationRequests: boolean;
+  /** A third-party application: the user sees a consent page listing what it asks, remembered per user and revocable (never a machine client). */
+  thirdParty: boolean;
   /** Where this application's codes may go (`clients update --sms-countries`, `--mail-domains`). */
   sendRules: AdminClientSendRules;
 }

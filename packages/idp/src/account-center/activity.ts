@@ -34,6 +34,8 @@ export const ACTIVITY_SHOWN = {
   'account.app_signed_out': 'page.account.event.appSignedOut',
   'identity.linked': 'page.account.event.identityLinked',
   'identity.unlinked': 'page.account.event.identityUnlinked',
+  'consent.granted': 'page.account.event.consentGranted',
+  'consent.revoked': 'page.account.event.consentRevoked',
 } as const satisfies Partial<Record<EventType, MessageKey>>;
 
 const NAMES_NO_USER = 'recorded without the user (before the address is proven: the trail collects no addresses of non-users)';

@@ -5,7 +5,8 @@ import { ACCOUNT_PATH, type AccountCenter } from './service.js';
 
 /**
  * What the account is linked to: an upstream identity to unlink (with a recent sign-in) and an
- * application signed in with it, to sign out of. Each answers back to /account.
+ * application signed in with it, to sign out of; a third-party application's access, to revoke.
+ * Each answers back to /account.
  */
 export const accountLinkRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; http: AccountHttp }> = async (
   app,
@@ -33,6 +34,16 @@ export const accountLinkRoutes: FastifyPluginAsyncTypebox<{ account: AccountCent
     async (request, reply) =>
       act(request, reply, false, async (who) => {
         await account.signOutApp(who, request.body.client);
+        return reply.code(303).header('location', ACCOUNT_PATH).send();
+      }),
+  );
+
+  app.post(
+    `${ACCOUNT_PATH}/consents/revoke`,
+    { schema: { body: Type.Object({ csrf: Type.Optional(Csrf), client: DeviceId }), response: actionResponses('back to /account') } },
+    async (request, reply) =>
+      act(request, reply, false, async (who) => {
+        await account.revokeConsent(who, request.body.client);
         return reply.code(303).header('location', ACCOUNT_PATH).send();
       }),
   );

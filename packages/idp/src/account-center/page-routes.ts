@@ -56,11 +56,27 @@ export const accountPageRoutes: FastifyPluginAsyncTypebox<{ account: AccountCent
           .code(303)
           .header('location', withUi(`${ACCOUNT_PATH}/signin`, request.query.ui_locales))
           .send();
-      const [holdings, activity, identities] = await Promise.all([account.overview(who), account.activity(who), account.identities(who)]);
+      const [holdings, activity, identities, consents] = await Promise.all([
+        account.overview(who),
+        account.activity(who),
+        account.identities(who),
+        account.consents(who),
+      ]);
       const csrf = account.csrfToken(cookie);
       const methods = account.changeableMethods();
       return page(request, reply, 200, (locale) =>
-        accountPageHtml({ locales, locale, email: who.email, deviceId: who.deviceId, csrf, holdings, activity, methods, identities }),
+        accountPageHtml({
+          locales,
+          locale,
+          email: who.email,
+          deviceId: who.deviceId,
+          csrf,
+          holdings,
+          activity,
+          methods,
+          identities,
+          consents,
+        }),
       );
     },
   );

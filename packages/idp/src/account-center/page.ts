@@ -7,7 +7,7 @@ import { deviceName } from '../mail/templates.js';
 import type { UserHoldings } from '../users/store.js';
 import { ACTIVITY_SHOWN, type ActivityEntry, FIRST_PARTY_APP_NAMES } from './activity.js';
 import { ACCOUNT_PASSKEY_SCRIPT, accountForm, changeFactorForm, type FormContext } from './factor-page.js';
-import { FIRST_PARTY_CLIENTS } from './service.js';
+import { type AccountConsent, FIRST_PARTY_CLIENTS } from './service.js';
 
 /** "2026-11-23 10:21 UTC": unambiguous in every language. */
 const utcMinute = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
@@ -23,6 +23,29 @@ function addPasskey(locales: Locales, locale: string, csrf: string): string {
     `data-added="${t('page.account.passkeyAdded')}" data-failed="${t('page.account.passkeyFailed')}" data-again="${t('page.account.recent')}">` +
     `<button type="button" class="secondary">${t('page.account.addPasskey')}</button><p role="status" aria-live="polite"></p></div>`
   );
+}
+
+/** The section of the third-party applications given access (none: no section), each with what it was granted in the consent page's words (page.consent.*) and Revoke. */
+function consentsHtml(c: FormContext, consents: AccountConsent[]): string {
+  const { locales, locale } = c;
+  const t = (key: MessageKey, values?: Values) => escapeHtml(locales.text(locale, key, values));
+  if (consents.length === 0) return '';
+  const items = consents
+    .map(
+      (consent) =>
+        `<li data-consent="${escapeHtml(consent.clientId)}"><strong>${escapeHtml(consent.clientName ?? locales.text(locale, 'page.account.app.removed'))}</strong>` +
+        ` · ${t('page.account.consentSince', { time: utcMinute(consent.createdAt) })}<ul>` +
+        [
+          ...(consent.scope.includes('email') ? [t('page.consent.email')] : []),
+          ...(consent.scope.includes('offline_access') ? [t('page.consent.offline')] : []),
+          ...consent.permissions.map((p) => t('page.consent.permission', { api: p.apiName, permission: p.permission })),
+        ]
+          .map((line) => `<li>${line}</li>`)
+          .join('') +
+        `</ul>${accountForm(c, 'consents/revoke', t('page.account.consentRevoke'), `<input type="hidden" name="client" value="${escapeHtml(consent.clientId)}">`, 'secondary')}</li>`,
+    )
+    .join('');
+  return `<section aria-labelledby="h-consents"><h2 id="h-consents">${t('page.account.consents')}</h2><ul>${items}</ul></section>`;
 }
 
 /**
@@ -50,6 +73,8 @@ export function accountPageHtml(input: {
     linkedAt: number;
     lastUsedAt: number | null;
   }[];
+  /** The third-party applications the user gave access (account-center/service.ts `consents`). */
+  consents?: AccountConsent[];
   notice?: MessageKey;
 }): string {
   const { locales, locale, holdings, csrf } = input;
@@ -143,6 +168,7 @@ export function accountPageHtml(input: {
       )
       .join('') +
     '</ul></section>' +
+    consentsHtml(c, input.consents ?? []) +
     `<section aria-labelledby="h-activity"><h2 id="h-activity">${t('page.account.activity')}</h2><ul>${activity}</ul></section>` +
     `<section aria-labelledby="h-data"><h2 id="h-data">${t('page.account.data')}</h2>${form('proof', t('page.account.export'), hidden('action', 'export'))}</section>` +
     `<section aria-labelledby="h-delete"><h2 id="h-delete">${t('page.account.delete')}</h2>` +

@@ -7,6 +7,8 @@ import type { EventLog } from '../events/service.js';
 import type { AuditEvent } from '../events/store.js';
 import type { Identities } from '../factors/upstream/identities.js';
 import type { LinkedIdentity } from '../factors/upstream/store.js';
+import type { FindApi } from '../oidc/authorize-request.js';
+import type { ConsentStore } from '../oidc/consent-store.js';
 import { createFirstPartySignIn, type FirstPartyDeps } from '../oidc/first-party-sign-in.js';
 import type { UserService } from '../users/service.js';
 import { type ActivityEntry, appIdOf, isShown, type ShownType } from './activity.js';
@@ -73,6 +75,13 @@ export interface AccountCenter extends AccountFactors, AccountPasskeys {
    * tokens already issued live out their few minutes). ERR_NOT_FOUND for any other client.
    */
   signOutApp(caller: AccountCaller, clientId: string): Promise<number>;
+  /** The third-party applications the caller gave access (oidc/consent.ts), oldest first, with what they granted. */
+  consents(caller: AccountCaller): Promise<AccountConsent[]>;
+  /**
+   * Revokes the caller's consent to one application: the consent is deleted (its next sign-in
+   * asks again) and its refresh tokens for the caller end. ERR_NOT_FOUND for any other client.
+   */
+  revokeConsent(caller: AccountCaller, clientId: string): Promise<void>;
   /** ERR_REQUEST_INVALID unless `confirm` is the caller's address (checked before any proof is asked or spent). */
   checkDeleteConfirmation(caller: AccountCaller, confirm: string): void;
   /**
@@ -80,6 +89,18 @@ export interface AccountCenter extends AccountFactors, AccountPasskeys {
    * `proof` passes: the factor in force, a recovery code, or the emailed stand-in (AccountFactors.checkProof).
    */
   deleteAccount(caller: AccountCaller, confirm: string, session: string, proof: StepProof): Promise<void>;
+}
+
+/** A consent as the account page lists it: the application, and the permissions by their API's name. */
+export interface AccountConsent {
+  clientId: string;
+  /** The application's name; undefined for a client since deleted (its consent went with it, so only in a race). */
+  clientName: string | undefined;
+  /** OIDC scope values granted: openid, email, offline_access. */
+  scope: string[];
+  permissions: Array<{ apiName: string; permission: string }>;
+  createdAt: number;
+  updatedAt: number;
 }
 
 const actorOf = (userId: string) => `user:${userId}`;
@@ -106,6 +127,10 @@ export function createAccountCenter(
       connections: { list(): Promise<{ id: string; name: string }[]> };
       /** oidc/refresh-tokens.ts: ends the user's refresh token families of one client. */
       revokeAppTokens: (userId: string, clientId: string) => Promise<number>;
+      /** oidc/consent-store.ts: what the user granted third-party clients. */
+      consents: Pick<ConsentStore, 'list' | 'delete'>;
+      /** The registered APIs, for their names (apis/). */
+      findApi: FindApi;
     },
 ): AccountCenter {
   const { users, events, hash, now } = deps;
@@ -228,6 +253,36 @@ export function createAccountCenter(
         detail: { families },
       });
       return families;
+    },
+
+    async consents(caller) {
+      const granted = await deps.consents.list(caller.userId);
+      const apiNames = new Map<string, string>();
+      for (const identifier of new Set(granted.flatMap((c) => c.permissions.map(([api]) => api))))
+        apiNames.set(identifier, (await deps.findApi(identifier))?.name ?? identifier);
+      return Promise.all(
+        granted.map(async (c) => ({
+          clientId: c.clientId,
+          clientName: (await deps.clients.findById(c.clientId))?.name,
+          scope: c.scope,
+          permissions: c.permissions.map(([api, permission]) => ({ apiName: apiNames.get(api) ?? api, permission })),
+          createdAt: c.createdAt,
+          updatedAt: c.updatedAt,
+        })),
+      );
+    },
+
+    async revokeConsent(caller, clientId) {
+      if (!(await deps.consents.delete(caller.userId, clientId))) throw new ServiceError('ERR_NOT_FOUND', 'No such application.');
+      // What the app already holds ends too: its refresh tokens (access tokens live out their few minutes).
+      const families = await deps.revokeAppTokens(caller.userId, clientId);
+      await events.record({
+        type: 'consent.revoked',
+        userId: caller.userId,
+        clientId,
+        actor: actorOf(caller.userId),
+        detail: { families },
+      });
     },
 
     checkDeleteConfirmation,

@@ -8,6 +8,8 @@ import type { RecoveryCodes } from '../factors/recovery-code/service.js';
 import type { UpstreamService } from '../factors/upstream/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
+import type { FindApi } from '../oidc/authorize-request.js';
+import type { ConsentStore } from '../oidc/consent-store.js';
 import type { FirstPartyDeps } from '../oidc/first-party-sign-in.js';
 import type { RefreshTokens } from '../oidc/refresh-tokens.js';
 import type { MfaStep } from '../sign-in/mfa-step.js';
@@ -32,6 +34,9 @@ interface AccountCenterNeeds {
   mailer: Mailer;
   templates: MailTemplates;
   refreshTokens: RefreshTokens;
+  /** What users granted third-party clients (oidc/wing.ts). */
+  consents: ConsentStore;
+  apiAuthorization: { findApi: FindApi };
 }
 
 /** The account center at /account (docs/operations.md, "The account center"): every user's own devices, factors, activity, export and deletion. */
@@ -43,6 +48,8 @@ export const accountCenterWing = defineWing('account-center', (deps: AccountCent
     ...{ deviceService: deps.deviceService, identities: deps.upstream, connections: deps.connections },
     ...{ passkeyService: deps.passkeys, passkeyMfa: deps.passkeyMfa, mailer: deps.mailer, templates: deps.templates },
     revokeAppTokens: (userId, clientId) => refreshTokens.revokeUserClient(userId, clientId),
+    consents: deps.consents,
+    findApi: deps.apiAuthorization.findApi,
   });
   return {
     services: { accountCenter },

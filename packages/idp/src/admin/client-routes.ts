@@ -35,6 +35,8 @@ const NewClientBody = Type.Object(
     jwksUri: Type.Optional(Type.String({ maxLength: 2000 })),
     postLogoutRedirectUris: Type.Optional(Type.Array(Type.String({ maxLength: 2000 }), { maxItems: 50 })),
     logout: Type.Optional(ClientLogoutChange),
+    /** A third-party application: its users see a consent page (not for a machine client). */
+    thirdParty: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -56,6 +58,8 @@ const ClientChange = Type.Object(
     logout: Type.Optional(ClientLogoutChange),
     /** RFC 9126 5: true, /authorize takes the client's requests only pushed. */
     requirePushedAuthorizationRequests: Type.Optional(Type.Boolean()),
+    /** true: a third-party application, whose users consent to what it asks; false: first-party (no consent page). */
+    thirdParty: Type.Optional(Type.Boolean()),
     /** ISO 3166 codes its SMS may go to (replaces the list; [] sends no SMS); null: the service's list (otp/send-rules.ts). */
     smsCountries: Type.Optional(Nullable(Type.Array(Type.String({ maxLength: 2 }), { maxItems: CLIENT_SMS_COUNTRIES_MAX }))),
     /** The mail domains its codes may go to (replaces the list, at least one); null: any domain. */
@@ -126,6 +130,7 @@ export const clientAdminRoutes =
           passkeySatisfiesMfa,
           dpopBoundAccessTokens,
           requirePushedAuthorizationRequests,
+          thirdParty,
           smsCountries,
           mailDomains,
           origins,
@@ -164,6 +169,7 @@ export const clientAdminRoutes =
             requirePushedAuthorizationRequests ? 'required' : 'optional',
             request.adminActor,
           );
+        if (thirdParty !== undefined) await operations.setThirdParty(request.params.id, thirdParty ? 'yes' : 'no', request.adminActor);
         return reply.code(204).send(null);
       },
     );

@@ -16,6 +16,7 @@ export interface Operations {
   setPasskeyMfa(clientId: string, value: string, actor: string): Promise<void>;
   setDpop(clientId: string, value: string, actor: string): Promise<void>;
   setPushedRequests(clientId: string, value: string, actor: string): Promise<void>;
+  setThirdParty(clientId: string, value: string, actor: string): Promise<void>;
   setIdTokenAlg(clientId: string, alg: string, actor: string): Promise<void>;
   setPostLogoutRedirectUris(clientId: string, uris: string[], actor: string): Promise<void>;
   /** Every address given is checked before any is stored: a refused change (400) stores nothing. */
@@ -87,6 +88,11 @@ export function createOperations({
     async setPushedRequests(clientId: string, value: string, actor: string): Promise<void> {
       await checked(() => clients.setPushedRequests(clientId, value));
       await events.record({ type: 'client.updated', clientId, actor, detail: { par: value } });
+    },
+
+    async setThirdParty(clientId: string, value: string, actor: string): Promise<void> {
+      await checked(() => clients.setThirdParty(clientId, value));
+      await events.record({ type: 'client.updated', clientId, actor, detail: { thirdParty: value } });
     },
 
     async setIdTokenAlg(clientId: string, alg: string, actor: string): Promise<void> {
@@ -164,6 +170,7 @@ function createdDetail(input: NewClient, brand: BrandingChange): Record<string, 
   if (input.dpopBoundAccessTokens !== undefined) detail.dpop = input.dpopBoundAccessTokens ? 'required' : 'optional';
   if (input.requirePushedAuthorizationRequests !== undefined)
     detail.par = input.requirePushedAuthorizationRequests ? 'required' : 'optional';
+  if (input.thirdParty !== undefined) detail.thirdParty = input.thirdParty ? 'yes' : 'no';
   if (input.idTokenSignedResponseAlg) detail.idTokenAlg = input.idTokenSignedResponseAlg;
   if (input.machine) detail.type = 'machine';
   const fields = Object.entries(brand)

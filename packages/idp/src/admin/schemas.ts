@@ -119,6 +119,8 @@ export const Client = wireBody<AdminClient>()(
     logout: ClientLogout,
     /** /authorize takes this client's requests only pushed (`clients update --par required`, RFC 9126). */
     requirePushedAuthorizationRequests: Type.Boolean(),
+    /** A third-party application: its users consent to what it asks (`clients update --third-party yes`). */
+    thirdParty: Type.Boolean(),
     /** Where its codes may go (`clients update --sms-countries`, `--mail-domains`; otp/send-rules.ts). */
     sendRules: Type.Object({ smsCountries: Nullable(Type.Array(Type.String())), mailDomains: Nullable(Type.Array(Type.String())) }),
   }),

@@ -32,6 +32,7 @@ const SETTING_FLAGS = [
   'passkey-mfa',
   'dpop',
   'par',
+  'third-party',
   'id-token-alg',
   'post-logout-redirect-uri',
   ...LOGOUT_FLAGS,
@@ -123,7 +124,7 @@ const create: Command = {
                              [--machine [--jwks FILE | --jwks-uri URL]]
                              [--post-logout-redirect-uri URL ...] [--id-token-alg RS256|ES256|EdDSA]
                              [--mfa-policy optional|required] [--passkey-mfa yes|no] [--dpop required|optional] [--par required|optional]
-                             [--display-name NAME] [--logo FILE] [--accent '#RRGGBB'] [--terms-url URL]
+                             [--third-party yes|no] [--display-name NAME] [--logo FILE] [--accent '#RRGGBB'] [--terms-url URL]
                              [--privacy-url URL] [--mail-sender-name NAME]
                              [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no]
                              [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no] [--json]
@@ -149,6 +150,7 @@ const create: Command = {
     const passkeySatisfiesMfa = switchOf(values['passkey-mfa'], 'yes', 'no', 'passkey-mfa');
     const dpopBoundAccessTokens = switchOf(values.dpop, 'required', 'optional', 'dpop');
     const requirePushedAuthorizationRequests = switchOf(values.par, 'required', 'optional', 'par');
+    const thirdParty = switchOf(values['third-party'], 'yes', 'no', 'third-party');
     const logout = logoutChange(values);
     const jwks = values.jwks === undefined ? undefined : jwksFile(values.jwks);
     if ((jwks !== undefined || values['jwks-uri'] !== undefined) && !values.machine)
@@ -170,6 +172,7 @@ const create: Command = {
           ...(passkeySatisfiesMfa !== undefined ? { passkeySatisfiesMfa } : {}),
           ...(dpopBoundAccessTokens !== undefined ? { dpopBoundAccessTokens } : {}),
           ...(requirePushedAuthorizationRequests !== undefined ? { requirePushedAuthorizationRequests } : {}),
+          ...(thirdParty !== undefined ? { thirdParty } : {}),
           ...(logout ? { logout } : {}),
         },
         'cli',
@@ -194,7 +197,7 @@ const update: Command = {
   name: 'clients update',
   usage: `  service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA]
                              [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional] [--par required|optional]
-                             [--display-name NAME] [--logo FILE] [--accent '#RRGGBB'] [--terms-url URL]
+                             [--third-party yes|no] [--display-name NAME] [--logo FILE] [--accent '#RRGGBB'] [--terms-url URL]
                              [--privacy-url URL] [--mail-sender-name NAME]
                              [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no]
                              [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no]
@@ -208,6 +211,9 @@ const update: Command = {
       (default): a proof binds the tokens when the client sends one.
       --par: required: /authorize takes the client's requests only pushed first to
       /oauth/par (RFC 9126); optional (default): the client's choice.
+      --third-party: yes: a third-party application: before its code is issued the user sees
+      a consent page listing what it asks (remembered per user, revocable in the account
+      center); no (default): first-party, no consent page. Not for a --machine client.
 ${LOGOUT_USAGE}
       --sms-countries: the ISO 3166 countries this application's SMS may go to, e.g. US,CA,GB;
       none: no SMS; default: the service's list (SERVICE_IDP_SMS_COUNTRIES).
@@ -225,7 +231,7 @@ ${LOGOUT_USAGE}
     const postLogout = values['post-logout-redirect-uri'];
     if (!clientId || ![...SETTING_FLAGS, ...SEND_RULE_FLAGS].some((flag) => values[flag] !== undefined))
       throw new UsageError(
-        'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional] [--par required|optional] [--display-name NAME] [--logo FILE] [--accent #RRGGBB] [--terms-url URL] [--privacy-url URL] [--mail-sender-name NAME] [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no] [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no] [--sms-countries CC,CC|none|default] [--mail-domains DOMAIN,DOMAIN|any]',
+        'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional] [--par required|optional] [--third-party yes|no] [--display-name NAME] [--logo FILE] [--accent #RRGGBB] [--terms-url URL] [--privacy-url URL] [--mail-sender-name NAME] [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no] [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no] [--sms-countries CC,CC|none|default] [--mail-domains DOMAIN,DOMAIN|any]',
       );
     const brand = brandingOf(values);
     const sendRules = sendRulesOf(values);
@@ -278,6 +284,12 @@ ${LOGOUT_USAGE}
       if (values.par !== undefined) {
         await ops.setPushedRequests(clientId, values.par, 'cli');
         io.out(`Client ${clientId}: pushed authorization requests ${values.par}.\n`);
+      }
+      if (values['third-party'] !== undefined) {
+        await ops.setThirdParty(clientId, values['third-party'], 'cli');
+        io.out(
+          `Client ${clientId}: ${values['third-party'] === 'yes' ? 'third-party (consent page)' : 'first-party (no consent page)'}.\n`,
+        );
       }
       if (values['id-token-alg'] !== undefined) {
         await ops.setIdTokenAlg(clientId, values['id-token-alg'], 'cli');

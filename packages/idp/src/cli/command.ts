@@ -34,6 +34,7 @@ export const FLAGS = {
   'passkey-mfa': { type: 'string' },
   dpop: { type: 'string' },
   par: { type: 'string' },
+  'third-party': { type: 'string' },
   'sms-countries': { type: 'string' },
   'mail-domains': { type: 'string' },
   'id-token-alg': { type: 'string' },

@@ -76,6 +76,8 @@ export interface NewClient {
   passkeySatisfiesMfa?: boolean;
   dpopBoundAccessTokens?: boolean;
   requirePushedAuthorizationRequests?: boolean;
+  /** A third-party application (consent page, oidc/consent.ts); not for a machine client. Default false. */
+  thirdParty?: boolean;
   /** Its SMS countries and mail domains (SendRulesChange): null or absent, the service's rule. */
   sendRules?: SendRulesChange;
 }
@@ -132,6 +134,8 @@ export interface ClientService {
   setDpop(clientId: string, value: string): Promise<void>;
   /** `required`: /authorize takes the client's requests only as pushed ones (RFC 9126); `optional` (default): its choice. */
   setPushedRequests(clientId: string, value: string): Promise<void>;
+  /** `yes`: a third-party application, whose users consent to what it asks (oidc/consent.ts); `no` (default): first-party. Not a machine client. */
+  setThirdParty(clientId: string, value: string): Promise<void>;
   /** Changes the countries its SMS may go to and the mail domains its codes may go to (SendRulesChange), checked before anything changes. */
   setSendRules(clientId: string, change: SendRulesChange): Promise<void>;
   /**
@@ -206,6 +210,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
         throw new Error('a client needs at least one --origin or --redirect-uri');
       if (!input.machine && (input.jwks != null || input.jwksUri != null))
         throw new Error('only a machine client registers keys (--jwks, --jwks-uri)');
+      if (input.machine && input.thirdParty) throw new Error('a machine client signs no user in: it cannot be --third-party');
       const keys = await checkClientKeys(input);
       const postLogoutRedirectUris = checkPostLogoutRedirectUris(input.postLogoutRedirectUris ?? []);
       const logout = checkLogout(input.logout ?? {}, NO_LOGOUT, redirectUris);
@@ -228,6 +233,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
           passkeySatisfiesMfa: input.passkeySatisfiesMfa ?? true,
           dpopBoundAccessTokens: input.dpopBoundAccessTokens ?? false,
           requirePushedAuthorizationRequests: input.requirePushedAuthorizationRequests ?? false,
+          thirdParty: input.thirdParty ?? false,
           logout,
           keys,
           sendRules: sendRulesOf(input.sendRules ?? {}, NO_CLIENT_SEND_RULES),
@@ -261,6 +267,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
             passkeySatisfiesMfa: true,
             dpopBoundAccessTokens: false,
             requirePushedAuthorizationRequests: false,
+            thirdParty: false,
             logout: NO_LOGOUT,
             sendRules: NO_CLIENT_SEND_RULES,
           },
@@ -324,6 +331,14 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       if (value !== 'required' && value !== 'optional') throw new Error('--par is required or optional');
       if (firstParty.has(clientId) || !(await changing(clientId, () => store.setRequirePushedRequests(clientId, value === 'required'))))
         throw new Error(`no client ${clientId}`);
+    },
+
+    async setThirdParty(clientId: string, value: string): Promise<void> {
+      if (value !== 'yes' && value !== 'no') throw new Error('--third-party is yes or no');
+      const client = firstParty.has(clientId) ? undefined : await store.findById(clientId);
+      if (!client) throw new Error(`no client ${clientId}`);
+      if (client.type === 'machine') throw new Error('a machine client signs no user in: it cannot be --third-party');
+      if (!(await changing(clientId, () => store.setThirdParty(clientId, value === 'yes')))) throw new Error(`no client ${clientId}`);
     },
 
     async setSendRules(clientId: string, change: SendRulesChange): Promise<void> {

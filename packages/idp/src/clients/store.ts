@@ -31,6 +31,11 @@ export interface ClientRecord {
   logout: ClientLogout;
   /** RFC 9126 require_pushed_authorization_requests: /authorize takes this client's requests only as a pushed request_uri. Default false. */
   requirePushedAuthorizationRequests: boolean;
+  /**
+   * A third-party application: the user sees a consent page listing what it asks before its
+   * code is issued (oidc/consent.ts). Default false (first-party: no consent page). Never a machine client.
+   */
+  thirdParty: boolean;
   /** The countries its SMS may go to and the mail domains its codes may go to (otp/send-rules.ts); null: the service's rule. */
   sendRules: ClientSendRules;
   /**
@@ -96,6 +101,7 @@ export function toRecord(row: Row): ClientRecord {
       frontchannelLogoutSessionRequired: Number(row.frontchannel_logout_session_required ?? 0) !== 0,
     },
     requirePushedAuthorizationRequests: Number(row.require_pushed_authorization_requests ?? 0) !== 0,
+    thirdParty: Number(row.third_party ?? 0) !== 0,
     sendRules: {
       smsCountries: row.sms_countries ? (JSON.parse(row.sms_countries) as string[]) : null,
       mailDomains: row.mail_domains ? (JSON.parse(row.mail_domains) as string[]) : null,
@@ -132,6 +138,7 @@ function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: 
     dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
     ...logoutColumns(client.logout),
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
+    third_party: client.thirdParty ? 1 : 0,
     jwks: client.keys.jwks ? JSON.stringify(client.keys.jwks) : null,
     jwks_uri: client.keys.jwksUri,
     ...sendRuleColumns(client.sendRules),
@@ -256,6 +263,17 @@ export function createClientStore(db: Db) {
       return row !== undefined;
     },
 
+    async setThirdParty(id: string, thirdParty: boolean): Promise<boolean> {
+      const row = await db
+        .updateTable('clients')
+        .set({ third_party: thirdParty ? 1 : 0 })
+        .where('id', '=', id)
+        .where('client_type', '!=', 'machine')
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
     async setSendRules(id: string, rules: ClientSendRules): Promise<boolean> {
       const row = await db.updateTable('clients').set(sendRuleColumns(rules)).where('id', '=', id).returning('id').executeTakeFirst();
       return row !== undefined;
@@ -327,6 +345,7 @@ export function createClientStore(db: Db) {
         await tx.deleteFrom('session_clients').where('client_id', '=', id).execute();
         await tx.deleteFrom('delegation_sp_keys').where('client_id', '=', id).execute();
         await tx.deleteFrom('client_branding').where('client_id', '=', id).execute();
+        await tx.deleteFrom('consents').where('client_id', '=', id).execute();
         const row = await tx.deleteFrom('clients').where('id', '=', id).returning('id').executeTakeFirst();
         // After the client's row: an API naming it meanwhile (apis/store.ts reads it FOR SHARE) is cleared too.
         await tx.updateTable('apis').set({ resource_server_client_id: null }).where('resource_server_client_id', '=', id).execute();

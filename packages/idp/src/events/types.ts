@@ -59,6 +59,8 @@ export const EVENT_TYPES = [
   'role.assigned',
   'role.unassigned',
   'client.permissions_granted',
+  'consent.granted',
+  'consent.revoked',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -12,13 +12,17 @@ export type AuthorizeErrorCode =
   | 'invalid_scope'
   | 'login_required'
   | 'interaction_required'
+  /** OIDC Core 3.1.2.6: prompt=none, and a third-party client needs the user's consent (oidc/consent.ts). */
+  | 'consent_required'
+  /** RFC 6749 4.1.2.1: the user denied the third-party client's request on the consent page. */
+  | 'access_denied'
   | 'request_not_supported'
   | 'registration_not_supported'
   /** RFC 8707 2: a `resource` that is not an absolute URI or not a registered API. */
   | 'invalid_target';
 
 /** What the authorization endpoint needs of the registered APIs (apis/): each one's identifier and permissions. */
-export type FindApi = (identifier: string) => Promise<{ identifier: string; permissions: readonly string[] } | undefined>;
+export type FindApi = (identifier: string) => Promise<{ identifier: string; name: string; permissions: readonly string[] } | undefined>;
 
 /** The outcome of checking a request: shown on our own page, or sent back to the client. */
 export type CheckedRequest =
@@ -36,10 +40,11 @@ export type CheckedRequest =
   | { kind: 'valid'; client: ClientRecord; request: AuthorizationRequest };
 
 /**
- * OIDC Core 3.1.2.1 prompt values we accept. `consent` is always satisfied and shows no page:
- * every client is registered by an operator, which stands for the user's consent (OIDC Core 11
- * asks for it before offline_access), so an app that sends it with offline_access is served.
- * `select_account` is refused (one account per browser session).
+ * OIDC Core 3.1.2.1 prompt values we accept. `consent` shows the consent page to the user of a
+ * third-party client (clients.thirdParty, oidc/consent.ts) even when they granted everything
+ * before; a first-party client's registration by an operator stands for the user's consent
+ * (OIDC Core 11 asks for it before offline_access), so it is always satisfied there and shows
+ * no page. `select_account` is refused (one account per browser session).
  */
 export const PROMPT_VALUES = ['none', 'login', 'consent'] as const;
 
@@ -108,8 +113,9 @@ export async function checkAuthorizeRequest(
     return fail('invalid_request', `response_mode may be ${RESPONSE_MODES.join(' or ')}.`);
   }
   // OIDC Core 3.1.2.1: openid is required; other scopes are ignored (RFC 6749 3.3 lets us grant
-  // fewer). The grant is `openid email`, and offline_access (OIDC Core 11) when asked for: every
-  // client is registered by an operator, which stands for the consent OIDC Core 11 otherwise asks.
+  // fewer). The grant is `openid email`, and offline_access (OIDC Core 11) when asked for: a
+  // first-party client is registered by an operator, which stands for the consent OIDC Core 11
+  // otherwise asks; a third-party client's user consents on the consent page (oidc/consent.ts).
   const scopes = (text('scope') ?? '').split(' ');
   if (!scopes.includes('openid')) return fail('invalid_scope', 'The scope must include openid.');
   const resources = await requestedApis(params.resource, findApi);

@@ -23,6 +23,7 @@ import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS, wireBody } fro
 import type { MessageKey } from '../i18n/messages/en.js';
 import type { PageLanguages } from '../i18n/page-language.js';
 import { FORM_POST_SCRIPT, FORM_POST_SCRIPT_PATH, responseLocation, sendAuthorizationResponse } from './authorization-response.js';
+import { CONSENT_PATH, type ConsentItem } from './consent.js';
 import type { DbscService } from './dbsc.js';
 import { SIGNED_OUT_SCRIPT, SIGNED_OUT_SCRIPT_PATH } from './frontchannel-logout.js';
 import type { PasskeyOffer } from './passkey-offer.js';
@@ -103,6 +104,26 @@ const PasskeyOptionsAnswer = wireBody<SignInPasskeyOptionsResponse>()(Type.Objec
 const PasskeyAddAnswer = wireBody<SignInPasskeyResponse>()(
   Type.Object({ added: Type.Literal(true), synced: Type.Boolean({ description: 'the passkey is synced (backed up)' }) }),
 );
+
+const ConsentPageSchema = {
+  response: {
+    200: rawResponse('text/html', "the consent page: a third-party app's name and what it asks, with Allow and Deny"),
+    400: rawResponse('text/html', 'the sign-in expired, or the request is not this browser’s'),
+    ...errorResponses(...SERVER_ERRORS),
+  },
+};
+/** The consent form (request, csrf, decision allow|deny), read by the route itself: every refusal is the page, never a JSON error. */
+const ConsentAnswerSchema = {
+  response: {
+    303: { description: "to the app's redirect_uri: the code (Allow) or error=access_denied (Deny), with state and iss" },
+    200: rawResponse('text/html', 'response_mode=form_post: the page that posts the response to the app'),
+    400: rawResponse(
+      'text/html',
+      'the sign-in expired, the form is malformed or not this browser’s or this request’s, or a cross-origin post',
+    ),
+    ...errorResponses(...SERVER_ERRORS),
+  },
+};
 
 const HTML = 'text/html';
 const refusedPage = rawResponse(HTML, 'an error page: the client or redirect_uri is unknown (never a redirect), or the sign-in expired');
@@ -218,6 +239,11 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
       return sendAuthorizationResponse(reply, outcome.response, language, (key) => locales.text(language.locale, key));
     }
     reply.header('set-cookie', cookie(bindingCookie, outcome.binding, AUTHORIZATION_REQUEST_TTL_SECONDS));
+    if (outcome.kind === 'consent')
+      return reply
+        .code(303)
+        .header('location', `${CONSENT_PATH}?${new URLSearchParams({ request: outcome.requestId })}`)
+        .send();
     // OIDC Core 3.1.2.1 ui_locales: the sign-in page's language (docs/protocol.md "Languages").
     const uiLocales = typeof params.ui_locales === 'string' ? params.ui_locales.slice(0, 200) : '';
     const query = new URLSearchParams({ request: outcome.requestId, ...(uiLocales ? { ui_locales: uiLocales } : {}) });
@@ -327,6 +353,8 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
       // W3C DBSC: a browser that can offers to bind the new session to a key of its own (oidc/dbsc.ts).
       reply.header('secure-session-registration', dbsc.registrationHeader(done.session));
     }
+    // A third-party client: the consent page first (oidc/consent.ts); the page navigates there.
+    if ('consentRequestId' in done) return { location: `${CONSENT_PATH}?${new URLSearchParams({ request: done.consentRequestId })}` };
     const { response } = done;
     return response.mode === 'form_post'
       ? { location: response.redirectUri, form: response.params }
@@ -359,6 +387,56 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
     return finished(reply, done, request.body.sessionKey);
   });
 
+  // The consent page of a third-party client (oidc/consent.ts): server-rendered, no script. Only
+  // the browser holding the request's binding cookie sees it; its form carries a token bound to
+  // the request and that cookie, and posts back here only (Origin checked), once.
+  app.get(CONSENT_PATH, { schema: ConsentPageSchema }, async (request, reply) => {
+    const sent = (request.query as Record<string, unknown>).request;
+    const requestId = typeof sent === 'string' && sent.length <= 100 ? sent : undefined;
+    const binding = parseCookies(request.headers.cookie).get(bindingCookie);
+    const view = requestId ? await oidc.consentView(requestId, binding).catch(expiredOnly) : undefined;
+    if (!view || !requestId) return page(request, reply, 'page.signIn.expired', 'page.signIn.expiredHelp');
+    const language = await languages.of(request);
+    const brand = await brandOf(view.client);
+    const t = (key: MessageKey, values?: Record<string, string>) => escapeHtml(locales.text(language.locale, key, values));
+    const item = (entry: ConsentItem) =>
+      entry.kind === 'email'
+        ? t('page.consent.email')
+        : entry.kind === 'offline'
+          ? t('page.consent.offline')
+          : t('page.consent.permission', { api: entry.apiName, permission: entry.permission });
+    const main =
+      `<h1>${t('page.consent.title', { app: brand.name })}</h1><p>${t('page.consent.intro', { app: brand.name })}</p>` +
+      `<ul class="consent">${view.items.map((entry) => `<li>${item(entry)}</li>`).join('')}</ul>` +
+      `<form method="post" action="${CONSENT_PATH}"><input type="hidden" name="request" value="${escapeHtml(requestId)}">` +
+      `<input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}">` +
+      `<button type="submit" name="decision" value="allow">${t('page.consent.allow')}</button> ` +
+      `<button type="submit" name="decision" value="deny" class="secondary">${t('page.consent.deny')}</button></form>` +
+      `<p><small>${t('page.consent.note')}</small></p>`;
+    // The answer redirects to the app: form-action must allow its redirect URI's origin (browsers check a form's redirects).
+    const csp = cspWithFormTarget(view.request.redirectUri);
+    return sendPage(reply, 200, locales.text(language.locale, 'page.consent.title', { app: brand.name }), main, language, csp, brand);
+  });
+
+  app.post(CONSENT_PATH, { schema: ConsentAnswerSchema }, async (request, reply) => {
+    // CSRF: our own page only (browsers send Origin on every form POST), then the form's token and the binding cookie.
+    if (request.headers.origin !== origin)
+      return page(request, reply, 'page.authorize.refused', 'page.authorize.refusedHelp', 'Cross-origin requests are refused.');
+    const form = (request.body ?? {}) as Record<string, unknown>;
+    const field = (name: string) =>
+      typeof form[name] === 'string' && (form[name] as string).length <= 100 ? (form[name] as string) : undefined;
+    const [requestId, csrf, decision] = [field('request'), field('csrf'), field('decision')];
+    const valid = requestId && csrf && (decision === 'allow' || decision === 'deny');
+    const response = valid
+      ? await oidc
+          .answerConsent({ requestId, binding: parseCookies(request.headers.cookie).get(bindingCookie), csrf, allow: decision === 'allow' })
+          .catch(expiredOnly)
+      : undefined;
+    if (!response) return page(request, reply, 'page.signIn.expired', 'page.signIn.expiredHelp');
+    const language = await languages.of(request);
+    return sendAuthorizationResponse(reply, response, language, (key) => locales.text(language.locale, key));
+  });
+
   // "Add a passkey" on a held sign-in (passkey-offer.ts): our page only, in the browser that
   // made the request, for the user the request holds; /signin/continue finishes either way.
   app.post(Paths.signInPasskeyOptions, { schema: PasskeyOptionsSchema }, async (request) => {
@@ -373,6 +451,12 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
     const { synced } = await offer.register(caller, request.body.credential);
     return { added: true as const, synced };
   });
+};
+
+/** An expired, used or foreign request (ERR_SESSION_INVALID) is undefined; anything else is thrown on. */
+const expiredOnly = (error: unknown): undefined => {
+  if (error instanceof ServiceError && error.code === 'ERR_SESSION_INVALID') return undefined;
+  throw error;
 };
 
 /** The cookie binding pending requests to the browser that made them (__Host- with an https issuer). */

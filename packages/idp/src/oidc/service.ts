@@ -11,6 +11,8 @@ import type { PasskeyStore } from '../factors/passkey/store.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
 import { type AuthorizationResponse, authorizationResponse } from './authorization-response.js';
 import { type CheckedRequest, checkAuthorizeRequest, type FindApi } from './authorize-request.js';
+import { askedBy, type ConsentItem, consentNeeded } from './consent.js';
+import type { ConsentStore } from './consent-store.js';
 import type { PushedRequests } from './pushed-requests.js';
 import type { AuthorizationRequest, FrontChannelTarget, HeldSignIn, LiveSession, OidcStore, SignInSession } from './store.js';
 
@@ -30,6 +32,8 @@ export interface OidcDeps {
    */
   passkeys: Pick<PasskeyStore, 'findActiveById' | 'list'>;
   enabledUsers: EnabledUserStore;
+  /** What each user granted each third-party client (oidc/consent.ts). */
+  consents: ConsentStore;
   events: EventLog;
   hash: SecretHasher;
   now: () => number;
@@ -45,15 +49,37 @@ export interface HostedCompletion {
   codeVerifier: string;
 }
 
-/** A finished hosted sign-in: the app's response (with its code), and the new session cookie value if any. */
-export type SignInFinished = { response: AuthorizationResponse; session?: string };
+/**
+ * A finished hosted sign-in: the app's response (with its code), or for a third-party client the
+ * consent page's request to go to first (oidc/consent.ts); and the new session cookie value if any.
+ */
+export type SignInFinished = ({ response: AuthorizationResponse } | { consentRequestId: string }) & { session?: string };
+
+/** What the consent page shows: the app's name and what it asks, and the token its form carries (CSRF). */
+export interface ConsentView {
+  client: ClientRecord;
+  items: ConsentItem[];
+  csrf: string;
+  /** Where the response goes with response_mode=form_post (the page's CSP lets its form lead there). */
+  request: AuthorizationRequest;
+}
+
+/** The consent page's answer: its request, the browser's binding cookie, the form's token. */
+export interface ConsentAnswer {
+  requestId: string;
+  binding: string | undefined;
+  csrf: string;
+  allow: boolean;
+}
 
 /** What /authorize answers: our error page, the response to the client, or the hosted sign-in. */
 export type AuthorizeOutcome =
   | { kind: 'page'; message: string }
   | { kind: 'respond'; response: AuthorizationResponse }
   /** The hosted sign-in: `requestId` goes in its URL, `binding` in a cookie of this browser. */
-  | { kind: 'sign-in'; requestId: string; binding: string };
+  | { kind: 'sign-in'; requestId: string; binding: string }
+  /** A live session, and a third-party client needs the user's consent: the consent page, bound likewise. */
+  | { kind: 'consent'; requestId: string; binding: string };
 
 export interface OidcService {
   hostedPublishableKey: string;
@@ -66,6 +92,14 @@ export interface OidcService {
       binding?: string;
     },
   ): Promise<AuthorizeOutcome>;
+  /** The consent page's content for this browser's request waiting on it (ERR_SESSION_INVALID when expired, used, unknown or another browser's). */
+  consentView(requestId: string, binding: string | undefined): Promise<ConsentView>;
+  /**
+   * The consent page's Allow or Deny: the waiting request consumed (once, this browser's, its
+   * form's token checked). Allow merges the grant into the user's consent and issues the code;
+   * Deny answers access_denied (RFC 6749 4.1.2.1).
+   */
+  answerConsent(answer: ConsentAnswer): Promise<AuthorizationResponse>;
   /** The pending request a hosted page shows, with its app; undefined when expired, used or unknown. */
   pendingRequest(requestId: string): Promise<
     | {
@@ -146,7 +180,7 @@ export interface OidcService {
  * store and token endpoint as the browser library's flow.
  */
 export function createOidcService(deps: OidcDeps): OidcService {
-  const { issuer, clients, codes, store, pushed, devices, passkeys, enabledUsers, events, hash, now } = deps;
+  const { issuer, clients, codes, store, pushed, devices, passkeys, enabledUsers, events, hash, now, consents } = deps;
   const hostedPublishableKey = `pk_hosted_${hash('hosted-publishable-key', issuer).slice(0, 32)}`;
 
   const errorResponse = (checked: Extract<CheckedRequest, { kind: 'redirect-error' }>) =>
@@ -218,6 +252,41 @@ export function createOidcService(deps: OidcDeps): OidcService {
 
   const expired = () => new ServiceError('ERR_SESSION_INVALID', 'This sign-in has expired. Go back to the app and start again.');
 
+  /** Whether this user must consent to what a third-party client's request asks (oidc/consent.ts). */
+  async function consentMissing(request: AuthorizationRequest, client: ClientRecord, userId: string): Promise<boolean> {
+    if (!client.thirdParty) return false;
+    const [asked, granted] = await Promise.all([askedBy(request, deps.findApi), consents.find(userId, client.id)]);
+    return consentNeeded(client, request, asked.grant, granted);
+  }
+
+  /**
+   * The app's code, or when the user must consent first, a copy of the request waiting on the
+   * consent page (a new id, the same browser's binding) with the sign-in and its session held on it.
+   */
+  async function issueOrAsk(
+    request: AuthorizationRequest,
+    client: ClientRecord,
+    signedIn: HeldSignIn,
+    sid: string | null,
+    bindingHash: string,
+  ): Promise<{ response: AuthorizationResponse } | { consentRequestId: string }> {
+    if (!(await consentMissing(request, client, signedIn.userId))) return { response: await issueFor(request, signedIn, sid) };
+    const consentRequestId = randomToken('');
+    const at = now();
+    await store.insertRequest(
+      hash('authorization-request', consentRequestId),
+      bindingHash,
+      request,
+      at,
+      at + AUTHORIZATION_REQUEST_TTL_SECONDS * 1000,
+      { signedIn, sid },
+    );
+    return { consentRequestId };
+  }
+
+  /** The consent form's token: bound to the waiting request and to the browser holding it (its binding cookie). */
+  const consentCsrf = (idHash: string, bindingHash: string) => hash('consent-form', `${idHash}.${bindingHash}`);
+
   /** The hosted page's code (the hosted client is public: PKCE binds it; its user still enabled) → who signed in, how. */
   async function redeemHosted(input: HostedCompletion): Promise<HeldSignIn> {
     if (!input.binding) throw expired();
@@ -235,7 +304,12 @@ export function createOidcService(deps: OidcDeps): OidcService {
   }
 
   /** A consumed request and its sign-in → a new session (remembered device only) and the app's code. */
-  async function finish(request: AuthorizationRequest, signedIn: HeldSignIn, previousSession: string | undefined): Promise<SignInFinished> {
+  async function finish(
+    request: AuthorizationRequest,
+    signedIn: HeldSignIn,
+    previousSession: string | undefined,
+    bindingHash: string,
+  ): Promise<SignInFinished> {
     const client = await clients.findById(request.clientId);
     if (!client) throw expired();
     // The sign-in ran under this app's policy (hostedClientFor); checked again where it counts.
@@ -270,8 +344,9 @@ export function createOidcService(deps: OidcDeps): OidcService {
         at + SESSION_ABSOLUTE_LIFETIME_SECONDS * 1000,
       );
     }
-    const response = await issueFor(request, signedIn, sid);
-    return session ? { response, session } : { response };
+    // A third-party client's user consents first: the session is made all the same (they did sign in).
+    const outcome = await issueOrAsk(request, client, signedIn, sid, bindingHash);
+    return session ? { ...outcome, session } : outcome;
   }
 
   /**
@@ -310,7 +385,21 @@ export function createOidcService(deps: OidcDeps): OidcService {
       const { client, request } = checked;
       const session = await liveSession(cookies.session);
       const unmet = session ? shortfall(session, request, client) : 'login_required';
+      // One binding value per browser, reused across tabs; a new one when the browser has none.
+      const binding = cookies.binding && /^[A-Za-z0-9_-]{43}$/.test(cookies.binding) ? cookies.binding : randomToken('');
       if (session && !unmet) {
+        const mustConsent = await consentMissing(request, client, session.userId);
+        // OIDC Core 3.1.2.6: no page may be shown, and the user has not consented to what the app asks.
+        if (mustConsent && request.prompt === 'none')
+          return {
+            kind: 'respond',
+            response: errorResponse({
+              kind: 'redirect-error',
+              ...request,
+              error: 'consent_required',
+              description: 'The user must consent to what this app asks.',
+            }),
+          };
         await store.touchSession(session.idHash, now());
         await events.record({
           type: 'sign_in.succeeded',
@@ -319,7 +408,10 @@ export function createOidcService(deps: OidcDeps): OidcService {
           deviceId: session.deviceId,
           detail: { amr: session.amr.join(' '), via: 'session' },
         });
-        return { kind: 'respond', response: await issueFor(request, session, session.sid) };
+        const outcome = await issueOrAsk(request, client, session, session.sid, hash('authorization-binding', binding));
+        return 'response' in outcome
+          ? { kind: 'respond', response: outcome.response }
+          : { kind: 'consent', requestId: outcome.consentRequestId, binding };
       }
       if (request.prompt === 'none') {
         // OIDC Core 3.1.2.6: no UI may be shown; say why the session did not do.
@@ -329,8 +421,6 @@ export function createOidcService(deps: OidcDeps): OidcService {
           response: errorResponse({ kind: 'redirect-error', ...request, error: unmet ?? 'login_required', description }),
         };
       }
-      // One binding value per browser, reused across tabs; a new one when the browser has none.
-      const binding = cookies.binding && /^[A-Za-z0-9_-]{43}$/.test(cookies.binding) ? cookies.binding : randomToken('');
       const requestId = randomToken('');
       const at = now();
       await store.insertRequest(
@@ -341,6 +431,44 @@ export function createOidcService(deps: OidcDeps): OidcService {
         at + AUTHORIZATION_REQUEST_TTL_SECONDS * 1000,
       );
       return { kind: 'sign-in', requestId, binding };
+    },
+
+    async consentView(requestId: string, binding: string | undefined): Promise<ConsentView> {
+      if (!binding) throw expired();
+      const idHash = hash('authorization-request', requestId);
+      const bindingHash = hash('authorization-binding', binding);
+      const pending = await store.findConsentRequest(idHash, bindingHash, now());
+      const client = pending && (await clients.findById(pending.request.clientId));
+      if (!pending || !client) throw expired();
+      const { items } = await askedBy(pending.request, deps.findApi);
+      return { client, items, csrf: consentCsrf(idHash, bindingHash), request: pending.request };
+    },
+
+    async answerConsent(answer: ConsentAnswer): Promise<AuthorizationResponse> {
+      if (!answer.binding) throw expired();
+      const idHash = hash('authorization-request', answer.requestId);
+      const bindingHash = hash('authorization-binding', answer.binding);
+      // CSRF: the form's token, of this request and this browser; checked before anything is consumed.
+      if (!safeEqual(answer.csrf, consentCsrf(idHash, bindingHash))) throw expired();
+      const pending = await store.consumeConsentRequest(idHash, bindingHash, now());
+      if (!pending) throw expired();
+      const { request, signedIn, sid } = pending;
+      // The user may have been disabled or deleted, or the client deleted, while reading.
+      const [user, client] = await Promise.all([enabledUsers.findById(signedIn.userId), clients.findById(request.clientId)]);
+      if (!user || !client) throw expired();
+      if (!answer.allow)
+        // RFC 6749 4.1.2.1: the resource owner denied the request.
+        return errorResponse({ kind: 'redirect-error', ...request, error: 'access_denied', description: 'The user denied the request.' });
+      const { grant } = await askedBy(request, deps.findApi);
+      await consents.merge(signedIn.userId, client.id, grant, now());
+      await events.record({
+        type: 'consent.granted',
+        userId: signedIn.userId,
+        clientId: client.id,
+        ...(signedIn.deviceId ? { deviceId: signedIn.deviceId } : {}),
+        detail: { scope: [...grant.scope, ...grant.permissions.map(([api, permission]) => `${api} ${permission}`)].join(' ') },
+      });
+      return issueFor(request, signedIn, sid);
     },
 
     async pendingRequest(requestId: string): Promise<{ request: AuthorizationRequest; client: ClientRecord } | undefined> {
@@ -369,7 +497,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
         now(),
       );
       if (!request) throw expired();
-      return finish(request, signedIn, input.previousSession);
+      return finish(request, signedIn, input.previousSession, hash('authorization-binding', input.binding ?? ''));
     },
 
     async holdSignIn(input: HostedCompletion): Promise<{ passkeyOffer: boolean }> {
@@ -416,7 +544,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
       );
       // The user may have been disabled or deleted while reading.
       if (!held || !(await enabledUsers.findById(held.signedIn.userId))) throw expired();
-      return finish(held.request, held.signedIn, input.previousSession);
+      return finish(held.request, held.signedIn, input.previousSession, hash('authorization-binding', input.binding));
     },
 
     async hostedCeremonyContext(requestId: string | undefined, binding: string | undefined): Promise<string> {

@@ -81,13 +81,47 @@ function requestOf(row: RequestRow): AuthorizationRequest {
   };
 }
 
+const HELD_COLUMNS = ['held_user_id', 'held_device_id', 'held_amr', 'held_auth_time', 'held_sid'] as const;
+
+/** A request waiting on the consent page: the request, who signed in, and the session (sid) the code is issued in. */
+export interface ConsentPending {
+  request: AuthorizationRequest;
+  signedIn: HeldSignIn;
+  sid: string | null;
+}
+
+function consentPendingOf(row: RequestRow & Pick<Database['authorization_requests'], (typeof HELD_COLUMNS)[number]>) {
+  if (!row.held_user_id || row.held_amr === null || row.held_auth_time === null) return undefined;
+  return {
+    request: requestOf(row),
+    signedIn: {
+      userId: row.held_user_id,
+      deviceId: row.held_device_id,
+      amr: JSON.parse(row.held_amr) as string[],
+      authTime: Number(row.held_auth_time),
+    },
+    sid: row.held_sid,
+  };
+}
+
 /**
  * Pending authorization requests and sign-in sessions, each stored by the keyed hash of the
  * value the browser holds. A request is consumed by stamping a time in one conditional UPDATE.
  */
 export function createOidcStore(db: Db, options: { logoutEnqueued?: () => void } = {}) {
   return {
-    async insertRequest(idHash: string, bindingHash: string, request: AuthorizationRequest, now: number, expiresAt: number) {
+    async insertRequest(
+      idHash: string,
+      bindingHash: string,
+      request: AuthorizationRequest,
+      now: number,
+      expiresAt: number,
+      /**
+       * A request waiting on the consent page (oidc/consent.ts): the sign-in held on it and the
+       * session it is in; only findConsentRequest and consumeConsentRequest see it.
+       */
+      consent?: { signedIn: HeldSignIn; sid: string | null },
+    ) {
       await db
         .insertInto('authorization_requests')
         .values({
@@ -107,6 +141,16 @@ export function createOidcStore(db: Db, options: { logoutEnqueued?: () => void }
           created_at: now,
           expires_at: expiresAt,
           consumed_at: null,
+          ...(consent
+            ? {
+                held_user_id: consent.signedIn.userId,
+                held_device_id: consent.signedIn.deviceId,
+                held_amr: JSON.stringify(consent.signedIn.amr),
+                held_auth_time: consent.signedIn.authTime,
+                held_sid: consent.sid,
+                consent_pending: 1,
+              }
+            : {}),
         })
         .execute();
     },
@@ -119,8 +163,30 @@ export function createOidcStore(db: Db, options: { logoutEnqueued?: () => void }
         .where('id', '=', idHash)
         .where('consumed_at', 'is', null)
         .where('expires_at', '>', now)
+        .where('consent_pending', 'is', null)
         .executeTakeFirst();
       return row && { ...requestOf(row), bindingHash: row.browser_binding_hash };
+    },
+
+    /** The request waiting on the consent page, bound to this browser, with its sign-in. */
+    async findConsentRequest(idHash: string, bindingHash: string, now: number): Promise<ConsentPending | undefined> {
+      const row = await db
+        .selectFrom('authorization_requests')
+        .select([...REQUEST_COLUMNS, ...HELD_COLUMNS])
+        .where(liveAndBound(idHash, bindingHash, now, true))
+        .executeTakeFirst();
+      return row && consentPendingOf(row);
+    },
+
+    /** Consumes the request waiting on the consent page (Allow or Deny): of concurrent callers exactly one gets it. */
+    async consumeConsentRequest(idHash: string, bindingHash: string, now: number): Promise<ConsentPending | undefined> {
+      const row = await db
+        .updateTable('authorization_requests')
+        .set({ consumed_at: now })
+        .where(liveAndBound(idHash, bindingHash, now, true))
+        .returning([...REQUEST_COLUMNS, ...HELD_COLUMNS])
+        .executeTakeFirst();
+      return row && consentPendingOf(row);
     },
 
     /** Consumes a live request bound to this browser: of concurrent callers exactly one gets it. */
@@ -396,12 +462,18 @@ export function createOidcStore(db: Db, options: { logoutEnqueued?: () => void }
 export type OidcStore = ReturnType<typeof createOidcStore>;
 
 /** A pending request that is live (not consumed, not expired) and bound to the browser presenting it. */
-function liveAndBound(idHash: string, bindingHash: string, now: number) {
+/**
+ * A live request bound to this browser. `consent`: one held for the consent page (only its Allow
+ * or Deny reads or finishes it); otherwise one of the sign-in's (never one held for consent, so
+ * no other step can finish it without the user's answer).
+ */
+function liveAndBound(idHash: string, bindingHash: string, now: number, consent = false) {
   return (eb: ExpressionBuilder<Database, 'authorization_requests'>) =>
     eb.and([
       eb('id', '=', idHash),
       eb('browser_binding_hash', '=', bindingHash),
       eb('consumed_at', 'is', null),
       eb('expires_at', '>', now),
+      consent ? eb('consent_pending', '=', 1) : eb('consent_pending', 'is', null),
     ]);
 }

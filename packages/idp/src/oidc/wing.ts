@@ -17,6 +17,7 @@ import type { EnabledUserStore } from '../users/enabled-store.js';
 import type { WebhookFanOut } from '../webhooks/fan-out.js';
 import type { FindApi } from './authorize-request.js';
 import { createLogoutDelivery } from './backchannel-logout.js';
+import { createConsentStore } from './consent-store.js';
 import { createDbsc } from './dbsc.js';
 import { dbscRoutes } from './dbsc-routes.js';
 import type { FirstPartyDeps } from './first-party-sign-in.js';
@@ -85,9 +86,10 @@ export const oidcWing = defineWing('oidc', (deps: OidcNeeds) => {
   const dbsc = createDbsc({ store: oidcStore, spent: deps.spentTokens, hash, issuer, now });
   const { findApi } = deps.apiAuthorization;
   const pushedRequests = createPushedRequests({ db, hash, now, findApi });
+  const consents = createConsentStore(db);
   const oidc = createOidcService({
     ...{ issuer, clients, pushed: pushedRequests, codes, store: oidcStore, devices: deps.devices, passkeys: deps.passkeyStore, findApi },
-    ...{ enabledUsers: deps.enabledUsers, events, hash, now, deviceIdleMs: idleMs },
+    ...{ enabledUsers: deps.enabledUsers, events, hash, now, deviceIdleMs: idleMs, consents },
   });
   const passkeyOffer = createPasskeyOffer({
     oidc,
@@ -105,6 +107,8 @@ export const oidcWing = defineWing('oidc', (deps: OidcNeeds) => {
       dbsc,
       pushedRequests,
       oidc,
+      /** What users granted third-party clients (oidc/consent.ts); the account center lists and revokes them. */
+      consents,
       passkeyOffer,
       logout,
       logoutDelivery: createLogoutDelivery({ issuer, clients, keyring, now }),

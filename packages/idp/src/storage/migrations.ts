@@ -29,6 +29,7 @@ import { migrations0027 } from './migrations/0027-sms-rules.js';
 import { migrations0028 } from './migrations/0028-resources.js';
 import { migrations0029 } from './migrations/0029-introspection.js';
 import { migrations0030 } from './migrations/0030-machine-clients.js';
+import { migrations0031 } from './migrations/0031-consent.js';
 import { migrations0032 } from './migrations/0032-roles-in-token.js';
 
 /**
@@ -67,6 +68,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0028,
   ...migrations0029,
   ...migrations0030,
+  ...migrations0031,
   ...migrations0032,
 };
 

@@ -11,7 +11,7 @@
  * - authorization-codes/store.ts, the code exchange's one statement: it also reads clients
  *   and users and records the pair in client_users;
  * - clients/store.ts and users/store.ts, deleting a client or a user: the rows bound to it,
- *   in the other modules' tables (a user's linked identities, link proofs and roles included), in one transaction;
+ *   in the other modules' tables (a user's linked identities, link proofs, roles and consents included), in one transaction;
  * - apis/store.ts, assigning a role: it reads users (does the user exist) in the transaction that
  *   inserts user_roles, so an assignment never outlives a user deleted meanwhile; and naming an API's
  *   resource server client, it reads clients (FOR SHARE: a confidential client that exists), which

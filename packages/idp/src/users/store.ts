@@ -201,6 +201,7 @@ export function createUserStore(db: Db, events: EventStore, factorTables: readon
         if (!row) return false;
         // After the user's row: an assignment made meanwhile read that row FOR SHARE (apis/store.ts), so it is seen here.
         await tx.deleteFrom('user_roles').where('user_id', '=', user.id).execute();
+        await tx.deleteFrom('consents').where('user_id', '=', user.id).execute();
         await events.append(event, now, tx);
         return true;
       });

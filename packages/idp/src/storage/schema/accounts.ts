@@ -42,6 +42,8 @@ export interface AccountTables {
     sms_countries: string | null;
     /** JSON array of the mail domains this application's codes may go to; null: any domain (otp/send-rules.ts). */
     mail_domains: string | null;
+    /** 1: a third-party application: the user consents to what it asks (oidc/consent.ts); 0 (default): first-party, no consent page. */
+    third_party: number;
   };
   /** users/: enabled-store.ts for the sign-in paths, store.ts for operators */
   users: {

@@ -61,6 +61,21 @@ export interface SignInTables {
     held_device_id: string | null;
     held_amr: string | null; // JSON array
     held_auth_time: number | null;
+    /** 1: the held sign-in waits on the consent page (oidc/consent.ts); only its Allow or Deny finishes the request. */
+    consent_pending: number | null;
+    /** The SSO session the held sign-in is in (its code's `sid`), for a request held for consent; null otherwise. */
+    held_sid: string | null;
+  };
+  /** oidc/consent-store.ts: what a user granted a third-party client (one row per user and client) */
+  consents: {
+    user_id: string;
+    client_id: string;
+    /** The OIDC scope values granted (space-separated: openid email, offline_access). */
+    scope: string;
+    /** JSON array of [API identifier, permission] pairs granted. */
+    permissions: string;
+    created_at: number;
+    updated_at: number;
   };
   /** oidc/pushed-requests.ts: a pushed authorization request (RFC 9126), single use, short-lived */
   pushed_authorization_requests: {
