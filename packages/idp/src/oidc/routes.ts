@@ -239,15 +239,14 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
       return sendAuthorizationResponse(reply, outcome.response, language, (key) => locales.text(language.locale, key));
     }
     reply.header('set-cookie', cookie(bindingCookie, outcome.binding, AUTHORIZATION_REQUEST_TTL_SECONDS));
-    if (outcome.kind === 'consent')
-      return reply
-        .code(303)
-        .header('location', `${CONSENT_PATH}?${new URLSearchParams({ request: outcome.requestId })}`)
-        .send();
-    // OIDC Core 3.1.2.1 ui_locales: the sign-in page's language (docs/protocol.md "Languages").
+    // OIDC Core 3.1.2.1 ui_locales: the page's language, the sign-in's or, with a live session,
+    // the consent page's (docs/protocol.md "Languages"; after a sign-in, its language cookie does).
     const uiLocales = typeof params.ui_locales === 'string' ? params.ui_locales.slice(0, 200) : '';
     const query = new URLSearchParams({ request: outcome.requestId, ...(uiLocales ? { ui_locales: uiLocales } : {}) });
-    return reply.code(303).header('location', `${Paths.signIn}?${query}`).send();
+    return reply
+      .code(303)
+      .header('location', `${outcome.kind === 'consent' ? CONSENT_PATH : Paths.signIn}?${query}`)
+      .send();
   };
 
   app.get(Paths.authorize, { schema: AuthorizeSchema }, async (request, reply) =>

@@ -137,6 +137,9 @@ describe('consent for third-party clients', () => {
     assert.ok(paramsOf(silent.location).code, 'granted: prompt=none gets its code');
     const forced = await startSignIn(service, thirdParty, email, browser, { extra: { prompt: 'consent' } });
     assert.ok(isConsentPage(forced.location), forced.location);
+    // With a live session the consent page is the first page: the app's ui_locales reaches it.
+    const german = await startSignIn(service, thirdParty, email, browser, { extra: { prompt: 'consent', ui_locales: 'de' } });
+    assert.match((await consentPage(service, browser.jar, german.location)).html, /<html lang="de"/, german.location);
     const firstPartyForced = await startSignIn(service, firstParty, email, browser, { extra: { prompt: 'consent' } });
     assert.ok(paramsOf(firstPartyForced.location).code, 'a first-party client: prompt=consent is satisfied without a page');
   });
