@@ -26,6 +26,21 @@ export type AssignOutcome = 'assigned' | 'held already' | 'no user' | 'no role' 
  * that exist, so a row left behind could grant nothing either.
  */
 export function createApiStore(db: Db) {
+  /** What a user's roles grant on one API: their (role, permission) rows, only permissions the API still defines. */
+  const userGrantsOn = (userId: string, apiIdentifier: string) =>
+    db
+      .selectFrom('user_roles')
+      .innerJoin('roles', 'roles.id', 'user_roles.role_id')
+      .innerJoin('role_permissions', 'role_permissions.role_id', 'roles.id')
+      .innerJoin('apis', 'apis.id', 'role_permissions.api_id')
+      .innerJoin('api_permissions', (join) =>
+        join
+          .onRef('api_permissions.api_id', '=', 'role_permissions.api_id')
+          .onRef('api_permissions.name', '=', 'role_permissions.permission'),
+      )
+      .where('user_roles.user_id', '=', userId)
+      .where('apis.identifier', '=', apiIdentifier);
+
   const shared = isPostgres(db);
 
   async function permissionsOf(apiIds: string[], tx: Db = db): Promise<Map<string, string[]>> {
@@ -431,21 +446,7 @@ export function createApiStore(db: Db) {
 
     /** The permissions the user's roles grant on the API, each once, sorted; only permissions the API still defines. */
     async userPermissions(userId: string, apiIdentifier: string): Promise<string[]> {
-      const rows = await db
-        .selectFrom('user_roles')
-        .innerJoin('roles', 'roles.id', 'user_roles.role_id')
-        .innerJoin('role_permissions', 'role_permissions.role_id', 'roles.id')
-        .innerJoin('apis', 'apis.id', 'role_permissions.api_id')
-        .innerJoin('api_permissions', (join) =>
-          join
-            .onRef('api_permissions.api_id', '=', 'role_permissions.api_id')
-            .onRef('api_permissions.name', '=', 'role_permissions.permission'),
-        )
-        .select('role_permissions.permission')
-        .distinct()
-        .where('user_roles.user_id', '=', userId)
-        .where('apis.identifier', '=', apiIdentifier)
-        .execute();
+      const rows = await userGrantsOn(userId, apiIdentifier).select('role_permissions.permission').distinct().execute();
       return rows.map((row) => row.permission).sort(byText);
     },
 
@@ -462,21 +463,7 @@ export function createApiStore(db: Db) {
 
     /** The names of the user's roles that grant any permission the API still defines, sorted. */
     async userRoleNamesFor(userId: string, apiIdentifier: string): Promise<string[]> {
-      const rows = await db
-        .selectFrom('user_roles')
-        .innerJoin('roles', 'roles.id', 'user_roles.role_id')
-        .innerJoin('role_permissions', 'role_permissions.role_id', 'roles.id')
-        .innerJoin('apis', 'apis.id', 'role_permissions.api_id')
-        .innerJoin('api_permissions', (join) =>
-          join
-            .onRef('api_permissions.api_id', '=', 'role_permissions.api_id')
-            .onRef('api_permissions.name', '=', 'role_permissions.permission'),
-        )
-        .select('roles.name')
-        .distinct()
-        .where('user_roles.user_id', '=', userId)
-        .where('apis.identifier', '=', apiIdentifier)
-        .execute();
+      const rows = await userGrantsOn(userId, apiIdentifier).select('roles.name').distinct().execute();
       return rows.map((row) => row.name).sort(byText);
     },
   };
