@@ -99,6 +99,7 @@ try {
       frontchannel_logout_session_required: 0,
       require_pushed_authorization_requests: 0,
       id_token_signed_response_alg: 'RS256',
+      third_party: 0,
       created_at: now,
     })
     .execute();
