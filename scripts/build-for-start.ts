@@ -89,9 +89,22 @@ function run(command: string, args: string[]): Promise<number> {
 
 await checkPorts();
 process.stdout.write('Building (only what changed since the last start):\n');
-process.stdout.write(`  types (tsc -b) … `);
-process.stdout.write(`checked in ${(await run('npx', ['tsc', '-b'])).toFixed(1)} s\n`);
 mkdirSync(STAMPS, { recursive: true });
+// tsc -b's own no-op check loads the compiler and reads every build info: seconds of a second
+// start (issue 40). The same inputs, fingerprinted here, skip it; what it emits must still be there.
+const TYPED = ['protocol', 'web', 'hosted', 'console', 'oauth-client', 'idp'].map((name) => `packages/${name}`);
+const typesPrint = fingerprint(
+  TYPED.map((dir) => `${dir}/src`),
+  ['tsconfig.json', 'tsconfig.base.json', 'package-lock.json', ...TYPED.map((dir) => `${dir}/tsconfig.json`)],
+);
+const typesStamp = join(STAMPS, 'types.stamp');
+const typesEmitted = ['packages/protocol/dist', 'packages/oauth-client/dist'].every((dir) => existsSync(join(ROOT, dir)));
+process.stdout.write(`  types (tsc -b) … `);
+if (typesEmitted && existsSync(typesStamp) && readFileSync(typesStamp, 'utf8') === typesPrint) process.stdout.write('up to date\n');
+else {
+  process.stdout.write(`checked in ${(await run('npx', ['tsc', '-b'])).toFixed(1)} s\n`);
+  writeFileSync(typesStamp, typesPrint);
+}
 const prints = new Map<string, string>();
 for (const pkg of PACKAGES) {
   const own = fingerprint(

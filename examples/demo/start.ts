@@ -134,8 +134,7 @@ async function waitReady(child: ChildProcess) {
 }
 
 /** The demo client: the one whose keys we kept, else a new one named "Demo". */
-async function demoClient(): Promise<ClientKeys> {
-  const { clients } = await idp<{ clients: ClientInfo[] }>('clients', 'list');
+async function demoClient(clients: ClientInfo[]): Promise<ClientKeys> {
   const kept = readJson<ClientKeys>(CLIENT_FILE);
   const known = kept && clients.find((c) => c.id === kept.clientId);
   if (kept && known) {
@@ -173,8 +172,7 @@ async function demoClient(): Promise<ClientKeys> {
  * whose keys we kept, else a new one. A client registered before the app signed out at the
  * service gets its post-logout redirect URI added.
  */
-async function oidcAppClient(): Promise<ClientKeys> {
-  const { clients } = await idp<{ clients: ClientInfo[] }>('clients', 'list');
+async function oidcAppClient(clients: ClientInfo[]): Promise<ClientKeys> {
   const kept = readJson<ClientKeys>(OIDC_CLIENT_FILE);
   const known = kept && clients.find((c) => c.id === kept.clientId);
   if (kept && known) {
@@ -215,13 +213,11 @@ async function oidcAppClient(): Promise<ClientKeys> {
  * an operator's changes stay). Nobody holds the role until an operator gives it
  * (`service-idp users roles add EMAIL notes-reader`): users only exist once they sign in.
  */
-async function notesApi(): Promise<string> {
-  const { apis } = await idp<{ apis: { identifier: string }[] }>('apis', 'list');
+async function notesApi(apis: { identifier: string }[], roles: { name: string }[]): Promise<string> {
   if (!apis.some((api) => api.identifier === NOTES_API)) {
     await idp('apis', 'create', '--identifier', NOTES_API, '--name', 'Acme Notes API', '--permissions', `${NOTES_PERMISSION},write:notes`);
     say(`  Registered the API ${NOTES_API} (read:notes, write:notes).`);
   }
-  const { roles } = await idp<{ roles: { name: string }[] }>('roles', 'list');
   if (!roles.some((role) => role.name === NOTES_ROLE)) {
     await idp('roles', 'create', NOTES_ROLE, '--grant', `${NOTES_API}=${NOTES_PERMISSION}`);
     say(`  Made the role ${NOTES_ROLE} (${NOTES_API}: ${NOTES_PERMISSION}).`);
@@ -285,31 +281,39 @@ async function main() {
 
   try {
     await waitReady(child);
-    const client = await demoClient();
+    // Each command is a process of its own (a second or more on a busy machine): the three
+    // independent set-ups run side by side, each listing read once (issue 40: start time).
+    const [{ clients }, { apis }, { roles }] = await Promise.all([
+      idp<{ clients: ClientInfo[] }>('clients', 'list'),
+      idp<{ apis: { identifier: string }[] }>('apis', 'list'),
+      idp<{ roles: { name: string }[] }>('roles', 'list'),
+    ]);
+    const [client, notesApiId, wiki] = await Promise.all([demoClient(clients), notesApi(apis, roles), oidcAppClient(clients)]);
     const delegation = await delegationKeys(client.clientId);
-    demo = await startDemo({
-      serviceUrl: SERVICE_URL,
-      publicOrigin: DEMO_ORIGIN,
-      clientId: client.clientId,
-      publishableKey: client.publishableKey,
-      secretKey: client.secretKey,
-      delegation,
-      notesApi: await notesApi(),
-      port: DEMO_PORT,
-      // Both loopback addresses, since browsers may resolve localhost to either.
-      hosts: ['127.0.0.1', '::1'],
-      log: (line) => say(`  ${line}`),
-    });
-    const wiki = await oidcAppClient();
-    oidcApp = await startOidcApp({
-      issuerBaseURL: SERVICE_URL,
-      publicOrigin: OIDC_APP_ORIGIN,
-      clientId: wiki.clientId,
-      clientSecret: wiki.secretKey,
-      port: OIDC_APP_PORT,
-      hosts: ['127.0.0.1', '::1'],
-      log: (line) => say(`  ${line}`),
-    });
+    [demo, oidcApp] = await Promise.all([
+      startDemo({
+        serviceUrl: SERVICE_URL,
+        publicOrigin: DEMO_ORIGIN,
+        clientId: client.clientId,
+        publishableKey: client.publishableKey,
+        secretKey: client.secretKey,
+        delegation,
+        notesApi: notesApiId,
+        port: DEMO_PORT,
+        // Both loopback addresses, since browsers may resolve localhost to either.
+        hosts: ['127.0.0.1', '::1'],
+        log: (line) => say(`  ${line}`),
+      }),
+      startOidcApp({
+        issuerBaseURL: SERVICE_URL,
+        publicOrigin: OIDC_APP_ORIGIN,
+        clientId: wiki.clientId,
+        clientSecret: wiki.secretKey,
+        port: OIDC_APP_PORT,
+        hosts: ['127.0.0.1', '::1'],
+        log: (line) => say(`  ${line}`),
+      }),
+    ]);
   } catch (error) {
     say(`\nCould not start: ${error instanceof Error ? error.message : error}`);
     await stop(1);
