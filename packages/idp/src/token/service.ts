@@ -1,5 +1,5 @@
 import { hkdfSync } from 'node:crypto';
-import { createLocalJWKSet, type JWTPayload, jwtVerify } from 'jose';
+import { createLocalJWKSet, type JWK, type JWTPayload, jwtVerify } from 'jose';
 import type { TokenResponse } from 'service-protocol';
 import type { CodeService } from '../authorization-codes/service.js';
 import type { ClientService } from '../clients/service.js';
@@ -247,10 +247,20 @@ export function createTokenService(deps: TokenDeps): TokenService {
     }
   }
 
+  // The key set jose verifies against, made once per keyring load (the JWKS object changes when the keyring reloads).
+  const localKeySets = new WeakMap<object, ReturnType<typeof createLocalJWKSet>>();
+  const localKeySet = (jwks: { keys: JWK[] }) => {
+    const known = localKeySets.get(jwks);
+    if (known) return known;
+    const keys = createLocalJWKSet(jwks);
+    localKeySets.set(jwks, keys);
+    return keys;
+  };
+
   /** The payload of one of our access tokens for an API (RFC 9068: signature by a JWKS key, issuer, type), or undefined. */
   async function apiAccessTokenClaims(accessToken: string, currentDate: Date): Promise<JWTPayload | undefined> {
     try {
-      const keys = createLocalJWKSet(await keyring.jwks());
+      const keys = localKeySet(await keyring.jwks());
       const { payload } = await jwtVerify(accessToken, keys, { issuer, algorithms: [API_ACCESS_TOKEN_ALG], typ: 'at+jwt', currentDate });
       return payload;
     } catch {
