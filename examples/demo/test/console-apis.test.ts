@@ -94,6 +94,20 @@ describe('the operator console: APIs, roles and a user’s roles', { timeout: 6 
     assert.deepEqual(await apis(), [{ ...(await apis())[0], name: 'Notes', permissions: ['delete:notes', 'read:notes', 'write:notes'] }]);
     assert.ok((await actors('api.created')).includes(`operator:${admin}`));
     assert.ok((await actors('api.updated')).includes(`operator:${admin}`));
+
+    // Roles in its tokens, and the client its resource server introspects with: an unknown one is refused.
+    const introspector = edit.getByLabel('Client id its resource server introspects tokens with (empty: none)');
+    await introspector.fill('cli_nobody');
+    await edit.getByLabel('Its access tokens also carry the user’s roles that grant its permissions').check();
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await adminPage.getByRole('status').filter({ hasText: 'Failed:' }).waitFor();
+    const stored = async () =>
+      (await stack.idp<{ apis: Array<{ rolesInToken: boolean; resourceServerClientId: string | null }> }>('apis', 'list')).apis[0];
+    assert.deepEqual(await stored(), { ...(await stored()), rolesInToken: false, resourceServerClientId: null });
+    await introspector.fill('');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    for (let i = 0; i < 40 && !(await stored())?.rolesInToken; i++) await new Promise((r) => setTimeout(r, 250));
+    assert.equal((await stored())?.rolesInToken, true);
   });
 
   it('makes a role choosing permissions among the registered API’s', async () => {

@@ -105,6 +105,17 @@ describe('the operator console: secrets, addresses, searches, pages, MFA reset, 
     await form.getByRole('button', { name: 'Save' }).click();
     for (let i = 0; i < 40 && (await clients())?.origins.length === 0; i++) await new Promise((r) => setTimeout(r, 250));
     assert.deepEqual((await clients())?.origins, [registered.origin]);
+
+    // Third party: its users see a consent page from now on; the list says so.
+    const third = async () =>
+      (await stack.idp<{ clients: Array<{ id: string; thirdParty: boolean }> }>('clients', 'list')).clients.find(
+        (c) => c.id === registered.clientId,
+      )?.thirdParty;
+    assert.equal(await third(), false);
+    await form.getByLabel('Third-party application (users see a consent page listing what it asks)').check();
+    await form.getByRole('button', { name: 'Save' }).click();
+    await adminPage.getByRole('row', { name: new RegExp(`${registered.clientId}.*third party`) }).waitFor();
+    assert.equal(await third(), true);
   });
 
   it('searches users by UTC day range; an empty range shows the API message', async () => {

@@ -114,6 +114,8 @@ export const M = {
     optional: 'optional',
     required: 'required',
     passkeyMfa: 'A passkey counts as the second factor',
+    thirdParty: 'Third-party application (users see a consent page listing what it asks)',
+    typeThirdParty: (type: string) => `${type}, third party`,
     smsCountries: 'SMS countries (ISO codes, one per line; empty: the service’s list; none: no SMS)',
     mailDomains: 'Allowed mail domains (one per line; empty: any domain)',
     alg: 'ID token algorithm',
@@ -149,6 +151,8 @@ export const M = {
     confirmDelete: (name: string) => `Delete the API ${name}? Its permissions leave every role at once.`,
     noneYet: 'No APIs yet.',
     noPermissions: 'No permissions.',
+    rolesInToken: 'Its access tokens also carry the user’s roles that grant its permissions',
+    resourceServerClientId: 'Client id its resource server introspects tokens with (empty: none)',
   },
   roles: {
     heading: 'Roles',

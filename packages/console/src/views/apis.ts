@@ -97,13 +97,26 @@ function editForm(item: AdminApi, line: ReturnType<typeof statusLine>, context: 
   const name = h('input', { type: 'text', name: 'name', required: true, value: item.name });
   const permissions = h('textarea', { name: 'permissions', rows: '3', spellcheck: 'false' });
   permissions.value = item.permissions.join('\n');
+  const rolesInToken = h('input', { type: 'checkbox', name: 'rolesInToken', checked: item.rolesInToken });
+  const introspector = h('input', {
+    type: 'text',
+    name: 'resourceServerClientId',
+    value: item.resourceServerClientId ?? '',
+    autocomplete: 'off',
+    spellcheck: 'false',
+  });
   return h(
     'form',
     {
       onsubmit: async (event: Event) => {
         event.preventDefault();
         try {
-          await api('PATCH', `/apis/${encodeURIComponent(item.id)}`, { name: name.value, permissions: lines(permissions) });
+          await api('PATCH', `/apis/${encodeURIComponent(item.id)}`, {
+            name: name.value,
+            permissions: lines(permissions),
+            rolesInToken: rolesInToken.checked,
+            resourceServerClientId: introspector.value.trim() || null,
+          });
           line.say(M.done);
           context.refresh();
         } catch (error) {
@@ -115,6 +128,8 @@ function editForm(item: AdminApi, line: ReturnType<typeof statusLine>, context: 
     h('p', {}, h('code', {}, item.identifier), ' ', M.apis.identifierFixed),
     field(M.apis.name, name),
     field(M.apis.permissions, permissions),
+    field(M.apis.rolesInToken, rolesInToken),
+    field(M.apis.resourceServerClientId, introspector),
     h('button', { type: 'submit' }, M.save),
   );
 }

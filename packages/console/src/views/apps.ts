@@ -26,7 +26,7 @@ export async function appsView(context: ViewContext): Promise<void> {
   const row = (client: AdminClient) => [
     h('a', { href: `#/apps/${encodeURIComponent(client.id)}` }, client.name),
     h('code', {}, client.id),
-    document.createTextNode(client.type),
+    document.createTextNode(client.thirdParty ? M.apps.typeThirdParty(client.type) : client.type),
     document.createTextNode(client.mfaPolicy),
     canAct(context)
       ? h(
@@ -78,6 +78,7 @@ function createForm(line: ReturnType<typeof statusLine>, output: HTMLElement, co
   const isPublic = h('input', { type: 'checkbox', name: 'public' });
   const mfa = select('mfaPolicy', [M.apps.optional, M.apps.required]);
   const passkeyMfa = h('input', { type: 'checkbox', name: 'passkeyMfa', checked: true });
+  const thirdParty = h('input', { type: 'checkbox', name: 'thirdParty' });
   const alg = select('alg', ALGS, 'RS256');
   return h(
     'form',
@@ -91,6 +92,7 @@ function createForm(line: ReturnType<typeof statusLine>, output: HTMLElement, co
             redirectUris: lines(redirects),
             postLogoutRedirectUris: lines(postLogout),
             public: isPublic.checked,
+            thirdParty: thirdParty.checked,
             idTokenSignedResponseAlg: alg.value,
           });
           if (mfa.value === 'required' || !passkeyMfa.checked)
@@ -116,6 +118,7 @@ function createForm(line: ReturnType<typeof statusLine>, output: HTMLElement, co
     field(M.apps.publicClient, isPublic),
     field(M.apps.mfaPolicy, mfa),
     field(M.apps.passkeyMfa, passkeyMfa),
+    field(M.apps.thirdParty, thirdParty),
     field(M.apps.alg, alg),
     h('button', { type: 'submit' }, M.apps.create),
   );
@@ -125,6 +128,9 @@ function createForm(line: ReturnType<typeof statusLine>, output: HTMLElement, co
 function editForm(client: AdminClient, line: ReturnType<typeof statusLine>, context: ViewContext): HTMLElement {
   const mfa = select('mfaPolicy', [M.apps.optional, M.apps.required], client.mfaPolicy);
   const passkeyMfa = h('input', { type: 'checkbox', name: 'passkeyMfa', checked: client.passkeySatisfiesMfa });
+  // A machine client signs no user in: no consent to show (the API refuses it).
+  const thirdParty =
+    client.type === 'machine' ? undefined : h('input', { type: 'checkbox', name: 'thirdParty', checked: client.thirdParty });
   const alg = select('alg', ALGS, client.idTokenSignedResponseAlg);
   const listed = (name: string, values: string[]) => {
     const area = h('textarea', { name, rows: '2' });
@@ -152,6 +158,7 @@ function editForm(client: AdminClient, line: ReturnType<typeof statusLine>, cont
             redirectUris: lines(redirects),
             mfaPolicy: mfa.value,
             passkeySatisfiesMfa: passkeyMfa.checked,
+            ...(thirdParty ? { thirdParty: thirdParty.checked } : {}),
             idTokenSignedResponseAlg: alg.value,
             postLogoutRedirectUris: lines(postLogout),
             smsCountries: countryList(),
@@ -170,6 +177,7 @@ function editForm(client: AdminClient, line: ReturnType<typeof statusLine>, cont
     field(M.apps.postLogout, postLogout),
     field(M.apps.mfaPolicy, mfa),
     field(M.apps.passkeyMfa, passkeyMfa),
+    thirdParty ? field(M.apps.thirdParty, thirdParty) : null,
     field(M.apps.alg, alg),
     field(M.apps.smsCountries, countries),
     field(M.apps.mailDomains, domains),
