@@ -116,10 +116,14 @@ const ROLE_NAME = new RegExp(ROLE_NAME_PATTERN);
 /** A URN (RFC 8141): a namespace of 2 to 32 letters, digits or hyphens, then printable ASCII without `?` or `#` (no q-, r- or f-component). */
 const URN = /^urn:[A-Za-z0-9][A-Za-z0-9-]{0,30}[A-Za-z0-9]:[\x21\x22\x24-\x3e\x40-\x7e]+$/i;
 
+/** Loopback hosts, where an API identifier may be http: a resource server on the developer's or agent's own machine (an MCP server on localhost). */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
 /**
- * An API identifier: an absolute https URI with a host and no query, fragment or credentials
- * (RFC 8707 2: a resource has no fragment and should have no query), or a urn; printable ASCII.
- * Kept as written: tokens name it, and `resource` matches it, as an exact string.
+ * An API identifier: an absolute https URI (http on a loopback host) with a host and no query,
+ * fragment or credentials (RFC 8707 2: a resource has no fragment and should have no query), or
+ * a urn; printable ASCII. Kept as written: tokens name it, and `resource` matches it, as an
+ * exact string.
  */
 export function checkApiIdentifier(raw: string): string {
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > API_IDENTIFIER_MAX_LENGTH)
@@ -135,8 +139,10 @@ export function checkApiIdentifier(raw: string): string {
   } catch {
     throw invalid('An API identifier is an absolute https URI (https://api.example.com) or a urn (urn:example:notes).');
   }
-  if (url.protocol !== 'https:' || !url.hostname)
-    throw invalid('An API identifier is an absolute https URI (https://api.example.com) or a urn (urn:example:notes).');
+  if (!url.hostname || !(url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))))
+    throw invalid(
+      'An API identifier is an absolute https URI (https://api.example.com; http only on localhost, 127.0.0.1 or [::1]) or a urn (urn:example:notes).',
+    );
   if (raw.includes('#') || raw.includes('?') || url.username || url.password)
     throw invalid('An API identifier has no query, fragment or credentials (RFC 8707).');
   return raw;

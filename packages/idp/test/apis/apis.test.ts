@@ -227,6 +227,8 @@ describe('APIs, roles and permissions', () => {
     const before = (await api('GET', '/apis?limit=1000')).body.apis.length;
     const refusals: Array<[string, unknown]> = [
       ['http, not https', { identifier: 'http://api.example.com', name: 'x' }],
+      ['http on a name that only starts like loopback', { identifier: 'http://localhost.evil.example/mcp', name: 'x' }],
+      ['http on a private address, not loopback', { identifier: 'http://10.0.0.1/mcp', name: 'x' }],
       ['a relative reference', { identifier: '/notes', name: 'x' }],
       ['a fragment', { identifier: 'https://api.example.com/#x', name: 'x' }],
       ['a query', { identifier: 'https://api.example.com/?v=1', name: 'x' }],
@@ -253,6 +255,10 @@ describe('APIs, roles and permissions', () => {
       assert.equal(answer.status, 400, what);
       assert.equal(answer.body.code, 'ERR_REQUEST_INVALID', what);
     }
+    // http on loopback: a resource server on this machine (an MCP server on localhost).
+    const local = await api('POST', '/apis', { identifier: 'http://localhost:8123/mcp', name: 'Local MCP' });
+    assert.equal(local.status, 201, JSON.stringify(local.body));
+    await api('DELETE', `/apis/${local.body.id}`);
     await api('POST', '/apis', { identifier: 'https://twice.example.com', name: 'Once' });
     const twice = await api('POST', '/apis', { identifier: 'https://twice.example.com', name: 'Twice' });
     assert.equal(twice.status, 400);
