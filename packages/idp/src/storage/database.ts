@@ -190,8 +190,14 @@ export function openSqlite(path: string, { checkpointWorker = true }: { checkpoi
   sqlite.pragma('foreign_keys = ON');
   cachePreparedStatements(sqlite);
   if (path !== ':memory:' && checkpointWorker) checkpointOffMainThread(sqlite, path);
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  sqliteHandles.set(db, sqlite);
+  return db;
 }
+
+/** The better-sqlite3 connection behind a Db opened by openSqlite (storage/group-commit.ts writes through it). */
+const sqliteHandles = new WeakMap<Db, SQLite.Database>();
+export const sqliteHandleOf = (db: Db): SQLite.Database | undefined => sqliteHandles.get(db);
 
 /**
  * WAL checkpoints copy the log into the database file and fsync it: 15 ms or more on this

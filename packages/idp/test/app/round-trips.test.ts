@@ -26,7 +26,8 @@ import {
 let statements = 0;
 /** SQLite: transactions begun (BEGIN), counted apart from `statements`; their COMMIT or ROLLBACK is not counted. */
 let transactions = 0;
-const TRANSACTION_CONTROL = /^\s*(begin|commit|rollback)\b/i;
+/** A savepoint is the login's own part of a group commit (storage/group-commit.ts): control, not a statement. */
+const TRANSACTION_CONTROL = /^\s*(begin|commit|rollback|savepoint|release)\b/i;
 /** Counts every statement the service's database driver sends or runs. */
 function countStatements(): void {
   if (TEST_DATABASE_URL) {

@@ -7,6 +7,7 @@ import { type MfaMethodRecord, methodRecordOf } from '../../sign-in/mfa-store.js
 import type { SpentToken, SpentTokenStore } from '../../spent-tokens/store.js';
 import { compiledQuery } from '../../storage/compiled.js';
 import { isPostgres, registerPreparedStatement } from '../../storage/database.js';
+import { type GroupCommit, groupCommitOf } from '../../storage/group-commit.js';
 import type { Db } from '../../storage/schema.js';
 import type { User } from '../../users/enabled-store.js';
 
@@ -85,19 +86,23 @@ export function createDeviceKeySignInStore(db: Db, spentTokens: SpentTokenStore)
      * when the challenge was spent before (data-modifying CTEs all run, whatever the outer
      * query reads; gating each on `spent` is what makes them conditional). SQLite has no
      * data-modifying CTE and runs in process: the same writes as statements in turn, in one
-     * transaction, so a failure midway (the code insert, the event) leaves the challenge
-     * unspent and nothing written, as the single statement does.
+     * savepoint of a group commit (storage/group-commit.ts: the logins of one event-loop turn
+     * share a COMMIT), so a failure midway (the code insert, the event) leaves the challenge
+     * unspent and nothing written, as the single statement does; the caller hears after the COMMIT.
      */
     async spendAndIssue(challenge: SpentToken, deviceId: string, touch: boolean, now: number, issue?: DeviceKeyIssue): Promise<boolean> {
       if (!isPostgres(db)) {
-        return db.transaction().execute(async (tx) => {
-          if ((await tx.executeQuery(spentTokens.spendQuery(challenge, now))).rows.length === 0) return false;
-          if (touch) await tx.updateTable('devices').set({ last_used_at: now }).where('id', '=', deviceId).execute();
-          if (issue) {
-            await tx.insertInto('auth_codes').values(codeRow(issue.code)).execute();
-            await tx.insertInto('events').values(issue.event).execute();
-            if (issue.deliveries.length > 0) await tx.insertInto('webhook_deliveries').values(issue.deliveries).execute();
-          }
+        // Compiled here, run in the batch's transaction (storage/group-commit.ts), in this order.
+        const spend = spentTokens.spendQuery(challenge, now).compile();
+        const writes = [
+          touch ? db.updateTable('devices').set({ last_used_at: now }).where('id', '=', deviceId).compile() : undefined,
+          issue ? db.insertInto('auth_codes').values(codeRow(issue.code)).compile() : undefined,
+          issue ? db.insertInto('events').values(issue.event).compile() : undefined,
+          issue && issue.deliveries.length > 0 ? db.insertInto('webhook_deliveries').values(issue.deliveries).compile() : undefined,
+        ];
+        return sqliteGroup(db).run((run) => {
+          if (run(spend).length === 0) return false;
+          for (const write of writes) if (write) run(write);
           return true;
         });
       }
@@ -125,6 +130,12 @@ export function createDeviceKeySignInStore(db: Db, spentTokens: SpentTokenStore)
       return (await db.executeQuery(statement)).rows.length > 0;
     },
   };
+}
+
+function sqliteGroup(db: Db): GroupCommit {
+  const group = groupCommitOf(db);
+  if (!group) throw new Error('a SQLite database not opened by openSqlite (storage/database.ts)');
+  return group;
 }
 
 /** The sign-in's one read (see read()), compiled once per dialect and client key (storage/compiled.ts). */
