@@ -7,10 +7,12 @@ import { nodePackage } from '../../tsdown.node.ts';
 // running it alone never leaves a half-overwritten dist/).
 export default defineConfig({
   ...nodePackage(['src/index.ts', 'src/cli.ts'], [/^service-oauth-client(\/.*)?$/]),
-  // The script-tag build of service-web and its map, served by src/http/sdk.ts (GET /sdk/v1/service-web.js).
+  // The script-tag builds of service-web and their maps, served by src/http/sdk.ts (GET /sdk/v1/service-web.js and the three entries beside it).
   copy: [
-    { from: '../web/dist/service-web.global.js', to: 'dist/service-web.global.js' },
-    { from: '../web/dist/service-web.global.js.map', to: 'dist/service-web.global.js.map' },
+    ...['service-web', 'service-web-passkeys', 'service-web-dpop', 'service-web-challenge'].flatMap((name) => [
+      { from: `../web/dist/${name}.global.js`, to: `dist/${name}.global.js` },
+      { from: `../web/dist/${name}.global.js.map`, to: `dist/${name}.global.js.map` },
+    ]),
     // The hosted sign-in page, built by packages/hosted (its script bundles service-web):
     // src/oidc/routes.ts reads these beside itself.
     ...['signin.html', 'signin.css', 'signin.js', 'renew.js', 'account-passkey.js'].map((file) => ({

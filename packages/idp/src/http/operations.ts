@@ -182,6 +182,12 @@ export const OPERATIONS: Readonly<Record<string, readonly [operationId: string, 
   // The browser SDK, and the probes.
   'GET /sdk/v1/service-web.js': ['getSdkScript', 'The service-web script'],
   'GET /sdk/v1/service-web.global.js.map': ['getSdkSourceMap', "The service-web script's source map"],
+  'GET /sdk/v1/service-web-passkeys.js': ['getSdkPasskeysScript', 'The service-web passkeys script'],
+  'GET /sdk/v1/service-web-passkeys.global.js.map': ['getSdkPasskeysSourceMap', "The service-web passkeys script's source map"],
+  'GET /sdk/v1/service-web-dpop.js': ['getSdkDpopScript', 'The service-web DPoP script'],
+  'GET /sdk/v1/service-web-dpop.global.js.map': ['getSdkDpopSourceMap', "The service-web DPoP script's source map"],
+  'GET /sdk/v1/service-web-challenge.js': ['getSdkChallengeScript', 'The service-web send challenge script'],
+  'GET /sdk/v1/service-web-challenge.global.js.map': ['getSdkChallengeSourceMap', "The service-web send challenge script's source map"],
   'GET /healthz': ['getHealth', 'Liveness probe'],
   'GET /readyz': ['getReadiness', 'Readiness probe: the database answers'],
 };

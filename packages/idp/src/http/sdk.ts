@@ -9,20 +9,30 @@ import { Paths } from 'service-protocol';
 import { SDK_PINNED_SCRIPT_MAX_AGE_SECONDS, SDK_SCRIPT_MAX_AGE_SECONDS, SDK_SCRIPT_STALE_WHILE_REVALIDATE_SECONDS } from '../defaults.js';
 import { errorResponses, rawResponse } from './schemas.js';
 
-/** The served file's name: the source map link at the end of the script is relative to it. */
-const SCRIPT_FILE = 'service-web.global.js';
 const SDK_DIR = dirname(Paths.sdkScript);
 const STABLE_CACHE = `public, max-age=${SDK_SCRIPT_MAX_AGE_SECONDS}, stale-while-revalidate=${SDK_SCRIPT_STALE_WHILE_REVALIDATE_SECONDS}`;
 const PINNED_CACHE = `public, max-age=${SDK_PINNED_SCRIPT_MAX_AGE_SECONDS}, immutable`;
 
-/** The document's view of the stable script (the same whether or not service-web is built). */
-const SCRIPT_SCHEMA = {
+/**
+ * The <script> builds of service-web served here: the core (window.ServiceWeb) and the three
+ * opt-in entries a plain page adds beside it, each as packages/web builds it (its `*\/global`
+ * export). The stable path is `/sdk/v1/<name>.js`; the file's name is what its source map link names.
+ */
+export const SDK_SCRIPTS = [
+  { name: 'service-web', file: 'service-web.global.js', what: 'service-web for a <script> tag: window.ServiceWeb' },
+  { name: 'service-web-passkeys', file: 'service-web-passkeys.global.js', what: 'the passkeys entry for a <script> tag' },
+  { name: 'service-web-dpop', file: 'service-web-dpop.global.js', what: 'the DPoP entry for a <script> tag' },
+  { name: 'service-web-challenge', file: 'service-web-challenge.global.js', what: 'the send challenge solver for a <script> tag' },
+] as const;
+
+/** The document's view of a stable script (the same whether or not service-web is built). */
+const scriptSchema = (what: string) => ({
   response: {
-    200: rawResponse('text/javascript', 'service-web for a <script> tag: window.ServiceWeb'),
+    200: rawResponse('text/javascript', what),
     304: { description: 'Not Modified: the If-None-Match tag is current' },
     ...errorResponses(404),
   },
-};
+});
 /** The pinned copy's path holds the script's hash, which changes with every build: left out of the document, named by the Link header. */
 const PINNED_SCHEMA = { hide: true };
 
@@ -33,16 +43,21 @@ interface Representation {
 }
 
 /**
- * Serves the single-file build of service-web, so a plain page can use one <script> tag:
+ * Serves the single-file builds of service-web, so a plain page can use <script> tags: each
  * precompressed once at start-up (gzip and brotli, chosen by Accept-Encoding), a strong ETag
- * per encoding, and its source map (sources embedded) where the script's link points.
- * Also at /sdk/v1/service-web.<hash>.js, cacheable for a year; the stable path names it in a
+ * per encoding, and its source map (sources embedded) where the script's link points. Each is
+ * also at /sdk/v1/<name>.<hash>.js, cacheable for a year; the stable path names it in a
  * `Link: <...>; rel="canonical"` header. Policy: docs/operations.md ("The browser script").
  */
 export const sdkRoutes: FastifyPluginAsync = async (app) => {
-  const [script, map] = await Promise.all([readBuilt(SCRIPT_FILE), readBuilt(`${SCRIPT_FILE}.map`)]);
+  for (const script of SDK_SCRIPTS) await serveScript(app, script);
+};
+
+async function serveScript(app: Parameters<FastifyPluginAsync>[0], { name, file, what }: (typeof SDK_SCRIPTS)[number]): Promise<void> {
+  const stablePath = `${SDK_DIR}/${name}.js`;
+  const [script, map] = await Promise.all([readBuilt(file), readBuilt(`${file}.map`)]);
   if (!script) {
-    app.get(Paths.sdkScript, { schema: SCRIPT_SCHEMA }, async (_request, reply) =>
+    app.get(stablePath, { schema: scriptSchema(what) }, async (_request, reply) =>
       reply.code(404).send({ code: 'ERR_NOT_FOUND', message: 'service-web is not built: run npm run build.' }),
     );
     return;
@@ -50,7 +65,7 @@ export const sdkRoutes: FastifyPluginAsync = async (app) => {
   // Without its map, the link would be a 404 in every browser's developer tools: drop it.
   const body = map ? script : Buffer.from(script.toString('utf8').replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n'));
   const hash = createHash('sha256').update(body).digest('hex');
-  const pinnedPath = `${SDK_DIR}/service-web.${hash.slice(0, 16)}.js`;
+  const pinnedPath = `${SDK_DIR}/${name}.${hash.slice(0, 16)}.js`;
   const tag = (suffix: string) => `"${hash.slice(0, 32)}${suffix}"`;
   // A strong ETag names one representation, so each encoding has its own (RFC 9110 8.8.3).
   const representations: Record<Encoding, Representation> = {
@@ -72,17 +87,17 @@ export const sdkRoutes: FastifyPluginAsync = async (app) => {
     if (encoding !== 'identity') reply.header('content-encoding', encoding);
     return reply.type('text/javascript; charset=utf-8').send(chosen.body);
   };
-  app.get(Paths.sdkScript, { schema: SCRIPT_SCHEMA }, serve(STABLE_CACHE));
+  app.get(stablePath, { schema: scriptSchema(what) }, serve(STABLE_CACHE));
   app.get(pinnedPath, { schema: PINNED_SCHEMA }, serve(PINNED_CACHE));
   if (map) {
     app.get(
-      `${SDK_DIR}/${SCRIPT_FILE}.map`,
+      `${SDK_DIR}/${file}.map`,
       { schema: { response: { 200: rawResponse('application/json', 'the source map, sources embedded') } } },
       async (_request, reply) =>
         reply.header('cache-control', STABLE_CACHE).header('access-control-allow-origin', '*').type('application/json').send(map),
     );
   }
-};
+}
 
 /**
  * The published service carries a copy of the script in dist/ (tsdown.config.ts), one folder up

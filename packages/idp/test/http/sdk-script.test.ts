@@ -66,6 +66,27 @@ describe('the served browser script', () => {
     assert.equal((await rawGet(service.url, '/sdk/v1/service-web.0000000000000000.js')).status, 404);
   });
 
+  it('serves the passkeys, DPoP and send challenge entries beside it, each with its own pinned path and source map', async () => {
+    for (const [name, global] of [
+      ['service-web-passkeys', 'ServiceWebPasskeys'],
+      ['service-web-dpop', 'ServiceWebDpop'],
+      ['service-web-challenge', 'ServiceWebChallenge'],
+    ]) {
+      const r = await rawGet(service.url, `/sdk/v1/${name}.js`, { 'accept-encoding': 'br' });
+      assert.equal(r.status, 200, name);
+      assert.equal(r.headers['content-encoding'], 'br', name);
+      const body = brotliDecompressSync(r.body).toString('utf8');
+      assert.match(body, new RegExp(`globalThis\\.${global}=`), name);
+      assert.doesNotMatch(body, /globalThis\.ServiceWeb=/, `${name} does not carry the core`);
+      const pinned = new RegExp(`^<(/sdk/v1/${name}\\.[0-9a-f]{16}\\.js)>; rel="canonical"$`).exec(String(r.headers.link))?.[1];
+      assert.ok(pinned, `${name}: ${r.headers.link}`);
+      assert.equal((await rawGet(service.url, pinned)).status, 200, pinned);
+      const mapLink = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(body)?.[1];
+      assert.equal(mapLink, `${name}.global.js.map`, name);
+      assert.equal((await rawGet(service.url, `/sdk/v1/${mapLink}`)).status, 200, `${name}'s map`);
+    }
+  });
+
   it("resolves the script's source map link to a map that embeds its sources", async () => {
     const name = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(script)?.[1];
     assert.ok(name, 'the script links its map');
