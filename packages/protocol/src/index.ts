@@ -123,6 +123,8 @@ export const Paths = {
   userinfo: '/oauth/userinfo',
   jwks: '/.well-known/jwks.json',
   discovery: '/.well-known/openid-configuration',
+  /** RFC 8414 3: the OAuth authorization server metadata, the same document as discovery's. */
+  authorizationServerMetadata: '/.well-known/oauth-authorization-server',
   sdkScript: '/sdk/v1/service-web.js',
   devMail: '/dev/mail',
   devSms: '/dev/sms',

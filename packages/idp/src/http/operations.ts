@@ -176,6 +176,7 @@ export const OPERATIONS: Readonly<Record<string, readonly [operationId: string, 
   'GET /oauth/userinfo': ['getUserInfo', 'UserInfo endpoint'],
   'GET /.well-known/jwks.json': ['getJwks', 'The public signing keys (JWKS)'],
   'GET /.well-known/openid-configuration': ['getOpenIdConfiguration', 'OpenID Provider metadata'],
+  'GET /.well-known/oauth-authorization-server': ['getAuthorizationServerMetadata', 'OAuth authorization server metadata (RFC 8414)'],
   // Branding assets (content-addressed, cached for a year).
   'GET /branding/logos/:file': ['getLogo', "An application's logo"],
   'GET /branding/accent/:file': ['getAccentStyles', "The stylesheet of an application's accent colour"],

@@ -288,11 +288,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
     return (await keyring.jwks()) as JsonWebKeySet;
   });
 
-  app.get(Paths.discovery, { schema: DiscoverySchema }, async (_request, reply) => {
-    reply.header('cache-control', 'public, max-age=300');
-    cors.publicDocument(reply);
+  /** One document for OpenID Connect Discovery and RFC 8414 (whose members are the same registry). */
+  const metadata = async (): Promise<DiscoveryDocument> => {
     const { documentationUrl, policyUrl, termsUrl } = await settings();
-    const document: DiscoveryDocument = {
+    return {
       issuer,
       authorization_endpoint: issuer + Paths.authorize,
       token_endpoint: issuer + Paths.token,
@@ -355,6 +354,12 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       ...(policyUrl ? { op_policy_uri: policyUrl } : {}),
       ...(termsUrl ? { op_tos_uri: termsUrl } : {}),
     };
-    return document;
-  });
+  };
+  for (const path of [Paths.discovery, Paths.authorizationServerMetadata]) {
+    app.get(path, { schema: DiscoverySchema }, async (_request, reply) => {
+      reply.header('cache-control', 'public, max-age=300');
+      cors.publicDocument(reply);
+      return metadata();
+    });
+  }
 };
