@@ -116,6 +116,8 @@ export const Paths = {
   revocation: '/oauth/revoke',
   /** RFC 7662 token introspection, for the client a token was issued to and its API's resource server. */
   introspection: '/oauth/introspect',
+  /** RFC 7591 dynamic client registration (when the operator allows it); RFC 7592 management at /oauth/register/<client_id>. */
+  registration: '/oauth/register',
   /** RFC 9126: pushed authorization requests. */
   pushedAuthorizationRequest: '/oauth/par',
   /** OpenID Connect RP-Initiated Logout 1.0: the end-session endpoint (GET and POST form). */
