@@ -128,6 +128,26 @@ export interface ClientRegistration {
 export const invalidRegistrationToken = () =>
   new OAuthError('invalid_token', 'The registration access token is missing or invalid for this client.', 401);
 
+const initialAccessTokenHash = (hash: SecretHasher, token: string) => hash('initial-access-token', token);
+
+/**
+ * An initial access token (RFC 7591 3) for one registration under the `initial-token` policy,
+ * good for `ttlHours`: returned once, stored as its keyed hash (`clients registration-token`).
+ */
+export async function issueInitialAccessToken(
+  { db, hash, now }: { db: Db; hash: SecretHasher; now: () => number },
+  ttlHours: number,
+): Promise<{ token: string; expiresAt: number }> {
+  const token = randomToken('iat_');
+  const at = now();
+  const expiresAt = at + ttlHours * 60 * 60 * 1000;
+  await db
+    .insertInto('client_registration_tokens')
+    .values({ token_hash: initialAccessTokenHash(hash, token), created_at: at, expires_at: expiresAt })
+    .execute();
+  return { token, expiresAt };
+}
+
 export function createClientRegistration(deps: {
   db: Db;
   clients: ClientService;
@@ -141,7 +161,7 @@ export function createClientRegistration(deps: {
 }): ClientRegistration {
   const { db, clients, throttle, events, hash, now, issuer, policy } = deps;
   const tokenHash = (token: string) => hash('registration-access-token', token);
-  const initialHash = (token: string) => hash('initial-access-token', token);
+  const initialHash = (token: string) => initialAccessTokenHash(hash, token);
 
   const information = (client: ClientRecord, token: string): ClientInformation => ({
     client_id: client.id,
@@ -233,16 +253,7 @@ export function createClientRegistration(deps: {
       await events.record({ type: 'client.deleted', clientId, detail: { reason: 'registration' } });
     },
 
-    async issueInitialToken(ttlHours) {
-      const token = randomToken('iat_');
-      const at = now();
-      const expiresAt = at + ttlHours * 60 * 60 * 1000;
-      await db
-        .insertInto('client_registration_tokens')
-        .values({ token_hash: initialHash(token), created_at: at, expires_at: expiresAt })
-        .execute();
-      return { token, expiresAt };
-    },
+    issueInitialToken: (ttlHours) => issueInitialAccessToken({ db, hash, now }, ttlHours),
 
     async sweepUnused(at) {
       await db.deleteFrom('client_registration_tokens').where('expires_at', '<=', at).execute();

@@ -6,9 +6,14 @@
  * On SQLite, and on PostgreSQL when SERVICE_TEST_DATABASE_URL is set.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { loadConfig, startService } from '../../src/index.js';
+import { adminApi } from '../support/admin-api.js';
 import { answerConsent, consentPage, isConsentPage, redeemAt, startSignIn } from '../support/consent-helpers.js';
-import { startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
+import { runCli, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
 import { hostedBrowser } from '../support/oidc-helpers.js';
 import { manage, register } from '../support/registration-helpers.js';
 
@@ -90,6 +95,19 @@ describe('open client registration (RFC 7591, RFC 7592)', () => {
     assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
   });
 
+  it("the admin API's client shows it registered itself; an operator's client does not", async () => {
+    const { body: info } = await register(service, { client_name: 'Listed', redirect_uris: ['http://127.0.0.1/listed'] });
+    const admin = adminApi(service.url, (await service.ctx.adminKeys.create('ops', 'cli')).key);
+    const read = await admin('GET', `/clients/${info.client_id}`);
+    assert.equal(read.status, 200, JSON.stringify(read.body));
+    assert.equal(read.body.registered, true);
+    assert.equal(read.body.thirdParty, true);
+    assert.equal(read.body.type, 'public');
+    const listed = await admin('GET', '/clients?limit=100');
+    const operators = listed.body.clients.find((client: { id: string }) => client.id === service.clientId);
+    assert.equal(operators.registered, false);
+  });
+
   it('reads, replaces and deletes its registration with its registration access token', async () => {
     const { body: info } = await register(service, { client_name: 'Managed', redirect_uris: ['http://127.0.0.1/a'] });
     const read = await manage(service, 'GET', info.registration_client_uri, info.registration_access_token);
@@ -137,5 +155,34 @@ describe('open client registration (RFC 7591, RFC 7592)', () => {
     assert.ok(await service.ctx.clients.findById(operators.clientId), "an operator's client is never swept");
     const { events } = await service.ctx.events.list({ type: 'client.deleted', limit: 10 });
     assert.ok(events.some((event) => event.clientId === unused.client_id && event.detail?.reason === 'unused'));
+  });
+});
+
+describe('clients registration-token (CLI)', () => {
+  let data: string;
+  before(() => {
+    data = mkdtempSync(join(tmpdir(), 'service-idp-registration-'));
+  });
+  after(() => rmSync(data, { recursive: true, force: true }));
+
+  it('prints an initial access token once, which registers one client with the service on that database', async () => {
+    const made = await runCli(['clients', 'registration-token', '--hours', '2', '--json', '--data', data]);
+    assert.equal(made.code, 0, made.stderr);
+    const { token, expiresAt } = JSON.parse(made.stdout);
+    assert.match(token, /^iat_/);
+    assert.ok(Date.parse(expiresAt) > Date.now() + 60 * 60 * 1000);
+    assert.match(made.stderr, /SERVICE_IDP_CLIENT_REGISTRATION is off/);
+    const refused = await runCli(['clients', 'registration-token', '--hours', '0', '--data', data]);
+    assert.equal(refused.code, 2);
+    const running = await startService(loadConfig({ port: '0', data }, { SERVICE_IDP_CLIENT_REGISTRATION: 'initial-token' }), {});
+    try {
+      const service = { url: running.url } as TestService;
+      const metadata = { redirect_uris: ['https://partner.example/cb'] };
+      const answer = await register(service, metadata, { authorization: `Bearer ${token}` });
+      assert.equal(answer.status, 201, JSON.stringify(answer.body));
+      assert.equal((await register(service, metadata, { authorization: `Bearer ${token}` })).status, 401, 'spent');
+    } finally {
+      await running.close();
+    }
   });
 });
