@@ -204,6 +204,11 @@ export const CREDENTIALS: Readonly<Record<string, readonly Record<string, string
   'POST /oauth/introspect': [{ clientSecretBasic: [] }, {}],
   'POST /oauth/par': [{ clientSecretBasic: [] }, {}],
   'GET /oauth/userinfo': [{ accessToken: [] }],
+  // Optional under the open policy; required under initial-token (client-registration/).
+  'POST /oauth/register': [{ initialAccessToken: [] }, {}],
+  'GET /oauth/register/:client_id': [{ registrationAccessToken: [] }],
+  'PUT /oauth/register/:client_id': [{ registrationAccessToken: [] }],
+  'DELETE /oauth/register/:client_id': [{ registrationAccessToken: [] }],
   // Optional: the envelope's signature already authenticates the caller (docs/delegation.md).
   'POST /v1/delegation': [{ secretKey: [] }, {}],
   'GET /account': [{ accountSession: [] }, {}],

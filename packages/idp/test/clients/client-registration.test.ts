@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { OPENAPI_PATH } from '../../src/http/openapi.js';
 import { loadConfig, startService } from '../../src/index.js';
 import { adminApi } from '../support/admin-api.js';
 import { answerConsent, consentPage, isConsentPage, redeemAt, startSignIn } from '../support/consent-helpers.js';
@@ -49,6 +50,22 @@ describe('open client registration (RFC 7591, RFC 7592)', () => {
       const metadata = await (await fetch(service.url + path)).json();
       assert.equal(metadata.registration_endpoint, `${service.url}/oauth/register`, path);
     }
+  });
+
+  it('the OpenAPI document describes the four operations and their bearer tokens', async () => {
+    const document = await (await fetch(service.url + OPENAPI_PATH)).json();
+    const register = document.paths['/oauth/register'].post;
+    assert.equal(register.operationId, 'registerClient');
+    assert.deepEqual(register.security, [{ initialAccessToken: [] }, {}]);
+    const managed = document.paths['/oauth/register/{client_id}'];
+    assert.deepEqual(
+      ['get', 'put', 'delete'].map((method) => [managed[method].operationId, managed[method].security]),
+      [
+        ['getClientRegistration', [{ registrationAccessToken: [] }]],
+        ['updateClientRegistration', [{ registrationAccessToken: [] }]],
+        ['deleteClientRegistration', [{ registrationAccessToken: [] }]],
+      ],
+    );
   });
 
   it('registers a public, third-party, registered client; its token is stored only as a hash; the event is recorded', async () => {
