@@ -33,6 +33,8 @@ const OTHER_STRING_MAX = REDIRECT_URI_MAX_LENGTH;
 const GRANT_TYPES = ['authorization_code', 'refresh_token'];
 const RESPONSE_TYPES = ['code'];
 const UNNAMED = 'Unnamed application';
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it finds.
+const HIDDEN_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 const metadataError = (message: string) => new OAuthError('invalid_client_metadata', message);
 const redirectError = (message: string) => new OAuthError('invalid_redirect_uri', message);
@@ -102,6 +104,9 @@ export function checkRegistrationMetadata(body: unknown, policy: RegistrationPol
   const name = metadata.client_name;
   if (name !== undefined && (typeof name !== 'string' || name.trim().length === 0 || name.trim().length > NAME_MAX))
     throw metadataError(`client_name is 1 to ${NAME_MAX} characters`);
+  // The consent page and the console show the name: no line breaks or other controls, no bidi overrides that reorder what is shown.
+  if (typeof name === 'string' && HIDDEN_CHARACTERS.test(name))
+    throw metadataError('client_name holds no control or bidirectional formatting characters');
   const uris = metadata.redirect_uris;
   if (!Array.isArray(uris) || uris.length === 0) throw redirectError('redirect_uris is required: at least one');
   const redirectUris = [...new Set(uris.map((uri) => checkRegisteredRedirectUri(uri, policy)))];

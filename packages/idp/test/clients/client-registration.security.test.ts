@@ -73,6 +73,11 @@ describe('open client registration refuses what is not a native public client', 
     });
   }
 
+  it('a client name that spoofs the consent page: line breaks, controls, bidirectional overrides', async () => {
+    for (const name of ['Acme\nSign-in by Google', 'Acme\u0000', 'elgooG\u202e', 'Bank\u2066 evil\u2069'])
+      await refused(service, { redirect_uris: ['http://127.0.0.1/cb'], client_name: name }, 'invalid_client_metadata');
+  });
+
   it('refuses a registration without redirect URIs, or with one that is not a string', async () => {
     await refused(service, {}, 'invalid_redirect_uri');
     await refused(service, { redirect_uris: [] }, 'invalid_redirect_uri');
