@@ -155,7 +155,7 @@ describe('client registration with an initial access token', () => {
   let service: TestService;
   let time = Date.now();
   before(async () => {
-    service = await startTestService({ env: { SERVICE_IDP_CLIENT_REGISTRATION: 'initial-token' }, now: () => time });
+    service = await startTestService({ env: { SERVICE_IDP_CLIENT_REGISTRATION: 'initial-token', ...TRUSTING_PROXY }, now: () => time });
   });
   after(() => service.close());
 
@@ -174,16 +174,24 @@ describe('client registration with an initial access token', () => {
     const { token } = await service.ctx.clientRegistration.issueInitialToken(24);
     const rows = await service.ctx.db.selectFrom('client_registration_tokens').selectAll().execute();
     assert.ok(rows.every((row) => row.token_hash !== token && !row.token_hash.includes(token)));
-    const answer = await register(service, metadata, { authorization: `Bearer ${token}` });
+    const answer = await register(service, metadata, { ...fromNewAddress(), authorization: `Bearer ${token}` });
     assert.equal(answer.status, 201, JSON.stringify(answer.body));
     assert.equal((await service.ctx.clients.findById(answer.body.client_id))?.registered, true);
     await refused(service, metadata, 'invalid_token', { authorization: `Bearer ${token}` });
   });
 
+  it('an initial token presented by two registrations at once registers one client', async () => {
+    const { token } = await service.ctx.clientRegistration.issueInitialToken(24);
+    const before = await clientCount(service);
+    const answers = await Promise.all([1, 2, 3].map(() => register(service, metadata, { ...fromNewAddress(), authorization: `Bearer ${token}` })));
+    assert.deepEqual(answers.map((answer) => answer.status).sort(), [201, 401, 401]);
+    assert.equal(await clientCount(service), before + 1);
+  });
+
   it('invalid metadata with a good initial token refuses without spending the token', async () => {
     const { token } = await service.ctx.clientRegistration.issueInitialToken(24);
     await refused(service, { redirect_uris: ['javascript:alert(1)'] }, 'invalid_redirect_uri', { authorization: `Bearer ${token}` });
-    const answer = await register(service, metadata, { authorization: `Bearer ${token}` });
+    const answer = await register(service, metadata, { ...fromNewAddress(), authorization: `Bearer ${token}` });
     assert.equal(answer.status, 201);
   });
 
