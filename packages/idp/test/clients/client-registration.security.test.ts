@@ -183,7 +183,9 @@ describe('client registration with an initial access token', () => {
   it('an initial token presented by two registrations at once registers one client', async () => {
     const { token } = await service.ctx.clientRegistration.issueInitialToken(24);
     const before = await clientCount(service);
-    const answers = await Promise.all([1, 2, 3].map(() => register(service, metadata, { ...fromNewAddress(), authorization: `Bearer ${token}` })));
+    const answers = await Promise.all(
+      [1, 2, 3].map(() => register(service, metadata, { ...fromNewAddress(), authorization: `Bearer ${token}` })),
+    );
     assert.deepEqual(answers.map((answer) => answer.status).sort(), [201, 401, 401]);
     assert.equal(await clientCount(service), before + 1);
   });
