@@ -116,6 +116,8 @@ export const M = {
     passkeyMfa: 'A passkey counts as the second factor',
     thirdParty: 'Third-party application (users see a consent page listing what it asks)',
     typeThirdParty: (type: string) => `${type}, third party`,
+    /** A client that registered itself (RFC 7591): third party too, deleted when left unused. */
+    typeRegistered: (type: string) => `${type}, third party, registered itself`,
     smsCountries: 'SMS countries (ISO codes, one per line; empty: the service’s list; none: no SMS)',
     mailDomains: 'Allowed mail domains (one per line; empty: any domain)',
     alg: 'ID token algorithm',

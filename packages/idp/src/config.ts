@@ -14,6 +14,7 @@ import {
   MAIL_BUDGET_PER_APPLICATION,
   MAIL_BUDGET_SERVICE,
   MFA_REMEMBER_DAYS,
+  REGISTERED_CLIENT_UNUSED_DAYS,
   SEND_CHALLENGE_AFTER_MAIL_SERVICE,
   SEND_CHALLENGE_AFTER_PER_IP,
   SEND_CHALLENGE_AFTER_PER_SUBNET,
@@ -76,6 +77,14 @@ export interface ServiceConfig {
   /** Audit events older than this many days are swept. */
   eventRetentionDays: number;
   /**
+   * Dynamic client registration (RFC 7591, client-registration/registration.ts): `off` (default, no
+   * /oauth/register), `open` (anyone, public native clients on loopback or private-use redirect
+   * URIs only), `initial-token` (with an initial access token from `clients registration-token`).
+   */
+  clientRegistration: 'off' | 'open' | 'initial-token';
+  /** A registered client with no token request for this many days is deleted by the sweep. */
+  registeredClientUnusedDays: number;
+  /**
    * WebAuthn relying party id for passkeys (SERVICE_IDP_PASSKEY_RP_ID), e.g. example.com: each
    * ceremony's origin must be this domain or under it. Unset: the host of the page's origin
    * (one of the client's registered origins), so each application has its own passkeys.
@@ -131,6 +140,9 @@ export const ENVIRONMENT = {
   SERVICE_IDP_DEVICE_IDLE_DAYS: `days a device may go unused before it stops being trusted (default ${DEVICE_IDLE_EXPIRY_DAYS})`,
   SERVICE_IDP_PASSKEY_RP_ID:
     "passkeys' relying party id, a domain every app origin is under, e.g. example.com (default: each page's own host)",
+  SERVICE_IDP_CLIENT_REGISTRATION:
+    'clients that register themselves at /oauth/register (RFC 7591): off (default), open (native apps on loopback or private-use redirect URIs), initial-token',
+  SERVICE_IDP_REGISTERED_CLIENT_UNUSED_DAYS: `days a registered client may go without a token request before the sweep deletes it (default ${REGISTERED_CLIENT_UNUSED_DAYS})`,
   SERVICE_IDP_EVENT_RETENTION_DAYS: `days the audit trail keeps an event (default ${EVENT_RETENTION_DAYS})`,
   SERVICE_IDP_SEND_SPACING_SECONDS: `seconds before a code of the same purpose is sent again to one address or phone (default ${SEND_SPACING_PER_PURPOSE[0].windowSeconds})`,
   SERVICE_IDP_MAIL_BUDGET:
@@ -264,6 +276,8 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     mfaRememberDays: rememberDays,
     deviceIdleDays: integerSetting(env, 'SERVICE_IDP_DEVICE_IDLE_DAYS', DEVICE_IDLE_EXPIRY_DAYS, 1, 3650),
     eventRetentionDays: integerSetting(env, 'SERVICE_IDP_EVENT_RETENTION_DAYS', EVENT_RETENTION_DAYS, 1, 3650),
+    clientRegistration: clientRegistrationSetting(env.SERVICE_IDP_CLIENT_REGISTRATION),
+    registeredClientUnusedDays: integerSetting(env, 'SERVICE_IDP_REGISTERED_CLIENT_UNUSED_DAYS', REGISTERED_CLIENT_UNUSED_DAYS, 1, 3650),
     sendSpacingSeconds: integerSetting(env, 'SERVICE_IDP_SEND_SPACING_SECONDS', SEND_SPACING_PER_PURPOSE[0].windowSeconds, 1, 3600),
     sendBudgets: {
       email: {
@@ -450,6 +464,13 @@ function sendRulesSetting(env: NodeJS.ProcessEnv, sms: SmsConfig): SendRules {
     sms: { countries, perPrefix: budgetSetting(env, 'SERVICE_IDP_SMS_PER_PREFIX', SMS_PER_PREFIX), cost },
     refuseDisposableMail: disposable === 'true' || disposable === '1',
   };
+}
+
+function clientRegistrationSetting(raw: string | undefined): ServiceConfig['clientRegistration'] {
+  const value = raw?.trim() || 'off';
+  if (value !== 'off' && value !== 'open' && value !== 'initial-token')
+    throw new ConfigError(`SERVICE_IDP_CLIENT_REGISTRATION must be off, open or initial-token, not ${value}`);
+  return value;
 }
 
 function integerSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

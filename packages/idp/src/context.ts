@@ -5,6 +5,7 @@ import { adminWing, userAdminWing } from './admin/wing.js';
 import { apisWing } from './apis/wing.js';
 import { authorizationCodesWing } from './authorization-codes/wing.js';
 import { brandingWing } from './branding/wing.js';
+import { clientRegistrationWing } from './client-registration/wing.js';
 import { clientsWing } from './clients/wing.js';
 import { Composition } from './composition/wing.js';
 import type { ServiceConfig } from './config.js';
@@ -119,6 +120,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     .with(spentTokensWing)
     .with(authorizationCodesWing)
     .with(throttleWing)
+    .with(clientRegistrationWing)
     .with(keysWing)
     .with(oidcSessionsWing)
     .with(devicesWing)

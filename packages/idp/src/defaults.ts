@@ -244,6 +244,23 @@ export const TOKEN_BYTES = 32;
 
 /** Redirect URIs one client may register: enough for environments and native apps. */
 export const CLIENT_REDIRECT_URIS_MAX = 20;
+
+/**
+ * Clients that register themselves (RFC 7591, client-registration/registration.ts). Registrations per IP:
+ * an agent registers once per install, so 10 an hour is generous and a flood of clients is not.
+ */
+export const CLIENT_REGISTRATIONS_PER_IP = [
+  { max: 10, windowSeconds: 60 * 60 },
+  { max: 30, windowSeconds: 24 * 60 * 60 },
+] as const;
+/** A registration request's body (its metadata is a name and a few URIs); larger ones are refused before parsing. */
+export const CLIENT_REGISTRATION_BODY_MAX_BYTES = 8 * 1024;
+/** A registered client left unused (no token request) this many days is deleted by the sweep (SERVICE_IDP_REGISTERED_CLIENT_UNUSED_DAYS). */
+export const REGISTERED_CLIENT_UNUSED_DAYS = 30;
+/** A registered client's last use is written at most this often (not at every token request). */
+export const REGISTERED_CLIENT_TOUCH_MS = 60 * 60 * 1000;
+/** How long an initial access token (`clients registration-token`) is good for unless `--ttl-hours` says otherwise. */
+export const INITIAL_ACCESS_TOKEN_TTL_HOURS = 24;
 /** Longest redirect URI accepted (registration and /authorize); browsers handle URLs far longer. */
 export const REDIRECT_URI_MAX_LENGTH = 2000;
 

@@ -78,6 +78,11 @@ export interface AdminClient {
   requirePushedAuthorizationRequests: boolean;
   /** A third-party application: the user sees a consent page listing what it asks, remembered per user and revocable (never a machine client). */
   thirdParty: boolean;
+  /**
+   * The application registered itself (RFC 7591 POST /oauth/register, when the operator allows
+   * it): public and third-party, deleted when left unused (docs/operations.md, "Clients that register themselves").
+   */
+  registered: boolean;
   /** Where this application's codes may go (`clients update --sms-countries`, `--mail-domains`). */
   sendRules: AdminClientSendRules;
 }

@@ -151,6 +151,10 @@ export const OAUTH_ERROR_CODES = [
   'use_dpop_nonce',
   // RFC 8707 2: a resource that is not one the request may name (not registered, not asked for at /authorize, or several at once).
   'invalid_target',
+  // RFC 7591 3.2.2: a registration's redirect URI or other metadata refused; RFC 7592 3 / RFC 6750 3.1: a registration access token or initial access token refused (401).
+  'invalid_redirect_uri',
+  'invalid_client_metadata',
+  'invalid_token',
 ] as const;
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
 

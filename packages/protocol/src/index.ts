@@ -116,6 +116,8 @@ export const Paths = {
   revocation: '/oauth/revoke',
   /** RFC 7662 token introspection, for the client a token was issued to and its API's resource server. */
   introspection: '/oauth/introspect',
+  /** RFC 7591 dynamic client registration (when the operator allows it); RFC 7592 management at /oauth/register/<client_id>. */
+  registration: '/oauth/register',
   /** RFC 9126: pushed authorization requests. */
   pushedAuthorizationRequest: '/oauth/par',
   /** OpenID Connect RP-Initiated Logout 1.0: the end-session endpoint (GET and POST form). */
@@ -123,6 +125,8 @@ export const Paths = {
   userinfo: '/oauth/userinfo',
   jwks: '/.well-known/jwks.json',
   discovery: '/.well-known/openid-configuration',
+  /** RFC 8414 3: the OAuth authorization server metadata, the same document as discovery's. */
+  authorizationServerMetadata: '/.well-known/oauth-authorization-server',
   sdkScript: '/sdk/v1/service-web.js',
   devMail: '/dev/mail',
   devSms: '/dev/sms',

@@ -50,10 +50,31 @@ export interface DiscoveryDocument {
   ui_locales_supported: string[];
   /** OIDC Core 5.5: false, the `claims` request parameter is not supported. */
   claims_parameter_supported: boolean;
+  /** RFC 8414 2 / RFC 7591 3: where clients register themselves; absent unless the operator allows it (SERVICE_IDP_CLIENT_REGISTRATION). */
+  registration_endpoint?: string;
   /** The operator's settings (`settings set documentation-url|policy-url|terms-url`); absent when not set. */
   service_documentation?: string;
   op_policy_uri?: string;
   op_tos_uri?: string;
+}
+
+/**
+ * POST /oauth/register (RFC 7591 3.2.1) and GET/PUT /oauth/register/<client_id> (RFC 7592 3):
+ * what the service registered for a client that registered itself, and its registration access
+ * token (shown in every answer: the service keeps only its hash, so it echoes the one presented).
+ */
+export interface ClientInformation {
+  client_id: string;
+  /** Seconds since the epoch. */
+  client_id_issued_at: number;
+  client_name: string;
+  redirect_uris: string[];
+  grant_types: string[];
+  response_types: string[];
+  /** Always `none`: a registered client is public (PKCE, no secret). */
+  token_endpoint_auth_method: 'none';
+  registration_access_token: string;
+  registration_client_uri: string;
 }
 
 /** POST /oauth/par (RFC 9126 2.2). */

@@ -26,7 +26,9 @@ export async function appsView(context: ViewContext): Promise<void> {
   const row = (client: AdminClient) => [
     h('a', { href: `#/apps/${encodeURIComponent(client.id)}` }, client.name),
     h('code', {}, client.id),
-    document.createTextNode(client.thirdParty ? M.apps.typeThirdParty(client.type) : client.type),
+    document.createTextNode(
+      client.registered ? M.apps.typeRegistered(client.type) : client.thirdParty ? M.apps.typeThirdParty(client.type) : client.type,
+    ),
     document.createTextNode(client.mfaPolicy),
     canAct(context)
       ? h(

@@ -54,6 +54,7 @@ export const ACTIVITY_HIDDEN = {
   'client.created': SERVICE_WIDE,
   'client.updated': SERVICE_WIDE,
   'client.deleted': SERVICE_WIDE,
+  'client.registered': 'an application that registered itself (RFC 7591), before any user signed in to it: it names no user',
   'settings.updated': SERVICE_WIDE,
   'admin_key.created': SERVICE_WIDE,
   'admin_key.revoked': SERVICE_WIDE,

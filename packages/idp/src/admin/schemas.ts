@@ -121,6 +121,8 @@ export const Client = wireBody<AdminClient>()(
     requirePushedAuthorizationRequests: Type.Boolean(),
     /** A third-party application: its users consent to what it asks (`clients update --third-party yes`). */
     thirdParty: Type.Boolean(),
+    /** It registered itself (RFC 7591, /oauth/register): public, third-party, swept when unused. */
+    registered: Type.Boolean(),
     /** Where its codes may go (`clients update --sms-countries`, `--mail-domains`; otp/send-rules.ts). */
     sendRules: Type.Object({ smsCountries: Nullable(Type.Array(Type.String())), mailDomains: Nullable(Type.Array(Type.String())) }),
   }),

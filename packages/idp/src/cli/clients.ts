@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { BrandingChange } from '../branding/service.js';
 import type { SendRulesChange } from '../clients/service.js';
 import type { ClientLogout } from '../clients/store.js';
+import { INITIAL_ACCESS_TOKEN_TTL_HOURS } from '../defaults.js';
 import type { Command, Values } from './command.js';
 import { UsageError } from './command.js';
 import { cursor, servedIssuer, table } from './format.js';
@@ -446,6 +447,32 @@ const rotateSecret: Command = {
   },
 };
 
+const registrationToken: Command = {
+  name: 'clients registration-token',
+  usage: `  service-idp clients registration-token [--hours N] [--json]
+      An initial access token for one client to register itself at /oauth/register (RFC 7591)
+      when SERVICE_IDP_CLIENT_REGISTRATION=initial-token: printed once, stored as its hash,
+      spent by the one registration it allows, good for --hours (default ${INITIAL_ACCESS_TOKEN_TTL_HOURS}, at most 720).
+      The client sends it as "Authorization: Bearer <token>".
+`,
+  flags: ['hours', 'json'],
+  async run({ values, config }, io) {
+    const hours = values.hours === undefined ? INITIAL_ACCESS_TOKEN_TTL_HOURS : Number(values.hours);
+    if (!Number.isInteger(hours) || hours < 1 || hours > 720) throw new UsageError('--hours is a whole number from 1 to 720');
+    const { withData } = await import('./open.js');
+    const { issueInitialAccessToken } = await import('../client-registration/registration.js');
+    return withData(config, async (data) => {
+      const { token, expiresAt } = await issueInitialAccessToken(data, hours);
+      const expires = new Date(expiresAt).toISOString();
+      if (values.json) io.out(`${JSON.stringify({ token, expiresAt: expires })}\n`);
+      else io.out(`Initial access token for one client registration, shown once; expires ${expires}.\n  token: ${token}\n`);
+      if (config.clientRegistration !== 'initial-token')
+        io.err(`Note: SERVICE_IDP_CLIENT_REGISTRATION is ${config.clientRegistration}; the token is used only under initial-token.\n`);
+      return 0;
+    });
+  },
+};
+
 const grant: Command = {
   name: 'clients grant',
   usage: `  service-idp clients grant CLIENT_ID [--grant IDENTIFIER=P,P]... [--json]
@@ -473,4 +500,4 @@ const grant: Command = {
   },
 };
 
-export const clients: Command[] = [create, update, branding, delegationKeys, list, rotateSecret, remove, grant];
+export const clients: Command[] = [create, update, branding, delegationKeys, list, rotateSecret, remove, grant, registrationToken];

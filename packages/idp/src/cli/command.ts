@@ -81,6 +81,8 @@ export const FLAGS = {
   'introspection-client': { type: 'string' },
   'roles-in-token': { type: 'string' },
   grant: { type: 'string', multiple: true },
+  // clients registration-token (cli/clients.ts): how long the initial access token lasts.
+  hours: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

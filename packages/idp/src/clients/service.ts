@@ -1,5 +1,11 @@
 import { randomToken, type SecretHasher, safeEqual } from '../crypto/secrets.js';
-import { BROWSER_CLIENT_CACHE_ENTRIES, BROWSER_CLIENT_CACHE_MS, CLIENT_REDIRECT_URIS_MAX, PAGE_SIZE_MAX } from '../defaults.js';
+import {
+  BROWSER_CLIENT_CACHE_ENTRIES,
+  BROWSER_CLIENT_CACHE_MS,
+  CLIENT_REDIRECT_URIS_MAX,
+  PAGE_SIZE_MAX,
+  REGISTERED_CLIENT_TOUCH_MS,
+} from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { isSigningAlg, SIGNING_ALGS } from '../keys/algs.js';
 import { keysetPage, type PageQuery } from '../storage/pagination.js';
@@ -80,6 +86,8 @@ export interface NewClient {
   thirdParty?: boolean;
   /** Its SMS countries and mail domains (SendRulesChange): null or absent, the service's rule. */
   sendRules?: SendRulesChange;
+  /** A client that registers itself (client-registration/registration.ts): the keyed hash of its registration access token. */
+  registrationTokenHash?: string;
 }
 
 /**
@@ -171,6 +179,12 @@ export interface ClientService {
   authenticateTokenClient(clientId: string, secretKey: string | undefined): Promise<ClientRecord | undefined>;
   /** A machine client by its secret key (client_secret_basic or _post at the token endpoint), constant time. */
   authenticateMachine(clientId: string, secretKey: string): Promise<ClientRecord | undefined>;
+  /** A client that registered itself, with the keyed hash of its registration access token (client-registration/registration.ts). */
+  findRegistered(clientId: string): Promise<{ client: ClientRecord; registrationTokenHash: string } | undefined>;
+  /** Replaces a registered client's name and redirect URIs (already checked by client-registration/registration.ts). */
+  setRegisteredMetadata(clientId: string, name: string, redirectUris: string[]): Promise<boolean>;
+  /** Registered clients with no token request since `before` (nor registered since), at most `limit`: the sweep's. */
+  unusedRegistered(before: number, limit: number): Promise<string[]>;
 }
 
 /**
@@ -234,6 +248,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
           dpopBoundAccessTokens: input.dpopBoundAccessTokens ?? false,
           requirePushedAuthorizationRequests: input.requirePushedAuthorizationRequests ?? false,
           thirdParty: input.thirdParty ?? false,
+          registered: input.registrationTokenHash !== undefined,
           logout,
           keys,
           sendRules: sendRulesOf(input.sendRules ?? {}, NO_CLIENT_SEND_RULES),
@@ -242,6 +257,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
         // The column predates public clients and is NOT NULL: a public client's is the hash of a
         // value nobody is shown, and authenticateBackend refuses public clients before comparing.
         hash('secret-key', secretKey),
+        input.registrationTokenHash,
       );
       return type === 'public' ? { clientId, publishableKey } : { clientId, publishableKey, secretKey };
     },
@@ -268,6 +284,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
             dpopBoundAccessTokens: false,
             requirePushedAuthorizationRequests: false,
             thirdParty: false,
+            registered: false,
             logout: NO_LOGOUT,
             sendRules: NO_CLIENT_SEND_RULES,
           },
@@ -406,9 +423,15 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       return found && matches && found.client.type === 'machine' ? found.client : undefined;
     },
 
+    findRegistered: (clientId: string) => store.findRegistered(clientId),
+    setRegisteredMetadata: (clientId: string, name: string, redirectUris: string[]) =>
+      changing(clientId, () => store.setRegisteredMetadata(clientId, name, redirectUris)),
+    unusedRegistered: (before: number, limit: number) => store.unusedRegistered(before, limit),
+
     async authenticateTokenClient(clientId: string, secretKey: string | undefined): Promise<ClientRecord | undefined> {
       if (secretKey !== undefined) return this.authenticateBackend(clientId, secretKey);
       const client = await store.findById(clientId);
+      if (client?.registered) await store.touchRegistered(client.id, now(), REGISTERED_CLIENT_TOUCH_MS);
       return client?.type === 'public' ? client : undefined;
     },
   };

@@ -39,6 +39,11 @@ export interface ClientRecord {
   /** The countries its SMS may go to and the mail domains its codes may go to (otp/send-rules.ts); null: the service's rule. */
   sendRules: ClientSendRules;
   /**
+   * The client registered itself (RFC 7591, client-registration/registration.ts): public and third-party,
+   * changed or deleted with its registration access token, swept when left unused. Default false.
+   */
+  registered: boolean;
+  /**
    * Set only on the built-in hosted client as it acts for a pending authorization request
    * (oidc/service.ts hostedClientFor): the application the user signs in to, which mails and
    * pages name and brand, never the built-in client.
@@ -102,6 +107,7 @@ export function toRecord(row: Row): ClientRecord {
     },
     requirePushedAuthorizationRequests: Number(row.require_pushed_authorization_requests ?? 0) !== 0,
     thirdParty: Number(row.third_party ?? 0) !== 0,
+    registered: Number(row.registered ?? 0) !== 0,
     sendRules: {
       smsCountries: row.sms_countries ? (JSON.parse(row.sms_countries) as string[]) : null,
       mailDomains: row.mail_domains ? (JSON.parse(row.mail_domains) as string[]) : null,
@@ -121,7 +127,7 @@ const logoutColumns = (logout: ClientLogout) => ({
   frontchannel_logout_session_required: logout.frontchannelLogoutSessionRequired ? 1 : 0,
 });
 
-function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: string): Row {
+function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: string, registrationTokenHash?: string): Row {
   return {
     id: client.id,
     name: client.name,
@@ -139,6 +145,9 @@ function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: 
     ...logoutColumns(client.logout),
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
     third_party: client.thirdParty ? 1 : 0,
+    registered: client.registered ? 1 : 0,
+    registration_token_hash: registrationTokenHash ?? null,
+    last_used_at: null,
     jwks: client.keys.jwks ? JSON.stringify(client.keys.jwks) : null,
     jwks_uri: client.keys.jwksUri,
     ...sendRuleColumns(client.sendRules),
@@ -148,11 +157,58 @@ function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: 
 export function createClientStore(db: Db) {
   const recorded = new Set<string>();
   return {
-    async insert(client: ClientRecord, publishableKeyHash: string, secretKeyHash: string): Promise<void> {
+    /** `registrationTokenHash`: a registered client's registration access token (RFC 7592), by keyed hash. */
+    async insert(client: ClientRecord, publishableKeyHash: string, secretKeyHash: string, registrationTokenHash?: string): Promise<void> {
       await db
         .insertInto('clients')
-        .values(rowOf(client, publishableKeyHash, secretKeyHash))
+        .values(rowOf(client, publishableKeyHash, secretKeyHash, registrationTokenHash))
         .execute();
+    },
+
+    /** A registered client and the keyed hash of its registration access token; undefined for any other client. */
+    async findRegistered(id: string): Promise<{ client: ClientRecord; registrationTokenHash: string } | undefined> {
+      const row = await db
+        .selectFrom('clients')
+        .selectAll()
+        .where('id', '=', id)
+        .where('registered', '=', 1)
+        .where('registration_token_hash', 'is not', null)
+        .executeTakeFirst();
+      return row ? { client: toRecord(row), registrationTokenHash: row.registration_token_hash as string } : undefined;
+    },
+
+    /** Replaces what a registered client said of itself (RFC 7592 2.2: name and redirect URIs); false when it is not one. */
+    async setRegisteredMetadata(id: string, name: string, redirectUris: string[]): Promise<boolean> {
+      const result = await db
+        .updateTable('clients')
+        .set({ name, redirect_uris: JSON.stringify(redirectUris) })
+        .where('id', '=', id)
+        .where('registered', '=', 1)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
+
+    /** Marks a registered client used now, at most once per `everyMs` (one write per token request would be waste). */
+    async touchRegistered(id: string, at: number, everyMs: number): Promise<void> {
+      await db
+        .updateTable('clients')
+        .set({ last_used_at: at })
+        .where('id', '=', id)
+        .where('registered', '=', 1)
+        .where((w) => w.or([w('last_used_at', 'is', null), w('last_used_at', '<', at - everyMs)]))
+        .execute();
+    },
+
+    /** Registered clients whose last token request (or, with none, their registration) is before `before`, at most `limit`. */
+    async unusedRegistered(before: number, limit: number): Promise<string[]> {
+      const rows = await db
+        .selectFrom('clients')
+        .select('id')
+        .where('registered', '=', 1)
+        .where((w) => w.or([w('last_used_at', '<', before), w.and([w('last_used_at', 'is', null), w('created_at', '<', before)])]))
+        .limit(limit)
+        .execute();
+      return rows.map((row) => row.id);
     },
 
     /** Inserts a built-in client, or brings its origins and key up to date (every node may run this at start). */

@@ -44,6 +44,40 @@ export function checkRedirectUri(input: string, what = 'redirect URI'): string {
   return input;
 }
 
+/**
+ * A loopback redirect URI on an IP literal (RFC 8252 7.3), taken from the raw string, never
+ * from a URL parser (which would read `http://127.0.0.1@evil.example` as host evil.example):
+ * `http://`, `127.0.0.1` or `[::1]`, an optional port, then the path and query or nothing.
+ * `localhost` is not one (RFC 8252 8.3: a name may resolve elsewhere), nor https.
+ */
+const LOOPBACK_IP_REDIRECT = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/;
+
+function loopbackIpRedirect(uri: string): { host: string; rest: string } | undefined {
+  const match = LOOPBACK_IP_REDIRECT.exec(uri);
+  if (!match) return undefined;
+  const port = match[2] === undefined ? undefined : Number(match[2]);
+  if (port !== undefined && (port < 1 || port > 65535)) return undefined;
+  return { host: match[1] as string, rest: match[3] ?? '' };
+}
+
+/**
+ * Whether `presented` is one of the client's registered redirect URIs: exact string match
+ * (RFC 9700 2.1), except that a public (native) client's loopback IP redirect URI matches on
+ * any port (RFC 8252 7.3: the app opens a port at run time), the host, path and query
+ * unchanged. The presented URI must then be one a client may send (URI characters, no
+ * fragment); a confidential client's and every other URI stay exact.
+ */
+export function redirectUriMatches(registered: readonly string[], presented: string, clientType: string): boolean {
+  if (registered.includes(presented)) return true;
+  if (clientType !== 'public' || !URI_CHARACTERS.test(presented) || presented.includes('#')) return false;
+  const asked = loopbackIpRedirect(presented);
+  if (!asked) return false;
+  return registered.some((uri) => {
+    const known = loopbackIpRedirect(uri);
+    return known !== undefined && known.host === asked.host && known.rest === asked.rest;
+  });
+}
+
 /** Post-logout redirect URIs: each checked as a redirect URI is (kept verbatim for exact matching), at most as many. */
 export function checkPostLogoutRedirectUris(input: string[]): string[] {
   const uris = [...new Set(input.map((uri) => checkRedirectUri(uri, 'post-logout redirect URI')))];

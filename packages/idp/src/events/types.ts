@@ -31,6 +31,7 @@ export const EVENT_TYPES = [
   'client.created',
   'client.updated',
   'client.deleted',
+  'client.registered',
   'settings.updated',
   'admin_key.created',
   'admin_key.revoked',

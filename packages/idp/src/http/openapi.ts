@@ -55,6 +55,16 @@ export async function registerOpenApi(
           clientSecretBasic: { type: 'http', scheme: 'basic', description: "a confidential client's id and secret (client_secret_basic)" },
           accessToken: { type: 'http', scheme: 'bearer', description: 'an access token from /oauth/token' },
           secretKey: { type: 'http', scheme: 'bearer', description: "the calling client's secret key" },
+          initialAccessToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'RFC 7591 3: an initial access token from `service-idp clients registration-token` (policy initial-token)',
+          },
+          registrationAccessToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: "RFC 7592: the registration access token of the client's registration answer",
+          },
           consoleSession: {
             type: 'apiKey',
             in: 'cookie',

@@ -1,5 +1,6 @@
 import { PKCE_CHALLENGE_PATTERN } from 'service-protocol';
 import type { ClientRecord } from '../clients/store.js';
+import { redirectUriMatches } from '../clients/uris.js';
 import { AUTHORIZE_PARAMETER_MAX_LENGTH, REDIRECT_URI_MAX_LENGTH, RESOURCES_PER_REQUEST_MAX } from '../defaults.js';
 import { RESPONSE_MODES, type ResponseMode } from './authorization-response.js';
 import type { AuthorizationRequest } from './store.js';
@@ -71,8 +72,13 @@ export async function checkAuthorizeRequest(
   const client = clientId.length <= 200 ? await findClient(clientId) : undefined;
   if (!client) return { kind: 'page', message: 'The application that sent you here is not registered with this service.' };
   const redirectUri = single(params.redirect_uri);
-  // OIDC Core 3.1.2.1: redirect_uri is required; RFC 9700 2.1: compared by exact string match.
-  if (redirectUri === undefined || redirectUri.length > REDIRECT_URI_MAX_LENGTH || !client.redirectUris.includes(redirectUri)) {
+  // OIDC Core 3.1.2.1: redirect_uri is required; RFC 9700 2.1: compared by exact string match,
+  // a public client's loopback IP literal on any port (RFC 8252 7.3, clients/uris.ts).
+  if (
+    redirectUri === undefined ||
+    redirectUri.length > REDIRECT_URI_MAX_LENGTH ||
+    !redirectUriMatches(client.redirectUris, redirectUri, client.type)
+  ) {
     return { kind: 'page', message: `The return address is not one ${client.name} registered, so you were not sent back.` };
   }
   const state = single(params.state);

@@ -31,6 +31,7 @@ import { migrations0029 } from './migrations/0029-introspection.js';
 import { migrations0030 } from './migrations/0030-machine-clients.js';
 import { migrations0031 } from './migrations/0031-consent.js';
 import { migrations0032 } from './migrations/0032-roles-in-token.js';
+import { migrations0034 } from './migrations/0034-client-registration.js';
 
 /**
  * Versioned migrations, applied in name order. A migration never changes once released;
@@ -70,6 +71,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0030,
   ...migrations0031,
   ...migrations0032,
+  ...migrations0034,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -5,7 +5,7 @@ import type { ClientRecord } from '../clients/store.js';
 import { OAuthError } from '../errors.js';
 
 /** Public documents: any page may read them (they are what `fetch` of an OIDC client library starts with). */
-const PUBLIC_DOCUMENTS = [Paths.discovery, Paths.jwks] as const;
+const PUBLIC_DOCUMENTS = [Paths.discovery, Paths.authorizationServerMetadata, Paths.jwks] as const;
 /** What a single-page app calls itself (issue 36): answered to a page only on an origin its client registered. */
 const CLIENT_ENDPOINTS = [Paths.token, Paths.revocation, Paths.userinfo] as const;
 

@@ -158,6 +158,7 @@ const DiscoveryAnswer = wireBody<DiscoveryDocument>()(
     require_pushed_authorization_requests: Type.Boolean(),
     ui_locales_supported: Strings,
     claims_parameter_supported: Type.Boolean(),
+    registration_endpoint: Type.Optional(Type.String()),
     service_documentation: Type.Optional(Type.String()),
     op_policy_uri: Type.Optional(Type.String()),
     op_tos_uri: Type.Optional(Type.String()),
@@ -195,7 +196,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
   cors: (app: FastifyInstance) => OAuthCors;
   /** The client credentials grant for machine clients (token/client-credentials-grant.ts). */
   machines: ClientCredentials;
-}> = async (app, { tokens, keyring, issuer, dpop, locales, settings, cors: openCors, machines }) => {
+  /** Whether clients may register themselves (client-registration/registration.ts): the metadata then names the endpoint. */
+  registration: boolean;
+}> = async (app, { tokens, keyring, issuer, dpop, locales, settings, cors: openCors, machines, registration }) => {
   const cors = openCors(app);
   app.post(Paths.token, { schema: TokenSchema, config: { oauthErrors: true } }, async (request, reply) => {
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
@@ -288,11 +291,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
     return (await keyring.jwks()) as JsonWebKeySet;
   });
 
-  app.get(Paths.discovery, { schema: DiscoverySchema }, async (_request, reply) => {
-    reply.header('cache-control', 'public, max-age=300');
-    cors.publicDocument(reply);
+  /** One document for OpenID Connect Discovery and RFC 8414 (whose members are the same registry). */
+  const metadata = async (): Promise<DiscoveryDocument> => {
     const { documentationUrl, policyUrl, termsUrl } = await settings();
-    const document: DiscoveryDocument = {
+    return {
       issuer,
       authorization_endpoint: issuer + Paths.authorize,
       token_endpoint: issuer + Paths.token,
@@ -351,10 +353,17 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       require_pushed_authorization_requests: false,
       ui_locales_supported: [...locales],
       claims_parameter_supported: false,
+      ...(registration ? { registration_endpoint: issuer + Paths.registration } : {}),
       ...(documentationUrl ? { service_documentation: documentationUrl } : {}),
       ...(policyUrl ? { op_policy_uri: policyUrl } : {}),
       ...(termsUrl ? { op_tos_uri: termsUrl } : {}),
     };
-    return document;
-  });
+  };
+  for (const path of [Paths.discovery, Paths.authorizationServerMetadata]) {
+    app.get(path, { schema: DiscoverySchema }, async (_request, reply) => {
+      reply.header('cache-control', 'public, max-age=300');
+      cors.publicDocument(reply);
+      return metadata();
+    });
+  }
 };

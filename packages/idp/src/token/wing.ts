@@ -29,7 +29,7 @@ interface TokenNeeds {
   now: () => number;
   hash: SecretHasher;
   serverSecret: Buffer;
-  config: { issuer: string };
+  config: { issuer: string; clientRegistration: 'off' | 'open' | 'initial-token' };
   acrClasses: AcrClasses;
   locales: Locales;
   clients: ClientService;
@@ -77,6 +77,7 @@ export const tokenWing = defineWing('token', (deps: TokenNeeds) => {
         async (app) => {
           await app.register(tokenRoutes, {
             ...{ tokens, keyring, issuer, dpop, locales: deps.locales.supported, settings: () => branding.settings(), machines },
+            registration: config.clientRegistration !== 'off',
             cors: (scope) => oauthCors(scope, { isRegistered: (origin) => origins.has(origin), findClient: clients.findById }),
           });
           await app.register(pushedRequestRoutes, { pushed: pushedRequests, clients });

@@ -25,7 +25,8 @@ describe('OpenAPI document', () => {
   let service: TestService;
   let document: any;
   before(async () => {
-    service = await startTestService();
+    // Client registration on, so that the document holds every operation the service can serve (/oauth/register is off by default).
+    service = await startTestService({ env: { SERVICE_IDP_CLIENT_REGISTRATION: 'open' } });
     const response = await fetch(service.url + OPENAPI_PATH);
     assert.equal(response.status, 200);
     document = await response.json();

@@ -44,6 +44,18 @@ export interface AccountTables {
     mail_domains: string | null;
     /** 1: a third-party application: the user consents to what it asks (oidc/consent.ts); 0 (default): first-party, no consent page. */
     third_party: number;
+    /** 1: the client registered itself (RFC 7591, client-registration/registration.ts); 0: an operator's. */
+    registered: number;
+    /** The keyed hash of a registered client's registration access token (RFC 7592); null for an operator's client. */
+    registration_token_hash: string | null;
+    /** A registered client's last token request (the sweep of unused ones); null: none yet. */
+    last_used_at: number | null;
+  };
+  /** client-registration/registration.ts: initial access tokens (RFC 7591 3) an operator made, by keyed hash; one registration each */
+  client_registration_tokens: {
+    token_hash: string;
+    created_at: number;
+    expires_at: number;
   };
   /** users/: enabled-store.ts for the sign-in paths, store.ts for operators */
   users: {
