@@ -100,6 +100,7 @@ try {
       require_pushed_authorization_requests: 0,
       id_token_signed_response_alg: 'RS256',
       third_party: 0,
+      registered: 0,
       created_at: now,
     })
     .execute();
