@@ -42,6 +42,17 @@ export interface RunningMcpServer {
   close(): Promise<void>;
 }
 
+/**
+ * The Bearer challenge with RFC 9728 5.1's `resource_metadata` as its first parameter; the DPoP
+ * challenge that may follow (`Bearer, DPoP algs="…"`) is left as it is.
+ */
+export function withResourceMetadata(challenges: string, metadataUrl: string): string {
+  const param = `resource_metadata="${metadataUrl}"`;
+  if (!challenges.startsWith('Bearer')) return `Bearer ${param}, ${challenges}`;
+  const rest = challenges.slice('Bearer'.length);
+  return rest === '' || rest.startsWith(',') ? `Bearer ${param}${rest}` : `Bearer ${param},${rest}`;
+}
+
 export async function startMcpServer(options: McpServerOptions): Promise<RunningMcpServer> {
   const resource = `${options.publicOrigin}${MCP_PATH}`;
   const metadataUrl = `${options.publicOrigin}${MCP_METADATA_PATH}`;
@@ -68,7 +79,9 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
         resource,
         authorization_servers: [options.serviceUrl],
         bearer_methods_supported: ['header'],
-        scopes_supported: [MCP_PERMISSION],
+        // The service's /authorize asks for openid in every request (an OpenID Connect sign-in);
+        // MCP clients ask for the scopes listed here, so openid is listed beside the permission.
+        scopes_supported: ['openid', MCP_PERMISSION],
         resource_name: 'Acme Notes (MCP)',
       });
     }
@@ -78,6 +91,8 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
       const { claims } = await verifyAccessTokenRequest(request, {
         issuer: options.serviceUrl,
         audience: resource,
+        // The public origin the request reached (a DPoP proof's htu is checked against it).
+        origin: options.publicOrigin,
         requiredScopes: [MCP_PERMISSION],
       });
       sub = claims.sub as string;
@@ -86,8 +101,7 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
       if (!refusal) throw error;
       const headers = { ...refusal.headers };
       // RFC 9728 5.1: where a client finds this resource's metadata (and from it, the service).
-      const challenge = headers['www-authenticate'] ?? 'Bearer';
-      headers['www-authenticate'] = `${challenge}${/\s/.test(challenge) ? ',' : ''} resource_metadata="${metadataUrl}"`;
+      headers['www-authenticate'] = withResourceMetadata(headers['www-authenticate'] ?? 'Bearer', metadataUrl);
       return json(response, refusal.status, refusal.body, headers);
     }
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
