@@ -11,6 +11,7 @@ import { showOtp } from './otp.js';
 import { input, onSubmit, say } from './page.js';
 import { stopAutofill } from './passkey-sign-in.js';
 import { client, signIn } from './state.js';
+import { leaveFor } from './upstream.js';
 
 export function setUpEmail(): void {
   onSubmit('email-step', async () => {
@@ -29,6 +30,8 @@ export function setUpEmail(): void {
     );
     if (result.status === 'SUCCESS') return complete(result);
     if (result.status === 'MFA_REQUIRED') return startMfa(result.sessionId, result.method);
+    // The address's organization signs in with its own provider: straight there, with no button to choose.
+    if (result.status === 'UPSTREAM_REQUIRED') return leaveFor(result.connection);
     if (result.status !== 'OTP_NEEDED') return say(failureText(result));
     showOtp();
   });

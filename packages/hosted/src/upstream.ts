@@ -63,6 +63,22 @@ export async function upstreamReturn(): Promise<boolean> {
   return true;
 }
 
+/**
+ * Leaves for a provider: a button's, or the one the address's organization signs its people in
+ * with (UPSTREAM_REQUIRED from the address step). Returns only when the start was refused.
+ */
+export async function leaveFor(connection: string): Promise<void> {
+  const pkce = await createPkcePair();
+  sessionStorage.setItem(PKCE_KEY, JSON.stringify(pkce));
+  // This browser's device key goes along: the sign-in registers it (once) and the SSO session is bound to it.
+  const devicePublicKey = await upstreamDeviceKey();
+  const refused = await upstream.signInWith(connection, {
+    code_challenge: pkce.codeChallenge,
+    ...(devicePublicKey ? { devicePublicKey } : {}),
+  });
+  say(failureText(refused));
+}
+
 /** The buttons of the connections the app shows, under the address field. */
 export async function showUpstreamButtons(): Promise<void> {
   const found = await upstream.connections();
@@ -74,17 +90,7 @@ export async function showUpstreamButtons(): Promise<void> {
     button.className = 'secondary';
     button.textContent = connection.name;
     button.dataset.connection = connection.id;
-    button.addEventListener('click', async () => {
-      const pkce = await createPkcePair();
-      sessionStorage.setItem(PKCE_KEY, JSON.stringify(pkce));
-      // This browser's device key goes along: the sign-in registers it (once) and the SSO session is bound to it.
-      const devicePublicKey = await upstreamDeviceKey();
-      const refused = await upstream.signInWith(connection.id, {
-        code_challenge: pkce.codeChallenge,
-        ...(devicePublicKey ? { devicePublicKey } : {}),
-      });
-      say(failureText(refused));
-    });
+    button.addEventListener('click', () => leaveFor(connection.id));
     list.append(button);
   }
   $('upstream').hidden = false;

@@ -68,6 +68,8 @@ export interface ServiceConfig {
    * list of addresses/CIDRs. Per-IP send limits need the client's address, not the proxy's.
    */
   trustProxy: false | string;
+  /** DNS servers (address or address:port) for domain verification's TXT look-ups (SERVICE_IDP_DNS_SERVERS); unset: the system's. */
+  dnsServers?: readonly string[] | undefined;
   /** Where SMS goes: the development outbox, a signed webhook, or a Twilio-compatible API. */
   sms: SmsConfig;
   /** How long remember_me skips MFA on a device. */
@@ -136,6 +138,7 @@ export const ENVIRONMENT = {
   SERVICE_IDP_LOG_LEVEL: 'fatal, error, warn, info (default), debug',
   SERVICE_IDP_LOG_FORMAT: 'json or pretty (default: pretty on a terminal, JSON otherwise)',
   SERVICE_IDP_TRUST_PROXY: 'addresses/CIDRs of proxies allowed to set X-Forwarded-For, e.g. 10.0.0.0/8 (default: none)',
+  SERVICE_IDP_DNS_SERVERS: "DNS servers for organizations' domain verification, e.g. 1.1.1.1,[2606:4700::1111]:53 (default: the system's)",
   SERVICE_IDP_MFA_REMEMBER_DAYS: 'days remember_me skips MFA on a device (default 30)',
   SERVICE_IDP_DEVICE_IDLE_DAYS: `days a device may go unused before it stops being trusted (default ${DEVICE_IDLE_EXPIRY_DAYS})`,
   SERVICE_IDP_PASSKEY_RP_ID:
@@ -272,6 +275,7 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     logLevel: env.SERVICE_IDP_LOG_LEVEL ?? 'info',
     logFormat,
     trustProxy: trustProxySetting(env.SERVICE_IDP_TRUST_PROXY),
+    dnsServers: dnsServersSetting(env.SERVICE_IDP_DNS_SERVERS),
     sms,
     mfaRememberDays: rememberDays,
     deviceIdleDays: integerSetting(env, 'SERVICE_IDP_DEVICE_IDLE_DAYS', DEVICE_IDLE_EXPIRY_DAYS, 1, 3650),
@@ -396,6 +400,21 @@ function folderSetting(env: NodeJS.ProcessEnv, name: string): string | undefined
 
 /** proxy-addr's names for address ranges, accepted by Fastify's trustProxy beside addresses and CIDRs. */
 const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** SERVICE_IDP_DNS_SERVERS: comma-separated IP addresses, each with an optional port (IPv6 in brackets then). */
+function dnsServersSetting(raw: string | undefined): string[] | undefined {
+  if (!raw) return undefined;
+  return raw.split(',').map((item) => {
+    const entry = item.trim();
+    const match = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+))(?::(\d{1,5}))?$/.exec(entry) ?? /^([0-9a-fA-F:]+)$/.exec(entry);
+    const address = match?.[1] ?? match?.[2] ?? '';
+    if (!match || isIP(address) === 0 || Number(match[3] ?? 53) > 65535)
+      throw new ConfigError(
+        `SERVICE_IDP_DNS_SERVERS: "${entry}" is not an IP address with an optional port (separate several with commas)`,
+      );
+    return entry;
+  });
+}
 
 /** SERVICE_IDP_TRUST_PROXY: comma-separated addresses, CIDRs or range names, checked here rather than by Fastify at listen. */
 function trustProxySetting(raw: string | undefined): false | string {

@@ -26,6 +26,7 @@ import type { Mailer } from './mail/mailer.js';
 import { mailWing } from './mail/wing.js';
 import { metricsWing } from './metrics/wing.js';
 import { firstPartyWing, oidcSessionsWing, oidcWing } from './oidc/wing.js';
+import { organizationDomainsWing } from './organization-domains/wing.js';
 import { otpWing } from './otp/wing.js';
 import type { SmsTransport } from './sms/transport.js';
 import { smsWing } from './sms/wing.js';
@@ -120,6 +121,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     .with(spentTokensWing)
     .with(authorizationCodesWing)
     .with(throttleWing)
+    .with(organizationDomainsWing)
     .with(clientRegistrationWing)
     .with(keysWing)
     .with(oidcSessionsWing)

@@ -596,3 +596,12 @@ export const BROWSER_CLIENT_CACHE_ENTRIES = 1000;
 export const SQLITE_CHECKPOINT_INTERVAL_MS = 200;
 /** SQLite: the main connection checkpoints itself only past this many WAL pages (4 KiB each). */
 export const SQLITE_BACKSTOP_CHECKPOINT_PAGES = 20_000;
+
+/** Domains one organization may claim (verified or pending). */
+export const ORGANIZATION_DOMAINS_MAX = 20;
+/** A DNS look-up for a domain's verification record gives up after this long (each of two tries). */
+export const DOMAIN_DNS_TIMEOUT_MS = 3000;
+/** Domain verification attempts per organization per hour (each is a DNS look-up the service makes). */
+export const DOMAIN_VERIFY_PER_ORGANIZATION = [{ max: 30, windowSeconds: 60 * 60 }] as const;
+/** The sign-in's table of domains routed to an organization's provider is read again after this long (another node's change shows by then). */
+export const DOMAIN_ROUTES_CACHE_MS = 10_000;

@@ -373,3 +373,32 @@ export interface AdminRoleList {
 export interface AdminUserRoles {
   roles: AdminRole[];
 }
+
+/**
+ * A domain an organization claims (`service-idp orgs domains`): verified by a DNS TXT record
+ * (`record`) or an operator's word; once verified, its addresses may be routed to the
+ * organization's own provider and join the organization.
+ */
+export interface AdminOrganizationDomain {
+  organizationId: string;
+  /** Lower-case ASCII; an internationalized name in punycode. */
+  domain: string;
+  verified: boolean;
+  verifiedAt: number | null;
+  /** 'dns', or who vouched for it: an admin key's id, `operator:<email>`, 'cli'. */
+  verifiedBy: string | null;
+  /** The TXT record to publish to prove ownership (it may be removed once verified). */
+  record: { type: 'TXT'; name: string; value: string };
+  /** The organization's own provider (a connection): addresses at this domain sign in there, with no button and no mailed code. */
+  connectionId: string | null;
+  /** With a connection: whether these addresses may still sign in by mailed code. */
+  allowEmailCode: boolean;
+  /** The organization role new users with these addresses join with; null: they do not join by themselves. */
+  joinRole: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+/** GET /admin/v1/organizations/{id}/domains */
+export interface AdminOrganizationDomainList {
+  domains: AdminOrganizationDomain[];
+}

@@ -32,7 +32,12 @@ export type AuthenticateResponse =
    * replayed, or a revoked or expired device): the browser drops its stored key.
    */
   | { status: 'OTP_NEEDED'; message: string; deviceToken: string; code?: string; deviceRefused?: true }
-  | { status: 'MFA_REQUIRED'; message: string; sessionId: string; method: MfaMethod };
+  | { status: 'MFA_REQUIRED'; message: string; sessionId: string; method: MfaMethod }
+  /**
+   * The address's domain belongs to an organization that signs its people in with its own
+   * provider: go there (service-web/upstream signInWith(connection)); no code was sent.
+   */
+  | { status: 'UPSTREAM_REQUIRED'; message: string; connection: string };
 
 /** POST /v1/email-otp/verify */
 export interface VerifyEmailOtpRequest {

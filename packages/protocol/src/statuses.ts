@@ -13,6 +13,8 @@ const STATUSES = [
   'MFA_ENROLLMENT_NEEDED',
   'FINALIZE_REGISTRATION_NEEDED',
   'MFA_INITIATED',
+  // ours: a step
+  'UPSTREAM_REQUIRED',
   // ours: failures
   'NOT_INITIALIZED',
   'INVALID_API_KEY',

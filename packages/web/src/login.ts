@@ -52,7 +52,7 @@ export async function authenticate(
   // Refused (rate limit, network): the code already sent, and its pending step, still stand.
   if (failed) return failed;
   session.pending.delete(email);
-  const { status, code, deviceToken, sessionId, method: mfaMethod } = body;
+  const { status, code, deviceToken, sessionId, method: mfaMethod, connection } = body;
   const message = messageOf(body);
   const hasCode = typeof code === 'string';
   if (status === 'SUCCESS' && hasCode) return { status, message, success: true, code, iss: session.iss };
@@ -62,6 +62,7 @@ export async function authenticate(
     session.pending.set(email, { deviceToken, remember: rememberDevice, stale: !!proof });
     return { status, message, deviceToken, ...(hasCode && { code }) };
   }
+  if (status === 'UPSTREAM_REQUIRED' && isNonEmptyString(connection)) return { status, message, connection };
   if (status === 'MFA_REQUIRED' && isNonEmptyString(sessionId) && isMfaMethod(mfaMethod)) {
     session.pending.set(email, { sessionId });
     return { status, message, sessionId, method: mfaMethod };

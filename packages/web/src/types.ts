@@ -112,6 +112,8 @@ export type AuthenticationResult =
       iss: string;
     }
   | { status: 'OTP_NEEDED'; message: string; deviceToken: string; code?: string }
+  /** The address's organization signs in with its own provider: call service-web/upstream's signInWith(connection). No code was sent. */
+  | { status: 'UPSTREAM_REQUIRED'; message: string; connection: string }
   | MfaRequiredResult
   | FailureResult;
 

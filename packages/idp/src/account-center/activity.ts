@@ -77,6 +77,10 @@ export const ACTIVITY_HIDDEN = {
   'role.assigned': ROLES_UNSHOWN,
   'role.unassigned': ROLES_UNSHOWN,
   'client.permissions_granted': SERVICE_WIDE,
+  'organization.domain_added': SERVICE_WIDE,
+  'organization.domain_verified': SERVICE_WIDE,
+  'organization.domain_updated': SERVICE_WIDE,
+  'organization.domain_removed': SERVICE_WIDE,
 } as const satisfies Partial<Record<EventType, string>>;
 
 // Every event type is shown or hidden, never both: a new type fails to compile until it is placed.

@@ -74,6 +74,9 @@ export const FLAGS = {
   'apple-team-id': { type: 'string' },
   'apple-key-id': { type: 'string' },
   connection: { type: 'string' },
+  // organizations' domains (cli/org-domains.ts)
+  'email-code': { type: 'string' },
+  'join-role': { type: 'string' },
   subject: { type: 'string' },
   // APIs and roles (cli/apis.ts, cli/roles.ts)
   identifier: { type: 'string' },

@@ -12,6 +12,7 @@ import { events } from './events.js';
 import { rotate } from './keys.js';
 import { mailboxes } from './mail.js';
 import { operatorCommands } from './operators.js';
+import { orgDomains } from './org-domains.js';
 import { roles, userRoles } from './roles.js';
 import { settings } from './settings.js';
 import { migrate, start } from './start.js';
@@ -32,6 +33,7 @@ export const COMMANDS: readonly Command[] = [
   ...connections,
   ...apis,
   ...roles,
+  ...orgDomains,
   ...settings,
   rotate,
   ...mailboxes,

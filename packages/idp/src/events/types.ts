@@ -62,6 +62,10 @@ export const EVENT_TYPES = [
   'client.permissions_granted',
   'consent.granted',
   'consent.revoked',
+  'organization.domain_added',
+  'organization.domain_verified',
+  'organization.domain_updated',
+  'organization.domain_removed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

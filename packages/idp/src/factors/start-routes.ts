@@ -31,6 +31,11 @@ const authenticateAnswer = (methods: readonly string[]) =>
         deviceRefused: Type.Optional(Type.Literal(true)),
       }),
       Type.Object({
+        status: Type.Literal('UPSTREAM_REQUIRED'),
+        message: Type.String(),
+        connection: Type.String({ description: "the organization's provider: service-web/upstream signInWith(connection)" }),
+      }),
+      Type.Object({
         status: Type.Literal('MFA_REQUIRED'),
         message: Type.String(),
         sessionId: Type.String(),
@@ -70,6 +75,13 @@ export const signInStartRoutes: FastifyPluginAsyncTypebox<{
       ip: request.ip,
       ...(opened.read ? { read: opened.read } : {}),
     });
+    if (outcome.kind === 'upstream') {
+      return {
+        status: 'UPSTREAM_REQUIRED',
+        message: 'Your organization signs you in with its own provider.',
+        connection: outcome.connection,
+      };
+    }
     if (outcome.kind === 'mfa') {
       return mfaRequired(outcome);
     }

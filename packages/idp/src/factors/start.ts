@@ -1,6 +1,7 @@
 import type { MfaMethod } from 'service-protocol';
 import type { ClientService } from '../clients/service.js';
 import type { ClientRecord } from '../clients/store.js';
+import type { DomainRouting } from '../organization-domains/service.js';
 import { deviceProofKeyId } from './device-key/proof.js';
 import type { DeviceKeySignIn } from './device-key/sign-in.js';
 import type { DeviceKeyRead } from './device-key/sign-in-store.js';
@@ -12,6 +13,8 @@ export interface SignInStartDeps {
   /** The first factor of a new device (or of a refused proof): the emailed code. */
   emailCode: Pick<NewDeviceSignIn, 'start'>;
   clients: ClientService;
+  /** Addresses whose organization signs them in with its own provider (organization-domains/). */
+  routing: Pick<DomainRouting, 'upstreamFor'>;
 }
 
 export interface AuthenticateInput {
@@ -28,6 +31,8 @@ export interface AuthenticateInput {
 export type AuthenticateOutcome =
   | { kind: 'trusted'; code: string }
   | { kind: 'mfa'; sessionId: string; method: MfaMethod }
+  /** The address's verified domain is routed to its organization's provider: nothing was sent or tried. */
+  | { kind: 'upstream'; connection: string }
   /** `deviceRefused`: a device proof was sent and not accepted (the browser drops its key). */
   | { kind: 'otp'; deviceToken: string; otp: string; deviceRefused: boolean };
 
@@ -56,7 +61,7 @@ export interface SignInStart {
  * device, a removed key) starts the emailed code (factors/email-code/new-device.ts), answered
  * identically for known and unknown addresses.
  */
-export function createSignInStart({ deviceKey, emailCode, clients }: SignInStartDeps): SignInStart {
+export function createSignInStart({ deviceKey, emailCode, clients, routing }: SignInStartDeps): SignInStart {
   return {
     async open(credentials, deviceProof) {
       const deviceId = deviceProof === undefined ? undefined : deviceProofKeyId(deviceProof);
@@ -68,6 +73,10 @@ export function createSignInStart({ deviceKey, emailCode, clients }: SignInStart
     },
 
     async authenticate(client, input) {
+      // An organization that signs its people in with its own provider: neither a mailed code nor a
+      // remembered device opens the door to its addresses (its provider decides who is still in).
+      const connection = await routing.upstreamFor(input.email);
+      if (connection !== undefined) return { kind: 'upstream', connection };
       let proven = false;
       if (input.deviceProof !== undefined) {
         const outcome = await deviceKey.attempt(client, {

@@ -10,6 +10,7 @@ import type { DeviceStore } from '../devices/store.js';
 import type { EventLog } from '../events/service.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
+import type { DomainRouting } from '../organization-domains/service.js';
 import type { OtpService } from '../otp/service.js';
 import { createSignInFinisher } from '../sign-in/finish.js';
 import { createMfaStep, type MfaStep } from '../sign-in/mfa-step.js';
@@ -117,6 +118,7 @@ interface FirstFactorNeeds {
   pipeline: SignInPipeline;
   passkeyStore: PasskeyStore;
   fallback: PasskeyFallback;
+  domainRouting: DomainRouting;
 }
 
 /**
@@ -147,6 +149,6 @@ export const firstFactorsWing = defineWing('first-factors', (deps: FirstFactorNe
   });
   const passkeyMfa = createPasskeyMfa({ ceremony, store: passkeyStore, mfa, events });
   // The way in (POST /v1/authenticate): a remembered device's key, or the emailed code.
-  const signInStart = createSignInStart({ deviceKey, emailCode: newDeviceSignIn, clients: deps.clients });
+  const signInStart = createSignInStart({ deviceKey, emailCode: newDeviceSignIn, clients: deps.clients, routing: deps.domainRouting });
   return { services: { prover, deviceService, passkeyCeremony: ceremony, passkeys, passkeyMfa, newDeviceSignIn, deviceKey, signInStart } };
 });

@@ -135,6 +135,32 @@ export const OPERATIONS: Readonly<Record<string, readonly [operationId: string, 
   'DELETE /admin/v1/users/:id/roles/:role': ['unassignUserRole', 'Take a role from a user'],
   'GET /admin/v1/clients/:id/permissions': ['listClientPermissions', 'What a machine client may get with client_credentials'],
   'PUT /admin/v1/clients/:id/permissions': ['setClientPermissions', 'Replace what a machine client may get with client_credentials'],
+  // Organizations' verified domains (organization-domains/routes.ts).
+  'GET /admin/v1/organizations/:id/domains': [
+    'listOrganizationDomains',
+    'The domains an organization claims, verified or not, and how they sign in',
+  ],
+  'POST /admin/v1/organizations/:id/domains': [
+    'claimOrganizationDomain',
+    'Claim a domain for an organization; the answer names the DNS TXT record that proves it',
+  ],
+  'GET /admin/v1/organizations/:id/domains/:domain': ['getOrganizationDomain', 'One claimed domain'],
+  'POST /admin/v1/organizations/:id/domains/:domain/verify': [
+    'verifyOrganizationDomain',
+    "Look the domain's TXT record up now and mark it verified",
+  ],
+  'POST /admin/v1/organizations/:id/domains/:domain/vouch': [
+    'vouchForOrganizationDomain',
+    'Mark a domain verified on the operator’s word, without DNS',
+  ],
+  'PATCH /admin/v1/organizations/:id/domains/:domain': [
+    'routeOrganizationDomain',
+    "Route a verified domain's addresses to the organization's provider, and whether they join it",
+  ],
+  'DELETE /admin/v1/organizations/:id/domains/:domain': [
+    'removeOrganizationDomain',
+    'Drop a claim: its addresses are routed nowhere and join nothing',
+  ],
   // "Not me" links in new-device notices.
   'GET /devices/not-me': ['showDeviceNotice', 'The page of a new-device notice link'],
   'POST /devices/not-me': ['revokeNoticedDevice', 'Revoke the device a notice named'],

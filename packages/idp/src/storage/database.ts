@@ -52,6 +52,16 @@ export function describeDatabase(config: Pick<DatabaseConfig, 'dataDir' | 'datab
  */
 export const isPostgres = (db: Db): boolean => db.getExecutor().adapter instanceof PostgresAdapter;
 
+/** A statement refused by a unique index (SQLite's constraint code, PostgreSQL's SQLSTATE 23505): the row another writer won. */
+export const isUniqueViolation = (error: unknown): boolean =>
+  constraintCode(error) === 'SQLITE_CONSTRAINT_UNIQUE' || constraintCode(error) === '23505';
+
+/** A statement refused by a foreign key (SQLite's constraint code, PostgreSQL's SQLSTATE 23503): the row it names does not exist. */
+export const isForeignKeyViolation = (error: unknown): boolean =>
+  constraintCode(error) === 'SQLITE_CONSTRAINT_FOREIGNKEY' || constraintCode(error) === '23503';
+
+const constraintCode = (error: unknown) => (error as { code?: unknown } | null)?.code;
+
 /** int8 (BIGINT) columns hold epoch milliseconds, safe integers: read them as numbers, as SQLite does. */
 const INT8_OID = 20;
 const pgTypesOf = (types: typeof pg.types) => ({

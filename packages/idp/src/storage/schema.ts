@@ -30,10 +30,18 @@ import type { AccountTables } from './schema/accounts.js';
 import type { AuthorizationTables } from './schema/authorization.js';
 import type { FactorTables } from './schema/factors.js';
 import type { OperationTables } from './schema/operations.js';
+import type { OrganizationDomainTables } from './schema/organization-domains.js';
 import type { SignInTables } from './schema/sign-in.js';
 import type { UpstreamTables } from './schema/upstream.js';
 
 /** Every table, grouped by wing in schema/. */
-export interface Database extends AccountTables, SignInTables, FactorTables, OperationTables, UpstreamTables, AuthorizationTables {}
+export interface Database
+  extends AccountTables,
+    SignInTables,
+    FactorTables,
+    OperationTables,
+    UpstreamTables,
+    AuthorizationTables,
+    OrganizationDomainTables {}
 
 export type Db = Kysely<Database>;

@@ -8,6 +8,8 @@ import { OTP_MAX_ATTEMPTS, UPSTREAM_FLOW_TTL_SECONDS, UPSTREAM_LINK_TTL_SECONDS,
 import type { DeviceStore } from '../../devices/store.js';
 import { ServiceError } from '../../errors.js';
 import type { EventLog } from '../../events/service.js';
+import { domainOfAddress } from '../../organization-domains/dns-proof.js';
+import type { DomainRouting } from '../../organization-domains/service.js';
 import type { OtpService } from '../../otp/service.js';
 import type { MfaStep } from '../../sign-in/mfa-step.js';
 import type { SignInPipeline } from '../../sign-in/pipeline.js';
@@ -17,7 +19,6 @@ import type { EnabledUserStore } from '../../users/enabled-store.js';
 import { createContinuation, type SignedInResult, type UpstreamResult } from './continue.js';
 import { upstreamFirst, upstreamLinkedFirst } from './factor.js';
 import { deviceOf, type Flow, openFlow, pendingDevice, random, sealFlow } from './flow.js';
-
 import { createIdentities, type Identities } from './identities.js';
 import type { UpstreamIdentity, UpstreamProvider } from './provider.js';
 import type { LinkedIdentity, UpstreamStore } from './store.js';
@@ -54,6 +55,8 @@ export interface UpstreamDeps {
   /** The user's devices: a page's key already registered to the user is used again, not registered twice. */
   devices: Pick<DeviceStore, 'list' | 'findActive'>;
   deviceIdleMs: number;
+  /** Organizations' verified domains routed to their own provider (organization-domains/): what such a connection may vouch for. */
+  routing: Pick<DomainRouting, 'domainsOf'>;
 }
 
 export interface StartInput {
@@ -117,7 +120,8 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
 
   async function usable(id: string, appClientId: string): Promise<OpenConnection> {
     const connection = /^[A-Za-z0-9_-]{1,100}$/.test(id) ? await connections.open(id) : undefined;
-    if (!connection?.clients.includes(appClientId))
+    // An organization's own provider serves its people at every application (the address step sends them there).
+    if (!connection || (!connection.clients.includes(appClientId) && (await deps.routing.domainsOf(connection.id)).length === 0))
       throw new ServiceError('ERR_NOT_FOUND', 'This application offers no sign-in with this provider.');
     return connection;
   }
@@ -127,7 +131,7 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
   const sealTokens = (connection: OpenConnection, identity: UpstreamIdentity) =>
     connection.keepTokens ? deps.tokenSealer.seal(JSON.stringify(identity.tokens)) : null;
 
-  const recordLinked = (client: ClientRecord, userId: string, connection: string, via: 'new_account' | 'email_code') =>
+  const recordLinked = (client: ClientRecord, userId: string, connection: string, via: 'new_account' | 'email_code' | 'verified_domain') =>
     events.record({ type: 'identity.linked', userId, clientId: client.id, detail: { connection, via } });
 
   /** The flow's sign-in: DEVICE_KEY_NEEDED when the app's page finishes it with its key, else on through the pipeline. */
@@ -151,10 +155,22 @@ export function createUpstreamService(deps: UpstreamDeps): UpstreamService {
       });
       return signInAs(client, user, flow, upstreamFirst);
     }
-    if (!identity.email || !identity.emailVerified)
+    // An organization's own provider speaks for the addresses of its verified domains, and only those.
+    const organizationDomains = await deps.routing.domainsOf(connection.id);
+    const email = identity.email ? normalizeEmail(identity.email) : undefined;
+    if (organizationDomains.length > 0) {
+      if (!email || !organizationDomains.includes(domainOfAddress(email) ?? ''))
+        throw refused('This organization’s provider can sign in only addresses of its own domains.');
+    } else if (!email || !identity.emailVerified)
       throw refused('This provider did not vouch for your email address, so it cannot sign you in here. Use your email address instead.');
-    const email = normalizeEmail(identity.email);
     const existing = await enabledUsers.findByEmail(email);
+    if (existing && organizationDomains.length > 0) {
+      // The organization proved it owns the domain, so its provider proves the mailbox: linked with no mailed code.
+      if (!(await store.link({ ...linkOf(connection, identity, existing.id, now()), tokensSealed: sealTokens(connection, identity) })))
+        throw refused();
+      await recordLinked(client, existing.id, connection.id, 'verified_domain');
+      return signInAs(client, existing, flow, upstreamFirst);
+    }
     if (existing) return startLinkProof(client, connection, identity, existing, flow, ip);
     if (await enabledUsers.isDisabled(email)) throw refused();
     const user = await enabledUsers.findOrCreate(email, at);

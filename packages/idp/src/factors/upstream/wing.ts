@@ -7,6 +7,7 @@ import type { Sealer } from '../../crypto/seal.js';
 import type { SecretHasher } from '../../crypto/secrets.js';
 import type { DeviceStore } from '../../devices/store.js';
 import type { EventLog } from '../../events/service.js';
+import type { DomainRouting } from '../../organization-domains/service.js';
 import type { OtpService } from '../../otp/service.js';
 import type { MfaStep } from '../../sign-in/mfa-step.js';
 import type { SignInPipeline } from '../../sign-in/pipeline.js';
@@ -23,6 +24,7 @@ interface UpstreamNeeds {
   now: () => number;
   hash: SecretHasher;
   idleMs: number;
+  domainRouting: DomainRouting;
   sealerFor: (purpose: string) => Sealer;
   config: { issuer: string };
   /** Tests route the providers' real hosts to local servers. */
@@ -53,7 +55,7 @@ export const upstreamWing = defineWing('upstream', (deps: UpstreamNeeds) => {
     ...{ issuer: config.issuer, connections, provider, store: createUpstreamStore(db), hostedFor: deps.hostedFor },
     ...{ clients: deps.clients, clientById: deps.clients.findById, enabledUsers: deps.enabledUsers, devices: deps.devices },
     ...{ mfa: deps.mfa, pipeline: deps.pipeline, otp: deps.otp, events, spent: deps.spentTokens, throttle: deps.throttle },
-    ...{ hash: deps.hash, now, deviceIdleMs: deps.idleMs },
+    ...{ hash: deps.hash, now, deviceIdleMs: deps.idleMs, routing: deps.domainRouting },
     flowSealer: sealerFor('upstream-flow'),
     tokenSealer: sealerFor('upstream-tokens'),
     ticketSealer: sealerFor('upstream-device'),
