@@ -27,6 +27,7 @@ import { mailWing } from './mail/wing.js';
 import { metricsWing } from './metrics/wing.js';
 import { firstPartyWing, oidcSessionsWing, oidcWing } from './oidc/wing.js';
 import { organizationDomainsWing } from './organization-domains/wing.js';
+import { organizationsWing } from './organizations/wing.js';
 import { otpWing } from './otp/wing.js';
 import type { SmsTransport } from './sms/transport.js';
 import { smsWing } from './sms/wing.js';
@@ -117,6 +118,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     .with(mailWing)
     .with(enabledUsersWing)
     .with(apisWing)
+    .with(organizationsWing)
     .with(brandingWing)
     .with(spentTokensWing)
     .with(authorizationCodesWing)

@@ -605,3 +605,7 @@ export const DOMAIN_DNS_TIMEOUT_MS = 3000;
 export const DOMAIN_VERIFY_PER_ORGANIZATION = [{ max: 30, windowSeconds: 60 * 60 }] as const;
 /** The sign-in's table of domains routed to an organization's provider is read again after this long (another node's change shows by then). */
 export const DOMAIN_ROUTES_CACHE_MS = 10_000;
+/** Organization roles in the template (every organization has them). */
+export const ORGANIZATION_ROLES_MAX = 50;
+/** An organization's name, and an external (SCIM) id. */
+export const ORGANIZATION_NAME_MAX_LENGTH = 100;

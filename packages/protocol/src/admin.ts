@@ -402,3 +402,49 @@ export interface AdminOrganizationDomain {
 export interface AdminOrganizationDomainList {
   domains: AdminOrganizationDomain[];
 }
+
+/** An organization (`service-idp orgs`): a customer company whose people sign in. */
+export interface AdminOrganization {
+  id: string;
+  name: string;
+  /** The id a provisioning system (SCIM) knows it by; null: none. */
+  externalId: string | null;
+  /** Its members need a second factor at every application that asks for the organization. */
+  mfaRequired: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+/** GET /admin/v1/organizations */
+export interface AdminOrganizationList {
+  organizations: AdminOrganization[];
+  nextCursor: string | null;
+}
+/** A member of an organization and the organization roles they hold there. */
+export interface AdminOrganizationMember {
+  organizationId: string;
+  userId: string;
+  email: string;
+  /** Organization role names, sorted. */
+  roles: string[];
+  externalId: string | null;
+  createdAt: number;
+  /** Who added them: 'cli', an admin key's id, `operator:<email>`, or `domain:<domain>`. */
+  addedBy: string;
+}
+/** GET /admin/v1/organizations/{id}/members */
+export interface AdminOrganizationMemberList {
+  members: AdminOrganizationMember[];
+}
+/** An organization role: one template every organization has, a named set of API permissions. */
+export interface AdminOrganizationRole {
+  id: string;
+  name: string;
+  /** Sorted by API identifier, then permission. */
+  permissions: AdminGrant[];
+  createdAt: number;
+  updatedAt: number;
+}
+/** GET /admin/v1/organization-roles */
+export interface AdminOrganizationRoleList {
+  roles: AdminOrganizationRole[];
+}

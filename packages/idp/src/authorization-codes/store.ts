@@ -23,6 +23,8 @@ export interface AuthCode {
   sid?: string | null;
   /** RFC 8707: the APIs the code's access tokens may be for (oidc/ authorization request's `resource`); absent: none. */
   resources?: readonly string[];
+  /** The organization the app asked for (oidc/ authorization request's `organization`); absent: none. */
+  organizationId?: string | null;
 }
 
 /** The `resources` column (space-separated identifiers, null for none) as a list, and back. */
@@ -73,6 +75,7 @@ export function codeRow(drawn: Omit<DrawnCode, 'value'>): Database['auth_codes']
     scope: drawn.code.scope ?? null,
     sid: drawn.code.sid ?? null,
     resources: resourcesColumn(drawn.code.resources),
+    organization_id: drawn.code.organizationId ?? null,
     expires_at: drawn.expiresAt,
     consumed_at: null,
     access_token_jti: null,
@@ -86,6 +89,7 @@ export type RedeemedCode = AuthCode & {
   scope: string | null;
   sid: string | null;
   resources: string[];
+  organizationId: string | null;
 };
 
 /** Authorization codes, stored by keyed hash; consumption stamps a time instead of deleting. */
@@ -199,6 +203,7 @@ export function createCodeStore(db: Db) {
             scope: row.scope,
             sid: row.sid,
             resources: resourcesOf(row.resources),
+            organizationId: row.organization_id,
           },
           user: row.email === null ? undefined : { id: row.user_id, email: row.email },
           idTokenAlg: row.id_token_alg ?? 'RS256',
@@ -259,6 +264,7 @@ function consumeQuery(db: Db, a: ConsumeArgs, shape: ClientShape) {
         'auth_codes.scope',
         'auth_codes.sid',
         'auth_codes.resources',
+        'auth_codes.organization_id',
         eb
           .selectFrom('users')
           .select('users.email')

@@ -74,7 +74,9 @@ export const FLAGS = {
   'apple-team-id': { type: 'string' },
   'apple-key-id': { type: 'string' },
   connection: { type: 'string' },
-  // organizations' domains (cli/org-domains.ts)
+  // organizations (cli/orgs.ts) and their domains (cli/org-domains.ts)
+  'mfa-required': { type: 'string' },
+  'external-id': { type: 'string' },
   'email-code': { type: 'string' },
   'join-role': { type: 'string' },
   subject: { type: 'string' },

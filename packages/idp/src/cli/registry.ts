@@ -13,6 +13,7 @@ import { rotate } from './keys.js';
 import { mailboxes } from './mail.js';
 import { operatorCommands } from './operators.js';
 import { orgDomains } from './org-domains.js';
+import { orgs } from './orgs.js';
 import { roles, userRoles } from './roles.js';
 import { settings } from './settings.js';
 import { migrate, start } from './start.js';
@@ -33,6 +34,7 @@ export const COMMANDS: readonly Command[] = [
   ...connections,
   ...apis,
   ...roles,
+  ...orgs,
   ...orgDomains,
   ...settings,
   rotate,

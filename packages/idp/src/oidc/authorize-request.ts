@@ -152,6 +152,11 @@ export async function checkAuthorizeRequest(
     // OIDC Core 3.1.2.1: none with any other value is an error.
     if (values.includes('none') && values.length > 1) return fail('invalid_request', 'prompt=none cannot be combined.');
   }
+  // organizations/: the organization the app asks tokens for. Whether the user is a member is
+  // known only once they signed in (oidc/service.ts issueFor), so nothing here tells whether it exists.
+  const organization = text('organization');
+  if (organization !== undefined && !/^[A-Za-z0-9_-]{1,100}$/.test(organization))
+    return fail('invalid_request', 'organization must be an organization id.');
   const maxAge = text('max_age');
   if (maxAge !== undefined && !/^\d{1,10}$/.test(maxAge)) return fail('invalid_request', 'max_age must be a number of seconds.');
 
@@ -170,6 +175,7 @@ export async function checkAuthorizeRequest(
       scope,
       responseMode,
       resources: resources.map((api) => api.identifier),
+      organization: organization ?? null,
     },
   };
 }

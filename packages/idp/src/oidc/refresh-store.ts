@@ -18,6 +18,8 @@ export interface RefreshFamily {
   sid?: string | null;
   /** RFC 8707: the APIs the sign-in named; each refresh may ask an access token for one of them, never another. */
   resources?: readonly string[];
+  /** The organization the sign-in asked for (organizations/): each refresh checks the user still belongs to it. */
+  organizationId?: string | null;
 }
 
 /** A refresh token about to be written: the keyed hash of its value and the access token issued with it. */
@@ -73,6 +75,7 @@ export function createRefreshTokenStore(db: Db) {
             dpop_jkt: family.dpopJkt ?? null,
             sid: family.sid ?? null,
             resources: resourcesColumn(family.resources),
+            organization_id: family.organizationId ?? null,
           })
           .execute();
         await tx
@@ -156,6 +159,7 @@ export function createRefreshTokenStore(db: Db) {
             'refresh_token_families.auth_time',
             'refresh_token_families.sid',
             'refresh_token_families.resources',
+            'refresh_token_families.organization_id',
             'users.email',
             'clients.id_token_signed_response_alg',
           ])
@@ -171,6 +175,7 @@ export function createRefreshTokenStore(db: Db) {
           authTime: Number(row.auth_time),
           sid: row.sid,
           resources: resourcesOf(row.resources),
+          organizationId: row.organization_id,
         };
         accept(family);
         const familyExpiresAt = Number(spent.family_expires_at);

@@ -8,6 +8,7 @@ import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { PasskeyStore } from '../factors/passkey/store.js';
+import type { OrganizationAccess } from '../organizations/service.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
 import { type AuthorizationResponse, authorizationResponse } from './authorization-response.js';
 import { type CheckedRequest, checkAuthorizeRequest, type FindApi } from './authorize-request.js';
@@ -39,6 +40,8 @@ export interface OidcDeps {
   now: () => number;
   /** A device unused for this long is no longer trusted (its session ends with it). */
   deviceIdleMs: number;
+  /** Who belongs to which organization (organizations/): a code for an organization only for its member. */
+  organizations: Pick<OrganizationAccess, 'membership'>;
 }
 
 /** What the hosted page sends to finish: its pending request, the browser's binding cookie, the hosted code and its PKCE verifier. */
@@ -233,6 +236,15 @@ export function createOidcService(deps: OidcDeps): OidcService {
 
   /** The app's code, issued in the session `sid` (null: no session), which remembers the app for its logout. */
   async function issueFor(request: AuthorizationRequest, signedIn: HeldSignIn, sid: string | null): Promise<AuthorizationResponse> {
+    // An app that asks for an organization gets a code only for its member: anyone else, and an
+    // organization that does not exist, get the same refusal (RFC 6749 4.1.2.1 access_denied).
+    if (request.organization !== null && !(await deps.organizations.membership(signedIn.userId, request.organization)))
+      return authorizationResponse(request.redirectUri, request.responseMode, {
+        error: 'access_denied',
+        error_description: 'You are not a member of the organization this application asked for.',
+        state: request.state,
+        iss: issuer,
+      });
     if (sid) await store.recordClient(sid, request.clientId, signedIn.userId, now());
     const code = await codes.issue({
       sid,
@@ -246,6 +258,7 @@ export function createOidcService(deps: OidcDeps): OidcService {
       nonce: request.nonce,
       scope: request.scope,
       resources: request.resources,
+      organizationId: request.organization,
     });
     return authorizationResponse(request.redirectUri, request.responseMode, { code, state: request.state, iss: issuer });
   }

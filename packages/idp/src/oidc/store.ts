@@ -21,6 +21,8 @@ export interface AuthorizationRequest {
   responseMode: ResponseMode;
   /** RFC 8707: the registered APIs the client asked access tokens for (`resource`); empty: none. */
   resources: string[];
+  /** The organization the app asked for (`organization`, organizations/); null: none. */
+  organization: string | null;
 }
 
 export interface SignInSession {
@@ -61,6 +63,7 @@ const REQUEST_COLUMNS = [
   'scope',
   'response_mode',
   'resources',
+  'organization_id',
 ] as const;
 
 type RequestRow = Pick<Database['authorization_requests'], (typeof REQUEST_COLUMNS)[number]>;
@@ -78,6 +81,7 @@ function requestOf(row: RequestRow): AuthorizationRequest {
     scope: row.scope ?? 'openid email',
     responseMode: row.response_mode === 'form_post' ? 'form_post' : 'query',
     resources: resourcesOf(row.resources),
+    organization: row.organization_id,
   };
 }
 
@@ -138,6 +142,7 @@ export function createOidcStore(db: Db, options: { logoutEnqueued?: () => void }
           scope: request.scope,
           response_mode: request.responseMode === 'query' ? null : request.responseMode,
           resources: resourcesColumn(request.resources),
+          organization_id: request.organization,
           created_at: now,
           expires_at: expiresAt,
           consumed_at: null,

@@ -11,6 +11,7 @@ import type { PasskeyStore } from '../factors/passkey/store.js';
 import type { Keyring } from '../keys/keyring.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
+import type { OrganizationAccess } from '../organizations/service.js';
 import type { SpentTokenStore } from '../spent-tokens/store.js';
 import type { Db } from '../storage/schema.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
@@ -72,6 +73,7 @@ interface OidcNeeds {
   templates: MailTemplates;
   /** The registered APIs (apis/): what an authorization request's `resource` may name. */
   apiAuthorization: { findApi: FindApi };
+  organizationAccess: OrganizationAccess;
 }
 
 /**
@@ -89,7 +91,7 @@ export const oidcWing = defineWing('oidc', (deps: OidcNeeds) => {
   const consents = createConsentStore(db);
   const oidc = createOidcService({
     ...{ issuer, clients, pushed: pushedRequests, codes, store: oidcStore, devices: deps.devices, passkeys: deps.passkeyStore, findApi },
-    ...{ enabledUsers: deps.enabledUsers, events, hash, now, deviceIdleMs: idleMs, consents },
+    ...{ enabledUsers: deps.enabledUsers, events, hash, now, deviceIdleMs: idleMs, consents, organizations: deps.organizationAccess },
   });
   const passkeyOffer = createPasskeyOffer({
     oidc,

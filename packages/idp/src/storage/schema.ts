@@ -16,6 +16,8 @@
  *   inserts user_roles, so an assignment never outlives a user deleted meanwhile; and naming an API's
  *   resource server client, it reads clients (FOR SHARE: a confidential client that exists), which
  *   clients/store.ts clears from apis when it deletes the client;
+ * - organizations/store.ts: the member lists read users (their addresses) and what organization roles
+ *   grant reads apis and api_permissions (only permissions an API still defines), in one statement each;
  * - token/introspection-store.ts, introspecting an access token (RFC 7662): one read of
  *   revoked_access_tokens and auth_codes (authorization-codes/), refresh_tokens and
  *   refresh_token_families (oidc/), users and devices, so the answer is of one moment, in one round trip
@@ -31,6 +33,7 @@ import type { AuthorizationTables } from './schema/authorization.js';
 import type { FactorTables } from './schema/factors.js';
 import type { OperationTables } from './schema/operations.js';
 import type { OrganizationDomainTables } from './schema/organization-domains.js';
+import type { OrganizationTables } from './schema/organizations.js';
 import type { SignInTables } from './schema/sign-in.js';
 import type { UpstreamTables } from './schema/upstream.js';
 
@@ -42,6 +45,7 @@ export interface Database
     OperationTables,
     UpstreamTables,
     AuthorizationTables,
+    OrganizationTables,
     OrganizationDomainTables {}
 
 export type Db = Kysely<Database>;

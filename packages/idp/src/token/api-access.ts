@@ -21,6 +21,9 @@ export interface ApiAccessTokenClaims {
   amr?: string[];
   /** The user's roles that grant any of the API's permissions, for an API that asks for them. */
   roles?: string[];
+  /** The organization the token is for (organizations/) and the member's roles there. */
+  org_id?: string;
+  org_roles?: string[];
   cnf?: { jkt: string };
 }
 
@@ -81,10 +84,17 @@ export interface UserApiGrant {
  * the sign-in is gone at the next refresh), sorted for a stable `scope`; and, when the API asks
  * for them (rolesInToken), the names of the user's roles that grant any of its permissions.
  */
-export async function userApiGrant(grants: ApiGrants, userId: string, api: string, scope: string): Promise<UserApiGrant> {
+export async function userApiGrant(
+  grants: ApiGrants,
+  userId: string,
+  api: string,
+  scope: string,
+  /** What the user's roles in the token's organization grant on the API (organizations/), beside their own roles'. */
+  organizationPermissions: readonly string[] = [],
+): Promise<UserApiGrant> {
   const registered = await grants.findApi(api);
   if (!registered) throw new OAuthError('invalid_target', 'The API of this resource is no longer registered.');
-  const held = new Set(await grants.userPermissions(userId, api));
+  const held = new Set([...(await grants.userPermissions(userId, api)), ...organizationPermissions]);
   const permissions = scope
     .split(' ')
     .filter((value) => registered.permissions.includes(value) && held.has(value))

@@ -54,6 +54,8 @@ const TokenBody = Type.Object({
       Type.Array(Type.String({ maxLength: REDIRECT_URI_MAX_LENGTH }), { maxItems: RESOURCES_PER_REQUEST_MAX }),
     ]),
   ),
+  // organizations/: on a refresh, the organization this answer's tokens are for (the user must be its member).
+  organization: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' })),
 });
 
 /** RFC 7009 2.1: the token, an optional hint, and the client's credentials as at the token endpoint. */
@@ -217,6 +219,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
         refreshToken: body.refresh_token,
         ...(body.scope !== undefined ? { scope: body.scope } : {}),
         ...(body.resource !== undefined ? { resource: body.resource } : {}),
+        ...(body.organization !== undefined ? { organization: body.organization } : {}),
         ...(dpopJkt !== undefined ? { dpopJkt } : {}),
       });
     }
@@ -337,6 +340,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
         'acr',
         'nonce',
         'sid',
+        'org_id',
+        'org_name',
+        'org_roles',
       ],
       // OIDC Core 2: the values the ID token's acr takes (oidc/acr.ts); acr_values requests are voluntary and not needed.
       acr_values_supported: [...ACR_VALUES],

@@ -12,6 +12,7 @@ import { isSigningAlg, type SigningAlg } from '../keys/algs.js';
 import type { Keyring } from '../keys/keyring.js';
 import { type AcrClasses, acrOf } from '../oidc/acr.js';
 import type { RefreshTokens } from '../oidc/refresh-tokens.js';
+import type { OrganizationAccess } from '../organizations/service.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
 import {
   API_ACCESS_TOKEN_ALG,
@@ -36,6 +37,15 @@ export interface TokenDeps {
   acrClasses: AcrClasses;
   /** The registered APIs and the users' roles (apis/): what an access token for an API carries. */
   apis: ApiGrants;
+  /** Who belongs to which organization and what their organization roles grant (organizations/). */
+  organizations: Pick<OrganizationAccess, 'membership' | 'memberPermissions'>;
+}
+
+/** The organization a token is for (organizations/): its id and name, and the member's organization roles. */
+export interface TokenOrganization {
+  id: string;
+  name: string;
+  roles: string[];
 }
 
 export interface CodeGrant {
@@ -63,6 +73,8 @@ export interface RefreshGrant {
   dpopJkt?: string;
   /** As in CodeGrant: one of the APIs the sign-in named (RFC 8707 2.2), never another. */
   resource?: string | readonly string[];
+  /** An organization to switch to (organizations/): this answer's tokens are for it, if the user is its member. */
+  organization?: string;
 }
 
 /** RFC 7009 2.1 revocation request. */
@@ -146,8 +158,8 @@ export function createTokenService(deps: TokenDeps): TokenService {
   const accessKey = new Uint8Array(hkdfSync('sha256', deps.serverSecret, Buffer.alloc(0), 'service-idp access-token', 32));
   const userinfoAudience = `${issuer}/oauth/userinfo`;
 
-  /** The ID token and access token of one grant (a code exchange or a refresh). */
-  async function signTokens(grant: {
+  /** What one grant (a code exchange or a refresh) signs its tokens for. */
+  type SignedGrant = {
     clientId: string;
     alg: SigningAlg;
     user: { id: string; email: string };
@@ -162,7 +174,13 @@ export function createTokenService(deps: TokenDeps): TokenService {
     dpopJkt: string | undefined;
     /** The API the access token is for (RFC 8707) and the permissions it carries; undefined: userinfo only. */
     api: UserApiGrant | undefined;
-  }): Promise<{ idToken: string; accessToken: string }> {
+    /** The organization the tokens are for, and the member's roles there; undefined: none. */
+    organization?: TokenOrganization | undefined;
+  };
+
+  /** The ID token and access token of one grant (a code exchange or a refresh). */
+  async function signTokens(grant: SignedGrant): Promise<{ idToken: string; accessToken: string }> {
+    const org = grant.organization;
     // The client's registered algorithm (OIDC Dynamic Client Registration 2): RS256 unless it chose ES256 or EdDSA.
     const key = await keyring.active(grant.alg);
     const iat = Math.floor(now() / 1000);
@@ -188,10 +206,19 @@ export function createTokenService(deps: TokenDeps): TokenService {
         ...(grant.deviceId ? { device_id: grant.deviceId } : {}),
         // OIDC Back-Channel Logout 1.0 2.1: the session's id, which logout tokens name.
         ...(grant.sid ? { sid: grant.sid } : {}),
+        // Ours (docs/organizations.md): the organization the app asked for, its name and the member's roles there.
+        ...(org ? { org_id: org.id, org_name: org.name, org_roles: org.roles } : {}),
       },
       key.privateKey,
     );
-    const accessToken = grant.api
+    const accessToken = await signAccessToken(grant, iat);
+    return { idToken, accessToken };
+  }
+
+  /** The access token of a grant: for its API (RFC 9068, RS256), or for this service's userinfo alone (HS256). */
+  async function signAccessToken(grant: SignedGrant, iat: number): Promise<string> {
+    const org = grant.organization;
+    return grant.api
       ? await signApiAccessToken(keyring, {
           iss: issuer,
           sub: grant.user.id,
@@ -205,6 +232,7 @@ export function createTokenService(deps: TokenDeps): TokenService {
           acr: acrOf(grant.amr, deps.acrClasses),
           amr: grant.amr,
           ...(grant.api.roles ? { roles: grant.api.roles } : {}),
+          ...(org ? { org_id: org.id, org_roles: org.roles } : {}),
           ...(grant.dpopJkt ? { cnf: { jkt: grant.dpopJkt } } : {}),
         })
       : signHs256(
@@ -223,12 +251,29 @@ export function createTokenService(deps: TokenDeps): TokenService {
           },
           accessKey,
         );
-    return { idToken, accessToken };
   }
 
-  /** The API an access token is for and what it carries, or undefined for a sign-in that named none. */
-  async function apiGrantOf(userId: string, audience: string | undefined, scope: string): Promise<UserApiGrant | undefined> {
-    return audience === undefined ? undefined : userApiGrant(deps.apis, userId, audience, scope);
+  /** The API an access token is for and what it carries (the organization's roles' grants too), or undefined for a sign-in that named none. */
+  async function apiGrantOf(
+    userId: string,
+    audience: string | undefined,
+    scope: string,
+    organization?: TokenOrganization,
+  ): Promise<UserApiGrant | undefined> {
+    if (audience === undefined) return undefined;
+    const fromOrganization = organization ? await deps.organizations.memberPermissions(userId, organization.id, audience) : [];
+    return userApiGrant(deps.apis, userId, audience, scope, fromOrganization);
+  }
+
+  /**
+   * The organization a grant is for, checked now: a member removed since the sign-in (or an
+   * organization deleted) gets invalid_grant, never a token naming it.
+   */
+  async function organizationOf(userId: string, organizationId: string | null | undefined): Promise<TokenOrganization | undefined> {
+    if (!organizationId) return undefined;
+    const membership = await deps.organizations.membership(userId, organizationId);
+    if (!membership) throw new OAuthError('invalid_grant', 'The user is not a member of this organization.');
+    return { id: membership.organization.id, name: membership.organization.name, roles: membership.roles };
   }
 
   /** The payload of one of our access tokens (signature, issuer, audience, type checked), or undefined. */
@@ -331,7 +376,8 @@ export function createTokenService(deps: TokenDeps): TokenService {
             .filter((value) => value !== OFFLINE_ACCESS)
             .join(' ');
       // RFC 8707: a sign-in that named APIs gets a token for one of them (refused before a token is signed).
-      const api = await apiGrantOf(user.id, audienceOf(grant.resource, code.resources), scope);
+      const organization = await organizationOf(user.id, code.organizationId);
+      const api = await apiGrantOf(user.id, audienceOf(grant.resource, code.resources), scope, organization);
       const signed = await signTokens({
         clientId: client.id,
         alg: client.idTokenSignedResponseAlg,
@@ -345,6 +391,7 @@ export function createTokenService(deps: TokenDeps): TokenService {
         accessTokenJti,
         dpopJkt: grant.dpopJkt,
         api,
+        organization,
       });
       const refreshToken = offlineDevice
         ? await refreshTokens.issue({
@@ -357,6 +404,7 @@ export function createTokenService(deps: TokenDeps): TokenService {
             authTime: code.authTime,
             sid: code.sid,
             resources: code.resources,
+            organizationId: code.organizationId,
             // RFC 9449 5: a public client's refresh token is bound to the key; a confidential client's is bound by its secret.
             dpopJkt: grant.clientSecret === undefined ? (grant.dpopJkt ?? null) : null,
           })
@@ -398,8 +446,10 @@ export function createTokenService(deps: TokenDeps): TokenService {
         throw new OAuthError('invalid_grant', 'The refresh token is invalid, expired or revoked.');
       }
       const { family } = rotated;
+      // The organization asked for now, or the sign-in's; its membership checked now (a removed member is refused).
+      const organization = await organizationOf(family.userId, grant.organization ?? family.organizationId);
       // The user's roles now: a role removed since the sign-in is gone from this token.
-      const api = await apiGrantOf(family.userId, audience, scope);
+      const api = await apiGrantOf(family.userId, audience, scope, organization);
       const signed = await signTokens({
         clientId: family.clientId,
         alg: isSigningAlg(rotated.idTokenAlg) ? rotated.idTokenAlg : 'RS256',
@@ -412,6 +462,7 @@ export function createTokenService(deps: TokenDeps): TokenService {
         accessTokenJti,
         dpopJkt: grant.dpopJkt,
         api,
+        organization,
       });
       return {
         access_token: signed.accessToken,

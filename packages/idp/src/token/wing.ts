@@ -10,6 +10,7 @@ import type { Keyring } from '../keys/keyring.js';
 import type { AcrClasses } from '../oidc/acr.js';
 import type { PushedRequests } from '../oidc/pushed-requests.js';
 import type { RefreshTokens } from '../oidc/refresh-tokens.js';
+import type { OrganizationAccess } from '../organizations/service.js';
 import type { SpentTokenStore } from '../spent-tokens/store.js';
 import type { Db } from '../storage/schema.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
@@ -42,6 +43,7 @@ interface TokenNeeds {
   branding: Branding;
   /** The registered APIs, the users' roles and what machine clients are granted (apis/). */
   apiAuthorization: ApiGrants & { clientGrants(clientId: string): Promise<Array<{ api: string; permission: string }>> };
+  organizationAccess: OrganizationAccess;
 }
 
 /**
@@ -63,7 +65,13 @@ export const tokenWing = defineWing('token', (deps: TokenNeeds) => {
   });
   const tokens = createTokenService({
     ...{ issuer, clients, codes: deps.codes, enabledUsers: deps.enabledUsers, keyring, refreshTokens: deps.refreshTokens },
-    ...{ serverSecret: deps.serverSecret, now, acrClasses: deps.acrClasses, apis: deps.apiAuthorization },
+    ...{
+      serverSecret: deps.serverSecret,
+      now,
+      acrClasses: deps.acrClasses,
+      apis: deps.apiAuthorization,
+      organizations: deps.organizationAccess,
+    },
   });
   const introspection = createIntrospection({
     ...{ issuer, tokens, grants: createIntrospectionStore(deps.db), refreshTokens: deps.refreshTokens },

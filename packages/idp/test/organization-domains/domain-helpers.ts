@@ -22,13 +22,7 @@ export const uniqueDomain = (label = 'acme') => `${label}-${randomBytes(4).toStr
 
 /** An organization, made as the operator makes one. */
 export async function newOrganization(service: TestService, name = 'Acme'): Promise<string> {
-  const id = `org_${randomBytes(8).toString('hex')}`;
-  const at = Date.now();
-  await service.ctx.db
-    .insertInto('organizations' as any)
-    .values({ id, name, created_at: at, updated_at: at } as any)
-    .execute();
-  return id;
+  return (await service.ctx.organizations.create({ name }, 'test')).id;
 }
 
 /** Claims a domain and publishes its TXT record, as the organization's DNS administrator does; then verifies it. */

@@ -27,6 +27,8 @@ export interface SignInTables {
     sid: string | null;
     /** RFC 8707: the APIs (identifiers, space-separated) the sign-in may get access tokens for; null: none. */
     resources: string | null;
+    /** The organization the app asked for (`organization` at /authorize); null: none. */
+    organization_id: string | null;
   };
   /** authorization-codes/: access tokens revoked before their expiry (code reuse). */
   revoked_access_tokens: {
@@ -53,6 +55,8 @@ export interface SignInTables {
     response_mode: string | null;
     /** RFC 8707: the APIs (identifiers, space-separated) the sign-in may get access tokens for; null: none. */
     resources: string | null;
+    /** The organization the app asked for (`organization` at /authorize); null: none. */
+    organization_id: string | null;
     created_at: number;
     expires_at: number;
     consumed_at: number | null;
@@ -143,6 +147,8 @@ export interface SignInTables {
     sid: string | null;
     /** RFC 8707: the APIs (identifiers, space-separated) the sign-in may get access tokens for; null: none. */
     resources: string | null;
+    /** The organization the app asked for (`organization` at /authorize); null: none. */
+    organization_id: string | null;
   };
   /** oidc/: each refresh token of a family, by the keyed hash of its value; used once (`used_at`). */
   refresh_tokens: {
