@@ -596,3 +596,22 @@ export const BROWSER_CLIENT_CACHE_ENTRIES = 1000;
 export const SQLITE_CHECKPOINT_INTERVAL_MS = 200;
 /** SQLite: the main connection checkpoints itself only past this many WAL pages (4 KiB each). */
 export const SQLITE_BACKSTOP_CHECKPOINT_PAGES = 20_000;
+
+/**
+ * RFC 8628 (device-authorization/): a device code and its user code live 10 minutes (the user
+ * walks to a phone, signs in, compares the code); the device polls every 5 seconds, 5 more after
+ * each slow_down (3.5). 8 letters of 20 consonants (6.1: 20^8 ≈ 2.6·10^10) against at most
+ * DEVICE_USER_CODE_ATTEMPTS tries per address and per browser leave a guesser no chance within
+ * a code's life.
+ */
+export const DEVICE_CODE_TTL_SECONDS = 10 * 60;
+export const DEVICE_POLL_INTERVAL_SECONDS = 5;
+export const DEVICE_SLOW_DOWN_SECONDS = 5;
+export const DEVICE_USER_CODE_ATTEMPTS = [
+  { max: 10, windowSeconds: 10 * 60 },
+  { max: 50, windowSeconds: 24 * 60 * 60 },
+] as const;
+/** Device authorization requests per address (each writes a row): enough for a household's devices. */
+export const DEVICE_AUTHORIZATIONS_PER_IP = [{ max: 30, windowSeconds: 10 * 60 }] as const;
+/** The longest `device_name` a device may declare (shown on the confirmation page, marked as not verified). */
+export const DEVICE_NAME_MAX_LENGTH = 64;

@@ -62,6 +62,8 @@ export const EVENT_TYPES = [
   'client.permissions_granted',
   'consent.granted',
   'consent.revoked',
+  'device.authorization_approved',
+  'device.authorization_denied',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -7,6 +7,7 @@ import { signHs256, signJws } from '../crypto/jws.js';
 import { pkceChallengeOf } from '../crypto/pkce.js';
 import { randomToken } from '../crypto/secrets.js';
 import { ACCESS_TOKEN_TTL_SECONDS, ID_TOKEN_TTL_SECONDS } from '../defaults.js';
+import type { DeviceAuthorizations } from '../device-authorization/service.js';
 import { OAuthError } from '../errors.js';
 import { isSigningAlg, type SigningAlg } from '../keys/algs.js';
 import type { Keyring } from '../keys/keyring.js';
@@ -36,6 +37,20 @@ export interface TokenDeps {
   acrClasses: AcrClasses;
   /** The registered APIs and the users' roles (apis/): what an access token for an API carries. */
   apis: ApiGrants;
+  /** RFC 8628: device codes the user approved (device-authorization/). */
+  deviceAuthorizations: Pick<DeviceAuthorizations, 'redeem'>;
+}
+
+/** RFC 8628 3.4: a device's token request (grant_type urn:ietf:params:oauth:grant-type:device_code). */
+export interface DeviceCodeGrant {
+  clientId: string;
+  /** Absent for a public client. */
+  clientSecret?: string;
+  deviceCode: string;
+  /** As in CodeGrant: the tokens are bound to the proof's key (RFC 9449 5). */
+  dpopJkt?: string;
+  /** As in CodeGrant: one of the APIs the device asked for. */
+  resource?: string | readonly string[];
 }
 
 export interface CodeGrant {
@@ -108,6 +123,12 @@ export interface UserinfoAnswer {
 
 export interface TokenService {
   exchangeCode(grant: CodeGrant): Promise<TokenResponse>;
+  /**
+   * RFC 8628 3.4, 3.5: the client authenticates (and, if it requires DPoP, proves a key) before
+   * its device code is looked at; an approved code is consumed once and its sign-in becomes a
+   * code of this client redeemed at once, so the tokens are exactly a code exchange's.
+   */
+  exchangeDeviceCode(grant: DeviceCodeGrant): Promise<TokenResponse>;
   /**
    * RFC 6749 6 with rotation (RFC 9700 4.14.2): the presented token is spent and a new one
    * issued with a new access token and ID token (OIDC Core 12.2: same sub, aud and auth_time,
@@ -369,6 +390,35 @@ export function createTokenService(deps: TokenDeps): TokenService {
         scope: answerScope(scope, api),
         ...(refreshToken ? { refresh_token: refreshToken } : {}),
       };
+    },
+
+    async exchangeDeviceCode(grant: DeviceCodeGrant): Promise<TokenResponse> {
+      const client = await clients.authenticateTokenClient(grant.clientId, grant.clientSecret);
+      if (!client) throw new OAuthError('invalid_client', 'Client authentication failed.');
+      if (!client.deviceCodeGrant) throw new OAuthError('unauthorized_client', 'This client may not use the device authorization grant.');
+      await refuseWithoutRequiredProof(grant);
+      const approved = await deps.deviceAuthorizations.redeem(grant.deviceCode, client.id);
+      // The approval becomes a code of this client, bound to a verifier only this request knows, redeemed at once.
+      const codeVerifier = randomToken('', 48);
+      const code = await codes.issue({
+        clientId: client.id,
+        userId: approved.signIn.userId,
+        codeChallenge: pkceChallengeOf(codeVerifier) as string,
+        amr: approved.signIn.amr,
+        authTime: approved.signIn.authTime,
+        deviceId: approved.signIn.deviceId,
+        scope: approved.scope,
+        sid: approved.signIn.sid,
+        resources: approved.resources,
+      });
+      return this.exchangeCode({
+        clientId: client.id,
+        ...(grant.clientSecret !== undefined ? { clientSecret: grant.clientSecret } : {}),
+        code,
+        codeVerifier,
+        ...(grant.dpopJkt !== undefined ? { dpopJkt: grant.dpopJkt } : {}),
+        ...(grant.resource !== undefined ? { resource: grant.resource } : {}),
+      });
     },
 
     async refresh(grant: RefreshGrant): Promise<TokenResponse> {

@@ -4,6 +4,7 @@ import type { Branding } from '../branding/service.js';
 import type { ClientService } from '../clients/service.js';
 import { defineWing } from '../composition/wing.js';
 import type { SecretHasher } from '../crypto/secrets.js';
+import type { DeviceAuthorizations } from '../device-authorization/service.js';
 import { createDpopVerifier } from '../dpop/proof.js';
 import type { Locales } from '../i18n/locales.js';
 import type { Keyring } from '../keys/keyring.js';
@@ -40,6 +41,8 @@ interface TokenNeeds {
   spentTokens: SpentTokenStore;
   pushedRequests: PushedRequests;
   branding: Branding;
+  /** RFC 8628: device codes the user approved (device-authorization/wing.ts). */
+  deviceAuthorizations: DeviceAuthorizations;
   /** The registered APIs, the users' roles and what machine clients are granted (apis/). */
   apiAuthorization: ApiGrants & { clientGrants(clientId: string): Promise<Array<{ api: string; permission: string }>> };
 }
@@ -64,6 +67,7 @@ export const tokenWing = defineWing('token', (deps: TokenNeeds) => {
   const tokens = createTokenService({
     ...{ issuer, clients, codes: deps.codes, enabledUsers: deps.enabledUsers, keyring, refreshTokens: deps.refreshTokens },
     ...{ serverSecret: deps.serverSecret, now, acrClasses: deps.acrClasses, apis: deps.apiAuthorization },
+    deviceAuthorizations: deps.deviceAuthorizations,
   });
   const introspection = createIntrospection({
     ...{ issuer, tokens, grants: createIntrospectionStore(deps.db), refreshTokens: deps.refreshTokens },

@@ -1,0 +1,122 @@
+/**
+ * The device authorization grant (RFC 8628, issue 39): a device asks for codes, polls while the
+ * user has not answered, the user approves on /device in a signed-in browser (no mail), and the
+ * device's next poll gets an ID token, an access token and (offline_access) a refresh token,
+ * bound to its DPoP key when it sends a proof. Discovery names the endpoint. On SQLite, and on
+ * PostgreSQL when SERVICE_TEST_DATABASE_URL is set.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  answer,
+  confirmationPage,
+  DEVICE_CODE_GRANT,
+  deviceClient,
+  pollToken,
+  signedInBrowser,
+  startDevice,
+} from '../support/device-helpers.js';
+import { currentNonce, dpopKey, dpopProof } from '../support/dpop-helpers.js';
+import { sendClock, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
+import { idTokenClaims } from '../support/oidc-helpers.js';
+
+describe('device authorization grant', () => {
+  let service: TestService;
+  const clock = sendClock();
+  before(async () => {
+    service = await startTestService({ now: clock.now });
+  });
+  after(() => service.close());
+
+  it('discovery and the authorization server metadata name the device authorization endpoint and the grant', async () => {
+    for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
+      const document = (await (await fetch(service.url + path)).json()) as Record<string, unknown>;
+      assert.equal(document.device_authorization_endpoint, `${service.url}/oauth/device_authorization`);
+      assert.ok((document.grant_types_supported as string[]).includes(DEVICE_CODE_GRANT));
+    }
+  });
+
+  it('the device gets codes: a user code of 8 consonants as XXXX-XXXX, the verification URIs, a 10-minute life and a 5-second interval', async () => {
+    const client = await deviceClient(service);
+    const started = await startDevice(service, client, { scope: 'openid email' });
+    assert.match(started.user_code, /^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/);
+    assert.equal(started.verification_uri, `${service.url}/device`);
+    assert.equal(started.verification_uri_complete, `${service.url}/device?user_code=${started.user_code}`);
+    assert.equal(started.expires_in, 600);
+    assert.equal(started.interval, 5);
+  });
+
+  it('a client not allowed the grant is unauthorized_client; an unknown scope is invalid_scope', async () => {
+    const plain = await service.ctx.clients.create({
+      name: 'Web Only',
+      origins: [],
+      redirectUris: ['https://web.example/cb'],
+      public: true,
+    });
+    const refused = await fetch(`${service.url}/oauth/device_authorization`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: plain.clientId }),
+    });
+    assert.equal(refused.status, 400);
+    assert.equal(((await refused.json()) as { error: string }).error, 'unauthorized_client');
+    const client = await deviceClient(service);
+    const badScope = await fetch(`${service.url}/oauth/device_authorization`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: client.clientId, scope: 'openid admin:everything' }),
+    });
+    assert.equal(((await badScope.json()) as { error: string }).error, 'invalid_scope');
+  });
+
+  it('pending until the user approves on /device in a signed-in browser; then tokens (ID, access, refresh with offline_access) bound to the DPoP key', async () => {
+    clock.tick();
+    const email = uniqueEmail('device-grant');
+    const jar = await signedInBrowser(service, email);
+    const client = await deviceClient(service);
+    const started = await startDevice(service, client, { scope: 'openid email offline_access', device_name: 'Living room TV' });
+    const pending = await pollToken(service, client, started.device_code);
+    assert.equal(pending.status, 400);
+    assert.equal(pending.body.error, 'authorization_pending');
+
+    const confirm = await confirmationPage(service, jar, started.user_code.toLowerCase().replace('-', ' '));
+    assert.equal(confirm.status, 200, confirm.html);
+    assert.ok(confirm.html.includes(started.user_code), 'the code to compare');
+    assert.ok(confirm.html.includes('Living Room App'));
+    assert.ok(confirm.html.includes('Living room TV'));
+    assert.ok(confirm.html.includes(email));
+    const approved = await answer(service, jar, confirm.csrf, 'approve');
+    assert.equal(approved.status, 200, approved.html);
+
+    clock.at += 5_000;
+    const key = await dpopKey();
+    const nonce = await currentNonce(service.url);
+    const proof = await dpopProof(key, { htm: 'POST', htu: `${service.url}/oauth/token`, nonce, iat: Math.floor(clock.at / 1000) });
+    const tokens = await pollToken(service, client, started.device_code, { dpop: proof });
+    assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+    assert.equal(tokens.body.token_type, 'DPoP');
+    assert.ok(tokens.body.refresh_token, 'offline_access on a remembered browser: a refresh token');
+    const claims = idTokenClaims(tokens.body.id_token);
+    assert.equal(claims.aud, client.clientId);
+    assert.equal(claims.email, email);
+    const access = JSON.parse(Buffer.from(tokens.body.access_token.split('.')[1], 'base64url').toString()) as { cnf?: { jkt: string } };
+    assert.equal(access.cnf?.jkt, key.jkt);
+
+    const { events } = await service.ctx.events.list({ type: 'device.authorization_approved', limit: 50 });
+    assert.ok(events.some((event) => event.clientId === client.clientId));
+  });
+
+  it('a confidential client authenticates with its secret at both endpoints; without it, invalid_client', async () => {
+    clock.tick();
+    const jar = await signedInBrowser(service, uniqueEmail('device-confidential'));
+    const client = await deviceClient(service, { confidential: true });
+    const started = await startDevice(service, client);
+    const confirm = await confirmationPage(service, jar, started.user_code);
+    assert.equal((await answer(service, jar, confirm.csrf, 'approve')).status, 200);
+    const noSecret = await pollToken(service, { ...client, secretKey: 'sk_wrong' } as typeof client, started.device_code);
+    assert.equal(noSecret.status, 401);
+    assert.equal(noSecret.body.error, 'invalid_client');
+    const tokens = await pollToken(service, client, started.device_code);
+    assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+  });
+});
