@@ -80,11 +80,19 @@ export async function signedInBrowser(service: TestService, email: string): Prom
 }
 
 /** GET or POST a page of the service with the browser's cookies, not following redirects. */
-export async function page(service: TestService, jar: CookieJar, path: string, form?: Record<string, string>, origin = service.url) {
+export async function page(
+  service: TestService,
+  jar: CookieJar,
+  path: string,
+  form?: Record<string, string>,
+  origin = service.url,
+  headers: Record<string, string> = {},
+) {
   const response = await fetch(new URL(path, service.url), {
     method: form ? 'POST' : 'GET',
     redirect: 'manual',
     headers: {
+      ...headers,
       cookie: jar.header(),
       ...(form ? { 'content-type': 'application/x-www-form-urlencoded', origin } : {}),
     },
@@ -98,8 +106,8 @@ export async function page(service: TestService, jar: CookieJar, path: string, f
  * Enters `userCode` on /device in a signed-in browser and follows the sign-in round trip (the
  * session answers /authorize at once): the confirmation page, with its CSRF token.
  */
-export async function confirmationPage(service: TestService, jar: CookieJar, userCode: string) {
-  const entered = await page(service, jar, '/device', { user_code: userCode });
+export async function confirmationPage(service: TestService, jar: CookieJar, userCode: string, headers: Record<string, string> = {}) {
+  const entered = await page(service, jar, '/device', { user_code: userCode }, service.url, headers);
   assert.equal(entered.status, 303, entered.html);
   const authorized = await page(service, jar, entered.location ?? '');
   assert.equal(authorized.status, 303, authorized.html);
