@@ -12,19 +12,21 @@ import {
   confirmationPage,
   DEVICE_CODE_GRANT,
   deviceClient,
+  page,
   pollToken,
   signedInBrowser,
   startDevice,
 } from '../support/device-helpers.js';
 import { currentNonce, dpopKey, dpopProof } from '../support/dpop-helpers.js';
 import { sendClock, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
-import { idTokenClaims } from '../support/oidc-helpers.js';
+import { hostedBrowser, idTokenClaims } from '../support/oidc-helpers.js';
+import { register } from '../support/registration-helpers.js';
 
 describe('device authorization grant', () => {
   let service: TestService;
   const clock = sendClock();
   before(async () => {
-    service = await startTestService({ now: clock.now });
+    service = await startTestService({ now: clock.now, env: { SERVICE_IDP_CLIENT_REGISTRATION: 'open' } });
   });
   after(() => service.close());
 
@@ -104,6 +106,66 @@ describe('device authorization grant', () => {
 
     const { events } = await service.ctx.events.list({ type: 'device.authorization_approved', limit: 50 });
     assert.ok(events.some((event) => event.clientId === client.clientId));
+  });
+
+  it('a browser with no session goes through the hosted sign-in (a mailed code for a new browser) and comes back to the confirmation', async () => {
+    clock.tick();
+    const email = uniqueEmail('device-new-browser');
+    const client = await deviceClient(service);
+    const started = await startDevice(service, client);
+    const browser = hostedBrowser(service);
+    const entered = await page(service, browser.jar, '/device', { user_code: started.user_code });
+    assert.equal(entered.status, 303);
+    const authorized = await page(service, browser.jar, entered.location ?? '');
+    assert.ok(authorized.location?.startsWith('/signin?request='), authorized.location ?? '');
+    const signedIn = await browser.signIn(authorized.location ?? '', email);
+    assert.equal(signedIn.status, 200, JSON.stringify(signedIn.body));
+    assert.ok(signedIn.location?.startsWith(`${service.url}/device/callback?`), signedIn.location);
+    const back = await page(service, browser.jar, signedIn.location ?? '');
+    const confirm = await page(service, browser.jar, back.location ?? '');
+    assert.equal(confirm.status, 200, confirm.html);
+    const csrf = confirm.html.match(/name="csrf" value="([^"]+)"/)?.[1] ?? '';
+    assert.equal((await answer(service, browser.jar, csrf, 'approve')).status, 200);
+    clock.at += 5_000;
+    const tokens = await pollToken(service, client, started.device_code);
+    assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+    assert.equal(idTokenClaims(tokens.body.id_token).email, email);
+  });
+
+  it('approving a third-party client records the consent the account center lists', async () => {
+    clock.tick();
+    const email = uniqueEmail('device-consent');
+    const jar = await signedInBrowser(service, email);
+    const client = await deviceClient(service, { name: 'Partner TV', thirdParty: true });
+    const started = await startDevice(service, client, { scope: 'openid email offline_access' });
+    const confirm = await confirmationPage(service, jar, started.user_code);
+    assert.equal((await answer(service, jar, confirm.csrf, 'approve')).status, 200);
+    const user = await service.ctx.users.find(email);
+    const consents = await service.ctx.consents.list(user.id);
+    assert.deepEqual(
+      consents.map((consent) => [consent.clientId, consent.scope]),
+      [[client.clientId, ['email', 'offline_access', 'openid']]],
+    );
+  });
+
+  it('a client that registers itself with the device_code grant type may start the grant; one that did not may not', async () => {
+    const withGrant = await register(service, {
+      client_name: 'Terminal Tool',
+      redirect_uris: ['http://127.0.0.1/cb'],
+      grant_types: ['authorization_code', DEVICE_CODE_GRANT],
+    });
+    assert.equal(withGrant.status, 201, JSON.stringify(withGrant.body));
+    assert.ok(withGrant.body.grant_types.includes(DEVICE_CODE_GRANT));
+    const started = await startDevice(service, { clientId: withGrant.body.client_id, redirectUri: 'http://127.0.0.1/cb' });
+    assert.match(started.user_code, /^[A-Z]{4}-[A-Z]{4}$/);
+    const without = await register(service, { client_name: 'Web Tool', redirect_uris: ['http://127.0.0.1/cb'] });
+    assert.ok(!without.body.grant_types.includes(DEVICE_CODE_GRANT));
+    const refused = await fetch(`${service.url}/oauth/device_authorization`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: without.body.client_id }),
+    });
+    assert.equal(((await refused.json()) as { error: string }).error, 'unauthorized_client');
   });
 
   it('a confidential client authenticates with its secret at both endpoints; without it, invalid_client', async () => {
