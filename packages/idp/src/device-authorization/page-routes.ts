@@ -100,7 +100,7 @@ export const deviceVerificationRoutes: FastifyPluginAsyncTypebox<{
       return (
         `<h1>${t('page.device.title')}</h1><p>${t('page.device.enter')}</p>${alert}` +
         `<form method="post" action="${Paths.deviceVerification}"><label for="user-code">${t('page.device.codeLabel')}</label>` +
-        `<input id="user-code" name="user_code" value="${escapeHtml(typed)}" autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="20" required${error ? ' aria-describedby="device-error" aria-invalid="true"' : ''}>` +
+        `<input id="user-code" type="text" name="user_code" value="${escapeHtml(typed)}" autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="20" required${error ? ' aria-describedby="device-error" aria-invalid="true"' : ''}>` +
         `<button type="submit">${t('page.device.continue')}</button></form>`
       );
     });
@@ -239,7 +239,7 @@ export const deviceVerificationRoutes: FastifyPluginAsyncTypebox<{
           const declared = pending.deviceName ? `<p class="declared">${t('page.device.declared', { name: pending.deviceName })}</p>` : '';
           return (
             `<h1>${t('page.device.confirmTitle', { app })}${unverified}</h1>` +
-            `<p>${t('page.device.compare')}</p><p class="user-code" id="user-code"><strong>${escapeHtml(formatUserCode(current.verification.code))}</strong></p>` +
+            `<p>${t('page.device.compare')}</p><p class="user-code" id="user-code"><strong><code>${escapeHtml(formatUserCode(current.verification.code))}</code></strong></p>` +
             `<p>${t('page.device.signedInAs', { email: who.email })}</p>` +
             `<p>${t('page.device.asks', { app })}</p><ul class="consent">${items.map((entry) => `<li>${item(entry)}</li>`).join('')}</ul>` +
             declared +
