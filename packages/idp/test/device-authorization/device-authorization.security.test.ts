@@ -18,6 +18,7 @@ import {
   signedInBrowser,
   startDevice,
 } from '../support/device-helpers.js';
+import { currentNonce, dpopKey, dpopProof } from '../support/dpop-helpers.js';
 import { sendClock, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
 import { CookieJar } from '../support/oidc-helpers.js';
 
@@ -121,6 +122,21 @@ describe('device authorization grant threats', () => {
       client_id: plain.clientId,
     });
     assert.equal(refused.body.error, 'unauthorized_client');
+  });
+
+  it('device code of a client that requires DPoP polled without a proof: invalid_dpop_proof, and the approval is not spent', async () => {
+    const { jar, client, started, confirm } = await atConfirmation();
+    await service.ctx.clients.setDpop(client.clientId, 'required');
+    assert.equal((await answer(service, jar, confirm.csrf, 'approve')).status, 200);
+    const unproven = await pollToken(service, client, started.device_code);
+    assert.equal(unproven.status, 400);
+    assert.equal(unproven.body.error, 'invalid_dpop_proof');
+    const key = await dpopKey();
+    const nonce = await currentNonce(service.url);
+    const proof = await dpopProof(key, { htm: 'POST', htu: `${service.url}/oauth/token`, nonce, iat: Math.floor(clock.at / 1000) });
+    const proven = await pollToken(service, client, started.device_code, { dpop: proof });
+    assert.equal(proven.status, 200, JSON.stringify(proven.body));
+    assert.equal(proven.body.token_type, 'DPoP');
   });
 
   it('expired device code: expired_token, and its user code no longer opens anything', async () => {
