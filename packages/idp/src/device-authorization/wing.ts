@@ -61,7 +61,7 @@ export const deviceAuthorizationWing = defineWing('device-authorization', (deps:
     },
     {
       clientId: DEVICE_VERIFICATION_CLIENT_ID,
-      name: 'Device sign-in',
+      name: 'Device connection',
       callbackPath: DEVICE_CALLBACK_PATH,
       mfaPolicy: 'optional',
       purpose: 'device',

@@ -168,6 +168,26 @@ describe('device authorization grant', () => {
     assert.equal(((await refused.json()) as { error: string }).error, 'unauthorized_client');
   });
 
+  it('the sweep deletes expired device authorizations', async () => {
+    const client = await deviceClient(service);
+    const started = await startDevice(service, client);
+    const count = async () =>
+      Number(
+        (
+          await service.ctx.db
+            .selectFrom('device_authorizations')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const before = await count();
+    clock.at += 601_000;
+    assert.equal((await pollToken(service, client, started.device_code)).body.error, 'expired_token');
+    await service.ctx.sweepExpired(clock.at);
+    assert.ok((await count()) < before);
+    assert.equal((await pollToken(service, client, started.device_code)).body.error, 'invalid_grant');
+  });
+
   it('a confidential client authenticates with its secret at both endpoints; without it, invalid_client', async () => {
     clock.tick();
     const jar = await signedInBrowser(service, uniqueEmail('device-confidential'));
