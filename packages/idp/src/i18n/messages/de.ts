@@ -234,7 +234,7 @@ export const de = {
   'page.account.event.consentRevoked': 'Zugriff von {app} widerrufen',
   'page.device.title': 'Gerät verbinden',
   'page.device.enter': 'Geben Sie den Code ein, den Ihr Gerät anzeigt.',
-  'page.device.codeLabel': 'Code',
+  'page.device.codeLabel': 'Gerätecode',
   'page.device.continue': 'Weiter',
   'page.device.invalid': 'Dieser Code ist ungültig oder abgelaufen. Prüfen Sie den Code auf Ihrem Gerät und versuchen Sie es erneut.',
   'page.device.tooMany': 'Zu viele Codes versucht. Versuchen Sie es später erneut.',

@@ -230,7 +230,7 @@ export const fr = {
   'page.account.event.consentRevoked': 'Accès de {app} retiré',
   'page.device.title': 'Connecter un appareil',
   'page.device.enter': 'Saisissez le code affiché par votre appareil.',
-  'page.device.codeLabel': 'Code',
+  'page.device.codeLabel': 'Code de l’appareil',
   'page.device.continue': 'Continuer',
   'page.device.invalid': 'Ce code n’est pas valide ou a expiré. Vérifiez le code sur votre appareil et réessayez.',
   'page.device.tooMany': 'Trop de codes essayés. Réessayez plus tard.',
