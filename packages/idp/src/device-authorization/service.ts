@@ -18,9 +18,6 @@ import type { ConsentStore } from '../oidc/consent-store.js';
 import type { Throttle } from '../throttle/service.js';
 import type { ConsumedDeviceAuthorization, DeviceAuthorizationStore, DeviceSignIn, PendingDeviceAuthorization } from './store.js';
 
-/** RFC 8628 3.4: the grant type of a device's token request. */
-export const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
-
 /** RFC 8628 6.1: 20 consonants (no vowels, so no words; no letters mistaken for digits), 8 of them, shown as XXXX-XXXX. */
 export const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
 const USER_CODE_LENGTH = 8;

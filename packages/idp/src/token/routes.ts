@@ -18,7 +18,6 @@ import {
   RESOURCES_PER_REQUEST_MAX,
   TOKEN_PARAMETER_MAX_LENGTH,
 } from '../defaults.js';
-import { DEVICE_CODE_GRANT_TYPE } from '../device-authorization/service.js';
 import { DPOP_ALGS, DpopError, type DpopVerifier } from '../dpop/proof.js';
 import { OAuthError } from '../errors.js';
 import { errorResponses, OAuthErrorBodySchema, SERVER_ERRORS, wireBody } from '../http/schemas.js';
@@ -33,7 +32,7 @@ import type { ClientCredentials } from './client-credentials-grant.js';
 import type { OAuthCors } from './cors.js';
 import { presentedToken, resourceProof, tokenEndpointProof, userinfoRefusal } from './dpop.js';
 import { INTROSPECTION_AUTH_METHODS } from './introspection-routes.js';
-import { SCOPES_SUPPORTED, type TokenService } from './service.js';
+import { DEVICE_CODE_GRANT_TYPE, SCOPES_SUPPORTED, type TokenService } from './service.js';
 
 /** RFC 6749 4.1.3 and 6; extra parameters are ignored as 3.2 requires, but each known one must be a single string. */
 const TokenBody = Type.Object({

@@ -7,7 +7,6 @@ import { signHs256, signJws } from '../crypto/jws.js';
 import { pkceChallengeOf } from '../crypto/pkce.js';
 import { randomToken } from '../crypto/secrets.js';
 import { ACCESS_TOKEN_TTL_SECONDS, ID_TOKEN_TTL_SECONDS } from '../defaults.js';
-import type { DeviceAuthorizations } from '../device-authorization/service.js';
 import { OAuthError } from '../errors.js';
 import { isSigningAlg, type SigningAlg } from '../keys/algs.js';
 import type { Keyring } from '../keys/keyring.js';
@@ -37,8 +36,27 @@ export interface TokenDeps {
   acrClasses: AcrClasses;
   /** The registered APIs and the users' roles (apis/): what an access token for an API carries. */
   apis: ApiGrants;
-  /** RFC 8628: device codes the user approved (device-authorization/). */
-  deviceAuthorizations: Pick<DeviceAuthorizations, 'redeem'>;
+  /** RFC 8628: device codes the user approved (device-authorization/, which the composition hands in). */
+  deviceAuthorizations: DeviceCodeRedemption;
+}
+
+/** RFC 8628 3.4: the grant type of a device's token request. */
+export const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/**
+ * What the device_code grant needs of the device authorizations (device-authorization/service.ts
+ * implements it): the approved sign-in behind a client's device code, consumed once, or the
+ * OAuthError that says why not (authorization_pending, slow_down, access_denied, expired_token, invalid_grant).
+ */
+export interface DeviceCodeRedemption {
+  redeem(
+    deviceCode: string,
+    clientId: string,
+  ): Promise<{
+    signIn: { userId: string; deviceId: string | null; amr: string[]; authTime: number; sid: string | null };
+    scope: string;
+    resources: string[];
+  }>;
 }
 
 /** RFC 8628 3.4: a device's token request (grant_type urn:ietf:params:oauth:grant-type:device_code). */

@@ -4,7 +4,6 @@ import type { Branding } from '../branding/service.js';
 import type { ClientService } from '../clients/service.js';
 import { defineWing } from '../composition/wing.js';
 import type { SecretHasher } from '../crypto/secrets.js';
-import type { DeviceAuthorizations } from '../device-authorization/service.js';
 import { createDpopVerifier } from '../dpop/proof.js';
 import type { Locales } from '../i18n/locales.js';
 import type { Keyring } from '../keys/keyring.js';
@@ -23,7 +22,7 @@ import { introspectionRoutes } from './introspection-routes.js';
 import { createIntrospectionStore } from './introspection-store.js';
 import { pushedRequestRoutes } from './pushed-request-routes.js';
 import { tokenRoutes } from './routes.js';
-import { createTokenService } from './service.js';
+import { createTokenService, type DeviceCodeRedemption } from './service.js';
 
 interface TokenNeeds {
   db: Db;
@@ -42,7 +41,7 @@ interface TokenNeeds {
   pushedRequests: PushedRequests;
   branding: Branding;
   /** RFC 8628: device codes the user approved (device-authorization/wing.ts). */
-  deviceAuthorizations: DeviceAuthorizations;
+  deviceAuthorizations: DeviceCodeRedemption;
   /** The registered APIs, the users' roles and what machine clients are granted (apis/). */
   apiAuthorization: ApiGrants & { clientGrants(clientId: string): Promise<Array<{ api: string; permission: string }>> };
 }
