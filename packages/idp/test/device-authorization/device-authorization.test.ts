@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { adminApi } from '../support/admin-api.js';
 import {
   answer,
   confirmationPage,
@@ -166,6 +167,30 @@ describe('device authorization grant', () => {
       body: new URLSearchParams({ client_id: without.body.client_id }),
     });
     assert.equal(((await refused.json()) as { error: string }).error, 'unauthorized_client');
+  });
+
+  it('an operator allows the grant through the admin API (deviceCodeGrant at creation or by PATCH); a machine client cannot have it', async () => {
+    const admin = adminApi(service.url, (await service.ctx.adminKeys.create('ops', 'cli')).key);
+    const created = await admin('POST', '/clients', {
+      name: 'Kiosk',
+      origins: [],
+      redirectUris: ['https://kiosk.example/cb'],
+      public: true,
+      deviceCodeGrant: true,
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal((await admin('GET', `/clients/${created.body.clientId}`)).body.deviceCodeGrant, true);
+    await startDevice(service, { clientId: created.body.clientId, redirectUri: 'https://kiosk.example/cb' });
+    const later = await service.ctx.clients.create({
+      name: 'Later',
+      origins: [],
+      redirectUris: ['https://later.example/cb'],
+      public: true,
+    });
+    assert.equal((await admin('PATCH', `/clients/${later.clientId}`, { deviceCodeGrant: true })).status, 204);
+    await startDevice(service, { clientId: later.clientId, redirectUri: 'https://later.example/cb' });
+    const machine = await admin('POST', '/clients', { name: 'Batch', origins: [], machine: true, deviceCodeGrant: true });
+    assert.equal(machine.status, 400, JSON.stringify(machine.body));
   });
 
   it('the sweep deletes expired device authorizations', async () => {
