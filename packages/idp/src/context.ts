@@ -14,6 +14,7 @@ import { createSealer } from './crypto/seal.js';
 import { createSecretHasher } from './crypto/secrets.js';
 import { loadServerSecret } from './crypto/server-secret.js';
 import { delegationWing } from './delegation/wing.js';
+import { deviceAuthorizationWing } from './device-authorization/wing.js';
 import { devicesWing } from './devices/wing.js';
 import { acrClassesOf, enrollableMethods, factorList, factorMessagesOf, metricLabelsOf } from './factors/index.js';
 import type { FactorModule } from './factors/module.js';
@@ -133,6 +134,7 @@ export async function openContext(config: ServiceConfig, options: ContextOptions
     .with(firstFactorsWing)
     .with(delegationWing)
     .with(oidcWing)
+    .with(deviceAuthorizationWing)
     .with(tokenWing)
     .with(upstreamWing)
     .with(userAdminWing)

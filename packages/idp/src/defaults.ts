@@ -609,3 +609,21 @@ export const DOMAIN_ROUTES_CACHE_MS = 10_000;
 export const ORGANIZATION_ROLES_MAX = 50;
 /** An organization's name, and an external (SCIM) id. */
 export const ORGANIZATION_NAME_MAX_LENGTH = 100;
+/**
+ * RFC 8628 (device-authorization/): a device code and its user code live 10 minutes (the user
+ * walks to a phone, signs in, compares the code); the device polls every 5 seconds, 5 more after
+ * each slow_down (3.5). 8 letters of 20 consonants (6.1: 20^8 ≈ 2.6·10^10) against at most
+ * DEVICE_USER_CODE_ATTEMPTS tries per address and per browser leave a guesser no chance within
+ * a code's life.
+ */
+export const DEVICE_CODE_TTL_SECONDS = 10 * 60;
+export const DEVICE_POLL_INTERVAL_SECONDS = 5;
+export const DEVICE_SLOW_DOWN_SECONDS = 5;
+export const DEVICE_USER_CODE_ATTEMPTS = [
+  { max: 10, windowSeconds: 10 * 60 },
+  { max: 50, windowSeconds: 24 * 60 * 60 },
+] as const;
+/** Device authorization requests per address (each writes a row): enough for a household's devices. */
+export const DEVICE_AUTHORIZATIONS_PER_IP = [{ max: 30, windowSeconds: 10 * 60 }] as const;
+/** The longest `device_name` a device may declare (shown on the confirmation page, marked as not verified). */
+export const DEVICE_NAME_MAX_LENGTH = 64;

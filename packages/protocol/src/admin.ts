@@ -83,6 +83,8 @@ export interface AdminClient {
    * it): public and third-party, deleted when left unused (docs/operations.md, "Clients that register themselves").
    */
   registered: boolean;
+  /** It may use the device authorization grant (RFC 8628: `clients update --device-grant yes`). */
+  deviceCodeGrant: boolean;
   /** Where this application's codes may go (`clients update --sms-countries`, `--mail-domains`). */
   sendRules: AdminClientSendRules;
 }

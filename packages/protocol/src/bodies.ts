@@ -177,6 +177,21 @@ export interface ClientCredentialsTokenResponse {
   scope: string;
 }
 
+/** RFC 8628 3.2: the answer of POST /oauth/device_authorization. */
+export interface DeviceAuthorizationResponse {
+  /** What the device presents at the token endpoint (grant_type urn:ietf:params:oauth:grant-type:device_code). */
+  device_code: string;
+  /** What the user types at verification_uri: 8 letters shown as XXXX-XXXX. */
+  user_code: string;
+  verification_uri: string;
+  /** verification_uri with the user code filled in (for a QR code); the page still asks the user to confirm. */
+  verification_uri_complete: string;
+  /** Seconds until both codes expire. */
+  expires_in: number;
+  /** Seconds the device waits between token requests. */
+  interval: number;
+}
+
 /** POST /oauth/revoke, application/x-www-form-urlencoded (RFC 7009 2.1); client authentication as at /oauth/token. */
 export interface RevocationRequest {
   token: string;

@@ -155,6 +155,11 @@ export const OAUTH_ERROR_CODES = [
   'invalid_redirect_uri',
   'invalid_client_metadata',
   'invalid_token',
+  // RFC 8628 3.5: the device code's answers while the user has not approved it (pending, polled too fast), denied, or expired.
+  'authorization_pending',
+  'slow_down',
+  'access_denied',
+  'expired_token',
 ] as const;
 export type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
 

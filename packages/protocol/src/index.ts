@@ -118,6 +118,10 @@ export const Paths = {
   introspection: '/oauth/introspect',
   /** RFC 7591 dynamic client registration (when the operator allows it); RFC 7592 management at /oauth/register/<client_id>. */
   registration: '/oauth/register',
+  /** RFC 8628 3.1: the device authorization endpoint (a device without a browser starts the device grant here). */
+  deviceAuthorization: '/oauth/device_authorization',
+  /** RFC 8628 3.3: the verification page, where the user enters the device's user code and approves it. */
+  deviceVerification: '/device',
   /** RFC 9126: pushed authorization requests. */
   pushedAuthorizationRequest: '/oauth/par',
   /** OpenID Connect RP-Initiated Logout 1.0: the end-session endpoint (GET and POST form). */

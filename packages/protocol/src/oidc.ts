@@ -45,6 +45,8 @@ export interface DiscoveryDocument {
   frontchannel_logout_session_supported: boolean;
   /** RFC 9126 5: where a client pushes its authorization request; `require_…` false: pushing is each client's choice or registration. */
   pushed_authorization_request_endpoint: string;
+  /** RFC 8628 4: where a device starts the device authorization grant (urn:ietf:params:oauth:grant-type:device_code). */
+  device_authorization_endpoint: string;
   require_pushed_authorization_requests: boolean;
   /** The languages the hosted pages and mails speak (BCP 47), chosen by `ui_locales`. */
   ui_locales_supported: string[];

@@ -36,6 +36,8 @@ export const ACTIVITY_SHOWN = {
   'identity.unlinked': 'page.account.event.identityUnlinked',
   'consent.granted': 'page.account.event.consentGranted',
   'consent.revoked': 'page.account.event.consentRevoked',
+  'device.authorization_approved': 'page.account.event.deviceAuthorizationApproved',
+  'device.authorization_denied': 'page.account.event.deviceAuthorizationDenied',
 } as const satisfies Partial<Record<EventType, MessageKey>>;
 
 const NAMES_NO_USER = 'recorded without the user (before the address is proven: the trail collects no addresses of non-users)';

@@ -37,6 +37,8 @@ const NewClientBody = Type.Object(
     logout: Type.Optional(ClientLogoutChange),
     /** A third-party application: its users see a consent page (not for a machine client). */
     thirdParty: Type.Optional(Type.Boolean()),
+    /** RFC 8628: the client may use the device authorization grant (not for a machine client). */
+    deviceCodeGrant: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -60,6 +62,8 @@ const ClientChange = Type.Object(
     requirePushedAuthorizationRequests: Type.Optional(Type.Boolean()),
     /** true: a third-party application, whose users consent to what it asks; false: first-party (no consent page). */
     thirdParty: Type.Optional(Type.Boolean()),
+    /** RFC 8628: true, the client may use the device authorization grant; false: not. */
+    deviceCodeGrant: Type.Optional(Type.Boolean()),
     /** ISO 3166 codes its SMS may go to (replaces the list; [] sends no SMS); null: the service's list (otp/send-rules.ts). */
     smsCountries: Type.Optional(Nullable(Type.Array(Type.String({ maxLength: 2 }), { maxItems: CLIENT_SMS_COUNTRIES_MAX }))),
     /** The mail domains its codes may go to (replaces the list, at least one); null: any domain. */
@@ -131,6 +135,7 @@ export const clientAdminRoutes =
           dpopBoundAccessTokens,
           requirePushedAuthorizationRequests,
           thirdParty,
+          deviceCodeGrant,
           smsCountries,
           mailDomains,
           origins,
@@ -170,6 +175,8 @@ export const clientAdminRoutes =
             request.adminActor,
           );
         if (thirdParty !== undefined) await operations.setThirdParty(request.params.id, thirdParty ? 'yes' : 'no', request.adminActor);
+        if (deviceCodeGrant !== undefined)
+          await operations.setDeviceCodeGrant(request.params.id, deviceCodeGrant ? 'yes' : 'no', request.adminActor);
         return reply.code(204).send(null);
       },
     );

@@ -17,6 +17,7 @@ export interface Operations {
   setDpop(clientId: string, value: string, actor: string): Promise<void>;
   setPushedRequests(clientId: string, value: string, actor: string): Promise<void>;
   setThirdParty(clientId: string, value: string, actor: string): Promise<void>;
+  setDeviceCodeGrant(clientId: string, value: string, actor: string): Promise<void>;
   setIdTokenAlg(clientId: string, alg: string, actor: string): Promise<void>;
   setPostLogoutRedirectUris(clientId: string, uris: string[], actor: string): Promise<void>;
   /** Every address given is checked before any is stored: a refused change (400) stores nothing. */
@@ -95,6 +96,11 @@ export function createOperations({
       await events.record({ type: 'client.updated', clientId, actor, detail: { thirdParty: value } });
     },
 
+    async setDeviceCodeGrant(clientId: string, value: string, actor: string): Promise<void> {
+      await checked(() => clients.setDeviceCodeGrant(clientId, value));
+      await events.record({ type: 'client.updated', clientId, actor, detail: { deviceGrant: value } });
+    },
+
     async setIdTokenAlg(clientId: string, alg: string, actor: string): Promise<void> {
       await checked(() => clients.setIdTokenAlg(clientId, alg));
       await events.record({ type: 'client.updated', clientId, actor, detail: { idTokenAlg: alg } });
@@ -171,6 +177,7 @@ function createdDetail(input: NewClient, brand: BrandingChange): Record<string, 
   if (input.requirePushedAuthorizationRequests !== undefined)
     detail.par = input.requirePushedAuthorizationRequests ? 'required' : 'optional';
   if (input.thirdParty !== undefined) detail.thirdParty = input.thirdParty ? 'yes' : 'no';
+  if (input.deviceCodeGrant !== undefined) detail.deviceGrant = input.deviceCodeGrant ? 'yes' : 'no';
   if (input.idTokenSignedResponseAlg) detail.idTokenAlg = input.idTokenSignedResponseAlg;
   if (input.machine) detail.type = 'machine';
   const fields = Object.entries(brand)

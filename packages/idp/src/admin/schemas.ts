@@ -123,6 +123,8 @@ export const Client = wireBody<AdminClient>()(
     thirdParty: Type.Boolean(),
     /** It registered itself (RFC 7591, /oauth/register): public, third-party, swept when unused. */
     registered: Type.Boolean(),
+    /** It may use the device authorization grant (RFC 8628; `clients update --device-grant yes`). */
+    deviceCodeGrant: Type.Boolean(),
     /** Where its codes may go (`clients update --sms-countries`, `--mail-domains`; otp/send-rules.ts). */
     sendRules: Type.Object({ smsCountries: Nullable(Type.Array(Type.String())), mailDomains: Nullable(Type.Array(Type.String())) }),
   }),

@@ -34,6 +34,7 @@ const SETTING_FLAGS = [
   'dpop',
   'par',
   'third-party',
+  'device-grant',
   'id-token-alg',
   'post-logout-redirect-uri',
   ...LOGOUT_FLAGS,
@@ -125,7 +126,7 @@ const create: Command = {
                              [--machine [--jwks FILE | --jwks-uri URL]]
                              [--post-logout-redirect-uri URL ...] [--id-token-alg RS256|ES256|EdDSA]
                              [--mfa-policy optional|required] [--passkey-mfa yes|no] [--dpop required|optional] [--par required|optional]
-                             [--third-party yes|no] [--display-name NAME] [--logo FILE] [--accent '#RRGGBB'] [--terms-url URL]
+                             [--third-party yes|no] [--device-grant yes|no] [--display-name NAME] [--logo FILE] [--accent '#RRGGBB'] [--terms-url URL]
                              [--privacy-url URL] [--mail-sender-name NAME]
                              [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no]
                              [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no] [--json]
@@ -152,6 +153,7 @@ const create: Command = {
     const dpopBoundAccessTokens = switchOf(values.dpop, 'required', 'optional', 'dpop');
     const requirePushedAuthorizationRequests = switchOf(values.par, 'required', 'optional', 'par');
     const thirdParty = switchOf(values['third-party'], 'yes', 'no', 'third-party');
+    const deviceCodeGrant = switchOf(values['device-grant'], 'yes', 'no', 'device-grant');
     const logout = logoutChange(values);
     const jwks = values.jwks === undefined ? undefined : jwksFile(values.jwks);
     if ((jwks !== undefined || values['jwks-uri'] !== undefined) && !values.machine)
@@ -174,6 +176,7 @@ const create: Command = {
           ...(dpopBoundAccessTokens !== undefined ? { dpopBoundAccessTokens } : {}),
           ...(requirePushedAuthorizationRequests !== undefined ? { requirePushedAuthorizationRequests } : {}),
           ...(thirdParty !== undefined ? { thirdParty } : {}),
+          ...(deviceCodeGrant !== undefined ? { deviceCodeGrant } : {}),
           ...(logout ? { logout } : {}),
         },
         'cli',
@@ -198,7 +201,7 @@ const update: Command = {
   name: 'clients update',
   usage: `  service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA]
                              [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional] [--par required|optional]
-                             [--third-party yes|no] [--display-name NAME] [--logo FILE] [--accent '#RRGGBB'] [--terms-url URL]
+                             [--third-party yes|no] [--device-grant yes|no] [--display-name NAME] [--logo FILE] [--accent '#RRGGBB'] [--terms-url URL]
                              [--privacy-url URL] [--mail-sender-name NAME]
                              [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no]
                              [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no]
@@ -215,6 +218,8 @@ const update: Command = {
       --third-party: yes: a third-party application: before its code is issued the user sees
       a consent page listing what it asks (remembered per user, revocable in the account
       center); no (default): first-party, no consent page. Not for a --machine client.
+      --device-grant: yes: the client may use the device authorization grant (RFC 8628: a
+      TV or CLI shows a code the user approves at /device); no (default). Not for a --machine client.
 ${LOGOUT_USAGE}
       --sms-countries: the ISO 3166 countries this application's SMS may go to, e.g. US,CA,GB;
       none: no SMS; default: the service's list (SERVICE_IDP_SMS_COUNTRIES).
@@ -232,7 +237,7 @@ ${LOGOUT_USAGE}
     const postLogout = values['post-logout-redirect-uri'];
     if (!clientId || ![...SETTING_FLAGS, ...SEND_RULE_FLAGS].some((flag) => values[flag] !== undefined))
       throw new UsageError(
-        'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional] [--par required|optional] [--third-party yes|no] [--display-name NAME] [--logo FILE] [--accent #RRGGBB] [--terms-url URL] [--privacy-url URL] [--mail-sender-name NAME] [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no] [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no] [--sms-countries CC,CC|none|default] [--mail-domains DOMAIN,DOMAIN|any]',
+        'usage: service-idp clients update CLIENT_ID [--mfa-policy optional|required] [--id-token-alg RS256|ES256|EdDSA] [--post-logout-redirect-uri URL ...] [--passkey-mfa yes|no] [--dpop required|optional] [--par required|optional] [--third-party yes|no] [--device-grant yes|no] [--display-name NAME] [--logo FILE] [--accent #RRGGBB] [--terms-url URL] [--privacy-url URL] [--mail-sender-name NAME] [--backchannel-logout-uri URL] [--backchannel-logout-session-required yes|no] [--frontchannel-logout-uri URL] [--frontchannel-logout-session-required yes|no] [--sms-countries CC,CC|none|default] [--mail-domains DOMAIN,DOMAIN|any]',
       );
     const brand = brandingOf(values);
     const sendRules = sendRulesOf(values);
@@ -285,6 +290,10 @@ ${LOGOUT_USAGE}
       if (values.par !== undefined) {
         await ops.setPushedRequests(clientId, values.par, 'cli');
         io.out(`Client ${clientId}: pushed authorization requests ${values.par}.\n`);
+      }
+      if (values['device-grant'] !== undefined) {
+        await ops.setDeviceCodeGrant(clientId, values['device-grant'], 'cli');
+        io.out(`Client ${clientId}: device authorization grant ${values['device-grant'] === 'yes' ? 'allowed' : 'not allowed'}.\n`);
       }
       if (values['third-party'] !== undefined) {
         await ops.setThirdParty(clientId, values['third-party'], 'cli');

@@ -35,6 +35,7 @@ export const FLAGS = {
   dpop: { type: 'string' },
   par: { type: 'string' },
   'third-party': { type: 'string' },
+  'device-grant': { type: 'string' },
   'sms-countries': { type: 'string' },
   'mail-domains': { type: 'string' },
   'id-token-alg': { type: 'string' },

@@ -25,12 +25,16 @@ export type RegistrationPolicy = 'off' | 'open' | 'initial-token';
 interface CheckedMetadata {
   name: string;
   redirectUris: string[];
+  /** grant_types named urn:ietf:params:oauth:grant-type:device_code (RFC 8628). */
+  deviceCodeGrant: boolean;
 }
 
 const NAME_MAX = 100;
 /** Any other member: a string at most this long, an array at most CLIENT_REDIRECT_URIS_MAX items of such strings. */
 const OTHER_STRING_MAX = REDIRECT_URI_MAX_LENGTH;
-const GRANT_TYPES = ['authorization_code', 'refresh_token'];
+/** RFC 8628 3.4: the device authorization grant, which a registered client may ask for (device-authorization/). */
+const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
+const GRANT_TYPES = ['authorization_code', 'refresh_token', DEVICE_CODE_GRANT_TYPE];
 const RESPONSE_TYPES = ['code'];
 const UNNAMED = 'Unnamed application';
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it finds.
@@ -110,7 +114,9 @@ export function checkRegistrationMetadata(body: unknown, policy: RegistrationPol
   const uris = metadata.redirect_uris;
   if (!Array.isArray(uris) || uris.length === 0) throw redirectError('redirect_uris is required: at least one');
   const redirectUris = [...new Set(uris.map((uri) => checkRegisteredRedirectUri(uri, policy)))];
-  return { name: typeof name === 'string' ? name.trim() : UNNAMED, redirectUris };
+  const grants = metadata.grant_types;
+  const deviceCodeGrant = Array.isArray(grants) && grants.includes(DEVICE_CODE_GRANT_TYPE);
+  return { name: typeof name === 'string' ? name.trim() : UNNAMED, redirectUris, deviceCodeGrant };
 }
 
 export interface ClientRegistration {
@@ -173,7 +179,7 @@ export function createClientRegistration(deps: {
     client_id_issued_at: Math.floor(client.createdAt / 1000),
     client_name: client.name,
     redirect_uris: client.redirectUris,
-    grant_types: GRANT_TYPES,
+    grant_types: client.deviceCodeGrant ? GRANT_TYPES : GRANT_TYPES.filter((type) => type !== DEVICE_CODE_GRANT_TYPE),
     response_types: RESPONSE_TYPES,
     token_endpoint_auth_method: 'none',
     registration_access_token: token,
@@ -228,6 +234,7 @@ export function createClientRegistration(deps: {
         redirectUris: checked.redirectUris,
         public: true,
         thirdParty: true,
+        deviceCodeGrant: checked.deviceCodeGrant,
         registrationTokenHash: tokenHash(token),
       });
       await events.record({ type: 'client.registered', clientId: keys.clientId, detail: { policy } });
@@ -248,8 +255,11 @@ export function createClientRegistration(deps: {
       const { client_id: _id, registration_access_token: _t, registration_client_uri: _u, client_id_issued_at: _at, ...rest } = given;
       const checked = checkRegistrationMetadata(rest, policy);
       await clients.setRegisteredMetadata(client.id, checked.name, checked.redirectUris);
+      if (checked.deviceCodeGrant !== client.deviceCodeGrant)
+        await clients.setDeviceCodeGrant(client.id, checked.deviceCodeGrant ? 'yes' : 'no');
       await events.record({ type: 'client.updated', clientId, detail: { registered: true } });
-      return information({ ...client, name: checked.name, redirectUris: checked.redirectUris }, token as string);
+      const updated = { ...client, name: checked.name, redirectUris: checked.redirectUris, deviceCodeGrant: checked.deviceCodeGrant };
+      return information(updated, token as string);
     },
 
     async remove(clientId, token) {

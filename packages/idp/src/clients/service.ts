@@ -29,7 +29,12 @@ export const CONSOLE_CLIENT_ID = 'cli_operator_console';
  * sign-in like any app with redirects; no second factor required (it is every user's page).
  */
 export const ACCOUNT_CLIENT_ID = 'cli_account_center';
-const firstParty = new Set([HOSTED_CLIENT_ID, CONSOLE_CLIENT_ID, ACCOUNT_CLIENT_ID]);
+/**
+ * The device verification page's client (device-authorization/): /device signs the user in
+ * through the hosted sign-in (or the browser's session) before they approve a device.
+ */
+export const DEVICE_VERIFICATION_CLIENT_ID = 'cli_device_verification';
+const firstParty = new Set([HOSTED_CLIENT_ID, CONSOLE_CLIENT_ID, ACCOUNT_CLIENT_ID, DEVICE_VERIFICATION_CLIENT_ID]);
 
 /**
  * The service's own clients (hosted pages, console, account center): no operator's to see,
@@ -84,6 +89,8 @@ export interface NewClient {
   requirePushedAuthorizationRequests?: boolean;
   /** A third-party application (consent page, oidc/consent.ts); not for a machine client. Default false. */
   thirdParty?: boolean;
+  /** May use the device authorization grant (RFC 8628); not for a machine client. Default false. */
+  deviceCodeGrant?: boolean;
   /** Its SMS countries and mail domains (SendRulesChange): null or absent, the service's rule. */
   sendRules?: SendRulesChange;
   /** A client that registers itself (client-registration/registration.ts): the keyed hash of its registration access token. */
@@ -144,6 +151,8 @@ export interface ClientService {
   setPushedRequests(clientId: string, value: string): Promise<void>;
   /** `yes`: a third-party application, whose users consent to what it asks (oidc/consent.ts); `no` (default): first-party. Not a machine client. */
   setThirdParty(clientId: string, value: string): Promise<void>;
+  /** Allows (`yes`) or stops (`no`) the device authorization grant (RFC 8628) for a client that signs users in. */
+  setDeviceCodeGrant(clientId: string, value: string): Promise<void>;
   /** Changes the countries its SMS may go to and the mail domains its codes may go to (SendRulesChange), checked before anything changes. */
   setSendRules(clientId: string, change: SendRulesChange): Promise<void>;
   /**
@@ -225,6 +234,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       if (!input.machine && (input.jwks != null || input.jwksUri != null))
         throw new Error('only a machine client registers keys (--jwks, --jwks-uri)');
       if (input.machine && input.thirdParty) throw new Error('a machine client signs no user in: it cannot be --third-party');
+      if (input.machine && input.deviceCodeGrant) throw new Error('a machine client signs no user in: it cannot use the device grant');
       const keys = await checkClientKeys(input);
       const postLogoutRedirectUris = checkPostLogoutRedirectUris(input.postLogoutRedirectUris ?? []);
       const logout = checkLogout(input.logout ?? {}, NO_LOGOUT, redirectUris);
@@ -249,6 +259,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
           requirePushedAuthorizationRequests: input.requirePushedAuthorizationRequests ?? false,
           thirdParty: input.thirdParty ?? false,
           registered: input.registrationTokenHash !== undefined,
+          deviceCodeGrant: input.deviceCodeGrant ?? false,
           logout,
           keys,
           sendRules: sendRulesOf(input.sendRules ?? {}, NO_CLIENT_SEND_RULES),
@@ -285,6 +296,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
             requirePushedAuthorizationRequests: false,
             thirdParty: false,
             registered: false,
+            deviceCodeGrant: false,
             logout: NO_LOGOUT,
             sendRules: NO_CLIENT_SEND_RULES,
           },
@@ -356,6 +368,14 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       if (!client) throw new Error(`no client ${clientId}`);
       if (client.type === 'machine') throw new Error('a machine client signs no user in: it cannot be --third-party');
       if (!(await changing(clientId, () => store.setThirdParty(clientId, value === 'yes')))) throw new Error(`no client ${clientId}`);
+    },
+
+    async setDeviceCodeGrant(clientId: string, value: string): Promise<void> {
+      if (value !== 'yes' && value !== 'no') throw new Error('--device-grant is yes or no');
+      const client = firstParty.has(clientId) ? undefined : await store.findById(clientId);
+      if (!client) throw new Error(`no client ${clientId}`);
+      if (client.type === 'machine') throw new Error('a machine client signs no user in: it cannot use the device grant');
+      if (!(await changing(clientId, () => store.setDeviceCodeGrant(clientId, value === 'yes')))) throw new Error(`no client ${clientId}`);
     },
 
     async setSendRules(clientId: string, change: SendRulesChange): Promise<void> {

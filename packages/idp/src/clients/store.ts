@@ -43,6 +43,8 @@ export interface ClientRecord {
    * changed or deleted with its registration access token, swept when left unused. Default false.
    */
   registered: boolean;
+  /** The client may use the device authorization grant (RFC 8628, device-authorization/). Default false; never a machine client. */
+  deviceCodeGrant: boolean;
   /**
    * Set only on the built-in hosted client as it acts for a pending authorization request
    * (oidc/service.ts hostedClientFor): the application the user signs in to, which mails and
@@ -108,6 +110,7 @@ export function toRecord(row: Row): ClientRecord {
     requirePushedAuthorizationRequests: Number(row.require_pushed_authorization_requests ?? 0) !== 0,
     thirdParty: Number(row.third_party ?? 0) !== 0,
     registered: Number(row.registered ?? 0) !== 0,
+    deviceCodeGrant: Number(row.device_code_grant ?? 0) !== 0,
     sendRules: {
       smsCountries: row.sms_countries ? (JSON.parse(row.sms_countries) as string[]) : null,
       mailDomains: row.mail_domains ? (JSON.parse(row.mail_domains) as string[]) : null,
@@ -146,6 +149,7 @@ function rowOf(client: ClientRecord, publishableKeyHash: string, secretKeyHash: 
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
     third_party: client.thirdParty ? 1 : 0,
     registered: client.registered ? 1 : 0,
+    device_code_grant: client.deviceCodeGrant ? 1 : 0,
     registration_token_hash: registrationTokenHash ?? null,
     last_used_at: null,
     jwks: client.keys.jwks ? JSON.stringify(client.keys.jwks) : null,
@@ -314,6 +318,17 @@ export function createClientStore(db: Db) {
         .updateTable('clients')
         .set({ require_pushed_authorization_requests: required ? 1 : 0 })
         .where('id', '=', id)
+        .returning('id')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async setDeviceCodeGrant(id: string, allowed: boolean): Promise<boolean> {
+      const row = await db
+        .updateTable('clients')
+        .set({ device_code_grant: allowed ? 1 : 0 })
+        .where('id', '=', id)
+        .where('client_type', '!=', 'machine')
         .returning('id')
         .executeTakeFirst();
       return row !== undefined;

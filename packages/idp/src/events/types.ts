@@ -75,6 +75,8 @@ export const EVENT_TYPES = [
   'organization.domain_verified',
   'organization.domain_updated',
   'organization.domain_removed',
+  'device.authorization_approved',
+  'device.authorization_denied',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

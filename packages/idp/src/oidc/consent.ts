@@ -17,7 +17,10 @@ export type ConsentItem = { kind: 'email' } | { kind: 'offline' } | { kind: 'per
  * email address (openid email, always), staying signed in (offline_access), and each permission
  * of each API named by `resource` that the request's scope asks for.
  */
-export async function askedBy(request: AuthorizationRequest, findApi: FindApi): Promise<{ grant: ConsentGrant; items: ConsentItem[] }> {
+export async function askedBy(
+  request: Pick<AuthorizationRequest, 'scope' | 'resources'>,
+  findApi: FindApi,
+): Promise<{ grant: ConsentGrant; items: ConsentItem[] }> {
   const values = request.scope.split(' ');
   const scope = OIDC_VALUES.filter((value) => values.includes(value));
   const items: ConsentItem[] = [{ kind: 'email' }];

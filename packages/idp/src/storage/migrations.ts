@@ -32,6 +32,7 @@ import { migrations0030 } from './migrations/0030-machine-clients.js';
 import { migrations0031 } from './migrations/0031-consent.js';
 import { migrations0032 } from './migrations/0032-roles-in-token.js';
 import { migrations0034 } from './migrations/0034-client-registration.js';
+import { migrations0035 } from './migrations/0035-device-authorization.js';
 import { migrations0036 } from './migrations/0036-organizations.js';
 import { migrations0037 } from './migrations/0037-organization-domains.js';
 
@@ -74,6 +75,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0031,
   ...migrations0032,
   ...migrations0034,
+  ...migrations0035,
   ...migrations0036,
   ...migrations0037,
 };

@@ -32,7 +32,7 @@ import type { ClientCredentials } from './client-credentials-grant.js';
 import type { OAuthCors } from './cors.js';
 import { presentedToken, resourceProof, tokenEndpointProof, userinfoRefusal } from './dpop.js';
 import { INTROSPECTION_AUTH_METHODS } from './introspection-routes.js';
-import { SCOPES_SUPPORTED, type TokenService } from './service.js';
+import { DEVICE_CODE_GRANT_TYPE, SCOPES_SUPPORTED, type TokenService } from './service.js';
 
 /** RFC 6749 4.1.3 and 6; extra parameters are ignored as 3.2 requires, but each known one must be a single string. */
 const TokenBody = Type.Object({
@@ -43,6 +43,8 @@ const TokenBody = Type.Object({
   client_secret: Type.Optional(Type.String({ maxLength: 200 })),
   redirect_uri: Type.Optional(Type.String({ maxLength: 2000 })),
   refresh_token: Type.Optional(Type.String({ maxLength: 200 })),
+  // RFC 8628 3.4: the device code of grant_type urn:ietf:params:oauth:grant-type:device_code.
+  device_code: Type.Optional(Type.String({ maxLength: 200 })),
   scope: Type.Optional(Type.String({ maxLength: AUTHORIZE_PARAMETER_MAX_LENGTH })),
   // RFC 7523 2.2: a machine client's signed assertion (private_key_jwt).
   client_assertion_type: Type.Optional(Type.String({ maxLength: 200 })),
@@ -157,6 +159,7 @@ const DiscoveryAnswer = wireBody<DiscoveryDocument>()(
     frontchannel_logout_supported: Type.Boolean(),
     frontchannel_logout_session_supported: Type.Boolean(),
     pushed_authorization_request_endpoint: Type.String(),
+    device_authorization_endpoint: Type.String(),
     require_pushed_authorization_requests: Type.Boolean(),
     ui_locales_supported: Strings,
     claims_parameter_supported: Type.Boolean(),
@@ -233,8 +236,25 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
         ...(dpopJkt !== undefined ? { dpopJkt } : {}),
       });
     }
+    if (body.grant_type === DEVICE_CODE_GRANT_TYPE) {
+      if (!body.device_code) throw new OAuthError('invalid_request', 'device_code is required.');
+      const { clientId, clientSecret } = clientCredentials(request.headers.authorization, body);
+      await cors.checkPageClient(request, reply, clientId);
+      // Checked before the device code is looked at: a proof without the current nonce is retried with the same code (RFC 9449 8).
+      const dpopJkt = await tokenEndpointProof(dpop, request, reply, Paths.token);
+      return tokens.exchangeDeviceCode({
+        clientId,
+        ...(clientSecret !== undefined ? { clientSecret } : {}),
+        deviceCode: body.device_code,
+        ...(body.resource !== undefined ? { resource: body.resource } : {}),
+        ...(dpopJkt !== undefined ? { dpopJkt } : {}),
+      });
+    }
     if (body.grant_type !== 'authorization_code')
-      throw new OAuthError('unsupported_grant_type', 'Only authorization_code, refresh_token and client_credentials are supported.');
+      throw new OAuthError(
+        'unsupported_grant_type',
+        `Only authorization_code, refresh_token, client_credentials and ${DEVICE_CODE_GRANT_TYPE} are supported.`,
+      );
     if (!body.code) throw new OAuthError('invalid_request', 'code is required.');
     const { clientId, clientSecret } = clientCredentials(request.headers.authorization, body);
     await cors.checkPageClient(request, reply, clientId);
@@ -313,7 +333,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       authorization_response_iss_parameter_supported: true,
       request_parameter_supported: false,
       request_uri_parameter_supported: false,
-      grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+      grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT_TYPE],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: [...SIGNING_ALGS],
       // private_key_jwt: machine clients (client_credentials) that registered their keys.
@@ -355,6 +375,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       frontchannel_logout_supported: true,
       frontchannel_logout_session_supported: true,
       pushed_authorization_request_endpoint: issuer + Paths.pushedAuthorizationRequest,
+      // RFC 8628 4: the device authorization grant (device-authorization/); each client is allowed it or not.
+      device_authorization_endpoint: issuer + Paths.deviceAuthorization,
       // RFC 9126 6: not for every client; a client may be registered to require it (require_pushed_authorization_requests).
       require_pushed_authorization_requests: false,
       ui_locales_supported: [...locales],

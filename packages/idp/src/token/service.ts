@@ -39,6 +39,39 @@ export interface TokenDeps {
   apis: ApiGrants;
   /** Who belongs to which organization and what their organization roles grant (organizations/). */
   organizations: Pick<OrganizationAccess, 'membership' | 'memberPermissions'>;
+  /** RFC 8628: device codes the user approved (device-authorization/, which the composition hands in). */
+  deviceAuthorizations: DeviceCodeRedemption;
+}
+
+/** RFC 8628 3.4: the grant type of a device's token request. */
+export const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/**
+ * What the device_code grant needs of the device authorizations (device-authorization/service.ts
+ * implements it): the approved sign-in behind a client's device code, consumed once, or the
+ * OAuthError that says why not (authorization_pending, slow_down, access_denied, expired_token, invalid_grant).
+ */
+export interface DeviceCodeRedemption {
+  redeem(
+    deviceCode: string,
+    clientId: string,
+  ): Promise<{
+    signIn: { userId: string; deviceId: string | null; amr: string[]; authTime: number; sid: string | null };
+    scope: string;
+    resources: string[];
+  }>;
+}
+
+/** RFC 8628 3.4: a device's token request (grant_type urn:ietf:params:oauth:grant-type:device_code). */
+export interface DeviceCodeGrant {
+  clientId: string;
+  /** Absent for a public client. */
+  clientSecret?: string;
+  deviceCode: string;
+  /** As in CodeGrant: the tokens are bound to the proof's key (RFC 9449 5). */
+  dpopJkt?: string;
+  /** As in CodeGrant: one of the APIs the device asked for. */
+  resource?: string | readonly string[];
 }
 
 /** The organization a token is for (organizations/): its id and name, and the member's organization roles. */
@@ -120,6 +153,12 @@ export interface UserinfoAnswer {
 
 export interface TokenService {
   exchangeCode(grant: CodeGrant): Promise<TokenResponse>;
+  /**
+   * RFC 8628 3.4, 3.5: the client authenticates (and, if it requires DPoP, proves a key) before
+   * its device code is looked at; an approved code is consumed once and its sign-in becomes a
+   * code of this client redeemed at once, so the tokens are exactly a code exchange's.
+   */
+  exchangeDeviceCode(grant: DeviceCodeGrant): Promise<TokenResponse>;
   /**
    * RFC 6749 6 with rotation (RFC 9700 4.14.2): the presented token is spent and a new one
    * issued with a new access token and ID token (OIDC Core 12.2: same sub, aud and auth_time,
@@ -417,6 +456,35 @@ export function createTokenService(deps: TokenDeps): TokenService {
         scope: answerScope(scope, api),
         ...(refreshToken ? { refresh_token: refreshToken } : {}),
       };
+    },
+
+    async exchangeDeviceCode(grant: DeviceCodeGrant): Promise<TokenResponse> {
+      const client = await clients.authenticateTokenClient(grant.clientId, grant.clientSecret);
+      if (!client) throw new OAuthError('invalid_client', 'Client authentication failed.');
+      if (!client.deviceCodeGrant) throw new OAuthError('unauthorized_client', 'This client may not use the device authorization grant.');
+      await refuseWithoutRequiredProof(grant);
+      const approved = await deps.deviceAuthorizations.redeem(grant.deviceCode, client.id);
+      // The approval becomes a code of this client, bound to a verifier only this request knows, redeemed at once.
+      const codeVerifier = randomToken('', 48);
+      const code = await codes.issue({
+        clientId: client.id,
+        userId: approved.signIn.userId,
+        codeChallenge: pkceChallengeOf(codeVerifier) as string,
+        amr: approved.signIn.amr,
+        authTime: approved.signIn.authTime,
+        deviceId: approved.signIn.deviceId,
+        scope: approved.scope,
+        sid: approved.signIn.sid,
+        resources: approved.resources,
+      });
+      return this.exchangeCode({
+        clientId: client.id,
+        ...(grant.clientSecret !== undefined ? { clientSecret: grant.clientSecret } : {}),
+        code,
+        codeVerifier,
+        ...(grant.dpopJkt !== undefined ? { dpopJkt: grant.dpopJkt } : {}),
+        ...(grant.resource !== undefined ? { resource: grant.resource } : {}),
+      });
     },
 
     async refresh(grant: RefreshGrant): Promise<TokenResponse> {

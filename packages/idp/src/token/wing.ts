@@ -23,7 +23,7 @@ import { introspectionRoutes } from './introspection-routes.js';
 import { createIntrospectionStore } from './introspection-store.js';
 import { pushedRequestRoutes } from './pushed-request-routes.js';
 import { tokenRoutes } from './routes.js';
-import { createTokenService } from './service.js';
+import { createTokenService, type DeviceCodeRedemption } from './service.js';
 
 interface TokenNeeds {
   db: Db;
@@ -41,6 +41,8 @@ interface TokenNeeds {
   spentTokens: SpentTokenStore;
   pushedRequests: PushedRequests;
   branding: Branding;
+  /** RFC 8628: device codes the user approved (device-authorization/wing.ts). */
+  deviceAuthorizations: DeviceCodeRedemption;
   /** The registered APIs, the users' roles and what machine clients are granted (apis/). */
   apiAuthorization: ApiGrants & { clientGrants(clientId: string): Promise<Array<{ api: string; permission: string }>> };
   organizationAccess: OrganizationAccess;
@@ -65,13 +67,9 @@ export const tokenWing = defineWing('token', (deps: TokenNeeds) => {
   });
   const tokens = createTokenService({
     ...{ issuer, clients, codes: deps.codes, enabledUsers: deps.enabledUsers, keyring, refreshTokens: deps.refreshTokens },
-    ...{
-      serverSecret: deps.serverSecret,
-      now,
-      acrClasses: deps.acrClasses,
-      apis: deps.apiAuthorization,
-      organizations: deps.organizationAccess,
-    },
+    ...{ serverSecret: deps.serverSecret, now, acrClasses: deps.acrClasses, apis: deps.apiAuthorization },
+    organizations: deps.organizationAccess,
+    deviceAuthorizations: deps.deviceAuthorizations,
   });
   const introspection = createIntrospection({
     ...{ issuer, tokens, grants: createIntrospectionStore(deps.db), refreshTokens: deps.refreshTokens },

@@ -97,7 +97,10 @@ describe('the account page`s activity', () => {
         userId,
         // As the hosted sign-in records a recovery code's use: its own client, the app it served in detail.app.
         ...(type === 'recovery_codes.used' ? { clientId: HOSTED_CLIENT_ID, detail: { remaining: 9, app: app.clientId } } : {}),
-        ...(type === 'refresh_token.reused' || type === 'account.app_signed_out' || type.startsWith('consent.')
+        ...(type === 'refresh_token.reused' ||
+        type === 'account.app_signed_out' ||
+        type.startsWith('consent.') ||
+        type.startsWith('device.authorization_')
           ? { clientId: app.clientId }
           : {}),
         ...(type.startsWith('identity.') ? { detail: { connection: connection.id } } : {}),

@@ -50,6 +50,8 @@ export interface AccountTables {
     registration_token_hash: string | null;
     /** A registered client's last token request (the sweep of unused ones); null: none yet. */
     last_used_at: number | null;
+    /** 1: the client may use the device authorization grant (RFC 8628, device-authorization/); 0 (default): not. */
+    device_code_grant: number;
   };
   /** client-registration/registration.ts: initial access tokens (RFC 7591 3) an operator made, by keyed hash; one registration each */
   client_registration_tokens: {

@@ -70,6 +70,36 @@ export interface SignInTables {
     /** The SSO session the held sign-in is in (its code's `sid`), for a request held for consent; null otherwise. */
     held_sid: string | null;
   };
+  /** device-authorization/: a device authorization request (RFC 8628), single use, short-lived */
+  device_authorizations: {
+    /** Keyed hash of the device code. */
+    id: string;
+    /** Keyed hash of the normalized user code (8 letters, no dash). */
+    user_code_hash: string;
+    client_id: string;
+    /** The scope asked (space-separated): what approval grants. */
+    scope: string;
+    /** RFC 8707: the APIs (identifiers, space-separated) asked for; null: none. */
+    resources: string | null;
+    /** What the device said it is (`device_name`), shown as declared, not verified; null: nothing. */
+    device_name: string | null;
+    /** The address the device authorization request came from, shown on the confirmation page. */
+    requester_ip: string;
+    created_at: number;
+    expires_at: number;
+    /** Seconds the device must wait between polls; raised by 5 at each slow_down (RFC 8628 3.5). */
+    interval_seconds: number;
+    last_polled_at: number | null;
+    /** pending, approved, denied, or consumed (its tokens issued). */
+    status: string;
+    decided_at: number | null;
+    /** The sign-in that approved it (all null until approved). */
+    user_id: string | null;
+    device_id: string | null;
+    amr: string | null; // JSON array
+    auth_time: number | null;
+    sid: string | null;
+  };
   /** oidc/consent-store.ts: what a user granted a third-party client (one row per user and client) */
   consents: {
     user_id: string;
