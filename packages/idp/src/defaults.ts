@@ -607,6 +607,10 @@ export const DOMAIN_VERIFY_PER_ORGANIZATION = [{ max: 30, windowSeconds: 60 * 60
 export const DOMAIN_ROUTES_CACHE_MS = 10_000;
 /** Organization roles in the template (every organization has them). */
 export const ORGANIZATION_ROLES_MAX = 50;
+/** An invitation's link works this long (a resend makes a new link and the old one stops working). */
+export const ORGANIZATION_INVITATION_TTL_HOURS = 72;
+/** Invitations sent (and resent) per organization per hour: each is a mail. */
+export const ORGANIZATION_INVITATIONS_PER_ORGANIZATION = [{ max: 100, windowSeconds: 60 * 60 }] as const;
 /** An organization's name, and an external (SCIM) id. */
 export const ORGANIZATION_NAME_MAX_LENGTH = 100;
 /**

@@ -450,3 +450,22 @@ export interface AdminOrganizationRole {
 export interface AdminOrganizationRoleList {
   roles: AdminOrganizationRole[];
 }
+
+/** An invitation to join an organization (`service-idp orgs invitations`); its link is only ever in the mail. */
+export interface AdminOrganizationInvitation {
+  id: string;
+  organizationId: string;
+  email: string;
+  /** Organization role names it gives, sorted. */
+  roles: string[];
+  /** pending, accepted, expired or revoked. */
+  state: 'pending' | 'accepted' | 'expired' | 'revoked';
+  invitedBy: string;
+  createdAt: number;
+  expiresAt: number;
+  acceptedAt: number | null;
+}
+/** GET /admin/v1/organizations/{id}/invitations */
+export interface AdminOrganizationInvitationList {
+  invitations: AdminOrganizationInvitation[];
+}

@@ -88,6 +88,8 @@ export const ACTIVITY_HIDDEN = {
   'organization_role.created': SERVICE_WIDE,
   'organization_role.updated': SERVICE_WIDE,
   'organization_role.deleted': SERVICE_WIDE,
+  'organization.invitation_sent': SERVICE_WIDE,
+  'organization.invitation_revoked': SERVICE_WIDE,
   'organization.domain_added': SERVICE_WIDE,
   'organization.domain_verified': SERVICE_WIDE,
   'organization.domain_updated': SERVICE_WIDE,

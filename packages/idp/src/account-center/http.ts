@@ -73,8 +73,13 @@ export const provenResponses = (description: string) => ({
 
 const cookieNames = (issuer: string) =>
   issuer.startsWith('https:')
-    ? { session: '__Host-service_account', login: '__Host-service_account_login', ui: '__Host-service_account_ui' }
-    : { session: 'service_account', login: 'service_account_login', ui: 'service_account_ui' };
+    ? {
+        session: '__Host-service_account',
+        login: '__Host-service_account_login',
+        ui: '__Host-service_account_ui',
+        invitation: '__Host-service_account_invitation',
+      }
+    : { session: 'service_account', login: 'service_account_login', ui: 'service_account_ui', invitation: 'service_account_invitation' };
 
 /** What the account routes share: cookies, pages in the caller's language, and the checks of every action. */
 export function accountHttp({ account, issuer, languages }: { account: AccountCenter; issuer: string; languages: PageLanguages }) {
@@ -235,6 +240,10 @@ export function accountHttp({ account, issuer, languages }: { account: AccountCe
     sessionCookie: cookie(names.session, 'Lax'),
     loginCookie: cookie(names.login, 'Lax'),
     uiCookie: cookie(names.ui, 'Lax'),
+    /** An organization invitation's token, from its link to the page that accepts it (account-center/invitation-routes.ts). */
+    invitationCookie: cookie(names.invitation, 'Lax'),
+    /** A catalogue message in `locale`. */
+    text: (locale: string, key: MessageKey, values?: Values) => locales.text(locale, key, values),
     cookieOf,
     page,
     message,

@@ -10,6 +10,7 @@ import { FirstPartyCallbackQuery } from '../oidc/first-party-sign-in.js';
 import { asset } from '../oidc/routes.js';
 import { ACCOUNT_PASSKEY_SCRIPT } from './factor-page.js';
 import { type AccountHttp, Csrf, HTML, refusedResponses } from './http.js';
+import { INVITATION_PAGE } from './invitation-routes.js';
 import { accountPageHtml } from './page.js';
 import { ACCOUNT_PATH, type AccountCenter } from './service.js';
 
@@ -163,11 +164,17 @@ export const accountSignInRoutes: FastifyPluginAsyncTypebox<{ account: AccountCe
         const { session } = await account.finishSignIn({ code, state, iss, login });
         const who = await account.authenticate(session);
         const maxAge = who ? Math.max(0, Math.floor((who.expiresAt - Date.now()) / 1000)) : 0;
-        return reply
-          .code(303)
-          .header('set-cookie', [sessionCookie(session, maxAge), loginCookie('', 0), uiCookie('', 0)])
-          .header('location', withUi(ACCOUNT_PATH, /^[A-Za-z0-9 -]{1,100}$/.test(ui) ? ui : undefined))
-          .send();
+        return (
+          reply
+            .code(303)
+            .header('set-cookie', [sessionCookie(session, maxAge), loginCookie('', 0), uiCookie('', 0)])
+            // An invitation's link started this sign-in: back to its page (account-center/invitation-routes.ts).
+            .header(
+              'location',
+              withUi(cookies.has(names.invitation) ? INVITATION_PAGE : ACCOUNT_PATH, /^[A-Za-z0-9 -]{1,100}$/.test(ui) ? ui : undefined),
+            )
+            .send()
+        );
       } catch (error) {
         if (!(error instanceof ServiceError) || error.code !== 'ERR_FORBIDDEN') throw error;
         reply.header('set-cookie', loginCookie('', 0));

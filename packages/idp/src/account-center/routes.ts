@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { PageLanguages } from '../i18n/page-language.js';
+import type { Invitations } from '../organizations/invitations.js';
 import { accountDataRoutes } from './data-routes.js';
 import { accountDeviceRoutes } from './device-routes.js';
 import { accountFactorChangeRoutes, accountProofRoutes, accountRecoveryCodeRoutes } from './factor-routes.js';
 import { accountHttp } from './http.js';
+import { accountInvitationRoutes } from './invitation-routes.js';
 import { accountLinkRoutes } from './link-routes.js';
 import { accountPageRoutes, accountSignInRoutes } from './page-routes.js';
 import { accountPasskeyRoutes } from './passkey-routes.js';
@@ -16,10 +18,12 @@ import type { AccountCenter } from './service.js';
  * Sec-Fetch-Site (when sent) same-origin, and the session's CSRF token; the sensitive ones also
  * need a recent sign-in (account-center/http.ts `act`, which every group shares).
  */
-export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; issuer: string; languages: PageLanguages }> = async (
-  app,
-  { account, issuer, languages },
-) => {
+export const accountRoutes: FastifyPluginAsyncTypebox<{
+  account: AccountCenter;
+  issuer: string;
+  languages: PageLanguages;
+  invitations: Invitations;
+}> = async (app, { account, issuer, languages, invitations }) => {
   await account.ensureClient();
   const { locales } = languages;
   const http = accountHttp({ account, issuer, languages });
@@ -31,6 +35,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; 
   await app.register(accountProofRoutes, { account, http });
   await app.register(accountRecoveryCodeRoutes, { account, http });
   await app.register(accountPasskeyRoutes, { account, http });
+  await app.register(accountInvitationRoutes, { account, http, invitations });
   // After the devices: sign-out's body is revoke-others', and the OpenAPI document names a shared
   // body after the first route registered with it (RevokeOtherOwnDevicesRequest, a published name).
   await app.register(accountSignInRoutes, { account, http });

@@ -12,12 +12,15 @@ import type { FindApi } from '../oidc/authorize-request.js';
 import type { ConsentStore } from '../oidc/consent-store.js';
 import type { FirstPartyDeps } from '../oidc/first-party-sign-in.js';
 import type { RefreshTokens } from '../oidc/refresh-tokens.js';
+import type { Invitations } from '../organizations/invitations.js';
 import type { MfaStep } from '../sign-in/mfa-step.js';
 import type { UserService } from '../users/service.js';
 import { accountRoutes } from './routes.js';
 import { createAccountCenter } from './service.js';
 
 interface AccountCenterNeeds {
+  /** Organizations' invitations, accepted on the account center's page (organizations/invitations.ts). */
+  invitations: Invitations;
   config: { issuer: string };
   firstParty: FirstPartyDeps & { clients: Parameters<typeof createAccountCenter>[0]['clients'] };
   /** The methods the account page offers (factors/index.ts enrollableMethods, the account page's). */
@@ -57,7 +60,12 @@ export const accountCenterWing = defineWing('account-center', (deps: AccountCent
       root:
         ({ languages }) =>
         async (app) => {
-          await app.register(accountRoutes, { account: accountCenter, issuer: deps.config.issuer, languages });
+          await app.register(accountRoutes, {
+            account: accountCenter,
+            issuer: deps.config.issuer,
+            languages,
+            invitations: deps.invitations,
+          });
         },
     },
   };

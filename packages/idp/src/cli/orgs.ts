@@ -232,8 +232,66 @@ const deleteRole: Command = {
   },
 };
 
+const invite: Command = {
+  name: 'orgs invitations send',
+  usage: `  service-idp orgs invitations send ORG_ID EMAIL [--role ROLE[,ROLE]] [--json]
+      Mail an address a single-use link (72 hours) to join the organization with organization roles.
+`,
+  flags: ['role', 'json'],
+  async run({ operands: [org, email], values, config }, io) {
+    if (!org || !email) throw new UsageError('usage: service-idp orgs invitations send ORG_ID EMAIL [--role ROLE]');
+    const made = await withService(config, (ctx) => ctx.invitations.invite(org, email, values.role ? listOf(values.role) : [], 'cli'));
+    io.out(values.json ? `${JSON.stringify(made)}\n` : `Invitation ${made.id} mailed to ${made.email}.\n`);
+    return 0;
+  },
+};
+
+const listInvitations: Command = {
+  name: 'orgs invitations list',
+  usage: `  service-idp orgs invitations list ORG_ID [--json]
+      An organization's invitations: pending, accepted, expired or revoked.
+`,
+  flags: ['json'],
+  async run({ operands: [org], values, config }, io) {
+    if (!org) throw new UsageError('usage: service-idp orgs invitations list ORG_ID');
+    const invitations = await withService(config, (ctx) => ctx.invitations.list(org));
+    if (values.json) io.out(`${JSON.stringify({ invitations })}\n`);
+    else if (invitations.length === 0) io.out(`No invitations: service-idp orgs invitations send ${org} EMAIL\n`);
+    else
+      io.out(
+        `${table(
+          ['INVITATION ID', 'EMAIL', 'ROLES', 'STATE'],
+          invitations.map((i) => [i.id, i.email, i.roles.join(',') || '-', i.state]),
+        )}\n`,
+      );
+    return 0;
+  },
+};
+
+const onInvitation = (word: 'resend' | 'revoke', what: string): Command => ({
+  name: `orgs invitations ${word}`,
+  usage: `  service-idp orgs invitations ${word} ORG_ID INVITATION_ID
+      ${what}
+`,
+  flags: [],
+  async run({ operands: [org, id], config }, io) {
+    if (!org || !id) throw new UsageError(`usage: service-idp orgs invitations ${word} ORG_ID INVITATION_ID`);
+    await withService(config, async (ctx) => {
+      if (word === 'resend') await ctx.invitations.resend(org, id, 'cli');
+      else await ctx.invitations.revoke(org, id, 'cli');
+    });
+    io.out(`Invitation ${id} ${word === 'resend' ? 'mailed again (the old link stops working)' : 'revoked'}.\n`);
+    return 0;
+  },
+});
+
 /** `service-idp orgs`: organizations, their members and organization roles (docs/organizations.md). */
 export const orgs: readonly Command[] = [
+  invite,
+  listInvitations,
+  onInvitation('resend', 'Mail a new link for a pending invitation; the old one stops working.'),
+  onInvitation('revoke', 'Revoke a pending invitation: its link stops working.'),
+
   create,
   list,
   update,

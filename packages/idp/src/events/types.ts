@@ -71,6 +71,8 @@ export const EVENT_TYPES = [
   'organization_role.created',
   'organization_role.updated',
   'organization_role.deleted',
+  'organization.invitation_sent',
+  'organization.invitation_revoked',
   'organization.domain_added',
   'organization.domain_verified',
   'organization.domain_updated',

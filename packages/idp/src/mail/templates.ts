@@ -58,6 +58,12 @@ const BUILT_IN = {
     parts: ['mail.new-device.body', 'mail.new-device.device', 'mail.nothingToDo', 'mail.new-device.revoke'],
     required: ['link'],
   },
+  // An organization's invitation (organizations/invitations.ts): the link is its only copy.
+  'organization-invitation': {
+    subject: 'mail.organization-invitation.subject',
+    parts: ['mail.organization-invitation.body', 'mail.organization-invitation.accept', muted('mail.organization-invitation.ignore')],
+    required: ['link'],
+  },
   // ASVS 2.5.5 as well: a passkey is a new way in, added on the hosted sign-in page.
   'passkey-added': {
     subject: 'mail.passkey-added.subject',

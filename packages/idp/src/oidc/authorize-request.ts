@@ -157,6 +157,10 @@ export async function checkAuthorizeRequest(
   const organization = text('organization');
   if (organization !== undefined && !/^[A-Za-z0-9_-]{1,100}$/.test(organization))
     return fail('invalid_request', 'organization must be an organization id.');
+  // The consent page does not name organizations yet: a third-party app would learn the user's
+  // organization and roles without the user being asked (docs/organizations.md).
+  if (organization !== undefined && client.thirdParty)
+    return fail('invalid_request', 'A third-party application cannot ask for an organization.');
   const maxAge = text('max_age');
   if (maxAge !== undefined && !/^\d{1,10}$/.test(maxAge)) return fail('invalid_request', 'max_age must be a number of seconds.');
 

@@ -1,5 +1,7 @@
 import type {
   AdminOrganization,
+  AdminOrganizationInvitation,
+  AdminOrganizationInvitationList,
   AdminOrganizationList,
   AdminOrganizationMember,
   AdminOrganizationMemberList,
@@ -11,6 +13,7 @@ import { ROLE_NAME_PATTERN } from '../apis/service.js';
 import { ORGANIZATION_NAME_MAX_LENGTH, PAGE_SIZE_DEFAULT, ROLE_NAME_MAX_LENGTH, ROLE_PERMISSIONS_MAX } from '../defaults.js';
 import type { AdminRoutes } from '../http/admin-routes.js';
 import { BODY_ERRORS, errorResponses, PageParams, SERVER_ERRORS, wireBody } from '../http/schemas.js';
+import type { Invitations } from './invitations.js';
 import type { Organizations } from './service.js';
 
 const Time = Type.Integer({ description: 'Unix epoch milliseconds' });
@@ -237,6 +240,63 @@ const roleRoutes =
       { schema: { params: RoleParams, response: { 204: Type.Null(), ...errors } } },
       async (request, reply) => {
         await organizations.deleteRole(request.params.role, request.adminActor);
+        return reply.code(204).send(null);
+      },
+    );
+  };
+
+const InvitationSchema = wireBody<AdminOrganizationInvitation>()(
+  Type.Object({
+    id: Type.String(),
+    organizationId: Type.String(),
+    email: Type.String(),
+    roles: Type.Array(Type.String()),
+    state: Type.Union([Type.Literal('pending'), Type.Literal('accepted'), Type.Literal('expired'), Type.Literal('revoked')]),
+    invitedBy: Type.String(),
+    createdAt: Time,
+    expiresAt: Time,
+    acceptedAt: Type.Union([Time, Type.Null()]),
+  }),
+);
+const InvitationList = wireBody<AdminOrganizationInvitationList>()(Type.Object({ invitations: Type.Array(InvitationSchema) }));
+const InvitationParams = Type.Object({ id: Id, invitation: Id });
+
+/** /admin/v1/organizations/{id}/invitations: `service-idp orgs invitations`. */
+export const invitationAdminRoutes =
+  (invitations: Invitations): AdminRoutes =>
+  async (app) => {
+    app.get(
+      '/organizations/:id/invitations',
+      { schema: { params: OrganizationParams, response: { 200: InvitationList, ...errors } } },
+      async (request) => ({
+        invitations: await invitations.list(request.params.id),
+      }),
+    );
+    app.post(
+      '/organizations/:id/invitations',
+      {
+        schema: {
+          params: OrganizationParams,
+          body: Type.Object(
+            { email: Type.String({ minLength: 3, maxLength: 320 }), roles: Type.Optional(Roles) },
+            { additionalProperties: false },
+          ),
+          response: { 201: InvitationSchema, ...bodyErrors, ...errorResponses(429) },
+        },
+      },
+      async (request, reply) =>
+        reply.code(201).send(await invitations.invite(request.params.id, request.body.email, request.body.roles ?? [], request.adminActor)),
+    );
+    app.post(
+      '/organizations/:id/invitations/:invitation/resend',
+      { schema: { params: InvitationParams, response: { 200: InvitationSchema, ...errors, ...errorResponses(429) } } },
+      async (request) => invitations.resend(request.params.id, request.params.invitation, request.adminActor),
+    );
+    app.delete(
+      '/organizations/:id/invitations/:invitation',
+      { schema: { params: InvitationParams, response: { 204: Type.Null(), ...errors } } },
+      async (request, reply) => {
+        await invitations.revoke(request.params.id, request.params.invitation, request.adminActor);
         return reply.code(204).send(null);
       },
     );

@@ -102,4 +102,33 @@ describe('organizations: IDOR, escalation and tokens for an organization one doe
     assert.deepEqual([removed.status, removed.body.error], [400, 'invalid_grant']);
     assert.equal(removed.body.access_token, undefined);
   });
+
+  it('a third-party application asking for an organization is refused: its consent page would not say so', async () => {
+    const email = uniqueEmail('third');
+    const { orgId } = await memberOf(service, email, 'Acme', ['editor']);
+    const third = await service.ctx.clients.create({
+      name: 'Third',
+      origins: [],
+      redirectUris: ['https://third.example/cb'],
+      thirdParty: true,
+    });
+    const answer = await fetch(
+      `${service.url}/authorize?${new URLSearchParams({
+        response_type: 'code',
+        client_id: third.clientId,
+        redirect_uri: 'https://third.example/cb',
+        scope: 'openid email',
+        state: 'st',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+        organization: orgId,
+      })}`,
+      { redirect: 'manual' },
+    );
+    const location = new URL(answer.headers.get('location') ?? '', service.url);
+    assert.deepEqual(
+      [location.origin, location.searchParams.get('error'), location.searchParams.get('code')],
+      ['https://third.example', 'invalid_request', null],
+    );
+  });
 });

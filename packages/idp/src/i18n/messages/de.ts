@@ -272,6 +272,19 @@ export const de = {
   'page.account.deleted': 'Ihr Konto wurde gelöscht. Sie sind abgemeldet.',
   'page.account.recent': 'Melden Sie sich dafür zuerst erneut an: Ihre letzte Anmeldung ist älter als fünf Minuten.',
   'page.account.signInAgain': 'Erneut anmelden',
+  'mail.organization-invitation.subject': 'Sie sind eingeladen, {organization} bei {client} beizutreten',
+  'mail.organization-invitation.body': '<b>{organization}</b> lädt Sie ein, bei <b>{client}</b> beizutreten, als: {roles}.',
+  'mail.organization-invitation.accept':
+    '<link>Nehmen Sie die Einladung an</link> und melden Sie sich mit dieser Adresse an. Der Link gilt einmal, 72 Stunden lang.',
+  'mail.organization-invitation.ignore': 'Wenn Sie sie nicht erwartet haben, ignorieren Sie diese E-Mail: Es passiert nichts.',
+  'page.account.invitation.title': '{organization} beitreten',
+  'page.account.invitation.body': '{organization} lädt {email} ein beizutreten, als: {roles}.',
+  'page.account.invitation.accept': '{organization} beitreten',
+  'page.account.invitation.joined': 'Sie sind {organization} beigetreten.',
+  'page.account.invitation.otherAddress':
+    'Diese Einladung gilt einer anderen Adresse. Melden Sie sich ab, öffnen Sie den Link erneut und melden Sie sich mit der Adresse an, an die sie ging.',
+  'page.account.invitation.spent':
+    'Dieser Einladungslink funktioniert nicht mehr: Er wurde verwendet, widerrufen oder ist abgelaufen. Bitten Sie um einen neuen.',
   'page.account.refused': 'Diese Anmeldung wurde nicht abgeschlossen. Beginnen Sie erneut.',
   'page.account.forbidden': 'Diese Anfrage kam nicht von Ihrer Kontoseite. Laden Sie die Seite neu und versuchen Sie es erneut.',
   'page.account.appSignOut': 'Von dieser Anwendung abmelden',

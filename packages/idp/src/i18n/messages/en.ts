@@ -266,6 +266,18 @@ export const en = {
   'page.account.deleted': 'Your account has been deleted. You are signed out.',
   'page.account.recent': 'For this, sign in again first: your last sign-in is more than five minutes old.',
   'page.account.signInAgain': 'Sign in again',
+  'mail.organization-invitation.subject': 'You are invited to join {organization} on {client}',
+  'mail.organization-invitation.body': '<b>{organization}</b> invites you to join it on <b>{client}</b>, as: {roles}.',
+  'mail.organization-invitation.accept':
+    '<link>Accept the invitation</link> and sign in with this address. The link works once, for 72 hours.',
+  'mail.organization-invitation.ignore': 'If you did not expect it, ignore this mail: nothing happens.',
+  'page.account.invitation.title': 'Join {organization}',
+  'page.account.invitation.body': '{organization} invites {email} to join it, as: {roles}.',
+  'page.account.invitation.accept': 'Join {organization}',
+  'page.account.invitation.joined': 'You joined {organization}.',
+  'page.account.invitation.otherAddress':
+    'This invitation is for another address. Sign out, then open the link again and sign in with the address it was sent to.',
+  'page.account.invitation.spent': 'This invitation link no longer works: it was used, revoked or has expired. Ask for a new one.',
   'page.account.refused': 'This sign-in did not finish. Start again.',
   'page.account.forbidden': 'This request did not come from your account page. Reload the page and try again.',
   'page.account.appSignOut': 'Sign out of this app',

@@ -272,6 +272,18 @@ export const es = {
   'page.account.deleted': 'Tu cuenta ha sido eliminada. Has cerrado la sesión.',
   'page.account.recent': 'Para esto, vuelve a iniciar sesión primero: tu último inicio de sesión tiene más de cinco minutos.',
   'page.account.signInAgain': 'Volver a iniciar sesión',
+  'mail.organization-invitation.subject': 'Le invitan a unirse a {organization} en {client}',
+  'mail.organization-invitation.body': '<b>{organization}</b> le invita a unirse en <b>{client}</b>, como: {roles}.',
+  'mail.organization-invitation.accept':
+    '<link>Acepte la invitación</link> e inicie sesión con esta dirección. El enlace sirve una vez, durante 72 horas.',
+  'mail.organization-invitation.ignore': 'Si no la esperaba, ignore este correo: no pasará nada.',
+  'page.account.invitation.title': 'Unirse a {organization}',
+  'page.account.invitation.body': '{organization} invita a {email} a unirse, como: {roles}.',
+  'page.account.invitation.accept': 'Unirse a {organization}',
+  'page.account.invitation.joined': 'Se ha unido a {organization}.',
+  'page.account.invitation.otherAddress':
+    'Esta invitación es para otra dirección. Cierre la sesión, vuelva a abrir el enlace e inicie sesión con la dirección que la recibió.',
+  'page.account.invitation.spent': 'Este enlace de invitación ya no funciona: se usó, se revocó o caducó. Pida uno nuevo.',
   'page.account.refused': 'Este inicio de sesión no terminó. Vuelve a empezar.',
   'page.account.forbidden': 'Esta solicitud no procede de la página de tu cuenta. Vuelve a cargar la página e inténtalo de nuevo.',
   'page.account.appSignOut': 'Cerrar sesión en esta aplicación',

@@ -268,6 +268,19 @@ export const fr = {
   'page.account.deleted': 'Votre compte a été supprimé. Vous êtes déconnecté.',
   'page.account.recent': 'Pour cela, reconnectez-vous d’abord : votre dernière connexion date de plus de cinq minutes.',
   'page.account.signInAgain': 'Se reconnecter',
+  'mail.organization-invitation.subject': 'Vous êtes invité à rejoindre {organization} sur {client}',
+  'mail.organization-invitation.body': '<b>{organization}</b> vous invite à le rejoindre sur <b>{client}</b>, en tant que : {roles}.',
+  'mail.organization-invitation.accept':
+    '<link>Acceptez l’invitation</link> et connectez-vous avec cette adresse. Le lien ne sert qu’une fois, pendant 72 heures.',
+  'mail.organization-invitation.ignore': 'Si vous ne l’attendiez pas, ignorez ce message : rien ne se passera.',
+  'page.account.invitation.title': 'Rejoindre {organization}',
+  'page.account.invitation.body': '{organization} invite {email} à le rejoindre, en tant que : {roles}.',
+  'page.account.invitation.accept': 'Rejoindre {organization}',
+  'page.account.invitation.joined': 'Vous avez rejoint {organization}.',
+  'page.account.invitation.otherAddress':
+    'Cette invitation est destinée à une autre adresse. Déconnectez-vous, rouvrez le lien et connectez-vous avec l’adresse qui l’a reçue.',
+  'page.account.invitation.spent':
+    'Ce lien d’invitation ne fonctionne plus : il a été utilisé, révoqué ou il a expiré. Demandez-en un nouveau.',
   'page.account.refused': 'Cette connexion n’a pas abouti. Recommencez.',
   'page.account.forbidden': 'Cette demande ne vient pas de la page de votre compte. Rechargez la page et réessayez.',
   'page.account.appSignOut': 'Se déconnecter de cette application',

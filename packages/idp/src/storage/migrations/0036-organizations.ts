@@ -61,6 +61,23 @@ migrations0036['0036_organizations'] = {
         (fk) => fk.onDelete('cascade'),
       )
       .execute();
+    // An invitation to join an organization: its link's token kept as a keyed hash (id_hash), the
+    // public id (inv_…) the operator lists and revokes it by; spent once, by the invited address.
+    await db.schema
+      .createTable('organization_invitations')
+      .addColumn('id_hash', 'text', (c) => c.primaryKey())
+      .addColumn('id', 'text', (c) => c.notNull().unique())
+      .addColumn('organization_id', 'text', (c) => c.notNull().references('organizations.id').onDelete('cascade'))
+      .addColumn('email', 'text', (c) => c.notNull())
+      .addColumn('role_ids', 'text', (c) => c.notNull())
+      .addColumn('invited_by', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('expires_at', 'bigint', (c) => c.notNull())
+      .addColumn('accepted_at', 'bigint')
+      .addColumn('accepted_user_id', 'text')
+      .addColumn('revoked_at', 'bigint')
+      .execute();
+    await db.schema.createIndex('organization_invitations_organization').on('organization_invitations').column('organization_id').execute();
     // The organization an app asked for (`organization` at /authorize), carried from the
     // pending request to its code and the refresh token family: null for none.
     for (const table of ['authorization_requests', 'auth_codes', 'refresh_token_families'])

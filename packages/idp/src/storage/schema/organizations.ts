@@ -37,6 +37,24 @@ export interface OrganizationTables {
     api_id: string;
     permission: string;
   };
+  /** organizations/invitations.ts: an address invited to join an organization with organization roles */
+  organization_invitations: {
+    /** The keyed hash of the link's token (never the token). */
+    id_hash: string;
+    /** inv_…: what the operator lists, resends and revokes it by. */
+    id: string;
+    organization_id: string;
+    /** The canonical address that may accept it, and no other. */
+    email: string;
+    /** The organization roles it gives, as ids, comma-separated ('' for none). */
+    role_ids: string;
+    invited_by: string;
+    created_at: number;
+    expires_at: number;
+    accepted_at: number | null;
+    accepted_user_id: string | null;
+    revoked_at: number | null;
+  };
   /** organizations/: the roles a member holds in one organization */
   organization_member_roles: {
     organization_id: string;
