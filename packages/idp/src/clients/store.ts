@@ -44,6 +44,12 @@ export interface ClientRecord {
    */
   registered: boolean;
   /**
+   * Set only on a client whose client_id is the https URL of its Client ID Metadata Document
+   * (clients/metadata-document.ts): public and third-party, with no row in `clients`; its name,
+   * redirect URIs and logo are the document's, as cached.
+   */
+  metadataDocument?: { logoUri: string | null };
+  /**
    * Set only on the built-in hosted client as it acts for a pending authorization request
    * (oidc/service.ts hostedClientFor): the application the user signs in to, which mails and
    * pages name and brand, never the built-in client.
@@ -81,6 +87,10 @@ export const NO_LOGOUT: ClientLogout = {
 /** The application a client record stands for in mails and pages: the requesting app for the hosted client, else itself. */
 export const appOf = (client: Pick<ClientRecord, 'id' | 'name' | 'app'>): { id: string; name: string } =>
   client.app ?? { id: client.id, name: client.name };
+
+/** A name the client gave itself (registration, metadata document): pages mark it unverified. */
+export const isNameUnverified = (client: Pick<ClientRecord, 'registered' | 'metadataDocument'>): boolean =>
+  client.registered || client.metadataDocument !== undefined;
 
 type Row = Database['clients'];
 
