@@ -237,6 +237,19 @@ export function createClientStore(db: Db) {
         .execute();
     },
 
+    /**
+     * The row of a client known by its metadata document (clients/metadata-document.ts), written
+     * when a user allows it: what the code and refresh token statements join. Its name and
+     * redirect URIs follow the document (for listings); the flows read the document itself.
+     */
+    async upsertMetadataDocumentClient(client: ClientRecord, publishableKeyHash: string, secretKeyHash: string): Promise<void> {
+      await db
+        .insertInto('clients')
+        .values(rowOf(client, publishableKeyHash, secretKeyHash))
+        .onConflict((oc) => oc.column('id').doUpdateSet({ name: client.name, redirect_uris: JSON.stringify(client.redirectUris) }))
+        .execute();
+    },
+
     async findByPublishableKeyHash(hash: string): Promise<ClientRecord | undefined> {
       const row = await db.selectFrom('clients').selectAll().where('publishable_key_hash', '=', hash).executeTakeFirst();
       return row && toRecord(row);
