@@ -275,6 +275,11 @@ export const CLIENT_METADATA_DOCUMENT_CACHE_MIN_SECONDS = 60;
 export const CLIENT_METADATA_DOCUMENT_CACHE_MAX_SECONDS = 24 * 60 * 60;
 /** Documents kept per process (the oldest goes first when full). */
 export const CLIENT_METADATA_DOCUMENT_CACHE_ENTRIES = 1000;
+/**
+ * A document that was fetched and refused (redirect, too large, too slow, invalid) is not fetched
+ * again for this long: repeated requests naming it do not make the service hammer its host.
+ */
+export const CLIENT_METADATA_DOCUMENT_REFUSED_CACHE_SECONDS = 30;
 /** A client_id URL longer than this is not fetched (authorize-request.ts reads client_ids of 200 characters at most). */
 export const CLIENT_METADATA_DOCUMENT_URL_MAX_LENGTH = 200;
 /** How long an initial access token (`clients registration-token`) is good for unless `--ttl-hours` says otherwise. */

@@ -21,6 +21,7 @@ import {
   CLIENT_METADATA_DOCUMENT_CACHE_MAX_SECONDS,
   CLIENT_METADATA_DOCUMENT_CACHE_MIN_SECONDS,
   CLIENT_METADATA_DOCUMENT_MAX_BYTES,
+  CLIENT_METADATA_DOCUMENT_REFUSED_CACHE_SECONDS,
   CLIENT_METADATA_DOCUMENT_TIMEOUT_MS,
   CLIENT_METADATA_DOCUMENT_URL_MAX_LENGTH,
   CLIENT_REDIRECT_URIS_MAX,
@@ -209,8 +210,8 @@ export interface MetadataDocumentSettings {
 /**
  * The fetcher and its per-process cache. Outside production, internal addresses are allowed
  * (tests and development serve documents from loopback), as for webhooks; in production never.
- * Concurrent look-ups of one URL share one fetch. A refused document is not cached: the next
- * request fetches again (within the same limits).
+ * Concurrent look-ups of one URL share one fetch. A document fetched and refused is remembered
+ * as refused for CLIENT_METADATA_DOCUMENT_REFUSED_CACHE_SECONDS.
  */
 export function createMetadataDocuments({
   production,
@@ -223,12 +224,25 @@ export function createMetadataDocuments({
   const lookup = checkedLookup(resolve, allowInternal);
   // No keep-alive: each fetch connects (and is checked) afresh.
   const agents = { http: new HttpAgent({ lookup }), https: new HttpsAgent({ lookup }) };
-  const cache = new Map<string, { client: ClientRecord; until: number }>();
+  /** Documents by client_id: a client, or undefined for one fetched and refused. */
+  const cache = new Map<string, { client: ClientRecord | undefined; until: number }>();
+  const remember = (clientId: string, client: ClientRecord | undefined, until: number) => {
+    cache.delete(clientId);
+    if (cache.size >= CLIENT_METADATA_DOCUMENT_CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
+    cache.set(clientId, { client, until });
+  };
   const inFlight = new Map<string, Promise<ClientRecord | undefined>>();
 
   async function fetchDocument(clientId: string): Promise<ClientRecord | undefined> {
+    let url: URL;
     try {
-      const url = checkClientIdUrl(clientId, production);
+      url = checkClientIdUrl(clientId, production);
+    } catch (error) {
+      // Not a URL we fetch: nothing was requested, nothing to remember.
+      onRefused(clientId, error);
+      return undefined;
+    }
+    try {
       // An address literal or a localhost name never reaches the lookup.
       if (!allowInternal && isInternalHost(url.hostname)) throw new RefusedAddressError();
       const answer = await get(
@@ -239,11 +253,10 @@ export function createMetadataDocuments({
       );
       const at = now();
       const client = clientOfDocument(clientId, url, answer.body, at);
-      cache.delete(clientId);
-      if (cache.size >= CLIENT_METADATA_DOCUMENT_CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
-      cache.set(clientId, { client, until: at + cacheSeconds(answer.cacheControl) * 1000 });
+      remember(clientId, client, at + cacheSeconds(answer.cacheControl) * 1000);
       return client;
     } catch (error) {
+      remember(clientId, undefined, now() + CLIENT_METADATA_DOCUMENT_REFUSED_CACHE_SECONDS * 1000);
       onRefused(clientId, error);
       return undefined;
     }

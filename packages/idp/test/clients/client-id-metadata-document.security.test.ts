@@ -64,6 +64,17 @@ describe('client ID metadata documents: what a document server may try', () => {
     assert.equal(documents.requests('/elsewhere.json'), 0, 'the redirect target was never fetched');
   });
 
+  it('a refused document is not fetched again at every request (the service as a reflector towards its host)', async () => {
+    const path = '/flood.json';
+    documents.on(path, (_request, response) => response.writeHead(302, { location: documents.url('/elsewhere.json') }).end());
+    for (let i = 0; i < 5; i++) assert.equal((await authorizeFor(service, documents.url(path))).status, 400);
+    assert.equal(documents.requests(path), 1, 'five requests, one fetch');
+    time += 31_000;
+    documents.publish(path, document(path));
+    assert.ok(taken(await authorizeFor(service, documents.url(path))), 'fetched again after 30 s, fixed');
+    assert.equal(documents.requests(path), 2);
+  });
+
   it('a huge document is refused, whether it says its length or streams without one', async () => {
     const padding = 'x'.repeat(6 * 1024);
     documents.publish('/huge.json', document('/huge.json', { padding }));
