@@ -284,7 +284,12 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
       link: ['<a id="totp-link" href="otpauth://totp/">', '</a>'],
     } as const;
     const brand = await brandOf(pending.client);
+    // A name the client chose itself is marked, as on the consent page.
+    const unverified = isNameUnverified(pending.client)
+      ? ` <small class="unverified">(${escapeHtml(locales.text(locale, 'page.consent.unverified'))})</small>`
+      : '';
     const html = pageTemplate
+      .replace('<h1>{{t:hosted.title}}</h1>', () => `<h1>{{t:hosted.title}}${unverified}</h1>`)
       .replace('{{brandStyles}}', () => (brand.stylesheetPath ? `<link rel="stylesheet" href="${escapeHtml(brand.stylesheetPath)}">` : ''))
       .replace('{{brandHeader}}', () =>
         brand.logoPath

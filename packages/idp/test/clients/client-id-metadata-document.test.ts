@@ -82,6 +82,21 @@ describe('client ID metadata documents, on', () => {
     const rp = { clientId, redirectUri: 'http://127.0.0.1:53682/callback' };
     const email = uniqueEmail('cimd');
     const browser = hostedBrowser(service);
+    const pkce = await createPkcePair();
+    const toSignIn = await authorize(service, {
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: rp.redirectUri,
+      scope: 'openid',
+      code_challenge: pkce.codeChallenge,
+      code_challenge_method: 'S256',
+    });
+    const signInPage = await (await fetch(new URL(toSignIn.location ?? '', service.url))).text();
+    assert.match(
+      signInPage,
+      /<h1>Sign in to Notes CLI <small class="unverified">\(unverified\)<\/small><\/h1>/,
+      'the hosted page marks it too',
+    );
     const start = await startSignIn(service, rp, email, browser, { scope: 'openid email offline_access' });
     assert.ok(isConsentPage(start.location), `the consent page first: ${start.location}`);
     const page = await consentPage(service, browser.jar, start.location);
