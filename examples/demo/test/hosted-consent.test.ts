@@ -8,6 +8,8 @@
  * - Allow: back at the app's redirect URI with a code, whose access token carries read:notes;
  * - Deny (prompt=consent asks again): back with error=access_denied and no code;
  * - a German browser (Accept-Language) gets the page in German;
+ * - the account page lists the approved app with when it was allowed, passes axe-core
+ *   at both sizes, and its Revoke access removes it: the app's next sign-in asks again (issue 39);
  * and no Content Security Policy violation on the way.
  */
 import assert from 'node:assert/strict';
@@ -127,6 +129,26 @@ describe('the consent page of a third-party client, in a real browser', { timeou
     await screenshot(german, 'hosted-consent-de');
     await accessibleAtBothSizes(german, 'the German consent page');
     await german.context().close();
+  });
+
+  it('the account page lists the approved app, accessibly; Revoke access removes it and its next sign-in asks again', async () => {
+    await page.goto(`${stack.serviceUrl}/account`);
+    await page.getByRole('heading', { name: 'Your account', level: 1 }).waitFor();
+    const approved = page.locator('li[data-consent]', { hasText: 'Partner Planner' });
+    await approved.waitFor();
+    // When it was allowed ("Last used" shows only for an app holding refresh tokens: this one asked no offline_access).
+    assert.match((await approved.textContent()) ?? '', /Allowed \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/);
+    assert.match((await approved.textContent()) ?? '', /Notes API: read:notes/);
+    await screenshot(page, 'account-approved-apps');
+    await accessibleAtBothSizes(page, 'the account page with an approved app');
+    await approved.getByRole('button', { name: 'Revoke access' }).click();
+    await page.getByRole('heading', { name: 'Your account', level: 1 }).waitFor();
+    assert.equal(await page.locator('li[data-consent]').count(), 0, 'the app is no longer listed');
+    await accessibleAtBothSizes(page, 'the account page after Revoke');
+
+    const again = await authorizationRequest(app, ASKING);
+    await page.goto(again.url.href);
+    await page.getByRole('heading', { name: 'Partner Planner asks for access' }).waitFor();
   });
 
   it('met no Content Security Policy violation', () => {

@@ -84,6 +84,11 @@ export interface ServiceConfig {
    * URIs only), `initial-token` (with an initial access token from `clients registration-token`).
    */
   clientRegistration: 'off' | 'open' | 'initial-token';
+  /**
+   * OAuth Client ID Metadata Documents (clients/metadata-document.ts): when on, a client_id that
+   * is an https URL names a public third-party client described by the document there. Default off.
+   */
+  clientIdMetadataDocuments: boolean;
   /** A registered client with no token request for this many days is deleted by the sweep. */
   registeredClientUnusedDays: number;
   /**
@@ -145,6 +150,8 @@ export const ENVIRONMENT = {
     "passkeys' relying party id, a domain every app origin is under, e.g. example.com (default: each page's own host)",
   SERVICE_IDP_CLIENT_REGISTRATION:
     'clients that register themselves at /oauth/register (RFC 7591): off (default), open (native apps on loopback or private-use redirect URIs), initial-token',
+  SERVICE_IDP_CLIENT_ID_METADATA_DOCUMENTS:
+    'on: a client_id that is an https URL is fetched as its OAuth Client ID Metadata Document (public third-party clients, e.g. MCP); off (default)',
   SERVICE_IDP_REGISTERED_CLIENT_UNUSED_DAYS: `days a registered client may go without a token request before the sweep deletes it (default ${REGISTERED_CLIENT_UNUSED_DAYS})`,
   SERVICE_IDP_EVENT_RETENTION_DAYS: `days the audit trail keeps an event (default ${EVENT_RETENTION_DAYS})`,
   SERVICE_IDP_SEND_SPACING_SECONDS: `seconds before a code of the same purpose is sent again to one address or phone (default ${SEND_SPACING_PER_PURPOSE[0].windowSeconds})`,
@@ -281,6 +288,7 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     deviceIdleDays: integerSetting(env, 'SERVICE_IDP_DEVICE_IDLE_DAYS', DEVICE_IDLE_EXPIRY_DAYS, 1, 3650),
     eventRetentionDays: integerSetting(env, 'SERVICE_IDP_EVENT_RETENTION_DAYS', EVENT_RETENTION_DAYS, 1, 3650),
     clientRegistration: clientRegistrationSetting(env.SERVICE_IDP_CLIENT_REGISTRATION),
+    clientIdMetadataDocuments: onOffSetting(env, 'SERVICE_IDP_CLIENT_ID_METADATA_DOCUMENTS'),
     registeredClientUnusedDays: integerSetting(env, 'SERVICE_IDP_REGISTERED_CLIENT_UNUSED_DAYS', REGISTERED_CLIENT_UNUSED_DAYS, 1, 3650),
     sendSpacingSeconds: integerSetting(env, 'SERVICE_IDP_SEND_SPACING_SECONDS', SEND_SPACING_PER_PURPOSE[0].windowSeconds, 1, 3600),
     sendBudgets: {
@@ -490,6 +498,13 @@ function clientRegistrationSetting(raw: string | undefined): ServiceConfig['clie
   if (value !== 'off' && value !== 'open' && value !== 'initial-token')
     throw new ConfigError(`SERVICE_IDP_CLIENT_REGISTRATION must be off, open or initial-token, not ${value}`);
   return value;
+}
+
+/** `on` or `off` (default off). */
+function onOffSetting(env: NodeJS.ProcessEnv, name: string): boolean {
+  const value = env[name]?.trim() || 'off';
+  if (value !== 'on' && value !== 'off') throw new ConfigError(`${name} must be on or off, not ${value}`);
+  return value === 'on';
 }
 
 function integerSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

@@ -54,8 +54,10 @@ export interface ContextOptions {
   sms?: SmsTransport;
   /** Shorter webhook timings (tests), over the configured ones. */
   webhookTimings?: Partial<DeliveryTimings>;
-  /** Resolves webhook receivers' names (tests); default: the system resolver. */
+  /** Resolves the names of the hosts the service calls: webhook receivers and client metadata documents (tests); default: the system resolver. */
   webhookResolve?: HostResolver;
+  /** A shorter time limit for fetching a client metadata document (tests); default: defaults.ts. */
+  clientMetadataTimeoutMs?: number;
   /** Reaches upstream identity providers (tests route Google's, Apple's, GitHub's and Microsoft's hosts to local servers). */
   upstreamFetch?: typeof fetch;
   /** Makes signing key pairs (tests hand out pre-generated first keys); default: a fresh pair each time. */

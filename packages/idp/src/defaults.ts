@@ -259,6 +259,29 @@ export const CLIENT_REGISTRATION_BODY_MAX_BYTES = 8 * 1024;
 export const REGISTERED_CLIENT_UNUSED_DAYS = 30;
 /** A registered client's last use is written at most this often (not at every token request). */
 export const REGISTERED_CLIENT_TOUCH_MS = 60 * 60 * 1000;
+/**
+ * Client ID Metadata Documents (clients/metadata-document.ts, SERVICE_IDP_CLIENT_ID_METADATA_DOCUMENTS):
+ * a document larger than this is refused (the draft's 5 kB: a name, a logo and a few URIs).
+ */
+export const CLIENT_METADATA_DOCUMENT_MAX_BYTES = 5 * 1024;
+/** The whole fetch (connection, TLS, answer) of a metadata document must take less than this, or the client is refused. */
+export const CLIENT_METADATA_DOCUMENT_TIMEOUT_MS = 3000;
+/**
+ * A fetched document is used for its Cache-Control max-age, but at least the minimum (a
+ * document saying no-store is not fetched at every request) and at most the maximum (a change
+ * of its redirect URIs takes effect within a day).
+ */
+export const CLIENT_METADATA_DOCUMENT_CACHE_MIN_SECONDS = 60;
+export const CLIENT_METADATA_DOCUMENT_CACHE_MAX_SECONDS = 24 * 60 * 60;
+/** Documents kept per process (the oldest goes first when full). */
+export const CLIENT_METADATA_DOCUMENT_CACHE_ENTRIES = 1000;
+/**
+ * A document that was fetched and refused (redirect, too large, too slow, invalid) is not fetched
+ * again for this long: repeated requests naming it do not make the service hammer its host.
+ */
+export const CLIENT_METADATA_DOCUMENT_REFUSED_CACHE_SECONDS = 30;
+/** A client_id URL longer than this is not fetched (authorize-request.ts reads client_ids of 200 characters at most). */
+export const CLIENT_METADATA_DOCUMENT_URL_MAX_LENGTH = 200;
 /** How long an initial access token (`clients registration-token`) is good for unless `--ttl-hours` says otherwise. */
 export const INITIAL_ACCESS_TOKEN_TTL_HOURS = 24;
 /** Longest redirect URI accepted (registration and /authorize); browsers handle URLs far longer. */

@@ -54,6 +54,8 @@ export interface DiscoveryDocument {
   claims_parameter_supported: boolean;
   /** RFC 8414 2 / RFC 7591 3: where clients register themselves; absent unless the operator allows it (SERVICE_IDP_CLIENT_REGISTRATION). */
   registration_endpoint?: string;
+  /** draft-ietf-oauth-client-id-metadata-document: client_ids may be https URLs of Client ID Metadata Documents (only when the operator turns them on). */
+  client_id_metadata_document_supported?: boolean;
   /** The operator's settings (`settings set documentation-url|policy-url|terms-url`); absent when not set. */
   service_documentation?: string;
   op_policy_uri?: string;

@@ -40,7 +40,13 @@ export const accountLinkRoutes: FastifyPluginAsyncTypebox<{ account: AccountCent
 
   app.post(
     `${ACCOUNT_PATH}/consents/revoke`,
-    { schema: { body: Type.Object({ csrf: Type.Optional(Csrf), client: DeviceId }), response: actionResponses('back to /account') } },
+    // A client id: ours (cli_…), or a metadata document's URL (clients/metadata-document.ts).
+    {
+      schema: {
+        body: Type.Object({ csrf: Type.Optional(Csrf), client: Type.String({ minLength: 1, maxLength: 200 }) }),
+        response: actionResponses('back to /account'),
+      },
+    },
     async (request, reply) =>
       act(request, reply, false, async (who) => {
         await account.revokeConsent(who, request.body.client);

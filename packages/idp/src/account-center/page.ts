@@ -34,7 +34,10 @@ function consentsHtml(c: FormContext, consents: AccountConsent[]): string {
     .map(
       (consent) =>
         `<li data-consent="${escapeHtml(consent.clientId)}"><strong>${escapeHtml(consent.clientName ?? locales.text(locale, 'page.account.app.removed'))}</strong>` +
-        ` · ${t('page.account.consentSince', { time: utcMinute(consent.createdAt) })}<ul>` +
+        (consent.nameUnverified ? ` <small class="unverified">(${t('page.consent.unverified')})</small>` : '') +
+        ` · ${t('page.account.consentSince', { time: utcMinute(consent.createdAt) })}` +
+        (consent.lastUsedAt === null ? '' : ` · ${t('page.account.consentLastUsed', { time: utcMinute(consent.lastUsedAt) })}`) +
+        '<ul>' +
         [
           ...(consent.scope.includes('email') ? [t('page.consent.email')] : []),
           ...(consent.scope.includes('offline_access') ? [t('page.consent.offline')] : []),

@@ -1,5 +1,6 @@
 import { ACCOUNT_PAGE_PATH } from 'service-protocol';
 import { ACCOUNT_CLIENT_ID, CONSOLE_CLIENT_ID, HOSTED_CLIENT_ID } from '../clients/service.js';
+import { isNameUnverified } from '../clients/store.js';
 import { createSignedTokens } from '../crypto/signed-token.js';
 import { ACCOUNT_RECENT_SIGN_IN_SECONDS, ACCOUNT_SESSION_LIFETIME_SECONDS } from '../defaults.js';
 import { ServiceError } from '../errors.js';
@@ -75,11 +76,16 @@ export interface AccountCenter extends AccountFactors, AccountPasskeys {
    * tokens already issued live out their few minutes). ERR_NOT_FOUND for any other client.
    */
   signOutApp(caller: AccountCaller, clientId: string): Promise<number>;
-  /** The third-party applications the caller gave access (oidc/consent.ts), oldest first, with what they granted. */
+  /**
+   * The applications and agents the caller approved, oldest first: each third-party client they
+   * consented to (oidc/consent.ts) or that holds live refresh tokens of theirs, with what it was
+   * granted, when, and when it last got tokens.
+   */
   consents(caller: AccountCaller): Promise<AccountConsent[]>;
   /**
-   * Revokes the caller's consent to one application: the consent is deleted (its next sign-in
-   * asks again) and its refresh tokens for the caller end. ERR_NOT_FOUND for any other client.
+   * Revokes the caller's approval of one application in one transaction: the consent deleted (its
+   * next sign-in asks again), its refresh tokens for the caller ended, `consent.revoked` recorded
+   * (and so its webhooks). ERR_NOT_FOUND for a client the caller approved nothing of.
    */
   revokeConsent(caller: AccountCaller, clientId: string): Promise<void>;
   /** ERR_REQUEST_INVALID unless `confirm` is the caller's address (checked before any proof is asked or spent). */
@@ -96,6 +102,10 @@ export interface AccountConsent {
   clientId: string;
   /** The application's name; undefined for a client since deleted (its consent went with it, so only in a race). */
   clientName: string | undefined;
+  /** A name the client chose itself (it registered itself, or a metadata document's): the page marks it unverified. */
+  nameUnverified: boolean;
+  /** When it last got tokens for the caller (a code redeemed or a refresh); null when never. */
+  lastUsedAt: number | null;
   /** OIDC scope values granted: openid, email, offline_access. */
   scope: string[];
   permissions: Array<{ apiName: string; permission: string }>;
@@ -128,7 +138,7 @@ export function createAccountCenter(
       /** oidc/refresh-tokens.ts: ends the user's refresh token families of one client. */
       revokeAppTokens: (userId: string, clientId: string) => Promise<number>;
       /** oidc/consent-store.ts: what the user granted third-party clients. */
-      consents: Pick<ConsentStore, 'list' | 'delete'>;
+      consents: Pick<ConsentStore, 'approvals' | 'revoke'>;
       /** The registered APIs, for their names (apis/). */
       findApi: FindApi;
     },
@@ -256,33 +266,42 @@ export function createAccountCenter(
     },
 
     async consents(caller) {
-      const granted = await deps.consents.list(caller.userId);
+      const approved = await deps.consents.approvals(caller.userId, now());
       const apiNames = new Map<string, string>();
-      for (const identifier of new Set(granted.flatMap((c) => c.permissions.map(([api]) => api))))
+      for (const identifier of new Set(approved.flatMap((a) => (a.grant?.permissions ?? []).map(([api]) => api))))
         apiNames.set(identifier, (await deps.findApi(identifier))?.name ?? identifier);
-      return Promise.all(
-        granted.map(async (c) => ({
-          clientId: c.clientId,
-          clientName: (await deps.clients.findById(c.clientId))?.name,
-          scope: c.scope,
-          permissions: c.permissions.map(([api, permission]) => ({ apiName: apiNames.get(api) ?? api, permission })),
-          createdAt: c.createdAt,
-          updatedAt: c.updatedAt,
-        })),
+      const listed = await Promise.all(
+        approved.map(async (a) => {
+          const client = await deps.clients.findById(a.clientId);
+          // Tokens without a consent: listed for a third-party client only (a first-party app is under "Applications").
+          if (!a.grant && !client?.thirdParty) return undefined;
+          return {
+            clientId: a.clientId,
+            clientName: client?.name,
+            nameUnverified: client ? isNameUnverified(client) : false,
+            lastUsedAt: a.lastUsedAt,
+            scope: a.grant?.scope ?? [],
+            permissions: (a.grant?.permissions ?? []).map(([api, permission]) => ({ apiName: apiNames.get(api) ?? api, permission })),
+            createdAt: a.approvedAt,
+            updatedAt: a.approvedAt,
+          };
+        }),
       );
+      return listed.filter((entry) => entry !== undefined);
     },
 
     async revokeConsent(caller, clientId) {
-      if (!(await deps.consents.delete(caller.userId, clientId))) throw new ServiceError('ERR_NOT_FOUND', 'No such application.');
-      // What the app already holds ends too: its refresh tokens (access tokens live out their few minutes).
-      const families = await deps.revokeAppTokens(caller.userId, clientId);
-      await events.record({
-        type: 'consent.revoked',
-        userId: caller.userId,
-        clientId,
-        actor: actorOf(caller.userId),
-        detail: { families },
-      });
+      // What the app already holds ends in the same transaction: its refresh tokens (access tokens live out their few minutes).
+      const revoked = await deps.consents.revoke(caller.userId, clientId, now(), (tx, families) =>
+        events.recordIn(tx, {
+          type: 'consent.revoked',
+          userId: caller.userId,
+          clientId,
+          actor: actorOf(caller.userId),
+          detail: { families },
+        }),
+      );
+      if (!revoked) throw new ServiceError('ERR_NOT_FOUND', 'No such application.');
     },
 
     checkDeleteConfirmation,

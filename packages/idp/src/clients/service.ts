@@ -10,6 +10,7 @@ import { ServiceError } from '../errors.js';
 import { isSigningAlg, SIGNING_ALGS } from '../keys/algs.js';
 import { keysetPage, type PageQuery } from '../storage/pagination.js';
 import { checkClientKeys } from './keys.js';
+import { type ClientMetadataDocuments, isMetadataDocumentClientId } from './metadata-document.js';
 import { type ClientSendRules, NO_CLIENT_SEND_RULES, parseCountries, parseMailDomains } from './send-rules.js';
 import { type ClientLogout, type ClientRecord, type ClientStore, NO_KEYS, NO_LOGOUT } from './store.js';
 import { checkLogout, checkPostLogoutRedirectUris, checkRedirectUri, normalizeOrigin } from './uris.js';
@@ -194,6 +195,10 @@ export interface ClientService {
   setRegisteredMetadata(clientId: string, name: string, redirectUris: string[]): Promise<boolean>;
   /** Registered clients with no token request since `before` (nor registered since), at most `limit`: the sweep's. */
   unusedRegistered(before: number, limit: number): Promise<string[]>;
+  /** Whether client_ids that are URLs name Client ID Metadata Documents (SERVICE_IDP_CLIENT_ID_METADATA_DOCUMENTS). */
+  metadataDocuments: boolean;
+  /** Writes the row of a metadata document's client a user allowed (clients/metadata-document.ts): its codes and tokens join it. */
+  recordMetadataDocumentClient(client: ClientRecord): Promise<void>;
 }
 
 /**
@@ -201,7 +206,21 @@ export interface ClientService {
  * client's origins, and a secret key for its backend. Both are stored only as keyed hashes
  * and shown once, at creation.
  */
-export function createClientService({ store, hash, now }: { store: ClientStore; hash: SecretHasher; now: () => number }): ClientService {
+export function createClientService({
+  store,
+  hash,
+  now,
+  metadataDocuments,
+}: {
+  store: ClientStore;
+  hash: SecretHasher;
+  now: () => number;
+  /** When on: a client_id that is a URL is its Client ID Metadata Document's client, never a row's. */
+  metadataDocuments?: ClientMetadataDocuments;
+}): ClientService {
+  /** A client by id: a URL names its metadata document (none when they are off), anything else a row. */
+  const findById = (id: string): Promise<ClientRecord | undefined> =>
+    isMetadataDocumentClientId(id) ? (metadataDocuments?.find(id) ?? Promise.resolve(undefined)) : store.findById(id);
   /** Client records by publishable-key hash, for authenticateBrowserCached only (BROWSER_CLIENT_CACHE_MS). */
   const recent = new Map<string, { client: ClientRecord; until: number }>();
   /** Bumped by every change: a read that a change overlapped is not cached. */
@@ -305,7 +324,7 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
         ),
       );
     },
-    findById: (id: string) => store.findById(id),
+    findById,
     recordSignIn: (clientId: string, userId: string) => store.recordSignIn(clientId, userId, now()),
     hasSignedIn: (clientId: string, userId: string) => store.hasSignedIn(clientId, userId),
 
@@ -448,7 +467,16 @@ export function createClientService({ store, hash, now }: { store: ClientStore; 
       changing(clientId, () => store.setRegisteredMetadata(clientId, name, redirectUris)),
     unusedRegistered: (before: number, limit: number) => store.unusedRegistered(before, limit),
 
+    metadataDocuments: metadataDocuments !== undefined,
+
+    async recordMetadataDocumentClient(client: ClientRecord): Promise<void> {
+      if (!client.metadataDocument) throw new Error('not a metadata document`s client');
+      await store.upsertMetadataDocumentClient(client, hash('publishable-key', randomToken('pk_')), hash('secret-key', randomToken('sk_')));
+    },
+
     async authenticateTokenClient(clientId: string, secretKey: string | undefined): Promise<ClientRecord | undefined> {
+      // A metadata document's client is public: it has no secret to send (nor a row to authenticate by one).
+      if (isMetadataDocumentClientId(clientId)) return secretKey === undefined ? findById(clientId) : undefined;
       if (secretKey !== undefined) return this.authenticateBackend(clientId, secretKey);
       const client = await store.findById(clientId);
       if (client?.registered) await store.touchRegistered(client.id, now(), REGISTERED_CLIENT_TOUCH_MS);

@@ -46,6 +46,12 @@ export interface ClientRecord {
   /** The client may use the device authorization grant (RFC 8628, device-authorization/). Default false; never a machine client. */
   deviceCodeGrant: boolean;
   /**
+   * Set only on a client whose client_id is the https URL of its Client ID Metadata Document
+   * (clients/metadata-document.ts): public and third-party, with no row in `clients`; its name,
+   * redirect URIs and logo are the document's, as cached.
+   */
+  metadataDocument?: { logoUri: string | null };
+  /**
    * Set only on the built-in hosted client as it acts for a pending authorization request
    * (oidc/service.ts hostedClientFor): the application the user signs in to, which mails and
    * pages name and brand, never the built-in client.
@@ -83,6 +89,10 @@ export const NO_LOGOUT: ClientLogout = {
 /** The application a client record stands for in mails and pages: the requesting app for the hosted client, else itself. */
 export const appOf = (client: Pick<ClientRecord, 'id' | 'name' | 'app'>): { id: string; name: string } =>
   client.app ?? { id: client.id, name: client.name };
+
+/** A name the client gave itself (registration, metadata document): pages mark it unverified. */
+export const isNameUnverified = (client: Pick<ClientRecord, 'registered' | 'metadataDocument'>): boolean =>
+  client.registered || client.metadataDocument !== undefined;
 
 type Row = Database['clients'];
 
@@ -228,6 +238,19 @@ export function createClientStore(db: Db) {
             mfa_policy: client.mfaPolicy,
           }),
         )
+        .execute();
+    },
+
+    /**
+     * The row of a client known by its metadata document (clients/metadata-document.ts), written
+     * when a user allows it: what the code and refresh token statements join. Its name and
+     * redirect URIs follow the document (for listings); the flows read the document itself.
+     */
+    async upsertMetadataDocumentClient(client: ClientRecord, publishableKeyHash: string, secretKeyHash: string): Promise<void> {
+      await db
+        .insertInto('clients')
+        .values(rowOf(client, publishableKeyHash, secretKeyHash))
+        .onConflict((oc) => oc.column('id').doUpdateSet({ name: client.name, redirect_uris: JSON.stringify(client.redirectUris) }))
         .execute();
     },
 

@@ -52,7 +52,7 @@ export function checkRedirectUri(input: string, what = 'redirect URI'): string {
  */
 const LOOPBACK_IP_REDIRECT = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/;
 
-function loopbackIpRedirect(uri: string): { host: string; rest: string } | undefined {
+export function loopbackIpRedirect(uri: string): { host: string; rest: string } | undefined {
   const match = LOOPBACK_IP_REDIRECT.exec(uri);
   if (!match) return undefined;
   const port = match[2] === undefined ? undefined : Number(match[2]);

@@ -1,6 +1,7 @@
 import { PAGE_SIZE_MAX } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { checkPageSize, checkQueryText, decodeCursor, encodeCursor } from '../storage/pagination.js';
+import type { Db } from '../storage/schema.js';
 import { currentRequest } from './request-context.js';
 import { type AuditEvent, type EventStore, type NewEvent, type PreparedEvent, toEvent } from './store.js';
 import { type EventType, isEventType } from './types.js';
@@ -34,6 +35,11 @@ export interface EventLog {
    * then `written`: the trusted login). Those a store appends in its transaction are not told.
    */
   onRecorded(listener: EventListener): void;
+  /**
+   * record() in the caller's transaction `tx` (a change and its event and webhook deliveries: all
+   * or none), with the request's IP and User-Agent; as for a store's own appends, listeners are not told.
+   */
+  recordIn(tx: Db, event: NewEvent & { type: EventType }): Promise<AuditEvent>;
   /** What record() would write (the event and its webhook outbox rows), for a caller that writes them in its own statement (factors/device-key/sign-in-store.ts). */
   prepare: (
     event: NewEvent & {
@@ -61,6 +67,8 @@ export function createEventLog({ store, now }: { store: EventStore; now: () => n
       for (const listener of listeners) listener(recorded);
       return recorded;
     },
+
+    recordIn: (tx: Db, event: NewEvent & { type: EventType }) => store.append(withOrigin(event), now(), tx),
 
     onRecorded(listener: EventListener): void {
       listeners.push(listener);

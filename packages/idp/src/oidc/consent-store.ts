@@ -9,6 +9,20 @@ export interface ConsentGrant {
   permissions: Array<[string, string]>;
 }
 
+/**
+ * An application a user approved, as the account center lists it: a consent, live refresh
+ * tokens, or both. `approvedAt`: the consent's time, else the first live token family's.
+ * `lastUsedAt`: when it last got tokens for the user (a code redeemed or a refresh), if ever.
+ */
+export interface Approval {
+  clientId: string;
+  grant: ConsentGrant | null;
+  approvedAt: number;
+  lastUsedAt: number | null;
+  /** The user's live refresh token families of the client. */
+  liveFamilies: number;
+}
+
 export interface ConsentRecord extends ConsentGrant {
   clientId: string;
   createdAt: number;
@@ -23,7 +37,7 @@ const grantOf = (row: { scope: string; permissions: string }): ConsentGrant => (
 /** The `consents` table (one row per user and client): what each user granted each third-party client. */
 export function createConsentStore(db: Db) {
   const shared = isPostgres(db);
-  return {
+  const store = {
     async find(userId: string, clientId: string): Promise<ConsentGrant | undefined> {
       const row = await db
         .selectFrom('consents')
@@ -80,6 +94,82 @@ export function createConsentStore(db: Db) {
       });
     },
 
+    /** The user's approvals (Approval): their consents, and the clients holding live refresh tokens of theirs; oldest first. */
+    async approvals(userId: string, now: number): Promise<Approval[]> {
+      const [granted, families, used] = await Promise.all([
+        store.list(userId),
+        db
+          .selectFrom('refresh_token_families')
+          .select((eb) => ['client_id', eb.fn.min('created_at').as('first'), eb.fn.countAll().as('live')])
+          .where('user_id', '=', userId)
+          .where('revoked_at', 'is', null)
+          .where('expires_at', '>', now)
+          .groupBy('client_id')
+          .execute(),
+        db
+          .selectFrom('refresh_tokens')
+          .innerJoin('refresh_token_families', 'refresh_token_families.id', 'refresh_tokens.family_id')
+          .select((eb) => ['refresh_token_families.client_id', eb.fn.max('refresh_tokens.created_at').as('last')])
+          .where('refresh_token_families.user_id', '=', userId)
+          .groupBy('refresh_token_families.client_id')
+          .execute(),
+      ]);
+      const lastUsed = new Map(used.map((row) => [row.client_id, Number(row.last)]));
+      const live = new Map(families.map((row) => [row.client_id, { first: Number(row.first), count: Number(row.live) }]));
+      const approvals: Approval[] = granted.map((c) => ({
+        clientId: c.clientId,
+        grant: { scope: c.scope, permissions: c.permissions },
+        approvedAt: c.createdAt,
+        lastUsedAt: lastUsed.get(c.clientId) ?? null,
+        liveFamilies: live.get(c.clientId)?.count ?? 0,
+      }));
+      const consented = new Set(granted.map((c) => c.clientId));
+      for (const [clientId, family] of live)
+        if (!consented.has(clientId))
+          approvals.push({
+            clientId,
+            grant: null,
+            approvedAt: family.first,
+            lastUsedAt: lastUsed.get(clientId) ?? null,
+            liveFamilies: family.count,
+          });
+      return approvals.sort((a, b) => a.approvedAt - b.approvedAt || (a.clientId < b.clientId ? -1 : a.clientId > b.clientId ? 1 : 0));
+    },
+
+    /**
+     * Revokes the user's approval of the client in one transaction: the consent deleted, the live
+     * refresh token families of the client for the user ended (`consent_revoked`), and `record`
+     * (the event, and so its webhook deliveries) written in the same transaction. Undefined, and
+     * nothing written, when the user had neither a consent nor a live family of the client.
+     */
+    async revoke(
+      userId: string,
+      clientId: string,
+      now: number,
+      record: (tx: Db, families: number) => Promise<unknown>,
+    ): Promise<{ families: number } | undefined> {
+      return db.transaction().execute(async (tx) => {
+        const deleted = await tx
+          .deleteFrom('consents')
+          .where('user_id', '=', userId)
+          .where('client_id', '=', clientId)
+          .returning('client_id')
+          .executeTakeFirst();
+        const ended = await tx
+          .updateTable('refresh_token_families')
+          .set({ revoked_at: now, revoked_reason: 'consent_revoked' })
+          .where('user_id', '=', userId)
+          .where('client_id', '=', clientId)
+          .where('revoked_at', 'is', null)
+          .where('expires_at', '>', now)
+          .executeTakeFirst();
+        const families = Number(ended.numUpdatedRows);
+        if (!deleted && families === 0) return undefined;
+        await record(tx, families);
+        return { families };
+      });
+    },
+
     /** Deletes the user's consent to the client; false when there was none. */
     async delete(userId: string, clientId: string): Promise<boolean> {
       const row = await db
@@ -91,6 +181,7 @@ export function createConsentStore(db: Db) {
       return row !== undefined;
     },
   };
+  return store;
 }
 
 export type ConsentStore = ReturnType<typeof createConsentStore>;

@@ -40,15 +40,17 @@ export async function askedBy(
 /**
  * Whether the user must see the consent page (docs/authorization.md, "Consent"): only for a
  * third-party client, when the app asks anything not already granted to it by this user (the
- * first sign-in always: nothing is granted yet), or when it sends prompt=consent.
+ * first sign-in always: nothing is granted yet), or when it sends prompt=consent. A client known
+ * by its metadata document always: whoever controls that URL now may not be who the user allowed.
  */
 export function consentNeeded(
-  client: Pick<ClientRecord, 'thirdParty'>,
+  client: Pick<ClientRecord, 'thirdParty' | 'metadataDocument'>,
   request: Pick<AuthorizationRequest, 'prompt'>,
   asked: ConsentGrant,
   granted: ConsentGrant | undefined,
 ): boolean {
   if (!client.thirdParty) return false;
+  if (client.metadataDocument) return true;
   if (request.prompt?.split(' ').includes('consent')) return true;
   if (!granted) return true;
   const pairs = new Set(granted.permissions.map(([api, permission]) => `${api} ${permission}`));

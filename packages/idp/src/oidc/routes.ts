@@ -14,6 +14,7 @@ import {
 } from 'service-protocol';
 import { Type } from 'typebox';
 import { HOSTED_CLIENT_ID } from '../clients/service.js';
+import { isNameUnverified } from '../clients/store.js';
 import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS } from '../defaults.js';
 import { ServiceError } from '../errors.js';
 import { Attestation, CreationOptions } from '../factors/passkey/routes.js';
@@ -283,7 +284,12 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
       link: ['<a id="totp-link" href="otpauth://totp/">', '</a>'],
     } as const;
     const brand = await brandOf(pending.client);
+    // A name the client chose itself is marked, as on the consent page.
+    const unverified = isNameUnverified(pending.client)
+      ? ` <small class="unverified">(${escapeHtml(locales.text(locale, 'page.consent.unverified'))})</small>`
+      : '';
     const html = pageTemplate
+      .replace('<h1>{{t:hosted.title}}</h1>', () => `<h1>{{t:hosted.title}}${unverified}</h1>`)
       .replace('{{brandStyles}}', () => (brand.stylesheetPath ? `<link rel="stylesheet" href="${escapeHtml(brand.stylesheetPath)}">` : ''))
       .replace('{{brandHeader}}', () =>
         brand.logoPath
@@ -404,8 +410,16 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
         : entry.kind === 'offline'
           ? t('page.consent.offline')
           : t('page.consent.permission', { api: entry.apiName, permission: entry.permission });
+    // A name the client gave itself (registration, metadata document) is marked as such; a metadata document's host is shown.
+    const unverified = isNameUnverified(view.client) ? ` <small class="unverified">(${t('page.consent.unverified')})</small>` : '';
+    const about = [
+      ...(unverified ? [t('page.consent.unverifiedNote', { app: brand.name })] : []),
+      ...(view.client.metadataDocument ? [t('page.consent.host', { host: new URL(view.client.id).host })] : []),
+    ];
     const main =
-      `<h1>${t('page.consent.title', { app: brand.name })}</h1><p>${t('page.consent.intro', { app: brand.name })}</p>` +
+      `<h1>${t('page.consent.title', { app: brand.name })}${unverified}</h1>` +
+      about.map((line) => `<p class="unverified-note">${line}</p>`).join('') +
+      `<p>${t('page.consent.intro', { app: brand.name })}</p>` +
       `<ul class="consent">${view.items.map((entry) => `<li>${item(entry)}</li>`).join('')}</ul>` +
       `<form method="post" action="${CONSENT_PATH}"><input type="hidden" name="request" value="${escapeHtml(requestId)}">` +
       `<input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}">` +

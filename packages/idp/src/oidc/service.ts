@@ -473,6 +473,8 @@ export function createOidcService(deps: OidcDeps): OidcService {
         // RFC 6749 4.1.2.1: the resource owner denied the request.
         return errorResponse({ kind: 'redirect-error', ...request, error: 'access_denied', description: 'The user denied the request.' });
       const { grant } = await askedBy(request, deps.findApi);
+      // Its codes and refresh tokens join a clients row: written now that a user allowed it, not at every fetch.
+      if (client.metadataDocument) await clients.recordMetadataDocumentClient(client);
       await consents.merge(signedIn.userId, client.id, grant, now());
       await events.record({
         type: 'consent.granted',

@@ -164,6 +164,7 @@ const DiscoveryAnswer = wireBody<DiscoveryDocument>()(
     ui_locales_supported: Strings,
     claims_parameter_supported: Type.Boolean(),
     registration_endpoint: Type.Optional(Type.String()),
+    client_id_metadata_document_supported: Type.Optional(Type.Boolean()),
     service_documentation: Type.Optional(Type.String()),
     op_policy_uri: Type.Optional(Type.String()),
     op_tos_uri: Type.Optional(Type.String()),
@@ -203,7 +204,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
   machines: ClientCredentials;
   /** Whether clients may register themselves (client-registration/registration.ts): the metadata then names the endpoint. */
   registration: boolean;
-}> = async (app, { tokens, keyring, issuer, dpop, locales, settings, cors: openCors, machines, registration }) => {
+  /** Whether client_ids may be URLs of Client ID Metadata Documents (clients/metadata-document.ts): the metadata then says so. */
+  metadataDocuments: boolean;
+}> = async (app, { tokens, keyring, issuer, dpop, locales, settings, cors: openCors, machines, registration, metadataDocuments }) => {
   const cors = openCors(app);
   app.post(Paths.token, { schema: TokenSchema, config: { oauthErrors: true } }, async (request, reply) => {
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
@@ -382,6 +385,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<{
       ui_locales_supported: [...locales],
       claims_parameter_supported: false,
       ...(registration ? { registration_endpoint: issuer + Paths.registration } : {}),
+      ...(metadataDocuments ? { client_id_metadata_document_supported: true } : {}),
       ...(documentationUrl ? { service_documentation: documentationUrl } : {}),
       ...(policyUrl ? { op_policy_uri: policyUrl } : {}),
       ...(termsUrl ? { op_tos_uri: termsUrl } : {}),

@@ -84,6 +84,7 @@ export const tokenWing = defineWing('token', (deps: TokenNeeds) => {
           await app.register(tokenRoutes, {
             ...{ tokens, keyring, issuer, dpop, locales: deps.locales.supported, settings: () => branding.settings(), machines },
             registration: config.clientRegistration !== 'off',
+            metadataDocuments: clients.metadataDocuments,
             cors: (scope) => oauthCors(scope, { isRegistered: (origin) => origins.has(origin), findClient: clients.findById }),
           });
           await app.register(pushedRequestRoutes, { pushed: pushedRequests, clients });

@@ -105,7 +105,12 @@ describe('open client registration (RFC 7591, RFC 7592)', () => {
     const start = await startSignIn(service, rp, uniqueEmail('agent'), browser);
     assert.ok(isConsentPage(start.location), `the consent page first: ${start.location}`);
     const page = await consentPage(service, browser.jar, start.location);
-    assert.match(page.html, /Port Agent/);
+    assert.match(
+      page.html,
+      /<h1>Port Agent asks for access <small class="unverified">\(unverified\)<\/small><\/h1>/,
+      'its name marked unverified',
+    );
+    assert.match(page.html, /The application chose the name Port Agent itself; this service has not verified it\./);
     const allowed = await answerConsent(service, browser.jar, { request: page.request, csrf: page.csrf, decision: 'allow' });
     assert.ok(allowed.location?.startsWith(`${rp.redirectUri}?`), allowed.location ?? allowed.body);
     const tokens = await redeemAt(service, rp, allowed.location, start.codeVerifier);

@@ -46,7 +46,8 @@ describe('consent for third-party clients', () => {
     assert.ok(isConsentPage(first.location), `the consent page, not the app: ${first.location}`);
     const page = await consentPage(service, browser.jar, first.location);
     assert.equal(page.status, 200);
-    assert.match(page.html, /Partner Planner asks for access/);
+    assert.match(page.html, /<h1>Partner Planner asks for access<\/h1>/, 'an operator`s client: its name is not marked unverified');
+    assert.doesNotMatch(page.html, /unverified/);
     assert.match(page.html, /See your email address/);
     assert.match(page.html, /Keep you signed in/);
     assert.match(page.html, /Notes: read:notes/);

@@ -157,6 +157,7 @@ export interface TestServiceOptions {
   webhookTimings?: ContextOptions['webhookTimings'];
   /** Resolves webhook receivers' names instead of the system resolver. */
   webhookResolve?: ContextOptions['webhookResolve'];
+  clientMetadataTimeoutMs?: number;
   /** Reaches upstream identity providers (the presets' fixed hosts routed to local servers). */
   upstreamFetch?: ContextOptions['upstreamFetch'];
   /** Factors beside the registry's, as the composition takes them (test/support/fixture-factor.ts). */
@@ -178,6 +179,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.now ? { now: options.now } : {}),
     ...(options.webhookTimings ? { webhookTimings: options.webhookTimings } : {}),
     ...(options.webhookResolve ? { webhookResolve: options.webhookResolve } : {}),
+    ...(options.clientMetadataTimeoutMs ? { clientMetadataTimeoutMs: options.clientMetadataTimeoutMs } : {}),
     ...(options.upstreamFetch ? { upstreamFetch: options.upstreamFetch } : {}),
     ...(options.extraFactors ? { extraFactors: options.extraFactors } : {}),
     generateSigningKey: testSigningKeys(),
