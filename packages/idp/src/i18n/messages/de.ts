@@ -56,6 +56,8 @@ export const de = {
     'Mit einem Passkey melden Sie sich per Fingerabdruck, Gesicht oder Bildschirmsperre an statt mit einem Code per E-Mail. Er bleibt auf diesem Gerät (oder in Ihrem Passwortmanager) und funktioniert nur auf dieser Anmeldeseite.',
   'hosted.offer.add': 'Passkey hinzufügen',
   'hosted.offer.notNow': 'Jetzt nicht',
+  'hosted.captcha.prompt': 'Schließen Sie die Prüfung unten ab, um Ihren Code zu erhalten.',
+  'hosted.captcha.failed': 'Die Prüfung konnte nicht abgeschlossen werden. Versuchen Sie es erneut.',
   'hosted.status.checking': 'Ihr Browser wird geprüft …',
   'hosted.status.signingIn': 'Sie werden angemeldet …',
   'hosted.status.passkeyAdded': 'Passkey hinzugefügt.',

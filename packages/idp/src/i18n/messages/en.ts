@@ -58,6 +58,8 @@ export const en = {
     'A passkey lets you sign in with your fingerprint, face or screen lock instead of an emailed code. It stays on this device (or your password manager) and works only on this sign-in page.',
   'hosted.offer.add': 'Add a passkey',
   'hosted.offer.notNow': 'Not now',
+  'hosted.captcha.prompt': 'Complete the check below to receive your code.',
+  'hosted.captcha.failed': 'The check could not be completed. Try again.',
   'hosted.status.checking': 'Checking your browser…',
   'hosted.status.signingIn': 'Signing you in…',
   'hosted.status.passkeyAdded': 'Passkey added.',

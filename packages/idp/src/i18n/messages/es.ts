@@ -55,6 +55,8 @@ export const es = {
     'Una llave de acceso le permite iniciar sesión con su huella, su cara o el bloqueo de pantalla en lugar de un código por correo. Se queda en este dispositivo (o en su gestor de contraseñas) y solo funciona en esta página de inicio de sesión.',
   'hosted.offer.add': 'Añadir una llave de acceso',
   'hosted.offer.notNow': 'Ahora no',
+  'hosted.captcha.prompt': 'Complete la verificación de abajo para recibir su código.',
+  'hosted.captcha.failed': 'No se pudo completar la verificación. Inténtelo de nuevo.',
   'hosted.status.checking': 'Comprobando su navegador…',
   'hosted.status.signingIn': 'Iniciando sesión…',
   'hosted.status.passkeyAdded': 'Llave de acceso añadida.',

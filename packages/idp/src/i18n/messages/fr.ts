@@ -54,6 +54,8 @@ export const fr = {
     'Une clé d’accès vous connecte avec votre empreinte, votre visage ou le verrouillage de l’écran au lieu d’un code par e-mail. Elle reste sur cet appareil (ou dans votre gestionnaire de mots de passe) et ne fonctionne que sur cette page de connexion.',
   'hosted.offer.add': 'Ajouter une clé d’accès',
   'hosted.offer.notNow': 'Pas maintenant',
+  'hosted.captcha.prompt': 'Effectuez la vérification ci-dessous pour recevoir votre code.',
+  'hosted.captcha.failed': 'La vérification n’a pas pu aboutir. Réessayez.',
   'hosted.status.checking': 'Vérification de votre navigateur…',
   'hosted.status.signingIn': 'Connexion en cours…',
   'hosted.status.passkeyAdded': 'Clé d’accès ajoutée.',
