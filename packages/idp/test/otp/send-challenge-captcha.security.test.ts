@@ -14,7 +14,9 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import { IDBFactory } from 'fake-indexeddb';
 import { CHALLENGE_SOLUTION_HEADER } from 'service-protocol';
+import { ServiceClient } from 'service-web';
 import { PAGE_CSP } from '../../src/http/page.js';
 import { APP_ORIGIN, freePort, startTestService, type TestService, uniqueEmail } from '../support/helpers.js';
 import { authorize, RP_CALLBACK, registerApp } from '../support/oidc-helpers.js';
@@ -143,6 +145,24 @@ describe('the send challenge as a CAPTCHA', () => {
         const call = provider.calls.find((c) => c.response === good);
         assert.equal(call?.secret, SECRET);
         assert.equal(call?.remoteip, ip);
+      });
+
+      it("service-web's CHALLENGE_REQUIRED carries the kind, site key and action; the widget's token as challengeSolution sends the code", async () => {
+        const ip = freshIp();
+        const fromIp: typeof fetch = (input, init) => {
+          const headers = new Headers(init?.headers);
+          headers.set('x-forwarded-for', ip);
+          return service.browserFetch(input, { ...init, headers });
+        };
+        const client = new ServiceClient({ fetch: fromIp, indexedDB: new IDBFactory() });
+        assert.equal((await client.init(service.publishableKey, service.url)).status, 'INITIALIZED');
+        assert.equal((await client.authenticate(uniqueEmail('warm'))).status, 'OTP_NEEDED');
+        const email = uniqueEmail('app');
+        const asked = await client.authenticate(email);
+        assert.equal(asked.status, 'CHALLENGE_REQUIRED');
+        assert.deepEqual('challenge' in asked && asked.challenge, { kind, siteKey: SITE_KEY, action });
+        assert.equal((await client.authenticate(email, { challengeSolution: token() })).status, 'OTP_NEEDED');
+        assert.equal(await mails(email), 1);
       });
 
       it('a token the provider refuses: a fresh challenge, nothing sent', async () => {
