@@ -26,6 +26,7 @@ const SECRET = 'stand-in-turnstile-secret';
 /**
  * Turnstile's explicit-render API, played locally: a labelled button; its click calls back with a
  * token naming the page's hostname and the action it was rendered with (what siteverify returns).
+ * A second button plays the widget failing (its error callback).
  */
 const STAND_IN_WIDGET = `window.turnstile = {
   render(container, options) {
@@ -34,7 +35,11 @@ const STAND_IN_WIDGET = `window.turnstile = {
     button.textContent = 'I am human (stand-in widget)';
     button.dataset.sitekey = options.sitekey;
     button.onclick = () => options.callback(['standin', location.hostname, options.action, Math.random().toString(36).slice(2)].join('~'));
-    container.append(button);
+    const fail = document.createElement('button');
+    fail.type = 'button';
+    fail.textContent = 'Fail the check (stand-in widget)';
+    fail.onclick = () => options['error-callback']();
+    container.append(button, fail);
     return 'w1';
   },
 };`;
@@ -115,12 +120,17 @@ describe("the hosted page renders the operator's CAPTCHA widget", { timeout: 5 *
     return { sends, email: claims.email };
   }
 
-  it('past the threshold the page shows the widget, sends its token, and the sign-in completes', async () => {
+  it('past the threshold the page shows the widget (again after it failed), sends its token, and the sign-in completes', async () => {
     const first = await signIn(`first.${Date.now().toString(36)}@example.com`);
     assert.deepEqual(first.sends, [{ status: 200, solved: false }], 'no challenge below the threshold');
 
     const email = `captcha.${Date.now().toString(36)}@example.com`;
     const second = await signIn(email, async (page) => {
+      // The widget fails first: the page says so, sends nothing, and the user submits again.
+      await page.getByRole('button', { name: /Fail the check/ }).click();
+      await page.getByText('The check could not be completed. Try again.').waitFor();
+      assert.equal(await page.locator('#captcha').isHidden(), true, 'the failed widget is gone');
+      await page.getByRole('button', { name: 'Continue' }).click();
       const widget = page.getByRole('button', { name: /I am human/ });
       await widget.waitFor();
       assert.equal(await widget.getAttribute('data-sitekey'), SITE_KEY);
@@ -132,9 +142,10 @@ describe("the hosted page renders the operator's CAPTCHA widget", { timeout: 5 *
       second.sends,
       [
         { status: 428, solved: false },
+        { status: 428, solved: false },
         { status: 200, solved: true },
       ],
-      'refused with a CAPTCHA challenge, then sent again with the widget token',
+      'refused with a CAPTCHA challenge (twice: the widget failed once), then sent again with the widget token',
     );
     assert.equal(second.email, email);
     const check = standIn.verified.at(-1);

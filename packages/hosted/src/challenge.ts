@@ -70,11 +70,9 @@ export async function solvingChallenge<R extends { status: string; challenge?: S
   if (first.status !== 'CHALLENGE_REQUIRED' || !challenge) return first;
   let challengeSolution: string | undefined;
   if (challenge.kind === 'turnstile' || challenge.kind === 'hcaptcha') {
+    // Not solved: the caller says so (failureText of CHALLENGE_REQUIRED), and the user may submit again.
     challengeSolution = await captchaToken(challenge);
-    if (!challengeSolution) {
-      say(t('hosted.captcha.failed'));
-      return first;
-    }
+    if (!challengeSolution) return first;
     say(t('hosted.status.checking'));
   } else {
     say(t('hosted.status.checking'));
