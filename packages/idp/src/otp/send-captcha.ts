@@ -63,17 +63,15 @@ export function createCaptchaChallenges(deps: {
   hash: SecretHasher;
   spent: SpentTokenStore;
   now: () => number;
-  fetch?: typeof fetch;
 }): SendChallenges {
   const { captcha, hash, spent, now } = deps;
-  const fetchImpl = deps.fetch ?? fetch;
 
   async function siteverify(token: string, ip: string | undefined): Promise<Record<string, unknown>> {
     const form = new URLSearchParams({ secret: captcha.secret, response: token, sitekey: captcha.siteKey });
     if (ip) form.set('remoteip', ip);
     let response: Response;
     try {
-      response = await fetchImpl(captcha.verifyUrl, {
+      response = await fetch(captcha.verifyUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
         body: form,
@@ -84,6 +82,7 @@ export function createCaptchaChallenges(deps: {
       // The cause names the failure (a timeout, a refused connection), never the request's body.
       throw unavailable(`${captcha.kind} siteverify unreachable: ${(error as Error).name}`);
     }
+    // The timeout's signal covers the body too: a provider that stalls mid-answer fails closed here.
     const body: unknown = await response.json().catch(() => undefined);
     if (!response.ok || typeof body !== 'object' || body === null) {
       throw unavailable(`${captcha.kind} siteverify answered HTTP ${response.status}`);
