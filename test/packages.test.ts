@@ -36,6 +36,7 @@ const ENTRIES = [
   'service-web',
   'service-web/passkeys',
   'service-web/dpop',
+  'service-web/devices',
   'service-oauth-client',
   'service-oauth-client/delegation',
   'service-idp',

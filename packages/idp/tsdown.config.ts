@@ -7,9 +7,9 @@ import { nodePackage } from '../../tsdown.node.ts';
 // running it alone never leaves a half-overwritten dist/).
 export default defineConfig({
   ...nodePackage(['src/index.ts', 'src/cli.ts'], [/^service-oauth-client(\/.*)?$/]),
-  // The script-tag builds of service-web and their maps, served by src/http/sdk.ts (GET /sdk/v1/service-web.js and the three entries beside it).
+  // The script-tag builds of service-web and their maps, served by src/http/sdk.ts (GET /sdk/v1/service-web.js and the four entries beside it).
   copy: [
-    ...['service-web', 'service-web-passkeys', 'service-web-dpop', 'service-web-challenge'].flatMap((name) => [
+    ...['service-web', 'service-web-passkeys', 'service-web-dpop', 'service-web-challenge', 'service-web-devices'].flatMap((name) => [
       { from: `../web/dist/${name}.global.js`, to: `dist/${name}.global.js` },
       { from: `../web/dist/${name}.global.js.map`, to: `dist/${name}.global.js.map` },
     ]),

@@ -6,7 +6,7 @@ import { defineConfig } from 'tsdown';
 // one caveat (an app that loads both copies has two ServiceInitializer instances).
 // The IIFE script is built by esbuild (build:iife).
 export default defineConfig({
-  entry: ['src/index.ts', 'src/passkeys.ts', 'src/dpop.ts', 'src/upstream.ts', 'src/account.ts', 'src/challenge.ts'],
+  entry: ['src/index.ts', 'src/passkeys.ts', 'src/dpop.ts', 'src/upstream.ts', 'src/account.ts', 'src/challenge.ts', 'src/devices.ts'],
   format: ['esm', 'cjs'],
   platform: 'browser',
   target: 'es2022',

@@ -1,10 +1,12 @@
 // The signed-in page: our backend's session, the claims it verified, this user's devices
-// (service-web, proven by this browser's device key), and the MFA change through the backend's
+// (service-web/devices, proven by this browser's device key), and the MFA change through the backend's
 // ServiceDelegationClient.
 (() => {
   const { $, say, post, get, busy, METHOD_NAMES } = window.Demo;
   const page = $('#account');
   const sdk = window.ServiceWeb?.ServiceInitializer;
+  /** service-web/devices (window.ServiceWebDevices): list, rename and revoke, with the device key the core stored. */
+  const devices = window.ServiceWebDevices && new window.ServiceWebDevices.ServiceDevices();
   let email = '';
   /** service-web/passkeys, initialized in load() when the browser can use passkeys. */
   let passkeys;
@@ -63,7 +65,7 @@
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       busy(form, async () => {
-        const r = await sdk.renameDevice({ userid: email, deviceId: device.id, name: name.value });
+        const r = await devices.renameDevice({ userid: email, deviceId: device.id, name: name.value });
         if (r.status !== 'SUCCESS') return say(r.message);
         say('Device renamed.', 'success');
         await loadDevices();
@@ -71,7 +73,7 @@
     });
     revoke.addEventListener('click', () =>
       busy(form, async () => {
-        const r = await sdk.revokeDevice({ userid: email, deviceId: device.id });
+        const r = await devices.revokeDevice({ userid: email, deviceId: device.id });
         if (r.status !== 'SUCCESS') return say(r.message);
         say(
           device.current ? 'This browser is signed out: it will need a code from your email next time.' : `“${device.name}” is revoked.`,
@@ -88,12 +90,12 @@
     const list = $('#devices');
     const note = $('#devices-note');
     list.textContent = '';
-    if (!sdk) {
+    if (!sdk || !devices) {
       note.hidden = false;
       note.textContent = 'The sign-in library could not be loaded, so devices cannot be shown.';
       return;
     }
-    const r = await sdk.listDevices(email);
+    const r = await devices.listDevices(email);
     list.dataset.state = r.status;
     $('#revoke-others').hidden = r.status !== 'SUCCESS' || r.devices.length < 2;
     if (r.status !== 'SUCCESS') {
@@ -128,7 +130,7 @@
 
   $('#revoke-others').addEventListener('click', (event) =>
     busy(event.currentTarget.parentElement, async () => {
-      const r = await sdk.revokeOtherDevices(email);
+      const r = await devices.revokeOtherDevices(email);
       if (r.status !== 'SUCCESS') return say(r.message);
       say(`Signed out everywhere else (${r.revoked} ${r.revoked === 1 ? 'device' : 'devices'}).`, 'success');
       await loadDevices();
@@ -245,6 +247,7 @@
       const init = await sdk.init(document.body.dataset.publishableKey, document.body.dataset.serviceUrl);
       if (!init.success) say(`The sign-in library could not start: ${init.message}`);
     }
+    if (devices) await devices.init(document.body.dataset.publishableKey, document.body.dataset.serviceUrl);
     if (window.ServiceWebPasskeys) {
       const candidate = new window.ServiceWebPasskeys.ServicePasskeys();
       const ready = await candidate.init(document.body.dataset.publishableKey, document.body.dataset.serviceUrl);

@@ -230,7 +230,7 @@ describe('demo in a real browser', { timeout: 8 * 60_000 }, () => {
       'Status',
       'createPkcePair',
       'pkceChallengeFromVerifier',
-      // The send challenge's solver is a script of its own (service-web/challenge, window.ServiceWebChallenge).
+      // The send challenge's solver and device management are scripts of their own (service-web/challenge, service-web/devices).
     ]);
     assert.equal(result.init.status, 'INITIALIZED', JSON.stringify(result));
     assert.equal(result.init.success, true);

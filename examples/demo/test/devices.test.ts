@@ -1,6 +1,6 @@
 /**
  * Device management in a real browser (Debian chromium through playwright-core), through the
- * <script> build of service-web on a page of a registered origin: two browser contexts register
+ * <script> builds of service-web and service-web/devices on a page of a registered origin: two browser contexts register
  * as two devices of one user; the first lists both, renames and revokes the second; the
  * second's next authenticate gets OTP_NEEDED and its stored key is gone; then "sign out
  * everywhere else". Codes come from the development mailbox, so a second code for the address
@@ -23,8 +23,17 @@ describe('devices in a real browser', { timeout: 6 * 60_000 }, () => {
       plainPage(
         stack.serviceUrl,
         'Devices',
-        `window.sw = ServiceWeb.ServiceInitializer;
-         return await sw.init(${JSON.stringify(stack.client.publishableKey)}, ${JSON.stringify(stack.serviceUrl)});`,
+        // Device management is its own script (service-web/devices), loaded beside the core one.
+        `await new Promise((resolve, reject) => {
+           const script = Object.assign(document.createElement('script'), { src: ${JSON.stringify(`${stack.serviceUrl}/sdk/v1/service-web-devices.js`)}, onload: resolve, onerror: reject });
+           document.head.append(script);
+         });
+         window.sw = ServiceWeb.ServiceInitializer;
+         window.devices = new ServiceWebDevices.ServiceDevices();
+         const key = ${JSON.stringify(stack.client.publishableKey)}, url = ${JSON.stringify(stack.serviceUrl)};
+         const ready = await devices.init(key, url);
+         if (ready.status !== 'INITIALIZED') return ready;
+         return await sw.init(key, url);`,
       ),
     );
   });
@@ -92,7 +101,7 @@ describe('devices in a real browser', { timeout: 6 * 60_000 }, () => {
     const notices = (await stack.mails(email)).filter((m) => m.subject.startsWith('A new device can now sign in'));
     assert.equal(notices.length, 2, 'each new device was mailed about');
 
-    const listed = await lib(first, 'return sw.listDevices(arg);', email);
+    const listed = await lib(first, 'return devices.listDevices(arg);', email);
     assert.equal(listed.status, 'SUCCESS', JSON.stringify(listed));
     assert.equal(listed.devices.length, 2);
     const mine = listed.devices.find((d: any) => d.current);
@@ -102,27 +111,27 @@ describe('devices in a real browser', { timeout: 6 * 60_000 }, () => {
     assert.match(mine.os, /Linux/);
     secondId = other.id;
 
-    const renamed = await lib(first, 'return sw.renameDevice(arg);', { userid: email, deviceId: secondId, name: 'Second browser' });
+    const renamed = await lib(first, 'return devices.renameDevice(arg);', { userid: email, deviceId: secondId, name: 'Second browser' });
     assert.equal(renamed.status, 'SUCCESS', JSON.stringify(renamed));
-    const again = await lib(second, 'return sw.listDevices(arg);', email);
+    const again = await lib(second, 'return devices.listDevices(arg);', email);
     assert.equal(again.devices.find((d: any) => d.current).name, 'Second browser', 'the second sees its new name');
-    const bad = await lib(first, 'return sw.renameDevice(arg);', { userid: email, deviceId: secondId, name: 'bad\u0007name' });
+    const bad = await lib(first, 'return devices.renameDevice(arg);', { userid: email, deviceId: secondId, name: 'bad\u0007name' });
     assert.equal(bad.status, 'INVALID_REQUEST');
     await screenshot(first, '20-devices-listed');
   });
 
   it('the first revokes the second: its next authenticate gets OTP_NEEDED and its stored key is gone', async () => {
     assert.equal(await storedKeys(second), 1);
-    const revoked = await lib(first, 'return sw.revokeDevice(arg);', { userid: email, deviceId: secondId });
+    const revoked = await lib(first, 'return devices.revokeDevice(arg);', { userid: email, deviceId: secondId });
     assert.deepEqual([revoked.status, revoked.revoked], ['SUCCESS', 1], JSON.stringify(revoked));
     await waitSendWindow();
     const next = await lib(second, 'return sw.authenticate(arg, { rememberDevice: true });', email);
     lastSend = Date.now();
     assert.equal(next.status, 'OTP_NEEDED', JSON.stringify(next));
     assert.equal(await storedKeys(second), 0, 'the refused key was removed from IndexedDB');
-    const list = await lib(second, 'return sw.listDevices(arg);', email);
+    const list = await lib(second, 'return devices.listDevices(arg);', email);
     assert.equal(list.status, 'DEVICE_KEY_UNAVAILABLE');
-    const remaining = await lib(first, 'return sw.listDevices(arg);', email);
+    const remaining = await lib(first, 'return devices.listDevices(arg);', email);
     assert.deepEqual(
       remaining.devices.map((d: any) => d.current),
       [true],
@@ -132,9 +141,9 @@ describe('devices in a real browser', { timeout: 6 * 60_000 }, () => {
   it('"sign out everywhere else" from the first ends the second (registered again) and keeps the first', async () => {
     await register(second);
     assert.equal(await storedKeys(second), 1);
-    const out = await lib(first, 'return sw.revokeOtherDevices(arg);', email);
+    const out = await lib(first, 'return devices.revokeOtherDevices(arg);', email);
     assert.deepEqual([out.status, out.revoked], ['SUCCESS', 1], JSON.stringify(out));
-    const refused = await lib(second, 'return sw.listDevices(arg);', email);
+    const refused = await lib(second, 'return devices.listDevices(arg);', email);
     assert.equal(refused.status, 'DEVICE_KEY_UNAVAILABLE', JSON.stringify(refused));
     assert.equal(await storedKeys(second), 0, 'a refused device-management proof also drops the key');
     const still = await lib(first, 'return sw.authenticate(arg);', email);

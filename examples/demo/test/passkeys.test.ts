@@ -43,6 +43,7 @@ describe('passkeys in a real browser', { timeout: 5 * 60_000 }, () => {
 <h1>Passkeys</h1><pre id="out">…</pre>
 <script src="${stack.serviceUrl}/sdk/v1/service-web.js"></script>
 <script>${passkeysScript}</script>
+<script src="${stack.serviceUrl}/sdk/v1/service-web-devices.js"></script>
 <script>
 (async () => {
   // The sign-in request bodies, to replay one.
@@ -51,7 +52,8 @@ describe('passkeys in a real browser', { timeout: 5 * 60_000 }, () => {
   window.sw = ServiceWeb.ServiceInitializer;
   window.passkeys = new ServiceWebPasskeys.ServicePasskeys({ fetch: recording });
   const key = ${JSON.stringify(client.publishableKey)}, url = ${JSON.stringify(stack.serviceUrl)};
-  window.__ready = [await sw.init(key, url), await passkeys.init(key, url)];
+  window.devices = new ServiceWebDevices.ServiceDevices();
+  window.__ready = [await sw.init(key, url), await passkeys.init(key, url), await devices.init(key, url)];
   document.getElementById('out').textContent = JSON.stringify(window.__ready);
 })();
 </script></body></html>`,
@@ -69,7 +71,7 @@ describe('passkeys in a real browser', { timeout: 5 * 60_000 }, () => {
     const ready = (await (await page.waitForFunction(() => (window as any).__ready)).jsonValue()) as any[];
     assert.deepEqual(
       ready.map((r) => r.status),
-      ['INITIALIZED', 'INITIALIZED'],
+      ['INITIALIZED', 'INITIALIZED', 'INITIALIZED'],
       JSON.stringify(ready),
     );
     return { page, context };
@@ -114,7 +116,7 @@ describe('passkeys in a real browser', { timeout: 5 * 60_000 }, () => {
 
   it('registers a passkey on a signed-in device; it is listed; a fresh browser signs in with it, without and with the address', async () => {
     const { email, page, authenticator, passkeyId } = await withPasskey();
-    const listed = await lib(page, 'return sw.listDevices(arg);', email);
+    const listed = await lib(page, 'return devices.listDevices(arg);', email);
     const passkey = listed.devices.find((d: any) => d.id === passkeyId);
     assert.deepEqual([passkey.kind, passkey.name, passkey.synced], ['passkey', 'Laptop', false], JSON.stringify(listed));
     const again = await lib(page, 'return passkeys.add(arg);', { userid: email });
@@ -194,7 +196,7 @@ describe('passkeys in a real browser', { timeout: 5 * 60_000 }, () => {
 
   it('a revoked passkey no longer signs in', async () => {
     const { email, page, passkeyId } = await withPasskey();
-    const revoked = await lib(page, 'return sw.revokeDevice(arg);', { userid: email, deviceId: passkeyId });
+    const revoked = await lib(page, 'return devices.revokeDevice(arg);', { userid: email, deviceId: passkeyId });
     assert.equal(revoked.status, 'SUCCESS', JSON.stringify(revoked));
     const r = await lib(page, 'return passkeys.signIn();');
     assert.equal(r.status, 'PASSKEY_REFUSED', JSON.stringify(r));

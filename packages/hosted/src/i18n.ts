@@ -33,6 +33,8 @@ export function failureText(result: { status: string; attemptsRemaining?: number
     case 'ACCOUNT_LOCKED':
     case 'MFA_UNAVAILABLE':
     case 'NETWORK_ERROR':
+    // A send challenge the page could not pass (the CAPTCHA widget failed or was not solved).
+    case 'CHALLENGE_REQUIRED':
       return t(`hosted.error.${result.status}`);
     default:
       return t('hosted.error.generic');

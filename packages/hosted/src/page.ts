@@ -11,11 +11,18 @@ export interface PageConfig {
   publishableKey: string;
   /** The pending authorization request this page serves. */
   request: string;
+  /** The operator's CAPTCHA widget script, when one replaces the proof of work (empty otherwise). */
+  captchaScript: string;
 }
 
 function readConfig(): PageConfig {
   const data = document.querySelector<HTMLMetaElement>('meta[name="service-sign-in"]')?.dataset ?? {};
-  return { issuer: data.issuer ?? '', publishableKey: data.publishableKey ?? '', request: data.request ?? '' };
+  return {
+    issuer: data.issuer ?? '',
+    publishableKey: data.publishableKey ?? '',
+    request: data.request ?? '',
+    captchaScript: data.captchaScript ?? '',
+  };
 }
 
 export const config: PageConfig = readConfig();

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { parseCountries } from './clients/send-rules.js';
 import {
+  CAPTCHA_VERIFY_TIMEOUT_MS,
   CONSOLE_LISTENER_HOST,
   DB_POOL_SIZE,
   DB_STATEMENT_TIMEOUT_MS,
@@ -28,6 +29,7 @@ import {
 } from './defaults.js';
 import { ConfigError } from './errors.js';
 import { parseBudget, type SendBudgets } from './otp/send-budgets.js';
+import { CAPTCHA_PROVIDERS, type CaptchaConfig } from './otp/send-captcha.js';
 import type { ChallengeThresholds } from './otp/send-challenge.js';
 import { parseSmsCost, type SendRules } from './otp/send-rules.js';
 import type { SmsConfig } from './sms/configured.js';
@@ -103,6 +105,8 @@ export interface ServiceConfig {
   sendBudgets: SendBudgets;
   /** When a browser's code send must solve a proof of work first (SEND_CHALLENGE_AFTER_* unless SERVICE_IDP_CHALLENGE_* sets others). */
   sendChallengeThresholds: ChallengeThresholds;
+  /** The operator's CAPTCHA that replaces the proof of work (SERVICE_IDP_SEND_CHALLENGE=turnstile|hcaptcha); undefined: the proof of work. */
+  sendCaptcha: CaptchaConfig | undefined;
   /** Where SMS may go and what they may cost, and whether disposable mail domains are refused (SERVICE_IDP_SMS_*, SERVICE_IDP_REFUSE_DISPOSABLE_MAIL). */
   sendRules: SendRules;
   /** How long a node serves its signing keys before re-reading them (KEY_CACHE_SECONDS by default); the same on every node. */
@@ -166,6 +170,13 @@ export const ENVIRONMENT = {
   SERVICE_IDP_CHALLENGE_MAIL:
     'mail code requests service-wide before every browser must solve one, same form (default: half the mail budget)',
   SERVICE_IDP_CHALLENGE_SMS: 'SMS code requests service-wide before every browser must solve one, same form (default: half the SMS budget)',
+  SERVICE_IDP_SEND_CHALLENGE:
+    'the challenge asked past those thresholds: pow (default, self-hosted proof of work), turnstile (Cloudflare) or hcaptcha, with your keys below',
+  SERVICE_IDP_CAPTCHA_SITE_KEY: 'with turnstile or hcaptcha: the public site key the widget is rendered with',
+  SERVICE_IDP_CAPTCHA_SECRET: 'with turnstile or hcaptcha: the secret key siteverify is called with (never logged)',
+  SERVICE_IDP_CAPTCHA_VERIFY_URL: "the provider's siteverify URL (default: the provider's own)",
+  SERVICE_IDP_CAPTCHA_SCRIPT_URL: "the widget's script, which the hosted pages load and their CSP allows (default: the provider's own)",
+  SERVICE_IDP_CAPTCHA_TIMEOUT_MS: `ms a siteverify call may take before the send is refused (default ${CAPTCHA_VERIFY_TIMEOUT_MS})`,
   SERVICE_IDP_SMS_COUNTRIES:
     'countries (ISO 3166 codes) SMS may go to for an application without its own list, e.g. US,CA,GB (default: none with a real SMS transport, any with the outbox)',
   SERVICE_IDP_SMS_PER_PREFIX:
@@ -309,6 +320,7 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
         sms: budgetSetting(env, 'SERVICE_IDP_CHALLENGE_SMS', SEND_CHALLENGE_AFTER_SMS_SERVICE),
       },
     },
+    sendCaptcha: captchaSetting(env),
     sendRules: sendRulesSetting(env, sms),
     keyCacheSeconds: integerSetting(env, 'SERVICE_IDP_KEY_CACHE_SECONDS', KEY_CACHE_SECONDS, 1, 300),
     webhookRequestTimeoutMs,
@@ -490,6 +502,49 @@ function sendRulesSetting(env: NodeJS.ProcessEnv, sms: SmsConfig): SendRules {
   return {
     sms: { countries, perPrefix: budgetSetting(env, 'SERVICE_IDP_SMS_PER_PREFIX', SMS_PER_PREFIX), cost },
     refuseDisposableMail: disposable === 'true' || disposable === '1',
+  };
+}
+
+/**
+ * SERVICE_IDP_SEND_CHALLENGE and the CAPTCHA's keys: both keys are required with a CAPTCHA and
+ * refused without one (a key left over would read as protection that is not there).
+ */
+function captchaSetting(env: NodeJS.ProcessEnv): CaptchaConfig | undefined {
+  const kind = env.SERVICE_IDP_SEND_CHALLENGE?.trim() || 'pow';
+  const names = [
+    'SERVICE_IDP_CAPTCHA_SITE_KEY',
+    'SERVICE_IDP_CAPTCHA_SECRET',
+    'SERVICE_IDP_CAPTCHA_VERIFY_URL',
+    'SERVICE_IDP_CAPTCHA_SCRIPT_URL',
+  ];
+  if (kind === 'pow') {
+    const orphan = names.find((name) => env[name]);
+    if (orphan) throw new ConfigError(`${orphan} is set but SERVICE_IDP_SEND_CHALLENGE is pow: set it to turnstile or hcaptcha`);
+    return undefined;
+  }
+  if (kind !== 'turnstile' && kind !== 'hcaptcha')
+    throw new ConfigError(`SERVICE_IDP_SEND_CHALLENGE must be pow, turnstile or hcaptcha, not ${kind}`);
+  const need = (name: string) => {
+    const value = env[name]?.trim();
+    if (!value) throw new ConfigError(`SERVICE_IDP_SEND_CHALLENGE=${kind} needs ${name}`);
+    return value;
+  };
+  const url = (name: string, fallback: string) => {
+    const value = env[name]?.trim() || fallback;
+    if (!/^https?:\/\//.test(value) || !URL.canParse(value)) throw new ConfigError(`invalid ${name}: an http(s) URL`);
+    // The secret travels to the verify URL: in production, only over TLS.
+    if (env.NODE_ENV === 'production' && !value.startsWith('https:'))
+      throw new ConfigError(`${name} must be https when NODE_ENV=production`);
+    return value;
+  };
+  const provider = CAPTCHA_PROVIDERS[kind];
+  return {
+    kind,
+    siteKey: need('SERVICE_IDP_CAPTCHA_SITE_KEY'),
+    secret: need('SERVICE_IDP_CAPTCHA_SECRET'),
+    verifyUrl: url('SERVICE_IDP_CAPTCHA_VERIFY_URL', provider.verifyUrl),
+    scriptUrl: url('SERVICE_IDP_CAPTCHA_SCRIPT_URL', provider.scriptUrl),
+    timeoutMs: integerSetting(env, 'SERVICE_IDP_CAPTCHA_TIMEOUT_MS', CAPTCHA_VERIFY_TIMEOUT_MS, 100, 30_000),
   };
 }
 

@@ -141,6 +141,13 @@ export const SEND_CHALLENGE_TTL_SECONDS = 5 * 60;
  */
 export const SEND_CHALLENGE_COUNTER_MIN = 2_000;
 export const SEND_CHALLENGE_COUNTER_MAX = 20_000;
+/**
+ * The operator's CAPTCHA in place of the proof of work (otp/send-captcha.ts): its siteverify call
+ * must answer within this (SERVICE_IDP_CAPTCHA_TIMEOUT_MS), or the send fails closed. A token is
+ * remembered as spent this long: Turnstile's tokens live 300 s, hCaptcha's 120 s.
+ */
+export const CAPTCHA_VERIFY_TIMEOUT_MS = 3000;
+export const CAPTCHA_TOKEN_TTL_SECONDS = 5 * 60;
 
 /** Device challenge (nonce the device signs) lifetime. */
 export const DEVICE_CHALLENGE_TTL_SECONDS = 60;

@@ -1,4 +1,4 @@
-import { type ErrorCode, ErrorHttpStatus, type OAuthErrorCode, type SendChallenge } from 'service-protocol';
+import { type CaptchaChallenge, type ErrorCode, ErrorHttpStatus, type OAuthErrorCode, type SendChallenge } from 'service-protocol';
 
 /**
  * An error the service may show to a caller: a stable code, its HTTP status, a message
@@ -8,7 +8,7 @@ export class ServiceError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly expose: boolean;
-  readonly details: { retryAfter?: number; attemptsRemaining?: number; challenge?: SendChallenge };
+  readonly details: { retryAfter?: number; attemptsRemaining?: number; challenge?: SendChallenge | CaptchaChallenge };
 
   constructor(code: ErrorCode, message: string, details: ServiceError['details'] = {}, cause?: unknown) {
     super(message, cause === undefined ? undefined : { cause });

@@ -106,9 +106,15 @@ export interface ErrorBody {
   retryAfter?: number;
   /** Wrong guesses still allowed on this OTP challenge, on ERR_OTP_INVALID. */
   attemptsRemaining?: number;
-  /** On ERR_CHALLENGE_REQUIRED: the proof of work to solve before retrying. */
-  challenge?: SendChallenge;
+  /**
+   * On ERR_CHALLENGE_REQUIRED: what to solve before retrying, by its `kind`: the service's proof of
+   * work (`'pow'`, or no `kind` from a service before it was added), or the operator's CAPTCHA.
+   */
+  challenge?: SendChallenge | CaptchaChallenge;
 }
+
+/** Which send challenge the service asks: its own proof of work, or the CAPTCHA its operator configured. */
+export type SendChallengeKind = 'pow' | CaptchaChallenge['kind'];
 
 /**
  * A proof-of-work challenge (ALTCHA v2, `SHA-256`, deterministic mode), signed by the service
@@ -117,6 +123,8 @@ export interface ErrorBody {
  * `cost` times over its own digest; the counter is at most a few tens of thousands.
  */
 export interface SendChallenge {
+  /** Always `'pow'` from a service that has CAPTCHAs too; absent before. */
+  kind?: 'pow';
   parameters: {
     algorithm: 'SHA-256';
     cost: number;
@@ -130,6 +138,20 @@ export interface SendChallenge {
     data: { binding: string };
   };
   signature: string;
+}
+
+/**
+ * The operator's CAPTCHA (Cloudflare Turnstile or hCaptcha), in place of the proof of work:
+ * render the provider's widget with `siteKey` (and, for Turnstile, `action`) on the page that
+ * makes the request, and send the token it returns as the solution. The service checks it with
+ * the provider once: for this page's hostname (the request's Origin) and, for Turnstile, this action.
+ */
+export interface CaptchaChallenge {
+  kind: 'turnstile' | 'hcaptcha';
+  /** The operator's public site key for the widget. */
+  siteKey: string;
+  /** The endpoint the token is for (Turnstile's `action`: letters, digits, `-` and `_`, at most 32). */
+  action: string;
 }
 
 export function isErrorCode(value: unknown): value is ErrorCode {

@@ -3,7 +3,7 @@
  * v2 challenge over SHA-256, solved here with crypto.subtle (no dependency). The service drew
  * the counter, so the search is bounded: a few tens of thousands of hashes.
  */
-import type { SendChallenge } from 'service-protocol';
+import type { CaptchaChallenge, SendChallenge } from 'service-protocol';
 import { base64urlJson } from './base64url.js';
 
 /** The search stops here: the service's counters are far below, so a challenge past it is not one of its own. */
@@ -17,9 +17,10 @@ function bytesOf(hex: string): Uint8Array<ArrayBuffer> | undefined {
 }
 
 /**
- * Solves a CHALLENGE_REQUIRED result's `challenge`. Resolves with the solution to pass, as
+ * Solves a CHALLENGE_REQUIRED result's proof of work (`kind` 'pow'). Resolves with the solution to pass, as
  * `challengeSolution`, to the same operation retried (authenticate, verifyDevice, initiateMfa);
- * undefined when the challenge is malformed or has no solution. Never throws.
+ * undefined when the challenge is malformed, has no solution, or is a CAPTCHA (its widget's
+ * token is the solution). Never throws.
  *
  * @example
  * ```ts
@@ -30,8 +31,9 @@ function bytesOf(hex: string): Uint8Array<ArrayBuffer> | undefined {
  * }
  * ```
  */
-export async function solveChallenge(challenge: SendChallenge): Promise<string | undefined> {
+export async function solveChallenge(challenge: SendChallenge | CaptchaChallenge): Promise<string | undefined> {
   try {
+    if (!('parameters' in challenge)) return undefined;
     const { algorithm, cost, keyLength, keyPrefix, nonce, salt } = challenge.parameters;
     const nonceBytes = bytesOf(nonce);
     const saltBytes = bytesOf(salt);

@@ -1,6 +1,5 @@
-import { BrowserPaths, DeviceOps } from 'service-protocol';
+import { BrowserPaths } from 'service-protocol';
 import { isNonEmptyString } from './checks.js';
-import { deviceOperation } from './devices.js';
 import { request } from './http.js';
 import * as login from './login.js';
 import * as mfa from './mfa.js';
@@ -9,13 +8,11 @@ import { DEFAULT_BASE_URL, httpConfig, type LoginSession, type PendingLogin, typ
 import type {
   AuthenticateOptions,
   AuthenticationResult,
-  DeviceChangeResult,
   FailureResult,
   InitializationResult,
   InitiateMfaInput,
   InitiateMfaResult,
   InitOptions,
-  ListDevicesResult,
   VerifyDeviceInput,
   VerifyDeviceResult,
   VerifyEmailOtpResult,
@@ -160,65 +157,6 @@ export class ServiceClient {
   verifyMfa(input: VerifyMfaInput): Promise<VerifyMfaResult> {
     // Its result has `success`: a failure gets `success: false`.
     return guard(() => this.#run(mfa.verifyMfa, input), lacksSuccess) as Promise<VerifyMfaResult>;
-  }
-
-  /**
-   * Lists the user's trusted devices for this application (name, browser, OS, created, last
-   * used, `current` for this browser). Needs this browser to be one of them: it proves itself
-   * with its device key. A refused device (revoked, expired) forgets its key and gets
-   * DEVICE_KEY_UNAVAILABLE; the next authenticate then asks for the email OTP.
-   *
-   * @example
-   * ```ts
-   * const r = await ServiceInitializer.listDevices('ann@example.com');
-   * if (r.status === 'SUCCESS') for (const d of r.devices) console.log(d.name, d.current ? '(this device)' : '');
-   * ```
-   */
-  listDevices(userid: string): Promise<ListDevicesResult> {
-    return this.#run(deviceOperation, userid, BrowserPaths.listDevices, DeviceOps.list) as Promise<ListDevicesResult>;
-  }
-
-  /**
-   * Renames one of the user's devices (1 to 64 characters, no control characters; the service
-   * checks, INVALID_REQUEST otherwise).
-   *
-   * @example
-   * ```ts
-   * await ServiceInitializer.renameDevice({ userid: 'ann@example.com', deviceId: d.id, name: 'Work laptop' });
-   * ```
-   */
-  renameDevice(input: { userid: string; deviceId: string; name: string }): Promise<DeviceChangeResult> {
-    return this.#run(deviceOperation, input?.userid, BrowserPaths.renameDevice, DeviceOps.rename, {
-      deviceId: input?.deviceId,
-      name: input?.name,
-    });
-  }
-
-  /**
-   * Revokes one of the user's devices: it must verify by email to sign in again. Revoking this
-   * browser's own device also forgets its key here.
-   *
-   * @example
-   * ```ts
-   * const r = await ServiceInitializer.revokeDevice({ userid: 'ann@example.com', deviceId: lost.id });
-   * ```
-   */
-  revokeDevice(input: { userid: string; deviceId: string }): Promise<DeviceChangeResult> {
-    return this.#run(deviceOperation, input?.userid, BrowserPaths.revokeDevice, DeviceOps.revoke, { deviceId: input?.deviceId });
-  }
-
-  /**
-   * "Sign out everywhere else": revokes every device of the user for this application except
-   * this browser. `revoked` says how many.
-   *
-   * @example
-   * ```ts
-   * const r = await ServiceInitializer.revokeOtherDevices('ann@example.com');
-   * if (r.status === 'SUCCESS') alert(`${r.revoked} device(s) signed out`);
-   * ```
-   */
-  revokeOtherDevices(userid: string): Promise<DeviceChangeResult> {
-    return this.#run(deviceOperation, userid, BrowserPaths.revokeOtherDevices, DeviceOps.revokeOthers);
   }
 
   /** Runs an operation of an initialized client with `args` under guard (NOT_INITIALIZED otherwise). */

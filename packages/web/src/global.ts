@@ -4,7 +4,8 @@
  */
 import { createPkcePair, MfaMethod, pkceChallengeFromVerifier, ServiceClient, ServiceInitializer, Status } from './index.js';
 
-// The send challenge's solver is a script of its own (challenge-global.ts, window.ServiceWebChallenge), outside the core's size target.
+// The send challenge's solver and device management are scripts of their own (challenge-global.ts, window.ServiceWebChallenge;
+// devices-global.ts, window.ServiceWebDevices), outside the core's size target.
 const api = { ServiceInitializer, ServiceClient, createPkcePair, pkceChallengeFromVerifier, Status, MfaMethod };
 
 /** Shape of `window.ServiceWeb`. */

@@ -87,7 +87,7 @@ export function errorBodyToFailure(httpStatus: number, body: Record<string, unkn
     'retryAfter',
     'attemptsRemaining',
   );
-  // Passed on as the service sent it: the solution must carry the challenge unchanged (solveChallenge checks its shape).
-  if (isObject(challenge) && isObject(challenge.parameters)) result.challenge = challenge as unknown as SendChallenge;
+  // Passed on as the service sent it: a proof of work's solution carries it unchanged (solveChallenge checks its shape).
+  if (isObject(challenge)) result.challenge = challenge as unknown as SendChallenge;
   return result;
 }

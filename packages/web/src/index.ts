@@ -18,6 +18,7 @@ export { createPkcePair, type PkcePair, pkceChallengeFromVerifier } from './pkce
 export type {
   AuthenticateOptions,
   AuthenticationResult,
+  CaptchaChallenge,
   DeviceChangeResult,
   DeviceInfo,
   FailureResult,

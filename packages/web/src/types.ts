@@ -1,6 +1,6 @@
-import type { DeviceInfo, MfaMethod, SendChallenge } from 'service-protocol';
+import type { CaptchaChallenge, DeviceInfo, MfaMethod, SendChallenge } from 'service-protocol';
 
-export type { DeviceInfo, SendChallenge };
+export type { CaptchaChallenge, DeviceInfo, SendChallenge };
 
 /** Options of {@link ServiceClient.init}. */
 export interface InitOptions {
@@ -67,11 +67,13 @@ export interface FailureResult {
   /** Wrong guesses still allowed on the current OTP challenge (INVALID_OTP). */
   attemptsRemaining?: number;
   /**
-   * CHALLENGE_REQUIRED: the proof of work the service asks before it sends a code (many codes
-   * were asked lately). Solve it with solveChallenge and call the same operation again with the
-   * solution as `challengeSolution`. Nothing was sent.
+   * CHALLENGE_REQUIRED: what the service asks before it sends a code (many codes were asked
+   * lately); nothing was sent. By its `kind`: the proof of work (`'pow'`), solved with
+   * solveChallenge; or the operator's CAPTCHA (`'turnstile'`, `'hcaptcha'`): render the
+   * provider's widget with `siteKey` (and Turnstile's `action`), and its token is the solution.
+   * Then call the same operation again with the solution as `challengeSolution`.
    */
-  challenge?: SendChallenge;
+  challenge?: SendChallenge | CaptchaChallenge;
 }
 
 /** Result of {@link ServiceClient.init}. */

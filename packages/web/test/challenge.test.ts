@@ -97,3 +97,24 @@ test('initiateMfa and verifyDevice send a solution the same way; a solution that
   assert.equal(refused.status, 'INVALID_REQUEST');
   assert.equal(service.calls.length, calls);
 });
+
+test("CHALLENGE_REQUIRED with the operator's CAPTCHA: the kind, site key and action reach the caller; the widget's token is the solution", async () => {
+  const captcha = { kind: 'turnstile', siteKey: '0x4AAAAAAAsitekey', action: 'authenticate' } as const;
+  const service = fakeFetch({
+    ...CLIENT_ROUTE,
+    'POST /v1/authenticate': (call) =>
+      call.headers[CHALLENGE_SOLUTION_HEADER] === 'widget-token'
+        ? { status: 200, body: { status: 'OTP_NEEDED', message: 'Code sent', deviceToken: 'dt_1234567890' } }
+        : { status: 428, body: { code: 'ERR_CHALLENGE_REQUIRED', message: 'Solve the challenge', challenge: captcha } },
+  });
+  const client = new ServiceClient({ fetch: service.fetch });
+  await client.init('pk_test', BASE_URL);
+  const first = await client.authenticate('ann@example.com');
+  assert.equal(first.status, 'CHALLENGE_REQUIRED');
+  assert.ok('challenge' in first);
+  assert.deepEqual(first.challenge, captcha);
+  assert.equal(await solveChallenge(captcha), undefined, 'no proof of work to solve: the widget solves it');
+  const retried = await client.authenticate('ann@example.com', { challengeSolution: 'widget-token' });
+  assert.equal(retried.status, 'OTP_NEEDED');
+  assert.equal(service.calls.at(-1)?.headers[CHALLENGE_SOLUTION_HEADER], 'widget-token');
+});

@@ -47,3 +47,19 @@ test('the challenge script defines globalThis.ServiceWebChallenge with solveChal
   assert.deepEqual(Object.keys(context).sort(), ['ServiceWebChallenge', 'globalThis']);
   assert.deepEqual(Object.keys(context.ServiceWebChallenge as object), ['solveChallenge']);
 });
+
+// Device management ships as its own script (service-web/devices), outside the core's size target.
+test('the devices script defines globalThis.ServiceWebDevices with ServiceDevices, and nothing else', async () => {
+  const out = await build({
+    entryPoints: [fileURLToPath(new URL('../src/devices-global.ts', import.meta.url))],
+    bundle: true,
+    format: 'iife',
+    target: 'es2022',
+    write: false,
+  });
+  const context: Record<string, unknown> = {};
+  context.globalThis = context;
+  runInNewContext(out.outputFiles[0]!.text, context);
+  assert.deepEqual(Object.keys(context).sort(), ['ServiceWebDevices', 'globalThis']);
+  assert.deepEqual(Object.keys(context.ServiceWebDevices as object), ['ServiceDevices']);
+});

@@ -43,5 +43,6 @@ function redactedConfig(config: ServiceConfig): Record<string, unknown> {
     databaseUrl: hideUrlPassword(config.databaseUrl) ?? null,
     smtpUrl: hideUrlPassword(config.smtpUrl) ?? null,
     sms,
+    sendCaptcha: config.sendCaptcha ? { ...config.sendCaptcha, secret: HIDDEN } : null,
   };
 }

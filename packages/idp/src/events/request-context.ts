@@ -11,6 +11,8 @@ export interface RequestOrigin {
   route: string | undefined;
   /** The solved send challenge the request carries (CHALLENGE_SOLUTION_HEADER), read only where a code is sent. */
   challengeSolution: string | undefined;
+  /** The Origin header: the page a CAPTCHA token must have been solved on (otp/send-captcha.ts). */
+  pageOrigin: string | undefined;
 }
 
 const storage = new AsyncLocalStorage<RequestOrigin>();
@@ -29,6 +31,7 @@ export function trackRequestOrigin(app: FastifyInstance): void {
         userAgent,
         route: request.routeOptions.url,
         challengeSolution: typeof solution === 'string' ? solution : undefined,
+        pageOrigin: request.headers.origin,
       },
       done,
     );

@@ -258,6 +258,8 @@ export const OPERATIONS: Readonly<Record<string, readonly [operationId: string, 
   'GET /sdk/v1/service-web-dpop.global.js.map': ['getSdkDpopSourceMap', "The service-web DPoP script's source map"],
   'GET /sdk/v1/service-web-challenge.js': ['getSdkChallengeScript', 'The service-web send challenge script'],
   'GET /sdk/v1/service-web-challenge.global.js.map': ['getSdkChallengeSourceMap', "The service-web send challenge script's source map"],
+  'GET /sdk/v1/service-web-devices.js': ['getSdkDevicesScript', 'The service-web device management script'],
+  'GET /sdk/v1/service-web-devices.global.js.map': ['getSdkDevicesSourceMap', "The service-web device management script's source map"],
   'GET /healthz': ['getHealth', 'Liveness probe'],
   'GET /readyz': ['getReadiness', 'Readiness probe: the database answers'],
 };

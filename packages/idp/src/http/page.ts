@@ -9,6 +9,19 @@ import { Paths } from 'service-protocol';
 export const PAGE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
+/**
+ * `csp` that also lets a CAPTCHA widget in: its script, the frame it renders, and (hCaptcha)
+ * its styles and calls, from `origins` (otp/send-captcha.ts captchaOrigins). Only the hosted
+ * sign-in page, and only when the operator configured a CAPTCHA, widens its policy so.
+ */
+export function cspWithCaptcha(csp: string, origins: readonly string[]): string {
+  const list = origins.join(' ');
+  return `${csp
+    .replace("script-src 'self'", `script-src 'self' ${list}`)
+    .replace("style-src 'self'", `style-src 'self' ${list}`)
+    .replace("connect-src 'self'", `connect-src 'self' ${list}`)}; frame-src ${list}`;
+}
+
 /** A redirect target as a CSP source: its origin, or a private-use scheme (RFC 8252 7.1). */
 export function cspSource(uri: string): string {
   const url = new URL(uri);

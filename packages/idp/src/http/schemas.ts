@@ -95,6 +95,7 @@ const ERROR_CODES = Object.keys(ErrorHttpStatus) as ErrorCode[];
 /** ERR_CHALLENGE_REQUIRED's proof of work (packages/protocol SendChallenge; docs/protocol.md, "Send challenge"). */
 const SendChallengeSchema = Type.Object(
   {
+    kind: Type.Optional(Type.Literal('pow')),
     parameters: Type.Object({
       algorithm: Type.Literal('SHA-256'),
       cost: Type.Integer(),
@@ -110,6 +111,16 @@ const SendChallengeSchema = Type.Object(
   { description: 'a proof of work to solve before sending the same request again with its solution (x-service-challenge-solution)' },
 );
 
+/** ERR_CHALLENGE_REQUIRED's CAPTCHA, when the operator chose one (packages/protocol CaptchaChallenge). */
+const CaptchaChallengeSchema = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('turnstile'), Type.Literal('hcaptcha')]),
+    siteKey: Type.String({ description: "the operator's site key to render the widget with" }),
+    action: Type.String({ description: "the endpoint the token is for (Turnstile's action)" }),
+  },
+  { description: "the operator's CAPTCHA: its widget's token is the solution (x-service-challenge-solution)" },
+);
+
 const errorBody = (codes: ErrorCode[], description: string) =>
   Type.Object(
     {
@@ -117,7 +128,7 @@ const errorBody = (codes: ErrorCode[], description: string) =>
       message: Type.String(),
       retryAfter: Type.Optional(Type.Integer({ description: 'seconds until a rate-limited or locked request may be retried' })),
       attemptsRemaining: Type.Optional(Type.Integer({ description: 'wrong guesses still allowed on this OTP challenge' })),
-      challenge: Type.Optional(SendChallengeSchema),
+      challenge: Type.Optional(Type.Union([SendChallengeSchema, CaptchaChallengeSchema])),
     },
     { description },
   );

@@ -14,7 +14,7 @@ const STABLE_CACHE = `public, max-age=${SDK_SCRIPT_MAX_AGE_SECONDS}, stale-while
 const PINNED_CACHE = `public, max-age=${SDK_PINNED_SCRIPT_MAX_AGE_SECONDS}, immutable`;
 
 /**
- * The <script> builds of service-web served here: the core (window.ServiceWeb) and the three
+ * The <script> builds of service-web served here: the core (window.ServiceWeb) and the four
  * opt-in entries a plain page adds beside it, each as packages/web builds it (its `*\/global`
  * export). The stable path is `/sdk/v1/<name>.js`; the file's name is what its source map link names.
  */
@@ -23,6 +23,7 @@ export const SDK_SCRIPTS = [
   { name: 'service-web-passkeys', file: 'service-web-passkeys.global.js', what: 'the passkeys entry for a <script> tag' },
   { name: 'service-web-dpop', file: 'service-web-dpop.global.js', what: 'the DPoP entry for a <script> tag' },
   { name: 'service-web-challenge', file: 'service-web-challenge.global.js', what: 'the send challenge solver for a <script> tag' },
+  { name: 'service-web-devices', file: 'service-web-devices.global.js', what: 'the device management entry for a <script> tag' },
 ] as const;
 
 /** The document's view of a stable script (the same whether or not service-web is built). */

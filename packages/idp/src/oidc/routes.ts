@@ -19,7 +19,7 @@ import { AUTHORIZATION_REQUEST_TTL_SECONDS, SESSION_ABSOLUTE_LIFETIME_SECONDS } 
 import { ServiceError } from '../errors.js';
 import { Attestation, CreationOptions } from '../factors/passkey/routes.js';
 import { parseCookies } from '../http/cookies.js';
-import { cspWithFormTarget, escapeHtml, PAGE_CSP, sendHtml, sendPage, switcherHtml } from '../http/page.js';
+import { cspWithCaptcha, cspWithFormTarget, escapeHtml, PAGE_CSP, sendHtml, sendPage, switcherHtml } from '../http/page.js';
 import { BODY_ERRORS, errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/schemas.js';
 import type { MessageKey } from '../i18n/messages/en.js';
 import type { PageLanguages } from '../i18n/page-language.js';
@@ -189,7 +189,9 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
   }>;
   languages: PageLanguages;
   dbsc: DbscService;
-}> = async (app, { oidc, offer, issuer, resendSeconds, brandOf, languages, dbsc }) => {
+  /** The operator's CAPTCHA (otp/send-captcha.ts): the widget's script and the origins the page's CSP then allows; undefined with the proof of work. */
+  captcha?: { scriptUrl: string; origins: readonly string[] } | undefined;
+}> = async (app, { oidc, offer, issuer, resendSeconds, brandOf, languages, dbsc, captcha }) => {
   const { locales } = languages;
   const origin = new URL(issuer).origin;
   // Secure cookies need https; the __Host- prefix then pins them to this host and path /.
@@ -307,9 +309,11 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
       .replaceAll('{{publishableKey}}', escapeHtml(oidc.hostedPublishableKey))
       .replaceAll('{{requestId}}', escapeHtml(requestId))
       .replaceAll('{{loginHint}}', escapeHtml(pending.request.loginHint ?? ''))
-      .replaceAll('{{resendSeconds}}', String(resendSeconds));
+      .replaceAll('{{resendSeconds}}', String(resendSeconds))
+      .replaceAll('{{captchaScript}}', escapeHtml(captcha?.scriptUrl ?? ''));
     // response_mode=form_post: the page itself posts the response to the app (hosted-api.ts goToApp).
-    const csp = pending.request.responseMode === 'form_post' ? cspWithFormTarget(pending.request.redirectUri) : PAGE_CSP;
+    const policy = pending.request.responseMode === 'form_post' ? cspWithFormTarget(pending.request.redirectUri) : PAGE_CSP;
+    const csp = captcha ? cspWithCaptcha(policy, captcha.origins) : policy;
     return sendHtml(reply, html, { csp, locale });
   });
   app.get(

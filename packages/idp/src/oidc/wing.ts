@@ -12,6 +12,7 @@ import type { Keyring } from '../keys/keyring.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailTemplates } from '../mail/templates.js';
 import type { OrganizationAccess } from '../organizations/service.js';
+import { type CaptchaConfig, captchaOrigins } from '../otp/send-captcha.js';
 import type { SpentTokenStore } from '../spent-tokens/store.js';
 import type { Db } from '../storage/schema.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
@@ -57,7 +58,7 @@ interface OidcNeeds {
   now: () => number;
   hash: SecretHasher;
   idleMs: number;
-  config: { issuer: string; sendSpacingSeconds: number };
+  config: { issuer: string; sendSpacingSeconds: number; sendCaptcha: CaptchaConfig | undefined };
   oidcStore: ReturnType<typeof createOidcStore>;
   clients: ClientService;
   codes: CodeService;
@@ -122,7 +123,8 @@ export const oidcWing = defineWing('oidc', (deps: OidcNeeds) => {
         ({ languages }) =>
         async (app) => {
           const resendSeconds = config.sendSpacingSeconds;
-          await app.register(oidcRoutes, { oidc, offer: passkeyOffer, issuer, resendSeconds, brandOf, languages, dbsc });
+          const captcha = config.sendCaptcha && { scriptUrl: config.sendCaptcha.scriptUrl, origins: captchaOrigins(config.sendCaptcha) };
+          await app.register(oidcRoutes, { oidc, offer: passkeyOffer, issuer, resendSeconds, brandOf, languages, dbsc, captcha });
           await app.register(dbscRoutes, { dbsc, issuer });
           await app.register(renewalRoutes, { dbsc, issuer, sessionCookie: sessionCookieName(issuer) });
           await app.register(logoutRoutes, { logout, issuer, languages, productName: () => branding.productName() });

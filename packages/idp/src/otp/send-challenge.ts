@@ -1,6 +1,6 @@
 import { createChallenge, randomInt, verifySolution } from 'altcha-lib';
 import { deriveKey } from 'altcha-lib/algorithms/sha';
-import type { SendChallenge } from 'service-protocol';
+import type { CaptchaChallenge, SendChallenge } from 'service-protocol';
 import { type SecretHasher, safeEqual } from '../crypto/secrets.js';
 import { SEND_CHALLENGE_COUNTER_MAX, SEND_CHALLENGE_COUNTER_MIN, SEND_CHALLENGE_TTL_SECONDS } from '../defaults.js';
 import type { SpentTokenStore } from '../spent-tokens/store.js';
@@ -25,8 +25,8 @@ export interface ChallengeBinding {
 }
 
 export interface SendChallenges {
-  /** A fresh challenge for this binding, signed, expiring SEND_CHALLENGE_TTL_SECONDS from now. */
-  issue(binding: ChallengeBinding): Promise<SendChallenge>;
+  /** A fresh challenge for this binding: a proof of work, signed, expiring SEND_CHALLENGE_TTL_SECONDS from now; or the CAPTCHA's widget settings. */
+  issue(binding: ChallengeBinding): Promise<SendChallenge | CaptchaChallenge>;
   /**
    * True once per solved challenge: the solution (CHALLENGE_SOLUTION_HEADER's value) is well
    * formed, signed by this service, unexpired, issued for this binding, right, and spent now
@@ -64,7 +64,7 @@ export function createSendChallenges(deps: {
         data: { binding: bindingOf(binding) },
         hmacSignatureSecret: hmacKey,
       });
-      return challenge as SendChallenge;
+      return { kind: 'pow', ...challenge } as SendChallenge;
     },
 
     async redeem(solution, binding) {

@@ -10,13 +10,15 @@ import type { SpentTokenStore } from '../spent-tokens/store.js';
 import type { Throttle } from '../throttle/service.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
 import type { SendBudgets } from './send-budgets.js';
+import { type CaptchaConfig, createCaptchaChallenges } from './send-captcha.js';
 import { type ChallengeThresholds, createSendChallenges } from './send-challenge.js';
 import type { SendRules } from './send-rules.js';
 import { createOtpService } from './service.js';
 
 /**
  * The one code sender (mail and SMS) every factor's code goes through, with its spacing, limits
- * and budgets, and the proof-of-work challenge it asks past its thresholds (otp/send-challenge.ts).
+ * and budgets, and the challenge it asks past its thresholds: the proof of work (otp/send-challenge.ts)
+ * or the operator's CAPTCHA (otp/send-captcha.ts).
  */
 export const otpWing = defineWing(
   'otp',
@@ -24,7 +26,13 @@ export const otpWing = defineWing(
     now: () => number;
     hash: SecretHasher;
     serverSecret: Buffer;
-    config: { sendSpacingSeconds: number; sendBudgets: SendBudgets; sendChallengeThresholds: ChallengeThresholds; sendRules: SendRules };
+    config: {
+      sendSpacingSeconds: number;
+      sendBudgets: SendBudgets;
+      sendChallengeThresholds: ChallengeThresholds;
+      sendCaptcha: CaptchaConfig | undefined;
+      sendRules: SendRules;
+    };
     clients: ClientService;
     spentTokens: SpentTokenStore;
     enabledUsers: EnabledUserStore;
@@ -40,9 +48,11 @@ export const otpWing = defineWing(
         ...{ hash: deps.hash, events: deps.events, now: deps.now },
         sendSpacingSeconds: deps.config.sendSpacingSeconds,
         budgets: deps.config.sendBudgets,
-        challenges: createSendChallenges({
-          ...{ hmacKey: deriveServerKey(deps.serverSecret, 'send-challenge'), hash: deps.hash, spent: deps.spentTokens, now: deps.now },
-        }),
+        challenges: deps.config.sendCaptcha
+          ? createCaptchaChallenges({ captcha: deps.config.sendCaptcha, hash: deps.hash, spent: deps.spentTokens, now: deps.now })
+          : createSendChallenges({
+              ...{ hmacKey: deriveServerKey(deps.serverSecret, 'send-challenge'), hash: deps.hash, spent: deps.spentTokens, now: deps.now },
+            }),
         challengeThresholds: deps.config.sendChallengeThresholds,
         sendRules: deps.config.sendRules,
         clientSendRules: async (clientId) => (await deps.clients.findById(clientId))?.sendRules,

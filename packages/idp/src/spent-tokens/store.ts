@@ -6,7 +6,7 @@ import { deleteBefore } from '../storage/sweeper.js';
  * the login, factors/device-key/sign-in-store.ts), a "this wasn't me" link (devices/notice.ts), a passkey challenge
  * (webauthn/service.ts), a delegation request's jti (delegation/service.ts), a DPoP proof's key
  * and jti (dpop/proof.ts), a DBSC challenge (oidc/dbsc.ts), an upstream sign-in's state and device ticket (factors/upstream/),
- * a solved send challenge (otp/send-challenge.ts), a machine client's assertion (token/client-assertion.ts).
+ * a solved send challenge or CAPTCHA token (otp/send-challenge.ts, otp/send-captcha.ts), a machine client's assertion (token/client-assertion.ts).
  */
 export type SpentPurpose =
   | 'device-challenge'
@@ -18,6 +18,7 @@ export type SpentPurpose =
   | 'upstream-state'
   | 'upstream-device'
   | 'send-challenge'
+  | 'send-captcha'
   | 'client-assertion';
 
 /** A token to record as spent: its caller's keyed hash of it, kept until it would have expired anyway. */

@@ -87,6 +87,34 @@ describe('service-idp configuration', () => {
     assert.equal(webhook.sms.secret, '***');
   });
 
+  it('prints the CAPTCHA settings with its secret hidden, and refuses incomplete or leftover ones, naming the setting', async () => {
+    const shown = await check([], {
+      SERVICE_IDP_SEND_CHALLENGE: 'hcaptcha',
+      SERVICE_IDP_CAPTCHA_SITE_KEY: '10000000-ffff-ffff-ffff-000000000001',
+      SERVICE_IDP_CAPTCHA_SECRET: 'captcha-secret-4',
+    });
+    assert.ok(!JSON.stringify(shown).includes('captcha-secret-4'), 'the CAPTCHA secret is hidden');
+    assert.deepEqual(shown.sendCaptcha, {
+      kind: 'hcaptcha',
+      siteKey: '10000000-ffff-ffff-ffff-000000000001',
+      secret: '***',
+      verifyUrl: 'https://api.hcaptcha.com/siteverify',
+      scriptUrl: 'https://js.hcaptcha.com/1/api.js?render=explicit',
+      timeoutMs: 3000,
+    });
+    assert.equal((await check([])).sendCaptcha, null, 'the proof of work by default');
+    for (const [env, named] of [
+      [{ SERVICE_IDP_SEND_CHALLENGE: 'recaptcha' }, /SERVICE_IDP_SEND_CHALLENGE must be pow, turnstile or hcaptcha/],
+      [{ SERVICE_IDP_SEND_CHALLENGE: 'turnstile', SERVICE_IDP_CAPTCHA_SITE_KEY: 'k' }, /needs SERVICE_IDP_CAPTCHA_SECRET/],
+      [{ SERVICE_IDP_CAPTCHA_SECRET: 'leftover-secret-5' }, /SERVICE_IDP_CAPTCHA_SECRET is set but SERVICE_IDP_SEND_CHALLENGE is pow/],
+    ] as const) {
+      const result = await run(['config', 'check'], env);
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, named);
+      assert.ok(!result.stderr.includes('leftover-secret-5'), 'never the secret');
+    }
+  });
+
   it('refuses a configuration file that is not one, naming the file and the setting', async () => {
     refusedInOneLine(
       await run(['config', 'check', '--config', join(dir, 'missing.json')]),

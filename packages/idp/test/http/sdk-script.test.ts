@@ -66,11 +66,12 @@ describe('the served browser script', () => {
     assert.equal((await rawGet(service.url, '/sdk/v1/service-web.0000000000000000.js')).status, 404);
   });
 
-  it('serves the passkeys, DPoP and send challenge entries beside it, each with its own pinned path and source map', async () => {
+  it('serves the passkeys, DPoP, send challenge and device management entries beside it, each with its own pinned path and source map', async () => {
     for (const [name, global] of [
       ['service-web-passkeys', 'ServiceWebPasskeys'],
       ['service-web-dpop', 'ServiceWebDpop'],
       ['service-web-challenge', 'ServiceWebChallenge'],
+      ['service-web-devices', 'ServiceWebDevices'],
     ]) {
       const r = await rawGet(service.url, `/sdk/v1/${name}.js`, { 'accept-encoding': 'br' });
       assert.equal(r.status, 200, name);

@@ -56,6 +56,7 @@ export const de = {
     'Mit einem Passkey melden Sie sich per Fingerabdruck, Gesicht oder Bildschirmsperre an statt mit einem Code per E-Mail. Er bleibt auf diesem Gerät (oder in Ihrem Passwortmanager) und funktioniert nur auf dieser Anmeldeseite.',
   'hosted.offer.add': 'Passkey hinzufügen',
   'hosted.offer.notNow': 'Jetzt nicht',
+  'hosted.captcha.prompt': 'Schließen Sie die Prüfung unten ab, um Ihren Code zu erhalten.',
   'hosted.status.checking': 'Ihr Browser wird geprüft …',
   'hosted.status.signingIn': 'Sie werden angemeldet …',
   'hosted.status.passkeyAdded': 'Passkey hinzugefügt.',
@@ -63,6 +64,7 @@ export const de = {
   'hosted.status.noPasskeyUsed':
     'Es wurde kein Passkey verwendet. Versuchen Sie es erneut oder verwenden Sie einen Wiederherstellungscode.',
   'hosted.status.expired': 'Diese Anmeldung ist abgelaufen. Kehren Sie zur App zurück und beginnen Sie neu.',
+  'hosted.error.CHALLENGE_REQUIRED': 'Die Prüfung konnte nicht abgeschlossen werden. Versuchen Sie es erneut.',
   'hosted.error.generic': 'Etwas ist schiefgegangen. Versuchen Sie es erneut.',
   'hosted.error.INVALID_EMAIL': 'Geben Sie eine gültige E-Mail-Adresse ein.',
   'hosted.error.INVALID_REQUEST': 'Das wurde nicht angenommen. Prüfen Sie Ihre Eingabe und versuchen Sie es erneut.',
