@@ -101,6 +101,7 @@ try {
       id_token_signed_response_alg: 'RS256',
       third_party: 0,
       registered: 0,
+      device_code_grant: 0,
       created_at: now,
     })
     .execute();
