@@ -256,7 +256,12 @@ describe('refresh tokens', () => {
 
   it('publishes refresh_token, offline_access, the acr values and the new endpoints in discovery', async () => {
     const metadata = await (await fetch(`${service.url}/.well-known/openid-configuration`)).json();
-    assert.deepEqual(metadata.grant_types_supported, ['authorization_code', 'refresh_token', 'client_credentials']);
+    assert.deepEqual(metadata.grant_types_supported, [
+      'authorization_code',
+      'refresh_token',
+      'client_credentials',
+      'urn:ietf:params:oauth:grant-type:device_code',
+    ]);
     assert.deepEqual(metadata.scopes_supported, ['openid', 'email', 'offline_access']);
     assert.deepEqual(metadata.acr_values_supported, [...ACR_VALUES]);
     assert.ok(metadata.claims_supported.includes('acr'));
