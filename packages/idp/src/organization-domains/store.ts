@@ -1,5 +1,5 @@
 import { isForeignKeyViolation, isUniqueViolation } from '../storage/database.js';
-import type { Db } from '../storage/schema.js';
+import type { Database, Db } from '../storage/schema.js';
 
 /** A claim as the store holds it. */
 export interface DomainClaim {
@@ -26,18 +26,7 @@ export interface DomainRoute {
 
 export type ClaimChange = Partial<Pick<DomainClaim, 'connectionId' | 'allowEmailCode' | 'joinRole'>>;
 
-type Row = {
-  organization_id: string;
-  domain: string;
-  verification_token: string;
-  verified_at: number | null;
-  verified_by: string | null;
-  connection_id: string | null;
-  allow_email_code: number;
-  join_role: string | null;
-  created_at: number;
-  updated_at: number;
-};
+type Row = Database['organization_domains'];
 
 const claimOf = (row: Row): DomainClaim => ({
   organizationId: row.organization_id,

@@ -1,4 +1,4 @@
-import type { Db } from '../storage/schema.js';
+import type { Database, Db } from '../storage/schema.js';
 
 export interface InvitationRow {
   idHash: string;
@@ -14,19 +14,7 @@ export interface InvitationRow {
   revokedAt: number | null;
 }
 
-type Row = {
-  id_hash: string;
-  id: string;
-  organization_id: string;
-  email: string;
-  role_ids: string;
-  invited_by: string;
-  created_at: number;
-  expires_at: number;
-  accepted_at: number | null;
-  accepted_user_id: string | null;
-  revoked_at: number | null;
-};
+type Row = Database['organization_invitations'];
 const rowOf = (row: Row): InvitationRow => ({
   idHash: row.id_hash,
   id: row.id,

@@ -91,7 +91,13 @@ export function createInvitations(deps: InvitationDeps): Invitations {
     const link = `${deps.issuer}${INVITATION_ACCEPT_PATH}?token=${encodeURIComponent(token)}`;
     const client = await deps.productName();
     await deps.mailer.send(
-      deps.templates.render('organization-invitation', row.email, { client, organization, link, roles: roles.join(', ') || '-' }),
+      deps.templates.render('organization-invitation', row.email, {
+        client,
+        organization,
+        link,
+        roles: roles.join(', ') || '-',
+        hours: String(ORGANIZATION_INVITATION_TTL_HOURS),
+      }),
     );
   }
 

@@ -54,6 +54,8 @@ describe('organization invitations: single use, one address, a short life', () =
     const user = await accountUser(service, clock);
     const { org, made, link } = await invite(user.email, ['editor']);
     assert.deepEqual([made.state, made.roles, made.email], ['pending', ['editor'], user.email]);
+    const [mail] = await service.ctx.mailbox.list(1, user.email);
+    assert.match(mail?.text ?? '', /works once, for 72 hours/, 'the mail states the link’s lifetime (ORGANIZATION_INVITATION_TTL_HOURS)');
     const token = new URL(link).searchParams.get('token') as string;
     const stored = await service.ctx.db
       .selectFrom('organization_invitations')

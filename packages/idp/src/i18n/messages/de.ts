@@ -281,7 +281,7 @@ export const de = {
   'mail.organization-invitation.subject': 'Sie sind eingeladen, {organization} bei {client} beizutreten',
   'mail.organization-invitation.body': '<b>{organization}</b> lädt Sie ein, bei <b>{client}</b> beizutreten, als: {roles}.',
   'mail.organization-invitation.accept':
-    '<link>Nehmen Sie die Einladung an</link> und melden Sie sich mit dieser Adresse an. Der Link gilt einmal, 72 Stunden lang.',
+    '<link>Nehmen Sie die Einladung an</link> und melden Sie sich mit dieser Adresse an. Der Link gilt einmal, {hours} Stunden lang.',
   'mail.organization-invitation.ignore': 'Wenn Sie sie nicht erwartet haben, ignorieren Sie diese E-Mail: Es passiert nichts.',
   'page.account.invitation.title': '{organization} beitreten',
   'page.account.invitation.body': '{organization} lädt {email} ein beizutreten, als: {roles}.',

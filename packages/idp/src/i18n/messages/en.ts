@@ -275,7 +275,7 @@ export const en = {
   'mail.organization-invitation.subject': 'You are invited to join {organization} on {client}',
   'mail.organization-invitation.body': '<b>{organization}</b> invites you to join it on <b>{client}</b>, as: {roles}.',
   'mail.organization-invitation.accept':
-    '<link>Accept the invitation</link> and sign in with this address. The link works once, for 72 hours.',
+    '<link>Accept the invitation</link> and sign in with this address. The link works once, for {hours} hours.',
   'mail.organization-invitation.ignore': 'If you did not expect it, ignore this mail: nothing happens.',
   'page.account.invitation.title': 'Join {organization}',
   'page.account.invitation.body': '{organization} invites {email} to join it, as: {roles}.',

@@ -281,7 +281,7 @@ export const es = {
   'mail.organization-invitation.subject': 'Le invitan a unirse a {organization} en {client}',
   'mail.organization-invitation.body': '<b>{organization}</b> le invita a unirse en <b>{client}</b>, como: {roles}.',
   'mail.organization-invitation.accept':
-    '<link>Acepte la invitación</link> e inicie sesión con esta dirección. El enlace sirve una vez, durante 72 horas.',
+    '<link>Acepte la invitación</link> e inicie sesión con esta dirección. El enlace sirve una vez, durante {hours} horas.',
   'mail.organization-invitation.ignore': 'Si no la esperaba, ignore este correo: no pasará nada.',
   'page.account.invitation.title': 'Unirse a {organization}',
   'page.account.invitation.body': '{organization} invita a {email} a unirse, como: {roles}.',

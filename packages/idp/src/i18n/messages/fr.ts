@@ -277,7 +277,7 @@ export const fr = {
   'mail.organization-invitation.subject': 'Vous êtes invité à rejoindre {organization} sur {client}',
   'mail.organization-invitation.body': '<b>{organization}</b> vous invite à le rejoindre sur <b>{client}</b>, en tant que : {roles}.',
   'mail.organization-invitation.accept':
-    '<link>Acceptez l’invitation</link> et connectez-vous avec cette adresse. Le lien ne sert qu’une fois, pendant 72 heures.',
+    '<link>Acceptez l’invitation</link> et connectez-vous avec cette adresse. Le lien ne sert qu’une fois, pendant {hours} heures.',
   'mail.organization-invitation.ignore': 'Si vous ne l’attendiez pas, ignorez ce message : rien ne se passera.',
   'page.account.invitation.title': 'Rejoindre {organization}',
   'page.account.invitation.body': '{organization} invite {email} à le rejoindre, en tant que : {roles}.',
