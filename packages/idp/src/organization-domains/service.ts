@@ -167,6 +167,8 @@ export function createOrganizationDomains({
       const claim = await existing(organizationId, raw);
       if (change.joinRole !== undefined && change.joinRole !== null && !/^[A-Za-z0-9_:.-]{1,100}$/.test(change.joinRole))
         throw invalid('joinRole must be an organization role name.');
+      if (typeof change.joinRole === 'string' && !(await store.organizationRoleExists(change.joinRole)))
+        throw invalid(`No organization role is named "${change.joinRole}".`);
       const outcome = await store.update(organizationId, claim.domain, change, now());
       forget();
       if (outcome === 'gone') throw notFound();

@@ -145,6 +145,11 @@ export function createDomainStore(db: Db) {
       return Number(deleted.numDeletedRows) > 0;
     },
 
+    /** Whether the organizations' role template has a role of this name (a join role must name one). */
+    async organizationRoleExists(name: string): Promise<boolean> {
+      return (await db.selectFrom('organization_roles').select('id').where('name', '=', name).executeTakeFirst()) !== undefined;
+    },
+
     /** The verified claim of a domain, if any organization holds it. */
     async route(domain: string): Promise<DomainRoute | undefined> {
       const row = await claims().where('domain', '=', domain).where('verified_at', 'is not', null).executeTakeFirst();

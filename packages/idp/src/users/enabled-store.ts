@@ -9,6 +9,13 @@ export interface User {
 }
 
 /**
+ * A step taken when a user is created, in the transaction that creates them (a later wing's:
+ * organization-domains/ joins a new address to the organization that verified its domain), so a
+ * user never exists without what the step gives them.
+ */
+export type NewUserStep = (tx: Db, user: User, at: number) => Promise<void>;
+
+/**
  * The sign-in paths' view of the users table (beside store.ts, the operator's view): users keyed
  * by an opaque id; the email is an attribute, never the subject. A disabled user is absent from
  * every lookup here, in the same query, so every path that signs in, issues a token or acts for
@@ -17,7 +24,13 @@ export interface User {
  */
 export function createEnabledUserStore(db: Db, events: EventLog) {
   const enabled = () => db.selectFrom('users').select(['id', 'email']).where('disabled_at', 'is', null);
+  const newUserSteps: NewUserStep[] = [];
   return {
+    /** Adds a step to every user's creation (wings opened later register theirs; the composition is made once). */
+    onCreated(step: NewUserStep): void {
+      newUserSteps.push(step);
+    },
+
     async findByEmail(email: string): Promise<User | undefined> {
       return enabled().where('email', '=', email).executeTakeFirst();
     },
@@ -59,13 +72,17 @@ export function createEnabledUserStore(db: Db, events: EventLog) {
      * Undefined when the address belongs to a disabled user.
      */
     async findOrCreate(email: string, now: number): Promise<User | undefined> {
-      const created = await db
-        .insertInto('users')
-        .values({ id: randomToken('usr_', 16), email, created_at: now })
-        .onConflict((oc) => oc.column('email').doNothing())
-        .returning('id')
-        .executeTakeFirst();
-      if (created) await events.record({ type: 'user.created', userId: created.id });
+      await db.transaction().execute(async (tx) => {
+        const row = await tx
+          .insertInto('users')
+          .values({ id: randomToken('usr_', 16), email, created_at: now })
+          .onConflict((oc) => oc.column('email').doNothing())
+          .returning('id')
+          .executeTakeFirst();
+        if (!row) return;
+        await events.recordIn(tx, { type: 'user.created', userId: row.id });
+        for (const step of newUserSteps) await step(tx, { id: row.id, email }, now);
+      });
       return this.findByEmail(email);
     },
 

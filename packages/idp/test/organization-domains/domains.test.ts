@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { registerRawDevice, uniqueEmail } from '../support/helpers.js';
 import { type DomainStack, newOrganization, startDomainStack, uniqueDomain, verifiedDomain } from './domain-helpers.js';
 
 describe('organization domains: claim, prove, route', () => {
@@ -65,9 +66,13 @@ describe('organization domains: claim, prove, route', () => {
       { preset: 'oidc', issuer: 'http://127.0.0.1:9/', clientId: 'acme', clientSecret: 's' },
       'test',
     );
-    const routed = await api('PATCH', `/organizations/${org}/domains/${domain}`, { connectionId: connection.id, joinRole: 'member' });
+    await service.ctx.organizations.createRole({ name: 'routed-member' }, 'test');
+    const routed = await api('PATCH', `/organizations/${org}/domains/${domain}`, {
+      connectionId: connection.id,
+      joinRole: 'routed-member',
+    });
     assert.equal(routed.status, 200);
-    assert.deepEqual([routed.body.connectionId, routed.body.allowEmailCode, routed.body.joinRole], [connection.id, false, 'member']);
+    assert.deepEqual([routed.body.connectionId, routed.body.allowEmailCode, routed.body.joinRole], [connection.id, false, 'routed-member']);
     assert.equal(await service.ctx.domainRouting.upstreamFor(`someone@${domain}`), connection.id);
     const allowed = await api('PATCH', `/organizations/${org}/domains/${domain}`, { allowEmailCode: true });
     assert.equal(allowed.body.allowEmailCode, true);
@@ -103,6 +108,49 @@ describe('organization domains: claim, prove, route', () => {
     assert.equal((await api('DELETE', `/organizations/${org}/domains/${domain}`)).status, 204);
     assert.equal(await service.ctx.domainRouting.upstreamFor(`a@${domain}`), undefined);
     assert.equal((await api('GET', `/organizations/${org}/domains/${domain}`)).status, 404);
+  });
+
+  it('a new user at a verified domain with a join role joins its organization with that role; an existing user and other domains do not', async () => {
+    const { api, service } = stack;
+    const org = await newOrganization(service);
+    const domain = await verifiedDomain(stack, org);
+    const before = uniqueEmail().replace(/@.*/, `@${domain}`);
+    await registerRawDevice(service, before);
+    await service.ctx.organizations.createRole({ name: 'joined-viewer' }, 'test');
+    const chosen = await api('PATCH', `/organizations/${org}/domains/${domain}`, { joinRole: 'joined-viewer' });
+    assert.equal(chosen.status, 200);
+
+    const newcomer = uniqueEmail().replace(/@.*/, `@${domain}`);
+    await registerRawDevice(service, newcomer);
+    await registerRawDevice(service, uniqueEmail());
+    const members = (await api('GET', `/organizations/${org}/members`)).body.members as {
+      email: string;
+      roles: string[];
+      addedBy: string;
+    }[];
+    assert.deepEqual(
+      members.map((m) => [m.email, m.roles]),
+      [[newcomer, ['joined-viewer']]],
+      'the newcomer alone, with the join role; the user who existed before is not joined',
+    );
+    const { events } = await service.ctx.events.list({ type: 'organization.member_added', limit: 50 });
+    const joined = events.find((e) => e.detail?.organizationId === org);
+    assert.equal(joined?.actor, `domain:${domain}`);
+    assert.equal(joined?.detail?.roles, 'joined-viewer');
+
+    // Signing in again (the same lookup every first factor makes) does not join twice or fail.
+    await service.ctx.enabledUsers.findOrCreate(newcomer, Date.now());
+    assert.equal((await api('GET', `/organizations/${org}/members`)).body.members.length, 1);
+  });
+
+  it('a join role that is no organization role is refused with a 400 and not stored', async () => {
+    const { api, service } = stack;
+    const org = await newOrganization(service);
+    const domain = await verifiedDomain(stack, org);
+    const answer = await api('PATCH', `/organizations/${org}/domains/${domain}`, { joinRole: 'no-such-role' });
+    assert.equal(answer.status, 400);
+    assert.match(answer.body.message, /No organization role/);
+    assert.equal((await api('GET', `/organizations/${org}/domains/${domain}`)).body.joinRole, null);
   });
 
   it('refuses what is not a domain with a 400 and no claim', async () => {

@@ -114,6 +114,24 @@ describe('organization domains: spoofing, IDOR and routing bypass', () => {
     assert.deepEqual((await api('GET', `/organizations/${intruder}/domains`)).body.domains, []);
   });
 
+  it('automatic joining by a domain claimed but not verified: a newcomer at it joins no organization', async () => {
+    const { api, service } = stack;
+    const holder = await newOrganization(service, 'Holder');
+    const squatter = await newOrganization(service, 'Squatter');
+    const domain = uniqueDomain();
+    // The squatter claims the domain and chooses a join role; it never proves the domain.
+    await claim(squatter, domain);
+    await service.ctx.organizations.createRole({ name: 'squat-role' }, 'test');
+    assert.equal((await api('PATCH', `/organizations/${squatter}/domains/${domain}`, { joinRole: 'squat-role' })).status, 200);
+    await registerRawDevice(service, `first@${domain}`);
+    assert.deepEqual((await api('GET', `/organizations/${squatter}/members`)).body.members, []);
+    // Once the real owner holds it verified without a join role, still nobody joins either.
+    await verifiedDomain(stack, holder, domain);
+    await registerRawDevice(service, `second@${domain}`);
+    assert.deepEqual((await api('GET', `/organizations/${squatter}/members`)).body.members, []);
+    assert.deepEqual((await api('GET', `/organizations/${holder}/members`)).body.members, []);
+  });
+
   it('the email-first routing bypassed with a mailed code or a remembered device: neither signs a routed address in', async () => {
     const { api, service } = stack;
     const org = await newOrganization(service);
