@@ -4,9 +4,11 @@ import { escapeHtml } from '../http/page.js';
 import type { Locales, Values } from '../i18n/locales.js';
 import type { MessageKey } from '../i18n/messages/en.js';
 import { deviceName } from '../mail/templates.js';
+import type { HeldMembership } from '../organizations/store.js';
 import type { UserHoldings } from '../users/store.js';
 import { ACTIVITY_SHOWN, type ActivityEntry, FIRST_PARTY_APP_NAMES } from './activity.js';
 import { ACCOUNT_PASSKEY_SCRIPT, accountForm, changeFactorForm, type FormContext } from './factor-page.js';
+import { organizationsSectionHtml } from './organization-page.js';
 import { type AccountConsent, FIRST_PARTY_CLIENTS } from './service.js';
 
 /** "2026-11-23 10:21 UTC": unambiguous in every language. */
@@ -78,6 +80,8 @@ export function accountPageHtml(input: {
   }[];
   /** The third-party applications the user gave access (account-center/service.ts `consents`). */
   consents?: AccountConsent[];
+  /** The user's organizations, and whether they may create one (organizations/self-service.ts). */
+  organizations?: { memberships: HeldMembership[]; creationOffered: boolean };
   notice?: MessageKey;
 }): string {
   const { locales, locale, holdings, csrf } = input;
@@ -172,6 +176,7 @@ export function accountPageHtml(input: {
       .join('') +
     '</ul></section>' +
     consentsHtml(c, input.consents ?? []) +
+    organizationsSectionHtml(c, input.organizations?.memberships ?? [], input.organizations?.creationOffered ?? false) +
     `<section aria-labelledby="h-activity"><h2 id="h-activity">${t('page.account.activity')}</h2><ul>${activity}</ul></section>` +
     `<section aria-labelledby="h-data"><h2 id="h-data">${t('page.account.data')}</h2>${form('proof', t('page.account.export'), hidden('action', 'export'))}</section>` +
     `<section aria-labelledby="h-delete"><h2 id="h-delete">${t('page.account.delete')}</h2>` +
