@@ -309,7 +309,7 @@ export const fr = {
   'page.account.org.managing': '{role} (gère l’organisation)',
   'page.account.org.saveRoles': 'Enregistrer les rôles de {email}',
   'page.account.org.remove': 'Retirer {email}',
-  'page.account.org.invitations': 'Invitations',
+  'page.account.org.invitations': 'Invitations envoyées',
   'page.account.org.noInvitations': 'Aucune invitation pour l’instant.',
   'page.account.org.invitation': '{email} · {roles} · {state}',
   'page.account.org.state.pending': 'en attente de réponse',
