@@ -50,21 +50,9 @@ const refusals = {
 };
 const changeResponses = (description: string) => ({ ...actionResponses(description), ...refusals });
 
-/**
- * The user's organizations in the account center (docs/organizations.md, "Organization admins
- * and self-service"): create one (when the operator offers it), leave one (a confirmation page,
- * then a POST), and, for an organization the user manages, its page: members and their roles,
- * invitations sent, resent and revoked. Every change is a POST from these pages with the session's
- * CSRF token (account-center/http.ts `act`); the organization is the one in the path, checked
- * against the caller's own roles there by the service (organizations/self-service.ts).
- */
-export const accountOrganizationRoutes: FastifyPluginAsyncTypebox<{
-  account: AccountCenter;
-  http: AccountHttp;
-  organizations: OrganizationSelfService;
-}> = async (app, { account, http, organizations }) => {
-  const { page, message, act, cookieOf } = http;
-  const form = (request: FastifyRequest, locale: string) => http.form(request, locale);
+/** What both plugins share: refusals as pages, a change then back to a page, the signed-in viewer of a GET. */
+function organizationHelpers(account: AccountCenter, http: AccountHttp) {
+  const { message, act, cookieOf } = http;
 
   /** A refusal as the page saying why (nothing changed); anything else goes on to the one error serialiser. */
   const refused = (request: FastifyRequest, reply: FastifyReply, error: unknown) => {
@@ -82,7 +70,6 @@ export const accountOrganizationRoutes: FastifyPluginAsyncTypebox<{
         return refused(request, reply, error);
       }
     });
-  const pageOf = (id: string, done: Done) => `${ORGANIZATIONS_PATH}/${encodeURIComponent(id)}?done=${done}`;
   /** The signed-in user of a GET, or undefined after answering with a redirect to the sign-in. */
   const viewer = async (request: FastifyRequest, reply: FastifyReply) => {
     const cookie = cookieOf(request);
@@ -91,29 +78,25 @@ export const accountOrganizationRoutes: FastifyPluginAsyncTypebox<{
     return who;
   };
 
-  app.get(
-    `${ORGANIZATIONS_PATH}/:id`,
-    {
-      schema: {
-        params: Params,
-        querystring: Type.Object({ done: Type.Optional(Type.String({ maxLength: 20 })) }),
-        response: pageResponses("the organization's page, for its admin"),
-      },
-    },
-    async (request, reply) => {
-      const who = await viewer(request, reply);
-      if (!who) return reply;
-      try {
-        const managed = await organizations.managed(who.userId, request.params.id);
-        const done = DONE.find((d) => d === request.query.done);
-        return page(request, reply, 200, (locale) =>
-          organizationPageHtml({ ...form(request, locale), managed, userId: who.userId, ...(done ? { done } : {}) }),
-        );
-      } catch (error) {
-        return refused(request, reply, error);
-      }
-    },
-  );
+  return { page: http.page, refused, change, viewer };
+}
+
+const pageOf = (id: string, done: Done) => `${ORGANIZATIONS_PATH}/${encodeURIComponent(id)}?done=${done}`;
+
+/**
+ * The user's organizations in the account center (docs/organizations.md, "Organization admins
+ * and self-service"): create one (when the operator offers it), leave one (a confirmation page,
+ * then a POST). Every change is a POST from these pages with the session's CSRF token
+ * (account-center/http.ts `act`); the list itself is on the account page (page.ts).
+ */
+export const accountOrganizationRoutes: FastifyPluginAsyncTypebox<{
+  account: AccountCenter;
+  http: AccountHttp;
+  organizations: OrganizationSelfService;
+}> = async (app, { account, http, organizations }) => {
+  const { page, message, act } = http;
+  const { refused, change, viewer } = organizationHelpers(account, http);
+  const form = (request: FastifyRequest, locale: string) => http.form(request, locale);
 
   app.get(
     `${ORGANIZATIONS_PATH}/:id/leave`,
@@ -161,6 +144,45 @@ export const accountOrganizationRoutes: FastifyPluginAsyncTypebox<{
         }
         return message(request, reply, 200, 'page.account.orgs.left', 'back', { organization: held?.organization.name ?? '' });
       }),
+  );
+};
+
+/**
+ * The page of an organization its admin manages (docs/organizations.md, "Organization admins and
+ * self-service"): members and their roles, invitations sent, resent and revoked. The organization
+ * is the one in the path, checked against the caller's own roles there by the service
+ * (organizations/self-service.ts), and every member or invitation id is looked up in it alone.
+ */
+export const accountManagedOrganizationRoutes: FastifyPluginAsyncTypebox<{
+  account: AccountCenter;
+  http: AccountHttp;
+  organizations: OrganizationSelfService;
+}> = async (app, { account, http, organizations }) => {
+  const { page, refused, change, viewer } = organizationHelpers(account, http);
+  const form = (request: FastifyRequest, locale: string) => http.form(request, locale);
+
+  app.get(
+    `${ORGANIZATIONS_PATH}/:id`,
+    {
+      schema: {
+        params: Params,
+        querystring: Type.Object({ done: Type.Optional(Type.String({ maxLength: 20 })) }),
+        response: pageResponses("the organization's page, for its admin"),
+      },
+    },
+    async (request, reply) => {
+      const who = await viewer(request, reply);
+      if (!who) return reply;
+      try {
+        const managed = await organizations.managed(who.userId, request.params.id);
+        const done = DONE.find((d) => d === request.query.done);
+        return page(request, reply, 200, (locale) =>
+          organizationPageHtml({ ...form(request, locale), managed, userId: who.userId, ...(done ? { done } : {}) }),
+        );
+      } catch (error) {
+        return refused(request, reply, error);
+      }
+    },
   );
 
   const Member = Type.String({ minLength: 1, maxLength: 100 });

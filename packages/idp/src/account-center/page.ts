@@ -53,6 +53,9 @@ function consentsHtml(c: FormContext, consents: AccountConsent[]): string {
   return `<section aria-labelledby="h-consents"><h2 id="h-consents">${t('page.account.consents')}</h2><ul>${items}</ul></section>`;
 }
 
+/** The user's organizations, and whether they may create one (organizations/self-service.ts). */
+type OrganizationsSection = { memberships: HeldMembership[]; creationOffered: boolean };
+
 /**
  * The account page's HTML (every action is a form carrying the session's CSRF token, posted to
  * this origin; the one script only adds "Add a passkey"). Every visible string comes from the catalogues (page.account.*).
@@ -80,8 +83,7 @@ export function accountPageHtml(input: {
   }[];
   /** The third-party applications the user gave access (account-center/service.ts `consents`). */
   consents?: AccountConsent[];
-  /** The user's organizations, and whether they may create one (organizations/self-service.ts). */
-  organizations?: { memberships: HeldMembership[]; creationOffered: boolean };
+  organizations?: OrganizationsSection;
   notice?: MessageKey;
 }): string {
   const { locales, locale, holdings, csrf } = input;

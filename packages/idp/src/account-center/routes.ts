@@ -8,7 +8,7 @@ import { accountFactorChangeRoutes, accountProofRoutes, accountRecoveryCodeRoute
 import { accountHttp } from './http.js';
 import { accountInvitationRoutes } from './invitation-routes.js';
 import { accountLinkRoutes } from './link-routes.js';
-import { accountOrganizationRoutes } from './organization-routes.js';
+import { accountManagedOrganizationRoutes, accountOrganizationRoutes } from './organization-routes.js';
 import { accountPageRoutes, accountSignInRoutes } from './page-routes.js';
 import { accountPasskeyRoutes } from './passkey-routes.js';
 import type { AccountCenter } from './service.js';
@@ -40,6 +40,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{
   await app.register(accountPasskeyRoutes, { account, http });
   await app.register(accountInvitationRoutes, { account, http, invitations });
   await app.register(accountOrganizationRoutes, { account, http, organizations });
+  await app.register(accountManagedOrganizationRoutes, { account, http, organizations });
   // After the devices: sign-out's body is revoke-others', and the OpenAPI document names a shared
   // body after the first route registered with it (RevokeOtherOwnDevicesRequest, a published name).
   await app.register(accountSignInRoutes, { account, http });
