@@ -15,7 +15,9 @@ import {
   MAIL_BUDGET_PER_APPLICATION,
   MAIL_BUDGET_SERVICE,
   MFA_REMEMBER_DAYS,
+  ORGANIZATIONS_PER_USER,
   REGISTERED_CLIENT_UNUSED_DAYS,
+  ROLE_NAME_MAX_LENGTH,
   SEND_CHALLENGE_AFTER_MAIL_SERVICE,
   SEND_CHALLENGE_AFTER_PER_IP,
   SEND_CHALLENGE_AFTER_PER_SUBNET,
@@ -94,6 +96,12 @@ export interface ServiceConfig {
   /** A registered client with no token request for this many days is deleted by the sweep. */
   registeredClientUnusedDays: number;
   /**
+   * Organizations users make themselves in the account center (organizations/self-service.ts):
+   * off by default; the maker joins with `creatorRole` (a role that manages organizations), and
+   * one user makes at most `perUser`.
+   */
+  organizationSelfService: { enabled: boolean; creatorRole: string; perUser: number };
+  /**
    * WebAuthn relying party id for passkeys (SERVICE_IDP_PASSKEY_RP_ID), e.g. example.com: each
    * ceremony's origin must be this domain or under it. Unset: the host of the page's origin
    * (one of the client's registered origins), so each application has its own passkeys.
@@ -157,6 +165,11 @@ export const ENVIRONMENT = {
   SERVICE_IDP_CLIENT_ID_METADATA_DOCUMENTS:
     'on: a client_id that is an https URL is fetched as its OAuth Client ID Metadata Document (public third-party clients, e.g. MCP); off (default)',
   SERVICE_IDP_REGISTERED_CLIENT_UNUSED_DAYS: `days a registered client may go without a token request before the sweep deletes it (default ${REGISTERED_CLIENT_UNUSED_DAYS})`,
+  SERVICE_IDP_ORGANIZATION_SELF_SERVICE:
+    'on: signed-in users create organizations in the account center and become their admin; off (default)',
+  SERVICE_IDP_ORGANIZATION_CREATOR_ROLE:
+    'the organization role (one that manages organizations) a self-service creator joins with (default admin)',
+  SERVICE_IDP_ORGANIZATIONS_PER_USER: `organizations one user may create in the account center (default ${ORGANIZATIONS_PER_USER})`,
   SERVICE_IDP_EVENT_RETENTION_DAYS: `days the audit trail keeps an event (default ${EVENT_RETENTION_DAYS})`,
   SERVICE_IDP_SEND_SPACING_SECONDS: `seconds before a code of the same purpose is sent again to one address or phone (default ${SEND_SPACING_PER_PURPOSE[0].windowSeconds})`,
   SERVICE_IDP_MAIL_BUDGET:
@@ -301,6 +314,11 @@ export function loadConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.
     clientRegistration: clientRegistrationSetting(env.SERVICE_IDP_CLIENT_REGISTRATION),
     clientIdMetadataDocuments: onOffSetting(env, 'SERVICE_IDP_CLIENT_ID_METADATA_DOCUMENTS'),
     registeredClientUnusedDays: integerSetting(env, 'SERVICE_IDP_REGISTERED_CLIENT_UNUSED_DAYS', REGISTERED_CLIENT_UNUSED_DAYS, 1, 3650),
+    organizationSelfService: {
+      enabled: onOffSetting(env, 'SERVICE_IDP_ORGANIZATION_SELF_SERVICE'),
+      creatorRole: creatorRoleSetting(env.SERVICE_IDP_ORGANIZATION_CREATOR_ROLE),
+      perUser: integerSetting(env, 'SERVICE_IDP_ORGANIZATIONS_PER_USER', ORGANIZATIONS_PER_USER, 1, 1000),
+    },
     sendSpacingSeconds: integerSetting(env, 'SERVICE_IDP_SEND_SPACING_SECONDS', SEND_SPACING_PER_PURPOSE[0].windowSeconds, 1, 3600),
     sendBudgets: {
       email: {
@@ -552,6 +570,14 @@ function clientRegistrationSetting(raw: string | undefined): ServiceConfig['clie
   const value = raw?.trim() || 'off';
   if (value !== 'off' && value !== 'open' && value !== 'initial-token')
     throw new ConfigError(`SERVICE_IDP_CLIENT_REGISTRATION must be off, open or initial-token, not ${value}`);
+  return value;
+}
+
+/** SERVICE_IDP_ORGANIZATION_CREATOR_ROLE: an organization role's name (default admin). */
+function creatorRoleSetting(raw: string | undefined): string {
+  const value = raw?.trim() || 'admin';
+  if (!new RegExp(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,${ROLE_NAME_MAX_LENGTH - 1}}$`).test(value))
+    throw new ConfigError(`SERVICE_IDP_ORGANIZATION_CREATOR_ROLE: "${value}" is not an organization role name (letters, digits, . _ : -)`);
   return value;
 }
 

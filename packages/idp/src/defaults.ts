@@ -644,6 +644,12 @@ export const ORGANIZATION_INVITATIONS_PER_ORGANIZATION = [{ max: 100, windowSeco
 /** An organization's name, and an external (SCIM) id. */
 export const ORGANIZATION_NAME_MAX_LENGTH = 100;
 /**
+ * Organizations one user may create in the account center (SERVICE_IDP_ORGANIZATIONS_PER_USER):
+ * a person runs a few companies or teams, not dozens; the cap keeps one account from filling the
+ * service with organizations (each with invitations that send mail). Deleted ones free a place.
+ */
+export const ORGANIZATIONS_PER_USER = 5;
+/**
  * RFC 8628 (device-authorization/): a device code and its user code live 10 minutes (the user
  * walks to a phone, signs in, compares the code); the device polls every 5 seconds, 5 more after
  * each slow_down (3.5). 8 letters of 20 consonants (6.1: 20^8 ≈ 2.6·10^10) against at most

@@ -443,6 +443,8 @@ export interface AdminOrganizationRole {
   name: string;
   /** Sorted by API identifier, then permission. */
   permissions: AdminGrant[];
+  /** A member holding it is that organization's admin: they manage its members and invitations from the account center. */
+  managesOrganization: boolean;
   createdAt: number;
   updatedAt: number;
 }

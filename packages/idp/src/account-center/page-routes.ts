@@ -8,6 +8,7 @@ import { errorResponses, rawResponse, SERVER_ERRORS, wireBody } from '../http/sc
 import type { Locales } from '../i18n/locales.js';
 import { FirstPartyCallbackQuery } from '../oidc/first-party-sign-in.js';
 import { asset } from '../oidc/routes.js';
+import type { OrganizationSelfService } from '../organizations/self-service.js';
 import { ACCOUNT_PASSKEY_SCRIPT } from './factor-page.js';
 import { type AccountHttp, Csrf, HTML, refusedResponses } from './http.js';
 import { INVITATION_PAGE } from './invitation-routes.js';
@@ -32,10 +33,12 @@ const SessionAnswer = wireBody<AccountSessionInfo>()(
  * GET /account, its script and GET /account/session: the page of a signed-in user (else to its
  * sign-in), and the session a script of the page reads its CSRF token and recent sign-in from.
  */
-export const accountPageRoutes: FastifyPluginAsyncTypebox<{ account: AccountCenter; http: AccountHttp; locales: Locales }> = async (
-  app,
-  { account, http, locales },
-) => {
+export const accountPageRoutes: FastifyPluginAsyncTypebox<{
+  account: AccountCenter;
+  http: AccountHttp;
+  locales: Locales;
+  organizations: OrganizationSelfService;
+}> = async (app, { account, http, locales, organizations }) => {
   const { cookieOf, page } = http;
   app.get(
     ACCOUNT_PATH,
@@ -57,11 +60,12 @@ export const accountPageRoutes: FastifyPluginAsyncTypebox<{ account: AccountCent
           .code(303)
           .header('location', withUi(`${ACCOUNT_PATH}/signin`, request.query.ui_locales))
           .send();
-      const [holdings, activity, identities, consents] = await Promise.all([
+      const [holdings, activity, identities, consents, memberships] = await Promise.all([
         account.overview(who),
         account.activity(who),
         account.identities(who),
         account.consents(who),
+        organizations.mine(who.userId),
       ]);
       const csrf = account.csrfToken(cookie);
       const methods = account.changeableMethods();
@@ -77,6 +81,7 @@ export const accountPageRoutes: FastifyPluginAsyncTypebox<{ account: AccountCent
           methods,
           identities,
           consents,
+          organizations: { memberships, creationOffered: organizations.creationOffered },
         }),
       );
     },

@@ -4,9 +4,11 @@ import { escapeHtml } from '../http/page.js';
 import type { Locales, Values } from '../i18n/locales.js';
 import type { MessageKey } from '../i18n/messages/en.js';
 import { deviceName } from '../mail/templates.js';
+import type { HeldMembership } from '../organizations/store.js';
 import type { UserHoldings } from '../users/store.js';
 import { ACTIVITY_SHOWN, type ActivityEntry, FIRST_PARTY_APP_NAMES } from './activity.js';
 import { ACCOUNT_PASSKEY_SCRIPT, accountForm, changeFactorForm, type FormContext } from './factor-page.js';
+import { organizationsSectionHtml } from './organization-page.js';
 import { type AccountConsent, FIRST_PARTY_CLIENTS } from './service.js';
 
 /** "2026-11-23 10:21 UTC": unambiguous in every language. */
@@ -51,6 +53,9 @@ function consentsHtml(c: FormContext, consents: AccountConsent[]): string {
   return `<section aria-labelledby="h-consents"><h2 id="h-consents">${t('page.account.consents')}</h2><ul>${items}</ul></section>`;
 }
 
+/** The user's organizations, and whether they may create one (organizations/self-service.ts). */
+type OrganizationsSection = { memberships: HeldMembership[]; creationOffered: boolean };
+
 /**
  * The account page's HTML (every action is a form carrying the session's CSRF token, posted to
  * this origin; the one script only adds "Add a passkey"). Every visible string comes from the catalogues (page.account.*).
@@ -78,6 +83,7 @@ export function accountPageHtml(input: {
   }[];
   /** The third-party applications the user gave access (account-center/service.ts `consents`). */
   consents?: AccountConsent[];
+  organizations?: OrganizationsSection;
   notice?: MessageKey;
 }): string {
   const { locales, locale, holdings, csrf } = input;
@@ -172,6 +178,7 @@ export function accountPageHtml(input: {
       .join('') +
     '</ul></section>' +
     consentsHtml(c, input.consents ?? []) +
+    organizationsSectionHtml(c, input.organizations?.memberships ?? [], input.organizations?.creationOffered ?? false) +
     `<section aria-labelledby="h-activity"><h2 id="h-activity">${t('page.account.activity')}</h2><ul>${activity}</ul></section>` +
     `<section aria-labelledby="h-data"><h2 id="h-data">${t('page.account.data')}</h2>${form('proof', t('page.account.export'), hidden('action', 'export'))}</section>` +
     `<section aria-labelledby="h-delete"><h2 id="h-delete">${t('page.account.delete')}</h2>` +

@@ -13,6 +13,7 @@ import type { ConsentStore } from '../oidc/consent-store.js';
 import type { FirstPartyDeps } from '../oidc/first-party-sign-in.js';
 import type { RefreshTokens } from '../oidc/refresh-tokens.js';
 import type { Invitations } from '../organizations/invitations.js';
+import type { OrganizationSelfService } from '../organizations/self-service.js';
 import type { MfaStep } from '../sign-in/mfa-step.js';
 import type { UserService } from '../users/service.js';
 import { accountRoutes } from './routes.js';
@@ -21,6 +22,8 @@ import { createAccountCenter } from './service.js';
 interface AccountCenterNeeds {
   /** Organizations' invitations, accepted on the account center's page (organizations/invitations.ts). */
   invitations: Invitations;
+  /** The user's own organizations: list, leave, create, and the page of one they manage (organizations/self-service.ts). */
+  organizationSelfService: OrganizationSelfService;
   config: { issuer: string };
   firstParty: FirstPartyDeps & { clients: Parameters<typeof createAccountCenter>[0]['clients'] };
   /** The methods the account page offers (factors/index.ts enrollableMethods, the account page's). */
@@ -65,6 +68,7 @@ export const accountCenterWing = defineWing('account-center', (deps: AccountCent
             issuer: deps.config.issuer,
             languages,
             invitations: deps.invitations,
+            organizations: deps.organizationSelfService,
           });
         },
     },

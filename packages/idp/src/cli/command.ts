@@ -77,6 +77,7 @@ export const FLAGS = {
   connection: { type: 'string' },
   // organizations (cli/orgs.ts) and their domains (cli/org-domains.ts)
   'mfa-required': { type: 'string' },
+  'manages-organization': { type: 'string' },
   'external-id': { type: 'string' },
   'email-code': { type: 'string' },
   'join-role': { type: 'string' },

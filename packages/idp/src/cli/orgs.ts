@@ -18,7 +18,8 @@ const printMember = (member: AdminOrganizationMember, values: Values, done: stri
 const printRole = (role: AdminOrganizationRole, values: Values, done: string) =>
   values.json
     ? `${JSON.stringify(role)}\n`
-    : `Organization role ${role.name} (${role.id}) ${done}: ${role.permissions.length > 0 ? grantsText({ ...role }).join(' ') : 'no permissions'}.\n`;
+    : `Organization role ${role.name} (${role.id}) ${done}: ${role.permissions.length > 0 ? grantsText({ ...role }).join(' ') : 'no permissions'}` +
+      `${role.managesOrganization ? '; its members manage their organization' : ''}.\n`;
 
 type Ctx = import('../context.js').ServiceContext;
 async function withService<T>(config: Parameters<Command['run']>[0]['config'], use: (ctx: Ctx) => Promise<T>): Promise<T> {
@@ -180,19 +181,47 @@ const listMembers: Command = {
 };
 
 const GRANT_USAGE = `      --grant IDENTIFIER=P,P (repeatable, one per API) names permissions of registered APIs.`;
+const MANAGES_USAGE = `      --manages-organization yes: a member holding it is that organization's admin (members, invitations)
+      in the account center; only there, and in no other organization.`;
 
 const createRole: Command = {
   name: 'orgs roles create',
-  usage: `  service-idp orgs roles create NAME [--grant IDENTIFIER=P,P]... [--json]
+  usage: `  service-idp orgs roles create NAME [--grant IDENTIFIER=P,P]... [--manages-organization yes|no] [--json]
       Make an organization role: every organization has it; a member holds it in one organization.
 ${GRANT_USAGE}
+${MANAGES_USAGE}
 `,
-  flags: ['grant', 'json'],
+  flags: ['grant', 'manages-organization', 'json'],
   async run({ operands: [name], values, config }, io) {
     if (!name) throw new UsageError('usage: service-idp orgs roles create NAME [--grant IDENTIFIER=P,P]...');
     const permissions = grantsOf(values.grant ?? []);
-    const role = await withService(config, (ctx) => ctx.organizations.createRole({ name, permissions }, 'cli'));
+    const managesOrganization = yesNo(values['manages-organization'], 'manages-organization') === true;
+    const role = await withService(config, (ctx) => ctx.organizations.createRole({ name, permissions, managesOrganization }, 'cli'));
     io.out(printRole(role, values, 'created'));
+    return 0;
+  },
+};
+
+const updateRole: Command = {
+  name: 'orgs roles update',
+  usage: `  service-idp orgs roles update NAME|ID [--name NEW_NAME] [--grant IDENTIFIER=P,P]... [--manages-organization yes|no] [--json]
+      Rename an organization role, replace what it grants (the --grant ones), or make it manage organizations.
+${MANAGES_USAGE}
+`,
+  flags: ['name', 'grant', 'manages-organization', 'json'],
+  async run({ operands: [key], values, config }, io) {
+    const managesOrganization = yesNo(values['manages-organization'], 'manages-organization');
+    if (!key || (values.name === undefined && values.grant === undefined && managesOrganization === undefined))
+      throw new UsageError(
+        'usage: service-idp orgs roles update NAME|ID [--name NEW_NAME] [--grant IDENTIFIER=P,P]... [--manages-organization yes|no]',
+      );
+    const change = {
+      ...(values.name !== undefined ? { name: values.name } : {}),
+      ...(values.grant !== undefined ? { permissions: grantsOf(values.grant) } : {}),
+      ...(managesOrganization !== undefined ? { managesOrganization } : {}),
+    };
+    const role = await withService(config, (ctx) => ctx.organizations.updateRole(key, change, 'cli'));
+    io.out(printRole(role, values, 'updated'));
     return 0;
   },
 };
@@ -210,8 +239,8 @@ const listRoles: Command = {
     else
       io.out(
         `${table(
-          ['ROLE ID', 'NAME', 'PERMISSIONS'],
-          roles.map((r) => [r.id, r.name, grantsText({ ...r }).join(' ') || '-']),
+          ['ROLE ID', 'NAME', 'PERMISSIONS', 'MANAGES'],
+          roles.map((r) => [r.id, r.name, grantsText({ ...r }).join(' ') || '-', r.managesOrganization ? 'yes' : 'no']),
         )}\n`,
       );
     return 0;
@@ -301,6 +330,7 @@ export const orgs: readonly Command[] = [
   removeMember,
   listMembers,
   createRole,
+  updateRole,
   listRoles,
   deleteRole,
 ];

@@ -15,7 +15,11 @@ export const DEFAULT_LOCALE = 'en';
  * Keys whose text may be the same as the English one in another language (docs/operations.md):
  * a line made only of values.
  */
-export const SAME_AS_ENGLISH: ReadonlySet<MessageKey> = new Set(['mail.new-device.device', 'page.consent.permission']);
+export const SAME_AS_ENGLISH: ReadonlySet<MessageKey> = new Set([
+  'mail.new-device.device',
+  'page.consent.permission',
+  'page.account.org.invitation',
+]);
 
 /** Message values: strings are escaped in HTML; numbers drive plurals. */
 export type Values = Record<string, string | number>;

@@ -29,6 +29,9 @@ const RoleKey = Type.String({
   description: 'the role id (orole_…) or name',
 });
 const RoleParams = Type.Object({ role: RoleKey });
+const ManagesOrganization = Type.Boolean({
+  description: "a member holding it is that organization's admin (members, invitations) in the account center",
+});
 const Name = Type.String({ minLength: 1, maxLength: ORGANIZATION_NAME_MAX_LENGTH });
 const ExternalId = Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()], {
   description: 'the id a provisioning system (SCIM) knows it by',
@@ -72,6 +75,7 @@ const RoleSchema = wireBody<AdminOrganizationRole>()(
     id: Type.String(),
     name: Type.String(),
     permissions: Type.Array(Type.Object({ api: Type.String(), permission: Type.String() })),
+    managesOrganization: Type.Boolean({ description: 'a member holding it manages that organization from the account center' }),
     createdAt: Time,
     updatedAt: Time,
   }),
@@ -213,7 +217,11 @@ const roleRoutes =
       {
         schema: {
           body: Type.Object(
-            { name: Type.String({ minLength: 1, maxLength: ROLE_NAME_MAX_LENGTH }), permissions: Type.Optional(Grants) },
+            {
+              name: Type.String({ minLength: 1, maxLength: ROLE_NAME_MAX_LENGTH }),
+              permissions: Type.Optional(Grants),
+              managesOrganization: Type.Optional(ManagesOrganization),
+            },
             { additionalProperties: false },
           ),
           response: { 201: RoleSchema, ...bodyErrors },
@@ -227,7 +235,11 @@ const roleRoutes =
         schema: {
           params: RoleParams,
           body: Type.Object(
-            { name: Type.Optional(Type.String({ minLength: 1, maxLength: ROLE_NAME_MAX_LENGTH })), permissions: Type.Optional(Grants) },
+            {
+              name: Type.Optional(Type.String({ minLength: 1, maxLength: ROLE_NAME_MAX_LENGTH })),
+              permissions: Type.Optional(Grants),
+              managesOrganization: Type.Optional(ManagesOrganization),
+            },
             { additionalProperties: false },
           ),
           response: { 200: RoleSchema, ...bodyErrors },

@@ -19,6 +19,12 @@ export interface OrganizationInput {
   mfaRequired?: boolean;
 }
 
+export interface OrganizationRoleInput {
+  name: string;
+  permissions?: readonly AdminGrant[];
+  managesOrganization?: boolean;
+}
+
 /** The operator's side (CLI, admin API, console). */
 export interface Organizations {
   create(input: OrganizationInput, actor: string): Promise<AdminOrganization>;
@@ -38,8 +44,9 @@ export interface Organizations {
   setMemberRoles(organizationId: string, userId: string, roles: readonly string[], actor: string): Promise<AdminOrganizationMember>;
   removeMember(organizationId: string, userId: string, actor: string): Promise<void>;
   members(organizationId: string): Promise<AdminOrganizationMember[]>;
-  createRole(input: { name: string; permissions?: readonly AdminGrant[] }, actor: string): Promise<AdminOrganizationRole>;
-  updateRole(key: string, change: { name?: string; permissions?: readonly AdminGrant[] }, actor: string): Promise<AdminOrganizationRole>;
+  /** `managesOrganization`: a member holding it is that organization's admin in the account center. */
+  createRole(input: OrganizationRoleInput, actor: string): Promise<AdminOrganizationRole>;
+  updateRole(key: string, change: Partial<OrganizationRoleInput>, actor: string): Promise<AdminOrganizationRole>;
   deleteRole(key: string, actor: string): Promise<void>;
   roles(): Promise<AdminOrganizationRole[]>;
 }
@@ -211,9 +218,14 @@ export function createOrganizations({
       if ((await store.roles()).length >= ORGANIZATION_ROLES_MAX)
         throw invalid(`The template has ${ORGANIZATION_ROLES_MAX} roles, the most it keeps.`);
       const id = randomToken('orole_', 12);
-      if ((await store.insertRole({ id, name, at: now() }, grants)) === 'name taken')
+      const managesOrganization = input.managesOrganization === true;
+      if ((await store.insertRole({ id, name, managesOrganization, at: now() }, grants)) === 'name taken')
         throw invalid(`An organization role named ${name} exists already.`);
-      await events.record({ type: 'organization_role.created', actor, detail: { roleId: id, name } });
+      await events.record({
+        type: 'organization_role.created',
+        actor,
+        detail: { roleId: id, name, ...(managesOrganization ? { managesOrganization: 'yes' } : {}) },
+      });
       return role(id);
     },
 
@@ -221,10 +233,27 @@ export function createOrganizations({
       const { id } = await role(key);
       const name = change.name === undefined ? undefined : checkRoleName(change.name);
       const grants = change.permissions === undefined ? undefined : await resolved(change.permissions);
-      const outcome = await store.updateRole(id, { ...(name !== undefined ? { name } : {}), ...(grants ? { grants } : {}) }, now());
+      const manages = change.managesOrganization === undefined ? undefined : change.managesOrganization === true;
+      const outcome = await store.updateRole(
+        id,
+        {
+          ...(name !== undefined ? { name } : {}),
+          ...(grants ? { grants } : {}),
+          ...(manages !== undefined ? { managesOrganization: manages } : {}),
+        },
+        now(),
+      );
       if (outcome === 'gone') throw new ServiceError('ERR_NOT_FOUND', 'No organization role has this name.');
       if (outcome === 'name taken') throw invalid(`An organization role named ${name} exists already.`);
-      await events.record({ type: 'organization_role.updated', actor, detail: { roleId: id, ...(name ? { name } : {}) } });
+      await events.record({
+        type: 'organization_role.updated',
+        actor,
+        detail: {
+          roleId: id,
+          ...(name ? { name } : {}),
+          ...(manages !== undefined ? { managesOrganization: manages ? 'yes' : 'no' } : {}),
+        },
+      });
       return role(id);
     },
 

@@ -1,5 +1,5 @@
 import type { AdminGrant, AdminOrganization, AdminOrganizationMember, AdminOrganizationRole } from 'service-protocol';
-import { isForeignKeyViolation, isUniqueViolation } from '../storage/database.js';
+import { isForeignKeyViolation, isPostgres, isUniqueViolation } from '../storage/database.js';
 import { afterRow, type PageStart } from '../storage/pagination.js';
 import type { Db } from '../storage/schema.js';
 
@@ -13,6 +13,14 @@ type OrganizationRow = {
   created_at: number;
   updated_at: number;
 };
+/** What a member holds in one organization: its roles, and whether one of them manages it. */
+export interface HeldMembership {
+  organization: AdminOrganization;
+  roles: string[];
+  manages: boolean;
+}
+/** Thrown inside a transaction to undo it: the change would leave the organization with no admin. */
+class LastAdmin extends Error {}
 const organizationOf = (row: OrganizationRow): AdminOrganization => ({
   id: row.id,
   name: row.name,
@@ -55,6 +63,7 @@ export function createOrganizationStore(db: Db) {
         .filter((grant) => grant.role_id === role.id)
         .map((grant) => ({ api: grant.identifier, permission: grant.permission }))
         .sort((a, b) => byText(a.api, b.api) || byText(a.permission, b.permission)),
+      managesOrganization: Number(role.manages_organization) !== 0,
       createdAt: Number(role.created_at),
       updatedAt: Number(role.updated_at),
     }));
@@ -287,12 +296,21 @@ export function createOrganizationStore(db: Db) {
       return missing.length > 0 ? { missing } : { grants: resolved };
     },
 
-    async insertRole(role: { id: string; name: string; at: number }, grants: ResolvedGrant[]): Promise<'inserted' | 'name taken'> {
+    async insertRole(
+      role: { id: string; name: string; managesOrganization: boolean; at: number },
+      grants: ResolvedGrant[],
+    ): Promise<'inserted' | 'name taken'> {
       try {
         await db.transaction().execute(async (tx) => {
           await tx
             .insertInto('organization_roles')
-            .values({ id: role.id, name: role.name, created_at: role.at, updated_at: role.at })
+            .values({
+              id: role.id,
+              name: role.name,
+              manages_organization: role.managesOrganization ? 1 : 0,
+              created_at: role.at,
+              updated_at: role.at,
+            })
             .execute();
           if (grants.length > 0)
             await tx
@@ -311,14 +329,18 @@ export function createOrganizationStore(db: Db) {
     /** Replaces a role's grants (when given) and renames it (when asked). */
     async updateRole(
       id: string,
-      change: { name?: string; grants?: ResolvedGrant[] },
+      change: { name?: string; grants?: ResolvedGrant[]; managesOrganization?: boolean },
       at: number,
     ): Promise<'updated' | 'gone' | 'name taken'> {
       try {
         return await db.transaction().execute(async (tx) => {
           const updated = await tx
             .updateTable('organization_roles')
-            .set({ updated_at: at, ...(change.name !== undefined ? { name: change.name } : {}) })
+            .set({
+              updated_at: at,
+              ...(change.name !== undefined ? { name: change.name } : {}),
+              ...(change.managesOrganization !== undefined ? { manages_organization: change.managesOrganization ? 1 : 0 } : {}),
+            })
             .where('id', '=', id)
             .executeTakeFirst();
           if (Number(updated.numUpdatedRows) === 0) return 'gone';
@@ -366,6 +388,163 @@ export function createOrganizationStore(db: Db) {
       return { ids: [...ids], unknown };
     },
     rolesOf,
+
+    /** The user's organizations by name, each with the roles they hold there and whether one manages it. */
+    async membershipsOf(userId: string): Promise<HeldMembership[]> {
+      const [organizations, held] = await Promise.all([
+        this.organizationsOf(userId),
+        db
+          .selectFrom('organization_member_roles')
+          .innerJoin('organization_roles', 'organization_roles.id', 'organization_member_roles.role_id')
+          .select(['organization_member_roles.organization_id', 'organization_roles.name', 'organization_roles.manages_organization'])
+          .where('organization_member_roles.user_id', '=', userId)
+          .execute(),
+      ]);
+      return organizations.map((organization) => {
+        const mine = held.filter((h) => h.organization_id === organization.id);
+        return {
+          organization,
+          roles: mine.map((h) => h.name).sort(byText),
+          manages: mine.some((h) => Number(h.manages_organization) !== 0),
+        };
+      });
+    },
+
+    /** Whether the user holds a role that manages this organization (its admin there). */
+    async manages(organizationId: string, userId: string): Promise<boolean> {
+      const row = await db
+        .selectFrom('organization_member_roles')
+        .innerJoin('organization_roles', 'organization_roles.id', 'organization_member_roles.role_id')
+        .select('organization_member_roles.user_id')
+        .where('organization_member_roles.organization_id', '=', organizationId)
+        .where('organization_member_roles.user_id', '=', userId)
+        .where('organization_roles.manages_organization', '=', 1)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    /** The organizations a user made in the account center (the self-service limit counts them). */
+    async createdBy(userId: string): Promise<number> {
+      const row = await db
+        .selectFrom('organizations')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('created_by', '=', userId)
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+
+    /**
+     * A user's own organization (self-service) with them as its first member holding `roleIds`,
+     * in one transaction, unless they made `limit` already. The user's row is locked first on
+     * PostgreSQL (SQLite serialises writers), so two creations at once cannot both pass the count.
+     */
+    async insertOwnedOrganization(
+      organization: AdminOrganization,
+      userId: string,
+      roleIds: string[],
+      limit: number,
+    ): Promise<'inserted' | 'limit reached'> {
+      return db.transaction().execute(async (tx) => {
+        if (isPostgres(db)) await tx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
+        const made = await tx
+          .selectFrom('organizations')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('created_by', '=', userId)
+          .executeTakeFirstOrThrow();
+        if (Number(made.n) >= limit) return 'limit reached';
+        await tx
+          .insertInto('organizations')
+          .values({
+            id: organization.id,
+            name: organization.name,
+            external_id: null,
+            mfa_required: 0,
+            created_at: organization.createdAt,
+            updated_at: organization.updatedAt,
+            created_by: userId,
+          })
+          .execute();
+        await tx
+          .insertInto('organization_members')
+          .values({
+            organization_id: organization.id,
+            user_id: userId,
+            external_id: null,
+            created_at: organization.createdAt,
+            added_by: `user:${userId}`,
+          })
+          .execute();
+        if (roleIds.length > 0)
+          await tx
+            .insertInto('organization_member_roles')
+            .values(roleIds.map((role_id) => ({ organization_id: organization.id, user_id: userId, role_id })))
+            .execute();
+        return 'inserted';
+      });
+    },
+
+    /**
+     * Removes a member, or replaces their roles, unless that leaves the organization with no
+     * member holding a managing role (its last admin). One transaction that first locks the
+     * organization's row on PostgreSQL (SQLite serialises writers): of two last admins leaving at
+     * once, the second sees the first gone and is refused. 'last admin' and 'not a member' change nothing.
+     */
+    async changeKeepingAdmin(
+      organizationId: string,
+      userId: string,
+      change: { remove: true } | { roleIds: string[] },
+    ): Promise<'changed' | 'not a member' | 'last admin'> {
+      try {
+        return await db.transaction().execute(async (tx) => {
+          let lock = tx.selectFrom('organizations').select('id').where('id', '=', organizationId);
+          if (isPostgres(db)) lock = lock.forUpdate();
+          if (!(await lock.executeTakeFirst())) return 'not a member';
+          const managerOf = (member?: string) => {
+            let query = tx
+              .selectFrom('organization_member_roles')
+              .innerJoin('organization_roles', 'organization_roles.id', 'organization_member_roles.role_id')
+              .select('organization_member_roles.user_id')
+              .where('organization_member_roles.organization_id', '=', organizationId)
+              .where('organization_roles.manages_organization', '=', 1);
+            if (member !== undefined) query = query.where('organization_member_roles.user_id', '=', member);
+            return query.executeTakeFirst();
+          };
+          // Only a change to an admin can leave none (an organization the operator made may have none at all).
+          const wasAdmin = (await managerOf(userId)) !== undefined;
+          if ('remove' in change) {
+            const deleted = await tx
+              .deleteFrom('organization_members')
+              .where('organization_id', '=', organizationId)
+              .where('user_id', '=', userId)
+              .executeTakeFirst();
+            if (Number(deleted.numDeletedRows) === 0) return 'not a member';
+          } else {
+            const member = await tx
+              .selectFrom('organization_members')
+              .select('user_id')
+              .where('organization_id', '=', organizationId)
+              .where('user_id', '=', userId)
+              .executeTakeFirst();
+            if (!member) return 'not a member';
+            await tx
+              .deleteFrom('organization_member_roles')
+              .where('organization_id', '=', organizationId)
+              .where('user_id', '=', userId)
+              .execute();
+            if (change.roleIds.length > 0)
+              await tx
+                .insertInto('organization_member_roles')
+                .values(change.roleIds.map((role_id) => ({ organization_id: organizationId, user_id: userId, role_id })))
+                .execute();
+          }
+          if (wasAdmin && !(await managerOf())) throw new LastAdmin();
+          return 'changed';
+        });
+      } catch (error) {
+        if (error instanceof LastAdmin) return 'last admin';
+        throw error;
+      }
+    },
   };
 }
 

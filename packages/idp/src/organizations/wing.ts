@@ -8,6 +8,7 @@ import type { Throttle } from '../throttle/service.js';
 import { createInvitationStore } from './invitation-store.js';
 import { createInvitations } from './invitations.js';
 import { invitationAdminRoutes, organizationAdminRoutes } from './routes.js';
+import { createOrganizationSelfService } from './self-service.js';
 import { createOrganizations, type OrganizationAccess } from './service.js';
 import { createOrganizationStore } from './store.js';
 
@@ -17,7 +18,7 @@ interface OrganizationsNeeds {
   now: () => number;
   hash: SecretHasher;
   throttle: Throttle;
-  config: { issuer: string };
+  config: { issuer: string; organizationSelfService: { enabled: boolean; creatorRole: string; perUser: number } };
   mailer: Parameters<typeof createInvitations>[0]['mailer'];
   templates: MailTemplates;
   branding: Pick<Branding, 'productName'>;
@@ -26,7 +27,8 @@ interface OrganizationsNeeds {
 /**
  * Organizations, their members, organization roles and invitations (docs/organizations.md):
  * `organizations` for the operator's changes, `organizationAccess` for what a sign-in and a token
- * may carry, `invitations` for the invitee's page (the account center).
+ * may carry, `invitations` for the invitee's page (the account center), `organizationSelfService`
+ * for what users do with their own organizations there (self-service.ts).
  */
 export const organizationsWing = defineWing('organizations', (deps: OrganizationsNeeds) => {
   const { db, events, now } = deps;
@@ -37,8 +39,12 @@ export const organizationsWing = defineWing('organizations', (deps: Organization
     ...{ store: createInvitationStore(db), organizations: store, hash: deps.hash, events, throttle: deps.throttle, now },
     ...{ issuer: deps.config.issuer, mailer: deps.mailer, templates: deps.templates, productName: () => deps.branding.productName() },
   });
+  const organizationSelfService = createOrganizationSelfService({
+    ...{ store, invitations, events, now },
+    config: deps.config.organizationSelfService,
+  });
   return {
-    services: { organizations, organizationAccess, invitations },
+    services: { organizations, organizationAccess, invitations, organizationSelfService },
     routes: {
       admin: async (app) => {
         await app.register(organizationAdminRoutes(organizations));

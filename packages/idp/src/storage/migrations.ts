@@ -35,6 +35,7 @@ import { migrations0034 } from './migrations/0034-client-registration.js';
 import { migrations0035 } from './migrations/0035-device-authorization.js';
 import { migrations0036 } from './migrations/0036-organizations.js';
 import { migrations0037 } from './migrations/0037-organization-domains.js';
+import { migrations0038 } from './migrations/0038-organization-admins.js';
 
 /**
  * Versioned migrations, applied in name order. A migration never changes once released;
@@ -78,6 +79,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0035,
   ...migrations0036,
   ...migrations0037,
+  ...migrations0038,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

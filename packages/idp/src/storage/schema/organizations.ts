@@ -14,6 +14,8 @@ export interface OrganizationTables {
     mfa_required: number;
     created_at: number;
     updated_at: number;
+    /** The user who made it in the account center (self-service); null for the operator's. */
+    created_by: string | null;
   };
   /** organizations/: a user who belongs to an organization */
   organization_members: {
@@ -30,6 +32,8 @@ export interface OrganizationTables {
     name: string;
     created_at: number;
     updated_at: number;
+    /** 1: a member holding it manages that organization from the account center (its admin there). */
+    manages_organization: number;
   };
   /** organizations/: what an organization role grants: (API, permission) pairs */
   organization_role_permissions: {
