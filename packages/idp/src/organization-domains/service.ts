@@ -167,8 +167,12 @@ export function createOrganizationDomains({
       const claim = await existing(organizationId, raw);
       if (change.joinRole !== undefined && change.joinRole !== null && !/^[A-Za-z0-9_:.-]{1,100}$/.test(change.joinRole))
         throw invalid('joinRole must be an organization role name.');
-      if (typeof change.joinRole === 'string' && !(await store.organizationRoleExists(change.joinRole)))
-        throw invalid(`No organization role is named "${change.joinRole}".`);
+      if (typeof change.joinRole === 'string') {
+        const kind = await store.joinRoleKind(change.joinRole);
+        if (kind === 'none') throw invalid(`No organization role is named "${change.joinRole}".`);
+        // Anyone who gets a mailbox at the domain would run the organization: admins are made by people.
+        if (kind === 'manages') throw invalid('A join role may not manage the organization; choose a role without it.');
+      }
       const outcome = await store.update(organizationId, claim.domain, change, now());
       forget();
       if (outcome === 'gone') throw notFound();

@@ -145,9 +145,11 @@ export function createDomainStore(db: Db) {
       return Number(deleted.numDeletedRows) > 0;
     },
 
-    /** Whether the organizations' role template has a role of this name (a join role must name one). */
-    async organizationRoleExists(name: string): Promise<boolean> {
-      return (await db.selectFrom('organization_roles').select('id').where('name', '=', name).executeTakeFirst()) !== undefined;
+    /** The organizations' template role of this name, as a join role sees it: absent, managing its organization, or plain. */
+    async joinRoleKind(name: string): Promise<'none' | 'manages' | 'plain'> {
+      const row = await db.selectFrom('organization_roles').select('manages_organization').where('name', '=', name).executeTakeFirst();
+      if (!row) return 'none';
+      return Number(row.manages_organization) !== 0 ? 'manages' : 'plain';
     },
 
     /** The verified claim of a domain, if any organization holds it. */

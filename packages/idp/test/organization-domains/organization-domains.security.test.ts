@@ -132,6 +132,19 @@ describe('organization domains: spoofing, IDOR and routing bypass', () => {
     assert.deepEqual((await api('GET', `/organizations/${holder}/members`)).body.members, []);
   });
 
+  it('escalation through automatic joining: a join role that manages the organization is refused, so nobody joins as its admin', async () => {
+    const { api, service } = stack;
+    const org = await newOrganization(service, 'Joiners');
+    const domain = await verifiedDomain(stack, org);
+    await service.ctx.organizations.createRole({ name: 'join-admin', managesOrganization: true }, 'test');
+    const answer = await api('PATCH', `/organizations/${org}/domains/${domain}`, { joinRole: 'join-admin' });
+    assert.equal(answer.status, 400);
+    assert.match(answer.body.message, /may not manage/);
+    assert.equal((await api('GET', `/organizations/${org}/domains/${domain}`)).body.joinRole, null);
+    await registerRawDevice(service, `newcomer@${domain}`);
+    assert.deepEqual((await api('GET', `/organizations/${org}/members`)).body.members, []);
+  });
+
   it('the email-first routing bypassed with a mailed code or a remembered device: neither signs a routed address in', async () => {
     const { api, service } = stack;
     const org = await newOrganization(service);
