@@ -258,7 +258,7 @@ export const M = {
     recordValue: 'Value',
     verify: 'Verify',
     verifyDomain: (domain: string) => `Verify ${domain}`,
-    vouch: 'Vouch for it',
+    vouch: 'Vouch',
     vouchFor: (domain: string) => `Vouch for ${domain}`,
     confirmVouch: (domain: string) =>
       `Vouch that this organization owns ${domain}, without its DNS record? Do so only after checking another way.`,
