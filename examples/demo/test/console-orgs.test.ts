@@ -176,10 +176,13 @@ describe('the operator console: organizations and organization roles', { timeout
     await screenshot(adminPage, 'console-organization-phone');
     await adminPage.setViewportSize(SIZES.desktop);
 
-    const held = adminPage.getByRole('group', { name: `Organization roles of ${person}` });
+    const change = form(adminPage, 'Change a member’s roles');
+    await change.getByLabel('Member').selectOption({ label: person });
+    const held = change.getByRole('group', { name: 'Organization roles' });
+    assert.equal(await held.getByLabel('editor').isChecked(), true, 'the member’s roles are ticked');
     await held.getByLabel('viewer').check();
     await held.getByLabel('editor').uncheck();
-    await adminPage.getByRole('button', { name: `Save roles (${person})` }).click();
+    await change.getByRole('button', { name: 'Save roles' }).click();
     await eventually('the member’s roles changed', async () => JSON.stringify(await members()) === JSON.stringify([[person, ['viewer']]]));
     for (const type of ['organization.created', 'organization.member_added', 'organization.member_roles_changed'])
       assert.ok((await actors(type)).includes(`operator:${admin}`), type);

@@ -222,7 +222,7 @@ export const M = {
     member: 'User (address or id)',
     add: 'Add',
     noSuchUser: (who: string) => `No user ${who}: a person becomes a user when they first sign in (or invite them below).`,
-    memberRoles: (email: string) => `Organization roles of ${email}`,
+    changeRoles: 'Change a member’s roles',
     saveRoles: 'Save roles',
     remove: 'Remove',
     removeMember: (email: string) => `Remove ${email}`,

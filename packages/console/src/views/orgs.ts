@@ -22,14 +22,18 @@ type Line = ReturnType<typeof statusLine>;
 /** Runs a change; then the page is drawn again with `said` on its status line, or the status line says why it failed. */
 type Act = (change: () => Promise<unknown>, said?: string) => Promise<void>;
 
-/** What the last change on an organization's page said, shown once the page is drawn again. */
+/** What the last change said, shown on the status line of the page drawn next. */
 let flash: string | undefined;
 
 /** Organizations (docs/organizations.md): the list by pages and a form to make one; #/orgs/ID is one organization's page. */
 export async function organizationsView(context: ViewContext): Promise<void> {
-  if (context.param) return organizationPage(context, context.param);
+  // What the last change said is shown once, on whichever page comes next.
+  const said = flash;
+  flash = undefined;
+  if (context.param) return organizationPage(context, context.param, said);
   const { root } = context;
   const line = statusLine();
+  if (said) line.say(said);
   const load = async (cursor: string | undefined) => {
     const page = await api<AdminOrganizationList>('GET', `/organizations${query({ limit: PAGE_SIZE, cursor })}`);
     return { items: page.organizations, nextCursor: page.nextCursor };
@@ -70,14 +74,17 @@ function settingsForm(line: Line, context: ViewContext, organization?: AdminOrga
         event.preventDefault();
         const body = { name: name.value.trim(), externalId: externalId.value.trim() || null, mfaRequired: mfaRequired.checked };
         try {
-          if (organization) await api('PATCH', `/organizations/${encodeURIComponent(organization.id)}`, body);
-          else {
+          flash = M.done;
+          if (organization) {
+            await api('PATCH', `/organizations/${encodeURIComponent(organization.id)}`, body);
+            context.refresh();
+          } else {
             const made = await api<AdminOrganization>('POST', '/organizations', body);
+            // The new hash draws its page.
             location.hash = `#/orgs/${encodeURIComponent(made.id)}`;
           }
-          flash = M.done;
-          context.refresh();
         } catch (error) {
+          flash = undefined;
           line.say(M.failed((error as Error).message), true);
         }
       },
@@ -94,11 +101,10 @@ function settingsForm(line: Line, context: ViewContext, organization?: AdminOrga
  * One organization's page: who it is, its members, its pending invitations, its domains and its
  * settings. An admin operator acts on each; a viewer reads.
  */
-async function organizationPage(context: ViewContext, id: string): Promise<void> {
+async function organizationPage(context: ViewContext, id: string, said: string | undefined): Promise<void> {
   const { root } = context;
   const line = statusLine();
-  if (flash) line.say(flash);
-  flash = undefined;
+  if (said) line.say(said);
   const base = `/organizations/${encodeURIComponent(id)}`;
   const [organization, members, invitations, domains, roles, connections] = await Promise.all([
     api<AdminOrganization>('GET', base),
@@ -108,10 +114,10 @@ async function organizationPage(context: ViewContext, id: string): Promise<void>
     everyOrganizationRole(),
     api<AdminConnectionList>('GET', '/connections'),
   ]);
-  const act: Act = async (change, said = M.done) => {
+  const act: Act = async (change, message = M.done) => {
     try {
       await change();
-      flash = said;
+      flash = message;
       context.refresh();
     } catch (error) {
       line.say(M.failed((error as Error).message), true);
@@ -151,10 +157,14 @@ async function organizationPage(context: ViewContext, id: string): Promise<void>
               onclick: async () => {
                 const typed = { label: M.orgs.typeToConfirm, expected: organization.name };
                 if (!(await confirmAction(M.orgs.confirmDelete(organization.name), typed))) return;
-                await act(async () => {
+                try {
                   await api('DELETE', base);
+                  flash = M.done;
+                  // The new hash draws the list.
                   location.hash = '#/orgs';
-                });
+                } catch (error) {
+                  line.say(M.failed((error as Error).message), true);
+                }
               },
             },
             M.orgs.delete,
@@ -196,25 +206,10 @@ function memberSection(
   act: Act,
 ): Array<HTMLElement | null> {
   const path = (member: AdminOrganizationMember) => `${base}/members/${encodeURIComponent(member.userId)}`;
-  const rolesCell = (member: AdminOrganizationMember) => {
-    if (!admin) return document.createTextNode(rolesText(member.roles));
-    const picker = rolePicker(roles, M.orgs.memberRoles(member.email), member.roles);
-    return h(
-      'form',
-      {
-        onsubmit: (event: Event) => {
-          event.preventDefault();
-          void act(() => api('PUT', `${path(member)}/roles`, { roles: picker.chosen() }));
-        },
-      },
-      picker.element,
-      h('button', { type: 'submit', 'aria-label': `${M.orgs.saveRoles} (${member.email})` }, M.orgs.saveRoles),
-    );
-  };
   const rows = members.map((member) => [
     h('a', { href: `#/users/${encodeURIComponent(member.userId)}` }, member.email),
-    rolesCell(member),
-    document.createTextNode(`${time(member.createdAt)} (${member.addedBy})`),
+    document.createTextNode(rolesText(member.roles)),
+    h('span', {}, time(member.createdAt), h('br', {}), member.addedBy),
     admin
       ? h(
           'button',
@@ -235,8 +230,41 @@ function memberSection(
     members.length === 0
       ? h('p', {}, M.orgs.noMembers)
       : table(M.orgs.members, [M.orgs.colMember, M.orgs.colRoles, M.orgs.colAdded, ...(admin ? [''] : [])], rows),
+    admin && members.length > 0 ? memberRolesForm(members, roles, path, act) : null,
     admin ? addMemberForm(roles, base, line, act) : null,
   ];
+}
+
+/** Changes one member's organization roles: the member chosen, their roles ticked, the whole set sent (PUT). */
+function memberRolesForm(
+  members: AdminOrganizationMember[],
+  roles: AdminOrganizationRole[],
+  path: (member: AdminOrganizationMember) => string,
+  act: Act,
+): HTMLElement {
+  const choice = h('select', { name: 'member' }, ...members.map((member, index) => h('option', { value: String(index) }, member.email)));
+  const picker = rolePicker(roles, M.orgs.rolesLegend);
+  const chosen = () => members[Number(choice.value)] ?? members[0];
+  const tick = () => {
+    const held = chosen()?.roles ?? [];
+    for (const box of picker.element.querySelectorAll('input')) box.checked = held.includes(box.value);
+  };
+  choice.addEventListener('change', tick);
+  tick();
+  return h(
+    'form',
+    {
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        const member = chosen();
+        if (member) void act(() => api('PUT', `${path(member)}/roles`, { roles: picker.chosen() }));
+      },
+    },
+    h('h3', {}, M.orgs.changeRoles),
+    field(M.orgs.colMember, choice),
+    picker.element,
+    h('button', { type: 'submit' }, M.orgs.saveRoles),
+  );
 }
 
 /** Adds a member by user id, or by address (an existing user's, matched whole), with the organization roles ticked. */
