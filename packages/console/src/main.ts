@@ -9,7 +9,8 @@ import type { ViewContext } from './views/context.js';
 import { dashboardView } from './views/dashboard.js';
 import { eventsView } from './views/events.js';
 import { keysView, operatorsView } from './views/keys.js';
-import { rolesView } from './views/roles.js';
+import { organizationsView } from './views/orgs.js';
+import { organizationRolesView, rolesView } from './views/roles.js';
 import { usersView } from './views/users.js';
 import { webhooksView } from './views/webhooks.js';
 
@@ -19,6 +20,8 @@ const VIEWS: Record<string, (context: ViewContext) => Promise<void>> = {
   apps: appsView,
   apis: apisView,
   roles: rolesView,
+  orgs: organizationsView,
+  orgRoles: organizationRolesView,
   webhooks: webhooksView,
   events: eventsView,
   keys: keysView,

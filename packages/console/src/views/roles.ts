@@ -1,4 +1,12 @@
-import type { AdminApi, AdminApiList, AdminGrant, AdminRole, AdminRoleList } from 'service-protocol';
+import type {
+  AdminApi,
+  AdminApiList,
+  AdminGrant,
+  AdminOrganizationRole,
+  AdminOrganizationRoleList,
+  AdminRole,
+  AdminRoleList,
+} from 'service-protocol';
 import { api, query } from '../api.js';
 import { confirmAction, field, h, PAGE_SIZE, pagedTable, replace, statusLine } from '../dom.js';
 import { M } from '../messages.js';
@@ -87,63 +95,123 @@ function grantPicker(apis: AdminApi[], chosen: AdminGrant[] = []): { element: HT
   };
 }
 
-/** Roles (docs/authorization.md): the list with their permissions by API, a form to make one, a role's edit form, delete. */
-export async function rolesView(context: ViewContext): Promise<void> {
-  const { root } = context;
-  const line = statusLine();
-  const [apis, editing] = await Promise.all([
-    everyApi(),
-    context.param ? api<AdminRole>('GET', `/roles/${encodeURIComponent(context.param)}`) : undefined,
-  ]);
-  const load = async (cursor: string | undefined) => {
-    const page = await api<AdminRoleList>('GET', `/roles${query({ limit: PAGE_SIZE, cursor })}`);
-    return { items: page.roles, nextCursor: page.nextCursor };
-  };
-  const row = (role: AdminRole) => [
-    h('a', { href: `#/roles/${encodeURIComponent(role.id)}` }, role.name),
-    grantsByApi(role.permissions, apis),
-    canAct(context)
-      ? h(
-          'button',
-          {
-            type: 'button',
-            class: 'danger',
-            onclick: async () => {
-              if (!(await confirmAction(M.roles.confirmDelete(role.name)))) return;
-              try {
-                await api('DELETE', `/roles/${encodeURIComponent(role.id)}`);
-                location.hash = '#/roles';
-                context.refresh();
-              } catch (error) {
-                line.say(M.failed((error as Error).message), true);
-              }
-            },
-          },
-          M.roles.delete,
-        )
-      : null,
-  ];
-  const first = await load(undefined);
-  replace(
-    root,
-    h('h1', {}, M.roles.heading),
-    line.element,
-    first.items.length === 0
-      ? h('p', {}, M.roles.noneYet)
-      : await pagedTable(
-          M.roles.heading,
-          [M.roles.colName, M.roles.colPermissions, ''],
-          async (cursor) => (cursor ? load(cursor) : first),
-          row,
-          (message) => line.say(M.failed(message), true),
-        ),
-    editing && canAct(context) ? roleForm(apis, line, context, editing) : null,
-    canAct(context) ? roleForm(apis, line, context) : null,
-  );
+/** The words of one kind of role's page: the roles (M.roles) or the organization roles (M.orgRoles). */
+type RoleWords = {
+  readonly [K in keyof typeof M.roles]: (typeof M.roles)[K] extends (...args: infer A) => string ? (...args: A) => string : string;
+};
+
+/** Where one kind of role lives in the admin API, and its page's name in the console's hash. */
+interface RoleKind {
+  /** The admin API's collection: /roles, or /organization-roles (whose roles have the same shape). */
+  path: '/roles' | '/organization-roles';
+  view: string;
+  words: RoleWords;
+  /** A page of the roles (the organization roles come whole, in one page). */
+  list(cursor: string | undefined): Promise<{ items: AdminRole[]; nextCursor: string | null }>;
+  one(id: string): Promise<AdminRole>;
 }
 
+/**
+ * A page of roles of one kind: the list with their permissions by API, a form to make one, a
+ * role's edit form (#/VIEW/ID), delete after a confirmation.
+ */
+function roleView(kind: RoleKind) {
+  const { path, view, words } = kind;
+  return async (context: ViewContext): Promise<void> => {
+    const { root } = context;
+    const line = statusLine();
+    const [apis, editing] = await Promise.all([everyApi(), context.param ? kind.one(context.param) : undefined]);
+    const row = (role: AdminRole) => [
+      h('a', { href: `#/${view}/${encodeURIComponent(role.id)}` }, role.name),
+      grantsByApi(role.permissions, apis),
+      canAct(context)
+        ? h(
+            'button',
+            {
+              type: 'button',
+              class: 'danger',
+              onclick: async () => {
+                if (!(await confirmAction(words.confirmDelete(role.name)))) return;
+                try {
+                  await api('DELETE', `${path}/${encodeURIComponent(role.id)}`);
+                  location.hash = `#/${view}`;
+                  context.refresh();
+                } catch (error) {
+                  line.say(M.failed((error as Error).message), true);
+                }
+              },
+            },
+            words.delete,
+          )
+        : null,
+    ];
+    const first = await kind.list(undefined);
+    const form = (role?: AdminRole) => roleForm({ path, words, apis, line, context, ...(role ? { editing: role } : {}) });
+    replace(
+      root,
+      h('h1', {}, words.heading),
+      line.element,
+      first.items.length === 0
+        ? h('p', {}, words.noneYet)
+        : await pagedTable(
+            words.heading,
+            [words.colName, words.colPermissions, ''],
+            async (cursor) => (cursor ? kind.list(cursor) : first),
+            row,
+            (message) => line.say(M.failed(message), true),
+          ),
+      editing && canAct(context) ? form(editing) : null,
+      canAct(context) ? form() : null,
+    );
+  };
+}
+
+/** Roles (docs/authorization.md): what users hold. */
+export const rolesView = roleView({
+  path: '/roles',
+  view: 'roles',
+  words: M.roles,
+  list: async (cursor) => {
+    const page = await api<AdminRoleList>('GET', `/roles${query({ limit: PAGE_SIZE, cursor })}`);
+    return { items: page.roles, nextCursor: page.nextCursor };
+  },
+  one: (id) => api<AdminRole>('GET', `/roles/${encodeURIComponent(id)}`),
+});
+
+/** Every organization role: the admin API answers the whole template at once (a service keeps a handful). */
+export async function everyOrganizationRole(): Promise<AdminOrganizationRole[]> {
+  return (await api<AdminOrganizationRoleList>('GET', '/organization-roles')).roles;
+}
+
+/** Organization roles (docs/organizations.md): one template, the same in every organization, held by members per organization. */
+export const organizationRolesView = roleView({
+  path: '/organization-roles',
+  view: 'orgRoles',
+  words: M.orgRoles,
+  list: async () => ({ items: await everyOrganizationRole(), nextCursor: null }),
+  one: async (id) => {
+    const role = (await everyOrganizationRole()).find((item) => item.id === id);
+    if (!role) throw new Error(M.orgRoles.notFound(id));
+    return role;
+  },
+});
+
 /** Makes a role, or with `editing` changes its name and the permissions it grants (the whole set sent at once). */
-function roleForm(apis: AdminApi[], line: ReturnType<typeof statusLine>, context: ViewContext, editing?: AdminRole): HTMLElement {
+function roleForm({
+  path,
+  words,
+  apis,
+  line,
+  context,
+  editing,
+}: {
+  path: string;
+  words: RoleWords;
+  apis: AdminApi[];
+  line: ReturnType<typeof statusLine>;
+  context: ViewContext;
+  editing?: AdminRole;
+}): HTMLElement {
   const name = h('input', { type: 'text', name: 'name', required: true, autocomplete: 'off', value: editing?.name });
   const picker = grantPicker(apis, editing?.permissions);
   return h(
@@ -153,8 +221,8 @@ function roleForm(apis: AdminApi[], line: ReturnType<typeof statusLine>, context
         event.preventDefault();
         try {
           if (editing)
-            await api('PATCH', `/roles/${encodeURIComponent(editing.id)}`, { name: name.value.trim(), permissions: picker.grants() });
-          else await api('POST', '/roles', { name: name.value.trim(), permissions: picker.grants() });
+            await api('PATCH', `${path}/${encodeURIComponent(editing.id)}`, { name: name.value.trim(), permissions: picker.grants() });
+          else await api('POST', path, { name: name.value.trim(), permissions: picker.grants() });
           line.say(M.done);
           context.refresh();
         } catch (error) {
@@ -162,9 +230,9 @@ function roleForm(apis: AdminApi[], line: ReturnType<typeof statusLine>, context
         }
       },
     },
-    h('h2', {}, editing ? M.roles.editing(editing.name) : M.roles.create),
-    field(M.roles.name, name),
+    h('h2', {}, editing ? words.editing(editing.name) : words.create),
+    field(words.name, name),
     picker.element,
-    h('button', { type: 'submit' }, editing ? M.save : M.roles.create),
+    h('button', { type: 'submit' }, editing ? M.save : words.create),
   );
 }
