@@ -8,10 +8,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createPkcePair } from 'service-web';
+import { answerConsent, consentPage, isConsentPage, redeemAt, startSignIn } from '../support/consent-helpers.js';
 import { type TestService, uniqueEmail } from '../support/helpers.js';
 import { authorize, CookieJar, hostedBrowser, paramsOf } from '../support/oidc-helpers.js';
-import type { RelyingParty } from '../support/oidc-token-helpers.js';
-import { choose, memberOf, pickerPage, startWithOrganizations } from './organization-helpers.js';
+import { type RelyingParty, relyingParty } from '../support/oidc-token-helpers.js';
+import { choose, claimsOf, memberOf, pickerPage, startWithOrganizations } from './organization-helpers.js';
 
 describe('the organization picker under attack', () => {
   let service: TestService;
@@ -89,6 +90,24 @@ describe('the organization picker under attack', () => {
     assert.equal(crossOrigin.status, 400, 'another origin');
     const honest = await choose(service, browser.jar, form);
     assert.ok(paramsOf(honest.location).code, 'none of the refusals spent the request');
+  });
+
+  it('a third-party application asking for scope organization is granted fewer: no picker, no organization in its tokens', async () => {
+    const email = uniqueEmail('third-scope');
+    const { userId } = await memberOf(service, email, 'Acme', ['editor']);
+    const globex = await service.ctx.organizations.create({ name: 'Globex' }, 'test');
+    await service.ctx.organizations.addMember(globex.id, userId, ['viewer'], 'test');
+    const third = await relyingParty(service, { name: 'Third Scope', redirectUri: 'https://third-scope.example/cb' });
+    await service.ctx.clients.setThirdParty(third.clientId, 'yes');
+    const browser = hostedBrowser(service);
+    const started = await startSignIn(service, third, email, browser, { scope: 'openid email organization' });
+    assert.ok(isConsentPage(started.location), `the consent page, not the picker: ${started.location}`);
+    const consent = await consentPage(service, browser.jar, started.location);
+    const allowed = await answerConsent(service, browser.jar, { request: consent.request, csrf: consent.csrf, decision: 'allow' });
+    const tokens = await redeemAt(service, third, allowed.location, started.codeVerifier);
+    assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+    assert.equal(tokens.body.scope, 'openid email');
+    assert.equal(claimsOf(tokens.body.id_token).org_id, undefined);
   });
 
   it('a request waiting on the picker cannot be answered by the consent page', async () => {
