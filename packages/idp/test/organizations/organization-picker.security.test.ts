@@ -110,7 +110,7 @@ describe('the organization picker under attack', () => {
     assert.equal(claimsOf(tokens.body.id_token).org_id, undefined);
   });
 
-  it('a request waiting on the picker cannot be answered by the consent page', async () => {
+  it('a request waiting on the picker cannot be answered by the consent page or the hosted page’s continuation', async () => {
     const { browser, picker } = await atPicker('cross-page');
     const response = await fetch(`${service.url}/signin/consent`, {
       method: 'POST',
@@ -120,5 +120,14 @@ describe('the organization picker under attack', () => {
     });
     assert.equal(response.status, 400);
     assert.equal(response.headers.get('location'), null);
+    // Nor by the hosted page's continuation of a held sign-in (the picker's request holds one too).
+    const continued = await fetch(`${service.url}/signin/continue`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: service.url, cookie: browser.jar.header() },
+      body: JSON.stringify({ request: picker.requestId }),
+    });
+    assert.equal(continued.status, 400);
+    assert.equal((await continued.json()).location, undefined);
+    assert.equal((await pickerPage(service, browser.jar, `/signin/organization?request=${picker.requestId}`)).status, 200, 'still waiting');
   });
 });
