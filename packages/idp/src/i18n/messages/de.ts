@@ -236,7 +236,6 @@ export const de = {
   'page.organization.intro': '{app} arbeitet jeweils für eine Ihrer Organisationen. Welche möchten Sie verwenden?',
   'page.organization.roles': 'Ihre Rollen: {roles}',
   'page.organization.noRoles': 'Keine Rollen',
-  'page.organization.note': 'Sie können die Organisation später wechseln, indem Sie sich erneut anmelden.',
   'page.account.consentLastUsed': 'Zuletzt verwendet am {time}',
   'page.account.consents': 'Anwendungen mit Ihrem Zugriff',
   'page.account.consentSince': 'Erlaubt am {time}',

@@ -230,7 +230,6 @@ export const en = {
   'page.organization.intro': '{app} works for one of your organizations at a time. Which one do you want to use?',
   'page.organization.roles': 'Your roles: {roles}',
   'page.organization.noRoles': 'No roles',
-  'page.organization.note': 'You can switch organizations later by signing in again.',
   'page.account.consentLastUsed': 'Last used {time}',
   'page.account.consents': 'Applications you gave access',
   'page.account.consentSince': 'Allowed {time}',

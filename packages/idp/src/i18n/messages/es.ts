@@ -236,7 +236,6 @@ export const es = {
   'page.organization.intro': '{app} trabaja para una de sus organizaciones a la vez. ¿Cuál quiere usar?',
   'page.organization.roles': 'Sus roles: {roles}',
   'page.organization.noRoles': 'Sin roles',
-  'page.organization.note': 'Puede cambiar de organización más tarde volviendo a iniciar sesión.',
   'page.account.consentLastUsed': 'Último uso el {time}',
   'page.account.consents': 'Aplicaciones a las que dio acceso',
   'page.account.consentSince': 'Permitido el {time}',

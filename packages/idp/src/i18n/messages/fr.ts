@@ -232,7 +232,6 @@ export const fr = {
   'page.organization.intro': '{app} travaille pour une seule de vos organisations à la fois. Laquelle voulez-vous utiliser ?',
   'page.organization.roles': 'Vos rôles : {roles}',
   'page.organization.noRoles': 'Aucun rôle',
-  'page.organization.note': 'Vous pourrez changer d’organisation plus tard en vous reconnectant.',
   'page.account.consentLastUsed': 'Dernière utilisation le {time}',
   'page.account.consents': 'Applications auxquelles vous avez donné accès',
   'page.account.consentSince': 'Autorisée le {time}',
