@@ -47,6 +47,12 @@ export type CheckedRequest =
  * (OIDC Core 11 asks for it before offline_access), so it is always satisfied there and shows
  * no page. `select_account` is refused (one account per browser session).
  */
+/**
+ * The scope value asking for one of the user's organizations, the user choosing (Keycloak's
+ * `organization` scope): with no `organization` parameter, the hosted picker after the sign-in.
+ */
+export const ORGANIZATION_SCOPE = 'organization';
+
 export const PROMPT_VALUES = ['none', 'login', 'consent'] as const;
 
 type Params = Record<string, unknown>;
@@ -129,7 +135,15 @@ export async function checkAuthorizeRequest(
   // The permissions asked for among those of the APIs named (issue 37): what the token endpoint
   // then grants is narrowed to the user's roles (token/api-access.ts); other values are ignored.
   const permissions = [...new Set(scopes.filter((s) => resources.some((api) => api.permissions.includes(s))))];
-  const scope = [scopes.includes('offline_access') ? 'openid email offline_access' : 'openid email', ...permissions].join(' ');
+  // `organization` (docs/organizations.md, "The organization picker"): the user chooses one of
+  // theirs after signing in. A first-party app's only: a third-party app's consent page names no
+  // organization, so it is granted fewer (RFC 6749 3.3), as the parameter is refused below.
+  const picksOrganization = scopes.includes(ORGANIZATION_SCOPE) && !client.thirdParty;
+  const scope = [
+    scopes.includes('offline_access') ? 'openid email offline_access' : 'openid email',
+    ...(picksOrganization ? [ORGANIZATION_SCOPE] : []),
+    ...permissions,
+  ].join(' ');
 
   const codeChallenge = text('code_challenge');
   const method = text('code_challenge_method');

@@ -27,8 +27,9 @@ import { FORM_POST_SCRIPT, FORM_POST_SCRIPT_PATH, responseLocation, sendAuthoriz
 import { CONSENT_PATH, type ConsentItem } from './consent.js';
 import type { DbscService } from './dbsc.js';
 import { SIGNED_OUT_SCRIPT, SIGNED_OUT_SCRIPT_PATH } from './frontchannel-logout.js';
+import { ORGANIZATION_PICKER_PATH } from './organization-picker.js';
 import type { PasskeyOffer } from './passkey-offer.js';
-import type { OidcService, SignInFinished } from './service.js';
+import type { NextPage, OidcService, SignInFinished } from './service.js';
 import { sendRenewalPage } from './session-renewal.js';
 
 /** The hosted pages' built files (the private workspace package service-hosted-pages: packages/hosted). */
@@ -110,6 +111,28 @@ const ConsentPageSchema = {
   response: {
     200: rawResponse('text/html', "the consent page: a third-party app's name and what it asks, with Allow and Deny"),
     400: rawResponse('text/html', 'the sign-in expired, or the request is not this browser’s'),
+    ...errorResponses(...SERVER_ERRORS),
+  },
+};
+const OrganizationPageSchema = {
+  response: {
+    200: rawResponse('text/html', "the organization picker: the user's organizations and their roles there, one button each"),
+    400: rawResponse('text/html', 'the sign-in expired, or the request is not this browser’s'),
+    ...errorResponses(...SERVER_ERRORS),
+  },
+};
+/** The picker's form (request, csrf, organization), read by the route itself: every refusal is the page, never a JSON error. */
+const OrganizationAnswerSchema = {
+  response: {
+    303: {
+      description:
+        "to the app's redirect_uri (the code, or error=access_denied for an organization the user is not a member of), or to the hosted sign-in for a second factor the organization requires",
+    },
+    200: rawResponse('text/html', 'response_mode=form_post: the page that posts the response to the app'),
+    400: rawResponse(
+      'text/html',
+      'the sign-in expired, the form is malformed or not this browser’s or this request’s, or a cross-origin post',
+    ),
     ...errorResponses(...SERVER_ERRORS),
   },
 };
@@ -246,10 +269,8 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
     // the consent page's (docs/protocol.md "Languages"; after a sign-in, its language cookie does).
     const uiLocales = typeof params.ui_locales === 'string' ? params.ui_locales.slice(0, 200) : '';
     const query = new URLSearchParams({ request: outcome.requestId, ...(uiLocales ? { ui_locales: uiLocales } : {}) });
-    return reply
-      .code(303)
-      .header('location', `${outcome.kind === 'consent' ? CONSENT_PATH : Paths.signIn}?${query}`)
-      .send();
+    const path = outcome.kind === 'consent' ? CONSENT_PATH : outcome.kind === 'organization' ? ORGANIZATION_PICKER_PATH : Paths.signIn;
+    return reply.code(303).header('location', `${path}?${query}`).send();
   };
 
   app.get(Paths.authorize, { schema: AuthorizeSchema }, async (request, reply) =>
@@ -362,9 +383,18 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
       // W3C DBSC: a browser that can offers to bind the new session to a key of its own (oidc/dbsc.ts).
       reply.header('secure-session-registration', dbsc.registrationHeader(done.session));
     }
-    // A third-party client: the consent page first (oidc/consent.ts); the page navigates there.
-    if ('consentRequestId' in done) return { location: `${CONSENT_PATH}?${new URLSearchParams({ request: done.consentRequestId })}` };
-    const { response } = done;
+    return nextLocation(done);
+  };
+  /**
+   * Where the browser goes next: a third-party client's consent page (oidc/consent.ts), the
+   * organization picker, the hosted sign-in again for an organization's second factor, or the app.
+   */
+  const nextLocation = (next: NextPage): { location: string; form?: Record<string, string> } => {
+    if ('consentRequestId' in next) return { location: `${CONSENT_PATH}?${new URLSearchParams({ request: next.consentRequestId })}` };
+    if ('organizationRequestId' in next)
+      return { location: `${ORGANIZATION_PICKER_PATH}?${new URLSearchParams({ request: next.organizationRequestId })}` };
+    if ('stepUpRequestId' in next) return { location: `${Paths.signIn}?${new URLSearchParams({ request: next.stepUpRequestId })}` };
+    const { response } = next;
     return response.mode === 'form_post'
       ? { location: response.redirectUri, form: response.params }
       : { location: responseLocation(response) };
@@ -452,6 +482,55 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<{
     if (!response) return page(request, reply, 'page.signIn.expired', 'page.signIn.expiredHelp');
     const language = await languages.of(request);
     return sendAuthorizationResponse(reply, response, language, (key) => locales.text(language.locale, key));
+  });
+
+  // The organization picker (oidc/organization-picker.ts): server-rendered, no script, as the
+  // consent page. Only the browser holding the request's binding cookie sees it; its form carries
+  // a token bound to the request and that cookie, and posts back here only (Origin checked), once.
+  app.get(ORGANIZATION_PICKER_PATH, { schema: OrganizationPageSchema }, async (request, reply) => {
+    const sent = (request.query as Record<string, unknown>).request;
+    const requestId = typeof sent === 'string' && sent.length <= 100 ? sent : undefined;
+    const binding = parseCookies(request.headers.cookie).get(bindingCookie);
+    const view = requestId ? await oidc.organizationView(requestId, binding).catch(expiredOnly) : undefined;
+    if (!view || !requestId) return page(request, reply, 'page.signIn.expired', 'page.signIn.expiredHelp');
+    const language = await languages.of(request);
+    const brand = await brandOf(view.client);
+    const t = (key: MessageKey, values?: Record<string, string>) => escapeHtml(locales.text(language.locale, key, values));
+    const choice = ({ organization, roles }: (typeof view.memberships)[number]) =>
+      `<li><button type="submit" name="organization" value="${escapeHtml(organization.id)}" class="organization">` +
+      `<span class="organization-name">${escapeHtml(organization.name)}</span> ` +
+      `<small>${roles.length > 0 ? t('page.organization.roles', { roles: roles.join(', ') }) : t('page.organization.noRoles')}</small></button></li>`;
+    const main =
+      `<h1>${t('page.organization.title')}</h1>` +
+      `<p>${t('page.organization.intro', { app: brand.name })}</p>` +
+      `<form method="post" action="${ORGANIZATION_PICKER_PATH}"><input type="hidden" name="request" value="${escapeHtml(requestId)}">` +
+      `<input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}">` +
+      `<ul class="organizations">${view.memberships.map(choice).join('')}</ul></form>`;
+    // The answer redirects to the app: form-action must allow its redirect URI's origin (browsers check a form's redirects).
+    const csp = cspWithFormTarget(view.request.redirectUri);
+    return sendPage(reply, 200, locales.text(language.locale, 'page.organization.title'), main, language, csp, brand);
+  });
+
+  app.post(ORGANIZATION_PICKER_PATH, { schema: OrganizationAnswerSchema }, async (request, reply) => {
+    // CSRF: our own page only (browsers send Origin on every form POST), then the form's token and the binding cookie.
+    if (request.headers.origin !== origin)
+      return page(request, reply, 'page.authorize.refused', 'page.authorize.refusedHelp', 'Cross-origin requests are refused.');
+    const form = (request.body ?? {}) as Record<string, unknown>;
+    const field = (name: string) =>
+      typeof form[name] === 'string' && (form[name] as string).length <= 100 ? (form[name] as string) : undefined;
+    const [requestId, csrf, organization] = [field('request'), field('csrf'), field('organization')];
+    const next =
+      requestId && csrf && organization
+        ? await oidc
+            .answerOrganization({ requestId, binding: parseCookies(request.headers.cookie).get(bindingCookie), csrf, organization })
+            .catch(expiredOnly)
+        : undefined;
+    if (!next) return page(request, reply, 'page.signIn.expired', 'page.signIn.expiredHelp');
+    if ('response' in next) {
+      const language = await languages.of(request);
+      return sendAuthorizationResponse(reply, next.response, language, (key) => locales.text(language.locale, key));
+    }
+    return reply.code(303).header('location', nextLocation(next).location).send();
   });
 
   // "Add a passkey" on a held sign-in (passkey-offer.ts): our page only, in the browser that

@@ -8,10 +8,10 @@ import type { DeviceStore } from '../devices/store.js';
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import type { PasskeyStore } from '../factors/passkey/store.js';
-import type { OrganizationAccess } from '../organizations/service.js';
+import type { OrganizationAccess, OrganizationMembership } from '../organizations/service.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
 import { type AuthorizationResponse, authorizationResponse } from './authorization-response.js';
-import { type CheckedRequest, checkAuthorizeRequest, type FindApi } from './authorize-request.js';
+import { type CheckedRequest, checkAuthorizeRequest, type FindApi, ORGANIZATION_SCOPE } from './authorize-request.js';
 import { askedBy, type ConsentItem, consentNeeded } from './consent.js';
 import type { ConsentStore } from './consent-store.js';
 import type { PushedRequests } from './pushed-requests.js';
@@ -40,8 +40,11 @@ export interface OidcDeps {
   now: () => number;
   /** A device unused for this long is no longer trusted (its session ends with it). */
   deviceIdleMs: number;
-  /** Who belongs to which organization (organizations/): a code for an organization only for its member. */
-  organizations: Pick<OrganizationAccess, 'membership'>;
+  /**
+   * Who belongs to which organization (organizations/): a code for an organization only for its
+   * member, the picker's list, and an organization's MFA policy.
+   */
+  organizations: Pick<OrganizationAccess, 'membership' | 'membershipsOf' | 'find'>;
 }
 
 /** What the hosted page sends to finish: its pending request, the browser's binding cookie, the hosted code and its PKCE verifier. */
@@ -53,10 +56,36 @@ export interface HostedCompletion {
 }
 
 /**
- * A finished hosted sign-in: the app's response (with its code), or for a third-party client the
- * consent page's request to go to first (oidc/consent.ts); and the new session cookie value if any.
+ * What follows a sign-in: the app's response (with its code); for a third-party client the
+ * consent page's request (oidc/consent.ts); for an app asking the user to choose one of several
+ * organizations the picker's (docs/organizations.md); or, for an organization that requires MFA
+ * and a sign-in without it, a new sign-in request for that organization (the step-up).
  */
-export type SignInFinished = ({ response: AuthorizationResponse } | { consentRequestId: string }) & { session?: string };
+export type NextPage =
+  | { response: AuthorizationResponse }
+  | { consentRequestId: string }
+  | { organizationRequestId: string }
+  | { stepUpRequestId: string };
+
+/** A finished hosted sign-in: what follows, and the new session cookie value if any. */
+export type SignInFinished = NextPage & { session?: string };
+
+/** What the organization picker shows: the app, the user's organizations and roles, and its form's token (CSRF). */
+export interface OrganizationView {
+  client: ClientRecord;
+  memberships: OrganizationMembership[];
+  csrf: string;
+  /** Where the response goes (the page's CSP lets its form lead there). */
+  request: AuthorizationRequest;
+}
+
+/** The picker's answer: its request, the browser's binding cookie, the form's token, the organization chosen. */
+export interface OrganizationAnswer {
+  requestId: string;
+  binding: string | undefined;
+  csrf: string;
+  organization: string;
+}
 
 /** What the consent page shows: the app's name and what it asks, and the token its form carries (CSRF). */
 export interface ConsentView {
@@ -82,7 +111,9 @@ export type AuthorizeOutcome =
   /** The hosted sign-in: `requestId` goes in its URL, `binding` in a cookie of this browser. */
   | { kind: 'sign-in'; requestId: string; binding: string }
   /** A live session, and a third-party client needs the user's consent: the consent page, bound likewise. */
-  | { kind: 'consent'; requestId: string; binding: string };
+  | { kind: 'consent'; requestId: string; binding: string }
+  /** A live session, and the user chooses one of their organizations: the picker, bound likewise. */
+  | { kind: 'organization'; requestId: string; binding: string };
 
 export interface OidcService {
   hostedPublishableKey: string;
@@ -103,6 +134,14 @@ export interface OidcService {
    * Deny answers access_denied (RFC 6749 4.1.2.1).
    */
   answerConsent(answer: ConsentAnswer): Promise<AuthorizationResponse>;
+  /** The picker's content for this browser's request waiting on it (ERR_SESSION_INVALID when expired, used, unknown or another browser's). */
+  organizationView(requestId: string, binding: string | undefined): Promise<OrganizationView>;
+  /**
+   * The picker's choice: the waiting request consumed (once, this browser's, its form's token
+   * checked), then the code for the organization chosen: access_denied for one the user is not
+   * a member of, the step-up for one that requires MFA the sign-in did not pass.
+   */
+  answerOrganization(answer: OrganizationAnswer): Promise<NextPage>;
   /** The pending request a hosted page shows, with its app; undefined when expired, used or unknown. */
   pendingRequest(requestId: string): Promise<
     | {
@@ -220,14 +259,14 @@ export function createOidcService(deps: OidcDeps): OidcService {
    * and an exceeded max_age (max_age=0 is prompt=login) need a fresh sign-in; an app requiring
    * MFA needs it in the session. The reason is the prompt=none error (OIDC Core 3.1.2.6).
    */
-  function shortfall(session: SignInSession, request: AuthorizationRequest, client: ClientRecord) {
+  function shortfall(session: SignInSession, request: AuthorizationRequest, client: ClientRecord, organizationMfa: boolean) {
     if (request.prompt?.split(' ').includes('login')) return 'login_required';
     // The console always asks for a fresh sign-in (console/service.ts); enforced here, not by its
     // own prompt=login alone: a copied SSO cookie with prompt=none must not get the console a code.
     if (client.id === CONSOLE_CLIENT_ID) return 'login_required';
     const age = Math.floor(now() / 1000) - session.authTime;
     if (request.maxAgeSeconds !== null && (request.maxAgeSeconds === 0 || age > request.maxAgeSeconds)) return 'login_required';
-    if (client.mfaPolicy === 'required' && !session.amr.includes('mfa')) return 'interaction_required';
+    if ((client.mfaPolicy === 'required' || organizationMfa) && !session.amr.includes('mfa')) return 'interaction_required';
     // A passkey counted as MFA by the app that opened the session: an app that does not count
     // it (passkeySatisfiesMfa false) asks for its second factor on the hosted page.
     if (client.passkeySatisfiesMfa === false && passkeyAsMfa(session.amr)) return 'interaction_required';
@@ -284,21 +323,79 @@ export function createOidcService(deps: OidcDeps): OidcService {
     bindingHash: string,
   ): Promise<{ response: AuthorizationResponse } | { consentRequestId: string }> {
     if (!(await consentMissing(request, client, signedIn.userId))) return { response: await issueFor(request, signedIn, sid) };
-    const consentRequestId = randomToken('');
+    return { consentRequestId: await park(request, bindingHash, { signedIn, sid, page: 'consent' }) };
+  }
+
+  /**
+   * The organization a request is for once its user is known. An `organization` parameter names
+   * it; the `organization` scope alone asks the user to choose: their only organization is
+   * taken without a page, several need the picker, none leaves the tokens without one.
+   * `mfaRequired`: the organization (of which the user is a member) requires a second factor.
+   */
+  async function organizationFor(
+    request: AuthorizationRequest,
+    userId: string,
+  ): Promise<{ kind: 'ready'; request: AuthorizationRequest; mfaRequired: boolean } | { kind: 'choose' }> {
+    if (request.organization !== null) {
+      const membership = await deps.organizations.membership(userId, request.organization);
+      // A non-member is refused by issueFor, whatever the organization's policy.
+      return { kind: 'ready', request, mfaRequired: membership?.organization.mfaRequired === true };
+    }
+    if (!request.scope.split(' ').includes(ORGANIZATION_SCOPE)) return { kind: 'ready', request, mfaRequired: false };
+    const memberships = await deps.organizations.membershipsOf(userId);
+    if (memberships.length > 1) return { kind: 'choose' };
+    const only = memberships[0]?.organization;
+    return only
+      ? { kind: 'ready', request: { ...request, organization: only.id }, mfaRequired: only.mfaRequired }
+      : { kind: 'ready', request, mfaRequired: false };
+  }
+
+  /** A copy of the request (a new id, the same browser's binding) waiting on a page, with the sign-in and its session held on it. */
+  async function park(
+    request: AuthorizationRequest,
+    bindingHash: string,
+    held?: { signedIn: HeldSignIn; sid: string | null; page: 'consent' | 'organization' },
+  ) {
+    const requestId = randomToken('');
     const at = now();
     await store.insertRequest(
-      hash('authorization-request', consentRequestId),
+      hash('authorization-request', requestId),
       bindingHash,
       request,
       at,
       at + AUTHORIZATION_REQUEST_TTL_SECONDS * 1000,
-      { signedIn, sid },
+      held,
     );
-    return { consentRequestId };
+    return requestId;
+  }
+
+  /**
+   * After a sign-in (or a live session, or the picker): the picker when the user must choose an
+   * organization; the step-up when the organization requires MFA and the sign-in passed none (a
+   * new sign-in request for that organization, whose hosted sign-in then requires it:
+   * hostedClientFor); otherwise the code, or the consent page first.
+   */
+  async function proceed(
+    request: AuthorizationRequest,
+    client: ClientRecord,
+    signedIn: HeldSignIn,
+    sid: string | null,
+    bindingHash: string,
+  ): Promise<NextPage> {
+    const step = await organizationFor(request, signedIn.userId);
+    if (step.kind === 'choose') return { organizationRequestId: await park(request, bindingHash, { signedIn, sid, page: 'organization' }) };
+    if (step.mfaRequired && !signedIn.amr.includes('mfa')) {
+      const user = await enabledUsers.findById(signedIn.userId);
+      if (!user) throw expired();
+      return { stepUpRequestId: await park({ ...step.request, prompt: null, loginHint: user.email }, bindingHash) };
+    }
+    return issueOrAsk(step.request, client, signedIn, sid, bindingHash);
   }
 
   /** The consent form's token: bound to the waiting request and to the browser holding it (its binding cookie). */
   const consentCsrf = (idHash: string, bindingHash: string) => hash('consent-form', `${idHash}.${bindingHash}`);
+  /** The picker form's token, likewise (another purpose: neither page's token answers the other). */
+  const organizationCsrf = (idHash: string, bindingHash: string) => hash('organization-form', `${idHash}.${bindingHash}`);
 
   /** The hosted page's code (the hosted client is public: PKCE binds it; its user still enabled) → who signed in, how. */
   async function redeemHosted(input: HostedCompletion): Promise<HeldSignIn> {
@@ -357,8 +454,9 @@ export function createOidcService(deps: OidcDeps): OidcService {
         at + SESSION_ABSOLUTE_LIFETIME_SECONDS * 1000,
       );
     }
-    // A third-party client's user consents first: the session is made all the same (they did sign in).
-    const outcome = await issueOrAsk(request, client, signedIn, sid, bindingHash);
+    // A third-party client's user consents first, a user of several organizations chooses one:
+    // the session is made all the same (they did sign in).
+    const outcome = await proceed(request, client, signedIn, sid, bindingHash);
     return session ? { ...outcome, session } : outcome;
   }
 
@@ -397,7 +495,9 @@ export function createOidcService(deps: OidcDeps): OidcService {
       if (checked.kind === 'redirect-error') return { kind: 'respond', response: errorResponse(checked) };
       const { client, request } = checked;
       const session = await liveSession(cookies.session);
-      const unmet = session ? shortfall(session, request, client) : 'login_required';
+      const organization = session ? await organizationFor(request, session.userId) : undefined;
+      const organizationMfa = organization?.kind === 'ready' && organization.mfaRequired;
+      const unmet = session ? shortfall(session, request, client, organizationMfa) : 'login_required';
       // One binding value per browser, reused across tabs; a new one when the browser has none.
       const binding = cookies.binding && /^[A-Za-z0-9_-]{43}$/.test(cookies.binding) ? cookies.binding : randomToken('');
       if (session && !unmet) {
@@ -413,6 +513,17 @@ export function createOidcService(deps: OidcDeps): OidcService {
               description: 'The user must consent to what this app asks.',
             }),
           };
+        // OIDC Core 3.1.2.6: no page may be shown, and the user must choose an organization.
+        if (organization?.kind === 'choose' && request.prompt === 'none')
+          return {
+            kind: 'respond',
+            response: errorResponse({
+              kind: 'redirect-error',
+              ...request,
+              error: 'interaction_required',
+              description: 'The user must choose an organization.',
+            }),
+          };
         await store.touchSession(session.idHash, now());
         await events.record({
           type: 'sign_in.succeeded',
@@ -421,28 +532,29 @@ export function createOidcService(deps: OidcDeps): OidcService {
           deviceId: session.deviceId,
           detail: { amr: session.amr.join(' '), via: 'session' },
         });
-        const outcome = await issueOrAsk(request, client, session, session.sid, hash('authorization-binding', binding));
-        return 'response' in outcome
-          ? { kind: 'respond', response: outcome.response }
-          : { kind: 'consent', requestId: outcome.consentRequestId, binding };
+        const outcome = await proceed(request, client, session, session.sid, hash('authorization-binding', binding));
+        if ('response' in outcome) return { kind: 'respond', response: outcome.response };
+        if ('consentRequestId' in outcome) return { kind: 'consent', requestId: outcome.consentRequestId, binding };
+        if ('organizationRequestId' in outcome) return { kind: 'organization', requestId: outcome.organizationRequestId, binding };
+        return { kind: 'sign-in', requestId: outcome.stepUpRequestId, binding };
       }
       if (request.prompt === 'none') {
         // OIDC Core 3.1.2.6: no UI may be shown; say why the session did not do.
-        const description = unmet === 'interaction_required' ? 'This app requires a second factor.' : 'The user must sign in.';
+        const description =
+          unmet !== 'interaction_required'
+            ? 'The user must sign in.'
+            : organizationMfa && client.mfaPolicy !== 'required'
+              ? 'This organization requires a second factor.'
+              : 'This app requires a second factor.';
         return {
           kind: 'respond',
           response: errorResponse({ kind: 'redirect-error', ...request, error: unmet ?? 'login_required', description }),
         };
       }
-      const requestId = randomToken('');
-      const at = now();
-      await store.insertRequest(
-        hash('authorization-request', requestId),
-        hash('authorization-binding', binding),
-        request,
-        at,
-        at + AUTHORIZATION_REQUEST_TTL_SECONDS * 1000,
-      );
+      // The session's user's only organization requires the MFA the session lacks: the sign-in is
+      // for that organization, so the hosted sign-in requires the second factor (hostedClientFor).
+      const stepUp = organizationMfa && unmet === 'interaction_required' && organization?.kind === 'ready';
+      const requestId = await park(stepUp ? organization.request : request, hash('authorization-binding', binding));
       return { kind: 'sign-in', requestId, binding };
     },
 
@@ -486,6 +598,33 @@ export function createOidcService(deps: OidcDeps): OidcService {
       return issueFor(request, signedIn, sid);
     },
 
+    async organizationView(requestId: string, binding: string | undefined): Promise<OrganizationView> {
+      if (!binding) throw expired();
+      const idHash = hash('authorization-request', requestId);
+      const bindingHash = hash('authorization-binding', binding);
+      const pending = await store.findConsentRequest(idHash, bindingHash, now(), 'organization');
+      const client = pending && (await clients.findById(pending.request.clientId));
+      if (!pending || !client) throw expired();
+      const memberships = await deps.organizations.membershipsOf(pending.signedIn.userId);
+      return { client, memberships, csrf: organizationCsrf(idHash, bindingHash), request: pending.request };
+    },
+
+    async answerOrganization(answer: OrganizationAnswer): Promise<NextPage> {
+      if (!answer.binding) throw expired();
+      const idHash = hash('authorization-request', answer.requestId);
+      const bindingHash = hash('authorization-binding', answer.binding);
+      // CSRF: the form's token, of this request and this browser; checked before anything is consumed.
+      if (!safeEqual(answer.csrf, organizationCsrf(idHash, bindingHash))) throw expired();
+      const pending = await store.consumeConsentRequest(idHash, bindingHash, now(), 'organization');
+      if (!pending) throw expired();
+      const { request, signedIn, sid } = pending;
+      const [user, client] = await Promise.all([enabledUsers.findById(signedIn.userId), clients.findById(request.clientId)]);
+      if (!user || !client) throw expired();
+      // The choice becomes the request's organization: issueFor refuses one the user is not a
+      // member of (a tampered form) with access_denied, as for an app naming it.
+      return proceed({ ...request, organization: answer.organization }, client, signedIn, sid, bindingHash);
+    },
+
     async pendingRequest(requestId: string): Promise<{ request: AuthorizationRequest; client: ClientRecord } | undefined> {
       const request = await store.findLiveRequest(hash('authorization-request', requestId), now());
       const client = request && (await clients.findById(request.clientId));
@@ -495,10 +634,13 @@ export function createOidcService(deps: OidcDeps): OidcService {
     async hostedClientFor(hosted: ClientRecord, requestId: string | undefined): Promise<ClientRecord> {
       const pending = requestId ? await this.pendingRequest(requestId) : undefined;
       if (!pending) throw new ServiceError('ERR_SESSION_INVALID', 'This sign-in has expired. Go back to the app and start again.');
+      // A sign-in for an organization that requires MFA requires it as an app's policy does (the
+      // user is not known yet; a non-member is refused at the end all the same).
+      const organization = pending.request.organization ? await deps.organizations.find(pending.request.organization) : undefined;
       return {
         ...hosted,
         name: pending.client.name,
-        mfaPolicy: pending.client.mfaPolicy,
+        mfaPolicy: organization?.mfaRequired ? 'required' : pending.client.mfaPolicy,
         passkeySatisfiesMfa: pending.client.passkeySatisfiesMfa,
         app: { id: pending.client.id, name: pending.client.name },
       };

@@ -87,7 +87,15 @@ function requestOf(row: RequestRow): AuthorizationRequest {
 
 const HELD_COLUMNS = ['held_user_id', 'held_device_id', 'held_amr', 'held_auth_time', 'held_sid'] as const;
 
-/** A request waiting on the consent page: the request, who signed in, and the session (sid) the code is issued in. */
+/**
+ * The page a request with a sign-in held on it waits on: the consent page (oidc/consent.ts) or
+ * the organization picker (oidc/organization-picker.ts). Stored in `consent_pending` (1, 2), so
+ * only that page's answer reads or finishes it.
+ */
+export type WaitingPage = 'consent' | 'organization';
+const WAITING: Record<WaitingPage, number> = { consent: 1, organization: 2 };
+
+/** A request waiting on the consent page or the picker: the request, who signed in, and the session (sid) the code is issued in. */
 export interface ConsentPending {
   request: AuthorizationRequest;
   signedIn: HeldSignIn;
@@ -121,10 +129,11 @@ export function createOidcStore(db: Db, options: { logoutEnqueued?: () => void }
       now: number,
       expiresAt: number,
       /**
-       * A request waiting on the consent page (oidc/consent.ts): the sign-in held on it and the
-       * session it is in; only findConsentRequest and consumeConsentRequest see it.
+       * A request waiting on the consent page (oidc/consent.ts) or the organization picker: the
+       * sign-in held on it and the session it is in; only findConsentRequest and
+       * consumeConsentRequest for that page see it.
        */
-      consent?: { signedIn: HeldSignIn; sid: string | null },
+      consent?: { signedIn: HeldSignIn; sid: string | null; page?: WaitingPage },
     ) {
       await db
         .insertInto('authorization_requests')
@@ -153,7 +162,7 @@ export function createOidcStore(db: Db, options: { logoutEnqueued?: () => void }
                 held_amr: JSON.stringify(consent.signedIn.amr),
                 held_auth_time: consent.signedIn.authTime,
                 held_sid: consent.sid,
-                consent_pending: 1,
+                consent_pending: WAITING[consent.page ?? 'consent'],
               }
             : {}),
         })
@@ -173,22 +182,32 @@ export function createOidcStore(db: Db, options: { logoutEnqueued?: () => void }
       return row && { ...requestOf(row), bindingHash: row.browser_binding_hash };
     },
 
-    /** The request waiting on the consent page, bound to this browser, with its sign-in. */
-    async findConsentRequest(idHash: string, bindingHash: string, now: number): Promise<ConsentPending | undefined> {
+    /** The request waiting on the consent page (or `page`), bound to this browser, with its sign-in. */
+    async findConsentRequest(
+      idHash: string,
+      bindingHash: string,
+      now: number,
+      page: WaitingPage = 'consent',
+    ): Promise<ConsentPending | undefined> {
       const row = await db
         .selectFrom('authorization_requests')
         .select([...REQUEST_COLUMNS, ...HELD_COLUMNS])
-        .where(liveAndBound(idHash, bindingHash, now, true))
+        .where(liveAndBound(idHash, bindingHash, now, page))
         .executeTakeFirst();
       return row && consentPendingOf(row);
     },
 
-    /** Consumes the request waiting on the consent page (Allow or Deny): of concurrent callers exactly one gets it. */
-    async consumeConsentRequest(idHash: string, bindingHash: string, now: number): Promise<ConsentPending | undefined> {
+    /** Consumes the request waiting on the consent page (Allow or Deny) or `page`: of concurrent callers exactly one gets it. */
+    async consumeConsentRequest(
+      idHash: string,
+      bindingHash: string,
+      now: number,
+      page: WaitingPage = 'consent',
+    ): Promise<ConsentPending | undefined> {
       const row = await db
         .updateTable('authorization_requests')
         .set({ consumed_at: now })
-        .where(liveAndBound(idHash, bindingHash, now, true))
+        .where(liveAndBound(idHash, bindingHash, now, page))
         .returning([...REQUEST_COLUMNS, ...HELD_COLUMNS])
         .executeTakeFirst();
       return row && consentPendingOf(row);
@@ -468,17 +487,17 @@ export type OidcStore = ReturnType<typeof createOidcStore>;
 
 /** A pending request that is live (not consumed, not expired) and bound to the browser presenting it. */
 /**
- * A live request bound to this browser. `consent`: one held for the consent page (only its Allow
- * or Deny reads or finishes it); otherwise one of the sign-in's (never one held for consent, so
- * no other step can finish it without the user's answer).
+ * A live request bound to this browser. `waiting`: one held for that page (only its answer reads
+ * or finishes it); otherwise one of the sign-in's (never one held for a page, so no other step
+ * can finish it without the user's answer).
  */
-function liveAndBound(idHash: string, bindingHash: string, now: number, consent = false) {
+function liveAndBound(idHash: string, bindingHash: string, now: number, waiting?: WaitingPage) {
   return (eb: ExpressionBuilder<Database, 'authorization_requests'>) =>
     eb.and([
       eb('id', '=', idHash),
       eb('browser_binding_hash', '=', bindingHash),
       eb('consumed_at', 'is', null),
       eb('expires_at', '>', now),
-      consent ? eb('consent_pending', '=', 1) : eb('consent_pending', 'is', null),
+      waiting ? eb('consent_pending', '=', WAITING[waiting]) : eb('consent_pending', 'is', null),
     ]);
 }

@@ -65,6 +65,10 @@ export interface OrganizationAccess {
   /** What the member's organization roles grant on one API. */
   memberPermissions(userId: string, organizationId: string, apiIdentifier: string): Promise<string[]>;
   organizationsOf(userId: string): Promise<AdminOrganization[]>;
+  /** Each of the user's memberships (the hosted organization picker's list), by organization name. */
+  membershipsOf(userId: string): Promise<OrganizationMembership[]>;
+  /** The organization, or undefined (the hosted sign-in reads its MFA policy before knowing the user). */
+  find(organizationId: string): Promise<AdminOrganization | undefined>;
 }
 
 /**
@@ -271,5 +275,13 @@ export function createOrganizations({
     },
     memberPermissions: (userId, organizationId, api) => store.memberPermissions(organizationId, userId, api),
     organizationsOf: (userId) => store.organizationsOf(userId),
+    async membershipsOf(userId) {
+      const [organizations, held] = await Promise.all([store.organizationsOf(userId), store.roleNamesOf(userId)]);
+      return organizations.map((organization) => ({
+        organization,
+        roles: held.filter((role) => role.organizationId === organization.id).map((role) => role.name),
+      }));
+    },
+    find: (organizationId) => store.getOrganization(organizationId),
   };
 }

@@ -177,6 +177,17 @@ export function createOrganizationStore(db: Db) {
       return rows.map(organizationOf);
     },
 
+    /** A user's organization role names in each of their organizations (the picker lists them). */
+    async roleNamesOf(userId: string): Promise<Array<{ organizationId: string; name: string }>> {
+      const rows = await db
+        .selectFrom('organization_member_roles')
+        .innerJoin('organization_roles', 'organization_roles.id', 'organization_member_roles.role_id')
+        .select(['organization_member_roles.organization_id', 'organization_roles.name'])
+        .where('organization_member_roles.user_id', '=', userId)
+        .execute();
+      return rows.map((row) => ({ organizationId: row.organization_id, name: row.name })).sort((a, b) => byText(a.name, b.name));
+    },
+
     /** A member and the roles given, in one transaction: 'no organization', 'no user' or 'member already' change nothing. */
     async addMember(
       member: { organizationId: string; userId: string; externalId: string | null; addedBy: string; at: number },

@@ -11,6 +11,7 @@ import { OAuthError } from '../errors.js';
 import { isSigningAlg, type SigningAlg } from '../keys/algs.js';
 import type { Keyring } from '../keys/keyring.js';
 import { type AcrClasses, acrOf } from '../oidc/acr.js';
+import { ORGANIZATION_SCOPE } from '../oidc/authorize-request.js';
 import type { RefreshTokens } from '../oidc/refresh-tokens.js';
 import type { OrganizationAccess } from '../organizations/service.js';
 import type { EnabledUserStore } from '../users/enabled-store.js';
@@ -123,8 +124,8 @@ export interface Revocation {
 export const SCOPE = 'openid email';
 /** OIDC Core 11: asks for a refresh token (granted when the sign-in used a remembered device). */
 export const OFFLINE_ACCESS = 'offline_access';
-/** Every scope value this service grants (discovery's scopes_supported). */
-export const SCOPES_SUPPORTED = ['openid', 'email', OFFLINE_ACCESS] as const;
+/** Every scope value this service grants (discovery's scopes_supported); `organization`: the user picks one of theirs. */
+export const SCOPES_SUPPORTED = ['openid', 'email', OFFLINE_ACCESS, ORGANIZATION_SCOPE] as const;
 
 const hasOfflineAccess = (scope: string) => scope.split(' ').includes(OFFLINE_ACCESS);
 
@@ -308,10 +309,19 @@ export function createTokenService(deps: TokenDeps): TokenService {
    * The organization a grant is for, checked now: a member removed since the sign-in (or an
    * organization deleted) gets invalid_grant, never a token naming it.
    */
-  async function organizationOf(userId: string, organizationId: string | null | undefined): Promise<TokenOrganization | undefined> {
+  async function organizationOf(
+    userId: string,
+    organizationId: string | null | undefined,
+    amr: readonly string[],
+  ): Promise<TokenOrganization | undefined> {
     if (!organizationId) return undefined;
     const membership = await deps.organizations.membership(userId, organizationId);
     if (!membership) throw new OAuthError('invalid_grant', 'The user is not a member of this organization.');
+    // An organization that requires MFA gets tokens only from a sign-in that passed a second
+    // factor: a refresh switching into it from one that did not, or one whose organization
+    // began requiring it since, is refused (the app signs the user in again, with the factor).
+    if (membership.organization.mfaRequired && !amr.includes('mfa'))
+      throw new OAuthError('invalid_grant', 'This organization requires a second factor: sign in again.');
     return { id: membership.organization.id, name: membership.organization.name, roles: membership.roles };
   }
 
@@ -415,7 +425,7 @@ export function createTokenService(deps: TokenDeps): TokenService {
             .filter((value) => value !== OFFLINE_ACCESS)
             .join(' ');
       // RFC 8707: a sign-in that named APIs gets a token for one of them (refused before a token is signed).
-      const organization = await organizationOf(user.id, code.organizationId);
+      const organization = await organizationOf(user.id, code.organizationId, code.amr);
       const api = await apiGrantOf(user.id, audienceOf(grant.resource, code.resources), scope, organization);
       const signed = await signTokens({
         clientId: client.id,
@@ -515,7 +525,7 @@ export function createTokenService(deps: TokenDeps): TokenService {
       }
       const { family } = rotated;
       // The organization asked for now, or the sign-in's; its membership checked now (a removed member is refused).
-      const organization = await organizationOf(family.userId, grant.organization ?? family.organizationId);
+      const organization = await organizationOf(family.userId, grant.organization ?? family.organizationId, family.amr);
       // The user's roles now: a role removed since the sign-in is gone from this token.
       const api = await apiGrantOf(family.userId, audience, scope, organization);
       const signed = await signTokens({

@@ -262,7 +262,7 @@ describe('refresh tokens', () => {
       'client_credentials',
       'urn:ietf:params:oauth:grant-type:device_code',
     ]);
-    assert.deepEqual(metadata.scopes_supported, ['openid', 'email', 'offline_access']);
+    assert.deepEqual(metadata.scopes_supported, ['openid', 'email', 'offline_access', 'organization']);
     assert.deepEqual(metadata.acr_values_supported, [...ACR_VALUES]);
     assert.ok(metadata.claims_supported.includes('acr'));
     assert.equal(metadata.revocation_endpoint, `${service.url}/oauth/revoke`);
