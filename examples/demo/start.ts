@@ -7,7 +7,9 @@
  *   notes-reader granting read:notes, which /api/notes asks of the access token;
  * - Acme Wiki on http://localhost:3001: no SDK, express-openid-connect sends the user to the
  *   hosted sign-in pages (a confidential client whose redirect URI is /callback and whose
- *   post-logout redirect URI is its home page; keys in ./data/demo-oidc-client.json).
+ *   post-logout redirect URI is its home page; keys in ./data/demo-oidc-client.json); it is
+ *   organization-aware: users create organizations in their account page (self-service is on
+ *   here, with the organization roles admin and member made once) and sign in to one.
  * Key files are mode 0600. Ctrl-C stops all three. A second start reuses the data.
  *
  * Environment: SERVICE_IDP_PORT (8080), DEMO_PORT (3000), DEMO_OIDC_PORT (3001), DEMO_DATA (the
@@ -68,6 +70,8 @@ const childEnv = {
   SERVICE_IDP_LOG_LEVEL: process.env.SERVICE_IDP_LOG_LEVEL ?? 'warn',
   // The demo reads its codes on /dev/mail: served to this machine only (docs/operations.md).
   SERVICE_IDP_DEV_INBOX: '1',
+  // Acme Wiki's users make their own organizations in the account center (docs/organizations.md).
+  SERVICE_IDP_ORGANIZATION_SELF_SERVICE: process.env.SERVICE_IDP_ORGANIZATION_SELF_SERVICE ?? 'on',
 };
 const say = (line = '') => process.stdout.write(`${line}\n`);
 const shown = (path: string) => {
@@ -225,6 +229,22 @@ async function notesApi(apis: { identifier: string }[], roles: { name: string }[
   return NOTES_API;
 }
 
+/**
+ * The organization roles every organization has (docs/organizations.md), made once: `admin`, which
+ * manages its organization and is what a user who creates one gets (SERVICE_IDP_ORGANIZATION_CREATOR_ROLE's
+ * default), and a plain `member` for the people they invite.
+ */
+async function organizationRoles(roles: { name: string }[]): Promise<void> {
+  const wanted = [
+    ['admin', '--manages-organization', 'yes'],
+    ['member', '--manages-organization', 'no'],
+  ].filter(([name]) => !roles.some((role) => role.name === name));
+  for (const [name, ...flags] of wanted) {
+    await idp('orgs', 'roles', 'create', name as string, ...flags);
+    say(`  Made the organization role ${name}.`);
+  }
+}
+
 /** Delegation keys for the client, made once: the SP private keys are printed only when made. */
 async function delegationKeys(clientId: string): Promise<Record<string, string>> {
   const kept = readJson<Record<string, string>>(DELEGATION_FILE);
@@ -283,12 +303,18 @@ async function main() {
     await waitReady(child);
     // Each command is a process of its own (a second or more on a busy machine): the three
     // independent set-ups run side by side, each listing read once (issue 40: start time).
-    const [{ clients }, { apis }, { roles }] = await Promise.all([
+    const [{ clients }, { apis }, { roles }, { roles: orgRoles }] = await Promise.all([
       idp<{ clients: ClientInfo[] }>('clients', 'list'),
       idp<{ apis: { identifier: string }[] }>('apis', 'list'),
       idp<{ roles: { name: string }[] }>('roles', 'list'),
+      idp<{ roles: { name: string }[] }>('orgs', 'roles', 'list'),
     ]);
-    const [client, notesApiId, wiki] = await Promise.all([demoClient(clients), notesApi(apis, roles), oidcAppClient(clients)]);
+    const [client, notesApiId, wiki] = await Promise.all([
+      demoClient(clients),
+      notesApi(apis, roles),
+      oidcAppClient(clients),
+      organizationRoles(orgRoles),
+    ]);
     const delegation = await delegationKeys(client.clientId);
     [demo, oidcApp] = await Promise.all([
       startDemo({
@@ -325,7 +351,8 @@ async function main() {
     The demo is running.
 
     Open the demo      ${DEMO_ORIGIN}   (Acme Notes: service-web in the page)
-    Second app         ${OIDC_APP_ORIGIN}   (Acme Wiki: no SDK, signs in by redirect)
+    Second app         ${OIDC_APP_ORIGIN}   (Acme Wiki: no SDK, signs in by redirect;
+                                               organizations: make one on your account page)
     Identity service   ${SERVICE_URL}   (data in ${shown(DATA)})
 
     Acme Notes' API (${NOTES_API}) serves notes to holders of ${NOTES_ROLE}:

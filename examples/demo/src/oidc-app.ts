@@ -74,6 +74,14 @@ const page = (title: string, body: string) => `<!doctype html>
 <title>${escapeHtml(title)} · Acme Wiki</title><link rel="stylesheet" href="/style.css"></head>
 <body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>\n`;
 
+/** The organization the ID token names, as a line of the home page; nothing when it names none. */
+function organizationOf(claims: Record<string, unknown>): string {
+  if (typeof claims.org_id !== 'string') return '';
+  const name = typeof claims.org_name === 'string' ? claims.org_name : claims.org_id;
+  const roles = Array.isArray(claims.org_roles) && claims.org_roles.length > 0 ? claims.org_roles.map(String).join(', ') : 'member';
+  return `<p id="organization">Working in <strong>${escapeHtml(name)}</strong> as <span id="organization-roles">${escapeHtml(roles)}</span>.</p>`;
+}
+
 /**
  * Where the service sends the browser after the app's /logout: the app's home page, exactly as
  * the middleware builds it (`routes.postLogoutRedirect` joined to the base URL). The client must
@@ -128,17 +136,25 @@ export async function startOidcApp(options: OidcAppOptions): Promise<RunningOidc
 
   app.get('/', (request, response) => {
     const user = request.oidc.user;
+    const account = (path: string) => escapeHtml(new URL(path, options.issuerBaseURL).toString());
     response.send(
       user
         ? page(
             'Acme Wiki',
-            `<p>Signed in as <strong id="who">${escapeHtml(String(user.email))}</strong>.</p><p><a href="/profile">Your profile</a> · <a id="account" href="${escapeHtml(new URL('/account', options.issuerBaseURL).toString())}">Your account (devices, activity)</a> · <a href="/logout">Sign out</a></p>`,
+            `<p>Signed in as <strong id="who">${escapeHtml(String(user.email))}</strong>.</p>${organizationOf(request.oidc.idTokenClaims ?? {})}<p><a href="/profile">Your profile</a> · <a id="account" href="${account('/account')}">Your account (devices, activity)</a> · <a href="/logout">Sign out</a></p><p><a id="organizations" href="${account('/account#h-orgs')}">Your organizations (create one, invite people)</a> · <a id="choose-organization" href="/login/organization">Work in one of your organizations</a></p>`,
           )
         : page(
             'Acme Wiki',
             '<p>This app has no sign-in code of its own: it sends you to the identity service, which signs you in and sends you back.</p><p><a class="button" href="/login">Sign in</a></p>',
           ),
     );
+  });
+
+  // Organization-aware (docs/organizations.md): the `organization` scope asks the service for one
+  // of the user's organizations; a user in several picks on the service's page. The ID token then
+  // names it (org_id, org_name) and the user's roles in it (org_roles).
+  app.get('/login/organization', async (_request, response) => {
+    await response.oidc.login({ returnTo: '/profile', authorizationParams: { scope: 'openid email organization' } });
   });
 
   // "Confirm it's you": a fresh sign-in at the service (OIDC Core 3.1.2.1 prompt=login), for
@@ -152,7 +168,7 @@ export async function startOidcApp(options: OidcAppOptions): Promise<RunningOidc
 
   app.get('/profile', requiresAuth(), (request, response) => {
     const claims: Record<string, unknown> = request.oidc.idTokenClaims ?? {};
-    const rows = ['email', 'email_verified', 'sub', 'amr', 'auth_time', 'iss', 'aud']
+    const rows = ['email', 'email_verified', 'sub', 'org_id', 'org_name', 'org_roles', 'amr', 'auth_time', 'iss', 'aud']
       .filter((name) => claims[name] !== undefined)
       .map((name) => `<dt>${name}</dt><dd data-claim="${name}">${escapeHtml(JSON.stringify(claims[name]))}</dd>`)
       .join('');
