@@ -33,6 +33,7 @@ import {
 } from './http/contract-check.js';
 import { cookieValue, parseCookies } from './http/cookies.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
+import { lazySchemaCompilers } from './http/lazy-schemas.js';
 import { registerMetrics } from './http/metrics.js';
 import { registerOpenApi } from './http/openapi.js';
 import { trackRequestApp } from './http/request-app.js';
@@ -95,7 +96,10 @@ const HealthAnswer = wireBody<HealthResponse>()(Type.Object({ status: Type.Liter
  */
 async function baseApp(ctx: ServiceContext, options: AppOptions, document: boolean) {
   const { pretty = false, ...pinoOptions } = typeof options.logger === 'object' ? options.logger : {};
+  const schemas = lazySchemaCompilers();
   const app = Fastify({
+    // Each route's schemas compiled at its first use, not all of them at start (http/lazy-schemas.ts).
+    schemaController: { compilersFactory: schemas.compilersFactory as never },
     logger:
       options.logger === undefined || options.logger === false
         ? false
@@ -123,6 +127,7 @@ async function baseApp(ctx: ServiceContext, options: AppOptions, document: boole
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  app.decorate('compilePendingSchemas', schemas.compileAll);
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
   registerErrorHandler(app);
   decimalQueryIntegers(app);
