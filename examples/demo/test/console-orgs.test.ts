@@ -37,6 +37,7 @@ interface Claim {
   verifiedBy: string | null;
   connectionId: string | null;
   allowEmailCode: boolean;
+  joinRole: string | null;
 }
 
 describe('the operator console: organizations and organization roles', { timeout: 8 * 60_000 }, () => {
@@ -73,9 +74,13 @@ describe('the operator console: organizations and organization roles', { timeout
   const invitations = async () => (await stack.idp<{ invitations: Invitation[] }>('orgs', 'invitations', 'list', orgId)).invitations;
   const claims = async () => (await stack.idp<{ domains: Claim[] }>('orgs', 'domains', 'list', orgId)).domains;
   const orgRoles = async () =>
-    (await stack.idp<{ roles: Array<{ name: string; permissions: Array<{ permission: string }> }> }>('orgs', 'roles', 'list')).roles.map(
-      (role) => [role.name, role.permissions.map((grant) => grant.permission)],
-    );
+    (
+      await stack.idp<{ roles: Array<{ name: string; permissions: Array<{ permission: string }>; managesOrganization: boolean }> }>(
+        'orgs',
+        'roles',
+        'list',
+      )
+    ).roles.map((role) => [role.name, role.permissions.map((grant) => grant.permission), role.managesOrganization]);
   const actors = async (type: string) =>
     (await stack.idp<{ events: Array<{ actor: string }> }>('events', '--type', type)).events.map((event) => event.actor);
   /** The form under its heading (several forms share labels). */
@@ -136,12 +141,13 @@ describe('the operator console: organizations and organization roles', { timeout
       .getByRole('group', { name: `Notes (${NOTES})` })
       .getByLabel('write:notes')
       .check();
+    await edit.getByLabel(/^Manages its organization/).check();
     await edit.getByRole('button', { name: 'Save' }).click();
-    await adminPage.getByRole('row', { name: /editor.*Notes: read:notes, write:notes/ }).waitFor();
+    await adminPage.getByRole('row', { name: /editor \(manages its organization\).*Notes: read:notes, write:notes/ }).waitFor();
     await accessibleAtBothSizes(adminPage, 'organization roles');
     assert.deepEqual(await orgRoles(), [
-      ['editor', ['read:notes', 'write:notes']],
-      ['viewer', ['read:notes']],
+      ['editor', ['read:notes', 'write:notes'], true],
+      ['viewer', ['read:notes'], false],
     ]);
     assert.ok((await actors('organization_role.created')).includes(`operator:${admin}`));
     assert.ok((await actors('organization_role.updated')).includes(`operator:${admin}`));
@@ -266,13 +272,23 @@ describe('the operator console: organizations and organization roles', { timeout
     const routed = adminPage.getByRole('region', { name: provenDomain });
     await routed.getByLabel(`Provider for ${provenDomain} (a connection)`).selectOption(connectionId);
     await routed.getByLabel(`Addresses at ${provenDomain} may still sign in by mailed code`).check();
+    // A role that manages the organization is not offered to join with (the service refuses it).
+    const joinAs = routed.getByLabel(`New users at ${provenDomain} join as`);
+    assert.equal(await joinAs.locator('option', { hasText: 'editor' }).count(), 0);
+    await joinAs.selectOption('viewer');
     await routed.getByRole('button', { name: `Save the sign-in of ${provenDomain}` }).click();
     await adminPage.getByRole('region', { name: provenDomain }).getByText('routed to Acme SSO; mailed codes allowed').waitFor();
+    await adminPage.getByRole('region', { name: provenDomain }).getByText('join the organization as viewer').waitFor();
     await accessibleAtBothSizes(adminPage, 'verified domains, one routed');
     const byDomain = new Map((await claims()).map((c) => [c.domain, c]));
     assert.deepEqual(
-      [byDomain.get(provenDomain)?.verifiedBy, byDomain.get(provenDomain)?.connectionId, byDomain.get(provenDomain)?.allowEmailCode],
-      ['dns', connectionId, true],
+      [
+        byDomain.get(provenDomain)?.verifiedBy,
+        byDomain.get(provenDomain)?.connectionId,
+        byDomain.get(provenDomain)?.allowEmailCode,
+        byDomain.get(provenDomain)?.joinRole,
+      ],
+      ['dns', connectionId, true, 'viewer'],
     );
     assert.deepEqual([byDomain.get(vouchedDomain)?.verifiedBy, byDomain.get(vouchedDomain)?.connectionId], [`operator:${admin}`, null]);
     for (const type of ['organization.domain_added', 'organization.domain_verified', 'organization.domain_updated'])

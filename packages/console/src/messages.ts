@@ -190,6 +190,10 @@ export const M = {
     noneYet: 'No organization roles yet: every organization has the same ones, made here.',
     notFound: (id: string) => `No organization role ${id}.`,
   },
+  orgRoleAdmin: {
+    manages: 'Manages its organization (members, invitations and roles, on the organization’s page at the service)',
+    badge: 'manages its organization',
+  },
   orgs: {
     heading: 'Organizations',
     create: 'Make an organization',
@@ -274,6 +278,10 @@ export const M = {
     removeDomain: (domain: string) => `Remove ${domain}`,
     confirmRemoveDomain: (domain: string) => `Remove the claim on ${domain}? Its addresses stop being routed at once.`,
     routeNeedsVerified: 'Once verified, its addresses can be sent to the organization’s own provider.',
+    joining: 'New users',
+    joinsAs: (role: string) => `join the organization as ${role}`,
+    noJoining: 'do not join automatically',
+    joinRole: (domain: string) => `New users at ${domain} join as`,
   },
   webhooks: {
     heading: 'Webhooks',

@@ -143,7 +143,7 @@ async function organizationPage(context: ViewContext, id: string, said: string |
     line.element,
     ...memberSection(organization, members.members, roles, admin, base, line, act),
     ...invitationSection(invitations.invitations, roles, admin, base, act),
-    ...domainSection(domains.domains, connections.connections, admin, base, act),
+    ...domainSection(domains.domains, connections.connections, roles, admin, base, act),
     admin ? settingsForm(line, context, organization) : null,
     admin
       ? h(
@@ -386,6 +386,7 @@ function invitationSection(
 function domainSection(
   domains: AdminOrganizationDomain[],
   connections: AdminConnection[],
+  roles: AdminOrganizationRole[],
   admin: boolean,
   base: string,
   act: Act,
@@ -433,8 +434,10 @@ function domainSection(
               ? M.orgs.notRouted
               : M.orgs.routeNeedsVerified,
         ),
+        h('dt', {}, M.orgs.joining),
+        h('dd', {}, claim.joinRole ? M.orgs.joinsAs(claim.joinRole) : M.orgs.noJoining),
       ),
-      admin && claim.verified ? routingForm(claim, connections, path(claim), act) : null,
+      admin && claim.verified ? routingForm(claim, connections, roles, path(claim), act) : null,
       admin
         ? h(
             'p',
@@ -500,8 +503,18 @@ function domainSection(
   ];
 }
 
-/** Where a verified domain's addresses sign in: a connection (or none), and whether mailed codes still work beside it. */
-function routingForm(claim: AdminOrganizationDomain, connections: AdminConnection[], path: string, act: Act): HTMLElement {
+/**
+ * Where a verified domain's addresses sign in: a connection (or none), whether mailed codes still
+ * work beside it, and the role new users at the domain join with (none; never a role that manages
+ * the organization, which the service refuses).
+ */
+function routingForm(
+  claim: AdminOrganizationDomain,
+  connections: AdminConnection[],
+  roles: AdminOrganizationRole[],
+  path: string,
+  act: Act,
+): HTMLElement {
   const connection = h(
     'select',
     { name: 'connection' },
@@ -509,16 +522,31 @@ function routingForm(claim: AdminOrganizationDomain, connections: AdminConnectio
     ...connections.map((item) => h('option', { value: item.id, selected: item.id === claim.connectionId }, `${item.name} (${item.id})`)),
   );
   const allowEmailCode = h('input', { type: 'checkbox', name: 'allowEmailCode', checked: claim.allowEmailCode });
+  const joinRole = h(
+    'select',
+    { name: 'joinRole' },
+    h('option', { value: '', selected: claim.joinRole === null }, M.orgs.noJoining),
+    ...roles
+      .filter((role) => !role.managesOrganization)
+      .map((role) => h('option', { value: role.name, selected: role.name === claim.joinRole }, role.name)),
+  );
   return h(
     'form',
     {
       onsubmit: (event: Event) => {
         event.preventDefault();
-        void act(() => api('PATCH', path, { connectionId: connection.value || null, allowEmailCode: allowEmailCode.checked }));
+        void act(() =>
+          api('PATCH', path, {
+            connectionId: connection.value || null,
+            allowEmailCode: allowEmailCode.checked,
+            joinRole: joinRole.value || null,
+          }),
+        );
       },
     },
     field(M.orgs.connection(claim.domain), connection),
     h('p', {}, h('label', {}, allowEmailCode, ' ', M.orgs.allowEmailCode(claim.domain))),
+    field(M.orgs.joinRole(claim.domain), joinRole),
     h('button', { type: 'submit', 'aria-label': M.orgs.saveRoutingFor(claim.domain) }, M.orgs.saveRouting),
   );
 }

@@ -109,7 +109,12 @@ interface RoleKind {
   /** A page of the roles (the organization roles come whole, in one page). */
   list(cursor: string | undefined): Promise<{ items: AdminRole[]; nextCursor: string | null }>;
   one(id: string): Promise<AdminRole>;
+  /** Organization roles: a role may make its holders their organization's admins (managesOrganization). */
+  managesOrganization?: true;
 }
+
+/** Whether a role of a kind that can manage its organization does (an organization role's flag). */
+const manages = (role: AdminRole) => (role as Partial<AdminOrganizationRole>).managesOrganization === true;
 
 /**
  * A page of roles of one kind: the list with their permissions by API, a form to make one, a
@@ -122,7 +127,9 @@ function roleView(kind: RoleKind) {
     const line = statusLine();
     const [apis, editing] = await Promise.all([everyApi(), context.param ? kind.one(context.param) : undefined]);
     const row = (role: AdminRole) => [
-      h('a', { href: `#/${view}/${encodeURIComponent(role.id)}` }, role.name),
+      kind.managesOrganization && manages(role)
+        ? h('span', {}, h('a', { href: `#/${view}/${encodeURIComponent(role.id)}` }, role.name), ` (${M.orgRoleAdmin.badge})`)
+        : h('a', { href: `#/${view}/${encodeURIComponent(role.id)}` }, role.name),
       grantsByApi(role.permissions, apis),
       canAct(context)
         ? h(
@@ -146,7 +153,16 @@ function roleView(kind: RoleKind) {
         : null,
     ];
     const first = await kind.list(undefined);
-    const form = (role?: AdminRole) => roleForm({ path, words, apis, line, context, ...(role ? { editing: role } : {}) });
+    const form = (role?: AdminRole) =>
+      roleForm({
+        path,
+        words,
+        apis,
+        line,
+        context,
+        ...(kind.managesOrganization ? { managesOrganization: true } : {}),
+        ...(role ? { editing: role } : {}),
+      });
     replace(
       root,
       h('h1', {}, words.heading),
@@ -189,6 +205,7 @@ export const organizationRolesView = roleView({
   view: 'orgRoles',
   words: M.orgRoles,
   list: async () => ({ items: await everyOrganizationRole(), nextCursor: null }),
+  managesOrganization: true,
   one: async (id) => {
     const role = (await everyOrganizationRole()).find((item) => item.id === id);
     if (!role) throw new Error(M.orgRoles.notFound(id));
@@ -204,6 +221,7 @@ function roleForm({
   line,
   context,
   editing,
+  managesOrganization,
 }: {
   path: string;
   words: RoleWords;
@@ -211,18 +229,23 @@ function roleForm({
   line: ReturnType<typeof statusLine>;
   context: ViewContext;
   editing?: AdminRole;
+  /** The form offers the organization role's "manages its organization". */
+  managesOrganization?: true;
 }): HTMLElement {
   const name = h('input', { type: 'text', name: 'name', required: true, autocomplete: 'off', value: editing?.name });
   const picker = grantPicker(apis, editing?.permissions);
+  const admin = managesOrganization
+    ? h('input', { type: 'checkbox', name: 'managesOrganization', checked: editing ? manages(editing) : false })
+    : undefined;
+  const body = () => ({ name: name.value.trim(), permissions: picker.grants(), ...(admin ? { managesOrganization: admin.checked } : {}) });
   return h(
     'form',
     {
       onsubmit: async (event: Event) => {
         event.preventDefault();
         try {
-          if (editing)
-            await api('PATCH', `${path}/${encodeURIComponent(editing.id)}`, { name: name.value.trim(), permissions: picker.grants() });
-          else await api('POST', path, { name: name.value.trim(), permissions: picker.grants() });
+          if (editing) await api('PATCH', `${path}/${encodeURIComponent(editing.id)}`, body());
+          else await api('POST', path, body());
           line.say(M.done);
           context.refresh();
         } catch (error) {
@@ -232,6 +255,7 @@ function roleForm({
     },
     h('h2', {}, editing ? words.editing(editing.name) : words.create),
     field(words.name, name),
+    admin ? h('p', {}, h('label', {}, admin, ' ', M.orgRoleAdmin.manages)) : null,
     picker.element,
     h('button', { type: 'submit' }, editing ? M.save : words.create),
   );
