@@ -141,7 +141,7 @@ describe('the operator console: organizations and organization roles', { timeout
       .getByRole('group', { name: `Notes (${NOTES})` })
       .getByLabel('write:notes')
       .check();
-    await edit.getByLabel(/^Manages its organization/).check();
+    await edit.getByLabel('Manages its organization').check();
     await edit.getByRole('button', { name: 'Save' }).click();
     await adminPage.getByRole('row', { name: /editor \(manages its organization\).*Notes: read:notes, write:notes/ }).waitFor();
     await accessibleAtBothSizes(adminPage, 'organization roles');
