@@ -14,7 +14,7 @@ export const eventAdminRoutes =
           querystring: Type.Object(
             {
               user: Type.Optional(Id),
-              type: Type.Optional(Type.String({ maxLength: 50 })),
+              type: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
               since: Type.Optional(EpochMs('Unix epoch milliseconds')),
               ...Page,
             },
