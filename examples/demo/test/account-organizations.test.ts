@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import { emailAndCode, watchedPage } from './fixtures.ts';
+import { emailAndCode, nextInvitationLink, watchedPage } from './fixtures.ts';
 import { type Stack, startStack } from './harness.ts';
 import { assertAccessible, VIEWPORTS } from './visual.ts';
 
@@ -65,17 +65,11 @@ describe('organizations in the account center, in Chromium', { timeout: 4 * 60_0
     await first.getByRole('button', { name: 'Send the invitation' }).click();
     await first.getByRole('status').filter({ hasText: 'The invitation was sent.' }).waitFor();
     await accessibleAtBothSizes(first, "the organization admin's page");
-    let link: string | undefined;
-    for (let i = 0; i < 150 && !link; i++) {
-      const mails = await stack.mails(invitee);
-      if (mails.length > seen) link = mails[0]?.text.match(/https?:\/\/\S+\/account\/invitations\/accept\?token=\S+/)?.[0];
-      else await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    assert.ok(link, 'the invitation arrived at the test SMTP server');
+    const link = await nextInvitationLink(stack, invitee, seen);
 
     // The second user follows the link, signs in with the invited address, joins.
     const second = await watchedPage(stack.browser, violations);
-    await second.goto(link as string);
+    await second.goto(link);
     await emailAndCode(stack, second, invitee, { remember: true });
     await second.getByRole('button', { name: `Join ${name}` }).click();
     await second.getByText(`You joined ${name}.`).waitFor();

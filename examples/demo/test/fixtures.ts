@@ -71,6 +71,17 @@ export async function emailAndCode(
   await otp.press('Enter');
 }
 
+/** The organization invitation's link in a mail to `email` newer than the `seen` ones (the development mailbox), within 15 s. */
+export async function nextInvitationLink(stack: Stack, email: string, seen: number): Promise<string> {
+  for (let i = 0; i < 150; i++) {
+    const mails = await stack.mails(email);
+    const link = mails.length > seen ? mails[0]?.text.match(/https?:\/\/\S+\/account\/invitations\/accept\?token=\S+/)?.[0] : undefined;
+    if (link) return link;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no invitation arrived for ${email} at the test SMTP server`);
+}
+
 /**
  * A bare /authorize URL of the service for `clientId` (code flow, PKCE S256 with a throwaway
  * verifier, scope openid; `extra`: more parameters, e.g. login_hint, prompt): for a page test

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { RunningOidcApp } from '../src/oidc-app.ts';
-import { emailAndCode, startRegisteredOidcApp, watchedPage } from './fixtures.ts';
+import { emailAndCode, nextInvitationLink, startRegisteredOidcApp, watchedPage } from './fixtures.ts';
 import { type Stack, startStack } from './harness.ts';
 import { assertAccessible } from './visual.ts';
 
@@ -91,15 +91,9 @@ describe('Acme Wiki is organization-aware, in Chromium', { timeout: 4 * 60_000 }
     await assertAccessible(first, 'the wiki working in an organization');
 
     // The colleague: the mailed link, the sign-in with the invited address, Join.
-    let link: string | undefined;
-    for (let i = 0; i < 150 && !link; i++) {
-      const mails = await stack.mails(colleague);
-      if (mails.length > seen) link = mails[0]?.text.match(/https?:\/\/\S+\/account\/invitations\/accept\?token=\S+/)?.[0];
-      else await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    assert.ok(link, 'the invitation arrived at the test SMTP server');
+    const link = await nextInvitationLink(stack, colleague, seen);
     const second = await watchedPage(stack.browser, violations);
-    await second.goto(link as string);
+    await second.goto(link);
     await emailAndCode(stack, second, colleague, { remember: true });
     await second.getByRole('button', { name: `Join ${name}` }).click();
     await second.getByText(`You joined ${name}.`).waitFor();

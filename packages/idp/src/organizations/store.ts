@@ -5,6 +5,24 @@ import type { Db } from '../storage/schema.js';
 
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
+/** Replaces a member's roles inside the caller's transaction; false (nothing changed) for one who is not a member. */
+async function replaceMemberRoles(tx: Db, organizationId: string, userId: string, roleIds: readonly string[]): Promise<boolean> {
+  const member = await tx
+    .selectFrom('organization_members')
+    .select('user_id')
+    .where('organization_id', '=', organizationId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  if (!member) return false;
+  await tx.deleteFrom('organization_member_roles').where('organization_id', '=', organizationId).where('user_id', '=', userId).execute();
+  if (roleIds.length > 0)
+    await tx
+      .insertInto('organization_member_roles')
+      .values(roleIds.map((role_id) => ({ organization_id: organizationId, user_id: userId, role_id })))
+      .execute();
+  return true;
+}
+
 type OrganizationRow = {
   id: string;
   name: string;
@@ -225,26 +243,9 @@ export function createOrganizationStore(db: Db) {
 
     /** Replaces a member's roles in one transaction; 'not a member' changes nothing. */
     async setMemberRoles(organizationId: string, userId: string, roleIds: string[]): Promise<'set' | 'not a member'> {
-      return db.transaction().execute(async (tx) => {
-        const member = await tx
-          .selectFrom('organization_members')
-          .select('user_id')
-          .where('organization_id', '=', organizationId)
-          .where('user_id', '=', userId)
-          .executeTakeFirst();
-        if (!member) return 'not a member';
-        await tx
-          .deleteFrom('organization_member_roles')
-          .where('organization_id', '=', organizationId)
-          .where('user_id', '=', userId)
-          .execute();
-        if (roleIds.length > 0)
-          await tx
-            .insertInto('organization_member_roles')
-            .values(roleIds.map((role_id) => ({ organization_id: organizationId, user_id: userId, role_id })))
-            .execute();
-        return 'set';
-      });
+      return db
+        .transaction()
+        .execute(async (tx) => ((await replaceMemberRoles(tx, organizationId, userId, roleIds)) ? 'set' : 'not a member'));
     },
 
     async removeMember(organizationId: string, userId: string): Promise<boolean> {
@@ -530,23 +531,7 @@ export function createOrganizationStore(db: Db) {
               .executeTakeFirst();
             if (Number(deleted.numDeletedRows) === 0) return 'not a member';
           } else {
-            const member = await tx
-              .selectFrom('organization_members')
-              .select('user_id')
-              .where('organization_id', '=', organizationId)
-              .where('user_id', '=', userId)
-              .executeTakeFirst();
-            if (!member) return 'not a member';
-            await tx
-              .deleteFrom('organization_member_roles')
-              .where('organization_id', '=', organizationId)
-              .where('user_id', '=', userId)
-              .execute();
-            if (change.roleIds.length > 0)
-              await tx
-                .insertInto('organization_member_roles')
-                .values(change.roleIds.map((role_id) => ({ organization_id: organizationId, user_id: userId, role_id })))
-                .execute();
+            if (!(await replaceMemberRoles(tx, organizationId, userId, change.roleIds))) return 'not a member';
           }
           if (wasAdmin && !(await managerOf())) throw new LastAdmin();
           return 'changed';
