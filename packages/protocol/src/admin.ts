@@ -13,6 +13,8 @@ export interface AdminUser {
   createdAt: number;
   /** Set while the user is disabled: no sign-in path sees the account. */
   disabledAt: number | null;
+  /** The id a provisioning system (SCIM) knows the user by; null: none. */
+  externalId: string | null;
 }
 
 /** A remembered browser (device key) or a passkey (WebAuthn credential), for any client. */

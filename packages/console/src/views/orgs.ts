@@ -398,45 +398,7 @@ function domainSection(
       'section',
       { class: 'domain', 'aria-label': claim.domain },
       h('h3', {}, claim.domain),
-      h(
-        'dl',
-        {},
-        h('dt', {}, M.orgs.colState),
-        h(
-          'dd',
-          { 'data-state': claim.verified ? 'verified' : 'pending' },
-          claim.verified ? M.orgs.verifiedBy(claim.verifiedBy ?? M.none, time(claim.verifiedAt)) : M.orgs.pending,
-        ),
-        ...(claim.verified
-          ? []
-          : [
-              h('dt', {}, M.orgs.record),
-              h(
-                'dd',
-                {},
-                h(
-                  'dl',
-                  { class: 'record' },
-                  h('dt', {}, M.orgs.recordName),
-                  h('dd', {}, h('code', {}, claim.record.name)),
-                  h('dt', {}, M.orgs.recordValue),
-                  h('dd', {}, h('code', {}, claim.record.value)),
-                ),
-              ),
-            ]),
-        h('dt', {}, M.orgs.routing),
-        h(
-          'dd',
-          {},
-          claim.connectionId
-            ? `${M.orgs.routedTo(names.get(claim.connectionId) ?? claim.connectionId)}${claim.allowEmailCode ? `; ${M.orgs.emailCodeAllowed}` : ''}`
-            : claim.verified
-              ? M.orgs.notRouted
-              : M.orgs.routeNeedsVerified,
-        ),
-        h('dt', {}, M.orgs.joining),
-        h('dd', {}, claim.joinRole ? M.orgs.joinsAs(claim.joinRole) : M.orgs.noJoining),
-      ),
+      claimFacts(claim, names),
       admin && claim.verified ? routingForm(claim, connections, roles, path(claim), act) : null,
       admin
         ? h(
@@ -501,6 +463,49 @@ function domainSection(
         )
       : null,
   ];
+}
+
+/** What a domain claim says: its state, the TXT record still to publish, where its addresses sign in, and who joins. */
+function claimFacts(claim: AdminOrganizationDomain, names: Map<string, string>): HTMLElement {
+  return h(
+    'dl',
+    {},
+    h('dt', {}, M.orgs.colState),
+    h(
+      'dd',
+      { 'data-state': claim.verified ? 'verified' : 'pending' },
+      claim.verified ? M.orgs.verifiedBy(claim.verifiedBy ?? M.none, time(claim.verifiedAt)) : M.orgs.pending,
+    ),
+    ...(claim.verified
+      ? []
+      : [
+          h('dt', {}, M.orgs.record),
+          h(
+            'dd',
+            {},
+            h(
+              'dl',
+              { class: 'record' },
+              h('dt', {}, M.orgs.recordName),
+              h('dd', {}, h('code', {}, claim.record.name)),
+              h('dt', {}, M.orgs.recordValue),
+              h('dd', {}, h('code', {}, claim.record.value)),
+            ),
+          ),
+        ]),
+    h('dt', {}, M.orgs.routing),
+    h(
+      'dd',
+      {},
+      claim.connectionId
+        ? `${M.orgs.routedTo(names.get(claim.connectionId) ?? claim.connectionId)}${claim.allowEmailCode ? `; ${M.orgs.emailCodeAllowed}` : ''}`
+        : claim.verified
+          ? M.orgs.notRouted
+          : M.orgs.routeNeedsVerified,
+    ),
+    h('dt', {}, M.orgs.joining),
+    h('dd', {}, claim.joinRole ? M.orgs.joinsAs(claim.joinRole) : M.orgs.noJoining),
+  );
 }
 
 /**

@@ -47,6 +47,8 @@ const ROLES_UNSHOWN = 'what an operator’s roles let the user do in their APIs:
 /** The event types the activity leaves out, each with why. */
 export const ACTIVITY_HIDDEN = {
   'user.deleted': 'the account is gone: there is no page left to show it on',
+  'user.updated':
+    'an operator’s bookkeeping (the external id a provisioning system knows the user by): nothing the user did or must act on',
   'sign_in.failed': NAMES_NO_USER,
   'otp.sent': NAMES_NO_USER,
   'send_budget.exhausted': SERVICE_WIDE,

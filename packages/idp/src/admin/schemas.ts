@@ -44,7 +44,13 @@ export const errors = errorResponses(400, 401, 403, 404, ...SERVER_ERRORS);
 export const bodyErrors = errorResponses(...BODY_ERRORS, 401, 403, 404, ...SERVER_ERRORS);
 
 export const User = wireBody<AdminUser>()(
-  Type.Object({ id: Type.String(), email: Type.String(), createdAt: Time, disabledAt: Nullable(Time) }),
+  Type.Object({
+    id: Type.String(),
+    email: Type.String(),
+    createdAt: Time,
+    disabledAt: Nullable(Time),
+    externalId: Nullable(Type.String()),
+  }),
 );
 export const Device = wireBody<AdminDevice>()(
   Type.Object({

@@ -28,6 +28,7 @@ export const userAdminRoutes =
           querystring: Type.Object(
             {
               email: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
+              externalId: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'this external id, exactly' })),
               createdSince: Type.Optional(EpochMs('Created at or after this time (Unix epoch milliseconds)')),
               createdBefore: Type.Optional(EpochMs('Created before this time (Unix epoch milliseconds); later than createdSince')),
               ...Page,
@@ -40,6 +41,7 @@ export const userAdminRoutes =
       async (request) =>
         users.list({
           ...(request.query.email ? { email: request.query.email } : {}),
+          ...(request.query.externalId !== undefined ? { externalId: request.query.externalId } : {}),
           ...(request.query.createdSince !== undefined ? { createdSince: request.query.createdSince } : {}),
           ...(request.query.createdBefore !== undefined ? { createdBefore: request.query.createdBefore } : {}),
           ...(request.query.cursor ? { cursor: request.query.cursor } : {}),
@@ -49,6 +51,22 @@ export const userAdminRoutes =
 
     app.get('/users/:id', { schema: { params: UserParams, response: { 200: UserDetail, ...errors } } }, async (request) =>
       users.show(request.params.id),
+    );
+
+    // The id a provisioning system (SCIM) knows the user by: null clears it.
+    app.patch(
+      '/users/:id',
+      {
+        schema: {
+          params: UserParams,
+          body: Type.Object(
+            { externalId: Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()]) },
+            { additionalProperties: false },
+          ),
+          response: { 200: User, ...errors },
+        },
+      },
+      async (request) => users.setExternalId(request.params.id, request.body.externalId, request.adminActor),
     );
 
     for (const change of ['disable', 'enable'] as const)

@@ -119,6 +119,7 @@ const show = onUser(
       `  email:    ${shown.email}`,
       `  created:  ${time(shown.createdAt)}`,
       `  status:   ${shown.disabledAt === null ? 'active' : `disabled since ${time(shown.disabledAt)}`}`,
+      ...(shown.externalId === null ? [] : [`  external: ${shown.externalId}`]),
       `  MFA:      ${shown.mfa ? `${shown.mfa.method}${shown.mfa.phone ? ` ${shown.mfa.phone}` : ''} since ${time(shown.mfa.confirmedAt)}` : 'none'}`,
       `  recovery: ${shown.recoveryCodes ? `${shown.recoveryCodes.remaining} of ${shown.recoveryCodes.total} codes unused, made ${time(shown.recoveryCodes.createdAt)}` : 'no codes'}`,
       `  devices:  ${active.length} active, ${shown.devices.length} in all, of which ${active.filter((d) => d.kind === 'passkey').length} active passkeys (service-idp devices list --user ${shown.id})`,
@@ -142,6 +143,24 @@ const enable = disabling(
       A disabled user cannot sign in anywhere (no code is sent; answers look like any other)
       and no token is issued for them; enabling restores the account as it was.
 `,
+);
+
+const update = onUser(
+  'users update',
+  `  service-idp users update ID|EMAIL --external-id ID [--json]
+      Sets the id a provisioning system (SCIM) knows the user by; "" clears it. One user per id.
+`,
+  ['external-id', 'json'],
+  async (ctx, subject, { values }, io) => {
+    const externalId = values['external-id'];
+    if (externalId === undefined) throw new UsageError('usage: service-idp users update ID|EMAIL --external-id ID (or "" to clear it)');
+    const changed = await ctx.users.setExternalId(subject, externalId === '' ? null : externalId, 'cli');
+    io.out(
+      values.json
+        ? `${JSON.stringify(changed)}\n`
+        : `User ${changed.id} (${changed.email}): external id ${changed.externalId ?? 'cleared'}.\n`,
+    );
+  },
 );
 
 const remove = onUser(
@@ -168,4 +187,4 @@ const exported = onUser(
   async (ctx, subject, _args, io) => io.out(`${JSON.stringify(await ctx.users.export(subject), null, 2)}\n`),
 );
 
-export const users: Command[] = [resetMfa, recoveryCodes, list, show, disable, enable, remove, exported];
+export const users: Command[] = [resetMfa, recoveryCodes, list, show, update, disable, enable, remove, exported];

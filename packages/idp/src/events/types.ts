@@ -5,6 +5,7 @@
 export const EVENT_TYPES = [
   'user.created',
   'user.disabled',
+  'user.updated',
   'user.enabled',
   'user.deleted',
   'sign_in.succeeded',

@@ -36,6 +36,7 @@ import { migrations0035 } from './migrations/0035-device-authorization.js';
 import { migrations0036 } from './migrations/0036-organizations.js';
 import { migrations0037 } from './migrations/0037-organization-domains.js';
 import { migrations0038 } from './migrations/0038-organization-admins.js';
+import { migrations0039 } from './migrations/0039-user-external-ids.js';
 
 /**
  * Versioned migrations, applied in name order. A migration never changes once released;
@@ -80,6 +81,7 @@ const migrations: Record<string, Migration> = {
   ...migrations0036,
   ...migrations0037,
   ...migrations0038,
+  ...migrations0039,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -38,9 +38,14 @@ export interface UserExport extends UserHoldings {
   identities: AdminLinkedIdentity[];
 }
 
+/** As organizations' and memberships' (organizations/service.ts): what SCIM's externalId may hold here. */
+const EXTERNAL_ID = /^[\x21-\x7e]{1,200}$/;
+
 /** An operator's search of the users (admin API, CLI, console). */
 export interface UserQuery {
   email?: string;
+  /** The external id, exactly. */
+  externalId?: string;
   createdSince?: number;
   createdBefore?: number;
   cursor?: string;
@@ -59,6 +64,11 @@ export interface UserService {
   /** No sign-in path sees the user until enabled again; devices and MFA stay as they were. */
   disable: (key: string, actor: Actor) => Promise<UserRecord>;
   enable: (key: string, actor: Actor) => Promise<UserRecord>;
+  /**
+   * Sets the id a provisioning system (SCIM) knows the user by, or with null clears it: printable
+   * ASCII, 1 to 200 characters, one user per id (ERR_REQUEST_INVALID, nothing changed, when taken).
+   */
+  setExternalId(key: string, externalId: string | null, actor: Actor): Promise<UserRecord>;
   /** Everything held about the person, as the export of a data-subject access request. */
   export(key: string): Promise<UserExport>;
   /** Deletes every row about the user in one transaction; one event naming no one records that it happened. */
@@ -135,6 +145,7 @@ export function createUserService(deps: {
       const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
       const users = await store.list({
         ...(query.email ? { email: query.email } : {}),
+        ...(query.externalId !== undefined ? { externalId: query.externalId } : {}),
         ...(createdSince !== undefined ? { createdSince } : {}),
         ...(createdBefore !== undefined ? { createdBefore } : {}),
         ...(after ? { after } : {}),
@@ -142,6 +153,17 @@ export function createUserService(deps: {
       });
       const last = users.at(-1);
       return { users, nextCursor: users.length === limit && last ? encodeCursor(last.createdAt, last.id) : null };
+    },
+
+    async setExternalId(key, externalId, actor) {
+      if (externalId !== null && !EXTERNAL_ID.test(externalId))
+        throw new ServiceError('ERR_REQUEST_INVALID', 'An external id is 1 to 200 printable ASCII characters, without spaces.');
+      const user = await find(key);
+      const event = { type: 'user.updated', userId: user.id, actor, detail: { externalId: externalId ?? 'none' } } as const;
+      const outcome = await store.setExternalId(user.id, externalId, event, now());
+      if (outcome === 'gone') throw notFound(key);
+      if (outcome === 'taken') throw new ServiceError('ERR_REQUEST_INVALID', 'Another user has this external id.');
+      return { ...user, externalId };
     },
 
     async show(key: string): Promise<UserRecord & UserHoldings> {

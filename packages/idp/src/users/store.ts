@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { AdminDevice } from 'service-protocol';
 import type { EventStore, NewEvent } from '../events/store.js';
+import { isUniqueViolation } from '../storage/database.js';
 import type { Database, Db } from '../storage/schema.js';
 
 /** A user as an operator sees it. */
@@ -10,9 +11,13 @@ export interface UserRecord {
   createdAt: number;
   /** Set while the user is disabled: no sign-in path sees the account. */
   disabledAt: number | null;
+  /** The id a provisioning system (SCIM) knows the user by; null: none. */
+  externalId: string | null;
 }
 
 export interface UserFilter {
+  /** This external id exactly. */
+  externalId?: string;
   /** Part of the address, any case. */
   email?: string;
   /** Created at or after this time (epoch ms). */
@@ -41,11 +46,14 @@ export interface UserHoldings {
   clientSignIns: Array<{ clientId: string; clientName: string | null; firstSignedInAt: number }>;
 }
 
-const toRecord = (row: { id: string; email: string; created_at: number; disabled_at: number | null }): UserRecord => ({
+const RECORD_COLUMNS = ['id', 'email', 'created_at', 'disabled_at', 'external_id'] as const;
+
+const toRecord = (row: Pick<Database['users'], (typeof RECORD_COLUMNS)[number]>): UserRecord => ({
   id: row.id,
   email: row.email,
   createdAt: Number(row.created_at),
   disabledAt: row.disabled_at === null ? null : Number(row.disabled_at),
+  externalId: row.external_id,
 });
 
 /** What a remembered browser's row and a passkey's row have in common. */
@@ -86,15 +94,11 @@ export interface UserRowsTable {
 export function createUserStore(db: Db, events: EventStore, factorTables: readonly UserRowsTable[] = []) {
   return {
     async list(filter: UserFilter): Promise<UserRecord[]> {
-      let query = db
-        .selectFrom('users')
-        .select(['id', 'email', 'created_at', 'disabled_at'])
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(filter.limit);
+      let query = db.selectFrom('users').select(RECORD_COLUMNS).orderBy('created_at').orderBy('id').limit(filter.limit);
       // Addresses are stored lower-case (normalizeEmail), so a lower-cased filter matches any case.
       // SQLite's LIKE has no escape character unless told; PostgreSQL's is the backslash already.
       if (filter.email) query = query.where(sql<boolean>`email like ${`%${likeLiteral(filter.email.toLowerCase())}%`} escape '\\'`);
+      if (filter.externalId !== undefined) query = query.where('external_id', '=', filter.externalId);
       if (filter.createdSince !== undefined) query = query.where('created_at', '>=', filter.createdSince);
       if (filter.createdBefore !== undefined) query = query.where('created_at', '<', filter.createdBefore);
       const after = filter.after;
@@ -106,16 +110,12 @@ export function createUserStore(db: Db, events: EventStore, factorTables: readon
     },
 
     async findById(id: string): Promise<UserRecord | undefined> {
-      const row = await db.selectFrom('users').select(['id', 'email', 'created_at', 'disabled_at']).where('id', '=', id).executeTakeFirst();
+      const row = await db.selectFrom('users').select(RECORD_COLUMNS).where('id', '=', id).executeTakeFirst();
       return row && toRecord(row);
     },
 
     async findByEmail(email: string): Promise<UserRecord | undefined> {
-      const row = await db
-        .selectFrom('users')
-        .select(['id', 'email', 'created_at', 'disabled_at'])
-        .where('email', '=', email)
-        .executeTakeFirst();
+      const row = await db.selectFrom('users').select(RECORD_COLUMNS).where('email', '=', email).executeTakeFirst();
       return row && toRecord(row);
     },
 
@@ -127,6 +127,21 @@ export function createUserStore(db: Db, events: EventStore, factorTables: readon
         await events.append(event, now, tx);
         return true;
       });
+    },
+
+    /** Sets (or with null clears) the user's external id, the event in the same transaction: 'taken' when another user has it. */
+    async setExternalId(id: string, externalId: string | null, event: NewEvent, now: number): Promise<'set' | 'gone' | 'taken'> {
+      try {
+        return await db.transaction().execute(async (tx) => {
+          const result = await tx.updateTable('users').set({ external_id: externalId }).where('id', '=', id).executeTakeFirst();
+          if (Number(result.numUpdatedRows) !== 1) return 'gone';
+          await events.append(event, now, tx);
+          return 'set';
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) return 'taken';
+        throw error;
+      }
     },
 
     async holdings(userId: string): Promise<UserHoldings> {

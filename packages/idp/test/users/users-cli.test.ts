@@ -185,6 +185,19 @@ describe('service-idp users, devices and events', SQLITE_SUITE_ONLY, () => {
     assert.ok(!JSON.stringify(events).includes(made.secretKey) && !JSON.stringify(events).includes(made.publishableKey));
   });
 
+  it('users update --external-id sets the id a provisioning system knows the user by; "" clears it', async () => {
+    const email = `ext.${Date.now()}@example.com`;
+    await signUp(email);
+    const set = await json('users', 'update', email, '--external-id', 'scim-42');
+    assert.equal(set.externalId, 'scim-42');
+    assert.match((await cli('users', 'show', email)).stdout, /external: scim-42/);
+    const cleared = await cli('users', 'update', email, '--external-id', '');
+    assert.equal(cleared.code, 0, cleared.stderr);
+    assert.match(cleared.stdout, /external id cleared/);
+    assert.equal((await json('users', 'show', email)).externalId, null);
+    assert.equal((await cli('users', 'update', email)).code, 2, 'no --external-id: a usage error');
+  });
+
   it('pages with --limit and --cursor', async () => {
     for (let i = 0; i < 3; i++) await service.ctx.enabledUsers.findOrCreate(`page${i}.${Date.now()}@paged.test`, Date.now() + i);
     const first = await json('users', 'list', '--email', '@paged.test', '--limit', '2');

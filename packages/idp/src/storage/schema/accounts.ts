@@ -68,6 +68,8 @@ export interface AccountTables {
     disabled_at: number | null;
     /** The language the user chose on a hosted page while signed in (i18n/); null: none saved. */
     locale: string | null;
+    /** The id a provisioning system (SCIM) knows the user by, set by an operator (users/); unique. */
+    external_id: string | null;
   };
   /** users/enabled-store.ts: consecutive failures per account, across challenges */
   account_failures: {
