@@ -5,10 +5,10 @@ import { ORGANIZATION_NAME_MAX_LENGTH, ORGANIZATION_ROLES_MAX, PAGE_SIZE_MAX, RO
 import { ServiceError } from '../errors.js';
 import type { EventLog } from '../events/service.js';
 import { CONTROL_CHARACTERS, keysetPage, type PageQuery } from '../storage/pagination.js';
+import { EXTERNAL_ID } from '../users/service.js';
 import type { OrganizationChange, OrganizationStore } from './store.js';
 
 const ROLE_NAME = new RegExp(ROLE_NAME_PATTERN);
-const EXTERNAL_ID = /^[\x21-\x7e]{1,200}$/;
 const invalid = (message: string) => new ServiceError('ERR_REQUEST_INVALID', message);
 const noOrganization = () => new ServiceError('ERR_NOT_FOUND', 'No organization has this id.');
 const notMember = () => new ServiceError('ERR_NOT_FOUND', 'This user is not a member of this organization.');

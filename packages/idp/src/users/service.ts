@@ -38,8 +38,8 @@ export interface UserExport extends UserHoldings {
   identities: AdminLinkedIdentity[];
 }
 
-/** As organizations' and memberships' (organizations/service.ts): what SCIM's externalId may hold here. */
-const EXTERNAL_ID = /^[\x21-\x7e]{1,200}$/;
+/** What an external id (SCIM's externalId) may be, on users, organizations and memberships: printable ASCII, 1 to 200. */
+export const EXTERNAL_ID = /^[\x21-\x7e]{1,200}$/;
 
 /** An operator's search of the users (admin API, CLI, console). */
 export interface UserQuery {
